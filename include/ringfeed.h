@@ -1,0 +1,204 @@
+/*
+ * ringfeed.h - the one public header of libringfeed.
+ *
+ * ringfeed feeds training loops: it reads samples from local storage with
+ * io_uring, decodes and transforms them on a small thread pool, and hands out
+ * collated batches in order.
+ *
+ * Conventions (they hold for every function below):
+ * - Functions returning int return 0 (or a count) on success and a negative
+ *   errno-style code on failure (-ENOENT, -EINVAL, ... or one of the RF_E*
+ *   codes below). rf_strerror() names any of them.
+ * - The library never aborts, never exits and never prints, unless the caller
+ *   set cfg.log_level or cfg.on_sample_error.
+ * - Threads: a loader runs exactly 1 + cfg.threads threads of its own (the
+ *   ring thread and the compute pool), created by rf_loader_create() and
+ *   joined by rf_loader_destroy(). A loader is driven by one consumer thread:
+ *   rf_loader_next(), rf_batch_release() and rf_loader_state functions must
+ *   not be called concurrently on the same loader.
+ */
+#ifndef RINGFEED_H
+#define RINGFEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(RF_BUILDING_LIBRARY)
+#define RF_API __attribute__((visibility("default")))
+#else
+#define RF_API
+#endif
+
+#define RF_VERSION_MAJOR 0
+#define RF_VERSION_MINOR 1
+#define RF_VERSION_PATCH 0
+#define RF_VERSION_STRING "0.1.0"
+#define RF_VERSION_NUMBER \
+	(RF_VERSION_MAJOR * 10000 + RF_VERSION_MINOR * 100 + RF_VERSION_PATCH)
+
+/* True when the library in use is at least major.minor (the header checks
+ * itself at compile time; rf_version_number() checks the loaded library). */
+#define RF_CHECK_VERSION(major, minor) \
+	(RF_VERSION_NUMBER >= (major) * 10000 + (minor) * 100)
+
+/* @return : RF_VERSION_NUMBER of the library actually loaded. */
+RF_API int rf_version_number(void);
+
+/* @return : a static string: the version, and whether CUDA support is built in
+ * and a device was found, e.g. "0.1.0 (cuda: built, 1 device)". */
+RF_API const char *rf_version_string(void);
+
+/* ---- errors -------------------------------------------------------------
+ * Negative errno values are used as they are. ringfeed's own codes sit below
+ * -4096 so they never collide with errno. Values are stable. */
+enum {
+	RF_EOF = 1,              /* rf_loader_next(): every epoch was delivered */
+	RF_EBADSAMPLE = -5001,   /* a sample could not be read or decoded (on_error = fail) */
+	RF_ETOOMANYBAD = -5002,  /* replacements for one place ran out (dataset mostly bad) */
+	RF_ENOIOURING = -5003,   /* io_uring is unavailable on this system */
+	RF_ECONFIG = -5004,      /* a config value is out of range (detail in rf_loader_error) */
+	RF_EEMPTY = -5005,       /* the source holds no usable sample */
+	RF_EINDEX = -5006,       /* the source (directory or manifest) is malformed */
+};
+
+/* @return : a static string naming err (a negative errno, an RF_E* code or
+ * RF_EOF). Never NULL. */
+RF_API const char *rf_strerror(int err);
+
+/* ---- configuration ------------------------------------------------------ */
+
+typedef enum rf_on_error {
+	RF_ON_ERROR_SKIP = 0, /* count, report, replace the sample, keep going */
+	RF_ON_ERROR_FAIL = 1, /* rf_loader_next() returns RF_EBADSAMPLE naming the file */
+} rf_on_error;
+
+typedef enum rf_log_level {
+	RF_LOG_NONE = 0, /* default: the library prints nothing */
+	RF_LOG_ERROR = 1,
+	RF_LOG_WARN = 2, /* fallbacks taken, bad samples */
+	RF_LOG_INFO = 3, /* set-up choices */
+} rf_log_level;
+
+/* Called once per bad sample, from one of the loader's threads, never two at
+ * a time for one loader. path and reason are valid during the call only.
+ * err is the negative code behind it. */
+typedef void (*rf_sample_error_fn)(void *user, const char *path, int err,
+				   const char *reason);
+
+typedef struct rf_config {
+	/* Where samples come from: a directory in ImageFolder layout (class =
+	 * first-level subfolder, labels in sorted class order, *.jpg / *.jpeg
+	 * in any case, nested folders below a class allowed) or a manifest file
+	 * (one "path<TAB>label" per line; relative paths are resolved against
+	 * the manifest's folder). The string is copied at create time. */
+	const char *source;
+
+	int batch_size;     /* samples per batch; default 64 */
+	int resize;         /* Resize: shorter side to this many pixels (bilinear); default 256 */
+	int crop;           /* CenterCrop: output is crop x crop; default 224 */
+	int threads;        /* compute threads; 0 = cores - 1, at least 1 (default 0) */
+	int io_depth;       /* reads in flight at most; default 256 (1..4096) */
+	int prefetch;       /* batch slots: batches being filled or waiting; default 4 */
+	uint64_t seed;      /* shuffle seed; default 0 */
+	int shuffle;        /* 1 = new seeded order each epoch (default), 0 = index order */
+	int epochs;         /* epochs to deliver; 0 = endless; default 1 */
+	int drop_last;      /* 1 = drop the last partial batch of an epoch; default 0 */
+	rf_on_error on_error;          /* default RF_ON_ERROR_SKIP */
+	size_t read_pool_bytes;        /* bytes of registered read buffers; default 64 MiB.
+	                                * A file larger than a quarter of it is a bad sample. */
+	rf_sample_error_fn on_sample_error; /* optional; see rf_sample_error_fn */
+	void *user;                    /* passed to on_sample_error */
+	rf_log_level log_level;        /* messages to stderr; default RF_LOG_NONE */
+	int no_direct_io;              /* 1 = buffered reads instead of O_DIRECT; default 0 */
+
+	uint8_t reserved[256];         /* zeroed by rf_config_default(); keep zero */
+} rf_config;
+
+/* Fills every field of cfg with its default. Always call it first, then edit
+ * the fields you need: fields added later get sensible defaults this way. */
+RF_API void rf_config_default(rf_config *cfg);
+
+/* ---- batches ------------------------------------------------------------ */
+
+typedef struct rf_batch {
+	uint64_t index;      /* batch number since the start, over all epochs */
+	uint32_t epoch;      /* epoch this batch belongs to */
+	uint32_t count;      /* samples in this batch (< batch_size only for a last partial batch) */
+	uint32_t height, width, channels; /* per sample: crop, crop, 3 */
+	uint8_t *data;       /* count x height x width x channels, uint8 RGB, HWC */
+	size_t sample_bytes; /* height * width * channels */
+	int32_t *labels;     /* count labels */
+	uint64_t *ids;       /* count sample ids (index positions in the source) */
+	uint32_t replaced;   /* places in this batch filled by a replacement sample */
+} rf_batch;
+
+/* ---- the loader --------------------------------------------------------- */
+
+typedef struct rf_loader rf_loader;
+
+/* Indexes cfg->source, allocates every buffer, starts the ring thread and the
+ * compute pool. On success *out holds a loader that the caller frees with
+ * rf_loader_destroy(). On failure *out is NULL and the return is negative;
+ * when errmsg is not NULL, a message naming what was wrong (the field and
+ * value, or the path and reason) is written into errmsg[errmsg_len].
+ * @return : 0, or -EINVAL / RF_ECONFIG (bad config), -ENOENT (missing source),
+ *           RF_EEMPTY (no samples), RF_EINDEX (malformed manifest),
+ *           RF_ENOIOURING, -ENOMEM. */
+RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg,
+			    char *errmsg, size_t errmsg_len);
+
+/* Waits for the next batch in order and lends it to the caller until
+ * rf_batch_release(). Up to cfg.prefetch batches may be held at once; holding
+ * all of them stalls the loader.
+ * @return : 0 with *out set; RF_EOF when every epoch was delivered (also on
+ *           later calls); or a negative code, with rf_loader_error() naming
+ *           the file and reason (RF_EBADSAMPLE, RF_ETOOMANYBAD). After an
+ *           error every later call returns the same error. */
+RF_API int rf_loader_next(rf_loader *l, rf_batch **out);
+
+/* Gives the batch's slot back to the loader. b must come from
+ * rf_loader_next() on the same loader and not have been released before;
+ * its pointers are invalid afterwards. Batches may be released in any order. */
+RF_API void rf_batch_release(rf_loader *l, rf_batch *b);
+
+typedef struct rf_stats {
+	uint64_t samples_total;   /* samples in the index */
+	uint64_t batches;         /* batches delivered by rf_loader_next() */
+	uint64_t samples;         /* samples delivered */
+	uint64_t bytes_read;      /* file bytes read from storage (payload, not padding) */
+	uint64_t bad_samples;     /* samples skipped as unreadable or corrupt */
+	uint64_t reads_submitted; /* read chains submitted to io_uring */
+	uint64_t ns_read_wait;    /* consumer time spent waiting in rf_loader_next() */
+	uint64_t ns_decode;       /* compute time in JPEG decode, summed over threads */
+	uint64_t ns_transform;    /* compute time in resize + crop + store, summed */
+	uint64_t ns_ring_cpu;     /* CPU time of the ring thread */
+	uint64_t ns_compute_idle; /* time compute threads waited for work, summed */
+	uint32_t threads;         /* compute threads running */
+	uint32_t io_depth;        /* reads in flight at most */
+	uint32_t direct_io;       /* 1 = O_DIRECT in use, 0 = buffered (refused, or asked) */
+	uint32_t fixed_buffers;   /* 1 = read buffers registered with io_uring */
+	uint32_t reserved[16];
+} rf_stats;
+
+/* Copies the loader's counters into *out; callable at any time from the
+ * consumer thread. @return : 0, or -EINVAL when an argument is NULL. */
+RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out);
+
+/* @return : the detail of the loader's last error ("path: reason"), or "" if
+ * none. Valid until the next call into the loader. */
+RF_API const char *rf_loader_error(const rf_loader *l);
+
+/* Stops every thread, cancels reads in flight, frees everything. Returns
+ * promptly (reads in flight are cancelled, not waited for). Accepts NULL.
+ * Batches still held by the caller become invalid. */
+RF_API void rf_loader_destroy(rf_loader *l);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGFEED_H */

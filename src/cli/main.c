@@ -1,0 +1,43 @@
+/* main.c - the ringfeed command: dispatches to its subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ringfeed.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringfeed COMMAND [OPTIONS]\n"
+		"\n"
+		"Commands:\n"
+		"  gen     write a synthetic ImageFolder tree of JPEGs\n"
+		"  bench   run the loader over a dataset and report its speed\n"
+		"\n"
+		"  ringfeed COMMAND --help   options of a command\n"
+		"  ringfeed --version        version, and CUDA support\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		printf("ringfeed %s\n", rf_version_string());
+		return 0;
+	}
+	if (!strcmp(cmd, "gen"))
+		return cmd_gen(argc - 1, argv + 1);
+	if (!strcmp(cmd, "bench"))
+		return cmd_bench(argc - 1, argv + 1);
+	fprintf(stderr, "ringfeed: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return 2;
+}

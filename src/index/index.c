@@ -1,0 +1,118 @@
+/* index.c - index storage (records + path arena) and the entry point that
+ * picks the directory walk or the manifest parser. */
+#define _GNU_SOURCE
+#include "index/index.h"
+#include "index/index_build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ringfeed.h"
+#include "util/util.h"
+
+int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int32_t label)
+{
+	if (idx->count == idx->cap) {
+		size_t cap = idx->cap ? idx->cap * 2 : 1024;
+		rf_index_entry *e = realloc(idx->entries, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		idx->entries = e;
+		idx->cap = cap;
+	}
+	if (idx->paths_len + len + 1 > idx->paths_cap) {
+		size_t cap = idx->paths_cap ? idx->paths_cap : 64 * 1024;
+		while (cap < idx->paths_len + len + 1)
+			cap *= 2;
+		char *p = realloc(idx->paths, cap);
+		if (!p)
+			return -ENOMEM;
+		idx->paths = p;
+		idx->paths_cap = cap;
+	}
+	rf_index_entry *e = &idx->entries[idx->count++];
+	e->path_off = idx->paths_len;
+	e->path_len = (uint32_t)len;
+	e->size = size;
+	e->label = label;
+	memcpy(idx->paths + idx->paths_len, path, len);
+	idx->paths[idx->paths_len + len] = '\0';
+	idx->paths_len += len + 1;
+	return 0;
+}
+
+int rf_index_build(rf_index *idx, const char *source, char *err, size_t errlen)
+{
+	memset(idx, 0, sizeof(*idx));
+	idx->root_fd = -1;
+	if (!source || !*source) {
+		rf_fmt(err, errlen, "source: not set");
+		return -EINVAL;
+	}
+	struct stat st;
+	if (stat(source, &st) != 0) {
+		int e = errno;
+		rf_fmt(err, errlen, "source '%s': %s", source, strerror(e));
+		return -e;
+	}
+	int ret;
+	if (S_ISDIR(st.st_mode))
+		ret = rf_index_walk_imagefolder(idx, source, err, errlen);
+	else if (S_ISREG(st.st_mode))
+		ret = rf_index_parse_manifest(idx, source, err, errlen);
+	else {
+		rf_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
+		ret = RF_EINDEX;
+	}
+	if (ret == 0 && idx->count == 0) {
+		rf_fmt(err, errlen, "source '%s': no samples found%s", source,
+		       S_ISDIR(st.st_mode) ? " (ImageFolder layout: CLASS/.../*.jpg)" : "");
+		ret = RF_EEMPTY;
+	}
+	if (ret != 0)
+		rf_index_free(idx);
+	return ret;
+}
+
+void rf_index_free(rf_index *idx)
+{
+	if (!idx)
+		return;
+	free(idx->entries);
+	free(idx->paths);
+	free(idx->root);
+	if (idx->root_fd >= 0)
+		close(idx->root_fd);
+	for (int i = 0; i < idx->nclasses; i++)
+		free(idx->classes[i]);
+	free(idx->classes);
+	memset(idx, 0, sizeof(*idx));
+	idx->root_fd = -1;
+}
+
+size_t rf_index_memory(const rf_index *idx)
+{
+	size_t n = idx->cap * sizeof(rf_index_entry) + idx->paths_cap;
+	for (int i = 0; i < idx->nclasses; i++)
+		n += strlen(idx->classes[i]) + 1 + sizeof(char *);
+	return n;
+}
+
+/* Opens root as the folder relative paths start from. */
+int rf_index_set_root(rf_index *idx, const char *root, char *err, size_t errlen)
+{
+	idx->root = strdup(root);
+	if (!idx->root)
+		return -ENOMEM;
+	idx->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (idx->root_fd < 0) {
+		int e = errno;
+		rf_fmt(err, errlen, "'%s': %s", root, strerror(e));
+		return -e;
+	}
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* index.h - the in-memory index of a source: which files, how big, which label.
+ *
+ * Memory: one arena of NUL-terminated path bytes (relative to the source's
+ * root folder, or absolute) plus one fixed-size record per file. The index
+ * costs RF_INDEX_RECORD_BYTES + path length + 1 bytes per file, plus one
+ * string per class. Built once by rf_loader_create(), then read-only and
+ * shared by every thread without locks. */
+#ifndef RF_INDEX_H
+#define RF_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rf_index_entry {
+	uint64_t path_off; /* offset of the path in the arena */
+	int64_t size;      /* bytes at index time, or -errno when stat failed then */
+	int32_t label;
+	uint32_t path_len; /* bytes, without the NUL */
+} rf_index_entry;
+
+#define RF_INDEX_RECORD_BYTES 24 /* sizeof(rf_index_entry), checked at compile time */
+_Static_assert(sizeof(rf_index_entry) == RF_INDEX_RECORD_BYTES, "index record size");
+
+typedef struct rf_index {
+	rf_index_entry *entries;
+	size_t count, cap;
+	char *paths; /* the arena */
+	size_t paths_len, paths_cap;
+	char *root;     /* folder the relative paths start from */
+	int root_fd;    /* open O_PATH descriptor of root, for openat() */
+	char **classes; /* ImageFolder class names, label order; NULL for manifests */
+	int nclasses;
+} rf_index;
+
+/* Builds the index of source (a directory or a manifest file). Returns 0, or
+ * -ENOENT / -ENOTDIR / -EACCES (source unusable), RF_EINDEX (malformed
+ * manifest), RF_EEMPTY (no sample), -ENOMEM; err[errlen] then says why. */
+int rf_index_build(rf_index *idx, const char *source, char *err, size_t errlen);
+
+void rf_index_free(rf_index *idx);
+
+/* Memory the index holds now, in bytes (records + arena + class names). */
+size_t rf_index_memory(const rf_index *idx);
+
+static inline const char *rf_index_path(const rf_index *idx, uint64_t i)
+{
+	return idx->paths + idx->entries[i].path_off;
+}
+
+#endif

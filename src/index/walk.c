@@ -1,0 +1,171 @@
+/* walk.c - builds the index of an ImageFolder tree: class = first-level
+ * subfolder (labels in sorted class-name order), samples = *.jpg / *.jpeg in
+ * any case anywhere below a class folder, in sorted path order (as
+ * torchvision's ImageFolder orders them). Sizes come from fstatat() here so
+ * that the read path never stats a file. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "index/index_build.h"
+#include "ringfeed.h"
+#include "util/util.h"
+
+static int is_jpeg_name(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	return dot && (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_entry_path(const void *a, const void *b, void *arena)
+{
+	const rf_index_entry *x = a, *y = b;
+	return strcmp((const char *)arena + x->path_off, (const char *)arena + y->path_off);
+}
+
+/* Is the entry a directory (following symlinks, as ImageFolder does)? */
+static int entry_is_dir(int dfd, const struct dirent *de)
+{
+	if (de->d_type == DT_DIR)
+		return 1;
+	if (de->d_type != DT_UNKNOWN && de->d_type != DT_LNK)
+		return 0;
+	struct stat st;
+	return fstatat(dfd, de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Adds every JPEG below the folder open as dfd, whose path relative to the
+ * root is rel[rel_len] (without trailing '/'). Takes ownership of dfd. */
+static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t label,
+		    char *err, size_t errlen)
+{
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		int e = errno;
+		close(dfd);
+		rf_fmt(err, errlen, "'%s': %s", rel, strerror(e));
+		return -e;
+	}
+	int ret = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		const char *name = de->d_name;
+		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+			continue;
+		size_t nlen = strlen(name);
+		if (rel_len + 1 + nlen + 1 > PATH_MAX) {
+			rf_fmt(err, errlen, "'%s/%s': path too long", rel, name);
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		rel[rel_len] = '/';
+		memcpy(rel + rel_len + 1, name, nlen + 1);
+		size_t len = rel_len + 1 + nlen;
+
+		if (entry_is_dir(dirfd(d), de)) {
+			int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (sub < 0) {
+				int e = errno;
+				rf_fmt(err, errlen, "'%s': %s", rel, strerror(e));
+				ret = -e;
+				break;
+			}
+			ret = walk_dir(idx, sub, rel, len, label, err, errlen);
+			if (ret)
+				break;
+		} else if (is_jpeg_name(name)) {
+			struct stat st;
+			int64_t size = fstatat(dirfd(d), name, &st, 0) == 0 ? (int64_t)st.st_size
+									   : -(int64_t)errno;
+			if (size >= 0 && !S_ISREG(st.st_mode))
+				continue;
+			ret = rf_index_add(idx, rel, len, size, label);
+			if (ret)
+				break;
+		}
+	}
+	rel[rel_len] = '\0';
+	closedir(d);
+	return ret;
+}
+
+int rf_index_walk_imagefolder(rf_index *idx, const char *dir, char *err, size_t errlen)
+{
+	int ret = rf_index_set_root(idx, dir, err, errlen);
+	if (ret)
+		return ret;
+	int rfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0) {
+		int e = errno;
+		rf_fmt(err, errlen, "'%s': %s", dir, strerror(e));
+		return -e;
+	}
+	DIR *d = fdopendir(rfd);
+	if (!d) {
+		close(rfd);
+		return -ENOMEM;
+	}
+	/* Classes: the first-level folders, in sorted name order. */
+	size_t cap = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (!entry_is_dir(dirfd(d), de))
+			continue;
+		if ((size_t)idx->nclasses == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **c = realloc(idx->classes, cap * sizeof(*c));
+			if (!c) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			idx->classes = c;
+		}
+		idx->classes[idx->nclasses] = strdup(de->d_name);
+		if (!idx->classes[idx->nclasses]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		idx->nclasses++;
+	}
+	qsort(idx->classes, (size_t)idx->nclasses, sizeof(char *), cmp_str);
+
+	char rel[PATH_MAX];
+	for (int c = 0; c < idx->nclasses; c++) {
+		size_t first = idx->count;
+		size_t len = strlen(idx->classes[c]);
+		if (len + 1 > sizeof(rel)) {
+			ret = -ENAMETOOLONG;
+			goto out;
+		}
+		memcpy(rel, idx->classes[c], len + 1);
+		int cfd = openat(dirfd(d), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (cfd < 0) {
+			int e = errno;
+			rf_fmt(err, errlen, "'%s/%s': %s", dir, rel, strerror(e));
+			ret = -e;
+			goto out;
+		}
+		ret = walk_dir(idx, cfd, rel, len, c, err, errlen);
+		if (ret)
+			goto out;
+		qsort_r(idx->entries + first, idx->count - first, sizeof(rf_index_entry),
+			cmp_entry_path, idx->paths);
+	}
+out:
+	closedir(d);
+	return ret;
+}

@@ -1,0 +1,296 @@
+/* ring.c - the ring thread's hot loop: pick the next place, submit its
+ * open -> read -> close chain, reap completions, hand landed reads to the
+ * compute pool, take handed-back buffers and failed places back.
+ * It sleeps only in io_uring_enter; other threads wake it through an eventfd
+ * whose read is always armed in the ring. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/ring_impl.h"
+#include "util/util.h"
+
+static void arm_wake(rf_loader *l, struct rf_ring *r)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+	if (!sqe)
+		return; /* SQ full: armed on the next pass, after a submit */
+	io_uring_prep_read(sqe, l->wake_fd, &r->wake_buf, sizeof(r->wake_buf), 0);
+	io_uring_sqe_set_data64(sqe, UD_WAKE);
+	r->wake_armed = 1;
+}
+
+static void retry_push(struct rf_ring *r, const rf_place *p)
+{
+	/* Bounded: one entry per request plus the place being issued. */
+	r->retry[(r->retry_first + r->retry_count) % r->retry_cap] = *p;
+	r->retry_count++;
+}
+
+static void place_failed(rf_loader *l, struct rf_ring *r, const rf_place *p, uint64_t sample,
+			 int err, const char *reason)
+{
+	rf_place again;
+	if (rf_loader_place_failed(l, p, sample, err, reason, &again))
+		retry_push(r, &again);
+}
+
+/* The next place to fill: a queued replacement first, then the cursor.
+ * Returns 0 when none can start now (no more places, or the next batch's
+ * slot is still held). */
+static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
+{
+	if (!r->cur_valid) {
+		if (r->retry_count) {
+			r->cur = r->retry[r->retry_first];
+			r->retry_first = (r->retry_first + 1) % r->retry_cap;
+			r->retry_count--;
+		} else {
+			if (r->next_batch >= l->total_batches)
+				return 0;
+			if (r->next_index == 0) {
+				rf_slot *s = rf_slot_of(l, r->next_batch);
+				pthread_mutex_lock(&l->mu);
+				int free_now = s->state == SLOT_FREE;
+				if (free_now) {
+					s->state = SLOT_FILLING;
+					s->err = 0;
+					s->batch.index = r->next_batch;
+					s->batch.epoch = (uint32_t)(r->next_batch / l->batches_per_epoch);
+					s->batch.count = rf_loader_batch_count(l, r->next_batch);
+					atomic_store(&s->remaining, s->batch.count);
+					atomic_store(&s->replaced, 0);
+				}
+				pthread_mutex_unlock(&l->mu);
+				if (!free_now)
+					return 0;
+			}
+			r->cur = (rf_place){ .batch = r->next_batch, .index = r->next_index };
+			if (++r->next_index == rf_loader_batch_count(l, r->next_batch)) {
+				r->next_batch++;
+				r->next_index = 0;
+			}
+		}
+		r->cur_valid = 1;
+	}
+	*out = r->cur;
+	return 1;
+}
+
+static void prep_chain(rf_loader *l, struct rf_ring *r, uint32_t id, rf_request *q)
+{
+	const char *path = rf_index_path(&l->index, q->sample);
+	uint64_t ud = (uint64_t)id << 2;
+	/* No O_CLOEXEC: a direct descriptor has no fd to leak, and the kernel
+	 * refuses the flag for one (EINVAL). */
+	int flags = O_RDONLY | (r->direct ? O_DIRECT : 0);
+	q->direct = (uint8_t)r->direct;
+
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+	io_uring_prep_openat_direct(sqe, l->index.root_fd, path, flags, 0, id);
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_sqe_set_data64(sqe, ud | OP_OPEN);
+
+	/* The read asks for more than the file holds, so it is always "short":
+	 * a hard link keeps the close from being cancelled by that. */
+	sqe = io_uring_get_sqe(&r->ring);
+	if (r->fixed_buffers)
+		io_uring_prep_read_fixed(sqe, (int)id, q->buf, q->read_len, 0, 0);
+	else
+		io_uring_prep_read(sqe, (int)id, q->buf, q->read_len, 0);
+	sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
+	io_uring_sqe_set_data64(sqe, ud | OP_READ);
+
+	sqe = io_uring_get_sqe(&r->ring);
+	io_uring_prep_close_direct(sqe, id);
+	io_uring_sqe_set_data64(sqe, ud | OP_CLOSE);
+}
+
+/* Submits chains while a request, buffer space, SQ room and a place exist. */
+static void issue(rf_loader *l, struct rf_ring *r)
+{
+	char reason[RF_REASON_LEN];
+	rf_place p;
+	while (r->nfree && io_uring_sq_space_left(&r->ring) >= 3 && next_place(l, r, &p)) {
+		uint64_t sample, epoch, pos;
+		rf_loader_place_sample(l, &p, &sample, &epoch, &pos);
+		int64_t size = l->index.entries[sample].size;
+		int err = 0;
+		if (size < 0) {
+			err = (int)size;
+			rf_fmt(reason, sizeof(reason), "cannot stat: %s", strerror((int)-size));
+		} else if (size == 0) {
+			err = RF_EBADSAMPLE;
+			rf_fmt(reason, sizeof(reason), "empty file");
+		} else if ((uint64_t)size > r->max_file) {
+			err = -EFBIG;
+			rf_fmt(reason, sizeof(reason), "%lld bytes is more than the largest file "
+			       "the read pool takes (%zu bytes: read_pool_bytes / 4)",
+			       (long long)size, r->max_file);
+		}
+		if (err) {
+			r->cur_valid = 0;
+			place_failed(l, r, &p, sample, err, reason);
+			continue;
+		}
+		/* One byte more than the index says, so a file that grew shows. */
+		size_t len = RF_ALIGN_UP((size_t)size + 1, r->align);
+		uint32_t ticket;
+		uint8_t *buf;
+		if (rf_bufpool_alloc(&r->pool, len, &ticket, &buf))
+			break; /* wait for buffers to come back */
+		uint32_t id = r->free_reqs[--r->nfree];
+		rf_request *q = &l->req[id];
+		*q = (rf_request){ .place = p, .sample = sample, .epoch = epoch, .pos = pos,
+				   .buf = buf, .ticket = ticket, .read_len = (uint32_t)len };
+		prep_chain(l, r, id, q);
+		r->inflight++;
+		r->cur_valid = 0;
+		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
+	}
+}
+
+static void release_request(struct rf_ring *r, uint32_t id, rf_request *q)
+{
+	rf_bufpool_free(&r->pool, q->ticket);
+	r->free_reqs[r->nfree++] = id;
+}
+
+/* All three CQEs of a chain are in: judge it. */
+static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
+{
+	rf_request *q = &l->req[id];
+	int64_t size = l->index.entries[q->sample].size;
+	char reason[RF_REASON_LEN];
+	int err = 0;
+	r->inflight--;
+	if (q->open_res < 0) {
+		if (q->open_res == -EINVAL && q->direct) {
+			/* tmpfs and some others refuse O_DIRECT: read buffered from
+			 * now on, and read this place again as if nothing happened. */
+			if (r->direct) {
+				r->direct = 0;
+				atomic_store(&l->st.direct_io, 0);
+				rf_log(l->cfg.log_level, RF_LOG_WARN, "O_DIRECT refused (EINVAL) "
+				       "under %s: using buffered reads", l->index.root);
+			}
+			rf_place p = q->place;
+			release_request(r, id, q);
+			retry_push(r, &p);
+			return;
+		}
+		err = q->open_res;
+		rf_fmt(reason, sizeof(reason), "open: %s", strerror(-err));
+	} else if (q->read_res < 0) {
+		err = q->read_res;
+		rf_fmt(reason, sizeof(reason), "read: %s", strerror(-err));
+	} else if ((int64_t)q->read_res != size) {
+		err = RF_EBADSAMPLE;
+		rf_fmt(reason, sizeof(reason), "file %s since it was indexed (%lld bytes then, "
+		       "read %d)", (int64_t)q->read_res < size ? "shrank" : "grew",
+		       (long long)size, q->read_res);
+	}
+	if (err) {
+		rf_place p = q->place;
+		uint64_t sample = q->sample;
+		release_request(r, id, q);
+		place_failed(l, r, &p, sample, err, reason);
+		return;
+	}
+	atomic_fetch_add_explicit(&l->st.bytes_read, (uint64_t)size, memory_order_relaxed);
+	rf_idq_push(&l->work, id); /* now the compute pool's, until handed back */
+}
+
+static void reap(rf_loader *l, struct rf_ring *r)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+	io_uring_for_each_cqe(&r->ring, head, cqe) {
+		n++;
+		if (cqe->user_data == UD_WAKE) {
+			r->wake_armed = 0;
+			continue;
+		}
+		uint32_t id = (uint32_t)(cqe->user_data >> 2);
+		rf_request *q = &l->req[id];
+		switch (cqe->user_data & 3) {
+		case OP_OPEN: q->open_res = cqe->res; break;
+		case OP_READ: q->read_res = cqe->res; break;
+		default: q->close_res = cqe->res; break;
+		}
+		if (++q->cqes == 3)
+			chain_done(l, r, id);
+	}
+	io_uring_cq_advance(&r->ring, n);
+}
+
+/* Requests the compute pool handed back: free their buffers; a failed
+ * decode asks for a replacement. */
+static void take_back(rf_loader *l, struct rf_ring *r)
+{
+	uint32_t n = rf_idq_drain(&l->done, r->drain, (uint32_t)l->cfg.io_depth);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = r->drain[i];
+		rf_request *q = &l->req[id];
+		rf_place p = q->place;
+		uint64_t sample = q->sample;
+		int err = q->err;
+		char reason[RF_REASON_LEN];
+		if (err)
+			memcpy(reason, q->reason, sizeof(reason));
+		release_request(r, id, q);
+		if (err)
+			place_failed(l, r, &p, sample, err, reason);
+	}
+}
+
+static void ring_failed(rf_loader *l, int err, const char *what)
+{
+	pthread_mutex_lock(&l->mu);
+	if (!l->ring_err) {
+		l->ring_err = err;
+		rf_fmt(l->ring_errmsg, sizeof(l->ring_errmsg), "%s: %s", what, strerror(-err));
+	}
+	pthread_cond_broadcast(&l->ready);
+	pthread_mutex_unlock(&l->mu);
+}
+
+void *rf_ring_main(void *arg)
+{
+	rf_loader *l = arg;
+	struct rf_ring *r = calloc(1, sizeof(*r));
+	char err[256] = "out of memory";
+	int ret = r ? rf_ring_setup(l, r, err, sizeof(err)) : -ENOMEM;
+	l->ring = r;
+	pthread_mutex_lock(&l->init_mu);
+	l->init_ret = ret;
+	rf_fmt(l->init_err, sizeof(l->init_err), "%s", err);
+	l->init_done = 1;
+	pthread_cond_signal(&l->init_cv);
+	pthread_mutex_unlock(&l->init_mu);
+	if (ret)
+		goto out;
+
+	uint64_t cpu0 = rf_thread_cpu_ns();
+	arm_wake(l, r);
+	while (!atomic_load_explicit(&l->stop, memory_order_acquire)) {
+		take_back(l, r);
+		issue(l, r);
+		if (!r->wake_armed)
+			arm_wake(l, r);
+		ret = io_uring_submit_and_wait(&r->ring, 1);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+			ring_failed(l, ret, "io_uring_submit_and_wait");
+			break;
+		}
+		reap(l, r);
+		atomic_store_explicit(&l->st.ns_ring_cpu, rf_thread_cpu_ns() - cpu0,
+				      memory_order_relaxed);
+	}
+out:
+	if (r)
+		rf_ring_teardown(l, r);
+	return NULL;
+}

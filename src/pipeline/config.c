@@ -1,0 +1,71 @@
+/* config.c - rf_config defaults and the checks rf_loader_create() applies
+ * before anything is allocated. */
+#include <string.h>
+
+#include "pipeline/config.h"
+#include "util/util.h"
+
+RF_API void rf_config_default(rf_config *cfg)
+{
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->batch_size = 64;
+	cfg->resize = 256;
+	cfg->crop = 224;
+	cfg->threads = 0;
+	cfg->io_depth = 256;
+	cfg->prefetch = 4;
+	cfg->seed = 0;
+	cfg->shuffle = 1;
+	cfg->epochs = 1;
+	cfg->drop_last = 0;
+	cfg->on_error = RF_ON_ERROR_SKIP;
+	cfg->read_pool_bytes = 64u << 20;
+	cfg->log_level = RF_LOG_NONE;
+}
+
+#define CHECK_RANGE(field, lo, hi)                                                   \
+	do {                                                                         \
+		if ((long long)cfg->field < (lo) || (long long)cfg->field > (hi)) {  \
+			rf_fmt(err, errlen, "config: " #field " = %lld is out of range " \
+			       "[%lld, %lld]", (long long)cfg->field, (long long)(lo), \
+			       (long long)(hi));                                     \
+			return RF_ECONFIG;                                           \
+		}                                                                    \
+	} while (0)
+
+int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
+{
+	if (!cfg->source || !cfg->source[0]) {
+		rf_fmt(err, errlen, "config: source is not set (a directory or a manifest file)");
+		return RF_ECONFIG;
+	}
+	CHECK_RANGE(batch_size, 1, 1 << 16);
+	CHECK_RANGE(resize, 1, 1 << 14);
+	CHECK_RANGE(crop, 1, 1 << 14);
+	CHECK_RANGE(threads, 0, 1024);
+	CHECK_RANGE(io_depth, 1, 4096);
+	CHECK_RANGE(prefetch, 1, 1024);
+	CHECK_RANGE(shuffle, 0, 1);
+	CHECK_RANGE(epochs, 0, 1 << 30);
+	CHECK_RANGE(drop_last, 0, 1);
+	CHECK_RANGE(on_error, RF_ON_ERROR_SKIP, RF_ON_ERROR_FAIL);
+	CHECK_RANGE(log_level, RF_LOG_NONE, RF_LOG_INFO);
+	CHECK_RANGE(no_direct_io, 0, 1);
+	/* One registered buffer may not exceed 1 GiB. */
+	CHECK_RANGE(read_pool_bytes, 1 << 20, 1 << 30);
+	if (cfg->crop > cfg->resize) {
+		rf_fmt(err, errlen, "config: crop = %d is larger than resize = %d "
+		       "(the center crop must fit in the resized image)", cfg->crop, cfg->resize);
+		return RF_ECONFIG;
+	}
+	unsigned long long slot_bytes = (unsigned long long)cfg->batch_size *
+					(unsigned long long)cfg->crop * (unsigned long long)cfg->crop * 3ull;
+	if (slot_bytes * (unsigned long long)cfg->prefetch > (64ull << 30)) {
+		rf_fmt(err, errlen, "config: prefetch x batch_size x crop^2 x 3 = %llu bytes "
+		       "exceeds the 64 GiB limit", slot_bytes * (unsigned long long)cfg->prefetch);
+		return RF_ECONFIG;
+	}
+	return 0;
+}

@@ -1,0 +1,12 @@
+/* config.h - validation of rf_config. Private. */
+#ifndef RF_CONFIG_H
+#define RF_CONFIG_H
+
+#include <stddef.h>
+
+#include "ringfeed.h"
+
+/* Returns 0 or RF_ECONFIG with err[errlen] naming the field and its value. */
+int rf_config_check(const rf_config *cfg, char *err, size_t errlen);
+
+#endif

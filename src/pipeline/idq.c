@@ -1,0 +1,85 @@
+/* idq.c - bounded FIFO of request ids with one mutex, one condition variable
+ * and a shutdown flag (the shape of zstd's pool.c queue). Used for
+ * ring -> compute (work) and compute -> ring (done). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "pipeline/loader_impl.h"
+#include "util/util.h"
+
+int rf_idq_init(rf_idq *q, uint32_t cap)
+{
+	q->ids = calloc(cap, sizeof(*q->ids));
+	if (!q->ids)
+		return -ENOMEM;
+	q->cap = cap;
+	q->first = q->count = 0;
+	q->shutdown = 0;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->nonempty, NULL);
+	return 0;
+}
+
+void rf_idq_destroy(rf_idq *q)
+{
+	if (!q->ids)
+		return;
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->nonempty);
+	free(q->ids);
+	q->ids = NULL;
+}
+
+int rf_idq_push(rf_idq *q, uint32_t id)
+{
+	pthread_mutex_lock(&q->mu);
+	/* Cannot overflow: cap is the number of ids in existence. */
+	q->ids[(q->first + q->count) % q->cap] = id;
+	int was_empty = q->count++ == 0;
+	pthread_cond_signal(&q->nonempty);
+	pthread_mutex_unlock(&q->mu);
+	return was_empty;
+}
+
+int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns)
+{
+	uint64_t t0 = 0;
+	*waited_ns = 0;
+	pthread_mutex_lock(&q->mu);
+	if (!q->count && !q->shutdown)
+		t0 = rf_now_ns();
+	while (!q->count && !q->shutdown)
+		pthread_cond_wait(&q->nonempty, &q->mu);
+	if (t0)
+		*waited_ns = rf_now_ns() - t0;
+	if (q->shutdown) {
+		pthread_mutex_unlock(&q->mu);
+		return -1;
+	}
+	*id = q->ids[q->first];
+	q->first = (q->first + 1) % q->cap;
+	q->count--;
+	pthread_mutex_unlock(&q->mu);
+	return 0;
+}
+
+uint32_t rf_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max)
+{
+	pthread_mutex_lock(&q->mu);
+	uint32_t n = 0;
+	while (q->count && n < max) {
+		ids[n++] = q->ids[q->first];
+		q->first = (q->first + 1) % q->cap;
+		q->count--;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return n;
+}
+
+void rf_idq_shutdown(rf_idq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->shutdown = 1;
+	pthread_cond_broadcast(&q->nonempty);
+	pthread_mutex_unlock(&q->mu);
+}

@@ -1,0 +1,377 @@
+/* loader.c - the public loader: create and destroy (set-up and teardown of
+ * every thread and buffer), next / release (the consumer's side of the batch
+ * ring), stats, and the bookkeeping of places shared by the ring and compute
+ * threads. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "pipeline/config.h"
+#include "pipeline/loader_impl.h"
+#include "util/util.h"
+
+/* ---- places ------------------------------------------------------------- */
+
+uint32_t rf_loader_batch_count(const rf_loader *l, uint64_t b)
+{
+	uint64_t n = l->index.count, bs = (uint64_t)l->cfg.batch_size;
+	uint64_t first = (b % l->batches_per_epoch) * bs;
+	return (uint32_t)RF_MIN(bs, n - first);
+}
+
+void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sample,
+			    uint64_t *epoch, uint64_t *pos)
+{
+	uint64_t e = p->batch / l->batches_per_epoch;
+	uint64_t q = (p->batch % l->batches_per_epoch) * (uint64_t)l->cfg.batch_size + p->index;
+	*epoch = e;
+	*pos = q;
+	if (p->attempt == 0) {
+		rf_perm perm;
+		rf_perm_init(&perm, l->index.count, l->cfg.seed, e, l->cfg.shuffle);
+		*sample = rf_perm_at(&perm, q);
+	} else {
+		*sample = rf_replacement(l->index.count, l->cfg.seed, e, q, p->attempt);
+	}
+}
+
+void rf_loader_wake_ring(rf_loader *l)
+{
+	uint64_t one = 1;
+	/* Can only fail if the counter would overflow, which a pending read
+	 * rules out; the ring thread re-reads it on every wake. */
+	ssize_t r = write(l->wake_fd, &one, sizeof(one));
+	(void)r;
+}
+
+void rf_loader_place_landed(rf_loader *l, rf_slot *s)
+{
+	if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) != 1)
+		return;
+	pthread_mutex_lock(&l->mu);
+	s->state = SLOT_READY;
+	pthread_cond_broadcast(&l->ready);
+	pthread_mutex_unlock(&l->mu);
+}
+
+int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
+			   const char *reason, rf_place *retry)
+{
+	const char *path = rf_index_path(&l->index, sample);
+	atomic_fetch_add_explicit(&l->st.bad_samples, 1, memory_order_relaxed);
+	pthread_mutex_lock(&l->report_mu);
+	if (l->cfg.on_sample_error)
+		l->cfg.on_sample_error(l->cfg.user, path, err, reason);
+	rf_log(l->cfg.log_level, RF_LOG_WARN, "bad sample %s/%s: %s",
+	       l->index.root, path, reason);
+	pthread_mutex_unlock(&l->report_mu);
+
+	int fatal = 0;
+	if (l->cfg.on_error == RF_ON_ERROR_FAIL)
+		fatal = RF_EBADSAMPLE;
+	else if (p->attempt + 1 >= RF_MAX_ATTEMPTS)
+		fatal = RF_ETOOMANYBAD;
+	if (!fatal) {
+		*retry = *p;
+		retry->attempt++;
+		return 1;
+	}
+	rf_slot *s = rf_slot_of(l, p->batch);
+	pthread_mutex_lock(&l->mu);
+	if (!s->err) {
+		s->err = fatal;
+		if (fatal == RF_ETOOMANYBAD)
+			rf_fmt(s->errmsg, sizeof(s->errmsg), "%d bad samples in a row for batch %llu "
+			       "place %u; the last: %s/%s: %s", RF_MAX_ATTEMPTS,
+			       (unsigned long long)p->batch, p->index, l->index.root, path, reason);
+		else
+			rf_fmt(s->errmsg, sizeof(s->errmsg), "%s/%s: %s", l->index.root, path, reason);
+	}
+	pthread_mutex_unlock(&l->mu);
+	rf_loader_place_landed(l, s);
+	return 0;
+}
+
+/* ---- create / destroy --------------------------------------------------- */
+
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	/* Our threads take no signals: the caller's handlers stay on its threads. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -r;
+}
+
+static int alloc_slots(rf_loader *l)
+{
+	int P = l->cfg.prefetch, B = l->cfg.batch_size;
+	size_t data = RF_ALIGN_UP((size_t)B * l->sample_bytes, 4096);
+	size_t meta = RF_ALIGN_UP((size_t)B * (sizeof(int32_t) + sizeof(uint64_t)), 4096);
+	l->slot_mem_len = (size_t)P * (data + meta);
+	void *m = mmap(NULL, l->slot_mem_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -ENOMEM;
+	l->slot_mem = m;
+	l->slots = calloc((size_t)P, sizeof(*l->slots));
+	if (!l->slots)
+		return -ENOMEM;
+	for (int i = 0; i < P; i++) {
+		rf_slot *s = &l->slots[i];
+		uint8_t *base = l->slot_mem + (size_t)i * (data + meta);
+		s->batch.data = base;
+		s->batch.ids = (uint64_t *)(base + data);
+		s->batch.labels = (int32_t *)(base + data + (size_t)B * sizeof(uint64_t));
+		s->batch.height = s->batch.width = (uint32_t)l->cfg.crop;
+		s->batch.channels = 3;
+		s->batch.sample_bytes = l->sample_bytes;
+		s->state = SLOT_FREE;
+		atomic_init(&s->remaining, 0);
+		atomic_init(&s->replaced, 0);
+	}
+	return 0;
+}
+
+static int start_ring(rf_loader *l, char *err, size_t errlen)
+{
+	int r = start_thread(&l->ring_thread, rf_ring_main, l);
+	if (r) {
+		rf_fmt(err, errlen, "cannot start the ring thread: %s", strerror(-r));
+		return r;
+	}
+	l->ring_started = 1;
+	pthread_mutex_lock(&l->init_mu);
+	while (!l->init_done)
+		pthread_cond_wait(&l->init_cv, &l->init_mu);
+	pthread_mutex_unlock(&l->init_mu);
+	if (l->init_ret)
+		rf_fmt(err, errlen, "%s", l->init_err);
+	return l->init_ret;
+}
+
+RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, size_t errlen)
+{
+	if (err && errlen)
+		err[0] = '\0';
+	if (!out || !cfg) {
+		rf_fmt(err, errlen, "rf_loader_create: out and cfg must not be NULL");
+		return -EINVAL;
+	}
+	*out = NULL;
+	int ret = rf_config_check(cfg, err, errlen);
+	if (ret)
+		return ret;
+
+	rf_loader *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	/* Everything destroy() touches is valid from here on. */
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->ready, NULL);
+	pthread_mutex_init(&l->init_mu, NULL);
+	pthread_cond_init(&l->init_cv, NULL);
+	pthread_mutex_init(&l->report_mu, NULL);
+	l->wake_fd = -1;
+	l->index.root_fd = -1;
+
+	l->cfg = *cfg;
+	l->source = strdup(cfg->source);
+	if (!l->source) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	l->cfg.source = l->source;
+	if (l->cfg.threads == 0)
+		l->cfg.threads = RF_MAX(1, rf_cpu_count() - 1);
+
+	ret = rf_index_build(&l->index, l->source, err, errlen);
+	if (ret)
+		goto fail;
+	uint64_t n = l->index.count, bs = (uint64_t)l->cfg.batch_size;
+	l->batches_per_epoch = l->cfg.drop_last ? n / bs : (n + bs - 1) / bs;
+	if (l->batches_per_epoch == 0) {
+		rf_fmt(err, errlen, "source '%s': %llu samples make no full batch of %llu "
+		       "(drop_last is set)", l->source, (unsigned long long)n, (unsigned long long)bs);
+		ret = RF_EEMPTY;
+		goto fail;
+	}
+	l->total_batches = l->cfg.epochs ? l->batches_per_epoch * (uint64_t)l->cfg.epochs
+					 : UINT64_MAX;
+	l->sample_bytes = (size_t)l->cfg.crop * (size_t)l->cfg.crop * 3;
+
+	ret = alloc_slots(l);
+	if (ret)
+		goto fail_nomem;
+	l->req = calloc((size_t)l->cfg.io_depth, sizeof(*l->req));
+	if (!l->req)
+		goto fail_nomem;
+	if (rf_idq_init(&l->work, (uint32_t)l->cfg.io_depth) ||
+	    rf_idq_init(&l->done, (uint32_t)l->cfg.io_depth))
+		goto fail_nomem;
+	l->wake_fd = eventfd(0, EFD_CLOEXEC);
+	if (l->wake_fd < 0) {
+		ret = -errno;
+		rf_fmt(err, errlen, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+
+	ret = start_ring(l, err, errlen);
+	if (ret)
+		goto fail;
+	l->compute = calloc((size_t)l->cfg.threads, sizeof(pthread_t));
+	if (!l->compute)
+		goto fail_nomem;
+	for (int i = 0; i < l->cfg.threads; i++) {
+		ret = start_thread(&l->compute[i], rf_compute_main, l);
+		if (ret) {
+			rf_fmt(err, errlen, "cannot start compute thread %d: %s", i, strerror(-ret));
+			goto fail;
+		}
+		l->ncompute++;
+	}
+	rf_log(l->cfg.log_level, RF_LOG_INFO, "loader: %llu samples, %d compute threads, "
+	       "io_depth %d, %s, %s", (unsigned long long)n, l->cfg.threads, l->cfg.io_depth,
+	       atomic_load(&l->st.direct_io) ? "O_DIRECT" : "buffered reads",
+	       atomic_load(&l->st.fixed_buffers) ? "fixed buffers" : "unregistered buffers");
+	*out = l;
+	return 0;
+
+fail_nomem:
+	ret = -ENOMEM;
+	if (err && errlen && !err[0])
+		rf_fmt(err, errlen, "out of memory");
+fail:
+	rf_loader_destroy(l);
+	return ret;
+}
+
+RF_API void rf_loader_destroy(rf_loader *l)
+{
+	if (!l)
+		return;
+	atomic_store(&l->stop, 1);
+	/* Compute threads first: they read from the ring's buffers. */
+	if (l->work.ids)
+		rf_idq_shutdown(&l->work);
+	for (int i = 0; i < l->ncompute; i++)
+		pthread_join(l->compute[i], NULL);
+	if (l->ring_started) {
+		rf_loader_wake_ring(l);
+		pthread_join(l->ring_thread, NULL); /* cancels its reads, closes the ring */
+	}
+	rf_ring_free(l->ring); /* the read pool: no thread reads it any more */
+	free(l->compute);
+	if (l->wake_fd >= 0)
+		close(l->wake_fd);
+	rf_idq_destroy(&l->work);
+	rf_idq_destroy(&l->done);
+	free(l->req);
+	free(l->slots);
+	if (l->slot_mem)
+		munmap(l->slot_mem, l->slot_mem_len);
+	rf_index_free(&l->index);
+	free(l->source);
+	pthread_mutex_destroy(&l->mu);
+	pthread_cond_destroy(&l->ready);
+	pthread_mutex_destroy(&l->init_mu);
+	pthread_cond_destroy(&l->init_cv);
+	pthread_mutex_destroy(&l->report_mu);
+	free(l);
+}
+
+/* ---- the consumer's side ------------------------------------------------ */
+
+RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
+{
+	if (!l || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (l->failed)
+		return l->failed;
+	if (l->next_batch >= l->total_batches)
+		return RF_EOF;
+	rf_slot *s = rf_slot_of(l, l->next_batch);
+	uint64_t t0 = rf_now_ns();
+	pthread_mutex_lock(&l->mu);
+	if (s->state == SLOT_LENT) {
+		pthread_mutex_unlock(&l->mu);
+		rf_fmt(l->err_detail, sizeof(l->err_detail), "all %d batch slots are held by the "
+		       "caller: release a batch before asking for the next", l->cfg.prefetch);
+		return -EDEADLK;
+	}
+	while (!(s->state == SLOT_READY && s->batch.index == l->next_batch) && !l->ring_err)
+		pthread_cond_wait(&l->ready, &l->mu);
+	int ready = s->state == SLOT_READY && s->batch.index == l->next_batch;
+	int err = ready ? s->err : l->ring_err;
+	if (err) {
+		rf_fmt(l->err_detail, sizeof(l->err_detail), "%s", ready ? s->errmsg : l->ring_errmsg);
+		if (ready)
+			s->state = SLOT_FREE;
+		pthread_mutex_unlock(&l->mu);
+		l->failed = err;
+		return err;
+	}
+	s->state = SLOT_LENT;
+	pthread_mutex_unlock(&l->mu);
+	s->batch.replaced = atomic_load_explicit(&s->replaced, memory_order_relaxed);
+	l->ns_wait += rf_now_ns() - t0;
+	l->delivered_batches++;
+	l->delivered_samples += s->batch.count;
+	l->next_batch++;
+	*out = &s->batch;
+	return 0;
+}
+
+RF_API void rf_batch_release(rf_loader *l, rf_batch *b)
+{
+	if (!l || !b)
+		return;
+	rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
+	if (s < l->slots || s >= l->slots + l->cfg.prefetch)
+		return; /* not one of ours */
+	pthread_mutex_lock(&l->mu);
+	int lent = s->state == SLOT_LENT;
+	if (lent)
+		s->state = SLOT_FREE;
+	pthread_mutex_unlock(&l->mu);
+	if (lent)
+		rf_loader_wake_ring(l);
+}
+
+RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
+{
+	if (!l || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->samples_total = l->index.count;
+	out->batches = l->delivered_batches;
+	out->samples = l->delivered_samples;
+	out->ns_read_wait = l->ns_wait;
+	out->bytes_read = atomic_load_explicit(&l->st.bytes_read, memory_order_relaxed);
+	out->bad_samples = atomic_load_explicit(&l->st.bad_samples, memory_order_relaxed);
+	out->reads_submitted = atomic_load_explicit(&l->st.reads_submitted, memory_order_relaxed);
+	out->ns_decode = atomic_load_explicit(&l->st.ns_decode, memory_order_relaxed);
+	out->ns_transform = atomic_load_explicit(&l->st.ns_transform, memory_order_relaxed);
+	out->ns_ring_cpu = atomic_load_explicit(&l->st.ns_ring_cpu, memory_order_relaxed);
+	out->ns_compute_idle = atomic_load_explicit(&l->st.ns_compute_idle, memory_order_relaxed);
+	out->threads = (uint32_t)l->cfg.threads;
+	out->io_depth = (uint32_t)l->cfg.io_depth;
+	out->direct_io = atomic_load(&l->st.direct_io);
+	out->fixed_buffers = atomic_load(&l->st.fixed_buffers);
+	return 0;
+}
+
+RF_API const char *rf_loader_error(const rf_loader *l)
+{
+	return l ? l->err_detail : "";
+}

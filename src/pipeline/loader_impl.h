@@ -1,0 +1,171 @@
+/* loader_impl.h - the loader's state, shared by the ring thread (src/io/),
+ * the compute pool (src/pipeline/compute.c) and the consumer
+ * (src/pipeline/loader.c). Private.
+ *
+ * Threads and who owns what:
+ * - the consumer (caller's thread) owns next_batch and err_detail;
+ * - the ring thread owns `ring` (the io_uring, the read pool, the requests
+ *   while they are in flight, the retry list, the issue cursor);
+ * - a compute thread owns a request between taking it from `work` and handing
+ *   it back through `done`, and its own scratch;
+ * - slot state and slot errors are guarded by `mu`; samples count down on
+ *   `remaining` (atomic); counters in `st` are relaxed atomics.
+ * Lock order: a thread holds at most one of mu, work.mu, done.mu, report_mu
+ * at a time. */
+#ifndef RF_LOADER_IMPL_H
+#define RF_LOADER_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "index/index.h"
+#include "io/bufpool.h"
+#include "ringfeed.h"
+#include "sample/order.h"
+
+#define RF_MAX_ATTEMPTS 64 /* replacements tried for one place before RF_ETOOMANYBAD */
+#define RF_REASON_LEN 192
+
+/* A place in the output: the index-th sample of global batch `batch`,
+ * filled by the attempt-th candidate (0 = the sample the order puts there). */
+typedef struct rf_place {
+	uint64_t batch;
+	uint32_t index;
+	uint32_t attempt;
+} rf_place;
+
+/* One sample on its way: a read chain in flight, then a buffer waiting for or
+ * under decode. At most io_depth exist; the id is its index in l->req. */
+typedef struct rf_request {
+	rf_place place;
+	uint64_t sample;     /* sample id in the index */
+	uint64_t epoch, pos; /* position in that epoch's order */
+	uint8_t *buf;        /* read buffer in the pool */
+	uint32_t ticket;     /* its pool allocation */
+	uint32_t read_len;   /* bytes asked for (aligned) */
+	int32_t open_res, read_res, close_res;
+	uint8_t cqes;        /* CQEs seen of the 3 the chain posts */
+	uint8_t direct;      /* opened with O_DIRECT */
+	/* set by the compute thread when it hands the request back: */
+	int err;             /* 0 = landed in its slot, else why not */
+	char reason[RF_REASON_LEN];
+} rf_request;
+
+enum rf_slot_state { SLOT_FREE = 0, SLOT_FILLING, SLOT_READY, SLOT_LENT };
+
+typedef struct rf_slot {
+	rf_batch batch;        /* consumer's view; header set when filling starts */
+	int state;             /* enum rf_slot_state; guarded by mu */
+	int err;               /* first error of this batch (fail mode); guarded by mu */
+	char errmsg[512];      /* guarded by mu */
+	atomic_uint remaining; /* places not landed yet; the thread that takes it to 0 publishes */
+	atomic_uint replaced;
+} rf_slot;
+
+/* A bounded FIFO of request ids: capacity io_depth, which no queue can exceed
+ * because there are only io_depth requests. */
+typedef struct rf_idq {
+	pthread_mutex_t mu;
+	pthread_cond_t nonempty;
+	uint32_t *ids;
+	uint32_t cap, first, count;
+	int shutdown;
+} rf_idq;
+
+/* Counters; relaxed atomics, read by rf_loader_stats(). */
+typedef struct rf_counters {
+	atomic_uint_fast64_t bytes_read, bad_samples, reads_submitted;
+	atomic_uint_fast64_t ns_decode, ns_transform, ns_ring_cpu, ns_compute_idle;
+	atomic_uint direct_io, fixed_buffers;
+} rf_counters;
+
+struct rf_ring; /* src/io/ring_impl.h: the ring thread's own state */
+
+struct rf_loader {
+	rf_config cfg;         /* copy, validated, defaults resolved; read-only after create */
+	char *source;          /* owned copy of cfg.source */
+	rf_index index;        /* read-only after create */
+	uint64_t batches_per_epoch;
+	uint64_t total_batches; /* UINT64_MAX when epochs == 0 (endless) */
+	size_t sample_bytes;
+
+	/* batch slots: prefetch of them; batch b lives in slot b % prefetch */
+	rf_slot *slots;
+	uint8_t *slot_mem;
+	size_t slot_mem_len;
+	pthread_mutex_t mu;
+	pthread_cond_t ready;   /* a slot became READY, or ring_err was set */
+	int ring_err;           /* guarded by mu: the ring thread stopped on this error */
+	char ring_errmsg[256];  /* guarded by mu */
+
+	rf_request *req;       /* io_depth of them */
+	rf_idq work;           /* ring -> compute: requests whose read landed */
+	rf_idq done;           /* compute -> ring: requests handed back */
+	int wake_fd;           /* eventfd: anyone -> ring thread (it reads it through the ring) */
+	atomic_bool stop;      /* destroy asks every thread to leave */
+
+	pthread_t ring_thread;
+	int ring_started;
+	struct rf_ring *ring;
+	pthread_mutex_t init_mu; /* ring thread reports its set-up result */
+	pthread_cond_t init_cv;
+	int init_done, init_ret;
+	char init_err[256];
+
+	pthread_t *compute;
+	int ncompute;
+
+	pthread_mutex_t report_mu; /* serializes on_sample_error and log lines */
+	rf_counters st;
+
+	/* consumer only */
+	uint64_t next_batch;
+	uint64_t delivered_batches, delivered_samples, ns_wait;
+	int failed;            /* sticky error returned by every later next() */
+	char err_detail[768];
+};
+
+/* Wakes the ring thread (from any thread). */
+void rf_loader_wake_ring(rf_loader *l);
+
+/* Ends a place that will not be filled: counts, reports, then either queues
+ * its replacement (returns 1, *retry set) or, in fail mode or when
+ * replacements ran out, records the error on the slot and counts the place
+ * down (returns 0). Called by the ring thread. */
+int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
+			   const char *reason, rf_place *retry);
+
+/* Counts one place of slot s down; publishes the batch when it was the last. */
+void rf_loader_place_landed(rf_loader *l, rf_slot *s);
+
+static inline rf_slot *rf_slot_of(rf_loader *l, uint64_t batch)
+{
+	return &l->slots[batch % (uint64_t)l->cfg.prefetch];
+}
+
+/* The sample and epoch position behind a place. */
+void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sample,
+			    uint64_t *epoch, uint64_t *pos);
+
+/* Places in global batch b (batch_size, or fewer for a last partial batch). */
+uint32_t rf_loader_batch_count(const rf_loader *l, uint64_t b);
+
+/* idq: the bounded id queues */
+int rf_idq_init(rf_idq *q, uint32_t cap);
+void rf_idq_destroy(rf_idq *q);
+/* Pushes id; returns 1 when the queue was empty before (the consumer may be asleep). */
+int rf_idq_push(rf_idq *q, uint32_t id);
+/* Blocks until an id is there or shutdown; returns 0 with *id, or -1 on shutdown.
+ * *waited_ns gets the time spent blocked. */
+int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns);
+/* Takes up to max ids without blocking; returns how many. */
+uint32_t rf_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max);
+void rf_idq_shutdown(rf_idq *q);
+
+/* The threads' entry points. */
+void *rf_ring_main(void *loader);    /* src/io/ring.c */
+void rf_ring_free(struct rf_ring *r); /* src/io/ring_setup.c: after the ring thread joined */
+void *rf_compute_main(void *loader); /* src/pipeline/compute.c */
+
+#endif

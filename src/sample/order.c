@@ -1,0 +1,54 @@
+/* order.c - the per-epoch permutation (keyed Feistel + cycle-walking) and
+ * the replacement sequence. */
+#include "sample/order.h"
+
+void rf_perm_init(rf_perm *p, uint64_t n, uint64_t seed, uint64_t epoch, int shuffle)
+{
+	p->n = n;
+	p->identity = !shuffle || n < 2;
+	unsigned bits = 2;
+	while (bits < 64 && (1ull << bits) < n)
+		bits++;
+	bits += bits & 1; /* even, so both halves are equal */
+	p->half_bits = bits / 2;
+	p->half_mask = (1ull << p->half_bits) - 1;
+	uint64_t k = rf_mix64(seed ^ 0x72696e6766656564ull) ^ rf_mix64(epoch + 0x9e3779b97f4a7c15ull);
+	for (int i = 0; i < 4; i++) {
+		k = rf_mix64(k + 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1));
+		p->keys[i] = k;
+	}
+}
+
+static uint64_t feistel(const rf_perm *p, uint64_t x)
+{
+	uint64_t l = x >> p->half_bits, r = x & p->half_mask;
+	for (int i = 0; i < 4; i++) {
+		uint64_t f = rf_mix64(r ^ p->keys[i]) & p->half_mask;
+		uint64_t nl = r;
+		r = l ^ f;
+		l = nl;
+	}
+	return (l << p->half_bits) | r;
+}
+
+uint64_t rf_perm_at(const rf_perm *p, uint64_t pos)
+{
+	if (p->identity)
+		return pos;
+	/* The domain is at most 4n, so the walk takes few steps on average,
+	 * and it ends because the Feistel network is a bijection on it. */
+	uint64_t x = feistel(p, pos);
+	while (x >= p->n)
+		x = feistel(p, x);
+	return x;
+}
+
+uint64_t rf_replacement(uint64_t n, uint64_t seed, uint64_t epoch, uint64_t pos, uint32_t attempt)
+{
+	uint64_t h = rf_mix64(seed ^ 0x7265706c61636521ull);
+	h = rf_mix64(h ^ epoch);
+	h = rf_mix64(h ^ pos);
+	h = rf_mix64(h ^ attempt);
+	/* Multiply-shift: unbiased enough for n far below 2^64. */
+	return (uint64_t)(((unsigned __int128)h * n) >> 64);
+}

@@ -1,0 +1,22 @@
+/* errors.c - rf_strerror(): names for errno values and ringfeed's own codes. */
+#include <string.h>
+
+#include "ringfeed.h"
+#include "util/util.h"
+
+RF_API const char *rf_strerror(int err)
+{
+	switch (err) {
+	case 0: return "success";
+	case RF_EOF: return "end of data: every epoch was delivered";
+	case RF_EBADSAMPLE: return "a sample could not be read or decoded";
+	case RF_ETOOMANYBAD: return "too many bad samples in a row: no replacement could be found";
+	case RF_ENOIOURING: return "io_uring is unavailable on this system";
+	case RF_ECONFIG: return "invalid configuration value";
+	case RF_EEMPTY: return "the source holds no usable sample";
+	case RF_EINDEX: return "the source is malformed";
+	}
+	if (err < 0 && err > -4096)
+		return strerror(-err); /* glibc: static strings for known codes */
+	return "unknown error";
+}

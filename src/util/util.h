@@ -1,0 +1,42 @@
+/* util.h - small helpers shared by every stage: clocks, CPU count, message
+ * formatting, logging. Private to the library. */
+#ifndef RF_UTIL_H
+#define RF_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ringfeed.h"
+
+#define RF_ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
+#define RF_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define RF_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static inline uint64_t rf_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t rf_thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Cores this process may run on (its affinity mask), at least 1. */
+int rf_cpu_count(void);
+
+/* snprintf into buf[len] that tolerates buf == NULL or len == 0. */
+void rf_fmt(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Writes "ringfeed: <level>: message" to stderr when level <= threshold. */
+void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif
