@@ -73,9 +73,22 @@ int rf_index_build(rf_index *idx, const char *source, char *err, size_t errlen)
 		       S_ISDIR(st.st_mode) ? " (ImageFolder layout: CLASS/.../*.jpg)" : "");
 		ret = RF_EEMPTY;
 	}
-	if (ret != 0)
+	if (ret != 0) {
 		rf_index_free(idx);
-	return ret;
+		return ret;
+	}
+	/* Trim the growth slack: the index lives as long as the loader. */
+	rf_index_entry *e = realloc(idx->entries, idx->count * sizeof(*e));
+	char *p = realloc(idx->paths, idx->paths_len);
+	if (e) {
+		idx->entries = e;
+		idx->cap = idx->count;
+	}
+	if (p) {
+		idx->paths = p;
+		idx->paths_cap = idx->paths_len;
+	}
+	return 0;
 }
 
 void rf_index_free(rf_index *idx)

@@ -141,7 +141,8 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, char *err, size_t 
 		}
 		idx->nclasses++;
 	}
-	qsort(idx->classes, (size_t)idx->nclasses, sizeof(char *), cmp_str);
+	if (idx->nclasses > 1)
+		qsort(idx->classes, (size_t)idx->nclasses, sizeof(char *), cmp_str);
 
 	char rel[PATH_MAX];
 	for (int c = 0; c < idx->nclasses; c++) {
@@ -162,8 +163,9 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, char *err, size_t 
 		ret = walk_dir(idx, cfd, rel, len, c, err, errlen);
 		if (ret)
 			goto out;
-		qsort_r(idx->entries + first, idx->count - first, sizeof(rf_index_entry),
-			cmp_entry_path, idx->paths);
+		if (idx->count - first > 1)
+			qsort_r(idx->entries + first, idx->count - first, sizeof(rf_index_entry),
+				cmp_entry_path, idx->paths);
 	}
 out:
 	closedir(d);

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# deps.sh - installs what ringfeed needs to build and test, if missing, on
+# Debian 12 (as root, or through sudo). Quick when everything is there: it
+# only asks dpkg. Used by demo.sh and test.sh; extra package names may be
+# passed as arguments (bench scripts add the torch peer's).
+set -euo pipefail
+
+pkgs=(gcc g++ meson ninja-build pkg-config python3
+      liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev libcriterion-dev
+      "$@")
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps.sh: installing ${missing[*]}" >&2
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null; then
+		sudo=(sudo)
+	else
+		echo "deps.sh: missing packages (${missing[*]}) and not root; install them with apt-get" >&2
+		exit 1
+	fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

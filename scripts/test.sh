@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# test.sh - installs what is missing, builds, and runs every test: the fast
+# and slow suites in build/, and the fast suite again under AddressSanitizer
+# + UndefinedBehaviorSanitizer in build-asan/. Ends with one summary line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+scripts/build.sh build
+scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+meson test -C build --print-errorlogs --num-processes 1 || status=1
+meson test -C build --setup slow --suite slow --print-errorlogs || status=1
+meson test -C build-asan --print-errorlogs --num-processes 1 || status=1
+
+# One line for people and CI: individual test cases, counted from Criterion's
+# synthesis lines (other test programs count as one each).
+python3 - build/meson-logs/testlog.json build/meson-logs/testlog-slow.json \
+	build-asan/meson-logs/testlog.json <<'PY'
+import json, re, sys
+passed = failed = skipped = 0
+for path in sys.argv[1:]:
+    for line in open(path):
+        t = json.loads(line)
+        out = t.get("stdo", "") + t.get("stde", "")
+        m = re.findall(r"Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)", out)
+        if m:
+            tested, ok, bad, crash = map(int, m[-1])
+            passed += ok
+            failed += bad + crash
+            skipped += len(re.findall(r"\[SKIP\]", out))
+        elif t["result"] == "OK":
+            passed += 1
+        elif t["result"] == "SKIP":
+            skipped += 1
+        else:
+            failed += 1
+print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+PY
+exit $status

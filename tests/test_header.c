@@ -1,0 +1,10 @@
+/* test_header.c - the public header compiles alone as C (its twin
+ * test_header_cpp.cpp does the same as C++). */
+#include "ringfeed.h"
+
+int main(void)
+{
+	rf_config cfg;
+	rf_config_default(&cfg);
+	return rf_version_number() == RF_VERSION_NUMBER && cfg.batch_size == 64 ? 0 : 1;
+}

@@ -1,0 +1,152 @@
+/* test_index.c - the index: ImageFolder walk (labels in sorted class order,
+ * any-case extensions, nested folders, other files ignored), manifests
+ * (relative and absolute paths, labels, malformed lines), bytes per file. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/index.h"
+#include "testutil.h"
+
+static int find(const rf_index *idx, const char *path)
+{
+	for (size_t i = 0; i < idx->count; i++)
+		if (!strcmp(rf_index_path(idx, i), path))
+			return (int)i;
+	return -1;
+}
+
+Test(index, imagefolder_labels_and_names)
+{
+	char *d = tu_tmpdir("idx");
+	tu_write(d, "zebra/a.jpg", "x", 1);
+	tu_write(d, "apple/b.JPG", "xy", 2);
+	tu_write(d, "apple/nested/deeper/c.JpEg", "xyz", 3);
+	tu_write(d, "apple/notes.txt", "no", 2);     /* not a JPEG name */
+	tu_write(d, "apple/d.jpg.bak", "no", 2);
+	tu_write(d, "loose.jpg", "no", 2);            /* not in a class folder */
+	tu_mkdirs(d, "mango");                        /* empty class: still a label */
+	tu_write(d, "mango2/e.jpeg", "wxyz1", 5);
+
+	rf_index idx;
+	char err[256];
+	cr_assert_eq(rf_index_build(&idx, d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(idx.count, 4);
+	cr_assert_eq(idx.nclasses, 4);
+	cr_assert_str_eq(idx.classes[0], "apple");
+	cr_assert_str_eq(idx.classes[1], "mango");
+	cr_assert_str_eq(idx.classes[2], "mango2");
+	cr_assert_str_eq(idx.classes[3], "zebra");
+
+	int i = find(&idx, "apple/b.JPG");
+	cr_assert(i >= 0);
+	cr_assert_eq(idx.entries[i].label, 0);
+	cr_assert_eq(idx.entries[i].size, 2);
+	i = find(&idx, "apple/nested/deeper/c.JpEg");
+	cr_assert(i >= 0);
+	cr_assert_eq(idx.entries[i].label, 0);
+	cr_assert_eq(idx.entries[i].size, 3);
+	i = find(&idx, "mango2/e.jpeg");
+	cr_assert(i >= 0);
+	cr_assert_eq(idx.entries[i].label, 2);
+	i = find(&idx, "zebra/a.jpg");
+	cr_assert(i >= 0);
+	cr_assert_eq(idx.entries[i].label, 3);
+	/* sorted path order, class by class */
+	for (size_t k = 1; k < idx.count; k++)
+		cr_assert(strcmp(rf_index_path(&idx, k - 1), rf_index_path(&idx, k)) < 0);
+	rf_index_free(&idx);
+	tu_rmrf(d);
+	free(d);
+}
+
+Test(index, bytes_per_file)
+{
+	/* The stated cost: a 24-byte record plus the path and its NUL. */
+	cr_assert_eq(sizeof(rf_index_entry), 24);
+	char *d = tu_tmpdir("idxmem");
+	size_t path_bytes = 0;
+	char rel[64];
+	for (int i = 0; i < 300; i++) {
+		snprintf(rel, sizeof(rel), "k%d/file_%d.jpg", i % 3, i);
+		tu_write(d, rel, "x", 1);
+		path_bytes += strlen(rel) + 1;
+	}
+	rf_index idx;
+	char err[256];
+	cr_assert_eq(rf_index_build(&idx, d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(idx.count, 300);
+	size_t classes = 3 * (3 + sizeof(char *));
+	cr_assert_eq(rf_index_memory(&idx), 300 * 24 + path_bytes + classes);
+	rf_index_free(&idx);
+	tu_rmrf(d);
+	free(d);
+}
+
+Test(index, manifest_relative_absolute_labels)
+{
+	char *d = tu_tmpdir("man");
+	tu_write(d, "data/one.bin", "1", 1);
+	tu_write(d, "data/two.bin", "22", 2);
+	char *abs;
+	cr_assert(asprintf(&abs, "%s/data/two.bin", d) > 0);
+	char *text;
+	cr_assert(asprintf(&text, "# comment\ndata/one.bin\t7\n\n%s\t3\ndata/missing.jpg\t1\n", abs) > 0);
+	tu_write(d, "list.tsv", text, strlen(text));
+	char *man;
+	cr_assert(asprintf(&man, "%s/list.tsv", d) > 0);
+
+	rf_index idx;
+	char err[256];
+	cr_assert_eq(rf_index_build(&idx, man, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(idx.count, 3);
+	cr_assert_str_eq(rf_index_path(&idx, 0), "data/one.bin");
+	cr_assert_eq(idx.entries[0].label, 7);
+	cr_assert_eq(idx.entries[0].size, 1);
+	cr_assert_str_eq(rf_index_path(&idx, 1), abs);
+	cr_assert_eq(idx.entries[1].label, 3);
+	cr_assert_eq(idx.entries[1].size, 2);
+	/* a missing file is kept, with its error, to be reported when read */
+	cr_assert_eq(idx.entries[2].size, -ENOENT);
+	rf_index_free(&idx);
+	tu_rmrf(d);
+	free(d);
+	free(abs);
+	free(text);
+	free(man);
+}
+
+Test(index, manifest_malformed)
+{
+	char *d = tu_tmpdir("manbad");
+	const char *cases[] = { "a.jpg 3\n", "a.jpg\tthree\n", "a.jpg\t-1\n", "\t4\n", "a.jpg\t5x\n" };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tu_write(d, "m.tsv", cases[i], strlen(cases[i]));
+		char *man;
+		cr_assert(asprintf(&man, "%s/m.tsv", d) > 0);
+		rf_index idx;
+		char err[256] = "";
+		cr_assert_eq(rf_index_build(&idx, man, err, sizeof(err)), RF_EINDEX, "case %zu", i);
+		cr_assert(strstr(err, "line 1"), "message names the line: %s", err);
+		free(man);
+	}
+	tu_rmrf(d);
+	free(d);
+}
+
+Test(index, missing_and_empty_sources)
+{
+	rf_index idx;
+	char err[256];
+	cr_assert_eq(rf_index_build(&idx, "/nonexistent/ringfeed/dir", err, sizeof(err)), -ENOENT);
+	cr_assert(strstr(err, "/nonexistent/ringfeed/dir"));
+	char *d = tu_tmpdir("empty");
+	tu_mkdirs(d, "classA");
+	cr_assert_eq(rf_index_build(&idx, d, err, sizeof(err)), RF_EEMPTY);
+	cr_assert(strstr(err, "no samples"), "%s", err);
+	tu_rmrf(d);
+	free(d);
+}

@@ -1,0 +1,169 @@
+/* test_order.c - order: the Feistel permutation is a bijection; every sample
+ * is delivered exactly once per epoch (drop_last off and on, batch sizes that
+ * do not divide N); a seed reproduces its order, epochs and seeds differ;
+ * labels travel with their samples; endless mode keeps going. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/index.h"
+#include "sample/order.h"
+#include "testutil.h"
+
+Test(order, perm_is_bijection)
+{
+	uint64_t ns[] = { 1, 2, 3, 7, 64, 100, 1000, 4097 };
+	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+		uint64_t n = ns[k];
+		uint8_t *seen = calloc(n, 1);
+		rf_perm p;
+		rf_perm_init(&p, n, 42, 3, 1);
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t x = rf_perm_at(&p, i);
+			cr_assert(x < n);
+			cr_assert(!seen[x], "n=%llu: %llu twice", (unsigned long long)n, (unsigned long long)x);
+			seen[x] = 1;
+		}
+		free(seen);
+	}
+}
+
+Test(order, perm_depends_on_seed_and_epoch)
+{
+	rf_perm a, b, c;
+	rf_perm_init(&a, 1000, 1, 0, 1);
+	rf_perm_init(&b, 1000, 1, 1, 1);
+	rf_perm_init(&c, 1000, 2, 0, 1);
+	int same_ab = 0, same_ac = 0, fixed = 0;
+	for (uint64_t i = 0; i < 1000; i++) {
+		same_ab += rf_perm_at(&a, i) == rf_perm_at(&b, i);
+		same_ac += rf_perm_at(&a, i) == rf_perm_at(&c, i);
+		fixed += rf_perm_at(&a, i) == i;
+	}
+	/* a random permutation agrees with another in about 1 place of n */
+	cr_assert_lt(same_ab, 10);
+	cr_assert_lt(same_ac, 10);
+	cr_assert_lt(fixed, 10);
+}
+
+static void check_epochs(const char *dir, int batch, int drop_last, int epochs)
+{
+	rf_config cfg;
+	tu_config(&cfg, dir);
+	cfg.batch_size = batch;
+	cfg.drop_last = drop_last;
+	cfg.epochs = epochs;
+	cfg.seed = 9;
+	rf_index idx;
+	char err[256];
+	cr_assert_eq(rf_index_build(&idx, dir, err, sizeof(err)), 0);
+	size_t N = idx.count;
+
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	size_t per_epoch = drop_last ? N / (size_t)batch * (size_t)batch : N;
+	uint32_t *count = calloc(N, sizeof(*count));
+	rf_batch *b;
+	int r;
+	uint64_t got = 0, batches = 0;
+	uint32_t epoch = 0;
+	while ((r = rf_loader_next(l, &b)) == 0) {
+		cr_assert_eq(b->index, batches);
+		if (b->epoch != epoch) {
+			/* an epoch ended: every sample once (drop_last: at most once) */
+			for (size_t i = 0; i < N; i++) {
+				if (drop_last)
+					cr_assert_leq(count[i], 1);
+				else
+					cr_assert_eq(count[i], 1, "epoch %u sample %zu seen %u times", epoch, i, count[i]);
+			}
+			memset(count, 0, N * sizeof(*count));
+			epoch = b->epoch;
+		}
+		cr_assert(b->count == (uint32_t)batch || (!drop_last && b->count < (uint32_t)batch));
+		for (uint32_t i = 0; i < b->count; i++) {
+			cr_assert_lt(b->ids[i], N);
+			count[b->ids[i]]++;
+			cr_assert_eq(b->labels[i], idx.entries[b->ids[i]].label);
+		}
+		got += b->count;
+		batches++;
+		rf_batch_release(l, b);
+	}
+	cr_assert_eq(r, RF_EOF, "%s", rf_loader_error(l));
+	cr_assert_eq(rf_loader_next(l, &b), RF_EOF, "EOF is sticky");
+	cr_assert_eq(got, per_epoch * (uint64_t)epochs);
+	cr_assert_eq(epoch, (uint32_t)epochs - 1);
+	rf_stats st;
+	rf_loader_stats(l, &st);
+	cr_assert_eq(st.samples, got);
+	cr_assert_eq(st.bad_samples, 0);
+	rf_loader_destroy(l);
+	free(count);
+	rf_index_free(&idx);
+}
+
+Test(order, every_sample_once_per_epoch)
+{
+	char *d = tu_tree("once", 3, 11); /* 33 samples */
+	check_epochs(d, 8, 0, 3);
+	check_epochs(d, 8, 1, 2);
+	check_epochs(d, 33, 0, 2);
+	check_epochs(d, 5, 0, 2);
+	check_epochs(d, 1, 0, 1);
+	tu_rmrf(d);
+	free(d);
+}
+
+Test(order, seed_reproduces_epochs_differ)
+{
+	char *d = tu_tree("seed", 2, 20); /* 40 samples */
+	rf_config cfg;
+	tu_config(&cfg, d);
+	cfg.epochs = 2;
+	cfg.seed = 1234;
+	size_t n1, n2, n3;
+	uint64_t *a = tu_drain_ids(&cfg, &n1);
+	cfg.threads = 1; /* the order does not depend on the thread count */
+	cfg.io_depth = 3;
+	uint64_t *b = tu_drain_ids(&cfg, &n2);
+	cfg.seed = 1235;
+	uint64_t *c = tu_drain_ids(&cfg, &n3);
+	cr_assert_eq(n1, 80);
+	cr_assert_eq(n2, 80);
+	cr_assert_eq(memcmp(a, b, n1 * sizeof(*a)), 0, "same seed, same order");
+	cr_assert_neq(memcmp(a, a + 40, 40 * sizeof(*a)), 0, "epoch 1 differs from epoch 0");
+	cr_assert_neq(memcmp(a, c, 40 * sizeof(*a)), 0, "another seed, another order");
+	cfg.shuffle = 0;
+	cfg.epochs = 1;
+	uint64_t *s = tu_drain_ids(&cfg, &n3);
+	for (size_t i = 0; i < n3; i++)
+		cr_assert_eq(s[i], i, "shuffle off: index order");
+	free(a);
+	free(b);
+	free(c);
+	free(s);
+	tu_rmrf(d);
+	free(d);
+}
+
+Test(order, endless_runs_past_epochs)
+{
+	char *d = tu_tree("endless", 1, 10);
+	rf_config cfg;
+	tu_config(&cfg, d);
+	cfg.epochs = 0;
+	cfg.batch_size = 4; /* 3 batches an epoch */
+	rf_loader *l;
+	char err[256];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	for (int i = 0; i < 20; i++) {
+		cr_assert_eq(rf_loader_next(l, &b), 0);
+		cr_assert_eq(b->epoch, (uint32_t)(i / 3));
+		rf_batch_release(l, b);
+	}
+	rf_loader_destroy(l);
+	tu_rmrf(d);
+	free(d);
+}

@@ -1,0 +1,153 @@
+/* testutil.c - see testutil.h. */
+#define _GNU_SOURCE
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/synth.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
+void tu_assert_no_leaks(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "LeakSanitizer found leaks (see above)");
+#endif
+}
+
+char *tu_tmpdir(const char *tag)
+{
+	const char *base = getenv("TMPDIR");
+	char *p;
+	cr_assert(asprintf(&p, "%s/rf-test-%s-XXXXXX", base && *base ? base : "/tmp", tag) > 0);
+	cr_assert(mkdtemp(p), "mkdtemp %s: %s", p, strerror(errno));
+	return p;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void tu_rmrf(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void tu_mkdirs(const char *dir, const char *rel)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	for (char *s = p + strlen(dir) + 1; *s; s++) {
+		if (*s == '/') {
+			*s = '\0';
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	}
+	mkdir(p, 0755);
+}
+
+void tu_write(const char *dir, const char *rel, const void *data, size_t len)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s", rel);
+	char *slash = strrchr(p, '/');
+	if (slash) {
+		*slash = '\0';
+		tu_mkdirs(dir, p);
+	}
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	FILE *f = fopen(p, "wb");
+	cr_assert(f, "fopen %s: %s", p, strerror(errno));
+	cr_assert(fwrite(data, 1, len, f) == len || len == 0);
+	fclose(f);
+}
+
+size_t tu_jpeg(const char *dir, const char *rel, int w, int h, uint64_t seed)
+{
+	uint8_t *j;
+	size_t len;
+	char err[256];
+	cr_assert(rf_synth_jpeg(w, h, seed, 90, &j, &len, err, sizeof(err)) == 0, "%s", err);
+	tu_write(dir, rel, j, len);
+	free(j);
+	return len;
+}
+
+uint8_t *tu_read(const char *dir, const char *rel, size_t *len)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	FILE *f = fopen(p, "rb");
+	cr_assert(f, "fopen %s", p);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc(*len ? *len : 1);
+	cr_assert(fread(b, 1, *len, f) == *len);
+	fclose(f);
+	return b;
+}
+
+char *tu_tree(const char *tag, int classes, int per_class)
+{
+	char *dir = tu_tmpdir(tag);
+	char rel[256];
+	for (int c = 0; c < classes; c++)
+		for (int i = 0; i < per_class; i++) {
+			uint64_t seed = (uint64_t)c * 1000 + (uint64_t)i + 1;
+			int w = 40 + (int)(seed * 37 % 81), h = 40 + (int)(seed * 53 % 81);
+			snprintf(rel, sizeof(rel), "c%d/img_%03d.jpg", c, i);
+			tu_jpeg(dir, rel, w, h, seed);
+		}
+	return dir;
+}
+
+void tu_config(rf_config *cfg, const char *source)
+{
+	rf_config_default(cfg);
+	cfg->source = source;
+	cfg->resize = 48;
+	cfg->crop = 40;
+	cfg->batch_size = 8;
+	cfg->threads = 2;
+	cfg->io_depth = 32;
+	cfg->read_pool_bytes = 1 << 20;
+}
+
+uint64_t *tu_drain_ids(const rf_config *cfg, size_t *n)
+{
+	rf_loader *l;
+	char err[512];
+	int r = rf_loader_create(&l, cfg, err, sizeof(err));
+	cr_assert_eq(r, 0, "create: %s", err);
+	size_t cap = 1024, k = 0;
+	uint64_t *ids = malloc(cap * sizeof(*ids));
+	rf_batch *b;
+	while ((r = rf_loader_next(l, &b)) == 0) {
+		for (uint32_t i = 0; i < b->count; i++) {
+			if (k == cap)
+				ids = realloc(ids, (cap *= 2) * sizeof(*ids));
+			ids[k++] = b->ids[i];
+		}
+		rf_batch_release(l, b);
+	}
+	cr_assert_eq(r, RF_EOF, "next: %s: %s", rf_strerror(r), rf_loader_error(l));
+	rf_loader_destroy(l);
+	*n = k;
+	return ids;
+}

@@ -1,0 +1,39 @@
+/* testutil.h - helpers for the tests: temporary folders, small ImageFolder
+ * trees of synthetic JPEGs, files with chosen bytes, a loader that drains. */
+#ifndef RF_TESTUTIL_H
+#define RF_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringfeed.h"
+
+/* A fresh empty folder (under $TMPDIR or /tmp); the path is malloc'ed. */
+char *tu_tmpdir(const char *tag);
+/* rm -rf path; frees nothing. */
+void tu_rmrf(const char *path);
+/* mkdir -p of dir/rel. */
+void tu_mkdirs(const char *dir, const char *rel);
+/* Writes len bytes to dir/rel (creating folders). */
+void tu_write(const char *dir, const char *rel, const void *data, size_t len);
+/* Writes a synthetic JPEG of w x h to dir/rel; returns its size in bytes. */
+size_t tu_jpeg(const char *dir, const char *rel, int w, int h, uint64_t seed);
+/* Reads dir/rel whole (malloc'ed), *len set. */
+uint8_t *tu_read(const char *dir, const char *rel, size_t *len);
+/* A tree of classes x per_class small JPEGs (40..120 px per side) named
+ * cK/img_N.jpg; returns the folder (malloc'ed). */
+char *tu_tree(const char *tag, int classes, int per_class);
+
+/* A config for the small test images: resize 48, crop 40, batch 8, 2 threads. */
+void tu_config(rf_config *cfg, const char *source);
+
+/* Runs a loader to the end; returns the sample ids it delivered in order
+ * (malloc'ed, *n set). Asserts on any error. */
+uint64_t *tu_drain_ids(const rf_config *cfg, size_t *n);
+
+/* Under AddressSanitizer: fails the test if memory is leaked at this point
+ * (Criterion ignores a leak report at worker exit, so tests ask for one).
+ * Elsewhere: nothing. */
+void tu_assert_no_leaks(void);
+
+#endif
