@@ -1,6 +1,7 @@
 /* device.c - what the build and the machine offer for the GPU: whether CUDA
  * support is built in and how many devices are visible. Feeds
  * rf_version_string(); pinned slots and transfers come with the GPU stage. */
+#include <pthread.h>
 #include <stdio.h>
 
 #include "rf_config.h"
@@ -15,20 +16,29 @@ RF_API int rf_version_number(void)
 	return RF_VERSION_NUMBER;
 }
 
-RF_API const char *rf_version_string(void)
+static char version[160];
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+
+/* Asks the CUDA runtime once; the answer does not change while we run. */
+static void make_version(void)
 {
-	static char s[128];
+	char *s = version;
 #if RF_HAVE_CUDA
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
 	if (e != cudaSuccess)
-		snprintf(s, sizeof(s), "%s (cuda: built in, no device: %s)", RF_VERSION,
+		snprintf(s, sizeof(version), "%s (cuda: built in, no device: %s)", RF_VERSION,
 			 cudaGetErrorString(e));
 	else
-		snprintf(s, sizeof(s), "%s (cuda: built in, %d device%s)", RF_VERSION, n,
+		snprintf(s, sizeof(version), "%s (cuda: built in, %d device%s)", RF_VERSION, n,
 			 n == 1 ? "" : "s");
 #else
-	snprintf(s, sizeof(s), "%s (cuda: not built in)", RF_VERSION);
+	snprintf(s, sizeof(version), "%s (cuda: not built in)", RF_VERSION);
 #endif
-	return s;
+}
+
+RF_API const char *rf_version_string(void)
+{
+	pthread_once(&version_once, make_version);
+	return version;
 }
