@@ -23,7 +23,7 @@ passed = failed = skipped = 0
 for path in sys.argv[1:]:
     for line in open(path):
         t = json.loads(line)
-        out = t.get("stdo", "") + t.get("stde", "")
+        out = t.get("stdout", "") + t.get("stderr", "")
         m = re.findall(r"Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)", out)
         if m:
             tested, ok, bad, crash = map(int, m[-1])
