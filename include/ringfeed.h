@@ -83,6 +83,19 @@ typedef enum rf_log_level {
 	RF_LOG_INFO = 3, /* set-up choices */
 } rf_log_level;
 
+/* Element type of batch data. Values are stable. */
+typedef enum rf_dtype {
+	RF_DTYPE_UINT8 = 0,   /* 0..255, as decoded */
+	RF_DTYPE_FLOAT32 = 1, /* (v / 255 - mean[c]) / std[c] */
+	RF_DTYPE_FLOAT16 = 2, /* the same, as IEEE 754 half (uint16_t bits) */
+} rf_dtype;
+
+/* Order of a sample's values. Values are stable. */
+typedef enum rf_layout {
+	RF_LAYOUT_HWC = 0, /* row, column, channel (RGB interleaved) */
+	RF_LAYOUT_CHW = 1, /* channel planes R, G, B, each row by row */
+} rf_layout;
+
 /* Called once per bad sample, from one of the loader's threads, never two at
  * a time for one loader. path and reason are valid during the call only.
  * err is the negative code behind it. */
@@ -98,8 +111,9 @@ typedef struct rf_config {
 	const char *source;
 
 	int batch_size;     /* samples per batch; default 64 */
-	int resize;         /* Resize: shorter side to this many pixels (bilinear); default 256 */
-	int crop;           /* CenterCrop: output is crop x crop; default 224 */
+	int resize;         /* Resize: shorter side to this many pixels; default 256 */
+	int crop;           /* output is crop x crop: CenterCrop after Resize, or the
+	                     * RandomResizedCrop size; default 224 */
 	int threads;        /* compute threads; 0 = cores - 1, at least 1 (default 0) */
 	int io_depth;       /* reads in flight at most; default 256 (1..4096) */
 	int prefetch;       /* batch slots: batches being filled or waiting; default 4 */
@@ -115,7 +129,26 @@ typedef struct rf_config {
 	rf_log_level log_level;        /* messages to stderr; default RF_LOG_NONE */
 	int no_direct_io;              /* 1 = buffered reads instead of O_DIRECT; default 0 */
 
-	uint8_t reserved[256];         /* zeroed by rf_config_default(); keep zero */
+	/* Decode and augment. Transforms are those of torchvision, fused into
+	 * one pass that writes the batch slot: bilinear resampling at pixel
+	 * centres, antialiased (the triangle widened to the factor) when
+	 * shrinking by more than 2x. Random choices depend only on (seed,
+	 * epoch, sample id). EXIF orientation is ignored, as torchvision
+	 * ignores it. Grayscale, CMYK and YCCK JPEGs become RGB. */
+	int random_resized_crop;       /* 1 = RandomResizedCrop(crop) instead of
+	                                * Resize(resize) + CenterCrop(crop); default 0 */
+	float rrc_scale[2];            /* area fraction range; default {0.08, 1} */
+	float rrc_ratio[2];            /* aspect ratio range; default {3/4, 4/3} */
+	float flip_p;                  /* horizontal flip probability; default 0 */
+	rf_dtype dtype;                /* default RF_DTYPE_UINT8 */
+	rf_layout layout;              /* default RF_LAYOUT_HWC */
+	float mean[3], std[3];         /* per channel, for float output; default 0 and 1 */
+	uint64_t max_pixels;           /* larger images are bad samples; default 100,000,000 */
+	int no_scaled_decode;          /* 1 = always decode at full scale; default 0 */
+	int no_region_decode;          /* 1 = decode every row and column; default 0 */
+	int in_order;                  /* 1 = batches in order (default); 0 = as they complete */
+
+	uint8_t reserved[192];         /* zeroed by rf_config_default(); keep zero */
 } rf_config;
 
 /* Fills every field of cfg with its default. Always call it first, then edit
@@ -129,8 +162,10 @@ typedef struct rf_batch {
 	uint32_t epoch;      /* epoch this batch belongs to */
 	uint32_t count;      /* samples in this batch (< batch_size only for a last partial batch) */
 	uint32_t height, width, channels; /* per sample: crop, crop, 3 */
-	uint8_t *data;       /* count x height x width x channels, uint8 RGB, HWC */
-	size_t sample_bytes; /* height * width * channels */
+	rf_dtype dtype;      /* element type of data */
+	rf_layout layout;    /* HWC or CHW per sample */
+	uint8_t *data;       /* count samples of sample_bytes each, RGB */
+	size_t sample_bytes; /* height * width * channels * element size */
 	int32_t *labels;     /* count labels */
 	uint64_t *ids;       /* count sample ids (index positions in the source) */
 	uint32_t replaced;   /* places in this batch filled by a replacement sample */
@@ -172,16 +207,20 @@ typedef struct rf_stats {
 	uint64_t bytes_read;      /* file bytes read from storage (payload, not padding) */
 	uint64_t bad_samples;     /* samples skipped as unreadable or corrupt */
 	uint64_t reads_submitted; /* read chains submitted to io_uring */
-	uint64_t ns_read_wait;    /* consumer time spent waiting in rf_loader_next() */
+	uint64_t ns_consumer_wait; /* consumer time spent waiting in rf_loader_next() */
 	uint64_t ns_decode;       /* compute time in JPEG decode, summed over threads */
-	uint64_t ns_transform;    /* compute time in resize + crop + store, summed */
+	uint64_t ns_transform;    /* compute time resampling and storing into the slot, summed */
+	uint64_t ns_collate;      /* compute time for labels, ids, count-down and publishing */
 	uint64_t ns_ring_cpu;     /* CPU time of the ring thread */
-	uint64_t ns_compute_idle; /* time compute threads waited for work, summed */
+	uint64_t ns_read_wait;    /* time compute threads waited for a landed read, summed */
 	uint32_t threads;         /* compute threads running */
 	uint32_t io_depth;        /* reads in flight at most */
 	uint32_t direct_io;       /* 1 = O_DIRECT in use, 0 = buffered (refused, or asked) */
 	uint32_t fixed_buffers;   /* 1 = read buffers registered with io_uring */
-	uint32_t reserved[16];
+	uint64_t scaled_decodes;  /* samples decoded at a DCT scale below 1 */
+	uint64_t decoded_pixels;  /* pixels actually decoded (scaled, region) */
+	uint64_t source_pixels;   /* pixels of the images in full */
+	uint32_t reserved[10];
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

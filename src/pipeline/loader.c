@@ -4,6 +4,7 @@
  * threads. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -134,6 +135,8 @@ static int alloc_slots(rf_loader *l)
 		s->batch.labels = (int32_t *)(base + data + (size_t)B * sizeof(uint64_t));
 		s->batch.height = s->batch.width = (uint32_t)l->cfg.crop;
 		s->batch.channels = 3;
+		s->batch.dtype = l->cfg.dtype;
+		s->batch.layout = l->cfg.layout;
 		s->batch.sample_bytes = l->sample_bytes;
 		s->state = SLOT_FREE;
 		atomic_init(&s->remaining, 0);
@@ -207,7 +210,15 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	}
 	l->total_batches = l->cfg.epochs ? l->batches_per_epoch * (uint64_t)l->cfg.epochs
 					 : UINT64_MAX;
-	l->sample_bytes = (size_t)l->cfg.crop * (size_t)l->cfg.crop * 3;
+	rf_output_init(&l->output, l->cfg.crop, l->cfg.dtype, l->cfg.layout, l->cfg.mean, l->cfg.std);
+	l->sample_bytes = rf_output_sample_bytes(&l->output);
+	l->window = (rf_window_params){
+		.resize = l->cfg.resize, .crop = l->cfg.crop,
+		.random_resized_crop = l->cfg.random_resized_crop,
+		.scale_lo = l->cfg.rrc_scale[0], .scale_hi = l->cfg.rrc_scale[1],
+		.log_ratio_lo = log(l->cfg.rrc_ratio[0]), .log_ratio_hi = log(l->cfg.rrc_ratio[1]),
+		.flip_p = l->cfg.flip_p, .seed = l->cfg.seed,
+	};
 
 	ret = alloc_slots(l);
 	if (ret)
@@ -291,6 +302,35 @@ RF_API void rf_loader_destroy(rf_loader *l)
 
 /* ---- the consumer's side ------------------------------------------------ */
 
+/* The slot to hand out next, or NULL: in order, the next batch's slot once
+ * it is ready; otherwise the ready slot with the lowest batch number.
+ * Called with l->mu held. */
+static rf_slot *ready_slot(rf_loader *l)
+{
+	if (l->cfg.in_order) {
+		rf_slot *s = rf_slot_of(l, l->next_batch);
+		return s->state == SLOT_READY && s->batch.index == l->next_batch ? s : NULL;
+	}
+	rf_slot *best = NULL;
+	for (int i = 0; i < l->cfg.prefetch; i++) {
+		rf_slot *s = &l->slots[i];
+		if (s->state == SLOT_READY && (!best || s->batch.index < best->batch.index))
+			best = s;
+	}
+	return best;
+}
+
+/* Nothing can become ready while every slot is lent to the caller. */
+static int all_lent(rf_loader *l)
+{
+	if (l->cfg.in_order)
+		return rf_slot_of(l, l->next_batch)->state == SLOT_LENT;
+	for (int i = 0; i < l->cfg.prefetch; i++)
+		if (l->slots[i].state != SLOT_LENT)
+			return 0;
+	return 1;
+}
+
 RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 {
 	if (!l || !out)
@@ -300,22 +340,21 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 		return l->failed;
 	if (l->next_batch >= l->total_batches)
 		return RF_EOF;
-	rf_slot *s = rf_slot_of(l, l->next_batch);
 	uint64_t t0 = rf_now_ns();
 	pthread_mutex_lock(&l->mu);
-	if (s->state == SLOT_LENT) {
+	if (all_lent(l)) {
 		pthread_mutex_unlock(&l->mu);
 		rf_fmt(l->err_detail, sizeof(l->err_detail), "all %d batch slots are held by the "
 		       "caller: release a batch before asking for the next", l->cfg.prefetch);
 		return -EDEADLK;
 	}
-	while (!(s->state == SLOT_READY && s->batch.index == l->next_batch) && !l->ring_err)
+	rf_slot *s;
+	while (!(s = ready_slot(l)) && !l->ring_err)
 		pthread_cond_wait(&l->ready, &l->mu);
-	int ready = s->state == SLOT_READY && s->batch.index == l->next_batch;
-	int err = ready ? s->err : l->ring_err;
+	int err = s ? s->err : l->ring_err;
 	if (err) {
-		rf_fmt(l->err_detail, sizeof(l->err_detail), "%s", ready ? s->errmsg : l->ring_errmsg);
-		if (ready)
+		rf_fmt(l->err_detail, sizeof(l->err_detail), "%s", s ? s->errmsg : l->ring_errmsg);
+		if (s)
 			s->state = SLOT_FREE;
 		pthread_mutex_unlock(&l->mu);
 		l->failed = err;
@@ -356,14 +395,18 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->samples_total = l->index.count;
 	out->batches = l->delivered_batches;
 	out->samples = l->delivered_samples;
-	out->ns_read_wait = l->ns_wait;
+	out->ns_consumer_wait = l->ns_wait;
 	out->bytes_read = atomic_load_explicit(&l->st.bytes_read, memory_order_relaxed);
 	out->bad_samples = atomic_load_explicit(&l->st.bad_samples, memory_order_relaxed);
 	out->reads_submitted = atomic_load_explicit(&l->st.reads_submitted, memory_order_relaxed);
 	out->ns_decode = atomic_load_explicit(&l->st.ns_decode, memory_order_relaxed);
 	out->ns_transform = atomic_load_explicit(&l->st.ns_transform, memory_order_relaxed);
 	out->ns_ring_cpu = atomic_load_explicit(&l->st.ns_ring_cpu, memory_order_relaxed);
-	out->ns_compute_idle = atomic_load_explicit(&l->st.ns_compute_idle, memory_order_relaxed);
+	out->ns_collate = atomic_load_explicit(&l->st.ns_collate, memory_order_relaxed);
+	out->ns_read_wait = atomic_load_explicit(&l->st.ns_read_wait, memory_order_relaxed);
+	out->scaled_decodes = atomic_load_explicit(&l->st.scaled_decodes, memory_order_relaxed);
+	out->decoded_pixels = atomic_load_explicit(&l->st.decoded_pixels, memory_order_relaxed);
+	out->source_pixels = atomic_load_explicit(&l->st.source_pixels, memory_order_relaxed);
 	out->threads = (uint32_t)l->cfg.threads;
 	out->io_depth = (uint32_t)l->cfg.io_depth;
 	out->direct_io = atomic_load(&l->st.direct_io);

@@ -23,6 +23,8 @@
 #include "io/bufpool.h"
 #include "ringfeed.h"
 #include "sample/order.h"
+#include "transform/resample.h"
+#include "transform/window.h"
 
 #define RF_MAX_ATTEMPTS 64 /* replacements tried for one place before RF_ETOOMANYBAD */
 #define RF_REASON_LEN 192
@@ -76,7 +78,8 @@ typedef struct rf_idq {
 /* Counters; relaxed atomics, read by rf_loader_stats(). */
 typedef struct rf_counters {
 	atomic_uint_fast64_t bytes_read, bad_samples, reads_submitted;
-	atomic_uint_fast64_t ns_decode, ns_transform, ns_ring_cpu, ns_compute_idle;
+	atomic_uint_fast64_t ns_decode, ns_transform, ns_collate, ns_ring_cpu, ns_read_wait;
+	atomic_uint_fast64_t scaled_decodes, decoded_pixels, source_pixels;
 	atomic_uint direct_io, fixed_buffers;
 } rf_counters;
 
@@ -89,6 +92,8 @@ struct rf_loader {
 	uint64_t batches_per_epoch;
 	uint64_t total_batches; /* UINT64_MAX when epochs == 0 (endless) */
 	size_t sample_bytes;
+	rf_output output;         /* how samples are stored; read-only after create */
+	rf_window_params window;  /* how windows are chosen; read-only after create */
 
 	/* batch slots: prefetch of them; batch b lives in slot b % prefetch */
 	rf_slot *slots;
@@ -120,7 +125,7 @@ struct rf_loader {
 	rf_counters st;
 
 	/* consumer only */
-	uint64_t next_batch;
+	uint64_t next_batch;   /* in order: the batch to deliver next; else: batches delivered */
 	uint64_t delivered_batches, delivered_samples, ns_wait;
 	int failed;            /* sticky error returned by every later next() */
 	char err_detail[768];
