@@ -61,7 +61,9 @@ int rf_resampler_init(rf_resampler *r, int crop)
 {
 	memset(r, 0, sizeof(*r));
 	r->row = malloc((size_t)crop * 3);
-	return r->row ? 0 : -ENOMEM;
+	r->xoff = malloc((size_t)crop * sizeof(int32_t));
+	r->xw = malloc((size_t)crop * 2 * sizeof(int32_t));
+	return r->row && r->xoff && r->xw ? 0 : -ENOMEM;
 }
 
 static void taps_free(rf_taps *t)
@@ -77,6 +79,8 @@ void rf_resampler_destroy(rf_resampler *r)
 	free(r->mid);
 	free(r->row);
 	free(r->acc);
+	free(r->xoff);
+	free(r->xw);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -256,6 +260,12 @@ int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, s
 		r->mid_cap = (size_t)n;
 	}
 	const uint8_t *base = src + (ptrdiff_t)(tx->lo - src_x0) * 3;
+	if (tx->taps == 2) /* byte offsets and int32 weights, once per sample */
+		for (int x = 0; x < C; x++) {
+			r->xoff[x] = tx->start[x] * 3;
+			r->xw[2 * x] = tx->weight[2 * x];
+			r->xw[2 * x + 1] = tx->weight[2 * x + 1];
+		}
 	int direct = o->dtype == RF_DTYPE_UINT8 && o->layout == RF_LAYOUT_HWC;
 	int KX = tx->taps, KY = ty->taps;
 	for (int y = 0; y < C; y++) {
@@ -284,9 +294,10 @@ int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, s
 		uint8_t *row = direct ? out + (size_t)y * C * 3 : r->row;
 		const uint8_t *m = mid - (ptrdiff_t)tx->lo * 3; /* m[x * 3] is image column x */
 		if (KX == 2) {
+			const int32_t *off = r->xoff, *xw = r->xw;
 			for (int x = 0; x < C; x++) {
-				const uint8_t *p = m + (size_t)tx->start[x] * 3;
-				int32_t w0 = tx->weight[2 * x], w1 = tx->weight[2 * x + 1];
+				const uint8_t *p = m + off[x];
+				int32_t w0 = xw[2 * x], w1 = xw[2 * x + 1];
 				row[3 * x] = round_w(p[0] * w0 + p[3] * w1);
 				row[3 * x + 1] = round_w(p[1] * w0 + p[4] * w1);
 				row[3 * x + 2] = round_w(p[2] * w0 + p[5] * w1);

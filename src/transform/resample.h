@@ -44,6 +44,8 @@ typedef struct rf_resampler {
 	int32_t *acc;     /* its accumulators when more than 2 taps */
 	size_t mid_cap;
 	uint8_t *row;     /* one output row (crop x 3) before conversion */
+	int32_t *xoff;    /* 2-tap horizontal pass: byte offset of each output's first tap */
+	int32_t *xw;      /* and its two weights */
 } rf_resampler;
 
 void rf_output_init(rf_output *o, int crop, rf_dtype dtype, rf_layout layout,
