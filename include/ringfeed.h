@@ -96,6 +96,14 @@ typedef enum rf_layout {
 	RF_LAYOUT_CHW = 1, /* channel planes R, G, B, each row by row */
 } rf_layout;
 
+/* How files are read. Every path gives byte-identical batches. Values are stable. */
+typedef enum rf_io_path {
+	RF_IO_AUTO = 0,        /* the best the kernel offers, falling back as needed (default) */
+	RF_IO_URING_FIXED = 1, /* io_uring, open -> read -> close chained on direct descriptors */
+	RF_IO_URING_PLAIN = 2, /* io_uring with ordinary descriptors (open, then read + close) */
+	RF_IO_PREAD = 3,       /* no io_uring: a pool of threads calling open / pread / close */
+} rf_io_path;
+
 /* Called once per bad sample, from one of the loader's threads, never two at
  * a time for one loader. path and reason are valid during the call only.
  * err is the negative code behind it. */
@@ -148,7 +156,12 @@ typedef struct rf_config {
 	int no_region_decode;          /* 1 = decode every row and column; default 0 */
 	int in_order;                  /* 1 = batches in order (default); 0 = as they complete */
 
-	uint8_t reserved[192];         /* zeroed by rf_config_default(); keep zero */
+	/* I/O engine. */
+	rf_io_path io_path;            /* default RF_IO_AUTO; forcing a path that the system
+	                                * lacks makes create fail (RF_ENOIOURING) */
+	int pread_threads;             /* threads of the RF_IO_PREAD path; 0 = 16 */
+
+	uint8_t reserved[184];         /* zeroed by rf_config_default(); keep zero */
 } rf_config;
 
 /* Fills every field of cfg with its default. Always call it first, then edit
@@ -216,11 +229,13 @@ typedef struct rf_stats {
 	uint32_t threads;         /* compute threads running */
 	uint32_t io_depth;        /* reads in flight at most */
 	uint32_t direct_io;       /* 1 = O_DIRECT in use, 0 = buffered (refused, or asked) */
+	uint32_t io_path;         /* rf_io_path in use (never RF_IO_AUTO) */
+	uint32_t dio_align;       /* O_DIRECT alignment in use, bytes */
 	uint32_t fixed_buffers;   /* 1 = read buffers registered with io_uring */
 	uint64_t scaled_decodes;  /* samples decoded at a DCT scale below 1 */
 	uint64_t decoded_pixels;  /* pixels actually decoded (scaled, region) */
 	uint64_t source_pixels;   /* pixels of the images in full */
-	uint32_t reserved[10];
+	uint32_t reserved[8];
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

@@ -42,8 +42,17 @@ static void usage(FILE *f)
 		"  --no-scaled-decode   always decode at full scale\n"
 		"  --no-region-decode   decode every row and column\n"
 		"  --out-of-order    hand out batches as they complete\n"
+		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
+		"                    io_uring with direct descriptors, falling back)\n"
 		"  --verbose         log set-up choices and bad samples to stderr\n"
 		"  --json            print one JSON object instead of text\n");
+}
+
+static const char *io_path_name(uint32_t p)
+{
+	return p == RF_IO_URING_FIXED ? "io_uring, direct descriptors"
+	       : p == RF_IO_URING_PLAIN ? "io_uring, plain descriptors"
+	       : p == RF_IO_PREAD ? "pread threads" : "?";
 }
 
 static double now_s(void)
@@ -72,7 +81,7 @@ int cmd_bench(int argc, char **argv)
 {
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
-	       O_UNORDERED };
+	       O_UNORDERED, O_IOPATH };
 	static const struct option opts[] = {
 		{ "source", required_argument, 0, 's' },  { "batch", required_argument, 0, 'b' },
 		{ "resize", required_argument, 0, 'r' },  { "crop", required_argument, 0, 'c' },
@@ -90,6 +99,7 @@ int cmd_bench(int argc, char **argv)
 		{ "no-scaled-decode", no_argument, 0, O_NOSCALE },
 		{ "no-region-decode", no_argument, 0, O_NOREGION },
 		{ "out-of-order", no_argument, 0, O_UNORDERED },
+		{ "io-path", required_argument, 0, O_IOPATH },
 		{ 0, 0, 0, 0 },
 	};
 	rf_config cfg;
@@ -143,6 +153,13 @@ int cmd_bench(int argc, char **argv)
 		case O_NOSCALE: cfg.no_scaled_decode = 1; break;
 		case O_NOREGION: cfg.no_region_decode = 1; break;
 		case O_UNORDERED: cfg.in_order = 0; break;
+		case O_IOPATH:
+			if (!strcmp(optarg, "auto")) cfg.io_path = RF_IO_AUTO;
+			else if (!strcmp(optarg, "fixed")) cfg.io_path = RF_IO_URING_FIXED;
+			else if (!strcmp(optarg, "plain")) cfg.io_path = RF_IO_URING_PLAIN;
+			else if (!strcmp(optarg, "pread")) cfg.io_path = RF_IO_PREAD;
+			else return cli_usage_error("bench", "--io-path: expected auto, fixed, plain or pread, not '%s'", optarg);
+			break;
 		case O_JSON: json = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: return cli_usage_error("bench", "bad option");
@@ -212,7 +229,7 @@ int cmd_bench(int argc, char **argv)
 		printf("{\"loader\":\"ringfeed\",\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 		       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 		       "\"bad_samples\":%llu,\"create_s\":%.6f,\"first_batch_s\":%.6f,"
-		       "\"threads\":%u,\"io_depth\":%u,\"direct_io\":%u,\"fixed_buffers\":%u,"
+		       "\"threads\":%u,\"io_depth\":%u,\"io_path\":\"%s\",\"direct_io\":%u,\"fixed_buffers\":%u,"
 		       "\"stages\":{\"read_wait_ms_per_sample\":%.4f,\"decode_ms_per_sample\":%.4f,"
 		       "\"transform_ms_per_sample\":%.4f,\"collate_ms_per_sample\":%.4f,"
 		       "\"read_wait_pct\":%.1f,\"decode_pct\":%.1f,\"transform_pct\":%.1f,"
@@ -221,14 +238,15 @@ int cmd_bench(int argc, char **argv)
 		       "\"decoded_pixels_pct\":%.1f},\"checksum\":%llu}\n",
 		       samples, batches, secs, sps, mbps, (unsigned long long)st.bytes_read,
 		       (unsigned long long)st.bad_samples, t_created - t0,
-		       t_first ? t_first - t0 : 0.0, st.threads, st.io_depth, st.direct_io,
-		       st.fixed_buffers, readwait_ms, decode_ms, transform_ms, collate_ms, pct_readwait,
+		       t_first ? t_first - t0 : 0.0, st.threads, st.io_depth, io_path_name(st.io_path),
+		       st.direct_io, st.fixed_buffers, readwait_ms, decode_ms, transform_ms, collate_ms, pct_readwait,
 		       pct_decode, pct_transform, pct_collate, pct_other, wait_pct, ring_us,
 		       (unsigned long long)st.scaled_decodes, px_pct, checksum);
 	} else {
 		printf("ringfeed bench: %llu samples in %llu batches, %.3f s\n", samples, batches, secs);
-		printf("  %.1f samples/s, %.1f MB/s read (%s, %s)\n", sps, mbps,
-		       st.direct_io ? "O_DIRECT" : "buffered", st.fixed_buffers ? "fixed buffers" : "plain buffers");
+		printf("  %.1f samples/s, %.1f MB/s read (%s, %s, alignment %u, %s)\n", sps, mbps,
+		       io_path_name(st.io_path), st.direct_io ? "O_DIRECT" : "buffered", st.dio_align,
+		       st.fixed_buffers ? "fixed buffers" : "plain buffers");
 		printf("  set-up (index + threads) %.3f s, first batch after %.3f s\n",
 		       t_created - t0, t_first ? t_first - t0 : 0.0);
 		printf("  where the compute threads' time went (%u threads, io_depth %u):\n",

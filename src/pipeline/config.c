@@ -75,6 +75,8 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(no_scaled_decode, 0, 1);
 	CHECK_RANGE(no_region_decode, 0, 1);
 	CHECK_RANGE(in_order, 0, 1);
+	CHECK_RANGE(io_path, RF_IO_AUTO, RF_IO_PREAD);
+	CHECK_RANGE(pread_threads, 0, 1024);
 	if (cfg->max_pixels < 1) {
 		rf_fmt(err, errlen, "config: max_pixels must be at least 1");
 		return RF_ECONFIG;

@@ -82,6 +82,7 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 	if (!fatal) {
 		*retry = *p;
 		retry->attempt++;
+		retry->transient = 0;
 		return 1;
 	}
 	rf_slot *s = rf_slot_of(l, p->batch);
@@ -411,6 +412,8 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->io_depth = (uint32_t)l->cfg.io_depth;
 	out->direct_io = atomic_load(&l->st.direct_io);
 	out->fixed_buffers = atomic_load(&l->st.fixed_buffers);
+	out->io_path = atomic_load(&l->st.io_path);
+	out->dio_align = atomic_load(&l->st.dio_align);
 	return 0;
 }
 

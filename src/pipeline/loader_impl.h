@@ -27,6 +27,7 @@
 #include "transform/window.h"
 
 #define RF_MAX_ATTEMPTS 64 /* replacements tried for one place before RF_ETOOMANYBAD */
+#define RF_MAX_TRANSIENT 3 /* re-reads of one file after a short read or EAGAIN */
 #define RF_REASON_LEN 192
 
 /* A place in the output: the index-th sample of global batch `batch`,
@@ -35,6 +36,7 @@ typedef struct rf_place {
 	uint64_t batch;
 	uint32_t index;
 	uint32_t attempt;
+	uint32_t transient; /* reads of this candidate retried after a short read or EAGAIN */
 } rf_place;
 
 /* One sample on its way: a read chain in flight, then a buffer waiting for or
@@ -49,6 +51,7 @@ typedef struct rf_request {
 	int32_t open_res, read_res, close_res;
 	uint8_t cqes;        /* CQEs seen of the 3 the chain posts */
 	uint8_t direct;      /* opened with O_DIRECT */
+	uint32_t align;      /* O_DIRECT alignment of buf and read_len */
 	/* set by the compute thread when it hands the request back: */
 	int err;             /* 0 = landed in its slot, else why not */
 	char reason[RF_REASON_LEN];
@@ -80,7 +83,7 @@ typedef struct rf_counters {
 	atomic_uint_fast64_t bytes_read, bad_samples, reads_submitted;
 	atomic_uint_fast64_t ns_decode, ns_transform, ns_collate, ns_ring_cpu, ns_read_wait;
 	atomic_uint_fast64_t scaled_decodes, decoded_pixels, source_pixels;
-	atomic_uint direct_io, fixed_buffers;
+	atomic_uint direct_io, fixed_buffers, io_path, dio_align;
 } rf_counters;
 
 struct rf_ring; /* src/io/ring_impl.h: the ring thread's own state */
