@@ -161,7 +161,16 @@ typedef struct rf_config {
 	                                * lacks makes create fail (RF_ENOIOURING) */
 	int pread_threads;             /* threads of the RF_IO_PREAD path; 0 = 16 */
 
-	uint8_t reserved[184];         /* zeroed by rf_config_default(); keep zero */
+	/* Raw mode: no decode. The index takes every regular file below the
+	 * source whatever its name (labels by first-level folder as in
+	 * ImageFolder; files directly in the source folder get label -1), and a
+	 * batch holds the files' bytes one after the other, each starting at a
+	 * multiple of the O_DIRECT alignment, read straight into the batch (no
+	 * copy). No compute threads are started. */
+	int raw;                       /* 1 = raw mode; default 0 */
+	size_t raw_max_bytes;          /* largest file in raw mode; default 256 KiB */
+
+	uint8_t reserved[168];         /* zeroed by rf_config_default(); keep zero */
 } rf_config;
 
 /* Fills every field of cfg with its default. Always call it first, then edit
@@ -182,6 +191,11 @@ typedef struct rf_batch {
 	int32_t *labels;     /* count labels */
 	uint64_t *ids;       /* count sample ids (index positions in the source) */
 	uint32_t replaced;   /* places in this batch filled by a replacement sample */
+	/* raw mode (cfg.raw): sample i is sizes[i] bytes at data + offsets[i];
+	 * bytes is the extent used; height, width, channels, sample_bytes are 0 */
+	uint64_t *offsets;
+	uint32_t *sizes;
+	size_t bytes;
 } rf_batch;
 
 /* ---- the loader --------------------------------------------------------- */

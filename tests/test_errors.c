@@ -106,7 +106,7 @@ Test(errors, each_kind_skipped_reported_replaced)
 	cfg.user = &rep;
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, man, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 18);
 
 	rf_loader *l;

@@ -126,7 +126,7 @@ Test(inputs, max_pixels)
 	cfg.user = &s;
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, d, err, sizeof(err)), 0);
+	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), 0);
 	rf_loader *l;
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
 	rf_batch *b;

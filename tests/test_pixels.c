@@ -157,7 +157,7 @@ static void check_pixels(int S, int C, int scaled, int region)
 	cfg.read_pool_bytes = 16 << 20;
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, d, err, sizeof(err)), 0);
+	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), 0);
 	rf_loader *l;
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
 	uint8_t *ref = malloc((size_t)C * C * 3);

@@ -42,6 +42,8 @@ static void usage(FILE *f)
 		"  --no-scaled-decode   always decode at full scale\n"
 		"  --no-region-decode   decode every row and column\n"
 		"  --out-of-order    hand out batches as they complete\n"
+		"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
+		"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n"
 		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
 		"                    io_uring with direct descriptors, falling back)\n"
 		"  --verbose         log set-up choices and bad samples to stderr\n"
@@ -81,7 +83,7 @@ int cmd_bench(int argc, char **argv)
 {
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
-	       O_UNORDERED, O_IOPATH };
+	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX };
 	static const struct option opts[] = {
 		{ "source", required_argument, 0, 's' },  { "batch", required_argument, 0, 'b' },
 		{ "resize", required_argument, 0, 'r' },  { "crop", required_argument, 0, 'c' },
@@ -100,6 +102,7 @@ int cmd_bench(int argc, char **argv)
 		{ "no-region-decode", no_argument, 0, O_NOREGION },
 		{ "out-of-order", no_argument, 0, O_UNORDERED },
 		{ "io-path", required_argument, 0, O_IOPATH },
+		{ "raw", no_argument, 0, O_RAW },          { "raw-max", required_argument, 0, O_RAWMAX },
 		{ 0, 0, 0, 0 },
 	};
 	rf_config cfg;
@@ -153,6 +156,11 @@ int cmd_bench(int argc, char **argv)
 		case O_NOSCALE: cfg.no_scaled_decode = 1; break;
 		case O_NOREGION: cfg.no_region_decode = 1; break;
 		case O_UNORDERED: cfg.in_order = 0; break;
+		case O_RAW: cfg.raw = 1; break;
+		case O_RAWMAX:
+			if (cli_int("--raw-max", optarg, 1, 1 << 20, &v)) return 2;
+			cfg.raw_max_bytes = (size_t)v << 10;
+			break;
 		case O_IOPATH:
 			if (!strcmp(optarg, "auto")) cfg.io_path = RF_IO_AUTO;
 			else if (!strcmp(optarg, "fixed")) cfg.io_path = RF_IO_URING_FIXED;
@@ -195,7 +203,8 @@ int cmd_bench(int argc, char **argv)
 			t_first = now_s();
 		/* Touch one byte per sample so the batch is really consumed. */
 		for (uint32_t i = 0; i < b->count; i++)
-			checksum += b->data[i * b->sample_bytes + b->sample_bytes / 2];
+			checksum += cfg.raw ? b->data[b->offsets[i] + b->sizes[i] / 2]
+					    : b->data[i * b->sample_bytes + b->sample_bytes / 2];
 		batches++;
 		samples += b->count;
 		rf_batch_release(l, b);
@@ -226,7 +235,8 @@ int cmd_bench(int argc, char **argv)
 	double ring_us = samples ? (double)st.ns_ring_cpu * 1e-3 / (double)samples : 0;
 	double px_pct = st.source_pixels ? 100.0 * (double)st.decoded_pixels / (double)st.source_pixels : 0;
 	if (json) {
-		printf("{\"loader\":\"ringfeed\",\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
+		printf("{\"loader\":\"ringfeed\",\"raw\":%d,", cfg.raw);
+		printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 		       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 		       "\"bad_samples\":%llu,\"create_s\":%.6f,\"first_batch_s\":%.6f,"
 		       "\"threads\":%u,\"io_depth\":%u,\"io_path\":\"%s\",\"direct_io\":%u,\"fixed_buffers\":%u,"
@@ -234,17 +244,19 @@ int cmd_bench(int argc, char **argv)
 		       "\"transform_ms_per_sample\":%.4f,\"collate_ms_per_sample\":%.4f,"
 		       "\"read_wait_pct\":%.1f,\"decode_pct\":%.1f,\"transform_pct\":%.1f,"
 		       "\"collate_pct\":%.1f,\"other_pct\":%.1f,\"consumer_wait_pct\":%.1f,"
-		       "\"ring_cpu_us_per_sample\":%.2f,\"scaled_decodes\":%llu,"
+		       "\"ring_cpu_us_per_sample\":%.2f,\"ring_cpu_ms_per_10k\":%.2f,\"scaled_decodes\":%llu,"
 		       "\"decoded_pixels_pct\":%.1f},\"checksum\":%llu}\n",
 		       samples, batches, secs, sps, mbps, (unsigned long long)st.bytes_read,
 		       (unsigned long long)st.bad_samples, t_created - t0,
 		       t_first ? t_first - t0 : 0.0, st.threads, st.io_depth, io_path_name(st.io_path),
 		       st.direct_io, st.fixed_buffers, readwait_ms, decode_ms, transform_ms, collate_ms, pct_readwait,
-		       pct_decode, pct_transform, pct_collate, pct_other, wait_pct, ring_us,
+		       pct_decode, pct_transform, pct_collate, pct_other, wait_pct, ring_us, ring_us * 10,
 		       (unsigned long long)st.scaled_decodes, px_pct, checksum);
 	} else {
-		printf("ringfeed bench: %llu samples in %llu batches, %.3f s\n", samples, batches, secs);
-		printf("  %.1f samples/s, %.1f MB/s read (%s, %s, alignment %u, %s)\n", sps, mbps,
+		printf("ringfeed bench: %llu %s in %llu batches, %.3f s\n", samples,
+		       cfg.raw ? "files" : "samples", batches, secs);
+		printf("  %.1f %s/s, %.1f MB/s read (%s, %s, alignment %u, %s)\n", sps,
+		       cfg.raw ? "files" : "samples", mbps,
 		       io_path_name(st.io_path), st.direct_io ? "O_DIRECT" : "buffered", st.dio_align,
 		       st.fixed_buffers ? "fixed buffers" : "plain buffers");
 		printf("  set-up (index + threads) %.3f s, first batch after %.3f s\n",

@@ -73,6 +73,8 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 					s->batch.count = rf_loader_batch_count(l, r->next_batch);
 					atomic_store(&s->remaining, s->batch.count);
 					atomic_store(&s->replaced, 0);
+					s->raw_used = 0;
+					s->batch.bytes = 0;
 				}
 				pthread_mutex_unlock(&l->mu);
 				if (!free_now)
@@ -103,8 +105,9 @@ static void prep_read_close(struct rf_ring *r, uint32_t id, rf_request *q, int f
 {
 	uint64_t ud = (uint64_t)id << 2;
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
-	if (r->fixed_buffers)
-		io_uring_prep_read_fixed(sqe, fd, q->buf, q->read_len, 0, 0);
+	int raw = q->ticket == NO_TICKET;
+	if (raw ? r->fixed_slots : r->fixed_buffers)
+		io_uring_prep_read_fixed(sqe, fd, q->buf, q->read_len, 0, raw ? 1 : 0);
 	else
 		io_uring_prep_read(sqe, fd, q->buf, q->read_len, 0);
 	sqe->flags |= IOSQE_IO_HARDLINK | (fixed ? IOSQE_FIXED_FILE : 0);
@@ -178,10 +181,25 @@ static void issue(rf_loader *l, struct rf_ring *r)
 		}
 		/* One byte more than the index says, so a file that grew shows. */
 		size_t len = RF_ALIGN_UP((size_t)size + 1, r->align);
-		uint32_t ticket;
+		uint32_t ticket = NO_TICKET;
 		uint8_t *buf;
-		if (rf_bufpool_alloc(&r->pool, len, &ticket, &buf))
+		if (l->cfg.raw) {
+			/* straight into the batch, after the samples issued before */
+			rf_slot *s = rf_slot_of(l, p.batch);
+			size_t off = RF_ALIGN_UP(s->raw_used, r->align);
+			if (off + len > s->raw_cap) {
+				/* only replacements can use up the room */
+				r->cur_valid = 0;
+				rf_fmt(reason, sizeof(reason), "no room left in the batch for a "
+				       "replacement of %lld bytes", (long long)size);
+				place_failed(l, r, &p, sample, -ENOSPC, reason);
+				continue;
+			}
+			buf = s->batch.data + off;
+			s->raw_used = off + len;
+		} else if (rf_bufpool_alloc(&r->pool, len, &ticket, &buf)) {
 			break; /* wait for buffers to come back */
+		}
 		uint32_t id = r->free_reqs[--r->nfree];
 		rf_request *q = &l->req[id];
 		*q = (rf_request){ .place = p, .sample = sample, .epoch = epoch, .pos = pos,
@@ -195,7 +213,8 @@ static void issue(rf_loader *l, struct rf_ring *r)
 
 static void release_request(struct rf_ring *r, uint32_t id, rf_request *q)
 {
-	rf_bufpool_free(&r->pool, q->ticket);
+	if (q->ticket != NO_TICKET)
+		rf_bufpool_free(&r->pool, q->ticket);
 	r->free_reqs[r->nfree++] = id;
 }
 
@@ -267,6 +286,20 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		return;
 	}
 	atomic_fetch_add_explicit(&l->st.bytes_read, (uint64_t)size, memory_order_relaxed);
+	if (q->ticket == NO_TICKET) { /* raw: the bytes are in place, the sample has landed */
+		rf_slot *s = rf_slot_of(l, q->place.batch);
+		uint32_t i = q->place.index;
+		s->batch.offsets[i] = (uint64_t)(q->buf - s->batch.data);
+		s->batch.sizes[i] = (uint32_t)size;
+		s->batch.labels[i] = l->index.entries[q->sample].label;
+		s->batch.ids[i] = q->sample;
+		s->batch.bytes = s->raw_used; /* final at the batch's last landing */
+		if (q->place.attempt)
+			atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
+		release_request(r, id, q);
+		rf_loader_place_landed(l, s);
+		return;
+	}
 	rf_idq_push(&l->work, id); /* now the compute pool's, until handed back */
 }
 

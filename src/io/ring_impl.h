@@ -13,6 +13,7 @@
 /* user_data of a chain's SQEs: request id << 2 | op. */
 enum { OP_OPEN = 0, OP_READ = 1, OP_CLOSE = 2 };
 #define UD_WAKE UINT64_MAX /* the eventfd read that wakes the ring thread */
+#define NO_TICKET UINT32_MAX /* a raw read: its buffer is the batch slot, not the pool */
 
 /* How this loader reads (rf_stats.io_path reports the rf_io_path). */
 enum rf_backend {
@@ -28,7 +29,8 @@ struct rf_ring {
 	rf_pread_pool pread;   /* BACKEND_PREAD only */
 	unsigned setup_flags;  /* IORING_SETUP_* that the kernel accepted */
 	rf_bufpool pool;       /* read buffers */
-	int fixed_buffers;     /* pool registered: READ_FIXED */
+	int fixed_buffers;     /* pool registered (buffer 0): READ_FIXED */
+	int fixed_slots;       /* raw mode: batch slots registered too (buffer 1) */
 	int direct;            /* O_DIRECT in use */
 	size_t align;          /* O_DIRECT alignment of buffers and lengths (statx) */
 	int direct_refused;    /* the file system said it has no O_DIRECT */

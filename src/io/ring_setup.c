@@ -105,16 +105,23 @@ int rf_ring_setup(rf_loader *l, struct rf_ring *r, char *err, size_t errlen)
 	atomic_store(&l->st.dio_align, (unsigned)r->align);
 	/* Pool: a quarter of it is the largest file, so a big file never waits
 	 * for the whole pool to drain. */
-	r->max_file = l->cfg.read_pool_bytes / 4;
-	ret = rf_bufpool_init(&r->pool, l->cfg.read_pool_bytes, r->align, depth);
+	r->max_file = l->cfg.raw ? l->cfg.raw_max_bytes : l->cfg.read_pool_bytes / 4;
+	/* raw mode reads into the batch slots: the pool stays a token one */
+	size_t pool_bytes = l->cfg.raw ? r->align : l->cfg.read_pool_bytes;
+	ret = rf_bufpool_init(&r->pool, pool_bytes, r->align, depth);
 	if (ret) {
 		rf_fmt(err, errlen, "read pool of %zu bytes: out of memory", l->cfg.read_pool_bytes);
 		return ret;
 	}
 	if (r->ring_ok) {
-		struct iovec iov = { .iov_base = r->pool.base, .iov_len = r->pool.cap };
-		ret = io_uring_register_buffers(&r->ring, &iov, 1);
+		/* raw mode reads straight into the batch slots: register them
+		 * too when they fit in one registered buffer (1 GiB) */
+		struct iovec iov[2] = { { .iov_base = r->pool.base, .iov_len = r->pool.cap },
+					{ .iov_base = l->slot_mem, .iov_len = l->slot_mem_len } };
+		int n = l->cfg.raw && l->slot_mem_len <= (1u << 30) ? 2 : 1;
+		ret = io_uring_register_buffers(&r->ring, iov, (unsigned)n);
 		r->fixed_buffers = ret == 0;
+		r->fixed_slots = ret == 0 && n == 2;
 		if (ret)
 			rf_log(l->cfg.log_level, RF_LOG_WARN, "io_uring_register_buffers: %s; reading "
 			       "into unregistered buffers (check RLIMIT_MEMLOCK)", strerror(-ret));

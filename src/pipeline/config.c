@@ -37,6 +37,7 @@ RF_API void rf_config_default(rf_config *cfg)
 	}
 	cfg->max_pixels = 100000000ull;
 	cfg->in_order = 1;
+	cfg->raw_max_bytes = 256u << 10;
 }
 
 #define CHECK_RANGE(field, lo, hi)                                                   \
@@ -77,6 +78,12 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(in_order, 0, 1);
 	CHECK_RANGE(io_path, RF_IO_AUTO, RF_IO_PREAD);
 	CHECK_RANGE(pread_threads, 0, 1024);
+	CHECK_RANGE(raw, 0, 1);
+	if (cfg->raw && (cfg->raw_max_bytes < 1 || cfg->raw_max_bytes > (1u << 30))) {
+		rf_fmt(err, errlen, "config: raw_max_bytes = %zu is out of range [1, 1 GiB]",
+		       cfg->raw_max_bytes);
+		return RF_ECONFIG;
+	}
 	if (cfg->max_pixels < 1) {
 		rf_fmt(err, errlen, "config: max_pixels must be at least 1");
 		return RF_ECONFIG;
@@ -103,7 +110,7 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 			return RF_ECONFIG;
 		}
 	}
-	if (!cfg->random_resized_crop && cfg->crop > cfg->resize) {
+	if (!cfg->raw && !cfg->random_resized_crop && cfg->crop > cfg->resize) {
 		rf_fmt(err, errlen, "config: crop = %d is larger than resize = %d "
 		       "(the center crop must fit in the resized image)", cfg->crop, cfg->resize);
 		return RF_ECONFIG;
@@ -111,6 +118,8 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	unsigned long long elem = cfg->dtype == RF_DTYPE_FLOAT32 ? 4 : cfg->dtype == RF_DTYPE_FLOAT16 ? 2 : 1;
 	unsigned long long slot_bytes = (unsigned long long)cfg->batch_size * elem *
 					(unsigned long long)cfg->crop * (unsigned long long)cfg->crop * 3ull;
+	if (cfg->raw)
+		slot_bytes = (unsigned long long)cfg->batch_size * (cfg->raw_max_bytes + 4096);
 	if (slot_bytes * (unsigned long long)cfg->prefetch > (64ull << 30)) {
 		rf_fmt(err, errlen, "config: prefetch x batch_size x crop^2 x 3 x element size = %llu bytes "
 		       "exceeds the 64 GiB limit", slot_bytes * (unsigned long long)cfg->prefetch);

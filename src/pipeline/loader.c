@@ -117,8 +117,12 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 static int alloc_slots(rf_loader *l)
 {
 	int P = l->cfg.prefetch, B = l->cfg.batch_size;
-	size_t data = RF_ALIGN_UP((size_t)B * l->sample_bytes, 4096);
-	size_t meta = RF_ALIGN_UP((size_t)B * (sizeof(int32_t) + sizeof(uint64_t)), 4096);
+	/* raw mode: room for B files of raw_max_bytes, each read with the
+	 * extra byte that shows growth, rounded to any O_DIRECT alignment */
+	size_t data = l->cfg.raw ? (size_t)B * RF_ALIGN_UP(l->cfg.raw_max_bytes + 1, 4096)
+				 : RF_ALIGN_UP((size_t)B * l->sample_bytes, 4096);
+	size_t meta = RF_ALIGN_UP((size_t)B * (sizeof(int32_t) + 2 * sizeof(uint64_t) +
+					       sizeof(uint32_t)), 4096);
 	l->slot_mem_len = (size_t)P * (data + meta);
 	void *m = mmap(NULL, l->slot_mem_len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -134,8 +138,11 @@ static int alloc_slots(rf_loader *l)
 		s->batch.data = base;
 		s->batch.ids = (uint64_t *)(base + data);
 		s->batch.labels = (int32_t *)(base + data + (size_t)B * sizeof(uint64_t));
-		s->batch.height = s->batch.width = (uint32_t)l->cfg.crop;
-		s->batch.channels = 3;
+		s->batch.offsets = (uint64_t *)(base + data + (size_t)B * (sizeof(uint64_t) + sizeof(int32_t)));
+		s->batch.sizes = (uint32_t *)(base + data + (size_t)B * (2 * sizeof(uint64_t) + sizeof(int32_t)));
+		s->raw_cap = data;
+		s->batch.height = s->batch.width = l->cfg.raw ? 0 : (uint32_t)l->cfg.crop;
+		s->batch.channels = l->cfg.raw ? 0 : 3;
 		s->batch.dtype = l->cfg.dtype;
 		s->batch.layout = l->cfg.layout;
 		s->batch.sample_bytes = l->sample_bytes;
@@ -197,8 +204,10 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	l->cfg.source = l->source;
 	if (l->cfg.threads == 0)
 		l->cfg.threads = RF_MAX(1, rf_cpu_count() - 1);
+	if (l->cfg.raw)
+		l->cfg.threads = 0; /* nothing to decode: the ring thread lands raw reads */
 
-	ret = rf_index_build(&l->index, l->source, err, errlen);
+	ret = rf_index_build(&l->index, l->source, l->cfg.raw, err, errlen);
 	if (ret)
 		goto fail;
 	uint64_t n = l->index.count, bs = (uint64_t)l->cfg.batch_size;
@@ -212,7 +221,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	l->total_batches = l->cfg.epochs ? l->batches_per_epoch * (uint64_t)l->cfg.epochs
 					 : UINT64_MAX;
 	rf_output_init(&l->output, l->cfg.crop, l->cfg.dtype, l->cfg.layout, l->cfg.mean, l->cfg.std);
-	l->sample_bytes = rf_output_sample_bytes(&l->output);
+	l->sample_bytes = l->cfg.raw ? 0 : rf_output_sample_bytes(&l->output);
 	l->window = (rf_window_params){
 		.resize = l->cfg.resize, .crop = l->cfg.crop,
 		.random_resized_crop = l->cfg.random_resized_crop,
@@ -240,7 +249,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	ret = start_ring(l, err, errlen);
 	if (ret)
 		goto fail;
-	l->compute = calloc((size_t)l->cfg.threads, sizeof(pthread_t));
+	l->compute = calloc((size_t)RF_MAX(l->cfg.threads, 1), sizeof(pthread_t));
 	if (!l->compute)
 		goto fail_nomem;
 	for (int i = 0; i < l->cfg.threads; i++) {

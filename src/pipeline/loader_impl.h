@@ -66,6 +66,8 @@ typedef struct rf_slot {
 	char errmsg[512];      /* guarded by mu */
 	atomic_uint remaining; /* places not landed yet; the thread that takes it to 0 publishes */
 	atomic_uint replaced;
+	size_t raw_used;       /* raw mode: bytes of data handed out; ring thread only */
+	size_t raw_cap;        /* raw mode: bytes of data the slot holds */
 } rf_slot;
 
 /* A bounded FIFO of request ids: capacity io_depth, which no queue can exceed
