@@ -136,9 +136,10 @@ static int alloc_slots(rf_loader *l)
 		rf_slot *s = &l->slots[i];
 		uint8_t *base = l->slot_mem + (size_t)i * (data + meta);
 		s->batch.data = base;
+		/* metadata: the 8-byte arrays first, so every array is aligned */
 		s->batch.ids = (uint64_t *)(base + data);
-		s->batch.labels = (int32_t *)(base + data + (size_t)B * sizeof(uint64_t));
-		s->batch.offsets = (uint64_t *)(base + data + (size_t)B * (sizeof(uint64_t) + sizeof(int32_t)));
+		s->batch.offsets = (uint64_t *)(base + data + (size_t)B * sizeof(uint64_t));
+		s->batch.labels = (int32_t *)(base + data + (size_t)B * 2 * sizeof(uint64_t));
 		s->batch.sizes = (uint32_t *)(base + data + (size_t)B * (2 * sizeof(uint64_t) + sizeof(int32_t)));
 		s->raw_cap = data;
 		s->batch.height = s->batch.width = l->cfg.raw ? 0 : (uint32_t)l->cfg.crop;
