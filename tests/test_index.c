@@ -80,7 +80,10 @@ Test(index, bytes_per_file)
 	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 300);
 	size_t classes = 3 * (3 + sizeof(char *));
-	cr_assert_eq(rf_index_memory(&idx), 300 * 24 + path_bytes + classes);
+	/* plus one stamp per directory (the root and 3 classes), for the cache */
+	size_t stamps = 4 * sizeof(rf_index_stamp) + 1 + 3 * 3;
+	cr_assert_eq(idx.nstamps, 4);
+	cr_assert_eq(rf_index_memory(&idx), 300 * 24 + path_bytes + classes + stamps);
 	rf_index_free(&idx);
 	tu_rmrf(d);
 	free(d);

@@ -6,6 +6,7 @@
 
 int cmd_gen(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 
 /* Strict number parsing for option values: the whole string must be a number
  * in [lo, hi]. On failure prints "ringfeed OPT: ..." and returns -1. */
