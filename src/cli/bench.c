@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -57,6 +58,12 @@ static const char *io_path_name(uint32_t p)
 	return p == RF_IO_URING_FIXED ? "io_uring, direct descriptors"
 	       : p == RF_IO_URING_PLAIN ? "io_uring, plain descriptors"
 	       : p == RF_IO_PREAD ? "pread threads" : "?";
+}
+
+static long peak_rss_kib(void)
+{
+	struct rusage ru;
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
 }
 
 static double now_s(void)
@@ -242,10 +249,11 @@ int cmd_bench(int argc, char **argv)
 		/* steady: without set-up (index walk, threads), as peers that list
 		 * their files before their clock starts are timed */
 		printf("{\"loader\":\"ringfeed\",\"raw\":%d,\"steady_samples_per_s\":%.2f,"
-		       "\"index_files\":%llu,\"index_bytes\":%llu,\"index_cached\":%u,", cfg.raw,
+		       "\"index_files\":%llu,\"index_bytes\":%llu,\"index_cached\":%u,"
+		       "\"peak_rss_kib\":%ld,", cfg.raw,
 		       t_end > t_created ? samples / (t_end - t_created) : 0.0,
 		       (unsigned long long)st.samples_total, (unsigned long long)st.index_bytes,
-		       st.index_cached);
+		       st.index_cached, peak_rss_kib());
 		printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 		       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 		       "\"bad_samples\":%llu,\"create_s\":%.6f,\"first_batch_s\":%.6f,"

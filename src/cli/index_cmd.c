@@ -3,6 +3,7 @@
  * of walking the tree. */
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -53,8 +54,11 @@ int cmd_index(int argc, char **argv)
 		fprintf(stderr, "ringfeed index: %s (%s)\n", err, rf_strerror(ret));
 		return 1;
 	}
-	printf("indexed %llu files of %s in %.3f s into %s\n", (unsigned long long)files,
-	       argv[optind], (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
-	       out);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("indexed %llu files of %s in %.3f s into %s (peak RSS %ld KiB)\n",
+	       (unsigned long long)files, argv[optind],
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9, out,
+	       ru.ru_maxrss);
 	return 0;
 }

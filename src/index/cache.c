@@ -3,7 +3,7 @@
  *
  * Format (native byte order, version 1): magic "RFINDEX\0", u32 version,
  * u32 any_name, u64 count, u64 paths_len, u32 nclasses, u32 nstamps, then
- * strings as u32 length + bytes: source, root, classes, and per stamp its
+ * strings as u32 length + bytes: source (canonical path), root, classes, and per stamp its
  * path + i64 mtime_sec + i64 mtime_nsec + u64 ino; then count 24-byte
  * records, the path arena, and a u64 checksum of everything before it.
  *
@@ -80,6 +80,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 		free(tmp);
 		return -e;
 	}
+	char *canon = realpath(source, NULL);
 	uint32_t version = CACHE_VERSION, any = (uint32_t)idx->any_name;
 	uint64_t count = idx->count, plen = idx->paths_len;
 	uint32_t ncl = (uint32_t)idx->nclasses, nst = (uint32_t)idx->nstamps;
@@ -90,7 +91,8 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	put(&w, &plen, 8);
 	put(&w, &ncl, 4);
 	put(&w, &nst, 4);
-	put_str(&w, source);
+	put_str(&w, canon ? canon : source);
+	free(canon);
 	put_str(&w, idx->root);
 	for (uint32_t i = 0; i < ncl; i++)
 		put_str(&w, idx->classes[i]);
@@ -164,6 +166,35 @@ static char *get_str(reader *r)
 	return s ? strndup(s, n) : NULL;
 }
 
+/* Walks the header (strings included) without keeping anything: does it
+ * end inside the bytes the reader holds? */
+static int header_fits(reader *r)
+{
+	get(r, 16, 0);
+	get_u(r, 8);
+	get_u(r, 8);
+	uint32_t ncl = (uint32_t)get_u(r, 4), nst = (uint32_t)get_u(r, 4);
+	for (uint32_t i = 0; r->ok && i < 2 + ncl; i++)
+		get(r, (uint32_t)get_u(r, 4), 0);
+	for (uint32_t i = 0; r->ok && i < nst; i++) {
+		get(r, (uint32_t)get_u(r, 4), 0);
+		get(r, 24, 0);
+	}
+	return r->ok;
+}
+
+/* Reads n bytes at offset off of fd into p. */
+static int read_at(int fd, void *p, size_t n, off_t off)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t r = pread(fd, (uint8_t *)p + got, n - got, off + (off_t)got);
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
 int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
 			char *err, size_t errlen)
 {
@@ -173,35 +204,51 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 		rf_fmt(err, errlen, "index cache '%s': %s", path, strerror(e));
 		return e == ENOENT ? 1 : -e;
 	}
+	/* The header and strings (small) are read first; the records and the
+	 * path arena (the bulk) straight into their final arrays, so loading
+	 * never holds the index twice. */
 	struct stat st;
-	uint8_t *buf = NULL;
-	int ret = -EIO;
-	if (fstat(fd, &st) != 0 || !(buf = malloc((size_t)st.st_size ? (size_t)st.st_size : 1)))
-		goto out;
-	for (size_t got = 0; got < (size_t)st.st_size;) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n <= 0)
-			goto out;
-		got += (size_t)n;
-	}
-	reader r = { buf, buf + st.st_size, 0x726676696478ull, 1 };
+	uint8_t *head = NULL;
+	int ret = RF_EINDEX;
 	rf_index t;
 	memset(&t, 0, sizeof(t));
 	t.root_fd = -1;
+	if (fstat(fd, &st) != 0)
+		goto fail;
+	/* Sources compare as canonical paths: "data" and "/abs/data" are one. */
+	char *canon = realpath(source, NULL);
+	const char *want_src = canon ? canon : source;
+	/* The header: first 1 MiB of the file, more only if its strings (class
+	 * names, directory stamps) run past that. */
+	size_t hlen = (size_t)RF_MIN((uint64_t)st.st_size, 1u << 20);
+	reader r;
+	for (;;) {
+		free(head);
+		head = malloc(hlen ? hlen : 1);
+		if (!head || read_at(fd, head, hlen, 0)) {
+			free(canon);
+			goto corrupt;
+		}
+		r = (reader){ head, head + hlen, 0x726676696478ull, 1 };
+		if (header_fits(&r) || hlen == (size_t)st.st_size)
+			break;
+		hlen = (size_t)RF_MIN((uint64_t)st.st_size, (uint64_t)hlen * 16);
+	}
+	r = (reader){ head, head + hlen, 0x726676696478ull, 1 };
 	const char *magic = get(&r, 8, 0);
 	uint32_t version = (uint32_t)get_u(&r, 4), any = (uint32_t)get_u(&r, 4);
 	if (!magic || memcmp(magic, CACHE_MAGIC, 8) || version != CACHE_VERSION) {
 		rf_fmt(err, errlen, "index cache '%s': not an index cache of version %u", path,
 		       CACHE_VERSION);
-		ret = RF_EINDEX;
-		goto out;
+		goto fail;
 	}
 	uint64_t count = get_u(&r, 8), plen = get_u(&r, 8);
 	uint32_t ncl = (uint32_t)get_u(&r, 4), nst = (uint32_t)get_u(&r, 4);
 	char *src = get_str(&r);
 	t.root = get_str(&r);
-	int same = src && !strcmp(src, source) && any == (uint32_t)any_name;
+	int same = src && !strcmp(src, want_src) && any == (uint32_t)any_name;
 	free(src);
+	free(canon);
 	t.any_name = (int)any;
 	if (ncl && r.ok && ncl < (1u << 24)) {
 		t.classes = calloc(ncl, sizeof(char *));
@@ -219,14 +266,33 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 			s->ino = get_u(&r, 8);
 		}
 	}
-	const void *ents = count < (1ull << 40) ? get(&r, count * sizeof(rf_index_entry), 1) : NULL;
-	const void *paths = get(&r, plen, 1);
-	uint64_t want = r.sum, sum = get_u(&r, 8);
-	if (!r.ok || !ents || !paths || sum != want || r.p != r.end || !t.root) {
-		rf_fmt(err, errlen, "index cache '%s': truncated or corrupt", path);
-		ret = RF_EINDEX;
+	size_t off = (size_t)(r.p - head);
+	size_t ebytes = (size_t)count * sizeof(rf_index_entry);
+	if (!r.ok || !t.root || count >= (1ull << 40) || plen >= (1ull << 40) ||
+	    (uint64_t)st.st_size != off + ebytes + plen + 8)
+		goto corrupt;
+	t.entries = malloc(ebytes ? ebytes : 1);
+	t.paths = malloc(plen ? plen : 1);
+	uint64_t sum;
+	if (!t.entries || !t.paths) {
+		ret = -ENOMEM;
 		goto fail;
 	}
+	if (read_at(fd, t.entries, ebytes, (off_t)off) ||
+	    read_at(fd, t.paths, plen, (off_t)(off + ebytes)) ||
+	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen)))
+		goto corrupt;
+	reader bulk = { (const uint8_t *)t.entries, (const uint8_t *)t.entries + ebytes, r.sum, 1 };
+	get(&bulk, ebytes, 1);
+	reader arena = { (const uint8_t *)t.paths, (const uint8_t *)t.paths + plen, bulk.sum, 1 };
+	get(&arena, plen, 1);
+	if (sum != arena.sum)
+		goto corrupt;
+	t.count = t.cap = count;
+	t.paths_len = t.paths_cap = plen;
+	for (size_t i = 0; i < count; i++) /* the arena must hold every path */
+		if (t.entries[i].path_off + t.entries[i].path_len >= plen)
+			goto corrupt;
 	if (!same) {
 		rf_fmt(err, errlen, "index cache '%s': built from another source or mode", path);
 		ret = 1;
@@ -241,7 +307,7 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	for (size_t i = 0; i < t.nstamps; i++) {
 		const rf_index_stamp *s = &t.stamps[i];
 		struct stat now;
-		int dfd = s->path[0] == '/' ? AT_FDCWD : t.root_fd;
+		int dfd = s->path && s->path[0] == '/' ? AT_FDCWD : t.root_fd;
 		if (!s->path || fstatat(dfd, s->path, &now, s->path[0] ? 0 : AT_EMPTY_PATH) != 0 ||
 		    now.st_mtim.tv_sec != s->mtime_sec || now.st_mtim.tv_nsec != s->mtime_nsec ||
 		    (uint64_t)now.st_ino != s->ino) {
@@ -251,29 +317,16 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 			goto fail;
 		}
 	}
-	t.entries = malloc(count ? count * sizeof(rf_index_entry) : 1);
-	t.paths = malloc(plen ? plen : 1);
-	if (!t.entries || !t.paths) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-	memcpy(t.entries, ents, count * sizeof(rf_index_entry));
-	memcpy(t.paths, paths, plen);
-	t.count = t.cap = count;
-	t.paths_len = t.paths_cap = plen;
-	for (size_t i = 0; i < count; i++) /* the arena must hold every path */
-		if (t.entries[i].path_off + t.entries[i].path_len >= plen) {
-			rf_fmt(err, errlen, "index cache '%s': corrupt record %zu", path, i);
-			ret = RF_EINDEX;
-			goto fail;
-		}
 	*idx = t;
-	ret = 0;
-	goto out;
+	free(head);
+	close(fd);
+	return 0;
+corrupt:
+	rf_fmt(err, errlen, "index cache '%s': truncated or corrupt", path);
+	ret = RF_EINDEX;
 fail:
 	rf_index_free(&t);
-out:
-	free(buf);
+	free(head);
 	close(fd);
 	return ret;
 }
