@@ -3,8 +3,9 @@
  * Memory: one arena of NUL-terminated path bytes (relative to the source's
  * root folder, or absolute) plus one fixed-size record per file. The index
  * costs RF_INDEX_RECORD_BYTES + path length + 1 bytes per file, plus one
- * string per class. Built once by rf_loader_create(), then read-only and
- * shared by every thread without locks. */
+ * string per class, plus 8 bytes per file for a manifest with weights.
+ * Built once by rf_loader_create(), then read-only and shared by every
+ * thread without locks. */
 #ifndef RF_INDEX_H
 #define RF_INDEX_H
 
@@ -30,6 +31,8 @@ typedef struct rf_index {
 	int root_fd;    /* open O_PATH descriptor of root, for openat() */
 	char **classes; /* ImageFolder class names, label order; NULL for manifests */
 	int nclasses;
+	double *weights; /* count sampling weights (finite, >= 0) from a manifest's
+	                  * third column, or NULL when it has none; 8 bytes per file */
 } rf_index;
 
 /* Builds the index of source (a directory or a manifest file). Returns 0, or
@@ -39,7 +42,7 @@ int rf_index_build(rf_index *idx, const char *source, char *err, size_t errlen);
 
 void rf_index_free(rf_index *idx);
 
-/* Memory the index holds now, in bytes (records + arena + class names). */
+/* Memory the index holds now, in bytes (records + arena + class names + weights). */
 size_t rf_index_memory(const rf_index *idx);
 
 static inline const char *rf_index_path(const rf_index *idx, uint64_t i)
