@@ -67,6 +67,10 @@ int rf_ring_setup(rf_loader *l, struct rf_ring *r, char *err, size_t errlen)
 		rf_log(l->cfg.log_level, RF_LOG_WARN, "io_uring_register_buffers: %s; "
 		       "reading into unregistered buffers (check RLIMIT_MEMLOCK)", strerror(-ret));
 	r->direct = !l->cfg.no_direct_io;
+	/* A resumed loader issues from its saved position on: every place is a
+	 * pure function of (batch, index, attempt), nothing before it is needed. */
+	r->next_batch = l->start_batch;
+	r->next_index = 0;
 	atomic_store(&l->st.fixed_buffers, (unsigned)r->fixed_buffers);
 	atomic_store(&l->st.direct_io, (unsigned)r->direct);
 

@@ -23,6 +23,14 @@ RF_API void rf_config_default(rf_config *cfg)
 	cfg->on_error = RF_ON_ERROR_SKIP;
 	cfg->read_pool_bytes = 64u << 20;
 	cfg->log_level = RF_LOG_NONE;
+	/* Order, ranks and resume (issue 6). */
+	cfg->sampler = RF_SAMPLER_SHUFFLE;
+	cfg->samples_per_epoch = 0;
+	cfg->rank = -1;
+	cfg->world_size = -1;
+	cfg->rank_tail = RF_RANK_TAIL_PAD;
+	cfg->resume_state = NULL;
+	cfg->resume_state_len = 0;
 }
 
 #define CHECK_RANGE(field, lo, hi)                                                   \
@@ -55,6 +63,32 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(no_direct_io, 0, 1);
 	/* One registered buffer may not exceed 1 GiB. */
 	CHECK_RANGE(read_pool_bytes, 1 << 20, 1 << 30);
+	/* Order, ranks and resume (issue 6); rank and world_size are checked
+	 * with the environment they may come from (sample/ranks.c). */
+	CHECK_RANGE(sampler, RF_SAMPLER_SHUFFLE, RF_SAMPLER_BALANCED);
+	CHECK_RANGE(rank_tail, RF_RANK_TAIL_PAD, RF_RANK_TAIL_DROP);
+	int weighted = cfg->sampler == RF_SAMPLER_WEIGHTED || cfg->sampler == RF_SAMPLER_BALANCED;
+	if (weighted && !cfg->shuffle) {
+		rf_fmt(err, errlen, "config: shuffle = 0 asks for index order, which contradicts "
+		       "sampler = %s", cfg->sampler == RF_SAMPLER_WEIGHTED ? "weighted" : "balanced");
+		return RF_ECONFIG;
+	}
+	if (cfg->samples_per_epoch && !weighted) {
+		rf_fmt(err, errlen, "config: samples_per_epoch = %llu applies to the weighted and "
+		       "balanced samplers only (the others take each sample once per epoch)",
+		       (unsigned long long)cfg->samples_per_epoch);
+		return RF_ECONFIG;
+	}
+	if (cfg->samples_per_epoch > (1ull << 48)) {
+		rf_fmt(err, errlen, "config: samples_per_epoch = %llu is out of range [0, 2^48]",
+		       (unsigned long long)cfg->samples_per_epoch);
+		return RF_ECONFIG;
+	}
+	if (!cfg->resume_state && cfg->resume_state_len) {
+		rf_fmt(err, errlen, "config: resume_state_len = %zu but resume_state is NULL",
+		       cfg->resume_state_len);
+		return RF_ECONFIG;
+	}
 	if (cfg->crop > cfg->resize) {
 		rf_fmt(err, errlen, "config: crop = %d is larger than resize = %d "
 		       "(the center crop must fit in the resized image)", cfg->crop, cfg->resize);
