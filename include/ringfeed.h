@@ -158,10 +158,14 @@ typedef struct rf_config {
 	 * are both set, or both -1: then they come from the launcher's
 	 * environment, the first pair found of RANK/WORLD_SIZE (torchrun),
 	 * SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE,
-	 * PMI_RANK/PMI_SIZE, else rank 0 of 1. rf_loader_order() tells which.
-	 * An invalid value (here or in the environment) fails create with
-	 * RF_ECONFIG naming it. The environment is read by rf_loader_create()
-	 * with getenv(): do not setenv() on another thread meanwhile. */
+	 * PMI_RANK/PMI_SIZE, else rank 0 of 1. Slurm's pair reaches every
+	 * process of an allocation, also those mpirun started: it yields to a
+	 * complete Open MPI or PMI pair, and half of it (SLURM_NTASKS alone, as
+	 * in an salloc shell) is ignored. rf_loader_order() tells which was
+	 * used. An invalid value (here or in the environment), or half of any
+	 * other pair, fails create with RF_ECONFIG naming it. The environment is
+	 * read by rf_loader_create() with getenv(): do not setenv() on another
+	 * thread meanwhile. */
 	rf_sampler sampler;            /* default RF_SAMPLER_SHUFFLE; with shuffle = 0,
 	                                * SHUFFLE means SEQUENTIAL */
 	int rank;                      /* 0 .. world_size - 1, or -1 (default): environment */

@@ -4,7 +4,8 @@
  * out), and every rank yields the same number of batches; the same for the
  * sampler's positions alone over many dataset sizes; rank and world size
  * from the config or the launcher's environment (torchrun, Slurm, Open MPI,
- * PMI, in that order), invalid values refused with a message naming them. */
+ * PMI, in that order, Slurm yielding to an MPI launcher inside its
+ * allocation), invalid values refused with a message naming them. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -228,7 +229,9 @@ Test(ranks, environment_of_each_launcher_in_order)
 	cr_assert(rank == 0 && world == 1);
 	cr_assert_str_eq(src, "default");
 
-	/* each launcher alone, then stacked: the earlier one wins */
+	/* each launcher, then stacked: the earlier one wins, except that
+	 * Slurm's pair yields to a complete MPI pair (mpirun inside an
+	 * allocation: every rank inherits the batch step's SLURM_PROCID) */
 	setenv("PMI_RANK", "1", 1);
 	setenv("PMI_SIZE", "2", 1);
 	cr_assert_eq(env_layout(d, &rank, &world, src, err, sizeof(err)), 0, "%s", err);
@@ -239,11 +242,31 @@ Test(ranks, environment_of_each_launcher_in_order)
 	cr_assert_eq(env_layout(d, &rank, &world, src, err, sizeof(err)), 0, "%s", err);
 	cr_assert(rank == 2 && world == 3, "%u/%u", rank, world);
 	cr_assert_str_eq(src, "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE");
-	setenv("SLURM_PROCID", "3", 1);
+	setenv("SLURM_PROCID", "0", 1); /* an sbatch script's, inherited through mpirun */
 	setenv("SLURM_NTASKS", "4", 1);
+	cr_assert_eq(env_layout(d, &rank, &world, src, err, sizeof(err)), 0, "%s", err);
+	cr_assert(rank == 2 && world == 3, "%u/%u: Slurm's pair must yield to Open MPI's", rank,
+		  world);
+	unsetenv("OMPI_COMM_WORLD_SIZE"); /* half an Open MPI pair: refused */
+	cr_assert_eq(env_layout(d, &rank, &world, src, err, sizeof(err)), RF_ECONFIG);
+	cr_assert(strstr(err, "OMPI_COMM_WORLD_RANK is set but OMPI_COMM_WORLD_SIZE is not"), "%s",
+		  err);
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	cr_assert_eq(env_layout(d, &rank, &world, src, err, sizeof(err)), 0, "%s", err);
+	cr_assert(rank == 1 && world == 2, "%u/%u: PMI's pair beats Slurm's", rank, world);
+	unsetenv("PMI_RANK");
+	unsetenv("PMI_SIZE");
+	setenv("SLURM_PROCID", "3", 1); /* srun started this process */
 	cr_assert_eq(env_layout(d, &rank, &world, src, err, sizeof(err)), 0, "%s", err);
 	cr_assert(rank == 3 && world == 4, "%u/%u", rank, world);
 	cr_assert_str_eq(src, "SLURM_PROCID/SLURM_NTASKS");
+	unsetenv("SLURM_PROCID"); /* an salloc shell: SLURM_NTASKS alone is no launch */
+	cr_assert_eq(env_layout(d, &rank, &world, src, err, sizeof(err)), 0, "%s", err);
+	cr_assert(rank == 0 && world == 1, "%u/%u", rank, world);
+	cr_assert_str_eq(src, "default");
+	setenv("SLURM_PROCID", "3", 1);
+	setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
 	setenv("RANK", "4", 1);
 	setenv("WORLD_SIZE", "5", 1);
 	cr_assert_eq(env_layout(d, &rank, &world, src, err, sizeof(err)), 0, "%s", err);

@@ -10,16 +10,36 @@
 
 /* The launchers, in the order they are asked. torchrun first: under
  * `srun torchrun ...` or `mpirun torchrun ...` the outer launcher's
- * variables describe the launchers, torchrun's the training processes. */
+ * variables describe the launchers, torchrun's the training processes.
+ *
+ * Slurm's variables are the exception to the order (`outer`): they are
+ * exported to every process of an allocation, also to those that another
+ * launcher started. `mpirun` in an sbatch script leaves the batch step's
+ * SLURM_PROCID=0 and SLURM_NTASKS in every rank's environment, so Slurm's
+ * pair is skipped when Open MPI's or PMI's is complete (that launcher
+ * started this process), and half of it (an salloc shell has SLURM_NTASKS
+ * without SLURM_PROCID) is no pair at all. Lightning and Legate learned the
+ * same (Lightning-AI/pytorch-lightning#11406, nv-legate/legate#732). */
 static const struct launcher {
 	const char *rank, *world, *source;
+	int outer;
 } launchers[] = {
-	{ "RANK", "WORLD_SIZE", "RANK/WORLD_SIZE" },
-	{ "SLURM_PROCID", "SLURM_NTASKS", "SLURM_PROCID/SLURM_NTASKS" },
+	{ "RANK", "WORLD_SIZE", "RANK/WORLD_SIZE", 0 },
+	{ "SLURM_PROCID", "SLURM_NTASKS", "SLURM_PROCID/SLURM_NTASKS", 1 },
 	{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-	  "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE" },
-	{ "PMI_RANK", "PMI_SIZE", "PMI_RANK/PMI_SIZE" },
+	  "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE", 0 },
+	{ "PMI_RANK", "PMI_SIZE", "PMI_RANK/PMI_SIZE", 0 },
 };
+#define NLAUNCHERS (sizeof(launchers) / sizeof(launchers[0]))
+
+/* Is a later, inner launcher's pair complete? */
+static int inner_pair_after(size_t i)
+{
+	for (size_t k = i + 1; k < NLAUNCHERS; k++)
+		if (!launchers[k].outer && getenv(launchers[k].rank) && getenv(launchers[k].world))
+			return 1;
+	return 0;
+}
 
 /* A decimal integer and nothing else. */
 static int parse_int(const char *s, long long *out)
@@ -66,10 +86,12 @@ int rf_ranks_resolve(int cfg_rank, int cfg_world, uint32_t *rank, uint32_t *worl
 		*source = "config";
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++) {
+	for (size_t i = 0; i < NLAUNCHERS; i++) {
 		const struct launcher *x = &launchers[i];
 		const char *r = getenv(x->rank), *w = getenv(x->world);
 		if (!r && !w)
+			continue;
+		if (x->outer && (!r || !w || inner_pair_after(i)))
 			continue;
 		/* Half a pair is refused rather than guessed: taking rank 0 of 1
 		 * on every process would silently train on the data N times. */
