@@ -300,7 +300,8 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out);
  * of bad samples alike), including those this loader had already read ahead,
  * whatever the thread count, io_depth, prefetch or read pool of either.
  * A batch counts as consumed once rf_loader_next() returned it, released or
- * not. Call it between rf_loader_next() calls on the consumer thread.
+ * not; after rf_loader_next() failed, the state points at the batch that
+ * failed. Call it between rf_loader_next() calls on the consumer thread.
  *
  * The state (RF_STATE_MAX_BYTES at most, versioned, little-endian, with a
  * checksum) holds the position (batch, epoch), the order (sampler, seed,

@@ -254,6 +254,29 @@ Test(resume, bad_sample_replacements_survive_a_resume, .timeout = 60)
 	cfg.world_size = 3;
 	cfg.rank = 2;
 	check_cuts(&cfg, 4, 9, "bad samples, rank 2 of 3");
+	/* fail mode: the state of a failed loader points at the batch that failed */
+	cfg.world_size = 1;
+	cfg.rank = 0;
+	cfg.on_error = RF_ON_ERROR_FAIL;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	int r;
+	uint64_t good = 0;
+	while ((r = rf_loader_next(l, &b)) == 0) {
+		good++;
+		rf_batch_release(l, b);
+	}
+	cr_assert_eq(r, RF_EBADSAMPLE);
+	uint8_t state[RF_STATE_MAX_BYTES];
+	int len = rf_loader_state_save(l, state, sizeof(state));
+	rf_loader_destroy(l);
+	rf_state_info info;
+	cr_assert_eq(rf_state_parse(state, (size_t)len, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(info.next_batch, good, "the failed batch %llu, not after it",
+		     (unsigned long long)good);
+	cr_assert_eq(info.on_error, RF_ON_ERROR_FAIL);
 	tu_rmrf(d);
 	free(d);
 	free(man);

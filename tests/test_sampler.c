@@ -273,6 +273,14 @@ Test(sampler, sequential_and_contradictions)
 		cr_assert(strstr(err, bad[i].needle), "case %zu: '%s' should say '%s'", i, err,
 			  bad[i].needle);
 	}
+	/* 2^48 draws in batches of 1 for 2^30 epochs: more batches than 64 bits */
+	tu_config(&cfg, d);
+	cfg.sampler = RF_SAMPLER_BALANCED;
+	cfg.samples_per_epoch = 1ull << 48;
+	cfg.batch_size = 1;
+	cfg.epochs = 1 << 30;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), RF_ECONFIG);
+	cr_assert(strstr(err, "64 bits"), "%s", err);
 	tu_config(&cfg, d);
 	cfg.rank_tail = (rf_rank_tail)2;
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), RF_ECONFIG);

@@ -224,6 +224,12 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		ret = RF_EEMPTY;
 		goto fail;
 	}
+	if (l->cfg.epochs && l->batches_per_epoch > (UINT64_MAX - 1) / (uint64_t)l->cfg.epochs) {
+		rf_fmt(err, errlen, "config: %llu batches per epoch x %d epochs do not fit in 64 "
+		       "bits", (unsigned long long)l->batches_per_epoch, l->cfg.epochs);
+		ret = RF_ECONFIG;
+		goto fail;
+	}
 	l->total_batches = l->cfg.epochs ? l->batches_per_epoch * (uint64_t)l->cfg.epochs
 					 : UINT64_MAX;
 	l->sample_bytes = (size_t)l->cfg.crop * (size_t)l->cfg.crop * 3;
