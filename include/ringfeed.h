@@ -86,6 +86,27 @@ typedef enum rf_log_level {
 	RF_LOG_INFO = 3, /* set-up choices */
 } rf_log_level;
 
+/* Element type of batch data. Values are stable. */
+typedef enum rf_dtype {
+	RF_DTYPE_UINT8 = 0,   /* 0..255, as decoded */
+	RF_DTYPE_FLOAT32 = 1, /* (v / 255 - mean[c]) / std[c] */
+	RF_DTYPE_FLOAT16 = 2, /* the same, as IEEE 754 half (uint16_t bits) */
+} rf_dtype;
+
+/* Order of a sample's values. Values are stable. */
+typedef enum rf_layout {
+	RF_LAYOUT_HWC = 0, /* row, column, channel (RGB interleaved) */
+	RF_LAYOUT_CHW = 1, /* channel planes R, G, B, each row by row */
+} rf_layout;
+
+/* How files are read. Every path gives byte-identical batches. Values are stable. */
+typedef enum rf_io_path {
+	RF_IO_AUTO = 0,        /* the best the kernel offers, falling back as needed (default) */
+	RF_IO_URING_FIXED = 1, /* io_uring, open -> read -> close chained on direct descriptors */
+	RF_IO_URING_PLAIN = 2, /* io_uring with ordinary descriptors (open, then read + close) */
+	RF_IO_PREAD = 3,       /* no io_uring: a pool of threads calling open / pread / close */
+} rf_io_path;
+
 /* Called once per bad sample, from one of the loader's threads, never two at
  * a time for one loader. path and reason are valid during the call only.
  * err is the negative code behind it. */
@@ -132,8 +153,9 @@ typedef struct rf_config {
 	const char *source;
 
 	int batch_size;     /* samples per batch; default 64 */
-	int resize;         /* Resize: shorter side to this many pixels (bilinear); default 256 */
-	int crop;           /* CenterCrop: output is crop x crop; default 224 */
+	int resize;         /* Resize: shorter side to this many pixels; default 256 */
+	int crop;           /* output is crop x crop: CenterCrop after Resize, or the
+	                     * RandomResizedCrop size; default 224 */
 	int threads;        /* compute threads; 0 = cores - 1, at least 1 (default 0) */
 	int io_depth;       /* reads in flight at most; default 256 (1..4096) */
 	int prefetch;       /* batch slots: batches being filled or waiting; default 4 */
@@ -148,6 +170,39 @@ typedef struct rf_config {
 	void *user;                    /* passed to on_sample_error */
 	rf_log_level log_level;        /* messages to stderr; default RF_LOG_NONE */
 	int no_direct_io;              /* 1 = buffered reads instead of O_DIRECT; default 0 */
+
+	/* Decode and augment. Transforms are those of torchvision, fused into
+	 * one pass that writes the batch slot: bilinear resampling at pixel
+	 * centres, antialiased (the triangle widened to the factor) when
+	 * shrinking by more than 2x. Random choices depend only on (seed,
+	 * epoch, sample id). EXIF orientation is ignored, as torchvision
+	 * ignores it. Grayscale, CMYK and YCCK JPEGs become RGB. */
+	int random_resized_crop;       /* 1 = RandomResizedCrop(crop) instead of
+	                                * Resize(resize) + CenterCrop(crop); default 0 */
+	float rrc_scale[2];            /* area fraction range; default {0.08, 1} */
+	float rrc_ratio[2];            /* aspect ratio range; default {3/4, 4/3} */
+	float flip_p;                  /* horizontal flip probability; default 0 */
+	rf_dtype dtype;                /* default RF_DTYPE_UINT8 */
+	rf_layout layout;              /* default RF_LAYOUT_HWC */
+	float mean[3], std[3];         /* per channel, for float output; default 0 and 1 */
+	uint64_t max_pixels;           /* larger images are bad samples; default 100,000,000 */
+	int no_scaled_decode;          /* 1 = always decode at full scale; default 0 */
+	int no_region_decode;          /* 1 = decode every row and column; default 0 */
+	int in_order;                  /* 1 = batches in order (default); 0 = as they complete */
+
+	/* I/O engine. */
+	rf_io_path io_path;            /* default RF_IO_AUTO; forcing a path that the system
+	                                * lacks makes create fail (RF_ENOIOURING) */
+	int pread_threads;             /* threads of the RF_IO_PREAD path; 0 = 16 */
+
+	/* Raw mode: no decode. The index takes every regular file below the
+	 * source whatever its name (labels by first-level folder as in
+	 * ImageFolder; files directly in the source folder get label -1), and a
+	 * batch holds the files' bytes one after the other, each starting at a
+	 * multiple of the O_DIRECT alignment, read straight into the batch (no
+	 * copy). No compute threads are started. */
+	int raw;                       /* 1 = raw mode; default 0 */
+	size_t raw_max_bytes;          /* largest file in raw mode; default 256 KiB */
 
 	/* Order, ranks and resume (issue 6).
 	 *
@@ -182,7 +237,7 @@ typedef struct rf_config {
 	const void *resume_state;
 	size_t resume_state_len;
 
-	uint8_t reserved[216];         /* zeroed by rf_config_default(); keep zero */
+	uint8_t reserved[128];         /* zeroed by rf_config_default(); keep zero */
 } rf_config;
 
 /* Fills every field of cfg with its default. Always call it first, then edit
@@ -196,11 +251,18 @@ typedef struct rf_batch {
 	uint32_t epoch;      /* epoch this batch belongs to */
 	uint32_t count;      /* samples in this batch (< batch_size only for a last partial batch) */
 	uint32_t height, width, channels; /* per sample: crop, crop, 3 */
-	uint8_t *data;       /* count x height x width x channels, uint8 RGB, HWC */
-	size_t sample_bytes; /* height * width * channels */
+	rf_dtype dtype;      /* element type of data */
+	rf_layout layout;    /* HWC or CHW per sample */
+	uint8_t *data;       /* count samples of sample_bytes each, RGB */
+	size_t sample_bytes; /* height * width * channels * element size */
 	int32_t *labels;     /* count labels */
 	uint64_t *ids;       /* count sample ids (index positions in the source) */
 	uint32_t replaced;   /* places in this batch filled by a replacement sample */
+	/* raw mode (cfg.raw): sample i is sizes[i] bytes at data + offsets[i];
+	 * bytes is the extent used; height, width, channels, sample_bytes are 0 */
+	uint64_t *offsets;
+	uint32_t *sizes;
+	size_t bytes;
 } rf_batch;
 
 /* ---- the loader --------------------------------------------------------- */
@@ -241,16 +303,22 @@ typedef struct rf_stats {
 	uint64_t bytes_read;      /* file bytes read from storage (payload, not padding) */
 	uint64_t bad_samples;     /* samples skipped as unreadable or corrupt */
 	uint64_t reads_submitted; /* read chains submitted to io_uring */
-	uint64_t ns_read_wait;    /* consumer time spent waiting in rf_loader_next() */
+	uint64_t ns_consumer_wait; /* consumer time spent waiting in rf_loader_next() */
 	uint64_t ns_decode;       /* compute time in JPEG decode, summed over threads */
-	uint64_t ns_transform;    /* compute time in resize + crop + store, summed */
+	uint64_t ns_transform;    /* compute time resampling and storing into the slot, summed */
+	uint64_t ns_collate;      /* compute time for labels, ids, count-down and publishing */
 	uint64_t ns_ring_cpu;     /* CPU time of the ring thread */
-	uint64_t ns_compute_idle; /* time compute threads waited for work, summed */
+	uint64_t ns_read_wait;    /* time compute threads waited for a landed read, summed */
 	uint32_t threads;         /* compute threads running */
 	uint32_t io_depth;        /* reads in flight at most */
 	uint32_t direct_io;       /* 1 = O_DIRECT in use, 0 = buffered (refused, or asked) */
+	uint32_t io_path;         /* rf_io_path in use (never RF_IO_AUTO) */
+	uint32_t dio_align;       /* O_DIRECT alignment in use, bytes */
 	uint32_t fixed_buffers;   /* 1 = read buffers registered with io_uring */
-	uint32_t reserved[16];
+	uint64_t scaled_decodes;  /* samples decoded at a DCT scale below 1 */
+	uint64_t decoded_pixels;  /* pixels actually decoded (scaled, region) */
+	uint64_t source_pixels;   /* pixels of the images in full */
+	uint32_t reserved[8];
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the
@@ -279,7 +347,9 @@ typedef struct rf_order_info {
 	uint64_t epoch_samples;      /* global positions per epoch, over all ranks */
 	uint64_t rank_samples;       /* this rank's samples per epoch (the same on every rank) */
 	uint64_t batches_per_epoch;  /* this rank's batches per epoch (the same on every rank) */
-	uint64_t next_batch;         /* rf_batch.index of the batch rf_loader_next() returns next */
+	uint64_t next_batch;         /* rf_batch.index of the batch rf_loader_next() returns
+	                              * next (in_order = 0: batches handed out, counted from
+	                              * the start of the run) */
 	uint64_t total_batches;      /* where the stream ends; UINT64_MAX when endless */
 	size_t sampler_bytes;        /* memory of the sampler: 0, or 8 per sample (the alias
 	                              * table of WEIGHTED and BALANCED) */
@@ -308,7 +378,10 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out);
  * samples per epoch, batch_size, drop_last, on_error), the rank layout
  * (rank, world_size, rank_tail), and fingerprints of the dataset (count,
  * paths, sizes, labels, and the weights when WEIGHTED) and of the output
- * settings (resize, crop, and which files the read pool leaves too large).
+ * settings (resize, crop, raw, random_resized_crop, rrc_scale, rrc_ratio,
+ * flip_p, dtype, layout, mean, std, max_pixels, no_scaled_decode,
+ * no_region_decode, and which files the read pool or raw_max_bytes leaves
+ * too large).
  * rf_loader_create() refuses a state whose dataset or any of those settings
  * differ (RF_ESTATEMISMATCH, the message says which), one that is truncated,
  * corrupted or not a state (RF_ESTATE), one of a newer format
@@ -317,10 +390,15 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out);
  * the epoch is not re-partitioned. A different rank is accepted, because the
  * position is the same on every rank of a synchronous job: each rank may
  * resume from rank 0's state. cfg.epochs may differ (it decides where the
- * stream ends, not what it holds).
+ * stream ends, not what it holds), and so may in_order.
+ *
+ * With in_order = 0 a position exists only while the batches handed out are
+ * exactly those before some batch (they usually are: the lowest ready batch
+ * is handed out first); otherwise the call returns -EAGAIN and a later call,
+ * after more rf_loader_next(), may succeed.
  * @return : the state's size in bytes (also when buf is NULL and len 0, to
  *           ask for it); -ENOSPC when len is smaller, buf untouched;
- *           -EINVAL when l is NULL. */
+ *           -EAGAIN (in_order = 0, see above); -EINVAL when l is NULL. */
 RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len);
 
 /* A saved state, decoded (for display; rf_loader_create() does its own checks). */

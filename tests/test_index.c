@@ -34,7 +34,7 @@ Test(index, imagefolder_labels_and_names)
 
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 4);
 	cr_assert_eq(idx.nclasses, 4);
 	cr_assert_str_eq(idx.classes[0], "apple");
@@ -78,7 +78,7 @@ Test(index, bytes_per_file)
 	}
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 300);
 	size_t classes = 3 * (3 + sizeof(char *));
 	cr_assert_eq(rf_index_memory(&idx), 300 * 24 + path_bytes + classes);
@@ -102,7 +102,7 @@ Test(index, manifest_relative_absolute_labels)
 
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, man, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 3);
 	cr_assert_str_eq(rf_index_path(&idx, 0), "data/one.bin");
 	cr_assert_eq(idx.entries[0].label, 7);
@@ -130,7 +130,7 @@ Test(index, manifest_malformed)
 		cr_assert(asprintf(&man, "%s/m.tsv", d) > 0);
 		rf_index idx;
 		char err[256] = "";
-		cr_assert_eq(rf_index_build(&idx, man, err, sizeof(err)), RF_EINDEX, "case %zu", i);
+		cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), RF_EINDEX, "case %zu", i);
 		cr_assert(strstr(err, "line 1"), "message names the line: %s", err);
 		free(man);
 	}
@@ -149,7 +149,7 @@ Test(index, manifest_weights)
 	cr_assert(asprintf(&man, "%s/w.tsv", d) > 0);
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, man, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 3);
 	cr_assert_not_null(idx.weights);
 	cr_assert_str_eq(rf_index_path(&idx, 1), "b\tc.bin");
@@ -165,7 +165,7 @@ Test(index, manifest_weights)
 	/* two columns: no weights, and a path with a tab still parses */
 	text = "b\tc.bin\t4\n";
 	tu_write(d, "w.tsv", text, strlen(text));
-	cr_assert_eq(rf_index_build(&idx, man, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_null(idx.weights);
 	cr_assert_str_eq(rf_index_path(&idx, 0), "b\tc.bin");
 	cr_assert_eq(idx.entries[0].label, 4);
@@ -178,7 +178,7 @@ Test(index, manifest_weights)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		tu_write(d, "w.tsv", bad[i], strlen(bad[i]));
 		err[0] = '\0';
-		cr_assert_eq(rf_index_build(&idx, man, err, sizeof(err)), RF_EINDEX, "case %zu", i);
+		cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), RF_EINDEX, "case %zu", i);
 		cr_assert(strstr(err, "line 2") && strstr(err, "weight"), "case %zu: %s", i, err);
 	}
 	tu_rmrf(d);
@@ -190,11 +190,11 @@ Test(index, missing_and_empty_sources)
 {
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, "/nonexistent/ringfeed/dir", err, sizeof(err)), -ENOENT);
+	cr_assert_eq(rf_index_build(&idx, "/nonexistent/ringfeed/dir", 0, err, sizeof(err)), -ENOENT);
 	cr_assert(strstr(err, "/nonexistent/ringfeed/dir"));
 	char *d = tu_tmpdir("empty");
 	tu_mkdirs(d, "classA");
-	cr_assert_eq(rf_index_build(&idx, d, err, sizeof(err)), RF_EEMPTY);
+	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), RF_EEMPTY);
 	cr_assert(strstr(err, "no samples"), "%s", err);
 	tu_rmrf(d);
 	free(d);

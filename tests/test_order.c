@@ -183,7 +183,7 @@ static void check_epochs(const char *dir, int batch, int drop_last, int epochs)
 	cfg.seed = 9;
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, dir, err, sizeof(err)), 0);
+	cr_assert_eq(rf_index_build(&idx, dir, 0, err, sizeof(err)), 0);
 	size_t N = idx.count;
 
 	rf_loader *l;

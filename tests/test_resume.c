@@ -1,9 +1,11 @@
 /* test_resume.c - exact resume: a loader created from a state saved after K
  * batches yields exactly the batches the saving loader would have yielded
  * next (index, epoch, ids, labels, pixels, replacements of bad samples), at
- * many random cut points, with other thread counts, io_depth and prefetch
- * before and after, for every sampler and with ranks; with batches held or
- * read ahead at save time; chained resumes; the save API; the refusals
+ * many random cut points, with other thread counts, io_depth, prefetch and
+ * read paths before and after, for every sampler and with ranks, with
+ * random crops and flips, float output, raw mode; with batches held or read
+ * ahead at save time; out-of-order delivery; chained resumes; the save API;
+ * the refusals
  * (another dataset or config, truncated, corrupted, newer format, another
  * world size, a position past the end). */
 #define _GNU_SOURCE
@@ -92,6 +94,10 @@ static void check_cuts(const rf_config *cfg, int random, uint64_t seed, const ch
 		after.threads = threads[rng_next(&s) % 3];
 		after.io_depth = depths[rng_next(&s) % 4];
 		after.prefetch = prefetch[rng_next(&s) % 4];
+		/* every read path gives the same batches, a resumed one too */
+		static const rf_io_path paths[] = { RF_IO_AUTO, RF_IO_URING_PLAIN, RF_IO_PREAD };
+		before.io_path = paths[rng_next(&s) % 3];
+		after.io_path = paths[rng_next(&s) % 3];
 		int hold = (int)(rng_next(&s) % 2);
 		uint8_t state[RF_STATE_MAX_BYTES];
 		size_t len = save_after(&before, k, hold, state);
@@ -102,10 +108,11 @@ static void check_cuts(const rf_config *cfg, int random, uint64_t seed, const ch
 			     (unsigned long long)info.next_batch, k);
 		size_t ngot;
 		tu_batch *got = resume(&after, state, len, &ngot);
-		char label[160];
+		char label[192];
 		snprintf(label, sizeof(label), "%s (cut %zu of %zu, threads %d->%d, io_depth %d->%d, "
-			 "prefetch %d->%d%s)", what, k, nref, before.threads, after.threads,
-			 before.io_depth, after.io_depth, before.prefetch, after.prefetch,
+			 "prefetch %d->%d, io_path %d->%d%s)", what, k, nref, before.threads,
+			 after.threads, before.io_depth, after.io_depth, before.prefetch,
+			 after.prefetch, (int)before.io_path, (int)after.io_path,
 			 hold ? ", last batch held" : "");
 		assert_tail_equal(ref, nref, k, got, ngot, label);
 		tu_batches_free(got, ngot);
@@ -390,4 +397,87 @@ Test(resume, save_api, .init = setup, .fini = teardown, .timeout = 60)
 	cr_assert_eq(oi.total_batches, 15);
 	rf_loader_destroy(l);
 	tu_assert_no_leaks();
+}
+
+Test(resume, augmented_float_and_raw, .init = setup, .fini = teardown, .timeout = 60)
+{
+	/* random crops and flips are functions of (seed, epoch, sample): the
+	 * pixels after a resume are the ones the saving loader would have made */
+	rf_config cfg;
+	tu_config(&cfg, dir);
+	cfg.epochs = 2;
+	cfg.seed = 21;
+	cfg.random_resized_crop = 1;
+	cfg.flip_p = 0.5f;
+	cfg.dtype = RF_DTYPE_FLOAT16;
+	cfg.layout = RF_LAYOUT_CHW;
+	check_cuts(&cfg, 6, 10, "random resized crop, flip, float16 CHW");
+	/* raw mode: the files' bytes */
+	tu_config(&cfg, dir);
+	cfg.raw = 1;
+	cfg.epochs = 2;
+	check_cuts(&cfg, 6, 11, "raw");
+}
+
+Test(resume, out_of_order_delivery, .init = setup, .fini = teardown, .timeout = 60)
+{
+	rf_config cfg;
+	tu_config(&cfg, dir);
+	cfg.epochs = 3;
+	cfg.batch_size = 4; /* 10 batches an epoch */
+	size_t nref;
+	tu_batch *ref = reference(&cfg, &nref);
+	uint64_t s = 12;
+	for (int round = 0; round < 8; round++) {
+		rf_config ooo = cfg;
+		ooo.in_order = 0;
+		ooo.prefetch = 2 + (int)(rng_next(&s) % 6);
+		ooo.threads = 1 + (int)(rng_next(&s) % 3);
+		rf_loader *l;
+		char err[512];
+		cr_assert_eq(rf_loader_create(&l, &ooo, err, sizeof(err)), 0, "%s", err);
+		size_t want = rng_next(&s) % nref, got = 0;
+		uint8_t *seen = calloc(nref, 1);
+		uint8_t state[RF_STATE_MAX_BYTES];
+		int len = -EAGAIN;
+		rf_batch *b;
+		/* take batches until past the cut, then until a state can be saved */
+		while (got < nref) {
+			if (got >= want && (len = rf_loader_state_save(l, state, sizeof(state))) != -EAGAIN)
+				break;
+			cr_assert_eq(rf_loader_next(l, &b), 0, "%s", rf_loader_error(l));
+			seen[b->index] = 1;
+			got++;
+			rf_batch_release(l, b);
+		}
+		if (got == nref)
+			len = rf_loader_state_save(l, state, sizeof(state));
+		cr_assert_gt(len, 0, "%s", rf_strerror(len));
+		rf_loader_destroy(l);
+		/* saved: exactly the batches before the position were handed out */
+		rf_state_info info;
+		cr_assert_eq(rf_state_parse(state, (size_t)len, &info, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(info.next_batch, got);
+		for (size_t i = 0; i < nref; i++)
+			cr_assert_eq(seen[i], i < got, "batch %zu %s", i, seen[i] ? "seen" : "not seen");
+		free(seen);
+		/* resumed in order: the rest, exactly */
+		size_t n;
+		tu_batch *rest = resume(&cfg, state, (size_t)len, &n);
+		assert_tail_equal(ref, nref, got, rest, n, "out of order, resumed in order");
+		tu_batches_free(rest, n);
+		/* resumed out of order: the same batches, in any order */
+		ooo.resume_state = state;
+		ooo.resume_state_len = (size_t)len;
+		cr_assert_eq(rf_loader_create(&l, &ooo, err, sizeof(err)), 0, "%s", err);
+		n = tu_take(l, SIZE_MAX, &rest);
+		rf_loader_destroy(l);
+		cr_assert_eq(n, nref - got);
+		for (size_t i = 0; i < n; i++) {
+			cr_assert_geq(rest[i].index, got);
+			tu_assert_same_batch(&ref[rest[i].index], &rest[i], "out of order, resumed out of order");
+		}
+		tu_batches_free(rest, n);
+	}
+	tu_batches_free(ref, nref);
 }

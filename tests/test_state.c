@@ -1,11 +1,12 @@
 /* test_state.c - what a resume refuses, and how it says so: a state from
  * another dataset (other files, sizes, labels, weights) or another config
  * (seed, sampler, batch_size, drop_last, on_error, samples per epoch, world
- * size, rank tail, resize, crop, a read pool that makes other files too
- * large), a truncated state at every length, a corrupted one at every byte,
- * trailing bytes, a newer format version, something that is not a state;
- * and what it accepts (other threads, io_depth, prefetch, read pool, epochs,
- * rank, and the same dataset moved to another folder). */
+ * size, rank tail, resize, crop, the decode and augment settings, a read
+ * pool that makes other files too large), a truncated state at every
+ * length, a corrupted one at every byte, trailing bytes, a newer format
+ * version, something that is not a state; and what it accepts (other
+ * threads, io_depth, prefetch, read pool, read path, in_order, epochs, rank,
+ * and the same dataset moved to another folder). */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -102,6 +103,16 @@ Test(state, other_config_refused_naming_the_field, .init = setup, .fini = teardo
 	REFUSED(rank_tail, RF_RANK_TAIL_DROP, "rank_tail");
 	REFUSED(resize, 64, "resize 48");
 	REFUSED(crop, 32, "crop 40");
+	/* the decode and augment settings: in the output fingerprint */
+	REFUSED(random_resized_crop, 1, "random_resized_crop");
+	REFUSED(flip_p, 0.5f, "flip_p");
+	REFUSED(rrc_scale[0], 0.5f, "rrc_scale");
+	REFUSED(dtype, RF_DTYPE_FLOAT32, "dtype");
+	REFUSED(layout, RF_LAYOUT_CHW, "layout");
+	REFUSED(mean[1], 0.5f, "mean");
+	REFUSED(max_pixels, 1000, "max_pixels");
+	REFUSED(no_scaled_decode, 1, "no_scaled_decode");
+	REFUSED(raw, 1, "raw");
 #undef REFUSED
 	c = base;
 	c.world_size = 2;
@@ -136,7 +147,10 @@ Test(state, accepted_changes, .init = setup, .fini = teardown)
 	c.read_pool_bytes = 4 << 20; /* every file fits in both */
 	c.epochs = 9;
 	c.no_direct_io = 1;
-	accepted(&c, "resources and epochs");
+	c.in_order = 0;
+	c.io_path = RF_IO_PREAD;
+	c.pread_threads = 3;
+	accepted(&c, "resources, read path, delivery order and epochs");
 	/* the same files under another root */
 	char *moved = tu_tmpdir("moved");
 	char cmd[4096];

@@ -13,6 +13,9 @@
 
 #include "cli/synth.h"
 
+#include <jpeglib.h>
+#include <turbojpeg.h>
+
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
 #endif
@@ -214,4 +217,79 @@ uint64_t *tu_drain_ids(const rf_config *cfg, size_t *n)
 	rf_loader_destroy(l);
 	*n = k;
 	return ids;
+}
+
+static void write_cmyk_plain(const char *dir, const char *rel, const uint8_t *cmyk, int w, int h)
+{
+	struct jpeg_compress_struct c;
+	struct jpeg_error_mgr e;
+	unsigned char *buf = NULL;
+	unsigned long len = 0;
+	c.err = jpeg_std_error(&e);
+	jpeg_create_compress(&c);
+	jpeg_mem_dest(&c, &buf, &len);
+	c.image_width = (JDIMENSION)w;
+	c.image_height = (JDIMENSION)h;
+	c.input_components = 4;
+	c.in_color_space = JCS_CMYK;
+	jpeg_set_defaults(&c);
+	jpeg_set_colorspace(&c, JCS_CMYK); /* writes an Adobe marker, transform 0 */
+	jpeg_set_quality(&c, 95, TRUE);
+	jpeg_start_compress(&c, TRUE);
+	while (c.next_scanline < c.image_height) {
+		JSAMPROW row = (JSAMPROW)(cmyk + (size_t)c.next_scanline * w * 4);
+		jpeg_write_scanlines(&c, &row, 1);
+	}
+	jpeg_finish_compress(&c);
+	jpeg_destroy_compress(&c);
+	tu_write(dir, rel, buf, len);
+	free(buf);
+}
+
+size_t tu_jpeg_kind(const char *dir, const char *rel, int w, int h, uint64_t seed, tu_kind kind)
+{
+	uint8_t *rgb = malloc((size_t)w * h * 3), *px = malloc((size_t)w * h * 4);
+	rf_synth_pixels(rgb, w, h, seed);
+	int pf = TJPF_RGB, ss = TJSAMP_420, flags = 0;
+	switch (kind) {
+	case TU_BASELINE_420: memcpy(px, rgb, (size_t)w * h * 3); break;
+	case TU_BASELINE_422: memcpy(px, rgb, (size_t)w * h * 3); ss = TJSAMP_422; break;
+	case TU_BASELINE_444: memcpy(px, rgb, (size_t)w * h * 3); ss = TJSAMP_444; break;
+	case TU_PROGRESSIVE_420: memcpy(px, rgb, (size_t)w * h * 3); flags = TJFLAG_PROGRESSIVE; break;
+	case TU_GRAY:
+		pf = TJPF_GRAY;
+		ss = TJSAMP_GRAY;
+		for (size_t i = 0; i < (size_t)w * h; i++)
+			px[i] = (uint8_t)((rgb[3 * i] * 77 + rgb[3 * i + 1] * 150 + rgb[3 * i + 2] * 29) >> 8);
+		break;
+	case TU_YCCK:
+	case TU_CMYK:
+		pf = TJPF_CMYK;
+		ss = TJSAMP_444;
+		for (size_t i = 0; i < (size_t)w * h; i++) {
+			px[4 * i] = rgb[3 * i];
+			px[4 * i + 1] = rgb[3 * i + 1];
+			px[4 * i + 2] = rgb[3 * i + 2];
+			px[4 * i + 3] = 255;
+		}
+		break;
+	}
+	size_t out_len;
+	if (kind == TU_CMYK) {
+		write_cmyk_plain(dir, rel, px, w, h);
+		free(tu_read(dir, rel, &out_len));
+	} else {
+		tjhandle tj = tjInitCompress();
+		unsigned char *jpeg = NULL;
+		unsigned long len = 0;
+		cr_assert_eq(tjCompress2(tj, px, w, 0, h, pf, &jpeg, &len, ss, 95, flags), 0, "%s",
+			     tjGetErrorStr2(tj));
+		tu_write(dir, rel, jpeg, len);
+		tjFree(jpeg);
+		tjDestroy(tj);
+		out_len = len;
+	}
+	free(rgb);
+	free(px);
+	return out_len;
 }

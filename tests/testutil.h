@@ -54,4 +54,13 @@ uint64_t *tu_drain_ids(const rf_config *cfg, size_t *n);
  * Elsewhere: nothing. */
 void tu_assert_no_leaks(void);
 
+/* Variants of the picture for seed, for the input-kind tests. */
+typedef enum tu_kind {
+	TU_BASELINE_420, TU_BASELINE_422, TU_BASELINE_444, TU_PROGRESSIVE_420,
+	TU_GRAY,  /* its luminance, one component */
+	TU_YCCK,  /* its RGB as inverted (Adobe) CMYK with K = 255, stored as YCCK */
+	TU_CMYK,  /* the same, stored as plain CMYK (no colour transform) */
+} tu_kind;
+size_t tu_jpeg_kind(const char *dir, const char *rel, int w, int h, uint64_t seed, tu_kind kind);
+
 #endif

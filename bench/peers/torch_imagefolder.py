@@ -64,6 +64,11 @@ def parse_args(argv):
                         help="CenterCrop size in pixels (default: %(default)s)")
     parser.add_argument("--epochs", type=positive_int, default=1, metavar="N",
                         help="epochs to run (default: %(default)s)")
+    parser.add_argument("--transform", choices=("center", "rrc"), default="center",
+                        help="center: Resize(resize) + CenterCrop(crop); rrc: "
+                             "RandomResizedCrop(crop) (default: %(default)s)")
+    parser.add_argument("--flip", type=float, default=0.0, metavar="P",
+                        help="RandomHorizontalFlip(P) after the crop (default: 0)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed for the shuffle order (default: %(default)s)")
     parser.add_argument("--json", action="store_true",
@@ -87,11 +92,13 @@ def run(args):
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
 
-    transform = transforms.Compose([
-        transforms.Resize(args.resize),
-        transforms.CenterCrop(args.crop),
-        transforms.PILToTensor(),
-    ])
+    if args.transform == "rrc":
+        steps = [transforms.RandomResizedCrop(args.crop)]
+    else:
+        steps = [transforms.Resize(args.resize), transforms.CenterCrop(args.crop)]
+    if args.flip > 0:
+        steps.append(transforms.RandomHorizontalFlip(args.flip))
+    transform = transforms.Compose(steps + [transforms.PILToTensor()])
     dataset = datasets.ImageFolder(args.source, transform=transform)
     if len(dataset) == 0:
         raise RuntimeError(f"no images found under {args.source}")
@@ -123,6 +130,8 @@ def run(args):
     return {
         "loader": "torch",
         "workers": args.workers,
+        "transform": args.transform,
+        "flip": args.flip,
         "samples": samples,
         "seconds": round(seconds, 6),
         "samples_per_s": round(samples / seconds, 3) if seconds > 0 else 0.0,

@@ -42,3 +42,33 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	fprintf(stderr, "\nTry 'ringfeed %s --help'.\n", cmd);
 	return 2;
 }
+
+int cli_float(const char *opt, const char *s, double lo, double hi, float *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+		fprintf(stderr, "ringfeed: %s: '%s' is not a number in [%g, %g]\n", opt, s, lo, hi);
+		return -1;
+	}
+	*out = (float)v;
+	return 0;
+}
+
+int cli_float3(const char *opt, const char *s, float out[3])
+{
+	const char *p = s;
+	for (int i = 0; i < 3; i++) {
+		char *end;
+		errno = 0;
+		double v = strtod(p, &end);
+		if (errno || end == p || (i < 2 && *end != ',') || (i == 2 && *end)) {
+			fprintf(stderr, "ringfeed: %s: '%s' is not three numbers R,G,B\n", opt, s);
+			return -1;
+		}
+		out[i] = (float)v;
+		p = end + 1;
+	}
+	return 0;
+}

@@ -35,6 +35,20 @@ static void usage(FILE *f)
 		"  --on-error skip|fail   bad samples: replace and go on (default), or stop\n"
 		"  --no-direct       buffered reads instead of O_DIRECT\n"
 		"  --read-pool MIB   read buffer pool in MiB (default 64)\n"
+		"  --random-resized-crop C   RandomResizedCrop(C, scale 0.08..1, ratio 3/4..4/3)\n"
+		"                    instead of Resize + CenterCrop\n"
+		"  --flip P          horizontal flip with probability P (default 0)\n"
+		"  --dtype uint8|float16|float32   output type (default uint8)\n"
+		"  --layout hwc|chw  output layout (default hwc)\n"
+		"  --mean R,G,B --std R,G,B   normalization of float output (default 0 and 1)\n"
+		"  --max-pixels N    larger images are bad samples (default 100000000)\n"
+		"  --no-scaled-decode   always decode at full scale\n"
+		"  --no-region-decode   decode every row and column\n"
+		"  --out-of-order    hand out batches as they complete\n"
+		"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
+		"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n"
+		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
+		"                    io_uring with direct descriptors, falling back)\n"
 		"  --verbose         log set-up choices and bad samples to stderr\n"
 		"  --json            print one JSON object instead of text\n"
 		"\n"
@@ -56,6 +70,13 @@ static void usage(FILE *f)
 		"  --resume FILE     continue from a saved state: the batches the saving run\n"
 		"                    would have delivered next (same dataset and order options;\n"
 		"                    threads, io-depth, prefetch, read-pool and epochs may differ)\n");
+}
+
+static const char *io_path_name(uint32_t p)
+{
+	return p == RF_IO_URING_FIXED ? "io_uring, direct descriptors"
+	       : p == RF_IO_URING_PLAIN ? "io_uring, plain descriptors"
+	       : p == RF_IO_PREAD ? "pread threads" : "?";
 }
 
 static double now_s(void)
@@ -82,7 +103,9 @@ static void on_bad(void *user, const char *path, int err, const char *reason)
 
 int cmd_bench(int argc, char **argv)
 {
-	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH };
+	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
+	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
+	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
@@ -95,6 +118,15 @@ int cmd_bench(int argc, char **argv)
 		{ "on-error", required_argument, 0, O_ONERR }, { "no-direct", no_argument, 0, O_NODIRECT },
 		{ "read-pool", required_argument, 0, O_POOL }, { "verbose", no_argument, 0, O_VERBOSE },
 		{ "json", no_argument, 0, O_JSON },       { "help", no_argument, 0, 'h' },
+		{ "random-resized-crop", required_argument, 0, O_RRC },
+		{ "flip", required_argument, 0, O_FLIP },  { "dtype", required_argument, 0, O_DTYPE },
+		{ "layout", required_argument, 0, O_LAYOUT }, { "mean", required_argument, 0, O_MEAN },
+		{ "std", required_argument, 0, O_STD },    { "max-pixels", required_argument, 0, O_MAXPX },
+		{ "no-scaled-decode", no_argument, 0, O_NOSCALE },
+		{ "no-region-decode", no_argument, 0, O_NOREGION },
+		{ "out-of-order", no_argument, 0, O_UNORDERED },
+		{ "io-path", required_argument, 0, O_IOPATH },
+		{ "raw", no_argument, 0, O_RAW },          { "raw-max", required_argument, 0, O_RAWMAX },
 		/* Order, ranks and resume (issue 6). */
 		{ "sampler", required_argument, 0, O_SAMPLER },
 		{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -134,6 +166,43 @@ int cmd_bench(int argc, char **argv)
 		case O_NODIRECT: cfg.no_direct_io = 1; break;
 		case O_POOL: if (cli_int("--read-pool", optarg, 1, 1024, &v)) return 2; cfg.read_pool_bytes = (size_t)v << 20; break;
 		case O_VERBOSE: cfg.log_level = RF_LOG_INFO; break;
+		case O_RRC:
+			if (cli_int("--random-resized-crop", optarg, 1, 16384, &v)) return 2;
+			cfg.random_resized_crop = 1;
+			cfg.crop = (int)v;
+			break;
+		case O_FLIP:
+			if (cli_float("--flip", optarg, 0, 1, &cfg.flip_p)) return 2;
+			break;
+		case O_DTYPE:
+			if (!strcmp(optarg, "uint8")) cfg.dtype = RF_DTYPE_UINT8;
+			else if (!strcmp(optarg, "float16")) cfg.dtype = RF_DTYPE_FLOAT16;
+			else if (!strcmp(optarg, "float32")) cfg.dtype = RF_DTYPE_FLOAT32;
+			else return cli_usage_error("bench", "--dtype: expected uint8, float16 or float32, not '%s'", optarg);
+			break;
+		case O_LAYOUT:
+			if (!strcmp(optarg, "hwc")) cfg.layout = RF_LAYOUT_HWC;
+			else if (!strcmp(optarg, "chw")) cfg.layout = RF_LAYOUT_CHW;
+			else return cli_usage_error("bench", "--layout: expected hwc or chw, not '%s'", optarg);
+			break;
+		case O_MEAN: if (cli_float3("--mean", optarg, cfg.mean)) return 2; break;
+		case O_STD: if (cli_float3("--std", optarg, cfg.std)) return 2; break;
+		case O_MAXPX: if (cli_u64("--max-pixels", optarg, &cfg.max_pixels)) return 2; break;
+		case O_NOSCALE: cfg.no_scaled_decode = 1; break;
+		case O_NOREGION: cfg.no_region_decode = 1; break;
+		case O_UNORDERED: cfg.in_order = 0; break;
+		case O_RAW: cfg.raw = 1; break;
+		case O_RAWMAX:
+			if (cli_int("--raw-max", optarg, 1, 1 << 20, &v)) return 2;
+			cfg.raw_max_bytes = (size_t)v << 10;
+			break;
+		case O_IOPATH:
+			if (!strcmp(optarg, "auto")) cfg.io_path = RF_IO_AUTO;
+			else if (!strcmp(optarg, "fixed")) cfg.io_path = RF_IO_URING_FIXED;
+			else if (!strcmp(optarg, "plain")) cfg.io_path = RF_IO_URING_PLAIN;
+			else if (!strcmp(optarg, "pread")) cfg.io_path = RF_IO_PREAD;
+			else return cli_usage_error("bench", "--io-path: expected auto, fixed, plain or pread, not '%s'", optarg);
+			break;
 		case O_JSON: json = 1; break;
 		/* Order, ranks and resume (issue 6). */
 		case O_SAMPLER:
@@ -211,7 +280,8 @@ int cmd_bench(int argc, char **argv)
 			t_first = now_s();
 		/* Touch one byte per sample so the batch is really consumed. */
 		for (uint32_t i = 0; i < b->count; i++)
-			checksum += b->data[i * b->sample_bytes + b->sample_bytes / 2];
+			checksum += cfg.raw ? b->data[b->offsets[i] + b->sizes[i] / 2]
+					    : b->data[i * b->sample_bytes + b->sample_bytes / 2];
 		if (ids && cli_ids_write(ids, b)) {
 			fprintf(stderr, "ringfeed bench: --ids %s: %s\n", ids_path, strerror(errno));
 			ret = -EIO;
@@ -253,37 +323,54 @@ int cmd_bench(int argc, char **argv)
 	double sps = samples / secs, mbps = (double)st.bytes_read / secs / 1e6;
 	double per = samples ? 1e-6 / (double)samples : 0; /* ns total -> ms per sample */
 	double decode_ms = (double)st.ns_decode * per, transform_ms = (double)st.ns_transform * per;
-	double busy = (double)(st.ns_decode + st.ns_transform) * 1e-9;
-	double wall_threads = secs * st.threads;
-	double idle_pct = wall_threads > 0 ? 100.0 * (double)st.ns_compute_idle * 1e-9 / wall_threads : 0;
-	double busy_pct = wall_threads > 0 ? 100.0 * busy / wall_threads : 0;
-	double wait_pct = secs > 0 ? 100.0 * (double)st.ns_read_wait * 1e-9 / secs : 0;
+	double collate_ms = (double)st.ns_collate * per, readwait_ms = (double)st.ns_read_wait * per;
+	/* shares of the compute threads' wall time */
+	double wall_threads = secs * st.threads * 1e9;
+	double pct_decode = wall_threads > 0 ? 100.0 * (double)st.ns_decode / wall_threads : 0;
+	double pct_transform = wall_threads > 0 ? 100.0 * (double)st.ns_transform / wall_threads : 0;
+	double pct_collate = wall_threads > 0 ? 100.0 * (double)st.ns_collate / wall_threads : 0;
+	double pct_readwait = wall_threads > 0 ? 100.0 * (double)st.ns_read_wait / wall_threads : 0;
+	double pct_other = 100.0 - pct_decode - pct_transform - pct_collate - pct_readwait;
+	double wait_pct = secs > 0 ? 100.0 * (double)st.ns_consumer_wait * 1e-9 / secs : 0;
 	double ring_us = samples ? (double)st.ns_ring_cpu * 1e-3 / (double)samples : 0;
+	double px_pct = st.source_pixels ? 100.0 * (double)st.decoded_pixels / (double)st.source_pixels : 0;
 	if (json) {
-		printf("{\"loader\":\"ringfeed\",\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
+		printf("{\"loader\":\"ringfeed\",\"raw\":%d,", cfg.raw);
+		printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 		       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 		       "\"bad_samples\":%llu,\"create_s\":%.6f,\"first_batch_s\":%.6f,"
-		       "\"threads\":%u,\"io_depth\":%u,\"direct_io\":%u,\"fixed_buffers\":%u,"
-		       "\"stages\":{\"decode_ms_per_sample\":%.4f,\"transform_ms_per_sample\":%.4f,"
-		       "\"compute_busy_pct\":%.1f,\"compute_idle_pct\":%.1f,\"consumer_wait_pct\":%.1f,"
-		       "\"ring_cpu_us_per_sample\":%.2f},\"checksum\":%llu}\n",
+		       "\"threads\":%u,\"io_depth\":%u,\"io_path\":\"%s\",\"direct_io\":%u,\"fixed_buffers\":%u,"
+		       "\"stages\":{\"read_wait_ms_per_sample\":%.4f,\"decode_ms_per_sample\":%.4f,"
+		       "\"transform_ms_per_sample\":%.4f,\"collate_ms_per_sample\":%.4f,"
+		       "\"read_wait_pct\":%.1f,\"decode_pct\":%.1f,\"transform_pct\":%.1f,"
+		       "\"collate_pct\":%.1f,\"other_pct\":%.1f,\"consumer_wait_pct\":%.1f,"
+		       "\"ring_cpu_us_per_sample\":%.2f,\"ring_cpu_ms_per_10k\":%.2f,\"scaled_decodes\":%llu,"
+		       "\"decoded_pixels_pct\":%.1f},\"checksum\":%llu}\n",
 		       samples, batches, secs, sps, mbps, (unsigned long long)st.bytes_read,
 		       (unsigned long long)st.bad_samples, t_created - t0,
-		       t_first ? t_first - t0 : 0.0, st.threads, st.io_depth, st.direct_io,
-		       st.fixed_buffers, decode_ms, transform_ms, busy_pct, idle_pct, wait_pct,
-		       ring_us, checksum);
+		       t_first ? t_first - t0 : 0.0, st.threads, st.io_depth, io_path_name(st.io_path),
+		       st.direct_io, st.fixed_buffers, readwait_ms, decode_ms, transform_ms, collate_ms, pct_readwait,
+		       pct_decode, pct_transform, pct_collate, pct_other, wait_pct, ring_us, ring_us * 10,
+		       (unsigned long long)st.scaled_decodes, px_pct, checksum);
 	} else {
-		printf("ringfeed bench: %llu samples in %llu batches, %.3f s\n", samples, batches, secs);
-		printf("  %.1f samples/s, %.1f MB/s read (%s, %s)\n", sps, mbps,
-		       st.direct_io ? "O_DIRECT" : "buffered", st.fixed_buffers ? "fixed buffers" : "plain buffers");
+		printf("ringfeed bench: %llu %s in %llu batches, %.3f s\n", samples,
+		       cfg.raw ? "files" : "samples", batches, secs);
+		printf("  %.1f %s/s, %.1f MB/s read (%s, %s, alignment %u, %s)\n", sps,
+		       cfg.raw ? "files" : "samples", mbps,
+		       io_path_name(st.io_path), st.direct_io ? "O_DIRECT" : "buffered", st.dio_align,
+		       st.fixed_buffers ? "fixed buffers" : "plain buffers");
 		printf("  set-up (index + threads) %.3f s, first batch after %.3f s\n",
 		       t_created - t0, t_first ? t_first - t0 : 0.0);
-		printf("  where the time went (%u compute threads, io_depth %u):\n", st.threads, st.io_depth);
-		printf("    decode        %7.3f ms/sample\n", decode_ms);
-		printf("    resize+crop   %7.3f ms/sample\n", transform_ms);
-		printf("    compute busy  %5.1f%%   idle (waiting for reads) %5.1f%%\n", busy_pct, idle_pct);
-		printf("    consumer waiting for batches %5.1f%% of the run\n", wait_pct);
-		printf("    ring thread CPU %.2f us/sample\n", ring_us);
+		printf("  where the compute threads' time went (%u threads, io_depth %u):\n",
+		       st.threads, st.io_depth);
+		printf("    read wait   %7.3f ms/sample  %5.1f%%  (no landed read to work on)\n", readwait_ms, pct_readwait);
+		printf("    decode      %7.3f ms/sample  %5.1f%%  (%.0f%% of the pixels decoded, %llu scaled)\n",
+		       decode_ms, pct_decode, px_pct, (unsigned long long)st.scaled_decodes);
+		printf("    transform   %7.3f ms/sample  %5.1f%%  (resample + store into the slot)\n", transform_ms, pct_transform);
+		printf("    collate     %7.3f ms/sample  %5.1f%%  (labels, ids, count-down, publish)\n", collate_ms, pct_collate);
+		printf("    other               %5.1f%%  (queues, descheduled)\n", pct_other);
+		printf("  consumer waiting for batches %5.1f%% of the run; ring thread CPU %.2f us/sample\n",
+		       wait_pct, ring_us);
 		if (st.bad_samples)
 			printf("  bad samples skipped and replaced: %llu\n", (unsigned long long)st.bad_samples);
 	}

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <turbojpeg.h>
 
+#define RF_SYNTH_MIN(a, b) ((a) < (b) ? (a) : (b))
+
 static uint64_t next_u64(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -166,6 +168,29 @@ typedef struct tree_job {
 	pthread_mutex_t err_mu;
 } tree_job;
 
+/* A file of random bytes, its size uniform in [min_size, max_size]. */
+static int write_raw(const char *path, const rf_synth_tree *t, uint64_t seed, char *err,
+		     size_t errlen)
+{
+	uint64_t s = seed;
+	uint64_t size = t->min_size + next_u64(&s) % (t->max_size - t->min_size + 1);
+	uint64_t buf[8192];
+	FILE *f = fopen(path, "wbe");
+	int ok = f != NULL;
+	for (uint64_t done = 0; ok && done < size;) {
+		size_t n = (size_t)RF_SYNTH_MIN(size - done, sizeof(buf));
+		for (size_t k = 0; k < (n + 7) / 8; k++)
+			buf[k] = next_u64(&s);
+		ok = fwrite(buf, 1, n, f) == n;
+		done += n;
+	}
+	if (f && fclose(f) != 0)
+		ok = 0;
+	if (!ok)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return ok ? 0 : -1;
+}
+
 static void *tree_worker(void *arg)
 {
 	tree_job *j = arg;
@@ -177,10 +202,13 @@ static void *tree_worker(void *arg)
 			break;
 		int w, h;
 		rf_synth_size(t->seed, i, &w, &h);
-		snprintf(path, sizeof(path), "%s/class_%03d/img_%08llu.jpg", t->out,
+		snprintf(path, sizeof(path), t->raw ? "%s/class_%03d/file_%08llu.bin"
+						     : "%s/class_%03d/img_%08llu.jpg", t->out,
 			 (int)(i % (uint64_t)t->classes), (unsigned long long)i);
 		uint64_t img_seed = t->seed * 0x100000001b3ull ^ (i + 1) * 0x9e3779b97f4a7c15ull;
-		if (rf_synth_write_jpeg(path, w, h, img_seed, t->quality, err, sizeof(err))) {
+		int failed = t->raw ? write_raw(path, t, img_seed, err, sizeof(err))
+				    : rf_synth_write_jpeg(path, w, h, img_seed, t->quality, err, sizeof(err));
+		if (failed) {
 			pthread_mutex_lock(&j->err_mu);
 			if (!atomic_exchange(&j->failed, 1))
 				snprintf(j->err, sizeof(j->err), "%s", err);

@@ -29,13 +29,16 @@ typedef struct rf_synth_tree {
 	int classes;      /* class folders class_000 ... */
 	uint64_t seed;
 	int quality;      /* JPEG quality, 1..100 */
+	int raw;          /* random bytes instead of JPEGs: file_NNNNNNNN.bin */
+	uint64_t min_size, max_size; /* raw file sizes, uniform in [min, max] */
 	int threads;      /* encoder threads */
 	void (*progress)(uint64_t done, uint64_t total, void *user); /* optional, from any thread */
 	void *user;
 } rf_synth_tree;
 
 /* Writes an ImageFolder tree: out/class_KKK/img_NNNNNNNN.jpg, image i in
- * class i % classes. Returns 0, or -1 with err set. */
+ * class i % classes (raw: out/class_KKK/file_NNNNNNNN.bin of random bytes).
+ * Returns 0, or -1 with err set. */
 int rf_synth_imagefolder(const rf_synth_tree *t, char *err, size_t errlen);
 
 #endif

@@ -1,27 +1,61 @@
-/* jpeg.h - JPEG decode with TurboJPEG into a per-thread RGB buffer. Private.
- * Thread rule: one decoder per compute thread; never shared. */
+/* jpeg.h - JPEG decode of the part of an image a transform needs: at a DCT
+ * scale (1, 1/2, 1/4, 1/8) and for a region of rows and columns, through the
+ * libjpeg API of libjpeg-turbo (jpeg_crop_scanline, jpeg_skip_scanlines),
+ * always to packed RGB. Private.
+ *
+ * Thread rule: one decoder per compute thread; never shared. The decoder
+ * keeps one libjpeg object and its output buffer across images; libjpeg
+ * itself allocates its per-image working memory from its own pools. */
 #ifndef RF_JPEG_H
 #define RF_JPEG_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define RF_MAX_PIXELS 100000000ull /* larger headers are refused: untrusted data */
+typedef struct rf_jpeg_decoder rf_jpeg_decoder;
 
-typedef struct rf_jpeg_decoder {
-	void *tj;       /* tjhandle */
-	uint8_t *rgb;   /* last decoded image; grows, never shrinks */
-	size_t rgb_cap;
-} rf_jpeg_decoder;
+/* The region a caller wants, in pixels of the scaled image: [x0, x1) x [y0, y1). */
+typedef struct rf_jpeg_region {
+	int x0, x1, y0, y1;
+} rf_jpeg_region;
 
-int rf_jpeg_decoder_init(rf_jpeg_decoder *d);
+/* What was decoded: rows y0 .. y0+h-1 and columns x0 .. x0+w-1 of the scaled
+ * image (scaled_w x scaled_h); x0 may be left of the region asked for (libjpeg
+ * crops at iMCU boundaries). Valid until the next call on the decoder. */
+typedef struct rf_jpeg_image {
+	const uint8_t *rgb;
+	size_t stride; /* bytes per row */
+	int scaled_w, scaled_h;
+	int x0, y0, w, h;
+} rf_jpeg_image;
+
+/* @return : 0 with *out set, or -ENOMEM. */
+int rf_jpeg_decoder_create(rf_jpeg_decoder **out);
 void rf_jpeg_decoder_destroy(rf_jpeg_decoder *d);
 
-/* Decodes data[len] at full scale to packed RGB. Returns 0 with *rgb (owned
- * by d, valid until the next call), *w and *h; or RF_EBADSAMPLE / -ENOMEM
- * with reason[rlen] saying what TurboJPEG reported. Warnings (a truncated or
- * corrupt stream) count as errors: a damaged image is a bad sample. */
-int rf_jpeg_decode(rf_jpeg_decoder *d, const uint8_t *data, size_t len, const uint8_t **rgb,
-		   int *w, int *h, char *reason, size_t rlen);
+/* Reads the headers of data[len]. On success the decoder holds the image
+ * until rf_jpeg_decode() or rf_jpeg_abort(); *w and *h are its size.
+ * @return : 0, or RF_EBADSAMPLE with reason[rlen] set: not a JPEG, more than
+ *           max_pixels pixels, a colour space that cannot become RGB. */
+int rf_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
+		 int *w, int *h, char *reason, size_t rlen);
+
+/* Size of the image scaled by 1/denom (denom 1, 2, 4 or 8), as libjpeg computes it. */
+static inline int rf_jpeg_scaled(int n, int denom)
+{
+	return (n + denom - 1) / denom;
+}
+
+/* Decodes the opened image at scale 1/denom, only the rows of want and (when
+ * crop_columns) about its columns; want = NULL decodes everything. Warnings
+ * (a truncated or corrupt stream) count as errors: a damaged image is a bad
+ * sample, not a grey one. CMYK and YCCK images are converted to RGB (Adobe's
+ * inverted CMYK when the Adobe marker says so).
+ * @return : 0 with *out set, or RF_EBADSAMPLE / -ENOMEM with reason set. */
+int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_jpeg_region *want, int crop_columns,
+		   rf_jpeg_image *out, char *reason, size_t rlen);
+
+/* Drops the opened image (when the caller decides not to decode it). */
+void rf_jpeg_abort(rf_jpeg_decoder *d);
 
 #endif

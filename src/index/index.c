@@ -45,7 +45,7 @@ int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int3
 	return 0;
 }
 
-int rf_index_build(rf_index *idx, const char *source, char *err, size_t errlen)
+int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen)
 {
 	memset(idx, 0, sizeof(*idx));
 	idx->root_fd = -1;
@@ -61,7 +61,7 @@ int rf_index_build(rf_index *idx, const char *source, char *err, size_t errlen)
 	}
 	int ret;
 	if (S_ISDIR(st.st_mode))
-		ret = rf_index_walk_imagefolder(idx, source, err, errlen);
+		ret = rf_index_walk_imagefolder(idx, source, any_name, err, errlen);
 	else if (S_ISREG(st.st_mode))
 		ret = rf_index_parse_manifest(idx, source, err, errlen);
 	else {

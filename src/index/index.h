@@ -35,10 +35,12 @@ typedef struct rf_index {
 	                  * third column, or NULL when it has none; 8 bytes per file */
 } rf_index;
 
-/* Builds the index of source (a directory or a manifest file). Returns 0, or
+/* Builds the index of source (a directory or a manifest file). any_name:
+ * take every regular file of a directory (raw mode), not only JPEG names;
+ * files directly in the directory then get label -1. Returns 0, or
  * -ENOENT / -ENOTDIR / -EACCES (source unusable), RF_EINDEX (malformed
  * manifest), RF_EEMPTY (no sample), -ENOMEM; err[errlen] then says why. */
-int rf_index_build(rf_index *idx, const char *source, char *err, size_t errlen);
+int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen);
 
 void rf_index_free(rf_index *idx);
 

@@ -49,7 +49,7 @@ static int entry_is_dir(int dfd, const struct dirent *de)
 /* Adds every JPEG below the folder open as dfd, whose path relative to the
  * root is rel[rel_len] (without trailing '/'). Takes ownership of dfd. */
 static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t label,
-		    char *err, size_t errlen)
+		    int any_name, char *err, size_t errlen)
 {
 	DIR *d = fdopendir(dfd);
 	if (!d) {
@@ -82,10 +82,10 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 				ret = -e;
 				break;
 			}
-			ret = walk_dir(idx, sub, rel, len, label, err, errlen);
+			ret = walk_dir(idx, sub, rel, len, label, any_name, err, errlen);
 			if (ret)
 				break;
-		} else if (is_jpeg_name(name)) {
+		} else if (any_name || is_jpeg_name(name)) {
 			struct stat st;
 			int64_t size = fstatat(dirfd(d), name, &st, 0) == 0 ? (int64_t)st.st_size
 									   : -(int64_t)errno;
@@ -101,7 +101,8 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 	return ret;
 }
 
-int rf_index_walk_imagefolder(rf_index *idx, const char *dir, char *err, size_t errlen)
+int rf_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char *err,
+			      size_t errlen)
 {
 	int ret = rf_index_set_root(idx, dir, err, errlen);
 	if (ret)
@@ -123,8 +124,17 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, char *err, size_t 
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
 			continue;
-		if (!entry_is_dir(dirfd(d), de))
+		if (!entry_is_dir(dirfd(d), de)) {
+			/* raw mode: files beside the class folders, label -1 */
+			struct stat st;
+			if (any_name && fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISREG(st.st_mode)) {
+				ret = rf_index_add(idx, de->d_name, strlen(de->d_name),
+						   (int64_t)st.st_size, -1);
+				if (ret)
+					goto out;
+			}
 			continue;
+		}
 		if ((size_t)idx->nclasses == cap) {
 			cap = cap ? cap * 2 : 64;
 			char **c = realloc(idx->classes, cap * sizeof(*c));
@@ -144,6 +154,8 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, char *err, size_t 
 	if (idx->nclasses > 1)
 		qsort(idx->classes, (size_t)idx->nclasses, sizeof(char *), cmp_str);
 
+	if (idx->count > 1) /* root files (raw mode) in name order */
+		qsort_r(idx->entries, idx->count, sizeof(rf_index_entry), cmp_entry_path, idx->paths);
 	char rel[PATH_MAX];
 	for (int c = 0; c < idx->nclasses; c++) {
 		size_t first = idx->count;
@@ -160,7 +172,7 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, char *err, size_t 
 			ret = -e;
 			goto out;
 		}
-		ret = walk_dir(idx, cfd, rel, len, c, err, errlen);
+		ret = walk_dir(idx, cfd, rel, len, c, any_name, err, errlen);
 		if (ret)
 			goto out;
 		if (idx->count - first > 1)

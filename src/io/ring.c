@@ -1,16 +1,27 @@
-/* ring.c - the ring thread's hot loop: pick the next place, submit its
- * open -> read -> close chain, reap completions, hand landed reads to the
- * compute pool, take handed-back buffers and failed places back.
- * It sleeps only in io_uring_enter; other threads wake it through an eventfd
- * whose read is always armed in the ring. */
+/* ring.c - the ring thread's hot loop: pick the next place, start its read
+ * (an open -> read -> close chain on io_uring, or a job for the pread pool),
+ * collect completions, judge each read, hand landed reads to the compute
+ * pool, take handed-back buffers and failed places back.
+ * It sleeps only in io_uring_enter (or, on the pread path, in a read of the
+ * wake eventfd); other threads wake it through that eventfd. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/ring_impl.h"
 #include "util/util.h"
+
+static rf_read_hook test_hook;
+static void *test_hook_ctx;
+
+void rf_ring_set_test_hook(rf_read_hook fn, void *ctx)
+{
+	test_hook = fn;
+	test_hook_ctx = ctx;
+}
 
 static void arm_wake(rf_loader *l, struct rf_ring *r)
 {
@@ -62,6 +73,8 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 					s->batch.count = rf_loader_batch_count(l, r->next_batch);
 					atomic_store(&s->remaining, s->batch.count);
 					atomic_store(&s->replaced, 0);
+					s->raw_used = 0;
+					s->batch.bytes = 0;
 				}
 				pthread_mutex_unlock(&l->mu);
 				if (!free_now)
@@ -79,41 +92,72 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 	return 1;
 }
 
-static void prep_chain(rf_loader *l, struct rf_ring *r, uint32_t id, rf_request *q)
+static int open_flags(const struct rf_ring *r)
 {
-	const char *path = rf_index_path(&l->index, q->sample);
+	return O_RDONLY | (r->direct ? O_DIRECT : 0);
+}
+
+/* The read and the close of a chain, once the file is open as fd (a direct
+ * descriptor index when fixed). The read asks for more than the file holds,
+ * so it is always "short": a hard link keeps the close from being cancelled
+ * by that. */
+static void prep_read_close(struct rf_ring *r, uint32_t id, rf_request *q, int fd, int fixed)
+{
 	uint64_t ud = (uint64_t)id << 2;
-	/* No O_CLOEXEC: a direct descriptor has no fd to leak, and the kernel
-	 * refuses the flag for one (EINVAL). */
-	int flags = O_RDONLY | (r->direct ? O_DIRECT : 0);
-	q->direct = (uint8_t)r->direct;
-
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
-	io_uring_prep_openat_direct(sqe, l->index.root_fd, path, flags, 0, id);
-	sqe->flags |= IOSQE_IO_LINK;
-	io_uring_sqe_set_data64(sqe, ud | OP_OPEN);
-
-	/* The read asks for more than the file holds, so it is always "short":
-	 * a hard link keeps the close from being cancelled by that. */
-	sqe = io_uring_get_sqe(&r->ring);
-	if (r->fixed_buffers)
-		io_uring_prep_read_fixed(sqe, (int)id, q->buf, q->read_len, 0, 0);
+	int raw = q->ticket == NO_TICKET;
+	if (raw ? r->fixed_slots : r->fixed_buffers)
+		io_uring_prep_read_fixed(sqe, fd, q->buf, q->read_len, 0, raw ? 1 : 0);
 	else
-		io_uring_prep_read(sqe, (int)id, q->buf, q->read_len, 0);
-	sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_HARDLINK;
+		io_uring_prep_read(sqe, fd, q->buf, q->read_len, 0);
+	sqe->flags |= IOSQE_IO_HARDLINK | (fixed ? IOSQE_FIXED_FILE : 0);
 	io_uring_sqe_set_data64(sqe, ud | OP_READ);
-
 	sqe = io_uring_get_sqe(&r->ring);
-	io_uring_prep_close_direct(sqe, id);
+	if (fixed)
+		io_uring_prep_close_direct(sqe, (unsigned)fd);
+	else
+		io_uring_prep_close(sqe, fd);
 	io_uring_sqe_set_data64(sqe, ud | OP_CLOSE);
 }
 
-/* Submits chains while a request, buffer space, SQ room and a place exist. */
+/* Starts the read of request id: the whole chain on direct descriptors; the
+ * open alone on plain ones (read and close follow its completion, see reap);
+ * a job on the pread path. */
+static void start_read(rf_loader *l, struct rf_ring *r, uint32_t id, rf_request *q)
+{
+	q->direct = (uint8_t)r->direct;
+	q->align = (uint32_t)r->align;
+	if (r->backend == BACKEND_PREAD) {
+		rf_idq_push(&r->pread.jobs, id);
+		return;
+	}
+	const char *path = rf_index_path(&l->index, q->sample);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+	io_uring_sqe_set_data64(sqe, (uint64_t)id << 2 | OP_OPEN);
+	if (r->backend == BACKEND_PLAIN) {
+		io_uring_prep_openat(sqe, l->index.root_fd, path, open_flags(r) | O_CLOEXEC, 0);
+		return;
+	}
+	/* No O_CLOEXEC: a direct descriptor has no fd to leak, and the kernel
+	 * refuses the flag for one (EINVAL). */
+	io_uring_prep_openat_direct(sqe, l->index.root_fd, path, open_flags(r), 0, id);
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_sqe_set_data64(sqe, (uint64_t)id << 2 | OP_OPEN);
+	prep_read_close(r, id, q, (int)id, 1);
+}
+
+/* Room to start one more read: SQEs for a chain (the pread path needs none). */
+static int have_room(struct rf_ring *r)
+{
+	return r->backend == BACKEND_PREAD || io_uring_sq_space_left(&r->ring) >= 3;
+}
+
+/* Starts reads while a request, buffer space, SQ room and a place exist. */
 static void issue(rf_loader *l, struct rf_ring *r)
 {
 	char reason[RF_REASON_LEN];
 	rf_place p;
-	while (r->nfree && io_uring_sq_space_left(&r->ring) >= 3 && next_place(l, r, &p)) {
+	while (r->nfree && have_room(r) && next_place(l, r, &p)) {
 		uint64_t sample, epoch, pos;
 		rf_loader_place_sample(l, &p, &sample, &epoch, &pos);
 		int64_t size = l->index.entries[sample].size;
@@ -137,15 +181,30 @@ static void issue(rf_loader *l, struct rf_ring *r)
 		}
 		/* One byte more than the index says, so a file that grew shows. */
 		size_t len = RF_ALIGN_UP((size_t)size + 1, r->align);
-		uint32_t ticket;
+		uint32_t ticket = NO_TICKET;
 		uint8_t *buf;
-		if (rf_bufpool_alloc(&r->pool, len, &ticket, &buf))
+		if (l->cfg.raw) {
+			/* straight into the batch, after the samples issued before */
+			rf_slot *s = rf_slot_of(l, p.batch);
+			size_t off = RF_ALIGN_UP(s->raw_used, r->align);
+			if (off + len > s->raw_cap) {
+				/* only replacements can use up the room */
+				r->cur_valid = 0;
+				rf_fmt(reason, sizeof(reason), "no room left in the batch for a "
+				       "replacement of %lld bytes", (long long)size);
+				place_failed(l, r, &p, sample, -ENOSPC, reason);
+				continue;
+			}
+			buf = s->batch.data + off;
+			s->raw_used = off + len;
+		} else if (rf_bufpool_alloc(&r->pool, len, &ticket, &buf)) {
 			break; /* wait for buffers to come back */
+		}
 		uint32_t id = r->free_reqs[--r->nfree];
 		rf_request *q = &l->req[id];
 		*q = (rf_request){ .place = p, .sample = sample, .epoch = epoch, .pos = pos,
 				   .buf = buf, .ticket = ticket, .read_len = (uint32_t)len };
-		prep_chain(l, r, id, q);
+		start_read(l, r, id, q);
 		r->inflight++;
 		r->cur_valid = 0;
 		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
@@ -154,11 +213,21 @@ static void issue(rf_loader *l, struct rf_ring *r)
 
 static void release_request(struct rf_ring *r, uint32_t id, rf_request *q)
 {
-	rf_bufpool_free(&r->pool, q->ticket);
+	if (q->ticket != NO_TICKET)
+		rf_bufpool_free(&r->pool, q->ticket);
 	r->free_reqs[r->nfree++] = id;
 }
 
-/* All three CQEs of a chain are in: judge it. */
+/* Reads the place again, the same candidate (after EAGAIN or a short read). */
+static void read_again(struct rf_ring *r, uint32_t id, rf_request *q)
+{
+	rf_place p = q->place;
+	p.transient++;
+	release_request(r, id, q);
+	retry_push(r, &p);
+}
+
+/* The read of a chain is complete (its three results are in): judge it. */
 static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 {
 	rf_request *q = &l->req[id];
@@ -166,6 +235,9 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 	char reason[RF_REASON_LEN];
 	int err = 0;
 	r->inflight--;
+	if (test_hook && q->open_res >= 0)
+		q->read_res = test_hook(test_hook_ctx, q->sample, q->read_res, size);
+	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
 	if (q->open_res < 0) {
 		if (q->open_res == -EINVAL && q->direct) {
 			/* tmpfs and some others refuse O_DIRECT: read buffered from
@@ -181,12 +253,26 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 			retry_push(r, &p);
 			return;
 		}
+		if ((q->open_res == -EAGAIN || q->open_res == -EINTR) && transient_left) {
+			read_again(r, id, q);
+			return;
+		}
 		err = q->open_res;
 		rf_fmt(reason, sizeof(reason), "open: %s", strerror(-err));
 	} else if (q->read_res < 0) {
+		if ((q->read_res == -EAGAIN || q->read_res == -EINTR) && transient_left) {
+			read_again(r, id, q);
+			return;
+		}
 		err = q->read_res;
 		rf_fmt(reason, sizeof(reason), "read: %s", strerror(-err));
 	} else if ((int64_t)q->read_res != size) {
+		/* Short: a transient short read, or a file that shrank. Read again
+		 * a few times before believing the file changed. */
+		if ((int64_t)q->read_res < size && transient_left) {
+			read_again(r, id, q);
+			return;
+		}
 		err = RF_EBADSAMPLE;
 		rf_fmt(reason, sizeof(reason), "file %s since it was indexed (%lld bytes then, "
 		       "read %d)", (int64_t)q->read_res < size ? "shrank" : "grew",
@@ -200,10 +286,39 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		return;
 	}
 	atomic_fetch_add_explicit(&l->st.bytes_read, (uint64_t)size, memory_order_relaxed);
+	if (q->ticket == NO_TICKET) { /* raw: the bytes are in place, the sample has landed */
+		rf_slot *s = rf_slot_of(l, q->place.batch);
+		uint32_t i = q->place.index;
+		s->batch.offsets[i] = (uint64_t)(q->buf - s->batch.data);
+		s->batch.sizes[i] = (uint32_t)size;
+		s->batch.labels[i] = l->index.entries[q->sample].label;
+		s->batch.ids[i] = q->sample;
+		s->batch.bytes = s->raw_used; /* final at the batch's last landing */
+		if (q->place.attempt)
+			atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
+		release_request(r, id, q);
+		rf_loader_place_landed(l, s);
+		return;
+	}
 	rf_idq_push(&l->work, id); /* now the compute pool's, until handed back */
 }
 
-static void reap(rf_loader *l, struct rf_ring *r)
+/* A plain-descriptor open completed: on success start its read and close; on
+ * failure the chain is over (no read or close will post). */
+static void plain_opened(rf_loader *l, struct rf_ring *r, uint32_t id, rf_request *q, int res)
+{
+	q->open_res = res;
+	if (res < 0) {
+		q->read_res = q->close_res = -ECANCELED;
+		q->cqes = 3;
+		chain_done(l, r, id);
+		return;
+	}
+	q->cqes = 1;
+	prep_read_close(r, id, q, res, 0); /* SQ room: reserved at issue (3 per request) */
+}
+
+static void reap_ring(rf_loader *l, struct rf_ring *r)
 {
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
@@ -216,7 +331,13 @@ static void reap(rf_loader *l, struct rf_ring *r)
 		uint32_t id = (uint32_t)(cqe->user_data >> 2);
 		rf_request *q = &l->req[id];
 		switch (cqe->user_data & 3) {
-		case OP_OPEN: q->open_res = cqe->res; break;
+		case OP_OPEN:
+			if (r->backend == BACKEND_PLAIN) {
+				plain_opened(l, r, id, q, cqe->res);
+				continue;
+			}
+			q->open_res = cqe->res;
+			break;
 		case OP_READ: q->read_res = cqe->res; break;
 		default: q->close_res = cqe->res; break;
 		}
@@ -224,6 +345,13 @@ static void reap(rf_loader *l, struct rf_ring *r)
 			chain_done(l, r, id);
 	}
 	io_uring_cq_advance(&r->ring, n);
+}
+
+static void reap_pread(rf_loader *l, struct rf_ring *r)
+{
+	uint32_t n = rf_idq_drain(&r->pread.done, r->drain, (uint32_t)l->cfg.io_depth);
+	for (uint32_t i = 0; i < n; i++)
+		chain_done(l, r, r->drain[i]);
 }
 
 /* Requests the compute pool handed back: free their buffers; a failed
@@ -257,6 +385,24 @@ static void ring_failed(rf_loader *l, int err, const char *what)
 	pthread_mutex_unlock(&l->mu);
 }
 
+/* Sleeps until something happens. @return : 0, or a negative code that
+ * stops the loader. */
+static int wait_events(rf_loader *l, struct rf_ring *r)
+{
+	if (r->backend == BACKEND_PREAD) {
+		uint64_t v;
+		ssize_t n = read(l->wake_fd, &v, sizeof(v));
+		return n < 0 && errno != EINTR && errno != EAGAIN ? -errno : 0;
+	}
+	if (!r->wake_armed)
+		arm_wake(l, r);
+	int ret = io_uring_submit_and_wait(&r->ring, 1);
+	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+		return ret;
+	reap_ring(l, r);
+	return 0;
+}
+
 void *rf_ring_main(void *arg)
 {
 	rf_loader *l = arg;
@@ -274,18 +420,19 @@ void *rf_ring_main(void *arg)
 		goto out;
 
 	uint64_t cpu0 = rf_thread_cpu_ns();
-	arm_wake(l, r);
+	if (r->backend != BACKEND_PREAD)
+		arm_wake(l, r);
 	while (!atomic_load_explicit(&l->stop, memory_order_acquire)) {
 		take_back(l, r);
+		if (r->backend == BACKEND_PREAD)
+			reap_pread(l, r);
 		issue(l, r);
-		if (!r->wake_armed)
-			arm_wake(l, r);
-		ret = io_uring_submit_and_wait(&r->ring, 1);
-		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
-			ring_failed(l, ret, "io_uring_submit_and_wait");
+		ret = wait_events(l, r);
+		if (ret) {
+			ring_failed(l, ret, r->backend == BACKEND_PREAD ? "read(eventfd)"
+									: "io_uring_submit_and_wait");
 			break;
 		}
-		reap(l, r);
 		atomic_store_explicit(&l->st.ns_ring_cpu, rf_thread_cpu_ns() - cpu0,
 				      memory_order_relaxed);
 	}

@@ -1,22 +1,93 @@
-/* compute.c - a compute thread: take a landed read, decode it, resize and
- * crop it straight into its place in the batch slot, hand the read buffer
- * back to the ring thread, count the batch down (the thread that lands the
- * last sample publishes the batch). */
+/* compute.c - a compute thread: take a landed read, choose the source window
+ * (center crop or random resized crop, flip), decode only what that window
+ * needs (DCT scale, rows, columns), resample it straight into its place in
+ * the batch slot, hand the read buffer back to the ring thread, count the
+ * batch down (the thread that lands the last sample publishes the batch). */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "decode/jpeg.h"
 #include "pipeline/loader_impl.h"
-#include "transform/resize_crop.h"
 #include "util/util.h"
+
+/* Per-thread scratch: created once, grown to the largest image, never shared. */
+typedef struct worker {
+	rf_jpeg_decoder *dec;
+	rf_resampler rs;
+	uint64_t ns_decode, ns_transform, scaled, decoded_px, source_px;
+} worker;
+
+/* The largest DCT scale-down (8, 4, 2 or 1) that keeps the window at least
+ * crop pixels on its shorter side: decoding less is free resolution-wise, and
+ * 1/8..1/2 are the scales libjpeg-turbo has SIMD code for (others are slower
+ * than a full decode). */
+static int choose_denom(const rf_window *win, int crop)
+{
+	double m = fmin(win->w, win->h);
+	for (int d = 8; d > 1; d /= 2)
+		if (m / d >= crop)
+			return d;
+	return 1;
+}
+
+/* Decodes and transforms the sample of request q into dst. Returns 0 or a
+ * negative code with q->reason set. */
+static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *dst)
+{
+	uint64_t t0 = rf_now_ns();
+	int W, H, C = l->cfg.crop;
+	int err = rf_jpeg_open(w->dec, q->buf, len, l->cfg.max_pixels, &W, &H, q->reason,
+			       sizeof(q->reason));
+	if (err)
+		return err;
+	rf_window win;
+	rf_window_for(&l->window, q->epoch, q->sample, W, H, &win);
+	int denom = l->cfg.no_scaled_decode ? 1 : choose_denom(&win, C);
+	int sw = rf_jpeg_scaled(W, denom), sh = rf_jpeg_scaled(H, denom);
+	double fx = (double)sw / W, fy = (double)sh / H;
+	int bx0 = (int)floor(win.bound_x0 * fx), bx1 = RF_MIN(sw, (int)ceil(win.bound_x1 * fx));
+	int by0 = (int)floor(win.bound_y0 * fy), by1 = RF_MIN(sh, (int)ceil(win.bound_y1 * fy));
+	if (rf_taps_build(&w->rs.tx, C, win.x * fx, win.w * fx, bx0, RF_MAX(bx1, bx0 + 1), win.flip) ||
+	    rf_taps_build(&w->rs.ty, C, win.y * fy, win.h * fy, by0, RF_MAX(by1, by0 + 1), 0)) {
+		rf_jpeg_abort(w->dec);
+		rf_fmt(q->reason, sizeof(q->reason), "out of memory for resampling tables");
+		return -ENOMEM;
+	}
+	rf_jpeg_region want = { w->rs.tx.lo, w->rs.tx.hi, w->rs.ty.lo, w->rs.ty.hi };
+	rf_jpeg_image img;
+	err = rf_jpeg_decode(w->dec, denom, l->cfg.no_region_decode ? NULL : &want, 1, &img,
+			     q->reason, sizeof(q->reason));
+	uint64_t t1 = rf_now_ns();
+	w->ns_decode += t1 - t0;
+	if (err)
+		return err;
+	err = rf_resample_store(&w->rs, &l->output, img.rgb, img.stride, img.x0, img.y0, dst);
+	if (err)
+		rf_fmt(q->reason, sizeof(q->reason), "out of memory for resampling");
+	w->ns_transform += rf_now_ns() - t1;
+	w->scaled += denom > 1;
+	w->decoded_px += (uint64_t)img.w * (uint64_t)img.h;
+	w->source_px += (uint64_t)W * (uint64_t)H;
+	return err;
+}
+
+static void flush_counters(rf_loader *l, worker *w)
+{
+	atomic_fetch_add_explicit(&l->st.ns_decode, w->ns_decode, memory_order_relaxed);
+	atomic_fetch_add_explicit(&l->st.ns_transform, w->ns_transform, memory_order_relaxed);
+	atomic_fetch_add_explicit(&l->st.scaled_decodes, w->scaled, memory_order_relaxed);
+	atomic_fetch_add_explicit(&l->st.decoded_pixels, w->decoded_px, memory_order_relaxed);
+	atomic_fetch_add_explicit(&l->st.source_pixels, w->source_px, memory_order_relaxed);
+	w->ns_decode = w->ns_transform = w->scaled = w->decoded_px = w->source_px = 0;
+}
 
 void *rf_compute_main(void *arg)
 {
 	rf_loader *l = arg;
-	rf_jpeg_decoder dec;
-	rf_resize_scratch rs;
-	int ok_dec = rf_jpeg_decoder_init(&dec) == 0;
-	int ok_rs = rf_resize_scratch_init(&rs, l->cfg.crop) == 0;
+	worker w = { 0 };
+	int ok = rf_jpeg_decoder_create(&w.dec) == 0;
+	ok = rf_resampler_init(&w.rs, l->cfg.crop) == 0 && ok;
 
 	for (;;) {
 		uint32_t id;
@@ -26,26 +97,20 @@ void *rf_compute_main(void *arg)
 		rf_request *q = &l->req[id];
 		rf_slot *s = rf_slot_of(l, q->place.batch);
 		const rf_index_entry *e = &l->index.entries[q->sample];
-		uint64_t t0 = rf_now_ns();
-		const uint8_t *rgb = NULL;
-		int w = 0, h = 0;
+		uint32_t place = q->place.index, attempt = q->place.attempt;
 		int err;
-		if (!ok_dec || !ok_rs) {
+		if (ok) {
+			err = process(l, &w, q, (size_t)e->size,
+				      s->batch.data + (size_t)place * l->sample_bytes);
+		} else {
 			err = -ENOMEM;
 			rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
-		} else {
-			err = rf_jpeg_decode(&dec, q->buf, (size_t)e->size, &rgb, &w, &h,
-					     q->reason, sizeof(q->reason));
 		}
-		uint64_t t1 = rf_now_ns();
-		uint32_t place = q->place.index, attempt = q->place.attempt;
+		uint64_t t0 = rf_now_ns();
 		if (!err) {
-			rf_resize_crop_u8(rgb, w, h, l->cfg.resize, l->cfg.crop,
-					  s->batch.data + (size_t)place * l->sample_bytes, &rs);
 			s->batch.labels[place] = e->label;
 			s->batch.ids[place] = q->sample;
 		}
-		uint64_t t2 = rf_now_ns();
 		q->err = err;
 		/* Hand the request back first, so its buffer is reused sooner; from
 		 * here on q belongs to the ring thread. */
@@ -56,13 +121,11 @@ void *rf_compute_main(void *arg)
 				atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
 			rf_loader_place_landed(l, s);
 		}
-		atomic_fetch_add_explicit(&l->st.ns_decode, t1 - t0, memory_order_relaxed);
-		atomic_fetch_add_explicit(&l->st.ns_transform, t2 - t1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&l->st.ns_compute_idle, idle, memory_order_relaxed);
+		atomic_fetch_add_explicit(&l->st.ns_collate, rf_now_ns() - t0, memory_order_relaxed);
+		atomic_fetch_add_explicit(&l->st.ns_read_wait, idle, memory_order_relaxed);
+		flush_counters(l, &w);
 	}
-	if (ok_rs)
-		rf_resize_scratch_destroy(&rs);
-	if (ok_dec)
-		rf_jpeg_decoder_destroy(&dec);
+	rf_resampler_destroy(&w.rs);
+	rf_jpeg_decoder_destroy(w.dec);
 	return NULL;
 }

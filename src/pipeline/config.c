@@ -23,6 +23,21 @@ RF_API void rf_config_default(rf_config *cfg)
 	cfg->on_error = RF_ON_ERROR_SKIP;
 	cfg->read_pool_bytes = 64u << 20;
 	cfg->log_level = RF_LOG_NONE;
+	cfg->random_resized_crop = 0;
+	cfg->rrc_scale[0] = 0.08f;
+	cfg->rrc_scale[1] = 1.0f;
+	cfg->rrc_ratio[0] = 3.0f / 4.0f;
+	cfg->rrc_ratio[1] = 4.0f / 3.0f;
+	cfg->flip_p = 0.0f;
+	cfg->dtype = RF_DTYPE_UINT8;
+	cfg->layout = RF_LAYOUT_HWC;
+	for (int c = 0; c < 3; c++) {
+		cfg->mean[c] = 0.0f;
+		cfg->std[c] = 1.0f;
+	}
+	cfg->max_pixels = 100000000ull;
+	cfg->in_order = 1;
+	cfg->raw_max_bytes = 256u << 10;
 	/* Order, ranks and resume (issue 6). */
 	cfg->sampler = RF_SAMPLER_SHUFFLE;
 	cfg->samples_per_epoch = 0;
@@ -63,6 +78,46 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(no_direct_io, 0, 1);
 	/* One registered buffer may not exceed 1 GiB. */
 	CHECK_RANGE(read_pool_bytes, 1 << 20, 1 << 30);
+	CHECK_RANGE(random_resized_crop, 0, 1);
+	CHECK_RANGE(dtype, RF_DTYPE_UINT8, RF_DTYPE_FLOAT16);
+	CHECK_RANGE(layout, RF_LAYOUT_HWC, RF_LAYOUT_CHW);
+	CHECK_RANGE(no_scaled_decode, 0, 1);
+	CHECK_RANGE(no_region_decode, 0, 1);
+	CHECK_RANGE(in_order, 0, 1);
+	CHECK_RANGE(io_path, RF_IO_AUTO, RF_IO_PREAD);
+	CHECK_RANGE(pread_threads, 0, 1024);
+	CHECK_RANGE(raw, 0, 1);
+	if (cfg->raw && (cfg->raw_max_bytes < 1 || cfg->raw_max_bytes > (1u << 30))) {
+		rf_fmt(err, errlen, "config: raw_max_bytes = %zu is out of range [1, 1 GiB]",
+		       cfg->raw_max_bytes);
+		return RF_ECONFIG;
+	}
+	if (cfg->max_pixels < 1) {
+		rf_fmt(err, errlen, "config: max_pixels must be at least 1");
+		return RF_ECONFIG;
+	}
+	if (!(cfg->flip_p >= 0.0f && cfg->flip_p <= 1.0f)) {
+		rf_fmt(err, errlen, "config: flip_p = %g is not a probability in [0, 1]", cfg->flip_p);
+		return RF_ECONFIG;
+	}
+	if (!(cfg->rrc_scale[0] > 0.0f && cfg->rrc_scale[0] <= cfg->rrc_scale[1] &&
+	      cfg->rrc_scale[1] <= 1.0f)) {
+		rf_fmt(err, errlen, "config: rrc_scale = (%g, %g) must satisfy 0 < lo <= hi <= 1",
+		       cfg->rrc_scale[0], cfg->rrc_scale[1]);
+		return RF_ECONFIG;
+	}
+	if (!(cfg->rrc_ratio[0] > 0.0f && cfg->rrc_ratio[0] <= cfg->rrc_ratio[1])) {
+		rf_fmt(err, errlen, "config: rrc_ratio = (%g, %g) must satisfy 0 < lo <= hi",
+		       cfg->rrc_ratio[0], cfg->rrc_ratio[1]);
+		return RF_ECONFIG;
+	}
+	for (int c = 0; c < 3; c++) {
+		if (!(cfg->std[c] != 0.0f && cfg->std[c] == cfg->std[c] && cfg->mean[c] == cfg->mean[c])) {
+			rf_fmt(err, errlen, "config: std[%d] = %g, mean[%d] = %g: std must be non-zero "
+			       "and both numbers", c, cfg->std[c], c, cfg->mean[c]);
+			return RF_ECONFIG;
+		}
+	}
 	/* Order, ranks and resume (issue 6); rank and world_size are checked
 	 * with the environment they may come from (sample/ranks.c). */
 	CHECK_RANGE(sampler, RF_SAMPLER_SHUFFLE, RF_SAMPLER_BALANCED);
@@ -89,15 +144,18 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 		       cfg->resume_state_len);
 		return RF_ECONFIG;
 	}
-	if (cfg->crop > cfg->resize) {
+	if (!cfg->raw && !cfg->random_resized_crop && cfg->crop > cfg->resize) {
 		rf_fmt(err, errlen, "config: crop = %d is larger than resize = %d "
 		       "(the center crop must fit in the resized image)", cfg->crop, cfg->resize);
 		return RF_ECONFIG;
 	}
-	unsigned long long slot_bytes = (unsigned long long)cfg->batch_size *
+	unsigned long long elem = cfg->dtype == RF_DTYPE_FLOAT32 ? 4 : cfg->dtype == RF_DTYPE_FLOAT16 ? 2 : 1;
+	unsigned long long slot_bytes = (unsigned long long)cfg->batch_size * elem *
 					(unsigned long long)cfg->crop * (unsigned long long)cfg->crop * 3ull;
+	if (cfg->raw)
+		slot_bytes = (unsigned long long)cfg->batch_size * (cfg->raw_max_bytes + 4096);
 	if (slot_bytes * (unsigned long long)cfg->prefetch > (64ull << 30)) {
-		rf_fmt(err, errlen, "config: prefetch x batch_size x crop^2 x 3 = %llu bytes "
+		rf_fmt(err, errlen, "config: prefetch x batch_size x crop^2 x 3 x element size = %llu bytes "
 		       "exceeds the 64 GiB limit", slot_bytes * (unsigned long long)cfg->prefetch);
 		return RF_ECONFIG;
 	}

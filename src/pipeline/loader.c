@@ -4,6 +4,7 @@
  * threads. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,6 +79,7 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 	if (!fatal) {
 		*retry = *p;
 		retry->attempt++;
+		retry->transient = 0;
 		return 1;
 	}
 	rf_slot *s = rf_slot_of(l, p->batch);
@@ -112,8 +114,12 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 static int alloc_slots(rf_loader *l)
 {
 	int P = l->cfg.prefetch, B = l->cfg.batch_size;
-	size_t data = RF_ALIGN_UP((size_t)B * l->sample_bytes, 4096);
-	size_t meta = RF_ALIGN_UP((size_t)B * (sizeof(int32_t) + sizeof(uint64_t)), 4096);
+	/* raw mode: room for B files of raw_max_bytes, each read with the
+	 * extra byte that shows growth, rounded to any O_DIRECT alignment */
+	size_t data = l->cfg.raw ? (size_t)B * RF_ALIGN_UP(l->cfg.raw_max_bytes + 1, 4096)
+				 : RF_ALIGN_UP((size_t)B * l->sample_bytes, 4096);
+	size_t meta = RF_ALIGN_UP((size_t)B * (sizeof(int32_t) + 2 * sizeof(uint64_t) +
+					       sizeof(uint32_t)), 4096);
 	l->slot_mem_len = (size_t)P * (data + meta);
 	void *m = mmap(NULL, l->slot_mem_len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -127,10 +133,16 @@ static int alloc_slots(rf_loader *l)
 		rf_slot *s = &l->slots[i];
 		uint8_t *base = l->slot_mem + (size_t)i * (data + meta);
 		s->batch.data = base;
+		/* metadata: the 8-byte arrays first, so every array is aligned */
 		s->batch.ids = (uint64_t *)(base + data);
-		s->batch.labels = (int32_t *)(base + data + (size_t)B * sizeof(uint64_t));
-		s->batch.height = s->batch.width = (uint32_t)l->cfg.crop;
-		s->batch.channels = 3;
+		s->batch.offsets = (uint64_t *)(base + data + (size_t)B * sizeof(uint64_t));
+		s->batch.labels = (int32_t *)(base + data + (size_t)B * 2 * sizeof(uint64_t));
+		s->batch.sizes = (uint32_t *)(base + data + (size_t)B * (2 * sizeof(uint64_t) + sizeof(int32_t)));
+		s->raw_cap = data;
+		s->batch.height = s->batch.width = l->cfg.raw ? 0 : (uint32_t)l->cfg.crop;
+		s->batch.channels = l->cfg.raw ? 0 : 3;
+		s->batch.dtype = l->cfg.dtype;
+		s->batch.layout = l->cfg.layout;
 		s->batch.sample_bytes = l->sample_bytes;
 		s->state = SLOT_FREE;
 		atomic_init(&s->remaining, 0);
@@ -190,6 +202,8 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	l->cfg.source = l->source;
 	if (l->cfg.threads == 0)
 		l->cfg.threads = RF_MAX(1, rf_cpu_count() - 1);
+	if (l->cfg.raw)
+		l->cfg.threads = 0; /* nothing to decode: the ring thread lands raw reads */
 	uint32_t rank, world;
 	ret = rf_ranks_resolve(l->cfg.rank, l->cfg.world_size, &rank, &world, &l->rank_source,
 			       err, errlen);
@@ -206,7 +220,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	l->cfg.resume_state = NULL; /* the caller's bytes: not kept */
 	l->cfg.resume_state_len = 0;
 
-	ret = rf_index_build(&l->index, l->source, err, errlen);
+	ret = rf_index_build(&l->index, l->source, l->cfg.raw, err, errlen);
 	if (ret)
 		goto fail;
 	rf_sampler kind = l->cfg.sampler == RF_SAMPLER_SHUFFLE && !l->cfg.shuffle
@@ -232,7 +246,15 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	}
 	l->total_batches = l->cfg.epochs ? l->batches_per_epoch * (uint64_t)l->cfg.epochs
 					 : UINT64_MAX;
-	l->sample_bytes = (size_t)l->cfg.crop * (size_t)l->cfg.crop * 3;
+	rf_output_init(&l->output, l->cfg.crop, l->cfg.dtype, l->cfg.layout, l->cfg.mean, l->cfg.std);
+	l->sample_bytes = l->cfg.raw ? 0 : rf_output_sample_bytes(&l->output);
+	l->window = (rf_window_params){
+		.resize = l->cfg.resize, .crop = l->cfg.crop,
+		.random_resized_crop = l->cfg.random_resized_crop,
+		.scale_lo = l->cfg.rrc_scale[0], .scale_hi = l->cfg.rrc_scale[1],
+		.log_ratio_lo = log(l->cfg.rrc_ratio[0]), .log_ratio_hi = log(l->cfg.rrc_ratio[1]),
+		.flip_p = l->cfg.flip_p, .seed = l->cfg.seed,
+	};
 	/* The weights were only needed for the alias table and the fingerprint. */
 	l->dataset_fp = rf_state_dataset_fingerprint(&l->index, kind == RF_SAMPLER_WEIGHTED);
 	l->output_fp = rf_state_output_fingerprint(l);
@@ -245,6 +267,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		l->start_batch = resume.next_batch;
 	}
 	l->next_batch = l->start_batch;
+	l->delivered_end = l->start_batch;
 
 	ret = alloc_slots(l);
 	if (ret)
@@ -265,7 +288,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	ret = start_ring(l, err, errlen);
 	if (ret)
 		goto fail;
-	l->compute = calloc((size_t)l->cfg.threads, sizeof(pthread_t));
+	l->compute = calloc((size_t)RF_MAX(l->cfg.threads, 1), sizeof(pthread_t));
 	if (!l->compute)
 		goto fail_nomem;
 	for (int i = 0; i < l->cfg.threads; i++) {
@@ -334,6 +357,35 @@ RF_API void rf_loader_destroy(rf_loader *l)
 
 /* ---- the consumer's side ------------------------------------------------ */
 
+/* The slot to hand out next, or NULL: in order, the next batch's slot once
+ * it is ready; otherwise the ready slot with the lowest batch number.
+ * Called with l->mu held. */
+static rf_slot *ready_slot(rf_loader *l)
+{
+	if (l->cfg.in_order) {
+		rf_slot *s = rf_slot_of(l, l->next_batch);
+		return s->state == SLOT_READY && s->batch.index == l->next_batch ? s : NULL;
+	}
+	rf_slot *best = NULL;
+	for (int i = 0; i < l->cfg.prefetch; i++) {
+		rf_slot *s = &l->slots[i];
+		if (s->state == SLOT_READY && (!best || s->batch.index < best->batch.index))
+			best = s;
+	}
+	return best;
+}
+
+/* Nothing can become ready while every slot is lent to the caller. */
+static int all_lent(rf_loader *l)
+{
+	if (l->cfg.in_order)
+		return rf_slot_of(l, l->next_batch)->state == SLOT_LENT;
+	for (int i = 0; i < l->cfg.prefetch; i++)
+		if (l->slots[i].state != SLOT_LENT)
+			return 0;
+	return 1;
+}
+
 RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 {
 	if (!l || !out)
@@ -343,22 +395,21 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 		return l->failed;
 	if (l->next_batch >= l->total_batches)
 		return RF_EOF;
-	rf_slot *s = rf_slot_of(l, l->next_batch);
 	uint64_t t0 = rf_now_ns();
 	pthread_mutex_lock(&l->mu);
-	if (s->state == SLOT_LENT) {
+	if (all_lent(l)) {
 		pthread_mutex_unlock(&l->mu);
 		rf_fmt(l->err_detail, sizeof(l->err_detail), "all %d batch slots are held by the "
 		       "caller: release a batch before asking for the next", l->cfg.prefetch);
 		return -EDEADLK;
 	}
-	while (!(s->state == SLOT_READY && s->batch.index == l->next_batch) && !l->ring_err)
+	rf_slot *s;
+	while (!(s = ready_slot(l)) && !l->ring_err)
 		pthread_cond_wait(&l->ready, &l->mu);
-	int ready = s->state == SLOT_READY && s->batch.index == l->next_batch;
-	int err = ready ? s->err : l->ring_err;
+	int err = s ? s->err : l->ring_err;
 	if (err) {
-		rf_fmt(l->err_detail, sizeof(l->err_detail), "%s", ready ? s->errmsg : l->ring_errmsg);
-		if (ready)
+		rf_fmt(l->err_detail, sizeof(l->err_detail), "%s", s ? s->errmsg : l->ring_errmsg);
+		if (s)
 			s->state = SLOT_FREE;
 		pthread_mutex_unlock(&l->mu);
 		l->failed = err;
@@ -371,6 +422,8 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 	l->delivered_batches++;
 	l->delivered_samples += s->batch.count;
 	l->next_batch++;
+	if (s->batch.index >= l->delivered_end)
+		l->delivered_end = s->batch.index + 1;
 	*out = &s->batch;
 	return 0;
 }
@@ -399,18 +452,24 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->samples_total = l->index.count;
 	out->batches = l->delivered_batches;
 	out->samples = l->delivered_samples;
-	out->ns_read_wait = l->ns_wait;
+	out->ns_consumer_wait = l->ns_wait;
 	out->bytes_read = atomic_load_explicit(&l->st.bytes_read, memory_order_relaxed);
 	out->bad_samples = atomic_load_explicit(&l->st.bad_samples, memory_order_relaxed);
 	out->reads_submitted = atomic_load_explicit(&l->st.reads_submitted, memory_order_relaxed);
 	out->ns_decode = atomic_load_explicit(&l->st.ns_decode, memory_order_relaxed);
 	out->ns_transform = atomic_load_explicit(&l->st.ns_transform, memory_order_relaxed);
 	out->ns_ring_cpu = atomic_load_explicit(&l->st.ns_ring_cpu, memory_order_relaxed);
-	out->ns_compute_idle = atomic_load_explicit(&l->st.ns_compute_idle, memory_order_relaxed);
+	out->ns_collate = atomic_load_explicit(&l->st.ns_collate, memory_order_relaxed);
+	out->ns_read_wait = atomic_load_explicit(&l->st.ns_read_wait, memory_order_relaxed);
+	out->scaled_decodes = atomic_load_explicit(&l->st.scaled_decodes, memory_order_relaxed);
+	out->decoded_pixels = atomic_load_explicit(&l->st.decoded_pixels, memory_order_relaxed);
+	out->source_pixels = atomic_load_explicit(&l->st.source_pixels, memory_order_relaxed);
 	out->threads = (uint32_t)l->cfg.threads;
 	out->io_depth = (uint32_t)l->cfg.io_depth;
 	out->direct_io = atomic_load(&l->st.direct_io);
 	out->fixed_buffers = atomic_load(&l->st.fixed_buffers);
+	out->io_path = atomic_load(&l->st.io_path);
+	out->dio_align = atomic_load(&l->st.dio_align);
 	return 0;
 }
 

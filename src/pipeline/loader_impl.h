@@ -24,8 +24,11 @@
 #include "ringfeed.h"
 #include "sample/order.h"
 #include "sample/sampler.h"
+#include "transform/resample.h"
+#include "transform/window.h"
 
 #define RF_MAX_ATTEMPTS 64 /* replacements tried for one place before RF_ETOOMANYBAD */
+#define RF_MAX_TRANSIENT 3 /* re-reads of one file after a short read or EAGAIN */
 #define RF_REASON_LEN 192
 
 /* A place in the output: the index-th sample of global batch `batch`,
@@ -34,6 +37,7 @@ typedef struct rf_place {
 	uint64_t batch;
 	uint32_t index;
 	uint32_t attempt;
+	uint32_t transient; /* reads of this candidate retried after a short read or EAGAIN */
 } rf_place;
 
 /* One sample on its way: a read chain in flight, then a buffer waiting for or
@@ -48,6 +52,7 @@ typedef struct rf_request {
 	int32_t open_res, read_res, close_res;
 	uint8_t cqes;        /* CQEs seen of the 3 the chain posts */
 	uint8_t direct;      /* opened with O_DIRECT */
+	uint32_t align;      /* O_DIRECT alignment of buf and read_len */
 	/* set by the compute thread when it hands the request back: */
 	int err;             /* 0 = landed in its slot, else why not */
 	char reason[RF_REASON_LEN];
@@ -62,6 +67,8 @@ typedef struct rf_slot {
 	char errmsg[512];      /* guarded by mu */
 	atomic_uint remaining; /* places not landed yet; the thread that takes it to 0 publishes */
 	atomic_uint replaced;
+	size_t raw_used;       /* raw mode: bytes of data handed out; ring thread only */
+	size_t raw_cap;        /* raw mode: bytes of data the slot holds */
 } rf_slot;
 
 /* A bounded FIFO of request ids: capacity io_depth, which no queue can exceed
@@ -77,8 +84,9 @@ typedef struct rf_idq {
 /* Counters; relaxed atomics, read by rf_loader_stats(). */
 typedef struct rf_counters {
 	atomic_uint_fast64_t bytes_read, bad_samples, reads_submitted;
-	atomic_uint_fast64_t ns_decode, ns_transform, ns_ring_cpu, ns_compute_idle;
-	atomic_uint direct_io, fixed_buffers;
+	atomic_uint_fast64_t ns_decode, ns_transform, ns_collate, ns_ring_cpu, ns_read_wait;
+	atomic_uint_fast64_t scaled_decodes, decoded_pixels, source_pixels;
+	atomic_uint direct_io, fixed_buffers, io_path, dio_align;
 } rf_counters;
 
 struct rf_ring; /* src/io/ring_impl.h: the ring thread's own state */
@@ -90,6 +98,8 @@ struct rf_loader {
 	uint64_t batches_per_epoch; /* this rank's; the same on every rank */
 	uint64_t total_batches; /* UINT64_MAX when epochs == 0 (endless) */
 	size_t sample_bytes;
+	rf_output output;         /* how samples are stored; read-only after create */
+	rf_window_params window;  /* how windows are chosen; read-only after create */
 
 	/* Order, ranks and resume: read-only after create. */
 	rf_order order;          /* which sample fills each place; the rank split */
@@ -128,7 +138,10 @@ struct rf_loader {
 	rf_counters st;
 
 	/* consumer only */
-	uint64_t next_batch;   /* the batch to deliver next (starts at start_batch) */
+	uint64_t next_batch;   /* in order: the batch to deliver next; else: batches delivered;
+	                        * starts at start_batch */
+	uint64_t delivered_end; /* 1 + the highest batch index delivered (start_batch at first):
+	                         * equal to next_batch while the delivered batches are a prefix */
 	uint64_t delivered_batches, delivered_samples, ns_wait;
 	int failed;            /* sticky error returned by every later next() */
 	char err_detail[768];

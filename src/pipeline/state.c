@@ -81,18 +81,45 @@ uint64_t rf_state_dataset_fingerprint(const rf_index *idx, int with_weights)
 	return h;
 }
 
+static uint64_t hash_float(uint64_t h, float f)
+{
+	uint32_t bits;
+	memcpy(&bits, &f, sizeof(bits));
+	return rf_hash_u64(h, bits);
+}
+
 uint64_t rf_state_output_fingerprint(const rf_loader *l)
 {
+	const rf_config *c = &l->cfg;
 	int64_t largest = 0;
 	for (size_t i = 0; i < l->index.count; i++)
 		largest = RF_MAX(largest, l->index.entries[i].size);
-	/* The ring thread refuses files above read_pool_bytes / 4 as bad
-	 * samples, which changes the stream only if some file is that large. */
-	uint64_t max_file = l->cfg.read_pool_bytes / 4;
+	/* The ring thread refuses files above this size as bad samples
+	 * (src/io/ring_setup.c), which changes the stream only if some file
+	 * is that large. */
+	uint64_t max_file = c->raw ? c->raw_max_bytes : c->read_pool_bytes / 4;
 	uint64_t cap = (uint64_t)largest <= max_file ? UINT64_MAX : max_file;
-	uint64_t h = rf_hash_u64(0x6f75747075742121ull, (uint64_t)l->cfg.resize);
-	h = rf_hash_u64(h, (uint64_t)l->cfg.crop);
-	return rf_hash_u64(h, cap);
+	uint64_t h = rf_hash_u64(0x6f75747075742121ull, (uint64_t)c->resize);
+	h = rf_hash_u64(h, (uint64_t)c->crop);
+	h = rf_hash_u64(h, cap);
+	/* Decode and augment (issue 4): what the window, the decode and the
+	 * stored values depend on. */
+	h = rf_hash_u64(h, (uint64_t)c->raw);
+	h = rf_hash_u64(h, (uint64_t)c->random_resized_crop);
+	for (int i = 0; i < 2; i++) {
+		h = hash_float(h, c->rrc_scale[i]);
+		h = hash_float(h, c->rrc_ratio[i]);
+	}
+	h = hash_float(h, c->flip_p);
+	h = rf_hash_u64(h, (uint64_t)c->dtype);
+	h = rf_hash_u64(h, (uint64_t)c->layout);
+	for (int i = 0; i < 3; i++) {
+		h = hash_float(h, c->mean[i]);
+		h = hash_float(h, c->std[i]);
+	}
+	h = rf_hash_u64(h, c->max_pixels); /* larger images are bad samples */
+	h = rf_hash_u64(h, (uint64_t)c->no_scaled_decode);
+	return rf_hash_u64(h, (uint64_t)c->no_region_decode);
 }
 
 RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
@@ -103,6 +130,10 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 		return RF_STATE_V1_BYTES;
 	if (!buf || len < RF_STATE_V1_BYTES)
 		return -ENOSPC;
+	/* Out of order, the position is one number only while the batches
+	 * handed out are all those before it. */
+	if (l->delivered_end != l->next_batch)
+		return -EAGAIN;
 	uint8_t s[RF_STATE_V1_BYTES] = { 0 };
 	uint64_t b = l->next_batch, bpe = l->batches_per_epoch;
 	memcpy(s, magic, sizeof(magic));
@@ -279,9 +310,11 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 	if (x->crop != (uint32_t)l->cfg.crop)
 		DIFFER("crop", "%u", x->crop, (uint32_t)l->cfg.crop);
 	if (x->output_fingerprint != l->output_fp) {
-		rf_fmt(err, errlen, "state: saved with other output settings (the read pool "
-		       "then and now disagree on which files are too large: read_pool_bytes "
-		       "= %zu now)", l->cfg.read_pool_bytes);
+		rf_fmt(err, errlen, "state: saved with other output settings: raw, "
+		       "random_resized_crop, rrc_scale, rrc_ratio, flip_p, dtype, layout, mean, "
+		       "std, max_pixels, no_scaled_decode, no_region_decode, or a read pool "
+		       "(raw: raw_max_bytes) that makes other files too large (read_pool_bytes = "
+		       "%zu now)", l->cfg.read_pool_bytes);
 		return RF_ESTATEMISMATCH;
 	}
 	/* Implied by the checks above; a mismatch here is a bug, refused anyway. */

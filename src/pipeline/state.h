@@ -19,8 +19,12 @@
 uint64_t rf_state_dataset_fingerprint(const rf_index *idx, int with_weights);
 
 /* Fingerprint of the settings that decide a batch's content beyond its ids:
- * resize, crop, and which files the read pool leaves too large (only that:
- * two pool sizes that both hold every file give the same fingerprint). */
+ * resize, crop, the decode and augment settings (raw, random_resized_crop,
+ * rrc_scale, rrc_ratio, flip_p, dtype, layout, mean, std, max_pixels,
+ * no_scaled_decode, no_region_decode), and which files the read pool (raw:
+ * raw_max_bytes) leaves too large (only that: two pool sizes that both hold
+ * every file give the same fingerprint). A setting added to rf_config that
+ * changes pixels or which samples are bad belongs here. */
 uint64_t rf_state_output_fingerprint(const rf_loader *l);
 
 /* Checks that state (parsed) was saved by a loader with this one's dataset

@@ -1,0 +1,324 @@
+/* resample.c - taps, the two resampling passes and the output store (see
+ * resample.h). */
+#include "transform/resample.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WBITS 14
+#define WONE (1 << WBITS)
+
+/* float -> IEEE half, round to nearest even (used to build tables only). */
+static uint16_t to_half(float f)
+{
+	union { float f; uint32_t u; } v = { f };
+	uint32_t sign = (v.u >> 16) & 0x8000u, exp = (v.u >> 23) & 0xff, man = v.u & 0x7fffffu;
+	if (exp == 0xff)
+		return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
+	int e = (int)exp - 127 + 15;
+	if (e >= 31)
+		return (uint16_t)(sign | 0x7c00u);
+	if (e <= 0) { /* subnormal half */
+		if (e < -10)
+			return (uint16_t)sign;
+		man |= 0x800000u;
+		int shift = 14 - e;
+		uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+		if (rem > half || (rem == half && (h & 1)))
+			h++;
+		return (uint16_t)(sign | h);
+	}
+	uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
+	if (rem > 0x1000u || (rem == 0x1000u && (h & 1)))
+		h++; /* may carry into the exponent, which is right */
+	return (uint16_t)(sign | h);
+}
+
+void rf_output_init(rf_output *o, int crop, rf_dtype dtype, rf_layout layout,
+		    const float mean[3], const float stdev[3])
+{
+	o->crop = crop;
+	o->dtype = dtype;
+	o->layout = layout;
+	for (int c = 0; c < 3; c++)
+		for (int v = 0; v < 256; v++) {
+			/* torchvision: ToTensor (v / 255) then Normalize ((x - mean) / std) */
+			float x = ((float)v / 255.0f - mean[c]) / stdev[c];
+			o->lut32[c][v] = x;
+			o->lut16[c][v] = to_half(x);
+		}
+}
+
+size_t rf_output_sample_bytes(const rf_output *o)
+{
+	size_t n = (size_t)o->crop * o->crop * 3;
+	return o->dtype == RF_DTYPE_FLOAT32 ? n * 4 : o->dtype == RF_DTYPE_FLOAT16 ? n * 2 : n;
+}
+
+int rf_resampler_init(rf_resampler *r, int crop)
+{
+	memset(r, 0, sizeof(*r));
+	r->row = malloc((size_t)crop * 3);
+	r->xoff = malloc((size_t)crop * sizeof(int32_t));
+	r->xw = malloc((size_t)crop * 2 * sizeof(int32_t));
+	return r->row && r->xoff && r->xw ? 0 : -ENOMEM;
+}
+
+static void taps_free(rf_taps *t)
+{
+	free(t->start);
+	free(t->weight);
+}
+
+void rf_resampler_destroy(rf_resampler *r)
+{
+	taps_free(&r->tx);
+	taps_free(&r->ty);
+	free(r->mid);
+	free(r->row);
+	free(r->acc);
+	free(r->xoff);
+	free(r->xw);
+	memset(r, 0, sizeof(*r));
+}
+
+static int taps_reserve(rf_taps *t, int n, int stride)
+{
+	if ((size_t)n > t->cap_n) {
+		int32_t *s = realloc(t->start, (size_t)n * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		t->start = s;
+		t->cap_n = (size_t)n;
+	}
+	if ((size_t)n * (size_t)stride > t->cap_w) {
+		int16_t *w = realloc(t->weight, (size_t)n * (size_t)stride * sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		t->weight = w;
+		t->cap_w = (size_t)n * (size_t)stride;
+	}
+	return 0;
+}
+
+/* The inputs output o reads before clamping to K: [*x0, *x1). */
+static void footprint(double center, double support, int bound_lo, int bound_hi, int *x0, int *x1)
+{
+	int a = (int)floor(center - support + 0.5), b = (int)floor(center + support + 0.5);
+	if (a < bound_lo)
+		a = bound_lo;
+	if (b > bound_hi)
+		b = bound_hi;
+	if (b <= a) { /* a window at the very edge: the nearest pixel */
+		a = center < bound_lo ? bound_lo : (int)fmin(floor(center), bound_hi - 1);
+		b = a + 1;
+	}
+	*x0 = a;
+	*x1 = b;
+}
+
+int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int bound_hi,
+		  int flip)
+{
+	double scale = len / n;
+	double fscale = scale > 2.0 ? scale : 1.0; /* antialias only past 2x */
+	double support = fscale;                   /* the triangle's half-width, widened */
+	/* Every output gets the same number of taps K, the widest footprint
+	 * (zero weights fill the narrower ones), so the passes run fixed-length
+	 * loops; K = 2 for plain bilinear. */
+	int K = 1;
+	for (int o = 0; o < n; o++) {
+		int x0, x1;
+		footprint(start + (o + 0.5) * scale, support, bound_lo, bound_hi, &x0, &x1);
+		K = x1 - x0 > K ? x1 - x0 : K;
+	}
+	if (taps_reserve(t, n, K))
+		return -ENOMEM;
+	double kbuf[64];
+	double *kw = K <= 64 ? kbuf : malloc((size_t)K * sizeof(double));
+	if (!kw)
+		return -ENOMEM;
+	t->n = n;
+	t->stride = t->taps = K;
+	t->lo = bound_hi;
+	t->hi = bound_lo;
+	for (int o = 0; o < n; o++) {
+		double center = start + ((flip ? n - 1 - o : o) + 0.5) * scale;
+		int x0, x1;
+		footprint(center, support, bound_lo, bound_hi, &x0, &x1);
+		double sum = 0;
+		for (int x = x0; x < x1; x++) {
+			double d = fabs((x + 0.5 - center) / fscale);
+			kw[x - x0] = d < 1.0 ? 1.0 - d : 0.0;
+			sum += kw[x - x0];
+		}
+		/* K taps from s0, inside the bounds, covering [x0, x1) */
+		int s0 = x0 + K > bound_hi ? bound_hi - K : x0;
+		int16_t *w = t->weight + (size_t)o * K;
+		memset(w, 0, (size_t)K * sizeof(*w));
+		int total = 0, best = x0 - s0;
+		for (int x = x0; x < x1; x++) {
+			int v = sum > 0 ? (int)lrint(kw[x - x0] / sum * WONE) : (x == x0 ? WONE : 0);
+			w[x - s0] = (int16_t)v;
+			total += v;
+			if (v > w[best])
+				best = x - s0;
+		}
+		w[best] = (int16_t)(w[best] + WONE - total); /* an exact sum */
+		t->start[o] = s0;
+		if (s0 < t->lo)
+			t->lo = s0;
+		if (s0 + K > t->hi)
+			t->hi = s0 + K;
+	}
+	if (kw != kbuf)
+		free(kw);
+	return 0;
+}
+
+/* Weights are non-negative and sum to WONE, so a weighted sum of bytes is a
+ * byte again: rounding is all it needs. */
+static inline uint8_t round_w(int32_t acc)
+{
+	return (uint8_t)((acc + (1 << (WBITS - 1))) >> WBITS);
+}
+
+/* Stores output row y (crop x 3 bytes, RGB) in the sample's layout and type. */
+static void store_row(const rf_output *o, const uint8_t *row, int y, uint8_t *out)
+{
+	int C = o->crop;
+	size_t plane = (size_t)C * C;
+	if (o->dtype == RF_DTYPE_UINT8) {
+		if (o->layout == RF_LAYOUT_HWC) {
+			memcpy(out + (size_t)y * C * 3, row, (size_t)C * 3);
+		} else {
+			uint8_t *p = out + (size_t)y * C;
+			for (int x = 0; x < C; x++) {
+				p[x] = row[x * 3];
+				p[plane + x] = row[x * 3 + 1];
+				p[2 * plane + x] = row[x * 3 + 2];
+			}
+		}
+	} else if (o->dtype == RF_DTYPE_FLOAT32) {
+		float *f = (float *)out;
+		if (o->layout == RF_LAYOUT_HWC) {
+			float *p = f + (size_t)y * C * 3;
+			for (int x = 0; x < C * 3; x += 3) {
+				p[x] = o->lut32[0][row[x]];
+				p[x + 1] = o->lut32[1][row[x + 1]];
+				p[x + 2] = o->lut32[2][row[x + 2]];
+			}
+		} else {
+			float *p = f + (size_t)y * C;
+			for (int x = 0; x < C; x++) {
+				p[x] = o->lut32[0][row[x * 3]];
+				p[plane + x] = o->lut32[1][row[x * 3 + 1]];
+				p[2 * plane + x] = o->lut32[2][row[x * 3 + 2]];
+			}
+		}
+	} else {
+		uint16_t *h = (uint16_t *)out;
+		if (o->layout == RF_LAYOUT_HWC) {
+			uint16_t *p = h + (size_t)y * C * 3;
+			for (int x = 0; x < C * 3; x += 3) {
+				p[x] = o->lut16[0][row[x]];
+				p[x + 1] = o->lut16[1][row[x + 1]];
+				p[x + 2] = o->lut16[2][row[x + 2]];
+			}
+		} else {
+			uint16_t *p = h + (size_t)y * C;
+			for (int x = 0; x < C; x++) {
+				p[x] = o->lut16[0][row[x * 3]];
+				p[plane + x] = o->lut16[1][row[x * 3 + 1]];
+				p[2 * plane + x] = o->lut16[2][row[x * 3 + 2]];
+			}
+		}
+	}
+}
+
+int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, size_t stride,
+		      int src_x0, int src_y0, uint8_t *out)
+{
+	const rf_taps *tx = &r->tx, *ty = &r->ty;
+	int C = o->crop;
+	/* Vertical first: each output row blends KY whole input rows over the
+	 * columns the horizontal taps read (contiguous, so it vectorizes), then
+	 * the horizontal taps gather from that one row. This way the gather,
+	 * the slow part, runs on C rows rather than on every input row. */
+	int cols = tx->hi - tx->lo, n = cols * 3;
+	if ((size_t)n > r->mid_cap) {
+		uint8_t *m = realloc(r->mid, (size_t)n);
+		int32_t *a = realloc(r->acc, (size_t)n * sizeof(int32_t));
+		if (m)
+			r->mid = m;
+		if (a)
+			r->acc = a;
+		if (!m || !a)
+			return -ENOMEM;
+		r->mid_cap = (size_t)n;
+	}
+	const uint8_t *base = src + (ptrdiff_t)(tx->lo - src_x0) * 3;
+	if (tx->taps == 2) /* byte offsets and int32 weights, once per sample */
+		for (int x = 0; x < C; x++) {
+			r->xoff[x] = tx->start[x] * 3;
+			r->xw[2 * x] = tx->weight[2 * x];
+			r->xw[2 * x + 1] = tx->weight[2 * x + 1];
+		}
+	int direct = o->dtype == RF_DTYPE_UINT8 && o->layout == RF_LAYOUT_HWC;
+	int KX = tx->taps, KY = ty->taps;
+	for (int y = 0; y < C; y++) {
+		const int16_t *w = ty->weight + (size_t)y * KY;
+		const uint8_t *in = base + (size_t)(ty->start[y] - src_y0) * stride;
+		uint8_t *mid = r->mid;
+		if (KY == 2) {
+			const uint8_t *in1 = in + stride;
+			int32_t w0 = w[0], w1 = w[1];
+			for (int i = 0; i < n; i++)
+				mid[i] = round_w(in[i] * w0 + in1[i] * w1);
+		} else {
+			int32_t *acc = r->acc;
+			for (int i = 0; i < n; i++)
+				acc[i] = in[i] * w[0];
+			for (int k = 1; k < KY; k++) {
+				const uint8_t *ik = in + (size_t)k * stride;
+				int32_t wk = w[k];
+				for (int i = 0; i < n; i++)
+					acc[i] += ik[i] * wk;
+			}
+			for (int i = 0; i < n; i++)
+				mid[i] = round_w(acc[i]);
+		}
+		/* horizontal, into the slot row (uint8 HWC) or the row buffer */
+		uint8_t *row = direct ? out + (size_t)y * C * 3 : r->row;
+		const uint8_t *m = mid - (ptrdiff_t)tx->lo * 3; /* m[x * 3] is image column x */
+		if (KX == 2) {
+			const int32_t *off = r->xoff, *xw = r->xw;
+			for (int x = 0; x < C; x++) {
+				const uint8_t *p = m + off[x];
+				int32_t w0 = xw[2 * x], w1 = xw[2 * x + 1];
+				row[3 * x] = round_w(p[0] * w0 + p[3] * w1);
+				row[3 * x + 1] = round_w(p[1] * w0 + p[4] * w1);
+				row[3 * x + 2] = round_w(p[2] * w0 + p[5] * w1);
+			}
+		} else {
+			for (int x = 0; x < C; x++) {
+				const uint8_t *p = m + (size_t)tx->start[x] * 3;
+				const int16_t *wx = tx->weight + (size_t)x * KX;
+				int32_t a = 0, b = 0, c = 0;
+				for (int k = 0; k < KX; k++) {
+					a += p[3 * k] * wx[k];
+					b += p[3 * k + 1] * wx[k];
+					c += p[3 * k + 2] * wx[k];
+				}
+				row[3 * x] = round_w(a);
+				row[3 * x + 1] = round_w(b);
+				row[3 * x + 2] = round_w(c);
+			}
+		}
+		if (!direct)
+			store_row(o, row, y, out);
+	}
+	return 0;
+}

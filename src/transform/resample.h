@@ -1,0 +1,71 @@
+/* resample.h - the fused transform pass: resample a decoded region to the
+ * C x C output (separable, horizontal then vertical, 8-bit between passes as
+ * PIL does) and store each output row straight into the sample's place in
+ * the batch slot, converted to the output type and layout. Private.
+ *
+ * Filter: bilinear (triangle of support 1) at pixel centres; when shrinking
+ * by more than 2x the triangle is widened to the shrink factor, which
+ * antialiases as PIL's and torchvision's resize do. Between 1x and 2x it stays
+ * plain bilinear (scaled decode keeps most shrinks in that range).
+ *
+ * Thread rule: an rf_resampler is per compute thread; it grows its tables to
+ * the largest image seen and never shrinks, so steady state allocates nothing. */
+#ifndef RF_RESAMPLE_H
+#define RF_RESAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringfeed.h"
+
+/* Taps of one axis: output o reads `taps` input pixels from start[o] (the
+ * same number for every output, zero weights filling in), with
+ * weight[o * stride + k] in 1/16384 (summing to 16384). */
+typedef struct rf_taps {
+	int n, stride, taps;
+	int32_t *start;
+	int16_t *weight;
+	int lo, hi; /* inputs read: [lo, hi) */
+	size_t cap_n, cap_w;
+} rf_taps;
+
+/* How the output is stored. Built once per loader (read-only after). */
+typedef struct rf_output {
+	int crop;
+	rf_dtype dtype;
+	rf_layout layout;
+	float lut32[3][256];     /* value of byte v in channel c, normalized */
+	uint16_t lut16[3][256];  /* the same as IEEE half */
+} rf_output;
+
+typedef struct rf_resampler {
+	rf_taps tx, ty;
+	uint8_t *mid;     /* one row after the vertical pass (columns read x 3) */
+	int32_t *acc;     /* its accumulators when more than 2 taps */
+	size_t mid_cap;
+	uint8_t *row;     /* one output row (crop x 3) before conversion */
+	int32_t *xoff;    /* 2-tap horizontal pass: byte offset of each output's first tap */
+	int32_t *xw;      /* and its two weights */
+} rf_resampler;
+
+void rf_output_init(rf_output *o, int crop, rf_dtype dtype, rf_layout layout,
+		    const float mean[3], const float stdev[3]);
+/* Bytes one sample takes in the batch. */
+size_t rf_output_sample_bytes(const rf_output *o);
+
+int rf_resampler_init(rf_resampler *r, int crop);
+void rf_resampler_destroy(rf_resampler *r);
+
+/* Computes the taps of one axis: n outputs covering the input interval
+ * [start, start + len), reading only inputs in [bound_lo, bound_hi).
+ * flip mirrors the outputs. @return : 0 or -ENOMEM. */
+int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int bound_hi,
+		  int flip);
+
+/* Resamples src (rows from src_y0 of the image, columns from src_x0, stride
+ * bytes per row, RGB; it must hold rows ty.lo..ty.hi and columns tx.lo..tx.hi) with the taps in r->tx / r->ty (in image coordinates) and
+ * stores the sample at out. @return : 0 or -ENOMEM. */
+int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, size_t stride,
+		      int src_x0, int src_y0, uint8_t *out);
+
+#endif

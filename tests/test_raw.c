@@ -1,0 +1,119 @@
+/* test_raw.c - raw mode: every regular file whatever its name (root files
+ * with label -1); a batch holds each file's exact bytes at offsets[i]
+ * (aligned, in place order), sizes and labels beside them; every I/O path
+ * gives the same batches; a file over raw_max_bytes is a bad sample. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/index.h"
+#include "testutil.h"
+
+Test(raw, bytes_offsets_labels_every_path)
+{
+	char *d = tu_tmpdir("raw");
+	size_t sizes[] = { 1, 511, 512, 513, 4095, 4096, 4097, 10000, 65536 };
+	int n = (int)(sizeof(sizes) / sizeof(sizes[0]));
+	char rel[64];
+	for (int i = 0; i < n; i++) {
+		uint8_t *p = malloc(sizes[i]);
+		for (size_t k = 0; k < sizes[i]; k++)
+			p[k] = (uint8_t)(k * 7 + (size_t)i * 13);
+		snprintf(rel, sizeof(rel), i < n - 1 ? "k%d/f%d.any" : "rootfile%d", i % 2, i);
+		tu_write(d, rel, p, sizes[i]);
+		free(p);
+	}
+	tu_write(d, "k0/empty", "", 0);
+	rf_index idx;
+	char err[256];
+	cr_assert_eq(rf_index_build(&idx, d, 1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(idx.count, (size_t)n + 1, "every regular file, whatever its name");
+	rf_io_path paths[] = { RF_IO_URING_FIXED, RF_IO_URING_PLAIN, RF_IO_PREAD };
+	for (int p = 0; p < 3; p++)
+		for (int buffered = 0; buffered < 2; buffered++) {
+			rf_config cfg;
+			tu_config(&cfg, d);
+			cfg.raw = 1;
+			cfg.raw_max_bytes = 70000;
+			cfg.batch_size = n; /* one batch: every good file once, the empty one replaced */
+			cfg.shuffle = 0;
+			cfg.io_path = paths[p];
+			cfg.no_direct_io = buffered;
+			rf_loader *l;
+			cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+			rf_batch *b;
+			cr_assert_eq(rf_loader_next(l, &b), 0, "%s", rf_loader_error(l));
+			cr_assert_eq(b->sample_bytes, 0);
+			uint64_t prev_end = 0;
+			for (uint32_t i = 0; i < b->count; i++) {
+				const rf_index_entry *e = &idx.entries[b->ids[i]];
+				cr_assert_eq((int64_t)b->sizes[i], e->size);
+				cr_assert_eq(b->labels[i], e->label);
+				cr_assert_eq(b->offsets[i] % 512, 0, "offsets are aligned");
+				if (!b->replaced)
+					cr_assert_geq(b->offsets[i], prev_end, "in place order");
+				prev_end = b->offsets[i] + b->sizes[i];
+				cr_assert_leq(prev_end, b->bytes);
+				size_t len;
+				uint8_t *want = tu_read(d, rf_index_path(&idx, b->ids[i]), &len);
+				cr_assert_eq(len, b->sizes[i]);
+				cr_assert_eq(memcmp(b->data + b->offsets[i], want, len), 0,
+					     "path %d: bytes of %s", p, rf_index_path(&idx, b->ids[i]));
+				if (!strncmp(rf_index_path(&idx, b->ids[i]), "rootfile", 8))
+					cr_assert_eq(b->labels[i], -1);
+				free(want);
+			}
+			rf_batch_release(l, b);
+			rf_loader_destroy(l);
+		}
+	rf_index_free(&idx);
+	tu_rmrf(d);
+	free(d);
+	tu_assert_no_leaks();
+}
+
+typedef struct seen {
+	int n;
+	char reason[256];
+} seen;
+
+static void on_bad(void *user, const char *path, int err, const char *reason)
+{
+	(void)path;
+	(void)err;
+	seen *s = user;
+	s->n++;
+	snprintf(s->reason, sizeof(s->reason), "%s", reason);
+}
+
+Test(raw, too_large_is_a_bad_sample)
+{
+	char *d = tu_tmpdir("rawbig");
+	tu_write(d, "k/small", "abc", 3);
+	char *big = calloc(1, 5000);
+	tu_write(d, "k/big", big, 5000);
+	free(big);
+	seen s = { 0 };
+	rf_config cfg;
+	tu_config(&cfg, d);
+	cfg.raw = 1;
+	cfg.raw_max_bytes = 4096;
+	cfg.batch_size = 2;
+	cfg.on_sample_error = on_bad;
+	cfg.user = &s;
+	rf_loader *l;
+	char err[256];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	cr_assert_eq(rf_loader_next(l, &b), 0);
+	for (uint32_t i = 0; i < b->count; i++)
+		cr_assert_eq(b->sizes[i], 3);
+	rf_batch_release(l, b);
+	rf_loader_destroy(l);
+	cr_assert_geq(s.n, 1);
+	cr_assert(strstr(s.reason, "5000 bytes"), "%s", s.reason);
+	tu_rmrf(d);
+	free(d);
+}
