@@ -335,7 +335,10 @@ int cmd_bench(int argc, char **argv)
 	double ring_us = samples ? (double)st.ns_ring_cpu * 1e-3 / (double)samples : 0;
 	double px_pct = st.source_pixels ? 100.0 * (double)st.decoded_pixels / (double)st.source_pixels : 0;
 	if (json) {
-		printf("{\"loader\":\"ringfeed\",\"raw\":%d,", cfg.raw);
+		/* steady: without set-up (index walk, threads), as peers that list
+		 * their files before their clock starts are timed */
+		printf("{\"loader\":\"ringfeed\",\"raw\":%d,\"steady_samples_per_s\":%.2f,", cfg.raw,
+		       t_end > t_created ? samples / (t_end - t_created) : 0.0);
 		printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 		       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 		       "\"bad_samples\":%llu,\"create_s\":%.6f,\"first_batch_s\":%.6f,"
