@@ -3,7 +3,7 @@
  * (src/pipeline/loader.c). Private.
  *
  * Threads and who owns what:
- * - the consumer (caller's thread) owns next_batch and err_detail;
+ * - the consumer (caller's thread) owns next_batch, delivered_end and err_detail;
  * - the ring thread owns `ring` (the io_uring, the read pool, the requests
  *   while they are in flight, the retry list, the issue cursor);
  * - a compute thread owns a request between taking it from `work` and handing
