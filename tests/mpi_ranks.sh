@@ -26,4 +26,7 @@ unset RANK WORLD_SIZE PMI_RANK PMI_SIZE
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Open MPI's own allocations outlive MPI_Finalize: not ours to report.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-exec mpirun --oversubscribe -np 4 "$prog" "$tmp/data"
+# Not exec: the trap must still remove the dataset afterwards.
+status=0
+mpirun --oversubscribe -np 4 "$prog" "$tmp/data" || status=$?
+exit $status
