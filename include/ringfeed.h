@@ -204,6 +204,12 @@ typedef struct rf_config {
 	int raw;                       /* 1 = raw mode; default 0 */
 	size_t raw_max_bytes;          /* largest file in raw mode; default 256 KiB */
 
+	/* Index cache (see rf_index_write()): loaded instead of walking the
+	 * source when it was built from the same source in the same mode and no
+	 * directory (or manifest) changed since; otherwise the source is walked
+	 * and the cache rewritten. NULL (default): always walk. Copied at create. */
+	const char *index_cache;
+
 	/* Order, ranks and resume (issue 6).
 	 *
 	 * Ranks: the epoch is one global sequence of positions (the dataset's
@@ -237,7 +243,7 @@ typedef struct rf_config {
 	const void *resume_state;
 	size_t resume_state_len;
 
-	uint8_t reserved[128];         /* zeroed by rf_config_default(); keep zero */
+	uint8_t reserved[120];         /* zeroed by rf_config_default(); keep zero */
 } rf_config;
 
 /* Fills every field of cfg with its default. Always call it first, then edit
@@ -264,6 +270,15 @@ typedef struct rf_batch {
 	uint32_t *sizes;
 	size_t bytes;
 } rf_batch;
+
+/* ---- index cache --------------------------------------------------------- */
+
+/* Walks source (as rf_loader_create() would, raw mode if raw) and writes its
+ * index to path (a temporary file renamed over it), for cfg.index_cache.
+ * *files (if not NULL) gets the number of files indexed.
+ * @return : 0, or a negative code with err[errlen] saying why. */
+RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_t *files,
+			  char *err, size_t errlen);
 
 /* ---- the loader --------------------------------------------------------- */
 
@@ -318,7 +333,9 @@ typedef struct rf_stats {
 	uint64_t scaled_decodes;  /* samples decoded at a DCT scale below 1 */
 	uint64_t decoded_pixels;  /* pixels actually decoded (scaled, region) */
 	uint64_t source_pixels;   /* pixels of the images in full */
-	uint32_t reserved[8];
+	uint64_t index_bytes;     /* memory the index holds (records, paths, classes) */
+	uint32_t index_cached;    /* 1 = the index came from cfg.index_cache */
+	uint32_t reserved[5];
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

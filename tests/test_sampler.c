@@ -214,6 +214,27 @@ Test(sampler, manifest_weights_through_the_loader, .timeout = 120)
 	int df;
 	double c = chi2(per, p, 20, n, &df); /* also: weight 0, never drawn */
 	cr_assert_lt(c, chi2_crit(df), "chi2(%d) = %g", df, c);
+	/* the index cache keeps the weights: the same draws from a cached index */
+	char *cache;
+	cr_assert(asprintf(&cache, "%s/index.cache", d) > 0);
+	cfg.index_cache = cache;
+	uint64_t *walked = tu_drain_ids(&cfg, &n); /* walks, writes the cache */
+	rf_loader *lc;
+	char cerr[512];
+	cr_assert_eq(rf_loader_create(&lc, &cfg, cerr, sizeof(cerr)), 0, "%s", cerr);
+	rf_stats cst;
+	rf_loader_stats(lc, &cst);
+	cr_assert_eq(cst.index_cached, 1, "the second loader loads the cache");
+	rf_loader_destroy(lc);
+	size_t nc;
+	uint64_t *cached = tu_drain_ids(&cfg, &nc);
+	cr_assert_eq(nc, n);
+	cr_assert_eq(memcmp(walked, ids, n * sizeof(*ids)), 0);
+	cr_assert_eq(memcmp(cached, ids, n * sizeof(*ids)), 0);
+	free(walked);
+	free(cached);
+	free(cache);
+	cfg.index_cache = NULL;
 	free(ids);
 	/* the default samples_per_epoch is the dataset's size */
 	cfg.samples_per_epoch = 0;

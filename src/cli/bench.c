@@ -47,6 +47,8 @@ static void usage(FILE *f)
 		"  --out-of-order    hand out batches as they complete\n"
 		"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
 		"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n"
+		"  --index-cache FILE   load the index from FILE (see ringfeed index);\n"
+		"                    walk and rewrite it when missing or stale\n"
 		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
 		"                    io_uring with direct descriptors, falling back)\n"
 		"  --verbose         log set-up choices and bad samples to stderr\n"
@@ -105,7 +107,7 @@ int cmd_bench(int argc, char **argv)
 {
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
-	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX };
+	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
@@ -127,6 +129,7 @@ int cmd_bench(int argc, char **argv)
 		{ "out-of-order", no_argument, 0, O_UNORDERED },
 		{ "io-path", required_argument, 0, O_IOPATH },
 		{ "raw", no_argument, 0, O_RAW },          { "raw-max", required_argument, 0, O_RAWMAX },
+		{ "index-cache", required_argument, 0, O_ICACHE },
 		/* Order, ranks and resume (issue 6). */
 		{ "sampler", required_argument, 0, O_SAMPLER },
 		{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -192,6 +195,7 @@ int cmd_bench(int argc, char **argv)
 		case O_NOREGION: cfg.no_region_decode = 1; break;
 		case O_UNORDERED: cfg.in_order = 0; break;
 		case O_RAW: cfg.raw = 1; break;
+		case O_ICACHE: cfg.index_cache = optarg; break;
 		case O_RAWMAX:
 			if (cli_int("--raw-max", optarg, 1, 1 << 20, &v)) return 2;
 			cfg.raw_max_bytes = (size_t)v << 10;
@@ -337,8 +341,11 @@ int cmd_bench(int argc, char **argv)
 	if (json) {
 		/* steady: without set-up (index walk, threads), as peers that list
 		 * their files before their clock starts are timed */
-		printf("{\"loader\":\"ringfeed\",\"raw\":%d,\"steady_samples_per_s\":%.2f,", cfg.raw,
-		       t_end > t_created ? samples / (t_end - t_created) : 0.0);
+		printf("{\"loader\":\"ringfeed\",\"raw\":%d,\"steady_samples_per_s\":%.2f,"
+		       "\"index_files\":%llu,\"index_bytes\":%llu,\"index_cached\":%u,", cfg.raw,
+		       t_end > t_created ? samples / (t_end - t_created) : 0.0,
+		       (unsigned long long)st.samples_total, (unsigned long long)st.index_bytes,
+		       st.index_cached);
 		printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 		       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 		       "\"bad_samples\":%llu,\"create_s\":%.6f,\"first_batch_s\":%.6f,"
@@ -362,8 +369,10 @@ int cmd_bench(int argc, char **argv)
 		       cfg.raw ? "files" : "samples", mbps,
 		       io_path_name(st.io_path), st.direct_io ? "O_DIRECT" : "buffered", st.dio_align,
 		       st.fixed_buffers ? "fixed buffers" : "plain buffers");
-		printf("  set-up (index + threads) %.3f s, first batch after %.3f s\n",
-		       t_created - t0, t_first ? t_first - t0 : 0.0);
+		printf("  set-up (index%s + threads) %.3f s, first batch after %.3f s; index %llu files, "
+		       "%.1f bytes each\n", st.index_cached ? " from cache" : " walk", t_created - t0,
+		       t_first ? t_first - t0 : 0.0, (unsigned long long)st.samples_total,
+		       st.samples_total ? (double)st.index_bytes / (double)st.samples_total : 0.0);
 		printf("  where the compute threads' time went (%u threads, io_depth %u):\n",
 		       st.threads, st.io_depth);
 		printf("    read wait   %7.3f ms/sample  %5.1f%%  (no landed read to work on)\n", readwait_ms, pct_readwait);

@@ -10,6 +10,7 @@
 
 int cmd_gen(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 int cmd_state(int argc, char **argv);
 
 /* Strict number parsing for option values: the whole string must be a number

@@ -60,6 +60,7 @@ int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, s
 		return -e;
 	}
 	int ret;
+	idx->any_name = any_name;
 	if (S_ISDIR(st.st_mode))
 		ret = rf_index_walk_imagefolder(idx, source, any_name, err, errlen);
 	else if (S_ISREG(st.st_mode))
@@ -109,6 +110,9 @@ void rf_index_free(rf_index *idx)
 	for (int i = 0; i < idx->nclasses; i++)
 		free(idx->classes[i]);
 	free(idx->classes);
+	for (size_t i = 0; i < idx->nstamps; i++)
+		free(idx->stamps[i].path);
+	free(idx->stamps);
 	memset(idx, 0, sizeof(*idx));
 	idx->root_fd = -1;
 }
@@ -116,11 +120,35 @@ void rf_index_free(rf_index *idx)
 size_t rf_index_memory(const rf_index *idx)
 {
 	size_t n = idx->cap * sizeof(rf_index_entry) + idx->paths_cap;
+	for (size_t i = 0; i < idx->nstamps; i++)
+		n += sizeof(rf_index_stamp) + strlen(idx->stamps[i].path) + 1;
 	if (idx->weights)
 		n += idx->count * sizeof(double);
 	for (int i = 0; i < idx->nclasses; i++)
 		n += strlen(idx->classes[i]) + 1 + sizeof(char *);
 	return n;
+}
+
+int rf_index_stamp_add(rf_index *idx, int dirfd, const char *rel, const char *name)
+{
+	struct stat st;
+	if (fstatat(dirfd, name, &st, name[0] ? 0 : AT_EMPTY_PATH) != 0)
+		return -errno;
+	if (idx->nstamps == idx->cap_stamps) {
+		size_t cap = idx->cap_stamps ? idx->cap_stamps * 2 : 64;
+		rf_index_stamp *s = realloc(idx->stamps, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		idx->stamps = s;
+		idx->cap_stamps = cap;
+	}
+	char *p = strdup(rel);
+	if (!p)
+		return -ENOMEM;
+	idx->stamps[idx->nstamps++] = (rf_index_stamp){ .path = p, .mtime_sec = st.st_mtim.tv_sec,
+						       .mtime_nsec = st.st_mtim.tv_nsec,
+						       .ino = (uint64_t)st.st_ino };
+	return 0;
 }
 
 /* Opens root as the folder relative paths start from. */

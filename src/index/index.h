@@ -22,6 +22,12 @@ typedef struct rf_index_entry {
 #define RF_INDEX_RECORD_BYTES 24 /* sizeof(rf_index_entry), checked at compile time */
 _Static_assert(sizeof(rf_index_entry) == RF_INDEX_RECORD_BYTES, "index record size");
 
+typedef struct rf_index_stamp {
+	char *path;     /* relative to root ("" = root), or the manifest's absolute path */
+	int64_t mtime_sec, mtime_nsec;
+	uint64_t ino;
+} rf_index_stamp;
+
 typedef struct rf_index {
 	rf_index_entry *entries;
 	size_t count, cap;
@@ -31,6 +37,11 @@ typedef struct rf_index {
 	int root_fd;    /* open O_PATH descriptor of root, for openat() */
 	char **classes; /* ImageFolder class names, label order; NULL for manifests */
 	int nclasses;
+	/* What the index was built from, for the cache's staleness check: every
+	 * directory walked (or the manifest), with its mtime and inode. */
+	rf_index_stamp *stamps;
+	size_t nstamps, cap_stamps;
+	int any_name;   /* built in raw mode */
 	double *weights; /* count sampling weights (finite, >= 0) from a manifest's
 	                  * third column, or NULL when it has none; 8 bytes per file */
 } rf_index;
@@ -44,7 +55,19 @@ int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, s
 
 void rf_index_free(rf_index *idx);
 
-/* Memory the index holds now, in bytes (records + arena + class names + weights). */
+/* Index cache (src/index/cache.c). Writes idx to path (atomically: a
+ * temporary file renamed). @return : 0 or a negative errno, err set. */
+int rf_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
+			 size_t errlen);
+/* Loads the cache at path into idx if it was built from source in the same
+ * mode and no directory (or manifest) it records changed since.
+ * @return : 0 loaded; 1 stale or from elsewhere (idx untouched, err says
+ *           why); negative: unreadable or corrupt (err says why). */
+int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
+			char *err, size_t errlen);
+
+/* Memory the index holds now, in bytes (records + arena + class names + stamps +
+ * weights). */
 size_t rf_index_memory(const rf_index *idx);
 
 static inline const char *rf_index_path(const rf_index *idx, uint64_t i)

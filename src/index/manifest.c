@@ -84,6 +84,11 @@ int rf_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t e
 	if (ret)
 		return ret;
 
+	char *real = realpath(file, NULL);
+	ret = real ? rf_index_stamp_add(idx, AT_FDCWD, real, real) : -errno;
+	free(real);
+	if (ret)
+		return ret;
 	FILE *f = fopen(file, "re");
 	if (!f) {
 		int e = errno;

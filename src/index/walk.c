@@ -51,6 +51,11 @@ static int entry_is_dir(int dfd, const struct dirent *de)
 static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t label,
 		    int any_name, char *err, size_t errlen)
 {
+	int ret = rf_index_stamp_add(idx, dfd, rel, "");
+	if (ret) {
+		close(dfd);
+		return ret;
+	}
 	DIR *d = fdopendir(dfd);
 	if (!d) {
 		int e = errno;
@@ -58,7 +63,6 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 		rf_fmt(err, errlen, "'%s': %s", rel, strerror(e));
 		return -e;
 	}
-	int ret = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		const char *name = de->d_name;
@@ -112,6 +116,11 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char
 		int e = errno;
 		rf_fmt(err, errlen, "'%s': %s", dir, strerror(e));
 		return -e;
+	}
+	ret = rf_index_stamp_add(idx, rfd, "", "");
+	if (ret) {
+		close(rfd);
+		return ret;
 	}
 	DIR *d = fdopendir(rfd);
 	if (!d) {

@@ -168,6 +168,45 @@ static int start_ring(rf_loader *l, char *err, size_t errlen)
 	return l->init_ret;
 }
 
+/* The index: from the cache when it still matches the source, else by
+ * walking (and then the cache is rewritten; failing to write it is logged,
+ * not fatal). */
+static int build_index(rf_loader *l, char *err, size_t errlen)
+{
+	const char *cache = l->cfg.index_cache;
+	char why[512];
+	if (cache) {
+		int r = rf_index_cache_load(&l->index, l->source, l->cfg.raw, cache, why, sizeof(why));
+		if (r == 0) {
+			l->index_cached = 1;
+			return 0;
+		}
+		rf_log(l->cfg.log_level, RF_LOG_INFO, "%s: walking the source", why);
+	}
+	int ret = rf_index_build(&l->index, l->source, l->cfg.raw, err, errlen);
+	if (ret == 0 && cache && rf_index_cache_write(&l->index, l->source, cache, why, sizeof(why)))
+		rf_log(l->cfg.log_level, RF_LOG_WARN, "%s", why);
+	return ret;
+}
+
+RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_t *files,
+			  char *err, size_t errlen)
+{
+	if (!source || !path) {
+		rf_fmt(err, errlen, "rf_index_write: source and path must not be NULL");
+		return -EINVAL;
+	}
+	rf_index idx;
+	int ret = rf_index_build(&idx, source, raw != 0, err, errlen);
+	if (ret)
+		return ret;
+	ret = rf_index_cache_write(&idx, source, path, err, errlen);
+	if (files)
+		*files = idx.count;
+	rf_index_free(&idx);
+	return ret;
+}
+
 RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, size_t errlen)
 {
 	if (err && errlen)
@@ -200,6 +239,14 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		goto fail;
 	}
 	l->cfg.source = l->source;
+	if (cfg->index_cache) {
+		l->cache_path = strdup(cfg->index_cache);
+		if (!l->cache_path) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		l->cfg.index_cache = l->cache_path;
+	}
 	if (l->cfg.threads == 0)
 		l->cfg.threads = RF_MAX(1, rf_cpu_count() - 1);
 	if (l->cfg.raw)
@@ -220,7 +267,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	l->cfg.resume_state = NULL; /* the caller's bytes: not kept */
 	l->cfg.resume_state_len = 0;
 
-	ret = rf_index_build(&l->index, l->source, l->cfg.raw, err, errlen);
+	ret = build_index(l, err, errlen);
 	if (ret)
 		goto fail;
 	rf_sampler kind = l->cfg.sampler == RF_SAMPLER_SHUFFLE && !l->cfg.shuffle
@@ -347,6 +394,7 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	rf_order_free(&l->order);
 	rf_index_free(&l->index);
 	free(l->source);
+	free(l->cache_path);
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->ready);
 	pthread_mutex_destroy(&l->init_mu);
@@ -464,6 +512,8 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->scaled_decodes = atomic_load_explicit(&l->st.scaled_decodes, memory_order_relaxed);
 	out->decoded_pixels = atomic_load_explicit(&l->st.decoded_pixels, memory_order_relaxed);
 	out->source_pixels = atomic_load_explicit(&l->st.source_pixels, memory_order_relaxed);
+	out->index_bytes = rf_index_memory(&l->index);
+	out->index_cached = (uint32_t)l->index_cached;
 	out->threads = (uint32_t)l->cfg.threads;
 	out->io_depth = (uint32_t)l->cfg.io_depth;
 	out->direct_io = atomic_load(&l->st.direct_io);

@@ -94,6 +94,8 @@ struct rf_ring; /* src/io/ring_impl.h: the ring thread's own state */
 struct rf_loader {
 	rf_config cfg;         /* copy, validated, defaults resolved; read-only after create */
 	char *source;          /* owned copy of cfg.source */
+	char *cache_path;      /* owned copy of cfg.index_cache, or NULL */
+	int index_cached;      /* the index came from the cache */
 	rf_index index;        /* read-only after create */
 	uint64_t batches_per_epoch; /* this rank's; the same on every rank */
 	uint64_t total_batches; /* UINT64_MAX when epochs == 0 (endless) */
