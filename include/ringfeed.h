@@ -63,6 +63,9 @@ enum {
 	RF_ECONFIG = -5004,      /* a config value is out of range (detail in rf_loader_error) */
 	RF_EEMPTY = -5005,       /* the source holds no usable sample */
 	RF_EINDEX = -5006,       /* the source (directory or manifest) is malformed */
+	RF_ESTATE = -5007,       /* a saved state is truncated, corrupted or not a state */
+	RF_ESTATEVERSION = -5008, /* a saved state has a newer format than this library reads */
+	RF_ESTATEMISMATCH = -5009, /* a saved state belongs to another dataset or config */
 };
 
 /* @return : a static string naming err (a negative errno, an RF_E* code or
@@ -109,6 +112,37 @@ typedef enum rf_io_path {
  * err is the negative code behind it. */
 typedef void (*rf_sample_error_fn)(void *user, const char *path, int err,
 				   const char *reason);
+
+/* Which sample comes at each position of an epoch. Values are stable.
+ * Every sampler is a pure function of (seed, epoch, position): the loader's
+ * place in the stream is a few integers, whatever the thread count. */
+typedef enum rf_sampler {
+	/* A new seeded permutation of the dataset each epoch (a keyed Feistel
+	 * network computed on demand: no per-sample memory). The default. */
+	RF_SAMPLER_SHUFFLE = 0,
+	/* Index order every epoch (also what cfg.shuffle = 0 selects). */
+	RF_SAMPLER_SEQUENTIAL = 1,
+	/* Draws with replacement, sample i with probability weight[i] / sum,
+	 * as PyTorch's WeightedRandomSampler: weights from the manifest's third
+	 * column ("path<TAB>label<TAB>weight"). samples_per_epoch draws. */
+	RF_SAMPLER_WEIGHTED = 2,
+	/* The same with weight = 1 / (samples of the sample's class): every
+	 * class equally often. Any source. */
+	RF_SAMPLER_BALANCED = 3,
+} rf_sampler;
+
+/* How ranks split an epoch whose length does not divide by world_size.
+ * Either way every rank yields the same number of batches (unequal counts
+ * hang DistributedDataParallel). Values are stable. */
+typedef enum rf_rank_tail {
+	/* Pad by wrapping to the start of the epoch, as PyTorch's
+	 * DistributedSampler: every sample is seen, up to world_size - 1 of
+	 * them twice. The default. */
+	RF_RANK_TAIL_PAD = 0,
+	/* Drop the last (epoch length mod world_size) positions of each epoch:
+	 * nothing is seen twice, those few samples are skipped that epoch. */
+	RF_RANK_TAIL_DROP = 1,
+} rf_rank_tail;
 
 typedef struct rf_config {
 	/* Where samples come from: a directory in ImageFolder layout (class =
@@ -176,7 +210,40 @@ typedef struct rf_config {
 	 * and the cache rewritten. NULL (default): always walk. Copied at create. */
 	const char *index_cache;
 
-	uint8_t reserved[160];         /* zeroed by rf_config_default(); keep zero */
+	/* Order, ranks and resume (issue 6).
+	 *
+	 * Ranks: the epoch is one global sequence of positions (the dataset's
+	 * permutation, or samples_per_epoch weighted draws); rank r of W takes
+	 * positions r, r + W, r + 2W, ... (padded or dropped per rank_tail), so
+	 * ranks are disjoint and together cover the epoch. rank and world_size
+	 * are both set, or both -1: then they come from the launcher's
+	 * environment, the first pair found of RANK/WORLD_SIZE (torchrun),
+	 * SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE,
+	 * PMI_RANK/PMI_SIZE, else rank 0 of 1. Slurm's pair reaches every
+	 * process of an allocation, also those mpirun started: it yields to a
+	 * complete Open MPI or PMI pair, and half of it (SLURM_NTASKS alone, as
+	 * in an salloc shell) is ignored. rf_loader_order() tells which was
+	 * used. An invalid value (here or in the environment), or half of any
+	 * other pair, fails create with RF_ECONFIG naming it. The environment is
+	 * read by rf_loader_create() with getenv(): do not setenv() on another
+	 * thread meanwhile. */
+	rf_sampler sampler;            /* default RF_SAMPLER_SHUFFLE; with shuffle = 0,
+	                                * SHUFFLE means SEQUENTIAL */
+	int rank;                      /* 0 .. world_size - 1, or -1 (default): environment */
+	int world_size;                /* 1 .. 1048576, or -1 (default): environment */
+	rf_rank_tail rank_tail;        /* default RF_RANK_TAIL_PAD */
+	uint64_t samples_per_epoch;    /* WEIGHTED and BALANCED: draws per epoch over all
+	                                * ranks, at most 2^48; 0 = the dataset's size
+	                                * (default). Must be 0 for the other samplers. */
+	/* Resume: a state written by rf_loader_state_save(), or NULL (default).
+	 * The loader then starts at the saved position and yields exactly the
+	 * batches the saving loader would have yielded next. The bytes are read
+	 * during rf_loader_create() only (the caller keeps ownership). See
+	 * rf_loader_state_save() for what must match. */
+	const void *resume_state;
+	size_t resume_state_len;
+
+	uint8_t reserved[120];         /* zeroed by rf_config_default(); keep zero */
 } rf_config;
 
 /* Fills every field of cfg with its default. Always call it first, then edit
@@ -222,9 +289,11 @@ typedef struct rf_loader rf_loader;
  * rf_loader_destroy(). On failure *out is NULL and the return is negative;
  * when errmsg is not NULL, a message naming what was wrong (the field and
  * value, or the path and reason) is written into errmsg[errmsg_len].
- * @return : 0, or -EINVAL / RF_ECONFIG (bad config), -ENOENT (missing source),
- *           RF_EEMPTY (no samples), RF_EINDEX (malformed manifest),
- *           RF_ENOIOURING, -ENOMEM. */
+ * @return : 0, or -EINVAL / RF_ECONFIG (bad config, or bad rank variables
+ *           in the environment), -ENOENT (missing source), RF_EEMPTY (no
+ *           samples, or none for this rank), RF_EINDEX (malformed manifest),
+ *           RF_ESTATE / RF_ESTATEVERSION / RF_ESTATEMISMATCH (cfg.resume_state
+ *           refused; see rf_loader_state_save()), RF_ENOIOURING, -ENOMEM. */
 RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg,
 			    char *errmsg, size_t errmsg_len);
 
@@ -281,6 +350,106 @@ RF_API const char *rf_loader_error(const rf_loader *l);
  * promptly (reads in flight are cancelled, not waited for). Accepts NULL.
  * Batches still held by the caller become invalid. */
 RF_API void rf_loader_destroy(rf_loader *l);
+
+/* ---- order, ranks and resume -------------------------------------------- */
+
+/* Where a loader's order stands and how the ranks split it. */
+typedef struct rf_order_info {
+	rf_sampler sampler;          /* in use (SEQUENTIAL when cfg.shuffle = 0) */
+	rf_rank_tail rank_tail;
+	uint32_t rank, world_size;   /* in use */
+	const char *rank_source;     /* static string: "config", the environment variables
+	                              * they came from (e.g. "RANK/WORLD_SIZE"), or "default" */
+	uint64_t dataset_samples;    /* samples in the index */
+	uint64_t epoch_samples;      /* global positions per epoch, over all ranks */
+	uint64_t rank_samples;       /* this rank's samples per epoch (the same on every rank) */
+	uint64_t batches_per_epoch;  /* this rank's batches per epoch (the same on every rank) */
+	uint64_t next_batch;         /* rf_batch.index of the batch rf_loader_next() returns
+	                              * next (in_order = 0: batches handed out, counted from
+	                              * the start of the run) */
+	uint64_t total_batches;      /* where the stream ends; UINT64_MAX when endless */
+	size_t sampler_bytes;        /* memory of the sampler: 0, or 8 per sample (the alias
+	                              * table of WEIGHTED and BALANCED) */
+	uint64_t reserved[8];
+} rf_order_info;
+
+/* Fills *out; callable at any time from the consumer thread.
+ * @return : 0, or -EINVAL when an argument is NULL. */
+RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out);
+
+/* Bytes of every state this version writes; a buffer of this size always fits. */
+#define RF_STATE_MAX_BYTES 256
+
+/* Writes the loader's position into buf[len] so that a loader created with
+ * cfg.resume_state = buf continues exactly where this one stands: its first
+ * batch is the one this loader's next rf_loader_next() would return, then
+ * the same batches in the same order (ids, labels, pixels and replacements
+ * of bad samples alike), including those this loader had already read ahead,
+ * whatever the thread count, io_depth, prefetch or read pool of either.
+ * A batch counts as consumed once rf_loader_next() returned it, released or
+ * not; after rf_loader_next() failed, the state points at the batch that
+ * failed. Call it between rf_loader_next() calls on the consumer thread.
+ *
+ * The state (RF_STATE_MAX_BYTES at most, versioned, little-endian, with a
+ * checksum) holds the position (batch, epoch), the order (sampler, seed,
+ * samples per epoch, batch_size, drop_last, on_error), the rank layout
+ * (rank, world_size, rank_tail), and fingerprints of the dataset (count,
+ * paths, sizes, labels, and the weights when WEIGHTED) and of the output
+ * settings (resize, crop, raw, random_resized_crop, rrc_scale, rrc_ratio,
+ * flip_p, dtype, layout, mean, std, max_pixels, no_scaled_decode,
+ * no_region_decode, and which files the read pool or raw_max_bytes leaves
+ * too large).
+ * rf_loader_create() refuses a state whose dataset or any of those settings
+ * differ (RF_ESTATEMISMATCH, the message says which), one that is truncated,
+ * corrupted or not a state (RF_ESTATE), one of a newer format
+ * (RF_ESTATEVERSION), or one whose position lies past this config's last
+ * epoch (RF_ESTATEMISMATCH). A different world_size is refused: the rest of
+ * the epoch is not re-partitioned. A different rank is accepted, because the
+ * position is the same on every rank of a synchronous job: each rank may
+ * resume from rank 0's state. cfg.epochs may differ (it decides where the
+ * stream ends, not what it holds), and so may in_order.
+ *
+ * With in_order = 0 a position exists only while the batches handed out are
+ * exactly those before some batch (they usually are: the lowest ready batch
+ * is handed out first); otherwise the call returns -EAGAIN and a later call,
+ * after more rf_loader_next(), may succeed.
+ * @return : the state's size in bytes (also when buf is NULL and len 0, to
+ *           ask for it); -ENOSPC when len is smaller, buf untouched;
+ *           -EAGAIN (in_order = 0, see above); -EINVAL when l is NULL. */
+RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len);
+
+/* A saved state, decoded (for display; rf_loader_create() does its own checks). */
+typedef struct rf_state_info {
+	uint32_t version;            /* format version */
+	uint32_t bytes;              /* size of the state */
+	uint64_t next_batch;         /* rf_batch.index of the first batch after resuming */
+	uint64_t epoch;              /* its epoch */
+	uint64_t batch_in_epoch;     /* its number within the epoch */
+	uint64_t seed;
+	rf_sampler sampler;
+	rf_on_error on_error;
+	uint32_t batch_size, drop_last;
+	uint32_t rank, world_size;
+	rf_rank_tail rank_tail;
+	uint32_t resize, crop;
+	uint64_t epoch_samples;      /* global positions per epoch */
+	uint64_t rank_samples;       /* per rank and epoch */
+	uint64_t batches_per_epoch;  /* per rank */
+	uint64_t epochs;             /* of the saving loader; 0 = endless */
+	uint64_t dataset_samples;
+	uint64_t dataset_fingerprint;
+	uint64_t output_fingerprint;
+	uint64_t reserved[8];
+} rf_state_info;
+
+/* Decodes and checks (magic, version, length, checksum) a state written by
+ * rf_loader_state_save(). Reads buf[len] only during the call.
+ * @return : 0 with *out filled; RF_ESTATE (truncated, corrupted, not a
+ *           state) or RF_ESTATEVERSION (newer format), with a message in
+ *           errmsg[errmsg_len] when errmsg is not NULL; -EINVAL when buf or
+ *           out is NULL. */
+RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out,
+			  char *errmsg, size_t errmsg_len);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,13 @@ Test(config, defaults)
 	cr_assert_eq(c.on_error, RF_ON_ERROR_SKIP);
 	cr_assert_eq(c.log_level, RF_LOG_NONE);
 	cr_assert_null(c.source);
+	cr_assert_eq(c.sampler, RF_SAMPLER_SHUFFLE);
+	cr_assert_eq(c.samples_per_epoch, 0);
+	cr_assert_eq(c.rank, -1, "unset: from the launcher's environment");
+	cr_assert_eq(c.world_size, -1);
+	cr_assert_eq(c.rank_tail, RF_RANK_TAIL_PAD);
+	cr_assert_null(c.resume_state);
+	cr_assert_eq(c.resume_state_len, 0);
 	for (size_t i = 0; i < sizeof(c.reserved); i++)
 		cr_assert_eq(c.reserved[i], 0);
 }

@@ -1,6 +1,7 @@
 /* test_index.c - the index: ImageFolder walk (labels in sorted class order,
  * any-case extensions, nested folders, other files ignored), manifests
- * (relative and absolute paths, labels, malformed lines), bytes per file. */
+ * (relative and absolute paths, labels, malformed lines, the optional weight
+ * column), bytes per file. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -138,6 +139,58 @@ Test(index, manifest_malformed)
 	}
 	tu_rmrf(d);
 	free(d);
+}
+
+Test(index, manifest_weights)
+{
+	char *d = tu_tmpdir("manw");
+	tu_write(d, "a.bin", "1", 1);
+	tu_write(d, "b\tc.bin", "22", 2); /* a tab in a path stays possible */
+	const char *text = "# path, label, weight\na.bin\t1\t0.25\nb\tc.bin\t2\t3\na.bin\t0\t0\n";
+	tu_write(d, "w.tsv", text, strlen(text));
+	char *man;
+	cr_assert(asprintf(&man, "%s/w.tsv", d) > 0);
+	rf_index idx;
+	char err[256];
+	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(idx.count, 3);
+	cr_assert_not_null(idx.weights);
+	cr_assert_str_eq(rf_index_path(&idx, 1), "b\tc.bin");
+	cr_assert_eq(idx.entries[1].label, 2);
+	cr_assert_eq(idx.entries[1].size, 2);
+	cr_assert_eq(idx.weights[0], 0.25);
+	cr_assert_eq(idx.weights[1], 3.0);
+	cr_assert_eq(idx.weights[2], 0.0);
+	/* the weights cost 8 bytes per file on top of the rest of the index */
+	size_t with = rf_index_memory(&idx);
+	double *w = idx.weights;
+	idx.weights = NULL;
+	cr_assert_eq(with - rf_index_memory(&idx), 3 * sizeof(double));
+	idx.weights = w;
+	rf_index_free(&idx);
+
+	/* two columns: no weights, and a path with a tab still parses */
+	text = "b\tc.bin\t4\n";
+	tu_write(d, "w.tsv", text, strlen(text));
+	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_null(idx.weights);
+	cr_assert_str_eq(rf_index_path(&idx, 0), "b\tc.bin");
+	cr_assert_eq(idx.entries[0].label, 4);
+	rf_index_free(&idx);
+
+	/* once the first line has a weight, every line needs a valid one */
+	const char *bad[] = { "a.bin\t1\t1\na.bin\t1\n", "a.bin\t1\t1\na.bin\t1\t-2\n",
+			      "a.bin\t1\t1\na.bin\t1\tnan\n", "a.bin\t1\t1\na.bin\t1\tinf\n",
+			      "a.bin\t1\t1\na.bin\t1\t2kg\n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tu_write(d, "w.tsv", bad[i], strlen(bad[i]));
+		err[0] = '\0';
+		cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), RF_EINDEX, "case %zu", i);
+		cr_assert(strstr(err, "line 2") && strstr(err, "weight"), "case %zu: %s", i, err);
+	}
+	tu_rmrf(d);
+	free(d);
+	free(man);
 }
 
 Test(index, missing_and_empty_sources)

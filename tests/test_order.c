@@ -1,8 +1,12 @@
-/* test_order.c - order: the Feistel permutation is a bijection; every sample
- * is delivered exactly once per epoch (drop_last off and on, batch sizes that
+/* test_order.c - order: the Feistel permutation is a bijection; it shuffles
+ * well (no correlation between position and sample id, or between
+ * neighbours, across seeds; each position's sample uniform, pairs and whole
+ * permutations of small sets uniform: chi-square tests); every sample is
+ * delivered exactly once per epoch (drop_last off and on, batch sizes that
  * do not divide N); a seed reproduces its order, epochs and seeds differ;
  * labels travel with their samples; endless mode keeps going. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +48,129 @@ Test(order, perm_depends_on_seed_and_epoch)
 	cr_assert_lt(same_ab, 10);
 	cr_assert_lt(same_ac, 10);
 	cr_assert_lt(fixed, 10);
+}
+
+/* The chi-square value that a statistic with df degrees of freedom exceeds
+ * with probability about 1e-6 (Wilson-Hilferty). The seeds are fixed, so a
+ * test is deterministic; the threshold only has to be far from where a
+ * uniform shuffle lands (many statistics are taken here: at 1e-4, one fixed
+ * run of seeds was unlucky once while building this) and far below where a
+ * biased one does (the 4-round network this replaced scored 10 to 100 times
+ * the threshold on these tests). */
+static double chi2_crit(double df)
+{
+	const double z = 4.753; /* the normal's 1 - 1e-6 quantile */
+	double a = 2.0 / (9.0 * df);
+	return df * pow(1.0 - a + z * sqrt(a), 3.0);
+}
+
+Test(order, no_correlation_between_position_and_id)
+{
+	uint64_t ns[] = { 1000, 1061 }; /* 1061: cycle-walking from 4096 */
+	const int S = 200;
+	for (size_t k = 0; k < 2; k++) {
+		uint64_t n = ns[k];
+		double mean = 0, worst = 0, serial = 0;
+		double cells[10][10] = { { 0 } };
+		for (int s = 0; s < S; s++) {
+			rf_perm p;
+			rf_perm_init(&p, n, 1 + (uint64_t)s, (uint64_t)s % 3, 1);
+			double m = (double)(n - 1) / 2, sxy = 0, sxx = 0, sp = 0, prev = 0;
+			for (uint64_t i = 0; i < n; i++) {
+				double x = (double)i - m, y = (double)rf_perm_at(&p, i) - m;
+				sxy += x * y;
+				sxx += x * x;
+				if (i)
+					sp += prev * y;
+				prev = y;
+				cells[i * 10 / n][rf_perm_at(&p, i) * 10 / n]++;
+			}
+			double r = sxy / sxx;
+			mean += r / S;
+			serial += sp / sxx / S;
+			worst = fmax(worst, fabs(r));
+		}
+		/* r of a random permutation: mean 0, standard deviation 1/sqrt(n) */
+		double sd = 1.0 / sqrt((double)n);
+		cr_assert_lt(fabs(mean), 4.5 * sd / sqrt(S), "n %llu: mean r %g",
+			     (unsigned long long)n, mean);
+		cr_assert_lt(worst, 5.5 * sd, "n %llu: |r| up to %g", (unsigned long long)n, worst);
+		cr_assert_lt(fabs(serial), 4.5 * sd / sqrt(S), "n %llu: neighbours correlate: %g",
+			     (unsigned long long)n, serial);
+		/* position decile x id decile: independent */
+		double chi = 0, e = (double)n * S / 100;
+		for (int a = 0; a < 10; a++)
+			for (int b = 0; b < 10; b++)
+				chi += (cells[a][b] - e) * (cells[a][b] - e) / e;
+		cr_assert_lt(chi, chi2_crit(81), "n %llu: chi2(81) = %g", (unsigned long long)n, chi);
+	}
+}
+
+/* Small sets show what a few Feistel rounds get wrong: over many seeds, the
+ * first and last positions' samples, the pair at positions (0, 1), and the
+ * whole permutation of 6 must each be uniform. */
+Test(order, small_sets_uniform_over_seeds)
+{
+	uint64_t ns[] = { 2, 3, 5, 10, 17, 100 };
+	const int S = 50000;
+	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+		uint64_t n = ns[k];
+		int bins = n < 20 ? (int)n : 20;
+		double first[20] = { 0 }, last[20] = { 0 };
+		for (int s = 0; s < S; s++) {
+			rf_perm p;
+			rf_perm_init(&p, n, 5000 + (uint64_t)s, 0, 1);
+			first[rf_perm_at(&p, 0) * (uint64_t)bins / n]++;
+			last[rf_perm_at(&p, n - 1) * (uint64_t)bins / n]++;
+		}
+		double c0 = 0, c1 = 0;
+		for (int b = 0; b < bins; b++) {
+			/* ids in bin b: those with id * bins / n == b */
+			uint64_t lo = ((uint64_t)b * n + (uint64_t)bins - 1) / (uint64_t)bins;
+			uint64_t hi = ((uint64_t)(b + 1) * n + (uint64_t)bins - 1) / (uint64_t)bins;
+			double e = (double)S * (double)(hi - lo) / (double)n;
+			c0 += (first[b] - e) * (first[b] - e) / e;
+			c1 += (last[b] - e) * (last[b] - e) / e;
+		}
+		cr_assert_lt(c0, chi2_crit(bins - 1), "n %llu: first position chi2(%d) = %g",
+			     (unsigned long long)n, bins - 1, c0);
+		cr_assert_lt(c1, chi2_crit(bins - 1), "n %llu: last position chi2(%d) = %g",
+			     (unsigned long long)n, bins - 1, c1);
+	}
+	/* ordered pairs at positions 0 and 1 of 5: 20 of them */
+	double pairs[5][5] = { { 0 } };
+	for (int s = 0; s < 50000; s++) {
+		rf_perm p;
+		rf_perm_init(&p, 5, 7 + (uint64_t)s, 1, 1);
+		pairs[rf_perm_at(&p, 0)][rf_perm_at(&p, 1)]++;
+	}
+	double chi = 0;
+	for (int a = 0; a < 5; a++)
+		for (int b = 0; b < 5; b++)
+			if (a != b)
+				chi += (pairs[a][b] - 2500) * (pairs[a][b] - 2500) / 2500;
+	cr_assert_eq(pairs[0][0] + pairs[1][1] + pairs[2][2] + pairs[3][3] + pairs[4][4], 0);
+	cr_assert_lt(chi, chi2_crit(19), "pairs of 5: chi2(19) = %g", chi);
+	/* the 720 permutations of 6, each about 200 times in 144000 seeds */
+	double *count = calloc(720, sizeof(*count));
+	for (int s = 0; s < 144000; s++) {
+		rf_perm p;
+		rf_perm_init(&p, 6, 11 + (uint64_t)s, 0, 1);
+		unsigned used = 0, code = 0;
+		for (unsigned i = 0; i < 6; i++) {
+			unsigned v = (unsigned)rf_perm_at(&p, i), below = 0;
+			for (unsigned j = 0; j < v; j++)
+				below += !(used >> j & 1);
+			used |= 1u << v;
+			code = code * (6 - i) + below; /* Lehmer code */
+		}
+		count[code]++;
+	}
+	chi = 0;
+	for (int i = 0; i < 720; i++)
+		chi += (count[i] - 200) * (count[i] - 200) / 200;
+	cr_assert_lt(chi, chi2_crit(719), "permutations of 6: chi2(719) = %g", chi);
+	free(count);
 }
 
 static void check_epochs(const char *dir, int batch, int drop_last, int epochs)

@@ -130,6 +130,70 @@ void tu_config(rf_config *cfg, const char *source)
 	cfg->threads = 2;
 	cfg->io_depth = 32;
 	cfg->read_pool_bytes = 1 << 20;
+	cfg->rank = 0;
+	cfg->world_size = 1;
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+size_t tu_take(rf_loader *l, size_t max, tu_batch **out)
+{
+	size_t n = 0, cap = 16;
+	tu_batch *v = malloc(cap * sizeof(*v));
+	rf_batch *b;
+	int r = 0;
+	while (n < max && (r = rf_loader_next(l, &b)) == 0) {
+		if (n == cap)
+			v = realloc(v, (cap *= 2) * sizeof(*v));
+		tu_batch *t = &v[n++];
+		t->index = b->index;
+		t->epoch = b->epoch;
+		t->count = b->count;
+		t->replaced = b->replaced;
+		t->data_hash = fnv1a(b->data, (size_t)b->count * b->sample_bytes);
+		t->ids = malloc(b->count * sizeof(*t->ids));
+		t->labels = malloc(b->count * sizeof(*t->labels));
+		memcpy(t->ids, b->ids, b->count * sizeof(*t->ids));
+		memcpy(t->labels, b->labels, b->count * sizeof(*t->labels));
+		rf_batch_release(l, b);
+	}
+	cr_assert(r == 0 || r == RF_EOF, "next: %s: %s", rf_strerror(r), rf_loader_error(l));
+	*out = v;
+	return n;
+}
+
+void tu_batches_free(tu_batch *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(b[i].ids);
+		free(b[i].labels);
+	}
+	free(b);
+}
+
+void tu_assert_same_batch(const tu_batch *a, const tu_batch *b, const char *what)
+{
+	cr_assert_eq(a->index, b->index, "%s: batch index %llu vs %llu", what,
+		     (unsigned long long)a->index, (unsigned long long)b->index);
+	cr_assert_eq(a->epoch, b->epoch, "%s: batch %llu: epoch", what, (unsigned long long)a->index);
+	cr_assert_eq(a->count, b->count, "%s: batch %llu: count", what, (unsigned long long)a->index);
+	cr_assert_eq(a->replaced, b->replaced, "%s: batch %llu: replaced", what,
+		     (unsigned long long)a->index);
+	for (uint32_t i = 0; i < a->count; i++) {
+		cr_assert_eq(a->ids[i], b->ids[i], "%s: batch %llu place %u: id %llu vs %llu", what,
+			     (unsigned long long)a->index, i, (unsigned long long)a->ids[i],
+			     (unsigned long long)b->ids[i]);
+		cr_assert_eq(a->labels[i], b->labels[i], "%s: batch %llu place %u: label", what,
+			     (unsigned long long)a->index, i);
+	}
+	cr_assert_eq(a->data_hash, b->data_hash, "%s: batch %llu: pixels differ", what,
+		     (unsigned long long)a->index);
 }
 
 uint64_t *tu_drain_ids(const rf_config *cfg, size_t *n)

@@ -24,8 +24,26 @@ uint8_t *tu_read(const char *dir, const char *rel, size_t *len);
  * cK/img_N.jpg; returns the folder (malloc'ed). */
 char *tu_tree(const char *tag, int classes, int per_class);
 
-/* A config for the small test images: resize 48, crop 40, batch 8, 2 threads. */
+/* A config for the small test images: resize 48, crop 40, batch 8, 2 threads,
+ * rank 0 of 1 (set, so that a launcher's environment cannot change a test). */
 void tu_config(rf_config *cfg, const char *source);
+
+/* One delivered batch, copied out of the loader. */
+typedef struct tu_batch {
+	uint64_t index;
+	uint32_t epoch, count, replaced;
+	uint64_t data_hash; /* of the pixels */
+	uint64_t *ids;      /* count of them */
+	int32_t *labels;
+} tu_batch;
+
+/* Takes up to max batches (SIZE_MAX: to the end) from l, copying each and
+ * releasing it. Returns how many; *out is malloc'ed (tu_batches_free). The
+ * stream must not fail; it may end (RF_EOF). */
+size_t tu_take(rf_loader *l, size_t max, tu_batch **out);
+void tu_batches_free(tu_batch *b, size_t n);
+/* Asserts that two batches are the same (index, epoch, ids, labels, pixels). */
+void tu_assert_same_batch(const tu_batch *a, const tu_batch *b, const char *what);
 
 /* Runs a loader to the end; returns the sample ids it delivered in order
  * (malloc'ed, *n set). Asserts on any error. */

@@ -1,5 +1,8 @@
 /* bench.c - `ringfeed bench`: runs the loader over a dataset and reports
- * samples/s, MB/s and where the time went (per-stage timers from rf_stats). */
+ * samples/s, MB/s and where the time went (per-stage timers from rf_stats);
+ * optionally as one rank of several, saving or resuming its position, and
+ * writing the sample ids it delivered. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +53,26 @@ static void usage(FILE *f)
 		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
 		"                    io_uring with direct descriptors, falling back)\n"
 		"  --verbose         log set-up choices and bad samples to stderr\n"
-		"  --json            print one JSON object instead of text\n");
+		"  --json            print one JSON object instead of text\n"
+		"\n"
+		"Order, ranks and resume:\n"
+		"  --sampler S       shuffle (default), sequential, weighted (manifest weights:\n"
+		"                    path<TAB>label<TAB>weight) or balanced (1 / class size);\n"
+		"                    weighted and balanced draw with replacement\n"
+		"  --samples-per-epoch N   draws per epoch over all ranks (weighted, balanced;\n"
+		"                    default: the dataset's size)\n"
+		"  --rank R --world W   this process is rank R of W (default: from RANK/WORLD_SIZE,\n"
+		"                    SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/_SIZE or\n"
+		"                    PMI_RANK/PMI_SIZE; else 0 of 1)\n"
+		"  --rank-tail pad|drop   an epoch that does not divide by W: pad by wrapping\n"
+		"                    (default) or drop its last positions\n"
+		"  --ids FILE        write one line per delivered batch: its sample ids,\n"
+		"                    space-separated, in slot order\n"
+		"  --save-state FILE save the loader's position to FILE when the run stops\n"
+		"  --after K         stop after K batches (then --save-state saves)\n"
+		"  --resume FILE     continue from a saved state: the batches the saving run\n"
+		"                    would have delivered next (same dataset and order options;\n"
+		"                    threads, io-depth, prefetch, read-pool and epochs may differ)\n");
 }
 
 static const char *io_path_name(uint32_t p)
@@ -93,6 +115,8 @@ int cmd_bench(int argc, char **argv)
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
 	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE };
+	/* Order, ranks and resume (issue 6). */
+	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
 		{ "source", required_argument, 0, 's' },  { "batch", required_argument, 0, 'b' },
 		{ "resize", required_argument, 0, 'r' },  { "crop", required_argument, 0, 'c' },
@@ -113,12 +137,23 @@ int cmd_bench(int argc, char **argv)
 		{ "io-path", required_argument, 0, O_IOPATH },
 		{ "raw", no_argument, 0, O_RAW },          { "raw-max", required_argument, 0, O_RAWMAX },
 		{ "index-cache", required_argument, 0, O_ICACHE },
+		/* Order, ranks and resume (issue 6). */
+		{ "sampler", required_argument, 0, O_SAMPLER },
+		{ "samples-per-epoch", required_argument, 0, O_SPE },
+		{ "rank", required_argument, 0, O_RANK }, { "world", required_argument, 0, O_WORLD },
+		{ "rank-tail", required_argument, 0, O_TAIL }, { "ids", required_argument, 0, O_IDS },
+		{ "save-state", required_argument, 0, O_SAVE },
+		{ "after", required_argument, 0, O_AFTER },
+		{ "resume", required_argument, 0, O_RESUME },
 		{ 0, 0, 0, 0 },
 	};
 	rf_config cfg;
 	rf_config_default(&cfg);
 	long long v, max_batches = -1;
 	int json = 0, c, have_epochs = 0;
+	/* Order, ranks and resume (issue 6). */
+	long long after = -1;
+	const char *ids_path = NULL, *save_path = NULL, *resume_path = NULL;
 	while ((c = getopt_long(argc, argv, "s:b:r:c:t:p:x:e:k:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': cfg.source = optarg; break;
@@ -180,6 +215,24 @@ int cmd_bench(int argc, char **argv)
 			else return cli_usage_error("bench", "--io-path: expected auto, fixed, plain or pread, not '%s'", optarg);
 			break;
 		case O_JSON: json = 1; break;
+		/* Order, ranks and resume (issue 6). */
+		case O_SAMPLER:
+			if (cli_sampler_parse(optarg, &cfg.sampler))
+				return cli_usage_error("bench", "--sampler: expected shuffle, sequential, "
+						       "weighted or balanced, not '%s'", optarg);
+			break;
+		case O_SPE: if (cli_u64("--samples-per-epoch", optarg, &cfg.samples_per_epoch)) return 2; break;
+		case O_RANK: if (cli_int("--rank", optarg, 0, 1 << 20, &v)) return 2; cfg.rank = (int)v; break;
+		case O_WORLD: if (cli_int("--world", optarg, 1, 1 << 20, &v)) return 2; cfg.world_size = (int)v; break;
+		case O_TAIL:
+			if (!strcmp(optarg, "pad")) cfg.rank_tail = RF_RANK_TAIL_PAD;
+			else if (!strcmp(optarg, "drop")) cfg.rank_tail = RF_RANK_TAIL_DROP;
+			else return cli_usage_error("bench", "--rank-tail: expected pad or drop, not '%s'", optarg);
+			break;
+		case O_IDS: ids_path = optarg; break;
+		case O_SAVE: save_path = optarg; break;
+		case O_AFTER: if (cli_int("--after", optarg, 0, 1LL << 40, &after)) return 2; break;
+		case O_RESUME: resume_path = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: return cli_usage_error("bench", "bad option");
 		}
@@ -192,6 +245,27 @@ int cmd_bench(int argc, char **argv)
 		return cli_usage_error("bench", "give --batches or --epochs, not both");
 	if (max_batches >= 0)
 		cfg.epochs = 0; /* endless; stopped after max_batches */
+	/* Order, ranks and resume (issue 6). */
+	if ((cfg.rank < 0) != (cfg.world_size < 0))
+		return cli_usage_error("bench", "give --rank and --world together");
+	if (after >= 0 && !save_path)
+		return cli_usage_error("bench", "--after K stops to save: give --save-state FILE");
+	if (after >= 0 && max_batches >= 0)
+		return cli_usage_error("bench", "give --after or --batches, not both");
+	if (after >= 0)
+		max_batches = after; /* the epochs stay as given: --resume continues them */
+	void *resume_buf = NULL;
+	if (resume_path) {
+		if (cli_state_read("bench", resume_path, &resume_buf, &cfg.resume_state_len))
+			return 1;
+		cfg.resume_state = resume_buf;
+	}
+	FILE *ids = NULL;
+	if (ids_path && !(ids = fopen(ids_path, "w"))) {
+		fprintf(stderr, "ringfeed bench: --ids %s: %s\n", ids_path, strerror(errno));
+		free(resume_buf);
+		return 1;
+	}
 
 	bad_log bad = { 0, 0 };
 	cfg.on_sample_error = on_bad;
@@ -201,8 +275,11 @@ int cmd_bench(int argc, char **argv)
 	rf_loader *l;
 	double t0 = now_s();
 	int ret = rf_loader_create(&l, &cfg, err, sizeof(err));
+	free(resume_buf); /* read during create only */
 	if (ret) {
 		fprintf(stderr, "ringfeed bench: %s (%s)\n", err, rf_strerror(ret));
+		if (ids)
+			fclose(ids);
 		return 1;
 	}
 	double t_created = now_s(), t_first = 0;
@@ -216,15 +293,38 @@ int cmd_bench(int argc, char **argv)
 		for (uint32_t i = 0; i < b->count; i++)
 			checksum += cfg.raw ? b->data[b->offsets[i] + b->sizes[i] / 2]
 					    : b->data[i * b->sample_bytes + b->sample_bytes / 2];
+		if (ids && cli_ids_write(ids, b)) {
+			fprintf(stderr, "ringfeed bench: --ids %s: %s\n", ids_path, strerror(errno));
+			ret = -EIO;
+		}
 		batches++;
 		samples += b->count;
 		rf_batch_release(l, b);
+		if (ret)
+			break;
 	}
 	double t_end = now_s();
+	if (ids && fclose(ids) != 0 && ret >= 0) {
+		fprintf(stderr, "ringfeed bench: --ids %s: %s\n", ids_path, strerror(errno));
+		ret = -EIO;
+	}
 	if (ret < 0) {
-		fprintf(stderr, "ringfeed bench: %s: %s\n", rf_strerror(ret), rf_loader_error(l));
+		if (ret != -EIO)
+			fprintf(stderr, "ringfeed bench: %s: %s\n", rf_strerror(ret), rf_loader_error(l));
 		rf_loader_destroy(l);
 		return 1;
+	}
+	/* Order, ranks and resume (issue 6). */
+	rf_order_info order;
+	rf_loader_order(l, &order);
+	if (save_path) {
+		if (cli_state_write("bench", l, save_path)) {
+			rf_loader_destroy(l);
+			return 1;
+		}
+		fprintf(stderr, "ringfeed bench: state saved to %s: resumes at batch %llu (epoch %llu)\n",
+			save_path, (unsigned long long)order.next_batch,
+			(unsigned long long)(order.next_batch / order.batches_per_epoch));
 	}
 	rf_stats st;
 	rf_loader_stats(l, &st);
@@ -293,6 +393,19 @@ int cmd_bench(int argc, char **argv)
 		       wait_pct, ring_us);
 		if (st.bad_samples)
 			printf("  bad samples skipped and replaced: %llu\n", (unsigned long long)st.bad_samples);
+	}
+	/* Order, ranks and resume (issue 6). */
+	if (!json) {
+		printf("  order: %s sampler, rank %u of %u (%s): %llu of the %llu samples and %llu "
+		       "batches per epoch\n", cli_sampler_name(order.sampler), order.rank,
+		       order.world_size, order.rank_source, (unsigned long long)order.rank_samples,
+		       (unsigned long long)order.epoch_samples,
+		       (unsigned long long)order.batches_per_epoch);
+		if (batches)
+			printf("  delivered batches %llu to %llu; the next is %llu\n",
+			       (unsigned long long)(order.next_batch - batches),
+			       (unsigned long long)(order.next_batch - 1),
+			       (unsigned long long)order.next_batch);
 	}
 	return 0;
 }

@@ -2,11 +2,16 @@
 #ifndef RF_CLI_H
 #define RF_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "ringfeed.h"
 
 int cmd_gen(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_index(int argc, char **argv);
+int cmd_state(int argc, char **argv);
 
 /* Strict number parsing for option values: the whole string must be a number
  * in [lo, hi]. On failure prints "ringfeed OPT: ..." and returns -1. */
@@ -18,5 +23,17 @@ int cli_float3(const char *opt, const char *s, float out[3]);
 
 /* Prints "ringfeed CMD: message" to stderr and returns 2 (usage) or 1. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Saved states and sample ids for `bench` (src/cli/state.c). Each prints
+ * "ringfeed CMD: ..." on failure and returns -1. */
+/* Reads a state file whole into *buf (malloc'ed, caller frees). */
+int cli_state_read(const char *cmd, const char *path, void **buf, size_t *len);
+/* Saves l's state to path (written to a temporary file, then renamed). */
+int cli_state_write(const char *cmd, const rf_loader *l, const char *path);
+/* One line: the batch's sample ids, space-separated, in slot order. */
+int cli_ids_write(FILE *f, const rf_batch *b);
+/* "shuffle", "sequential", "weighted", "balanced" <-> rf_sampler. */
+int cli_sampler_parse(const char *s, rf_sampler *out);
+const char *cli_sampler_name(rf_sampler s);
 
 #endif

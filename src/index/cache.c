@@ -1,11 +1,14 @@
 /* cache.c - the index cache: an index written to a file so that later runs
  * load it instead of walking the tree, and notice when the tree changed.
  *
- * Format (native byte order, version 1): magic "RFINDEX\0", u32 version,
- * u32 any_name, u64 count, u64 paths_len, u32 nclasses, u32 nstamps, then
- * strings as u32 length + bytes: source (canonical path), root, classes, and per stamp its
- * path + i64 mtime_sec + i64 mtime_nsec + u64 ino; then count 24-byte
- * records, the path arena, and a u64 checksum of everything before it.
+ * Format (native byte order, version 2): magic "RFINDEX\0", u32 version,
+ * u32 any_name, u64 count, u64 paths_len, u32 nclasses, u32 nstamps,
+ * u32 has_weights, then strings as u32 length + bytes: source (canonical
+ * path), root, classes, and per stamp its path + i64 mtime_sec +
+ * i64 mtime_nsec + u64 ino; then count 24-byte records, the path arena,
+ * count doubles of sampling weights when has_weights (a manifest's third
+ * column), and a u64 checksum of everything before it. (Version 1 had no
+ * weights; such a cache is walked again and rewritten.)
  *
  * Staleness: adding, removing or renaming a file changes its directory's
  * mtime; every directory walked is recorded and checked at load (for a
@@ -27,7 +30,7 @@
 #include "util/util.h"
 
 #define CACHE_MAGIC "RFINDEX"
-#define CACHE_VERSION 1u
+#define CACHE_VERSION 2u
 
 typedef struct writer {
 	FILE *f;
@@ -84,6 +87,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	uint32_t version = CACHE_VERSION, any = (uint32_t)idx->any_name;
 	uint64_t count = idx->count, plen = idx->paths_len;
 	uint32_t ncl = (uint32_t)idx->nclasses, nst = (uint32_t)idx->nstamps;
+	uint32_t has_weights = idx->weights != NULL;
 	put(&w, CACHE_MAGIC, 8);
 	put(&w, &version, 4);
 	put(&w, &any, 4);
@@ -91,6 +95,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	put(&w, &plen, 8);
 	put(&w, &ncl, 4);
 	put(&w, &nst, 4);
+	put(&w, &has_weights, 4);
 	put_str(&w, canon ? canon : source);
 	free(canon);
 	put_str(&w, idx->root);
@@ -105,6 +110,8 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	}
 	put_bulk(&w, idx->entries, count * sizeof(rf_index_entry));
 	put_bulk(&w, idx->paths, plen);
+	if (has_weights)
+		put_bulk(&w, idx->weights, count * sizeof(double));
 	uint64_t sum = w.sum;
 	if (w.ok && fwrite(&sum, 1, 8, w.f) != 8)
 		w.ok = 0;
@@ -174,6 +181,7 @@ static int header_fits(reader *r)
 	get_u(r, 8);
 	get_u(r, 8);
 	uint32_t ncl = (uint32_t)get_u(r, 4), nst = (uint32_t)get_u(r, 4);
+	get_u(r, 4); /* has_weights */
 	for (uint32_t i = 0; r->ok && i < 2 + ncl; i++)
 		get(r, (uint32_t)get_u(r, 4), 0);
 	for (uint32_t i = 0; r->ok && i < nst; i++) {
@@ -244,6 +252,7 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	}
 	uint64_t count = get_u(&r, 8), plen = get_u(&r, 8);
 	uint32_t ncl = (uint32_t)get_u(&r, 4), nst = (uint32_t)get_u(&r, 4);
+	uint32_t has_weights = (uint32_t)get_u(&r, 4);
 	char *src = get_str(&r);
 	t.root = get_str(&r);
 	int same = src && !strcmp(src, want_src) && any == (uint32_t)any_name;
@@ -268,25 +277,35 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	}
 	size_t off = (size_t)(r.p - head);
 	size_t ebytes = (size_t)count * sizeof(rf_index_entry);
-	if (!r.ok || !t.root || count >= (1ull << 40) || plen >= (1ull << 40) ||
-	    (uint64_t)st.st_size != off + ebytes + plen + 8)
+	size_t wbytes = has_weights ? (size_t)count * sizeof(double) : 0;
+	if (!r.ok || !t.root || count >= (1ull << 40) || plen >= (1ull << 40) || has_weights > 1 ||
+	    (uint64_t)st.st_size != off + ebytes + plen + wbytes + 8)
 		goto corrupt;
 	t.entries = malloc(ebytes ? ebytes : 1);
 	t.paths = malloc(plen ? plen : 1);
+	if (has_weights)
+		t.weights = malloc(wbytes ? wbytes : 1);
 	uint64_t sum;
-	if (!t.entries || !t.paths) {
+	if (!t.entries || !t.paths || (has_weights && !t.weights)) {
 		ret = -ENOMEM;
 		goto fail;
 	}
 	if (read_at(fd, t.entries, ebytes, (off_t)off) ||
 	    read_at(fd, t.paths, plen, (off_t)(off + ebytes)) ||
-	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen)))
+	    (has_weights && read_at(fd, t.weights, wbytes, (off_t)(off + ebytes + plen))) ||
+	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen + wbytes)))
 		goto corrupt;
 	reader bulk = { (const uint8_t *)t.entries, (const uint8_t *)t.entries + ebytes, r.sum, 1 };
 	get(&bulk, ebytes, 1);
 	reader arena = { (const uint8_t *)t.paths, (const uint8_t *)t.paths + plen, bulk.sum, 1 };
 	get(&arena, plen, 1);
-	if (sum != arena.sum)
+	uint64_t total = arena.sum;
+	if (has_weights) {
+		reader wr = { (const uint8_t *)t.weights, (const uint8_t *)t.weights + wbytes, total, 1 };
+		get(&wr, wbytes, 1);
+		total = wr.sum;
+	}
+	if (sum != total)
 		goto corrupt;
 	t.count = t.cap = count;
 	t.paths_len = t.paths_cap = plen;

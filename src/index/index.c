@@ -89,6 +89,11 @@ int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, s
 		idx->paths = p;
 		idx->paths_cap = idx->paths_len;
 	}
+	if (idx->weights) {
+		double *w = realloc(idx->weights, idx->count * sizeof(*w));
+		if (w)
+			idx->weights = w;
+	}
 	return 0;
 }
 
@@ -98,6 +103,7 @@ void rf_index_free(rf_index *idx)
 		return;
 	free(idx->entries);
 	free(idx->paths);
+	free(idx->weights);
 	free(idx->root);
 	if (idx->root_fd >= 0)
 		close(idx->root_fd);
@@ -116,6 +122,8 @@ size_t rf_index_memory(const rf_index *idx)
 	size_t n = idx->cap * sizeof(rf_index_entry) + idx->paths_cap;
 	for (size_t i = 0; i < idx->nstamps; i++)
 		n += sizeof(rf_index_stamp) + strlen(idx->stamps[i].path) + 1;
+	if (idx->weights)
+		n += idx->count * sizeof(double);
 	for (int i = 0; i < idx->nclasses; i++)
 		n += strlen(idx->classes[i]) + 1 + sizeof(char *);
 	return n;

@@ -3,8 +3,9 @@
  * Memory: one arena of NUL-terminated path bytes (relative to the source's
  * root folder, or absolute) plus one fixed-size record per file. The index
  * costs RF_INDEX_RECORD_BYTES + path length + 1 bytes per file, plus one
- * string per class. Built once by rf_loader_create(), then read-only and
- * shared by every thread without locks. */
+ * string per class, plus 8 bytes per file for a manifest with weights.
+ * Built once by rf_loader_create(), then read-only and shared by every
+ * thread without locks. */
 #ifndef RF_INDEX_H
 #define RF_INDEX_H
 
@@ -41,6 +42,8 @@ typedef struct rf_index {
 	rf_index_stamp *stamps;
 	size_t nstamps, cap_stamps;
 	int any_name;   /* built in raw mode */
+	double *weights; /* count sampling weights (finite, >= 0) from a manifest's
+	                  * third column, or NULL when it has none; 8 bytes per file */
 } rf_index;
 
 /* Builds the index of source (a directory or a manifest file). any_name:
@@ -63,7 +66,8 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
 			char *err, size_t errlen);
 
-/* Memory the index holds now, in bytes (records + arena + class names). */
+/* Memory the index holds now, in bytes (records + arena + class names + stamps +
+ * weights). */
 size_t rf_index_memory(const rf_index *idx);
 
 static inline const char *rf_index_path(const rf_index *idx, uint64_t i)

@@ -1,13 +1,18 @@
 /* manifest.c - builds the index from a manifest file: one "path<TAB>label"
- * per line, label a non-negative integer, relative paths resolved against the
- * manifest's folder. Blank lines and lines starting with '#' are skipped.
- * A path that cannot be stat'ed is kept with its error: it becomes a bad
- * sample when read, so that one missing file never stops a run. */
+ * or "path<TAB>label<TAB>weight" per line, label a non-negative integer,
+ * weight a finite number >= 0 (for the weighted sampler), relative paths
+ * resolved against the manifest's folder. The first line decides whether the
+ * manifest has weights; then every line has them, or none does. Fields are
+ * split at the last tabs, so a path may contain a tab. Blank lines and lines
+ * starting with '#' are skipped. A path that cannot be stat'ed is kept with
+ * its error: it becomes a bad sample when read, so that one missing file
+ * never stops a run. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +21,58 @@
 #include "index/index_build.h"
 #include "ringfeed.h"
 #include "util/util.h"
+
+static int parse_label(const char *s, int32_t *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > INT32_MAX)
+		return -1;
+	*out = (int32_t)v;
+	return 0;
+}
+
+static int parse_weight(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The two last tab-separated fields of line, as label and weight, when
+ * both parse; the line is cut before them. */
+static int split_weighted(char *line, int32_t *label, double *weight)
+{
+	char *t2 = strrchr(line, '\t');
+	if (!t2 || t2 == line)
+		return -1;
+	*t2 = '\0';
+	char *t1 = strrchr(line, '\t');
+	if (t1 && t1 != line && !parse_label(t1 + 1, label) && !parse_weight(t2 + 1, weight)) {
+		*t1 = '\0';
+		return 0;
+	}
+	*t2 = '\t';
+	return -1;
+}
+
+/* Keeps idx->weights as long as idx->entries. */
+static int grow_weights(rf_index *idx, size_t *cap)
+{
+	if (*cap >= idx->cap)
+		return 0;
+	double *w = realloc(idx->weights, idx->cap * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	idx->weights = w;
+	*cap = idx->cap;
+	return 0;
+}
 
 int rf_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t errlen)
 {
@@ -39,33 +96,47 @@ int rf_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t e
 		return -e;
 	}
 	char *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, weights_cap = 0;
 	ssize_t n;
 	unsigned long lineno = 0;
+	int weighted = -1; /* unknown until the first line */
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = '\0';
 		if (n == 0 || line[0] == '#')
 			continue;
-		char *tab = strrchr(line, '\t');
-		if (!tab || tab == line) {
-			rf_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label'",
-			       file, lineno);
-			ret = RF_EINDEX;
-			break;
+		int32_t label;
+		double weight = 0;
+		if (weighted != 0) {
+			int ok = split_weighted(line, &label, &weight) == 0;
+			if (weighted == -1)
+				weighted = ok;
+			else if (!ok) {
+				rf_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label"
+				       "<TAB>weight' (the first line has a weight, so every line needs "
+				       "one: a finite number >= 0)", file, lineno);
+				ret = RF_EINDEX;
+				break;
+			}
 		}
-		*tab = '\0';
-		char *end;
-		errno = 0;
-		long label = strtol(tab + 1, &end, 10);
-		if (errno || end == tab + 1 || *end || label < 0 || label > INT32_MAX) {
-			rf_fmt(err, errlen, "manifest '%s' line %lu: label '%s' is not an integer in [0, 2^31)",
-			       file, lineno, tab + 1);
-			ret = RF_EINDEX;
-			break;
+		if (!weighted) {
+			char *tab = strrchr(line, '\t');
+			if (!tab || tab == line) {
+				rf_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label'",
+				       file, lineno);
+				ret = RF_EINDEX;
+				break;
+			}
+			*tab = '\0';
+			if (parse_label(tab + 1, &label)) {
+				rf_fmt(err, errlen, "manifest '%s' line %lu: label '%s' is not an "
+				       "integer in [0, 2^31)", file, lineno, tab + 1);
+				ret = RF_EINDEX;
+				break;
+			}
 		}
-		size_t len = (size_t)(tab - line);
+		size_t len = strlen(line);
 		if (len >= PATH_MAX) {
 			rf_fmt(err, errlen, "manifest '%s' line %lu: path too long", file, lineno);
 			ret = RF_EINDEX;
@@ -79,9 +150,13 @@ int rf_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t e
 			size = S_ISDIR(st.st_mode) ? -(int64_t)EISDIR : -(int64_t)EINVAL;
 		else
 			size = (int64_t)st.st_size;
-		ret = rf_index_add(idx, line, len, size, (int32_t)label);
+		ret = rf_index_add(idx, line, len, size, label);
+		if (!ret && weighted)
+			ret = grow_weights(idx, &weights_cap);
 		if (ret)
 			break;
+		if (weighted)
+			idx->weights[idx->count - 1] = weight;
 	}
 	free(line);
 	fclose(f);

@@ -44,7 +44,7 @@ struct rf_ring {
 	uint32_t retry_cap, retry_first, retry_count;
 	rf_place cur;          /* the next place to issue, held while resources are short */
 	int cur_valid;
-	uint64_t next_batch;   /* cursor over new places */
+	uint64_t next_batch;   /* cursor over new places; starts at l->start_batch */
 	uint32_t next_index;
 
 	uint64_t wake_buf;     /* target of the eventfd read */

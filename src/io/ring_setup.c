@@ -89,6 +89,11 @@ static int choose_backend(rf_loader *l, struct rf_ring *r, char *err, size_t err
 int rf_ring_setup(rf_loader *l, struct rf_ring *r, char *err, size_t errlen)
 {
 	uint32_t depth = (uint32_t)l->cfg.io_depth;
+	/* A resumed loader issues from its saved position on, on every path:
+	 * each place is a pure function of (batch, index, attempt), nothing
+	 * before it is needed. */
+	r->next_batch = l->start_batch;
+	r->next_index = 0;
 	int ret = choose_backend(l, r, err, errlen);
 	if (ret)
 		return ret;

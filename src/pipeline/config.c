@@ -38,6 +38,14 @@ RF_API void rf_config_default(rf_config *cfg)
 	cfg->max_pixels = 100000000ull;
 	cfg->in_order = 1;
 	cfg->raw_max_bytes = 256u << 10;
+	/* Order, ranks and resume (issue 6). */
+	cfg->sampler = RF_SAMPLER_SHUFFLE;
+	cfg->samples_per_epoch = 0;
+	cfg->rank = -1;
+	cfg->world_size = -1;
+	cfg->rank_tail = RF_RANK_TAIL_PAD;
+	cfg->resume_state = NULL;
+	cfg->resume_state_len = 0;
 }
 
 #define CHECK_RANGE(field, lo, hi)                                                   \
@@ -109,6 +117,32 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 			       "and both numbers", c, cfg->std[c], c, cfg->mean[c]);
 			return RF_ECONFIG;
 		}
+	}
+	/* Order, ranks and resume (issue 6); rank and world_size are checked
+	 * with the environment they may come from (sample/ranks.c). */
+	CHECK_RANGE(sampler, RF_SAMPLER_SHUFFLE, RF_SAMPLER_BALANCED);
+	CHECK_RANGE(rank_tail, RF_RANK_TAIL_PAD, RF_RANK_TAIL_DROP);
+	int weighted = cfg->sampler == RF_SAMPLER_WEIGHTED || cfg->sampler == RF_SAMPLER_BALANCED;
+	if (weighted && !cfg->shuffle) {
+		rf_fmt(err, errlen, "config: shuffle = 0 asks for index order, which contradicts "
+		       "sampler = %s", cfg->sampler == RF_SAMPLER_WEIGHTED ? "weighted" : "balanced");
+		return RF_ECONFIG;
+	}
+	if (cfg->samples_per_epoch && !weighted) {
+		rf_fmt(err, errlen, "config: samples_per_epoch = %llu applies to the weighted and "
+		       "balanced samplers only (the others take each sample once per epoch)",
+		       (unsigned long long)cfg->samples_per_epoch);
+		return RF_ECONFIG;
+	}
+	if (cfg->samples_per_epoch > (1ull << 48)) {
+		rf_fmt(err, errlen, "config: samples_per_epoch = %llu is out of range [0, 2^48]",
+		       (unsigned long long)cfg->samples_per_epoch);
+		return RF_ECONFIG;
+	}
+	if (!cfg->resume_state && cfg->resume_state_len) {
+		rf_fmt(err, errlen, "config: resume_state_len = %zu but resume_state is NULL",
+		       cfg->resume_state_len);
+		return RF_ECONFIG;
 	}
 	if (!cfg->raw && !cfg->random_resized_crop && cfg->crop > cfg->resize) {
 		rf_fmt(err, errlen, "config: crop = %d is larger than resize = %d "

@@ -16,15 +16,17 @@
 
 #include "pipeline/config.h"
 #include "pipeline/loader_impl.h"
+#include "pipeline/state.h"
+#include "sample/ranks.h"
 #include "util/util.h"
 
 /* ---- places ------------------------------------------------------------- */
 
 uint32_t rf_loader_batch_count(const rf_loader *l, uint64_t b)
 {
-	uint64_t n = l->index.count, bs = (uint64_t)l->cfg.batch_size;
+	uint64_t m = l->order.rank_len, bs = (uint64_t)l->cfg.batch_size;
 	uint64_t first = (b % l->batches_per_epoch) * bs;
-	return (uint32_t)RF_MIN(bs, n - first);
+	return (uint32_t)RF_MIN(bs, m - first);
 }
 
 void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sample,
@@ -32,15 +34,10 @@ void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sam
 {
 	uint64_t e = p->batch / l->batches_per_epoch;
 	uint64_t q = (p->batch % l->batches_per_epoch) * (uint64_t)l->cfg.batch_size + p->index;
+	uint64_t g = rf_order_global(&l->order, q);
 	*epoch = e;
-	*pos = q;
-	if (p->attempt == 0) {
-		rf_perm perm;
-		rf_perm_init(&perm, l->index.count, l->cfg.seed, e, l->cfg.shuffle);
-		*sample = rf_perm_at(&perm, q);
-	} else {
-		*sample = rf_replacement(l->index.count, l->cfg.seed, e, q, p->attempt);
-	}
+	*pos = g;
+	*sample = rf_order_sample(&l->order, e, g, p->attempt);
 }
 
 void rf_loader_wake_ring(rf_loader *l)
@@ -254,16 +251,44 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		l->cfg.threads = RF_MAX(1, rf_cpu_count() - 1);
 	if (l->cfg.raw)
 		l->cfg.threads = 0; /* nothing to decode: the ring thread lands raw reads */
+	uint32_t rank, world;
+	ret = rf_ranks_resolve(l->cfg.rank, l->cfg.world_size, &rank, &world, &l->rank_source,
+			       err, errlen);
+	if (ret)
+		goto fail;
+	/* Checked before indexing, which may take a while on a large source. */
+	rf_state_info resume;
+	if (l->cfg.resume_state) {
+		ret = rf_state_parse(l->cfg.resume_state, l->cfg.resume_state_len, &resume,
+				     err, errlen);
+		if (ret)
+			goto fail;
+	}
+	l->cfg.resume_state = NULL; /* the caller's bytes: not kept */
+	l->cfg.resume_state_len = 0;
 
 	ret = build_index(l, err, errlen);
 	if (ret)
 		goto fail;
-	uint64_t n = l->index.count, bs = (uint64_t)l->cfg.batch_size;
-	l->batches_per_epoch = l->cfg.drop_last ? n / bs : (n + bs - 1) / bs;
+	rf_sampler kind = l->cfg.sampler == RF_SAMPLER_SHUFFLE && !l->cfg.shuffle
+				  ? RF_SAMPLER_SEQUENTIAL : l->cfg.sampler;
+	ret = rf_order_init(&l->order, &l->index, kind, l->cfg.samples_per_epoch, l->cfg.seed,
+			    rank, world, l->cfg.rank_tail, err, errlen);
+	if (ret)
+		goto fail;
+	uint64_t n = l->index.count, m = l->order.rank_len, bs = (uint64_t)l->cfg.batch_size;
+	l->batches_per_epoch = l->cfg.drop_last ? m / bs : (m + bs - 1) / bs;
 	if (l->batches_per_epoch == 0) {
-		rf_fmt(err, errlen, "source '%s': %llu samples make no full batch of %llu "
-		       "(drop_last is set)", l->source, (unsigned long long)n, (unsigned long long)bs);
+		rf_fmt(err, errlen, "source '%s': %llu samples per epoch%s make no full batch of "
+		       "%llu (drop_last is set)", l->source, (unsigned long long)m,
+		       world > 1 ? " on each rank" : "", (unsigned long long)bs);
 		ret = RF_EEMPTY;
+		goto fail;
+	}
+	if (l->cfg.epochs && l->batches_per_epoch > (UINT64_MAX - 1) / (uint64_t)l->cfg.epochs) {
+		rf_fmt(err, errlen, "config: %llu batches per epoch x %d epochs do not fit in 64 "
+		       "bits", (unsigned long long)l->batches_per_epoch, l->cfg.epochs);
+		ret = RF_ECONFIG;
 		goto fail;
 	}
 	l->total_batches = l->cfg.epochs ? l->batches_per_epoch * (uint64_t)l->cfg.epochs
@@ -277,6 +302,19 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		.log_ratio_lo = log(l->cfg.rrc_ratio[0]), .log_ratio_hi = log(l->cfg.rrc_ratio[1]),
 		.flip_p = l->cfg.flip_p, .seed = l->cfg.seed,
 	};
+	/* The weights were only needed for the alias table and the fingerprint. */
+	l->dataset_fp = rf_state_dataset_fingerprint(&l->index, kind == RF_SAMPLER_WEIGHTED);
+	l->output_fp = rf_state_output_fingerprint(l);
+	free(l->index.weights);
+	l->index.weights = NULL;
+	if (cfg->resume_state) {
+		ret = rf_state_check_resume(l, &resume, err, errlen);
+		if (ret)
+			goto fail;
+		l->start_batch = resume.next_batch;
+	}
+	l->next_batch = l->start_batch;
+	l->delivered_end = l->start_batch;
 
 	ret = alloc_slots(l);
 	if (ret)
@@ -312,6 +350,11 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	       "io_depth %d, %s, %s", (unsigned long long)n, l->cfg.threads, l->cfg.io_depth,
 	       atomic_load(&l->st.direct_io) ? "O_DIRECT" : "buffered reads",
 	       atomic_load(&l->st.fixed_buffers) ? "fixed buffers" : "unregistered buffers");
+	rf_log(l->cfg.log_level, RF_LOG_INFO, "order: rank %u of %u (%s), %llu of %llu positions "
+	       "per epoch, %llu batches per epoch, starting at batch %llu", rank,
+	       world, l->rank_source, (unsigned long long)m,
+	       (unsigned long long)l->order.epoch_len, (unsigned long long)l->batches_per_epoch,
+	       (unsigned long long)l->start_batch);
 	*out = l;
 	return 0;
 
@@ -348,6 +391,7 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	free(l->slots);
 	if (l->slot_mem)
 		munmap(l->slot_mem, l->slot_mem_len);
+	rf_order_free(&l->order);
 	rf_index_free(&l->index);
 	free(l->source);
 	free(l->cache_path);
@@ -426,6 +470,8 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 	l->delivered_batches++;
 	l->delivered_samples += s->batch.count;
 	l->next_batch++;
+	if (s->batch.index >= l->delivered_end)
+		l->delivered_end = s->batch.index + 1;
 	*out = &s->batch;
 	return 0;
 }
@@ -474,6 +520,26 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->fixed_buffers = atomic_load(&l->st.fixed_buffers);
 	out->io_path = atomic_load(&l->st.io_path);
 	out->dio_align = atomic_load(&l->st.dio_align);
+	return 0;
+}
+
+RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out)
+{
+	if (!l || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->sampler = l->order.kind;
+	out->rank_tail = l->order.tail;
+	out->rank = l->order.rank;
+	out->world_size = l->order.world;
+	out->rank_source = l->rank_source;
+	out->dataset_samples = l->index.count;
+	out->epoch_samples = l->order.epoch_len;
+	out->rank_samples = l->order.rank_len;
+	out->batches_per_epoch = l->batches_per_epoch;
+	out->next_batch = l->next_batch;
+	out->total_batches = l->total_batches;
+	out->sampler_bytes = rf_order_memory(&l->order);
 	return 0;
 }
 

@@ -3,7 +3,7 @@
  * (src/pipeline/loader.c). Private.
  *
  * Threads and who owns what:
- * - the consumer (caller's thread) owns next_batch and err_detail;
+ * - the consumer (caller's thread) owns next_batch, delivered_end and err_detail;
  * - the ring thread owns `ring` (the io_uring, the read pool, the requests
  *   while they are in flight, the retry list, the issue cursor);
  * - a compute thread owns a request between taking it from `work` and handing
@@ -23,6 +23,7 @@
 #include "io/bufpool.h"
 #include "ringfeed.h"
 #include "sample/order.h"
+#include "sample/sampler.h"
 #include "transform/resample.h"
 #include "transform/window.h"
 
@@ -44,7 +45,7 @@ typedef struct rf_place {
 typedef struct rf_request {
 	rf_place place;
 	uint64_t sample;     /* sample id in the index */
-	uint64_t epoch, pos; /* position in that epoch's order */
+	uint64_t epoch, pos; /* global position in that epoch's order (over all ranks) */
 	uint8_t *buf;        /* read buffer in the pool */
 	uint32_t ticket;     /* its pool allocation */
 	uint32_t read_len;   /* bytes asked for (aligned) */
@@ -96,11 +97,18 @@ struct rf_loader {
 	char *cache_path;      /* owned copy of cfg.index_cache, or NULL */
 	int index_cached;      /* the index came from the cache */
 	rf_index index;        /* read-only after create */
-	uint64_t batches_per_epoch;
+	uint64_t batches_per_epoch; /* this rank's; the same on every rank */
 	uint64_t total_batches; /* UINT64_MAX when epochs == 0 (endless) */
 	size_t sample_bytes;
 	rf_output output;         /* how samples are stored; read-only after create */
 	rf_window_params window;  /* how windows are chosen; read-only after create */
+
+	/* Order, ranks and resume: read-only after create. */
+	rf_order order;          /* which sample fills each place; the rank split */
+	const char *rank_source; /* static: where rank and world size came from */
+	uint64_t start_batch;    /* first batch to deliver: 0, or the resumed position */
+	uint64_t dataset_fp;     /* fingerprints written into saved states */
+	uint64_t output_fp;
 
 	/* batch slots: prefetch of them; batch b lives in slot b % prefetch */
 	rf_slot *slots;
@@ -132,7 +140,10 @@ struct rf_loader {
 	rf_counters st;
 
 	/* consumer only */
-	uint64_t next_batch;   /* in order: the batch to deliver next; else: batches delivered */
+	uint64_t next_batch;   /* in order: the batch to deliver next; else: batches delivered;
+	                        * starts at start_batch */
+	uint64_t delivered_end; /* 1 + the highest batch index delivered (start_batch at first):
+	                         * equal to next_batch while the delivered batches are a prefix */
 	uint64_t delivered_batches, delivered_samples, ns_wait;
 	int failed;            /* sticky error returned by every later next() */
 	char err_detail[768];
@@ -156,7 +167,8 @@ static inline rf_slot *rf_slot_of(rf_loader *l, uint64_t batch)
 	return &l->slots[batch % (uint64_t)l->cfg.prefetch];
 }
 
-/* The sample and epoch position behind a place. */
+/* The sample behind a place, its epoch and its global position in the
+ * epoch (the same place gives the same sample on every run and resume). */
 void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sample,
 			    uint64_t *epoch, uint64_t *pos);
 

@@ -15,6 +15,9 @@ RF_API const char *rf_strerror(int err)
 	case RF_ECONFIG: return "invalid configuration value";
 	case RF_EEMPTY: return "the source holds no usable sample";
 	case RF_EINDEX: return "the source is malformed";
+	case RF_ESTATE: return "the saved state is truncated, corrupted or not a state";
+	case RF_ESTATEVERSION: return "the saved state has a newer format than this library reads";
+	case RF_ESTATEMISMATCH: return "the saved state belongs to another dataset or configuration";
 	}
 	if (err < 0 && err > -4096)
 		return strerror(-err); /* glibc: static strings for known codes */

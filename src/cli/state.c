@@ -1,0 +1,160 @@
+/* state.c - saved loader states on the command line: `ringfeed state FILE`
+ * prints one in words; the helpers `bench` uses to read and write states
+ * and sample ids. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+/* A state is RF_STATE_MAX_BYTES at most; more is read so that a file with
+ * something after the state is refused as such, not cut. */
+#define READ_LIMIT (64 * 1024)
+
+int cli_state_read(const char *cmd, const char *path, void **buf, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "ringfeed %s: %s: %s\n", cmd, path, strerror(errno));
+		return -1;
+	}
+	uint8_t *b = malloc(READ_LIMIT);
+	size_t n = b ? fread(b, 1, READ_LIMIT, f) : 0;
+	int bad = !b || ferror(f);
+	fclose(f);
+	if (bad) {
+		fprintf(stderr, "ringfeed %s: %s: cannot read\n", cmd, path);
+		free(b);
+		return -1;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int cli_state_write(const char *cmd, const rf_loader *l, const char *path)
+{
+	uint8_t state[RF_STATE_MAX_BYTES];
+	int n = rf_loader_state_save(l, state, sizeof(state));
+	if (n < 0) {
+		fprintf(stderr, "ringfeed %s: saving the state: %s\n", cmd, rf_strerror(n));
+		return -1;
+	}
+	/* Never leave a half-written state where a good one was. */
+	char *tmp;
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		return -1;
+	FILE *f = fopen(tmp, "wb");
+	int ok = f && fwrite(state, 1, (size_t)n, f) == (size_t)n;
+	ok = f && fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
+	if (f)
+		ok = fclose(f) == 0 && ok;
+	if (ok && rename(tmp, path) != 0)
+		ok = 0;
+	if (!ok) {
+		fprintf(stderr, "ringfeed %s: writing the state to %s: %s\n", cmd, path,
+			strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	return ok ? 0 : -1;
+}
+
+int cli_ids_write(FILE *f, const rf_batch *b)
+{
+	for (uint32_t i = 0; i < b->count; i++)
+		if (fprintf(f, i ? " %llu" : "%llu", (unsigned long long)b->ids[i]) < 0)
+			return -1;
+	return fputc('\n', f) == EOF ? -1 : 0;
+}
+
+static const char *const sampler_names[] = { "shuffle", "sequential", "weighted", "balanced" };
+
+int cli_sampler_parse(const char *s, rf_sampler *out)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, sampler_names[i])) {
+			*out = (rf_sampler)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *cli_sampler_name(rf_sampler s)
+{
+	return (unsigned)s < 4 ? sampler_names[s] : "unknown";
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringfeed state FILE\n"
+		"\n"
+		"Prints a loader state saved by `ringfeed bench --save-state FILE` (or by\n"
+		"rf_loader_state_save()) in words: where it resumes, the order and rank\n"
+		"layout it belongs to, and the fingerprints a resuming loader must match.\n"
+		"Exits 1 when the file is not a state, is truncated or corrupted, or has a\n"
+		"newer format than this ringfeed reads.\n");
+}
+
+int cmd_state(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h': usage(stdout); return 0;
+		default: return cli_usage_error("state", "bad option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("state", "expected one FILE");
+	const char *path = argv[optind];
+	void *buf;
+	size_t len;
+	if (cli_state_read("state", path, &buf, &len))
+		return 1;
+	rf_state_info x;
+	char err[512];
+	int r = rf_state_parse(buf, len, &x, err, sizeof(err));
+	free(buf);
+	if (r) {
+		fprintf(stderr, "ringfeed state: %s: %s (%s)\n", path, err, rf_strerror(r));
+		return 1;
+	}
+	printf("%s: ringfeed loader state, format version %u, %u bytes, checksum correct\n",
+	       path, x.version, x.bytes);
+	printf("  resumes at batch %llu: epoch %llu, batch %llu of the %llu in each epoch\n",
+	       (unsigned long long)x.next_batch, (unsigned long long)x.epoch,
+	       (unsigned long long)x.batch_in_epoch, (unsigned long long)x.batches_per_epoch);
+	if (x.epochs)
+		printf("  the saving loader was set for %llu epochs (%llu batches on each rank)\n",
+		       (unsigned long long)x.epochs,
+		       (unsigned long long)(x.epochs * x.batches_per_epoch));
+	else
+		printf("  the saving loader was set for endless epochs\n");
+	printf("  order: %s sampler, seed %llu, %llu positions per epoch over all ranks\n",
+	       cli_sampler_name(x.sampler), (unsigned long long)x.seed,
+	       (unsigned long long)x.epoch_samples);
+	printf("  ranks: rank %u of %u, tail %s: %llu samples per rank and epoch\n", x.rank,
+	       x.world_size,
+	       x.rank_tail == RF_RANK_TAIL_PAD ? "padded by wrapping to the epoch's start"
+					      : "dropped",
+	       (unsigned long long)x.rank_samples);
+	printf("  batches of %u samples, last partial batch %s; bad samples %s\n", x.batch_size,
+	       x.drop_last ? "dropped" : "kept",
+	       x.on_error == RF_ON_ERROR_SKIP ? "replaced (on_error skip)" : "stop the run (on_error fail)");
+	printf("  output: resize %u, crop %u; output fingerprint %016llx\n", x.resize, x.crop,
+	       (unsigned long long)x.output_fingerprint);
+	printf("  dataset: %llu samples, fingerprint %016llx (paths, sizes, labels%s)\n",
+	       (unsigned long long)x.dataset_samples, (unsigned long long)x.dataset_fingerprint,
+	       x.sampler == RF_SAMPLER_WEIGHTED ? ", weights" : "");
+	return 0;
+}

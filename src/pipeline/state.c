@@ -1,0 +1,337 @@
+/* state.c - the saved state: its byte format, rf_loader_state_save(),
+ * rf_state_parse(), the fingerprints, and the checks before a resume.
+ *
+ * Format version 1, 152 bytes, every field little-endian:
+ *    0  8  magic "rfstate\0"
+ *    8  4  format version (1)
+ *   12  4  bytes in the state (152)
+ *   16  8  next_batch: rf_batch.index of the next batch to deliver
+ *   24  8  its epoch                 32  8  its number within the epoch
+ *   40  8  seed                      48  4  sampler (rf_sampler, resolved)
+ *   52  4  on_error                  56  4  batch_size
+ *   60  4  drop_last                 64  4  rank
+ *   68  4  world_size                72  4  rank_tail
+ *   76  4  resize                    80  4  crop
+ *   84  4  zero                      88  8  global positions per epoch
+ *   96  8  positions per rank and epoch
+ *  104  8  batches per rank and epoch
+ *  112  8  epochs of the saving loader (0 = endless; not checked on resume)
+ *  120  8  samples in the dataset   128  8  dataset fingerprint
+ *  136  8  output fingerprint
+ *  144  8  checksum: rf_hash_bytes() of bytes 0..143
+ * A later version may add fields; this library refuses versions above its
+ * own, so that a state is never half understood. */
+#include "pipeline/state.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "util/hash.h"
+#include "util/util.h"
+
+static const uint8_t magic[8] = { 'r', 'f', 's', 't', 'a', 't', 'e', 0 };
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v = 0;
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+uint64_t rf_state_checksum(const uint8_t *state, size_t len)
+{
+	return rf_hash_bytes(0x636865636b73756dull, state, len);
+}
+
+uint64_t rf_state_dataset_fingerprint(const rf_index *idx, int with_weights)
+{
+	uint64_t h = rf_hash_u64(0x6461746173657421ull, idx->count);
+	for (size_t i = 0; i < idx->count; i++) {
+		const rf_index_entry *e = &idx->entries[i];
+		h = rf_hash_bytes(h, idx->paths + e->path_off, e->path_len);
+		h = rf_hash_u64(h, (uint64_t)e->size);
+		h = rf_hash_u64(h, (uint64_t)(uint32_t)e->label);
+		if (with_weights && idx->weights) {
+			uint64_t bits;
+			memcpy(&bits, &idx->weights[i], sizeof(bits));
+			h = rf_hash_u64(h, bits);
+		}
+	}
+	return h;
+}
+
+static uint64_t hash_float(uint64_t h, float f)
+{
+	uint32_t bits;
+	memcpy(&bits, &f, sizeof(bits));
+	return rf_hash_u64(h, bits);
+}
+
+uint64_t rf_state_output_fingerprint(const rf_loader *l)
+{
+	const rf_config *c = &l->cfg;
+	int64_t largest = 0;
+	for (size_t i = 0; i < l->index.count; i++)
+		largest = RF_MAX(largest, l->index.entries[i].size);
+	/* The ring thread refuses files above this size as bad samples
+	 * (src/io/ring_setup.c), which changes the stream only if some file
+	 * is that large. */
+	uint64_t max_file = c->raw ? c->raw_max_bytes : c->read_pool_bytes / 4;
+	uint64_t cap = (uint64_t)largest <= max_file ? UINT64_MAX : max_file;
+	uint64_t h = rf_hash_u64(0x6f75747075742121ull, (uint64_t)c->resize);
+	h = rf_hash_u64(h, (uint64_t)c->crop);
+	h = rf_hash_u64(h, cap);
+	/* Decode and augment (issue 4): what the window, the decode and the
+	 * stored values depend on. */
+	h = rf_hash_u64(h, (uint64_t)c->raw);
+	h = rf_hash_u64(h, (uint64_t)c->random_resized_crop);
+	for (int i = 0; i < 2; i++) {
+		h = hash_float(h, c->rrc_scale[i]);
+		h = hash_float(h, c->rrc_ratio[i]);
+	}
+	h = hash_float(h, c->flip_p);
+	h = rf_hash_u64(h, (uint64_t)c->dtype);
+	h = rf_hash_u64(h, (uint64_t)c->layout);
+	for (int i = 0; i < 3; i++) {
+		h = hash_float(h, c->mean[i]);
+		h = hash_float(h, c->std[i]);
+	}
+	h = rf_hash_u64(h, c->max_pixels); /* larger images are bad samples */
+	h = rf_hash_u64(h, (uint64_t)c->no_scaled_decode);
+	return rf_hash_u64(h, (uint64_t)c->no_region_decode);
+}
+
+RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
+{
+	if (!l)
+		return -EINVAL;
+	if (!buf && len == 0)
+		return RF_STATE_V1_BYTES;
+	if (!buf || len < RF_STATE_V1_BYTES)
+		return -ENOSPC;
+	/* Out of order, the position is one number only while the batches
+	 * handed out are all those before it. */
+	if (l->delivered_end != l->next_batch)
+		return -EAGAIN;
+	uint8_t s[RF_STATE_V1_BYTES] = { 0 };
+	uint64_t b = l->next_batch, bpe = l->batches_per_epoch;
+	memcpy(s, magic, sizeof(magic));
+	put32(s + 8, RF_STATE_VERSION);
+	put32(s + 12, RF_STATE_V1_BYTES);
+	put64(s + 16, b);
+	put64(s + 24, b / bpe);
+	put64(s + 32, b % bpe);
+	put64(s + 40, l->cfg.seed);
+	put32(s + 48, (uint32_t)l->order.kind);
+	put32(s + 52, (uint32_t)l->cfg.on_error);
+	put32(s + 56, (uint32_t)l->cfg.batch_size);
+	put32(s + 60, (uint32_t)l->cfg.drop_last);
+	put32(s + 64, l->order.rank);
+	put32(s + 68, l->order.world);
+	put32(s + 72, (uint32_t)l->order.tail);
+	put32(s + 76, (uint32_t)l->cfg.resize);
+	put32(s + 80, (uint32_t)l->cfg.crop);
+	put64(s + 88, l->order.epoch_len);
+	put64(s + 96, l->order.rank_len);
+	put64(s + 104, bpe);
+	put64(s + 112, (uint64_t)l->cfg.epochs);
+	put64(s + 120, l->index.count);
+	put64(s + 128, l->dataset_fp);
+	put64(s + 136, l->output_fp);
+	put64(s + 144, rf_state_checksum(s, 144));
+	memcpy(buf, s, sizeof(s));
+	return RF_STATE_V1_BYTES;
+}
+
+RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out, char *err,
+			  size_t errlen)
+{
+	if (err && errlen)
+		err[0] = '\0';
+	if (!buf || !out) {
+		rf_fmt(err, errlen, "rf_state_parse: buf and out must not be NULL");
+		return -EINVAL;
+	}
+	const uint8_t *s = buf;
+	size_t head = RF_MIN(len, sizeof(magic));
+	if (memcmp(s, magic, head) != 0) {
+		rf_fmt(err, errlen, "state: not a ringfeed state (it does not start with "
+		       "\"rfstate\")");
+		return RF_ESTATE;
+	}
+	if (len < 16) {
+		rf_fmt(err, errlen, "state: truncated: %zu bytes, not even the 16-byte header", len);
+		return RF_ESTATE;
+	}
+	uint32_t version = get32(s + 8), bytes = get32(s + 12);
+	if (version > RF_STATE_VERSION) {
+		rf_fmt(err, errlen, "state: format version %u is newer than this library reads "
+		       "(up to %u): saved by a newer ringfeed (or corrupted)", version,
+		       RF_STATE_VERSION);
+		return RF_ESTATEVERSION;
+	}
+	if (version == 0 || bytes != RF_STATE_V1_BYTES) {
+		rf_fmt(err, errlen, "state: corrupted header (version %u, %u bytes; version 1 "
+		       "has %d)", version, bytes, RF_STATE_V1_BYTES);
+		return RF_ESTATE;
+	}
+	if (len < bytes) {
+		rf_fmt(err, errlen, "state: truncated: %zu of its %u bytes", len, bytes);
+		return RF_ESTATE;
+	}
+	if (len > bytes) {
+		rf_fmt(err, errlen, "state: %zu bytes where the state has %u: something else "
+		       "follows it (corrupted, or more than one state)", len, bytes);
+		return RF_ESTATE;
+	}
+	uint64_t sum = get64(s + 144);
+	if (sum != rf_state_checksum(s, 144)) {
+		rf_fmt(err, errlen, "state: corrupted (checksum mismatch)");
+		return RF_ESTATE;
+	}
+	rf_state_info x;
+	memset(&x, 0, sizeof(x));
+	x.version = version;
+	x.bytes = bytes;
+	x.next_batch = get64(s + 16);
+	x.epoch = get64(s + 24);
+	x.batch_in_epoch = get64(s + 32);
+	x.seed = get64(s + 40);
+	x.sampler = (rf_sampler)get32(s + 48);
+	x.on_error = (rf_on_error)get32(s + 52);
+	x.batch_size = get32(s + 56);
+	x.drop_last = get32(s + 60);
+	x.rank = get32(s + 64);
+	x.world_size = get32(s + 68);
+	x.rank_tail = (rf_rank_tail)get32(s + 72);
+	x.resize = get32(s + 76);
+	x.crop = get32(s + 80);
+	x.epoch_samples = get64(s + 88);
+	x.rank_samples = get64(s + 96);
+	x.batches_per_epoch = get64(s + 104);
+	x.epochs = get64(s + 112);
+	x.dataset_samples = get64(s + 120);
+	x.dataset_fingerprint = get64(s + 128);
+	x.output_fingerprint = get64(s + 136);
+	/* A correct checksum over wrong values means a writer's bug, not
+	 * damage; refused all the same. */
+	if (x.batches_per_epoch == 0 || x.epoch != x.next_batch / x.batches_per_epoch ||
+	    x.batch_in_epoch != x.next_batch % x.batches_per_epoch ||
+	    (uint32_t)x.sampler > RF_SAMPLER_BALANCED || (uint32_t)x.rank_tail > RF_RANK_TAIL_DROP ||
+	    (uint32_t)x.on_error > RF_ON_ERROR_FAIL || x.world_size == 0 ||
+	    x.rank >= x.world_size || x.batch_size == 0 || get32(s + 84) != 0) {
+		rf_fmt(err, errlen, "state: inconsistent fields (written by a faulty program?)");
+		return RF_ESTATE;
+	}
+	*out = x;
+	return 0;
+}
+
+static const char *sampler_name(rf_sampler s)
+{
+	switch (s) {
+	case RF_SAMPLER_SHUFFLE: return "shuffle";
+	case RF_SAMPLER_SEQUENTIAL: return "sequential";
+	case RF_SAMPLER_WEIGHTED: return "weighted";
+	case RF_SAMPLER_BALANCED: return "balanced";
+	}
+	return "?";
+}
+
+#define DIFFER(what, fmt, then, now)                                                  \
+	do {                                                                          \
+		rf_fmt(err, errlen, "state: saved with " what " " fmt ", this config has " \
+		       fmt ": refused (resume with the same " what ")", then, now);          \
+		return RF_ESTATEMISMATCH;                                             \
+	} while (0)
+
+int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
+{
+	if (x->dataset_samples != l->index.count) {
+		rf_fmt(err, errlen, "state: saved from another dataset (%llu samples then, %llu "
+		       "in '%s' now)", (unsigned long long)x->dataset_samples,
+		       (unsigned long long)l->index.count, l->source);
+		return RF_ESTATEMISMATCH;
+	}
+	if (x->dataset_fingerprint != l->dataset_fp) {
+		rf_fmt(err, errlen, "state: saved from another dataset (the same %llu samples in "
+		       "number, but other paths, sizes, labels%s in '%s')",
+		       (unsigned long long)l->index.count,
+		       l->order.kind == RF_SAMPLER_WEIGHTED ? " or weights" : "", l->source);
+		return RF_ESTATEMISMATCH;
+	}
+	if (x->sampler != l->order.kind)
+		DIFFER("sampler", "%s", sampler_name(x->sampler), sampler_name(l->order.kind));
+	if (x->seed != l->cfg.seed)
+		DIFFER("seed", "%llu", (unsigned long long)x->seed, (unsigned long long)l->cfg.seed);
+	if (x->epoch_samples != l->order.epoch_len)
+		DIFFER("samples per epoch", "%llu", (unsigned long long)x->epoch_samples,
+		       (unsigned long long)l->order.epoch_len);
+	if (x->batch_size != (uint32_t)l->cfg.batch_size)
+		DIFFER("batch_size", "%u", x->batch_size, (uint32_t)l->cfg.batch_size);
+	if (x->drop_last != (uint32_t)l->cfg.drop_last)
+		DIFFER("drop_last", "%u", x->drop_last, (uint32_t)l->cfg.drop_last);
+	if (x->on_error != l->cfg.on_error)
+		DIFFER("on_error", "%s", x->on_error == RF_ON_ERROR_SKIP ? "skip" : "fail",
+		       l->cfg.on_error == RF_ON_ERROR_SKIP ? "skip" : "fail");
+	if (x->world_size != l->order.world) {
+		rf_fmt(err, errlen, "state: saved with world_size %u, this loader has %u: a "
+		       "different world size is refused (the rest of the epoch is not "
+		       "re-partitioned; resume on %u ranks)", x->world_size, l->order.world,
+		       x->world_size);
+		return RF_ESTATEMISMATCH;
+	}
+	if (x->rank_tail != l->order.tail)
+		DIFFER("rank_tail", "%s", x->rank_tail == RF_RANK_TAIL_PAD ? "pad" : "drop",
+		       l->order.tail == RF_RANK_TAIL_PAD ? "pad" : "drop");
+	if (x->resize != (uint32_t)l->cfg.resize)
+		DIFFER("resize", "%u", x->resize, (uint32_t)l->cfg.resize);
+	if (x->crop != (uint32_t)l->cfg.crop)
+		DIFFER("crop", "%u", x->crop, (uint32_t)l->cfg.crop);
+	if (x->output_fingerprint != l->output_fp) {
+		rf_fmt(err, errlen, "state: saved with other output settings: raw, "
+		       "random_resized_crop, rrc_scale, rrc_ratio, flip_p, dtype, layout, mean, "
+		       "std, max_pixels, no_scaled_decode, no_region_decode, or a read pool "
+		       "(raw: raw_max_bytes) that makes other files too large (read_pool_bytes = "
+		       "%zu now)", l->cfg.read_pool_bytes);
+		return RF_ESTATEMISMATCH;
+	}
+	/* Implied by the checks above; a mismatch here is a bug, refused anyway. */
+	if (x->rank_samples != l->order.rank_len || x->batches_per_epoch != l->batches_per_epoch) {
+		rf_fmt(err, errlen, "state: %llu samples and %llu batches per rank and epoch then, "
+		       "%llu and %llu now", (unsigned long long)x->rank_samples,
+		       (unsigned long long)x->batches_per_epoch,
+		       (unsigned long long)l->order.rank_len,
+		       (unsigned long long)l->batches_per_epoch);
+		return RF_ESTATEMISMATCH;
+	}
+	if (x->next_batch > l->total_batches) {
+		rf_fmt(err, errlen, "state: its position (batch %llu, epoch %llu) lies past the "
+		       "end of this config's %d epochs (%llu batches)",
+		       (unsigned long long)x->next_batch, (unsigned long long)x->epoch,
+		       l->cfg.epochs, (unsigned long long)l->total_batches);
+		return RF_ESTATEMISMATCH;
+	}
+	return 0;
+}

@@ -1,0 +1,73 @@
+#!/bin/sh
+# cli_resume.sh - the command line's ranks, ids and resume, end to end:
+# `bench --ids` of a whole run equals the ids of a run stopped by
+# `--save-state --after K` followed by one started with `--resume` (other
+# threads and io-depth); two ranks' ids are disjoint and cover each epoch;
+# `ringfeed state` describes the state; mismatches and usage errors fail
+# with a message. Usage (meson does this): cli_resume.sh PATH_TO_ringfeed
+set -eu
+rf=$1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rf-cli-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$rf" gen --out "$tmp/data" --count 30 --classes 3 --threads 2 >/dev/null
+common="--source $tmp/data --batch 4 --resize 64 --crop 56 --epochs 2 --seed 3"
+
+# a whole run, and the same run cut after 3 batches and resumed
+"$rf" bench $common --rank 1 --world 2 --threads 2 --ids "$tmp/full.ids" >/dev/null
+"$rf" bench $common --rank 1 --world 2 --threads 1 --ids "$tmp/a.ids" \
+	--save-state "$tmp/s.state" --after 3 >/dev/null 2>"$tmp/save.err"
+grep -q "resumes at batch 3" "$tmp/save.err" || fail "no save message: $(cat "$tmp/save.err")"
+[ "$(wc -l <"$tmp/a.ids")" -eq 3 ] || fail "--after 3 delivered $(wc -l <"$tmp/a.ids") batches"
+"$rf" bench $common --rank 1 --world 2 --threads 2 --io-depth 3 --prefetch 2 \
+	--ids "$tmp/b.ids" --resume "$tmp/s.state" >/dev/null
+cat "$tmp/a.ids" "$tmp/b.ids" | cmp -s - "$tmp/full.ids" || fail "cut + resume != whole run"
+[ "$(wc -l <"$tmp/full.ids")" -eq 8 ] || fail "rank 1 of 2: 15 samples an epoch, 4 batches of 4"
+
+# rank 0 and rank 1 split each epoch: 4 lines an epoch, 15 ids each
+"$rf" bench $common --rank 0 --world 2 --ids "$tmp/r0.ids" >/dev/null
+for e in 0 1; do
+	from=$((e * 4 + 1))
+	to=$((e * 4 + 4))
+	ids=$( (sed -n "${from},${to}p" "$tmp/r0.ids"; sed -n "${from},${to}p" "$tmp/full.ids") |
+		tr ' ' '\n' | sort -n)
+	[ "$(echo "$ids" | wc -l)" -eq 30 ] || fail "epoch $e: $(echo "$ids" | wc -l) ids"
+	[ "$(echo "$ids" | uniq | wc -l)" -eq 30 ] || fail "epoch $e: ranks overlap"
+	[ "$(echo "$ids" | head -1)" -eq 0 ] && [ "$(echo "$ids" | tail -1)" -eq 29 ] ||
+		fail "epoch $e: ids out of range"
+done
+
+# the state in words
+"$rf" state "$tmp/s.state" >"$tmp/state.txt"
+for want in "format version 1" "resumes at batch 3: epoch 0" "shuffle sampler, seed 3" \
+	"rank 1 of 2" "30 samples"; do
+	grep -q "$want" "$tmp/state.txt" || fail "state: no '$want' in: $(cat "$tmp/state.txt")"
+done
+
+# refusals
+if "$rf" bench $common --rank 1 --world 2 --seed 4 --resume "$tmp/s.state" >/dev/null 2>"$tmp/e"; then
+	fail "another seed resumed"
+fi
+grep -q "seed 3" "$tmp/e" || fail "seed refusal: $(cat "$tmp/e")"
+if "$rf" bench $common --resume "$tmp/s.state" >/dev/null 2>"$tmp/e"; then
+	fail "another world size resumed"
+fi
+grep -q "world_size 2" "$tmp/e" || fail "world refusal: $(cat "$tmp/e")"
+head -c 100 "$tmp/s.state" >"$tmp/short.state"
+if "$rf" state "$tmp/short.state" >/dev/null 2>"$tmp/e"; then fail "truncated state described"; fi
+grep -q "truncated" "$tmp/e" || fail "truncation: $(cat "$tmp/e")"
+set +e
+"$rf" bench $common --after 2 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--after without --save-state is a usage error"
+"$rf" bench $common --rank 1 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--rank without --world is a usage error"
+"$rf" bench $common --sampler fancy >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--sampler fancy is a usage error"
+set -e
+
+# a balanced sampler with more draws than samples
+"$rf" bench --source "$tmp/data" --batch 10 --resize 64 --crop 56 --sampler balanced \
+	--samples-per-epoch 50 --ids "$tmp/bal.ids" >/dev/null
+[ "$(wc -l <"$tmp/bal.ids")" -eq 5 ] || fail "balanced: 50 draws in batches of 10"
+echo "cli_resume: ok"
