@@ -93,7 +93,9 @@ Test(io, sizes_around_the_alignment, .fini = teardown)
 	tu_jpeg_kind(dir, "base.jpg", 8, 8, 3, TU_GRAY); /* one component: small tables */
 	j = tu_read(dir, "base.jpg", &jl);
 	cr_assert_lt(jl, 511);
-	size_t sizes[] = { 511, 512, 4095, 4096, 4097, 65536, 65537, 262144 };
+	/* up to several reads per file (RF_READ_CHUNK = 1 MiB) */
+	size_t sizes[] = { 511, 512, 4095, 4096, 4097, 65536, 65537, 262144, (1u << 20) + 1,
+			   (3u << 20) + 5 };
 	char *man, rel[64];
 	cr_assert(asprintf(&man, "%s/m.tsv", dir) > 0);
 	FILE *m = fopen(man, "w");
@@ -108,9 +110,9 @@ Test(io, sizes_around_the_alignment, .fini = teardown)
 	}
 	tu_write(dir, "empty.jpg", "", 0);
 	tu_write(dir, "one.jpg", "\xff", 1);
-	uint8_t *big = calloc(1, (1 << 20) / 4 + 1);
+	uint8_t *big = calloc(1, (16 << 20) / 4 + 1); /* past read_pool_bytes / 4 */
 	memcpy(big, j, jl);
-	tu_write(dir, "big.jpg", big, (1 << 20) / 4 + 1);
+	tu_write(dir, "big.jpg", big, (16 << 20) / 4 + 1);
 	free(big);
 	fprintf(m, "empty.jpg\t0\none.jpg\t0\nbig.jpg\t0\n");
 	fclose(m);
@@ -118,7 +120,8 @@ Test(io, sizes_around_the_alignment, .fini = teardown)
 		rf_config cfg;
 		tu_config(&cfg, man);
 		cfg.shuffle = 0;
-		cfg.batch_size = 12;
+		cfg.batch_size = 14;
+		cfg.read_pool_bytes = 16 << 20;
 		cfg.no_direct_io = buffered;
 		cfg.on_error = RF_ON_ERROR_SKIP;
 		rf_loader *l;
@@ -126,7 +129,7 @@ Test(io, sizes_around_the_alignment, .fini = teardown)
 		cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
 		rf_batch *b;
 		cr_assert_eq(rf_loader_next(l, &b), 0, "%s", rf_loader_error(l));
-		cr_assert_eq(b->count, 12);
+		cr_assert_eq(b->count, 14);
 		for (uint32_t i = 1; i < b->count; i++)
 			cr_assert_eq(memcmp(b->data + i * b->sample_bytes, b->data, b->sample_bytes), 0,
 				     "place %u (sample %llu) differs from the unpadded file", i,

@@ -14,7 +14,8 @@
 Test(raw, bytes_offsets_labels_every_path)
 {
 	char *d = tu_tmpdir("raw");
-	size_t sizes[] = { 1, 511, 512, 513, 4095, 4096, 4097, 10000, 65536 };
+	/* the last but one takes three reads (RF_READ_CHUNK = 1 MiB) */
+	size_t sizes[] = { 1, 511, 512, 513, 4095, 4096, 4097, 10000, (5u << 19) + 3, 65536 };
 	int n = (int)(sizeof(sizes) / sizeof(sizes[0]));
 	char rel[64];
 	for (int i = 0; i < n; i++) {
@@ -36,7 +37,7 @@ Test(raw, bytes_offsets_labels_every_path)
 			rf_config cfg;
 			tu_config(&cfg, d);
 			cfg.raw = 1;
-			cfg.raw_max_bytes = 70000;
+			cfg.raw_max_bytes = 3u << 20;
 			cfg.batch_size = n; /* one batch: every good file once, the empty one replaced */
 			cfg.shuffle = 0;
 			cfg.io_path = paths[p];

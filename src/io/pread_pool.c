@@ -49,7 +49,7 @@ static void *worker(void *arg)
 			q->read_res = (int32_t)n;
 			q->close_res = close(fd) ? -errno : 0;
 		}
-		q->cqes = 3;
+		q->cqes = q->ncqes;
 		if (rf_idq_push(&p->done, id))
 			rf_loader_wake_ring(l);
 	}

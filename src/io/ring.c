@@ -97,21 +97,31 @@ static int open_flags(const struct rf_ring *r)
 	return O_RDONLY | (r->direct ? O_DIRECT : 0);
 }
 
-/* The read and the close of a chain, once the file is open as fd (a direct
- * descriptor index when fixed). The read asks for more than the file holds,
- * so it is always "short": a hard link keeps the close from being cancelled
- * by that. */
-static void prep_read_close(struct rf_ring *r, uint32_t id, rf_request *q, int fd, int fixed)
+static uint16_t reads_of(uint32_t len)
+{
+	return (uint16_t)((len + RF_READ_CHUNK - 1) / RF_READ_CHUNK);
+}
+
+/* The reads and the close of a chain, once the file is open as fd (a direct
+ * descriptor index when fixed): one read per RF_READ_CHUNK at its offset.
+ * The last read asks for more than the file holds, so it is always "short":
+ * hard links keep the next read and the close from being cancelled by that. */
+static void prep_reads_close(struct rf_ring *r, uint32_t id, rf_request *q, int fd, int fixed)
 {
 	uint64_t ud = (uint64_t)id << 2;
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
 	int raw = q->ticket == NO_TICKET;
-	if (raw ? r->fixed_slots : r->fixed_buffers)
-		io_uring_prep_read_fixed(sqe, fd, q->buf, q->read_len, 0, raw ? 1 : 0);
-	else
-		io_uring_prep_read(sqe, fd, q->buf, q->read_len, 0);
-	sqe->flags |= IOSQE_IO_HARDLINK | (fixed ? IOSQE_FIXED_FILE : 0);
-	io_uring_sqe_set_data64(sqe, ud | OP_READ);
+	int use_fixed = raw ? r->fixed_slots : r->fixed_buffers;
+	struct io_uring_sqe *sqe;
+	for (uint32_t off = 0; off < q->read_len; off += RF_READ_CHUNK) {
+		uint32_t n = RF_MIN(RF_READ_CHUNK, q->read_len - off);
+		sqe = io_uring_get_sqe(&r->ring);
+		if (use_fixed)
+			io_uring_prep_read_fixed(sqe, fd, q->buf + off, n, off, raw ? 1 : 0);
+		else
+			io_uring_prep_read(sqe, fd, q->buf + off, n, off);
+		sqe->flags |= IOSQE_IO_HARDLINK | (fixed ? IOSQE_FIXED_FILE : 0);
+		io_uring_sqe_set_data64(sqe, ud | OP_READ);
+	}
 	sqe = io_uring_get_sqe(&r->ring);
 	if (fixed)
 		io_uring_prep_close_direct(sqe, (unsigned)fd);
@@ -127,6 +137,7 @@ static void start_read(rf_loader *l, struct rf_ring *r, uint32_t id, rf_request 
 {
 	q->direct = (uint8_t)r->direct;
 	q->align = (uint32_t)r->align;
+	q->ncqes = (uint16_t)(2 + reads_of(q->read_len));
 	if (r->backend == BACKEND_PREAD) {
 		rf_idq_push(&r->pread.jobs, id);
 		return;
@@ -143,13 +154,15 @@ static void start_read(rf_loader *l, struct rf_ring *r, uint32_t id, rf_request 
 	io_uring_prep_openat_direct(sqe, l->index.root_fd, path, open_flags(r), 0, id);
 	sqe->flags |= IOSQE_IO_LINK;
 	io_uring_sqe_set_data64(sqe, (uint64_t)id << 2 | OP_OPEN);
-	prep_read_close(r, id, q, (int)id, 1);
+	prep_reads_close(r, id, q, (int)id, 1);
 }
 
-/* Room to start one more read: SQEs for a chain (the pread path needs none). */
-static int have_room(struct rf_ring *r)
+/* Room to start a read of len bytes: SQEs for its whole chain (the pread
+ * path needs none). */
+static int have_room(struct rf_ring *r, uint32_t len)
 {
-	return r->backend == BACKEND_PREAD || io_uring_sq_space_left(&r->ring) >= 3;
+	return r->backend == BACKEND_PREAD ||
+	       io_uring_sq_space_left(&r->ring) >= 2u + reads_of(len);
 }
 
 /* Starts reads while a request, buffer space, SQ room and a place exist. */
@@ -157,7 +170,7 @@ static void issue(rf_loader *l, struct rf_ring *r)
 {
 	char reason[RF_REASON_LEN];
 	rf_place p;
-	while (r->nfree && have_room(r) && next_place(l, r, &p)) {
+	while (r->nfree && next_place(l, r, &p)) {
 		uint64_t sample, epoch, pos;
 		rf_loader_place_sample(l, &p, &sample, &epoch, &pos);
 		int64_t size = l->index.entries[sample].size;
@@ -181,6 +194,8 @@ static void issue(rf_loader *l, struct rf_ring *r)
 		}
 		/* One byte more than the index says, so a file that grew shows. */
 		size_t len = RF_ALIGN_UP((size_t)size + 1, r->align);
+		if (!have_room(r, (uint32_t)len))
+			break; /* the SQ empties at the next submit */
 		uint32_t ticket = NO_TICKET;
 		uint8_t *buf;
 		if (l->cfg.raw) {
@@ -235,6 +250,8 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 	char reason[RF_REASON_LEN];
 	int err = 0;
 	r->inflight--;
+	if (q->read_err)
+		q->read_res = q->read_err;
 	if (test_hook && q->open_res >= 0)
 		q->read_res = test_hook(test_hook_ctx, q->sample, q->read_res, size);
 	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
@@ -310,12 +327,12 @@ static void plain_opened(rf_loader *l, struct rf_ring *r, uint32_t id, rf_reques
 	q->open_res = res;
 	if (res < 0) {
 		q->read_res = q->close_res = -ECANCELED;
-		q->cqes = 3;
+		q->cqes = q->ncqes;
 		chain_done(l, r, id);
 		return;
 	}
 	q->cqes = 1;
-	prep_read_close(r, id, q, res, 0); /* SQ room: reserved at issue (3 per request) */
+	prep_reads_close(r, id, q, res, 0); /* SQ room: reserved at issue (a whole chain) */
 }
 
 static void reap_ring(rf_loader *l, struct rf_ring *r)
@@ -338,10 +355,17 @@ static void reap_ring(rf_loader *l, struct rf_ring *r)
 			}
 			q->open_res = cqe->res;
 			break;
-		case OP_READ: q->read_res = cqe->res; break;
+		case OP_READ:
+			if (cqe->res < 0) {
+				if (!q->read_err)
+					q->read_err = cqe->res;
+			} else {
+				q->read_res += cqe->res;
+			}
+			break;
 		default: q->close_res = cqe->res; break;
 		}
-		if (++q->cqes == 3)
+		if (++q->cqes == q->ncqes)
 			chain_done(l, r, id);
 	}
 	io_uring_cq_advance(&r->ring, n);

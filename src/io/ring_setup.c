@@ -22,11 +22,19 @@ static const unsigned flag_sets[] = {
 	0,
 };
 
-/* Creates the io_uring with the first flag set the kernel accepts. */
+/* Creates the io_uring with the first flag set the kernel accepts. The
+ * environment variable RINGFEED_RING_SETUP=defer|coop|none (for measuring
+ * them, bench/ring_flags.sh) starts the list at that set. */
 static int ring_create(struct rf_ring *r, unsigned entries)
 {
 	int ret = -ENOSYS;
-	for (size_t i = 0; i < sizeof(flag_sets) / sizeof(flag_sets[0]); i++) {
+	size_t first = 0;
+	const char *force = getenv("RINGFEED_RING_SETUP");
+	if (force && !strcmp(force, "coop"))
+		first = 1;
+	else if (force && !strcmp(force, "none"))
+		first = 3;
+	for (size_t i = first; i < sizeof(flag_sets) / sizeof(flag_sets[0]); i++) {
 		struct io_uring_params p;
 		memset(&p, 0, sizeof(p));
 		p.flags = flag_sets[i];
@@ -52,8 +60,11 @@ static int choose_backend(rf_loader *l, struct rf_ring *r, char *err, size_t err
 		r->backend = BACKEND_PREAD;
 		return 0;
 	}
+	/* SQ: 3 SQEs a chain, the largest file's extra reads, the wake read */
+	size_t max_file = l->cfg.raw ? l->cfg.raw_max_bytes : l->cfg.read_pool_bytes / 4;
+	unsigned extra = (unsigned)((max_file + 4096 + RF_READ_CHUNK - 1) / RF_READ_CHUNK);
 	unsigned entries = 4;
-	while (entries < depth * 3 + 1)
+	while (entries < depth * 3 + extra + 1)
 		entries <<= 1;
 	int ret = ring_create(r, entries);
 	if (ret) {
@@ -193,7 +204,7 @@ void rf_ring_teardown(rf_loader *l, struct rf_ring *r)
 					r->inflight--;
 					continue;
 				}
-				if (++q->cqes == 3)
+				if (++q->cqes == q->ncqes)
 					r->inflight--;
 			}
 			io_uring_cq_advance(&r->ring, n);

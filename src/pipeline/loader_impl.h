@@ -29,6 +29,8 @@
 
 #define RF_MAX_ATTEMPTS 64 /* replacements tried for one place before RF_ETOOMANYBAD */
 #define RF_MAX_TRANSIENT 3 /* re-reads of one file after a short read or EAGAIN */
+#define RF_READ_CHUNK (1u << 20) /* one read SQE reads at most this much: larger
+                                  * files take several reads in their chain */
 #define RF_REASON_LEN 192
 
 /* A place in the output: the index-th sample of global batch `batch`,
@@ -49,8 +51,10 @@ typedef struct rf_request {
 	uint8_t *buf;        /* read buffer in the pool */
 	uint32_t ticket;     /* its pool allocation */
 	uint32_t read_len;   /* bytes asked for (aligned) */
-	int32_t open_res, read_res, close_res;
-	uint8_t cqes;        /* CQEs seen of the 3 the chain posts */
+	int32_t open_res, read_res, close_res; /* read_res: bytes, summed over the reads */
+	int32_t read_err;    /* the first failed read of the chain, or 0 */
+	uint16_t cqes;       /* CQEs seen of the ncqes the chain posts */
+	uint16_t ncqes;      /* open + one per read + close */
 	uint8_t direct;      /* opened with O_DIRECT */
 	uint32_t align;      /* O_DIRECT alignment of buf and read_len */
 	/* set by the compute thread when it hands the request back: */
