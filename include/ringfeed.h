@@ -243,7 +243,12 @@ typedef struct rf_config {
 	const void *resume_state;
 	size_t resume_state_len;
 
-	uint8_t reserved[120];         /* zeroed by rf_config_default(); keep zero */
+	/* Diagnosis: 1 = read only; compute threads hand every read back
+	 * undecoded (batch data stays zero). Measures storage alone, as
+	 * `ringfeed bench --diagnose` does. Default 0. */
+	int fetch_only;
+
+	uint8_t reserved[116];         /* zeroed by rf_config_default(); keep zero */
 } rf_config;
 
 /* Fills every field of cfg with its default. Always call it first, then edit
@@ -269,6 +274,10 @@ typedef struct rf_batch {
 	uint64_t *offsets;
 	uint32_t *sizes;
 	size_t bytes;
+	/* where this batch's time went: from its first read submitted to its
+	 * last read landed, and its samples' decode + transform time summed */
+	uint64_t fetch_ns, prep_ns;
+	uint64_t read_bytes;  /* file bytes read for it */
 } rf_batch;
 
 /* ---- index cache --------------------------------------------------------- */
@@ -335,7 +344,11 @@ typedef struct rf_stats {
 	uint64_t source_pixels;   /* pixels of the images in full */
 	uint64_t index_bytes;     /* memory the index holds (records, paths, classes) */
 	uint32_t index_cached;    /* 1 = the index came from cfg.index_cache */
-	uint32_t reserved[5];
+	/* queues now (a snapshot, for progress displays) */
+	uint32_t reads_in_flight; /* reads submitted and not landed */
+	uint32_t reads_waiting;   /* landed reads waiting for a compute thread */
+	uint32_t batches_ready;   /* batches ready and not yet taken */
+	uint32_t reserved[2];
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

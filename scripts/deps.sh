@@ -7,7 +7,7 @@ set -euo pipefail
 
 pkgs=(gcc g++ meson ninja-build pkg-config python3
       liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev libcriterion-dev
-      openmpi-bin libopenmpi-dev
+      openmpi-bin libopenmpi-dev chromium
       "$@")
 missing=()
 for p in "${pkgs[@]}"; do

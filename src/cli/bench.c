@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/run.h"
 #include "ringfeed.h"
 
 static void usage(FILE *f)
@@ -48,6 +50,16 @@ static void usage(FILE *f)
 		"  --out-of-order    hand out batches as they complete\n"
 		"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
 		"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n"
+		"  --step-ms T       simulate a training step of T ms per batch (the batch is\n"
+		"                    held meanwhile); the report shows how long it waited\n"
+		"  --log FILE        one JSON line per batch: index, wait, fetch and prep ms, bytes\n"
+		"  --progress / --no-progress   live rate, ETA and queues on stderr (default:\n"
+		"                    when stderr is a terminal)\n"
+		"  --diagnose        measure fetch (reads only), prep (compute) and the full\n"
+		"                    pipeline apart, then with a consumer (--step-ms, or one\n"
+		"                    chosen to match the pipeline), and say what bounds it:\n"
+		"                    storage-bound, decode-bound or consumer-bound\n"
+		"  --report FILE.html   with --diagnose or tune: a page with the charts\n"
 		"  --index-cache FILE   load the index from FILE (see ringfeed index);\n"
 		"                    walk and rewrite it when missing or stale\n"
 		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
@@ -88,12 +100,6 @@ static long peak_rss_kib(void)
 	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 typedef struct bad_log {
 	unsigned long shown, total;
@@ -114,7 +120,8 @@ int cmd_bench(int argc, char **argv)
 {
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
-	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE };
+	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_STEP, O_LOG, O_PROGRESS,
+	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
@@ -137,6 +144,10 @@ int cmd_bench(int argc, char **argv)
 		{ "io-path", required_argument, 0, O_IOPATH },
 		{ "raw", no_argument, 0, O_RAW },          { "raw-max", required_argument, 0, O_RAWMAX },
 		{ "index-cache", required_argument, 0, O_ICACHE },
+		{ "step-ms", required_argument, 0, O_STEP }, { "log", required_argument, 0, O_LOG },
+		{ "progress", no_argument, 0, O_PROGRESS }, { "no-progress", no_argument, 0, O_NOPROGRESS },
+		{ "diagnose", no_argument, 0, O_DIAGNOSE }, { "report", required_argument, 0, O_REPORT },
+		{ "tune", no_argument, 0, O_TUNE },        { "tune-batch", no_argument, 0, O_TUNEBATCH },
 		/* Order, ranks and resume (issue 6). */
 		{ "sampler", required_argument, 0, O_SAMPLER },
 		{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -150,6 +161,10 @@ int cmd_bench(int argc, char **argv)
 	rf_config cfg;
 	rf_config_default(&cfg);
 	long long v, max_batches = -1;
+	float fv;
+	double step_ms = 0;
+	const char *log_path = NULL, *report_path = NULL;
+	int progress = isatty(STDERR_FILENO), diagnose = 0, tune = 0, tune_batch = 0;
 	int json = 0, c, have_epochs = 0;
 	/* Order, ranks and resume (issue 6). */
 	long long after = -1;
@@ -203,6 +218,17 @@ int cmd_bench(int argc, char **argv)
 		case O_UNORDERED: cfg.in_order = 0; break;
 		case O_RAW: cfg.raw = 1; break;
 		case O_ICACHE: cfg.index_cache = optarg; break;
+		case O_STEP:
+			if (cli_float("--step-ms", optarg, 0, 1e6, &fv)) return 2;
+			step_ms = fv;
+			break;
+		case O_LOG: log_path = optarg; break;
+		case O_PROGRESS: progress = 1; break;
+		case O_NOPROGRESS: progress = 0; break;
+		case O_DIAGNOSE: diagnose = 1; break;
+		case O_REPORT: report_path = optarg; break;
+		case O_TUNE: tune = 1; break;
+		case O_TUNEBATCH: tune = 1; tune_batch = 1; break;
 		case O_RAWMAX:
 			if (cli_int("--raw-max", optarg, 1, 1 << 20, &v)) return 2;
 			cfg.raw_max_bytes = (size_t)v << 10;
@@ -245,6 +271,23 @@ int cmd_bench(int argc, char **argv)
 		return cli_usage_error("bench", "give --batches or --epochs, not both");
 	if (max_batches >= 0)
 		cfg.epochs = 0; /* endless; stopped after max_batches */
+	if (report_path && !diagnose && !tune)
+		return cli_usage_error("bench", "--report goes with --diagnose (or ringfeed tune)");
+	if (tune && diagnose)
+		return cli_usage_error("bench", "run --diagnose and ringfeed tune apart");
+	if (tune) {
+		tune_opts t = { .batches = max_batches, .tune_batch = tune_batch, .json = json,
+				.progress = progress, .report = report_path };
+		return cli_tune(&cfg, &t) ? 1 : 0;
+	}
+	if (diagnose) {
+		if (save_path || resume_path || ids_path || log_path)
+			return cli_usage_error("bench", "--diagnose runs its own stages: no "
+					       "--save-state, --resume, --ids or --log with it");
+		diag_opts d = { .step_ms = step_ms, .batches = max_batches, .json = json,
+				.progress = progress, .report = report_path };
+		return cli_diagnose(&cfg, &d) ? 1 : 0;
+	}
 	/* Order, ranks and resume (issue 6). */
 	if ((cfg.rank < 0) != (cfg.world_size < 0))
 		return cli_usage_error("bench", "give --rank and --world together");
@@ -260,9 +303,12 @@ int cmd_bench(int argc, char **argv)
 			return 1;
 		cfg.resume_state = resume_buf;
 	}
-	FILE *ids = NULL;
-	if (ids_path && !(ids = fopen(ids_path, "w"))) {
-		fprintf(stderr, "ringfeed bench: --ids %s: %s\n", ids_path, strerror(errno));
+	FILE *ids = NULL, *log = NULL;
+	if ((ids_path && !(ids = fopen(ids_path, "w"))) || (log_path && !(log = fopen(log_path, "w")))) {
+		fprintf(stderr, "ringfeed bench: %s: %s\n", ids_path && !ids ? ids_path : log_path,
+			strerror(errno));
+		if (ids)
+			fclose(ids);
 		free(resume_buf);
 		return 1;
 	}
@@ -280,30 +326,24 @@ int cmd_bench(int argc, char **argv)
 		fprintf(stderr, "ringfeed bench: %s (%s)\n", err, rf_strerror(ret));
 		if (ids)
 			fclose(ids);
+		if (log)
+			fclose(log);
 		return 1;
 	}
-	double t_created = now_s(), t_first = 0;
-	unsigned long long batches = 0, samples = 0, checksum = 0;
-	rf_batch *b;
-	while ((max_batches < 0 || (long long)batches < max_batches) &&
-	       (ret = rf_loader_next(l, &b)) == 0) {
-		if (!batches)
-			t_first = now_s();
-		/* Touch one byte per sample so the batch is really consumed. */
-		for (uint32_t i = 0; i < b->count; i++)
-			checksum += cfg.raw ? b->data[b->offsets[i] + b->sizes[i] / 2]
-					    : b->data[i * b->sample_bytes + b->sample_bytes / 2];
-		if (ids && cli_ids_write(ids, b)) {
-			fprintf(stderr, "ringfeed bench: --ids %s: %s\n", ids_path, strerror(errno));
-			ret = -EIO;
-		}
-		batches++;
-		samples += b->count;
-		rf_batch_release(l, b);
-		if (ret)
-			break;
+	double t_created = now_s();
+	run_hooks hooks = { .max_batches = max_batches, .step_ms = step_ms, .log = log, .ids = ids,
+			    .progress = progress, .raw = cfg.raw };
+	run_out run;
+	ret = run_consume(l, &hooks, &run);
+	if (ret == -EIO)
+		fprintf(stderr, "ringfeed bench: writing --ids or --log: %s\n", strerror(errno));
+	double t_first = run.t_first;
+	unsigned long long batches = run.batches, samples = run.samples, checksum = run.checksum;
+	double t_end = run.t_end;
+	if (log && fclose(log) != 0 && ret >= 0) {
+		fprintf(stderr, "ringfeed bench: --log: %s\n", strerror(errno));
+		ret = -EIO;
 	}
-	double t_end = now_s();
 	if (ids && fclose(ids) != 0 && ret >= 0) {
 		fprintf(stderr, "ringfeed bench: --ids %s: %s\n", ids_path, strerror(errno));
 		ret = -EIO;
@@ -408,4 +448,28 @@ int cmd_bench(int argc, char **argv)
 			       (unsigned long long)order.next_batch);
 	}
 	return 0;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: ringfeed tune --source DIR [bench options] [--batches K] "
+			       "[--tune-batch] [--json] [--report FILE.html]\n\n"
+			       "Searches threads, io_depth and prefetch (and the batch size with\n"
+			       "--tune-batch) by coordinate descent, each trial K batches (default 30),\n"
+			       "and recommends the smallest configuration within 5%% of the best.\n"
+			       "Every `ringfeed bench` option sets what stays fixed (see bench --help).\n");
+			return 0;
+		}
+	char **args = calloc((size_t)argc + 2, sizeof(char *));
+	if (!args)
+		return 1;
+	args[0] = "tune";
+	for (int i = 1; i < argc; i++)
+		args[i] = argv[i];
+	args[argc] = "--tune";
+	int ret = cmd_bench(argc + 1, args);
+	free(args);
+	return ret;
 }

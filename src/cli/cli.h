@@ -11,6 +11,8 @@
 int cmd_gen(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_index(int argc, char **argv);
+/* `ringfeed tune ...` is `ringfeed bench --tune ...` (same options). */
+int cmd_tune(int argc, char **argv);
 int cmd_state(int argc, char **argv);
 
 /* Strict number parsing for option values: the whole string must be a number
@@ -32,6 +34,26 @@ int cli_state_read(const char *cmd, const char *path, void **buf, size_t *len);
 int cli_state_write(const char *cmd, const rf_loader *l, const char *path);
 /* One line: the batch's sample ids, space-separated, in slot order. */
 int cli_ids_write(FILE *f, const rf_batch *b);
+
+#define RF_CLI_MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* bench --diagnose (diagnose.c): the stages apart, then the verdict. */
+typedef struct diag_opts {
+	double step_ms;        /* the simulated training step (0: chosen from the full run) */
+	long long batches;     /* batches per stage run */
+	int json, progress;
+	const char *report;    /* HTML report path, or NULL */
+} diag_opts;
+int cli_diagnose(const rf_config *cfg, const diag_opts *o);
+
+/* ringfeed tune (tune.c): search threads, io_depth, prefetch (and batch). */
+typedef struct tune_opts {
+	long long batches;     /* batches per trial (0: 30) */
+	int tune_batch;        /* search the batch size too */
+	int json, progress;
+	const char *report;    /* HTML report path, or NULL */
+} tune_opts;
+int cli_tune(const rf_config *cfg, const tune_opts *o);
 /* "shuffle", "sequential", "weighted", "balanced" <-> rf_sampler. */
 int cli_sampler_parse(const char *s, rf_sampler *out);
 const char *cli_sampler_name(rf_sampler s);

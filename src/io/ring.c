@@ -75,6 +75,10 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 					atomic_store(&s->replaced, 0);
 					s->raw_used = 0;
 					s->batch.bytes = 0;
+					s->t_start = rf_now_ns();
+					atomic_store(&s->t_last_read, 0);
+					atomic_store(&s->prep_ns, 0);
+					atomic_store(&s->read_bytes, 0);
 				}
 				pthread_mutex_unlock(&l->mu);
 				if (!free_now)
@@ -250,6 +254,8 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 	char reason[RF_REASON_LEN];
 	int err = 0;
 	r->inflight--;
+	if (r->test_delay_us) /* test-only: a slow device (see ring_setup.c) */
+		usleep(r->test_delay_us);
 	if (q->read_err)
 		q->read_res = q->read_err;
 	if (test_hook && q->open_res >= 0)
@@ -303,6 +309,9 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		return;
 	}
 	atomic_fetch_add_explicit(&l->st.bytes_read, (uint64_t)size, memory_order_relaxed);
+	rf_slot *slot = rf_slot_of(l, q->place.batch);
+	atomic_fetch_add_explicit(&slot->read_bytes, (uint64_t)size, memory_order_relaxed);
+	atomic_store_explicit(&slot->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
 	if (q->ticket == NO_TICKET) { /* raw: the bytes are in place, the sample has landed */
 		rf_slot *s = rf_slot_of(l, q->place.batch);
 		uint32_t i = q->place.index;
@@ -459,6 +468,7 @@ void *rf_ring_main(void *arg)
 		}
 		atomic_store_explicit(&l->st.ns_ring_cpu, rf_thread_cpu_ns() - cpu0,
 				      memory_order_relaxed);
+		atomic_store_explicit(&l->st.reads_in_flight, r->inflight, memory_order_relaxed);
 	}
 out:
 	if (r)

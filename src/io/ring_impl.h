@@ -38,7 +38,8 @@ struct rf_ring {
 
 	uint32_t *free_reqs;   /* request ids not in use */
 	uint32_t nfree;
-	uint32_t inflight;     /* chains submitted whose 3 CQEs have not all come */
+	uint32_t inflight;     /* chains submitted whose CQEs have not all come */
+	unsigned test_delay_us; /* test-only: RINGFEED_TEST_READ_DELAY_US, a slow device */
 
 	rf_place *retry;       /* places waiting for a replacement read, FIFO */
 	uint32_t retry_cap, retry_first, retry_count;

@@ -100,6 +100,11 @@ static int choose_backend(rf_loader *l, struct rf_ring *r, char *err, size_t err
 int rf_ring_setup(rf_loader *l, struct rf_ring *r, char *err, size_t errlen)
 {
 	uint32_t depth = (uint32_t)l->cfg.io_depth;
+	/* Test-only: every read is judged this many microseconds late, by this
+	 * thread, so reads complete at most 1e6 / delay per second: a slow
+	 * device, planted (the slow suite's storage-bound diagnosis). */
+	const char *delay = getenv("RINGFEED_TEST_READ_DELAY_US");
+	r->test_delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
 	/* A resumed loader issues from its saved position on, on every path:
 	 * each place is a pure function of (batch, index, attempt), nothing
 	 * before it is needed. */

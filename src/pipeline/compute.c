@@ -99,13 +99,18 @@ void *rf_compute_main(void *arg)
 		const rf_index_entry *e = &l->index.entries[q->sample];
 		uint32_t place = q->place.index, attempt = q->place.attempt;
 		int err;
-		if (ok) {
+		uint64_t prep0 = w.ns_decode + w.ns_transform;
+		if (l->cfg.fetch_only) {
+			err = 0; /* storage alone: the read is all there is */
+		} else if (ok) {
 			err = process(l, &w, q, (size_t)e->size,
 				      s->batch.data + (size_t)place * l->sample_bytes);
 		} else {
 			err = -ENOMEM;
 			rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
 		}
+		atomic_fetch_add_explicit(&s->prep_ns, w.ns_decode + w.ns_transform - prep0,
+					  memory_order_relaxed);
 		uint64_t t0 = rf_now_ns();
 		if (!err) {
 			s->batch.labels[place] = e->label;

@@ -53,6 +53,10 @@ void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 {
 	if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) != 1)
 		return;
+	uint64_t last = atomic_load_explicit(&s->t_last_read, memory_order_relaxed);
+	s->batch.fetch_ns = last > s->t_start ? last - s->t_start : 0;
+	s->batch.prep_ns = atomic_load_explicit(&s->prep_ns, memory_order_relaxed);
+	s->batch.read_bytes = atomic_load_explicit(&s->read_bytes, memory_order_relaxed);
 	pthread_mutex_lock(&l->mu);
 	s->state = SLOT_READY;
 	pthread_cond_broadcast(&l->ready);
@@ -513,6 +517,15 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->decoded_pixels = atomic_load_explicit(&l->st.decoded_pixels, memory_order_relaxed);
 	out->source_pixels = atomic_load_explicit(&l->st.source_pixels, memory_order_relaxed);
 	out->index_bytes = rf_index_memory(&l->index);
+	out->reads_in_flight = atomic_load_explicit(&l->st.reads_in_flight, memory_order_relaxed);
+	rf_loader *m = (rf_loader *)l; /* the locks are not part of the loader's value */
+	pthread_mutex_lock(&m->work.mu);
+	out->reads_waiting = m->work.count;
+	pthread_mutex_unlock(&m->work.mu);
+	pthread_mutex_lock(&m->mu);
+	for (int i = 0; i < l->cfg.prefetch; i++)
+		out->batches_ready += l->slots[i].state == SLOT_READY;
+	pthread_mutex_unlock(&m->mu);
 	out->index_cached = (uint32_t)l->index_cached;
 	out->threads = (uint32_t)l->cfg.threads;
 	out->io_depth = (uint32_t)l->cfg.io_depth;

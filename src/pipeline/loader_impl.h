@@ -72,6 +72,9 @@ typedef struct rf_slot {
 	atomic_uint remaining; /* places not landed yet; the thread that takes it to 0 publishes */
 	atomic_uint replaced;
 	size_t raw_used;       /* raw mode: bytes of data handed out; ring thread only */
+	uint64_t t_start;      /* when its first read was submitted; ring thread, set before any lands */
+	atomic_uint_fast64_t t_last_read; /* the latest landing of one of its reads */
+	atomic_uint_fast64_t prep_ns, read_bytes; /* summed over its samples */
 	size_t raw_cap;        /* raw mode: bytes of data the slot holds */
 } rf_slot;
 
@@ -91,6 +94,7 @@ typedef struct rf_counters {
 	atomic_uint_fast64_t ns_decode, ns_transform, ns_collate, ns_ring_cpu, ns_read_wait;
 	atomic_uint_fast64_t scaled_decodes, decoded_pixels, source_pixels;
 	atomic_uint direct_io, fixed_buffers, io_path, dio_align;
+	atomic_uint reads_in_flight; /* the ring thread's count, published each pass */
 } rf_counters;
 
 struct rf_ring; /* src/io/ring_impl.h: the ring thread's own state */

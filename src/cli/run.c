@@ -1,0 +1,111 @@
+/* run.c - one measured run of a loader (see run.h). */
+#define _GNU_SOURCE
+#include "cli/run.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_ms(double ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms * 1e6) % 1000000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* The live line: rate, ETA and the queues. */
+static void show_progress(rf_loader *l, const run_out *o, double t0, long long max_batches, int last)
+{
+	rf_stats st;
+	rf_order_info ord;
+	rf_loader_stats(l, &st);
+	rf_loader_order(l, &ord);
+	double el = now_s() - t0, rate = el > 0 ? (double)o->samples / el : 0;
+	unsigned long long total = max_batches >= 0 ? (unsigned long long)max_batches
+			   : ord.total_batches != UINT64_MAX ? (unsigned long long)(ord.total_batches - ord.next_batch + o->batches) : 0;
+	char eta[32] = "?";
+	if (total && o->batches) {
+		double left = el / (double)o->batches * (double)(total - RF_CLI_MIN(total, o->batches));
+		snprintf(eta, sizeof(eta), "%d:%02d", (int)(left / 60), (int)left % 60);
+	}
+	fprintf(stderr, "\r  %llu batches, %.0f samples/s, ETA %s | reads in flight %u, "
+		"waiting for decode %u, batches ready %u   %s", o->batches, rate, eta,
+		st.reads_in_flight, st.reads_waiting, st.batches_ready, last ? "\n" : "");
+}
+
+double run_steady_rate(const run_out *o)
+{
+	double span = o->t_end - o->t_warm;
+	return o->steady_batches && span > 0 ? (double)o->steady_samples / span : 0;
+}
+
+double run_steady_wait_frac(const run_out *o)
+{
+	double span = o->t_end - o->t_warm;
+	return o->steady_batches && span > 0 ? o->steady_wait_s / span : 0;
+}
+
+int run_consume(rf_loader *l, const run_hooks *h, run_out *o)
+{
+	memset(o, 0, sizeof(*o));
+	double t0 = now_s(), next_show = t0 + 0.25;
+	rf_batch *b;
+	int ret = 0;
+	while (h->max_batches < 0 || (long long)o->batches < h->max_batches) {
+		double w0 = now_s();
+		ret = rf_loader_next(l, &b);
+		double w = now_s() - w0;
+		if (ret)
+			break;
+		if (!o->batches)
+			o->t_first = now_s();
+		o->wait_s += w;
+		long long warm = h->warm_batches > 0 ? h->warm_batches : 1;
+		if ((long long)o->batches == warm - 1)
+			o->t_warm = now_s();
+		else if ((long long)o->batches >= warm) {
+			o->steady_samples += b->count;
+			o->steady_batches++;
+			o->steady_wait_s += w;
+		}
+		if (h->waits && o->nwaits < h->waits_cap)
+			h->waits[o->nwaits++] = w * 1e3;
+		/* Touch one byte per sample so the batch is really consumed. */
+		for (uint32_t i = 0; i < b->count; i++)
+			o->checksum += h->raw ? b->data[b->offsets[i] + b->sizes[i] / 2]
+					      : b->data[i * b->sample_bytes + b->sample_bytes / 2];
+		if (h->log && fprintf(h->log, "{\"batch\":%llu,\"epoch\":%u,\"samples\":%u,\"wait_ms\":%.3f,"
+				      "\"fetch_ms\":%.3f,\"prep_ms\":%.3f,\"bytes\":%llu,\"replaced\":%u}\n",
+				      (unsigned long long)b->index, b->epoch, b->count, w * 1e3,
+				      (double)b->fetch_ns * 1e-6, (double)b->prep_ns * 1e-6,
+				      (unsigned long long)b->read_bytes, b->replaced) < 0)
+			ret = -EIO;
+		if (h->ids && cli_ids_write(h->ids, b))
+			ret = -EIO;
+		if (h->step_ms > 0)
+			sleep_ms(h->step_ms); /* the training step, holding the batch */
+		o->batches++;
+		o->samples += b->count;
+		rf_batch_release(l, b);
+		if (ret)
+			break;
+		if (h->progress && now_s() >= next_show) {
+			show_progress(l, o, t0, h->max_batches, 0);
+			next_show = now_s() + 0.25;
+		}
+	}
+	o->t_end = now_s();
+	if (h->progress)
+		show_progress(l, o, t0, h->max_batches, 1);
+	return ret == RF_EOF ? 0 : ret;
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# cli_observe.sh - what `ringfeed bench` and `ringfeed tune` show: --log
+# writes one JSON line per batch with its wait, fetch and prep times and
+# bytes; progress goes to stderr only when asked (or to a terminal); tune
+# tries configurations, reports the best and a recommendation within 5% of
+# it, and its report page has the tune chart.
+# usage: cli_observe.sh RINGFEED
+set -euo pipefail
+RF=$1
+T=$(mktemp -d "${TMPDIR:-/tmp}/rf-obs.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+"$RF" gen --out "$T/jpg" --count 48 --classes 3 > /dev/null
+small=(--source "$T/jpg" --batch 8 --resize 64 --crop 56 --threads 2)
+pass=0 fail=0
+ok() { echo "ok: $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
+
+"$RF" bench "${small[@]}" --epochs 2 --log "$T/log.jsonl" > /dev/null 2> "$T/err1"
+n=$(wc -l < "$T/log.jsonl")
+[ "$n" = 12 ] && ok "--log: 12 lines for 12 batches" || bad "--log: $n lines, expected 12"
+/usr/bin/python3 - "$T/log.jsonl" <<'PY' && ok "--log lines are JSON with batch, wait, fetch, prep, bytes" || bad "--log content"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["batch"] for r in rows] == list(range(12))
+for r in rows:
+    assert r["wait_ms"] >= 0 and r["fetch_ms"] >= 0 and r["prep_ms"] > 0 and r["bytes"] > 0
+    assert r["samples"] == 8
+PY
+grep -q "batches ready" "$T/err1" && bad "progress shown without a terminal" || ok "no progress when stderr is not a terminal"
+"$RF" bench "${small[@]}" --epochs 2 --progress > /dev/null 2> "$T/err2"
+grep -q "reads in flight .*batches ready" "$T/err2" && ok "--progress shows rate and queues" || bad "--progress shows nothing"
+
+"$RF" tune "${small[@]}" --batches 4 --json --report "$T/tune.html" > "$T/tune.json"
+/usr/bin/python3 - "$T/tune.json" <<'PY' && ok "tune: trials, best, recommended within 5%" || bad "tune output"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["trials"]) >= 4, d
+best, rec = d["best"], d["recommended"]
+assert best["samples_per_s"] == max(t["samples_per_s"] for t in d["trials"])
+assert rec["samples_per_s"] >= 0.95 * best["samples_per_s"]
+for k in ("threads", "io_depth", "prefetch", "batch"):
+    assert k in rec
+PY
+grep -q 'id="chart-tune"' "$T/tune.html" && ok "tune --report has the tune chart" || bad "tune report"
+"$RF" tune --help | grep -q "coordinate descent" && ok "tune --help" || bad "tune --help"
+echo "$pass passed, $fail failed"
+exit $((fail > 0))
