@@ -248,7 +248,15 @@ typedef struct rf_config {
 	 * `ringfeed bench --diagnose` does. Default 0. */
 	int fetch_only;
 
-	uint8_t reserved[116];         /* zeroed by rf_config_default(); keep zero */
+	/* GPU. With a device, batch slots are pinned and each finished batch is
+	 * copied to the device at once, on the loader's transfer stream, by the
+	 * thread that finished it (see rf_batch_wait, rf_batch_release_on). */
+	int device;                    /* CUDA device index; -1 = host batches only (default) */
+	int device_convert;            /* 1 = send uint8 HWC over the bus (a quarter of float32's
+	                                * bytes) and convert to dtype/layout on the device;
+	                                * dtype must be float16 or float32. Default 0 */
+
+	uint8_t reserved[108];         /* zeroed by rf_config_default(); keep zero */
 } rf_config;
 
 /* Fills every field of cfg with its default. Always call it first, then edit
@@ -278,6 +286,15 @@ typedef struct rf_batch {
 	 * last read landed, and its samples' decode + transform time summed */
 	uint64_t fetch_ns, prep_ns;
 	uint64_t read_bytes;  /* file bytes read for it */
+	/* with cfg.device: the batch on the device (device_sample_bytes a sample,
+	 * device_dtype / device_layout; with device_convert the host data stays
+	 * uint8 HWC), and the event recorded after its copy (a cudaEvent_t).
+	 * NULL without a device. Valid until the batch is released. */
+	void *device_data;
+	void *ready_event;
+	rf_dtype device_dtype;
+	rf_layout device_layout;
+	size_t device_sample_bytes;
 } rf_batch;
 
 /* ---- index cache --------------------------------------------------------- */
@@ -314,6 +331,19 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg,
  *           the file and reason (RF_EBADSAMPLE, RF_ETOOMANYBAD). After an
  *           error every later call returns the same error. */
 RF_API int rf_loader_next(rf_loader *l, rf_batch **out);
+
+/* Makes stream (a cudaStream_t; NULL = the legacy default stream) wait,
+ * on the device, until b's copy (and conversion) is done: no host
+ * synchronization. Call it before launching work that reads b->device_data.
+ * @return : 0; -EINVAL when b has no device copy; -ENOTSUP without CUDA
+ *           support; -EIO when CUDA refused. */
+RF_API int rf_batch_wait(const rf_batch *b, void *stream);
+
+/* rf_batch_release() for device batches: records the release point on
+ * stream (the caller's, after its last work on b->device_data): the loader
+ * copies a later batch into that device slot only once stream has passed
+ * it. rf_batch_release() records it on the legacy default stream. */
+RF_API void rf_batch_release_on(rf_loader *l, rf_batch *b, void *stream);
 
 /* Gives the batch's slot back to the loader. b must come from
  * rf_loader_next() on the same loader and not have been released before;

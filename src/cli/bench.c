@@ -60,6 +60,9 @@ static void usage(FILE *f)
 		"                    chosen to match the pipeline), and say what bounds it:\n"
 		"                    storage-bound, decode-bound or consumer-bound\n"
 		"  --report FILE.html   with --diagnose or tune: a page with the charts\n"
+		"  --device N        copy each batch to CUDA device N as it completes (pinned\n"
+		"                    slots, a transfer stream); --device-convert sends uint8\n"
+		"                    and converts to --dtype/--layout on the device\n"
 		"  --index-cache FILE   load the index from FILE (see ringfeed index);\n"
 		"                    walk and rewrite it when missing or stale\n"
 		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
@@ -121,7 +124,7 @@ int cmd_bench(int argc, char **argv)
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
 	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_STEP, O_LOG, O_PROGRESS,
-	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH };
+	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
@@ -148,6 +151,7 @@ int cmd_bench(int argc, char **argv)
 		{ "progress", no_argument, 0, O_PROGRESS }, { "no-progress", no_argument, 0, O_NOPROGRESS },
 		{ "diagnose", no_argument, 0, O_DIAGNOSE }, { "report", required_argument, 0, O_REPORT },
 		{ "tune", no_argument, 0, O_TUNE },        { "tune-batch", no_argument, 0, O_TUNEBATCH },
+		{ "device", required_argument, 0, O_DEVICE }, { "device-convert", no_argument, 0, O_DEVCONV },
 		/* Order, ranks and resume (issue 6). */
 		{ "sampler", required_argument, 0, O_SAMPLER },
 		{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -228,6 +232,8 @@ int cmd_bench(int argc, char **argv)
 		case O_DIAGNOSE: diagnose = 1; break;
 		case O_REPORT: report_path = optarg; break;
 		case O_TUNE: tune = 1; break;
+		case O_DEVICE: if (cli_int("--device", optarg, 0, 1023, &v)) return 2; cfg.device = (int)v; break;
+		case O_DEVCONV: cfg.device_convert = 1; break;
 		case O_TUNEBATCH: tune = 1; tune_batch = 1; break;
 		case O_RAWMAX:
 			if (cli_int("--raw-max", optarg, 1, 1 << 20, &v)) return 2;

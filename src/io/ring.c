@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpu/gpu.h"
 #include "io/ring_impl.h"
 #include "util/util.h"
 
@@ -63,6 +64,11 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 				return 0;
 			if (r->next_index == 0) {
 				rf_slot *s = rf_slot_of(l, r->next_batch);
+				/* its last copy to the device must have read the host
+				 * slot before the slot is filled again (outside the
+				 * lock: this may block for the copy's remaining time) */
+				if (l->gpu)
+					rf_gpu_host_wait(l->gpu, (int)(s - l->slots));
 				pthread_mutex_lock(&l->mu);
 				int free_now = s->state == SLOT_FREE;
 				if (free_now) {

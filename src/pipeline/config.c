@@ -38,6 +38,7 @@ RF_API void rf_config_default(rf_config *cfg)
 	cfg->max_pixels = 100000000ull;
 	cfg->in_order = 1;
 	cfg->raw_max_bytes = 256u << 10;
+	cfg->device = -1;
 	/* Order, ranks and resume (issue 6). */
 	cfg->sampler = RF_SAMPLER_SHUFFLE;
 	cfg->samples_per_epoch = 0;
@@ -88,6 +89,13 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(pread_threads, 0, 1024);
 	CHECK_RANGE(raw, 0, 1);
 	CHECK_RANGE(fetch_only, 0, 1);
+	CHECK_RANGE(device, -1, 1023);
+	CHECK_RANGE(device_convert, 0, 1);
+	if (cfg->device_convert && (cfg->device < 0 || cfg->raw || cfg->dtype == RF_DTYPE_UINT8)) {
+		rf_fmt(err, errlen, "config: device_convert needs a device, decoded samples and a "
+		       "float dtype (it sends uint8 and converts on the device)");
+		return RF_ECONFIG;
+	}
 	if (cfg->raw && (cfg->raw_max_bytes < 1 || cfg->raw_max_bytes > (1u << 30))) {
 		rf_fmt(err, errlen, "config: raw_max_bytes = %zu is out of range [1, 1 GiB]",
 		       cfg->raw_max_bytes);

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "gpu/gpu.h"
 #include "pipeline/config.h"
 #include "pipeline/loader_impl.h"
 #include "pipeline/state.h"
@@ -55,6 +56,23 @@ void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 		return;
 	uint64_t last = atomic_load_explicit(&s->t_last_read, memory_order_relaxed);
 	s->batch.fetch_ns = last > s->t_start ? last - s->t_start : 0;
+	if (l->gpu) {
+		/* the copy goes out now, from the thread that finished the batch */
+		pthread_mutex_lock(&l->mu);
+		int failed = s->err;
+		pthread_mutex_unlock(&l->mu);
+		char why[256];
+		size_t bytes = l->cfg.raw ? s->batch.bytes : (size_t)s->batch.count * l->sample_bytes;
+		if (!failed && rf_gpu_copy(l->gpu, (int)(s - l->slots), s->batch.data, bytes,
+					   s->batch.count, &s->batch.device_data, &s->batch.ready_event,
+					   why, sizeof(why))) {
+			pthread_mutex_lock(&l->mu);
+			s->err = -EIO;
+			rf_fmt(s->errmsg, sizeof(s->errmsg), "batch %llu to device %d: %s",
+			       (unsigned long long)s->batch.index, l->cfg.device, why);
+			pthread_mutex_unlock(&l->mu);
+		}
+	}
 	s->batch.prep_ns = atomic_load_explicit(&s->prep_ns, memory_order_relaxed);
 	s->batch.read_bytes = atomic_load_explicit(&s->read_bytes, memory_order_relaxed);
 	pthread_mutex_lock(&l->mu);
@@ -297,7 +315,12 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	}
 	l->total_batches = l->cfg.epochs ? l->batches_per_epoch * (uint64_t)l->cfg.epochs
 					 : UINT64_MAX;
-	rf_output_init(&l->output, l->cfg.crop, l->cfg.dtype, l->cfg.layout, l->cfg.mean, l->cfg.std);
+	/* device_convert: the host holds uint8 HWC, the device the real output */
+	rf_output_init(&l->dev_output, l->cfg.crop, l->cfg.dtype, l->cfg.layout, l->cfg.mean, l->cfg.std);
+	if (l->cfg.device_convert)
+		rf_output_init(&l->output, l->cfg.crop, RF_DTYPE_UINT8, RF_LAYOUT_HWC, l->cfg.mean, l->cfg.std);
+	else
+		l->output = l->dev_output;
 	l->sample_bytes = l->cfg.raw ? 0 : rf_output_sample_bytes(&l->output);
 	l->window = (rf_window_params){
 		.resize = l->cfg.resize, .crop = l->cfg.crop,
@@ -323,6 +346,24 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	ret = alloc_slots(l);
 	if (ret)
 		goto fail_nomem;
+	if (l->cfg.device >= 0) {
+		size_t dev_sample = l->cfg.raw ? 0 : rf_output_sample_bytes(&l->dev_output);
+		size_t per_slot = l->cfg.raw ? (size_t)l->cfg.batch_size * RF_ALIGN_UP(l->cfg.raw_max_bytes + 1, 4096)
+					     : (size_t)l->cfg.batch_size * dev_sample;
+		rf_gpu_params gp = { .device = l->cfg.device, .slots = l->cfg.prefetch,
+				     .host = l->slot_mem, .host_len = l->slot_mem_len, .dev_bytes = per_slot,
+				     .convert = l->cfg.device_convert, .crop = l->cfg.crop,
+				     .dtype = l->cfg.dtype, .layout = l->cfg.layout,
+				     .lut32 = &l->dev_output.lut32[0][0], .lut16 = &l->dev_output.lut16[0][0] };
+		ret = rf_gpu_create(&l->gpu, &gp, err, errlen);
+		if (ret)
+			goto fail;
+		for (int i = 0; i < l->cfg.prefetch; i++) {
+			l->slots[i].batch.device_dtype = l->cfg.dtype;
+			l->slots[i].batch.device_layout = l->cfg.layout;
+			l->slots[i].batch.device_sample_bytes = dev_sample;
+		}
+	}
 	l->req = calloc((size_t)l->cfg.io_depth, sizeof(*l->req));
 	if (!l->req)
 		goto fail_nomem;
@@ -387,6 +428,7 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	}
 	rf_ring_free(l->ring); /* the read pool: no thread reads it any more */
 	free(l->compute);
+	rf_gpu_destroy(l->gpu); /* waits for copies that read the slots */
 	if (l->wake_fd >= 0)
 		close(l->wake_fd);
 	rf_idq_destroy(&l->work);
@@ -478,6 +520,23 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 		l->delivered_end = s->batch.index + 1;
 	*out = &s->batch;
 	return 0;
+}
+
+RF_API int rf_batch_wait(const rf_batch *b, void *stream)
+{
+	if (!b || !b->ready_event)
+		return -EINVAL;
+	return rf_gpu_stream_wait(b->ready_event, stream);
+}
+
+RF_API void rf_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
+{
+	if (l && b && l->gpu) {
+		rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
+		if (s >= l->slots && s < l->slots + l->cfg.prefetch)
+			rf_gpu_mark_release(l->gpu, (int)(s - l->slots), stream);
+	}
+	rf_batch_release(l, b);
 }
 
 RF_API void rf_batch_release(rf_loader *l, rf_batch *b)

@@ -108,7 +108,9 @@ struct rf_loader {
 	uint64_t batches_per_epoch; /* this rank's; the same on every rank */
 	uint64_t total_batches; /* UINT64_MAX when epochs == 0 (endless) */
 	size_t sample_bytes;
-	rf_output output;         /* how samples are stored; read-only after create */
+	rf_output output;         /* how samples are stored on the host; read-only after create */
+	rf_output dev_output;     /* with device_convert: how the device stores them */
+	struct rf_gpu *gpu;       /* with cfg.device: the transfer path (src/gpu/); else NULL */
 	rf_window_params window;  /* how windows are chosen; read-only after create */
 
 	/* Order, ranks and resume: read-only after create. */

@@ -1,0 +1,61 @@
+/* gpu.h - batches onto a CUDA device: pinned host slots, the host-to-device
+ * copy of a finished batch on the loader's transfer stream, device-side
+ * conversion of uint8 HWC to the output type and layout, and the events
+ * that order all of it without host synchronization. Private.
+ *
+ * Thread rules: rf_gpu_copy() is called by whichever thread lands a batch's
+ * last sample (compute threads, or the ring thread in raw mode), for
+ * different slots at once: each slot's events and buffers are touched only
+ * by the thread copying that slot (a slot is copied once per fill), and the
+ * CUDA runtime is thread-safe. rf_gpu_host_wait() is the ring thread's,
+ * rf_gpu_mark_release() the consumer's. Without CUDA support built in, or
+ * with no device, rf_gpu_create() fails and nothing else is called. */
+#ifndef RF_GPU_H
+#define RF_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rf_gpu rf_gpu;
+
+typedef struct rf_gpu_params {
+	int device;            /* CUDA device index */
+	int slots;             /* batch slots (prefetch) */
+	void *host;            /* the slots' memory, page-aligned: it is pinned */
+	size_t host_len;
+	size_t dev_bytes;      /* device bytes per slot (the batch as the caller sees it) */
+	int convert;           /* 1: the host slot holds uint8 HWC; convert on the device */
+	int crop;              /* sample is crop x crop x 3 */
+	int dtype, layout;     /* the device output (rf_dtype, rf_layout) when converting */
+	const float *lut32;    /* [3][256] value tables of the output (rf_output) */
+	const uint16_t *lut16; /* [3][256] the same as half */
+} rf_gpu_params;
+
+/* @return : 0, or -ENODEV / -ENOTSUP / -ENOMEM / -EIO with err set. */
+int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen);
+void rf_gpu_destroy(rf_gpu *g); /* waits for copies in flight; accepts NULL */
+
+/* Copies slot's first `bytes` host bytes (`count` samples) to its device
+ * buffer after the slot's last release point, converting if asked, and
+ * records its ready event. @return : 0 with *dev and *event set, or -EIO. */
+int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count, void **dev,
+		void **event, char *err, size_t errlen);
+
+/* Blocks until the slot's last copy has read the host memory (before the
+ * ring thread fills the slot again). */
+void rf_gpu_host_wait(rf_gpu *g, int slot);
+
+/* Records the slot's release point on stream (a cudaStream_t; NULL = the
+ * legacy default stream): its next copy waits for it. */
+void rf_gpu_mark_release(rf_gpu *g, int slot, void *stream);
+
+/* Makes stream wait for event. @return : 0 or -EIO. */
+int rf_gpu_stream_wait(void *event, void *stream);
+
+/* convert.cu: launches the conversion of n samples (crop x crop x 3 uint8
+ * HWC at in) into out as dtype/layout, looking values up in the device
+ * tables lut32 / lut16 ([3][256]). Returns 0 or a cudaError_t. */
+int rf_gpu_convert_launch(const uint8_t *in, void *out, uint32_t n, int crop, int dtype, int layout,
+			  const float *lut32, const uint16_t *lut16, void *stream);
+
+#endif

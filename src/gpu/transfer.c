@@ -1,0 +1,229 @@
+/* transfer.c - the host side of batches on the GPU (see gpu.h): pinning the
+ * slots, one transfer stream, per-slot device buffers and events, the copy
+ * of a finished batch and the release points that guard its reuse. Without
+ * CUDA support built in, every entry refuses with -ENOTSUP. */
+#include "gpu/gpu.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rf_config.h"
+#include "util/util.h"
+
+#if RF_HAVE_CUDA
+#include <cuda_runtime.h>
+
+struct rf_gpu {
+	int device;
+	int slots;
+	int convert, crop, dtype, layout;
+	void *host;            /* registered (pinned) */
+	cudaStream_t stream;   /* the transfer stream */
+	uint8_t **dev_out;     /* per slot: the batch the caller sees */
+	uint8_t **dev_u8;      /* per slot: uint8 HWC staging when converting */
+	cudaEvent_t *done;     /* per slot: copy (and conversion) finished */
+	cudaEvent_t *released; /* per slot: the consumer's release point */
+	int *copied, *has_release;
+	float *lut32;          /* device tables */
+	uint16_t *lut16;
+};
+
+static int cuda_fail(cudaError_t e, const char *what, char *err, size_t errlen)
+{
+	rf_fmt(err, errlen, "%s: %s", what, cudaGetErrorString(e));
+	return -EIO;
+}
+
+int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen)
+{
+	*out = NULL;
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess || p->device >= n) {
+		rf_fmt(err, errlen, "config: device = %d: %s", p->device,
+		       e != cudaSuccess ? cudaGetErrorString(e) : "no such CUDA device");
+		return -ENODEV;
+	}
+	rf_gpu *g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->device = p->device;
+	g->slots = p->slots;
+	g->convert = p->convert;
+	g->crop = p->crop;
+	g->dtype = p->dtype;
+	g->layout = p->layout;
+	g->dev_out = calloc((size_t)p->slots, sizeof(void *));
+	g->dev_u8 = calloc((size_t)p->slots, sizeof(void *));
+	g->done = calloc((size_t)p->slots, sizeof(cudaEvent_t));
+	g->released = calloc((size_t)p->slots, sizeof(cudaEvent_t));
+	g->copied = calloc((size_t)p->slots, sizeof(int));
+	g->has_release = calloc((size_t)p->slots, sizeof(int));
+	int ret = -ENOMEM;
+	if (!g->dev_out || !g->dev_u8 || !g->done || !g->released || !g->copied || !g->has_release)
+		goto fail;
+	if ((e = cudaSetDevice(p->device)) != cudaSuccess) {
+		ret = cuda_fail(e, "cudaSetDevice", err, errlen);
+		goto fail;
+	}
+	/* Pin the slots in place: the copy reads them with DMA, no staging. */
+	if ((e = cudaHostRegister(p->host, p->host_len, cudaHostRegisterDefault)) != cudaSuccess) {
+		ret = cuda_fail(e, "cudaHostRegister of the batch slots", err, errlen);
+		goto fail;
+	}
+	g->host = p->host;
+	if ((e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+		ret = cuda_fail(e, "cudaStreamCreate", err, errlen);
+		goto fail;
+	}
+	size_t u8 = p->convert ? p->dev_bytes / (p->dtype == 1 ? 4 : 2) : 0;
+	for (int s = 0; s < p->slots; s++) {
+		if ((e = cudaMalloc((void **)&g->dev_out[s], p->dev_bytes)) != cudaSuccess ||
+		    (u8 && (e = cudaMalloc((void **)&g->dev_u8[s], u8)) != cudaSuccess) ||
+		    (e = cudaEventCreateWithFlags(&g->done[s], cudaEventDisableTiming)) != cudaSuccess ||
+		    (e = cudaEventCreateWithFlags(&g->released[s], cudaEventDisableTiming)) != cudaSuccess) {
+			ret = cuda_fail(e, "device slot", err, errlen);
+			goto fail;
+		}
+	}
+	if (p->convert) {
+		if ((e = cudaMalloc((void **)&g->lut32, 3 * 256 * sizeof(float))) != cudaSuccess ||
+		    (e = cudaMalloc((void **)&g->lut16, 3 * 256 * sizeof(uint16_t))) != cudaSuccess ||
+		    (e = cudaMemcpy(g->lut32, p->lut32, 3 * 256 * sizeof(float), cudaMemcpyHostToDevice)) ||
+		    (e = cudaMemcpy(g->lut16, p->lut16, 3 * 256 * sizeof(uint16_t), cudaMemcpyHostToDevice))) {
+			ret = cuda_fail(e, "conversion tables", err, errlen);
+			goto fail;
+		}
+	}
+	*out = g;
+	return 0;
+fail:
+	rf_gpu_destroy(g);
+	return ret;
+}
+
+void rf_gpu_destroy(rf_gpu *g)
+{
+	if (!g)
+		return;
+	cudaSetDevice(g->device);
+	if (g->stream) {
+		cudaStreamSynchronize(g->stream); /* copies in flight read the slots */
+		cudaStreamDestroy(g->stream);
+	}
+	for (int s = 0; s < g->slots; s++) {
+		if (g->dev_out && g->dev_out[s])
+			cudaFree(g->dev_out[s]);
+		if (g->dev_u8 && g->dev_u8[s])
+			cudaFree(g->dev_u8[s]);
+		if (g->done && g->done[s])
+			cudaEventDestroy(g->done[s]);
+		if (g->released && g->released[s])
+			cudaEventDestroy(g->released[s]);
+	}
+	if (g->lut32)
+		cudaFree(g->lut32);
+	if (g->lut16)
+		cudaFree(g->lut16);
+	if (g->host)
+		cudaHostUnregister(g->host);
+	free(g->dev_out);
+	free(g->dev_u8);
+	free(g->done);
+	free(g->released);
+	free(g->copied);
+	free(g->has_release);
+	free(g);
+}
+
+int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count, void **dev,
+		void **event, char *err, size_t errlen)
+{
+	cudaError_t e;
+	if ((e = cudaSetDevice(g->device)) != cudaSuccess)
+		return cuda_fail(e, "cudaSetDevice", err, errlen);
+	/* The device slot may still be read by the consumer's last step on it. */
+	if (g->has_release[slot] &&
+	    (e = cudaStreamWaitEvent(g->stream, g->released[slot], 0)) != cudaSuccess)
+		return cuda_fail(e, "cudaStreamWaitEvent (release point)", err, errlen);
+	if (g->convert) {
+		size_t u8 = (size_t)count * (size_t)g->crop * (size_t)g->crop * 3;
+		if ((e = cudaMemcpyAsync(g->dev_u8[slot], host, u8, cudaMemcpyHostToDevice, g->stream)))
+			return cuda_fail(e, "cudaMemcpyAsync", err, errlen);
+		int k = rf_gpu_convert_launch(g->dev_u8[slot], g->dev_out[slot], count, g->crop,
+					      g->dtype, g->layout, g->lut32, g->lut16, g->stream);
+		if (k)
+			return cuda_fail((cudaError_t)k, "conversion kernel", err, errlen);
+	} else if ((e = cudaMemcpyAsync(g->dev_out[slot], host, bytes, cudaMemcpyHostToDevice,
+					g->stream))) {
+		return cuda_fail(e, "cudaMemcpyAsync", err, errlen);
+	}
+	if ((e = cudaEventRecord(g->done[slot], g->stream)) != cudaSuccess)
+		return cuda_fail(e, "cudaEventRecord", err, errlen);
+	g->copied[slot] = 1;
+	*dev = g->dev_out[slot];
+	*event = (void *)g->done[slot];
+	return 0;
+}
+
+void rf_gpu_host_wait(rf_gpu *g, int slot)
+{
+	if (g->copied[slot]) {
+		cudaSetDevice(g->device);
+		cudaEventSynchronize(g->done[slot]);
+	}
+}
+
+void rf_gpu_mark_release(rf_gpu *g, int slot, void *stream)
+{
+	cudaSetDevice(g->device);
+	if (cudaEventRecord(g->released[slot], (cudaStream_t)stream) == cudaSuccess)
+		g->has_release[slot] = 1;
+}
+
+int rf_gpu_stream_wait(void *event, void *stream)
+{
+	return cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0) == cudaSuccess ? 0 : -EIO;
+}
+
+#else /* no CUDA support built in */
+
+int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen)
+{
+	*out = NULL;
+	rf_fmt(err, errlen, "config: device = %d: CUDA support is not built in (meson -Dcuda)",
+	       p->device);
+	return -ENOTSUP;
+}
+
+void rf_gpu_destroy(rf_gpu *g)
+{
+	(void)g;
+}
+
+int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count, void **dev,
+		void **event, char *err, size_t errlen)
+{
+	(void)g, (void)slot, (void)host, (void)bytes, (void)count, (void)dev, (void)event;
+	rf_fmt(err, errlen, "CUDA support is not built in");
+	return -ENOTSUP;
+}
+
+void rf_gpu_host_wait(rf_gpu *g, int slot)
+{
+	(void)g, (void)slot;
+}
+
+void rf_gpu_mark_release(rf_gpu *g, int slot, void *stream)
+{
+	(void)g, (void)slot, (void)stream;
+}
+
+int rf_gpu_stream_wait(void *event, void *stream)
+{
+	(void)event, (void)stream;
+	return -ENOTSUP;
+}
+
+#endif
