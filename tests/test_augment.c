@@ -70,29 +70,6 @@ Test(augment, flip_probability)
 	cr_assert(abs(flips - 6000) < 325, "%d flips of %d", flips, n);
 }
 
-static uint8_t *run_bytes(rf_config *cfg, size_t *len)
-{
-	rf_loader *l;
-	char err[256];
-	cr_assert_eq(rf_loader_create(&l, cfg, err, sizeof(err)), 0, "%s", err);
-	size_t cap = 1 << 20, n = 0;
-	uint8_t *all = malloc(cap);
-	rf_batch *b;
-	int r;
-	while ((r = rf_loader_next(l, &b)) == 0) {
-		size_t k = b->count * b->sample_bytes;
-		while (n + k > cap)
-			all = realloc(all, cap *= 2);
-		memcpy(all + n, b->data, k);
-		n += k;
-		rf_batch_release(l, b);
-	}
-	cr_assert_eq(r, RF_EOF, "%s", rf_loader_error(l));
-	rf_loader_destroy(l);
-	*len = n;
-	return all;
-}
-
 static char *dir;
 static void setup(void) { dir = tu_tree("aug", 3, 10); }
 static void teardown(void)
@@ -110,13 +87,13 @@ Test(augment, rrc_same_across_threads_and_runs, .init = setup, .fini = teardown)
 	cfg.epochs = 2;
 	cfg.seed = 11;
 	size_t n1, n2, n3;
-	uint8_t *a = run_bytes(&cfg, &n1);
+	uint8_t *a = tu_drain_bytes(&cfg, &n1, NULL);
 	cfg.threads = 1;
 	cfg.io_depth = 1;
-	uint8_t *b = run_bytes(&cfg, &n2);
+	uint8_t *b = tu_drain_bytes(&cfg, &n2, NULL);
 	cfg.threads = 4;
 	cfg.io_depth = 64;
-	uint8_t *c = run_bytes(&cfg, &n3);
+	uint8_t *c = tu_drain_bytes(&cfg, &n3, NULL);
 	cr_assert(n1 == n2 && n1 == n3);
 	cr_assert_eq(memcmp(a, b, n1), 0);
 	cr_assert_eq(memcmp(a, c, n1), 0);
@@ -134,9 +111,9 @@ Test(augment, flip_mirrors_exactly, .init = setup, .fini = teardown)
 	tu_config(&cfg, dir);
 	cfg.shuffle = 0;
 	size_t n1, n2;
-	uint8_t *a = run_bytes(&cfg, &n1);
+	uint8_t *a = tu_drain_bytes(&cfg, &n1, NULL);
 	cfg.flip_p = 1.0f;
-	uint8_t *b = run_bytes(&cfg, &n2);
+	uint8_t *b = tu_drain_bytes(&cfg, &n2, NULL);
 	cr_assert_eq(n1, n2);
 	int C = cfg.crop;
 	for (size_t s = 0; s < n1 / ((size_t)C * C * 3); s++)
@@ -166,16 +143,16 @@ Test(augment, float_output_is_normalized_uint8, .init = setup, .fini = teardown)
 	cfg.random_resized_crop = 1;
 	cfg.flip_p = 0.5f;
 	size_t nu, nf, nh, nc;
-	uint8_t *u = run_bytes(&cfg, &nu);
+	uint8_t *u = tu_drain_bytes(&cfg, &nu, NULL);
 	float mean[3] = { 0.485f, 0.456f, 0.406f }, sd[3] = { 0.229f, 0.224f, 0.225f };
 	memcpy(cfg.mean, mean, sizeof(mean));
 	memcpy(cfg.std, sd, sizeof(sd));
 	cfg.dtype = RF_DTYPE_FLOAT32;
-	float *f = (float *)run_bytes(&cfg, &nf);
+	float *f = (float *)tu_drain_bytes(&cfg, &nf, NULL);
 	cfg.dtype = RF_DTYPE_FLOAT16;
-	uint16_t *h = (uint16_t *)run_bytes(&cfg, &nh);
+	uint16_t *h = (uint16_t *)tu_drain_bytes(&cfg, &nh, NULL);
 	cfg.layout = RF_LAYOUT_CHW;
-	uint16_t *hc = (uint16_t *)run_bytes(&cfg, &nc);
+	uint16_t *hc = (uint16_t *)tu_drain_bytes(&cfg, &nc, NULL);
 	cr_assert_eq(nf, nu * 4);
 	cr_assert_eq(nh, nu * 2);
 	cr_assert_eq(nc, nu * 2);
@@ -205,7 +182,7 @@ Test(augment, out_of_order_delivers_the_same_batches, .init = setup, .fini = tea
 	cfg.epochs = 3;
 	cfg.prefetch = 3;
 	size_t n;
-	uint8_t *ordered = run_bytes(&cfg, &n);
+	uint8_t *ordered = tu_drain_bytes(&cfg, &n, NULL);
 	size_t per_batch = 4 * (size_t)cfg.crop * cfg.crop * 3;
 	cfg.in_order = 0;
 	rf_loader *l;

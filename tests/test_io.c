@@ -26,30 +26,6 @@ static void teardown(void)
 	free(dir);
 }
 
-static uint8_t *all_bytes(const rf_config *cfg, size_t *len, rf_stats *st)
-{
-	rf_loader *l;
-	char err[256];
-	cr_assert_eq(rf_loader_create(&l, cfg, err, sizeof(err)), 0, "%s", err);
-	size_t cap = 1 << 20, n = 0;
-	uint8_t *all = malloc(cap);
-	rf_batch *b;
-	int r;
-	while ((r = rf_loader_next(l, &b)) == 0) {
-		size_t k = b->count * b->sample_bytes;
-		while (n + k > cap)
-			all = realloc(all, cap *= 2);
-		memcpy(all + n, b->data, k);
-		n += k;
-		rf_batch_release(l, b);
-	}
-	cr_assert_eq(r, RF_EOF, "%s", rf_loader_error(l));
-	rf_loader_stats(l, st);
-	rf_loader_destroy(l);
-	*len = n;
-	return all;
-}
-
 Test(io, every_path_identical, .init = setup, .fini = teardown)
 {
 	rf_config cfg;
@@ -59,7 +35,7 @@ Test(io, every_path_identical, .init = setup, .fini = teardown)
 	cfg.flip_p = 0.5f;
 	rf_stats st;
 	size_t n0;
-	uint8_t *ref = all_bytes(&cfg, &n0, &st);
+	uint8_t *ref = tu_drain_bytes(&cfg, &n0, &st);
 	cr_assert_eq(st.io_path, RF_IO_URING_FIXED, "auto picks direct descriptors here");
 	rf_io_path paths[] = { RF_IO_URING_FIXED, RF_IO_URING_PLAIN, RF_IO_PREAD };
 	for (int p = 0; p < 3; p++)
@@ -69,7 +45,7 @@ Test(io, every_path_identical, .init = setup, .fini = teardown)
 			cfg.io_depth = p == 2 ? 5 : 32;
 			cfg.pread_threads = 3;
 			size_t n;
-			uint8_t *got = all_bytes(&cfg, &n, &st);
+			uint8_t *got = tu_drain_bytes(&cfg, &n, &st);
 			cr_assert_eq(st.io_path, (uint32_t)paths[p]);
 			cr_assert_eq(st.direct_io, (uint32_t)!buffered);
 			cr_assert_eq(st.bad_samples, 0);
@@ -186,7 +162,7 @@ Test(io, injected_faults, .init = setup, .fini = teardown, .timeout = 60)
 	cfg.shuffle = 0;
 	rf_stats st;
 	size_t n0;
-	uint8_t *ref = all_bytes(&cfg, &n0, &st);
+	uint8_t *ref = tu_drain_bytes(&cfg, &n0, &st);
 	rf_io_path paths[] = { RF_IO_URING_FIXED, RF_IO_URING_PLAIN, RF_IO_PREAD };
 	for (int p = 0; p < 3; p++) {
 		for (int mode = 0; mode < 4; mode++) {
@@ -197,7 +173,7 @@ Test(io, injected_faults, .init = setup, .fini = teardown, .timeout = 60)
 			cfg.on_sample_error = on_bad;
 			cfg.user = &rs;
 			size_t n;
-			uint8_t *got = all_bytes(&cfg, &n, &st);
+			uint8_t *got = tu_drain_bytes(&cfg, &n, &st);
 			rf_ring_set_test_hook(NULL, NULL);
 			cr_assert_eq(n, n0);
 			if (mode < 2) { /* retried: nothing lost, nothing reported */
@@ -221,7 +197,7 @@ Test(io, injected_faults, .init = setup, .fini = teardown, .timeout = 60)
 	cfg.io_path = RF_IO_AUTO;
 	cfg.user = &rs;
 	size_t n;
-	free(all_bytes(&cfg, &n, &st));
+	free(tu_drain_bytes(&cfg, &n, &st));
 	cr_assert_eq(rs.n, 1);
 	cr_assert(strstr(rs.last, "shrank"), "%s", rs.last);
 	free(ref);

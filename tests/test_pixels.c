@@ -212,27 +212,6 @@ Test(pixels, region_decode) { check_pixels(256, 224, 0, 1); }
 Test(pixels, scaled_decode) { check_pixels(64, 56, 1, 0); }
 Test(pixels, scaled_and_region_decode) { check_pixels(64, 56, 1, 1); }
 
-static uint8_t *all_bytes(rf_config *cfg, size_t *len)
-{
-	rf_loader *l;
-	char err[256];
-	cr_assert_eq(rf_loader_create(&l, cfg, err, sizeof(err)), 0, "%s", err);
-	size_t cap = 1 << 20, n = 0;
-	uint8_t *all = malloc(cap);
-	rf_batch *b;
-	while (rf_loader_next(l, &b) == 0) {
-		size_t k = b->count * b->sample_bytes;
-		while (n + k > cap)
-			all = realloc(all, cap *= 2);
-		memcpy(all + n, b->data, k);
-		n += k;
-		rf_batch_release(l, b);
-	}
-	rf_loader_destroy(l);
-	*len = n;
-	return all;
-}
-
 Test(pixels, direct_and_buffered_identical)
 {
 	char *d = tu_tree("same", 3, 9);
@@ -240,14 +219,14 @@ Test(pixels, direct_and_buffered_identical)
 	tu_config(&cfg, d);
 	cfg.epochs = 2;
 	size_t n1, n2, n3;
-	uint8_t *a = all_bytes(&cfg, &n1);
+	uint8_t *a = tu_drain_bytes(&cfg, &n1, NULL);
 	cfg.no_direct_io = 1;
-	uint8_t *b = all_bytes(&cfg, &n2);
+	uint8_t *b = tu_drain_bytes(&cfg, &n2, NULL);
 	cfg.no_direct_io = 0;
 	cfg.threads = 1;
 	cfg.io_depth = 1;
 	cfg.prefetch = 1;
-	uint8_t *c = all_bytes(&cfg, &n3);
+	uint8_t *c = tu_drain_bytes(&cfg, &n3, NULL);
 	cr_assert_eq(n1, n2);
 	cr_assert_eq(n1, n3);
 	cr_assert_eq(memcmp(a, b, n1), 0);

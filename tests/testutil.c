@@ -293,3 +293,28 @@ size_t tu_jpeg_kind(const char *dir, const char *rel, int w, int h, uint64_t see
 	free(px);
 	return out_len;
 }
+
+uint8_t *tu_drain_bytes(const rf_config *cfg, size_t *len, rf_stats *st)
+{
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, cfg, err, sizeof(err)), 0, "create: %s", err);
+	size_t cap = 1 << 20, n = 0;
+	uint8_t *all = malloc(cap);
+	rf_batch *b;
+	int r;
+	while ((r = rf_loader_next(l, &b)) == 0) {
+		size_t k = b->count * b->sample_bytes;
+		while (n + k > cap)
+			all = realloc(all, cap *= 2);
+		memcpy(all + n, b->data, k);
+		n += k;
+		rf_batch_release(l, b);
+	}
+	cr_assert_eq(r, RF_EOF, "next: %s: %s", rf_strerror(r), rf_loader_error(l));
+	if (st)
+		rf_loader_stats(l, st);
+	rf_loader_destroy(l);
+	*len = n;
+	return all;
+}

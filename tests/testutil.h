@@ -49,6 +49,11 @@ void tu_assert_same_batch(const tu_batch *a, const tu_batch *b, const char *what
  * (malloc'ed, *n set). Asserts on any error. */
 uint64_t *tu_drain_ids(const rf_config *cfg, size_t *n);
 
+/* Runs a loader to the end; returns every batch's sample bytes one after
+ * the other (malloc'ed, *len set) and, if st is not NULL, its final stats.
+ * Asserts on any error. */
+uint8_t *tu_drain_bytes(const rf_config *cfg, size_t *len, rf_stats *st);
+
 /* Under AddressSanitizer: fails the test if memory is leaked at this point
  * (Criterion ignores a leak report at worker exit, so tests ask for one).
  * Elsewhere: nothing. */
