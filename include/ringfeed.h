@@ -301,10 +301,15 @@ typedef struct rf_batch {
 
 /* Walks source (as rf_loader_create() would, raw mode if raw) and writes its
  * index to path (a temporary file renamed over it), for cfg.index_cache.
- * *files (if not NULL) gets the number of files indexed.
+ * *files (if not NULL) gets the number of files indexed; progress (if not
+ * NULL) is told how the walk goes.
  * @return : 0, or a negative code with err[errlen] saying why. */
+/* Called now and then (every 4,096 files) by a long walk, from the calling
+ * thread, with the files indexed so far. */
+typedef void (*rf_progress_fn)(void *user, uint64_t files);
+
 RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_t *files,
-			  char *err, size_t errlen);
+			  rf_progress_fn progress, void *user, char *err, size_t errlen);
 
 /* ---- the loader --------------------------------------------------------- */
 

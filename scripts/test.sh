@@ -15,7 +15,8 @@ meson test -C build --setup slow --suite slow --print-errorlogs || status=1
 meson test -C build-asan --print-errorlogs --num-processes 1 || status=1
 
 # One line for people and CI: individual test cases, counted from Criterion's
-# synthesis lines (other test programs count as one each).
+# synthesis lines and the scripts' own "N passed, N failed" lines (other
+# test programs count as one each).
 python3 - build/meson-logs/testlog.json build/meson-logs/testlog-slow.json \
 	build-asan/meson-logs/testlog.json <<'PY'
 import json, re, sys
@@ -32,6 +33,12 @@ for path in sys.argv[1:]:
             passed += ok - extra
             failed += bad + crash + extra
             skipped += len(re.findall(r"\[SKIP\]", out))
+        elif re.search(r"^\d+ passed, \d+ failed", out, re.M):
+            # a script's own closing line (tests/cli_*.sh)
+            ok, bad = map(int, re.findall(r"^(\d+) passed, (\d+) failed", out, re.M)[-1])
+            extra = 1 if t["result"] not in ("OK", "SKIP") and bad == 0 else 0
+            passed += ok
+            failed += bad + extra
         elif t["result"] == "OK":
             passed += 1
         elif t["result"] == "SKIP":

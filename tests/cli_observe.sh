@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli_observe.sh - what `ringfeed bench` and `ringfeed tune` show: --log
 # writes one JSON line per batch with its wait, fetch and prep times and
-# bytes; progress goes to stderr only when asked (or to a terminal); tune
+# bytes; progress goes to stderr only when asked (or to a terminal), for
+# bench, gen and index alike; tune
 # tries configurations, reports the best and a recommendation within 5% of
 # it, and its report page has the tune chart.
 # usage: cli_observe.sh RINGFEED
@@ -29,6 +30,17 @@ PY
 grep -q "batches ready" "$T/err1" && bad "progress shown without a terminal" || ok "no progress when stderr is not a terminal"
 "$RF" bench "${small[@]}" --epochs 2 --progress > /dev/null 2> "$T/err2"
 grep -q "reads in flight .*batches ready" "$T/err2" && ok "--progress shows rate and queues" || bad "--progress shows nothing"
+
+# long gen and index runs show their count on a terminal (script(1) gives one)
+if command -v script > /dev/null; then
+	script -qc "$RF gen --out $T/g2 --count 300 --classes 2" /dev/null | tr '\r' '\n' | grep -q "gen: 300 / 300 images" &&
+		ok "gen shows progress on a terminal" || bad "gen progress"
+	"$RF" gen --raw --out "$T/r5k" --count 5000 --classes 2 --min-size 1 --max-size 8 > /dev/null
+	script -qc "$RF index --raw $T/r5k -o $T/i.idx" /dev/null | tr '\r' '\n' | grep -q "^index: 4096 files" &&
+		ok "index shows progress on a terminal (every 4,096 files)" || bad "index progress"
+	"$RF" index "$T/jpg" -o "$T/i.idx" 2>&1 | grep -q "index:" && bad "index progress without a terminal" ||
+		ok "index quiet without a terminal"
+fi
 
 "$RF" tune "${small[@]}" --batches 4 --json --report "$T/tune.html" > "$T/tune.json"
 /usr/bin/python3 - "$T/tune.json" <<'PY' && ok "tune: trials, best, recommended within 5%" || bad "tune output"

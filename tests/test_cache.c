@@ -67,7 +67,7 @@ Test(cache, same_index_and_batches, .init = setup, .fini = teardown)
 {
 	uint64_t files;
 	char err[256];
-	cr_assert_eq(rf_index_write(dir, 0, cache, &files, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_write(dir, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(files, 15);
 	rf_index walked, fromcache;
 	cr_assert_eq(rf_index_build(&walked, dir, 0, err, sizeof(err)), 0);
@@ -96,7 +96,7 @@ Test(cache, notices_changes_and_rewrites, .init = setup, .fini = teardown)
 {
 	char err[256];
 	uint64_t files;
-	cr_assert_eq(rf_index_write(dir, 0, cache, &files, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_write(dir, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
 	rf_index idx;
 	/* added */
 	tick();
@@ -130,7 +130,7 @@ Test(cache, corrupt_or_truncated_is_not_used, .init = setup, .fini = teardown)
 {
 	char err[256];
 	uint64_t files;
-	cr_assert_eq(rf_index_write(dir, 0, cache, &files, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_write(dir, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
 	FILE *f = fopen(cache, "r+b");
 	fseek(f, 0, SEEK_END);
 	long len = ftell(f);
@@ -170,7 +170,7 @@ Test(cache, manifest_change_is_noticed, .fini = teardown)
 	cr_assert(asprintf(&man, "%s/m.tsv", dir) > 0);
 	char err[256];
 	uint64_t files;
-	cr_assert_eq(rf_index_write(man, 0, cache, &files, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_write(man, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
 	rf_index idx;
 	cr_assert_eq(rf_index_cache_load(&idx, man, 0, cache, err, sizeof(err)), 0, "%s", err);
 	rf_index_free(&idx);

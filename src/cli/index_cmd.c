@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "ringfeed.h"
@@ -22,6 +23,17 @@ static void usage(FILE *f)
 		"\n"
 		"  -o, --out FILE   the cache to write\n"
 		"  --raw            index every regular file (raw mode), not only JPEGs\n");
+}
+
+/* The live line on a terminal: files so far and their rate. */
+static void show(void *user, uint64_t files)
+{
+	const struct timespec *t0 = user;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double el = (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) * 1e-9;
+	fprintf(stderr, "\rindex: %llu files, %.0f files/s", (unsigned long long)files,
+		el > 0 ? (double)files / el : 0.0);
 }
 
 int cmd_index(int argc, char **argv)
@@ -48,7 +60,10 @@ int cmd_index(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	char err[512];
 	uint64_t files = 0;
-	int ret = rf_index_write(argv[optind], raw, out, &files, err, sizeof(err));
+	int ret = rf_index_write(argv[optind], raw, out, &files, isatty(STDERR_FILENO) ? show : NULL,
+				 &t0, err, sizeof(err));
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\n");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (ret) {
 		fprintf(stderr, "ringfeed index: %s (%s)\n", err, rf_strerror(ret));

@@ -39,6 +39,8 @@ int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int3
 	e->path_len = (uint32_t)len;
 	e->size = size;
 	e->label = label;
+	if (idx->progress && idx->count % 4096 == 0)
+		idx->progress(idx->progress_user, idx->count);
 	memcpy(idx->paths + idx->paths_len, path, len);
 	idx->paths[idx->paths_len + len] = '\0';
 	idx->paths_len += len + 1;
@@ -47,8 +49,16 @@ int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int3
 
 int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen)
 {
+	return rf_index_build_progress(idx, source, any_name, NULL, NULL, err, errlen);
+}
+
+int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
+			    void *user, char *err, size_t errlen)
+{
 	memset(idx, 0, sizeof(*idx));
 	idx->root_fd = -1;
+	idx->progress = progress;
+	idx->progress_user = user;
 	if (!source || !*source) {
 		rf_fmt(err, errlen, "source: not set");
 		return -EINVAL;

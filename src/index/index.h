@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringfeed.h" /* rf_progress_fn */
+
 typedef struct rf_index_entry {
 	uint64_t path_off; /* offset of the path in the arena */
 	int64_t size;      /* bytes at index time, or -errno when stat failed then */
@@ -42,6 +44,8 @@ typedef struct rf_index {
 	rf_index_stamp *stamps;
 	size_t nstamps, cap_stamps;
 	int any_name;   /* built in raw mode */
+	rf_progress_fn progress; /* told every 4,096 files while building, or NULL */
+	void *progress_user;
 	double *weights; /* count sampling weights (finite, >= 0) from a manifest's
 	                  * third column, or NULL when it has none; 8 bytes per file */
 } rf_index;
@@ -52,6 +56,9 @@ typedef struct rf_index {
  * -ENOENT / -ENOTDIR / -EACCES (source unusable), RF_EINDEX (malformed
  * manifest), RF_EEMPTY (no sample), -ENOMEM; err[errlen] then says why. */
 int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen);
+/* The same, telling progress (if not NULL) how it goes. */
+int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
+			    void *user, char *err, size_t errlen);
 
 void rf_index_free(rf_index *idx);
 

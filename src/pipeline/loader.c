@@ -212,14 +212,14 @@ static int build_index(rf_loader *l, char *err, size_t errlen)
 }
 
 RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_t *files,
-			  char *err, size_t errlen)
+			  rf_progress_fn progress, void *user, char *err, size_t errlen)
 {
 	if (!source || !path) {
 		rf_fmt(err, errlen, "rf_index_write: source and path must not be NULL");
 		return -EINVAL;
 	}
 	rf_index idx;
-	int ret = rf_index_build(&idx, source, raw != 0, err, errlen);
+	int ret = rf_index_build_progress(&idx, source, raw != 0, progress, user, err, errlen);
 	if (ret)
 		return ret;
 	ret = rf_index_cache_write(&idx, source, path, err, errlen);
