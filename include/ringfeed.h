@@ -383,7 +383,10 @@ typedef struct rf_stats {
 	uint32_t reads_in_flight; /* reads submitted and not landed */
 	uint32_t reads_waiting;   /* landed reads waiting for a compute thread */
 	uint32_t batches_ready;   /* batches ready and not yet taken */
-	uint32_t reserved[2];
+	uint32_t reserved0;
+	/* with cfg.device: bytes copied host to device, and the time the copies
+	 * took on the transfer stream (timed with events, summed) */
+	uint64_t device_bytes, ns_device_copy;
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

@@ -396,10 +396,12 @@ int cmd_bench(int argc, char **argv)
 		 * their files before their clock starts are timed */
 		printf("{\"loader\":\"ringfeed\",\"raw\":%d,\"steady_samples_per_s\":%.2f,"
 		       "\"index_files\":%llu,\"index_bytes\":%llu,\"index_cached\":%u,"
-		       "\"peak_rss_kib\":%ld,", cfg.raw,
+		       "\"peak_rss_kib\":%ld,\"device_copy_gb_per_s\":%.3f,\"device_bytes\":%llu,", cfg.raw,
 		       t_end > t_created ? samples / (t_end - t_created) : 0.0,
 		       (unsigned long long)st.samples_total, (unsigned long long)st.index_bytes,
-		       st.index_cached, peak_rss_kib());
+		       st.index_cached, peak_rss_kib(),
+		       st.ns_device_copy ? (double)st.device_bytes / (double)st.ns_device_copy : 0.0,
+		       (unsigned long long)st.device_bytes);
 		printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 		       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 		       "\"bad_samples\":%llu,\"create_s\":%.6f,\"first_batch_s\":%.6f,"

@@ -49,6 +49,10 @@ void rf_gpu_host_wait(rf_gpu *g, int slot);
  * legacy default stream): its next copy waits for it. */
 void rf_gpu_mark_release(rf_gpu *g, int slot, void *stream);
 
+/* Bytes copied so far and the copies' summed time (ns) on the stream, over
+ * the copies known to have finished. Consumer thread (rf_loader_stats). */
+void rf_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns);
+
 /* Makes stream wait for event. @return : 0 or -EIO. */
 int rf_gpu_stream_wait(void *event, void *stream);
 

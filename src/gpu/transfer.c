@@ -5,6 +5,7 @@
 #include "gpu/gpu.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,10 @@ struct rf_gpu {
 	uint8_t **dev_out;     /* per slot: the batch the caller sees */
 	uint8_t **dev_u8;      /* per slot: uint8 HWC staging when converting */
 	cudaEvent_t *done;     /* per slot: copy (and conversion) finished */
+	cudaEvent_t *started;  /* per slot: copy started (timing) */
+	size_t *pending_bytes; /* per slot: the last copy, not yet timed */
+	pthread_mutex_t stats_mu; /* copied_bytes, copy_ns: timed by whoever waits */
+	uint64_t copied_bytes, copy_ns;
 	cudaEvent_t *released; /* per slot: the consumer's release point */
 	int *copied, *has_release;
 	float *lut32;          /* device tables */
@@ -57,11 +62,15 @@ int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen
 	g->dev_out = calloc((size_t)p->slots, sizeof(void *));
 	g->dev_u8 = calloc((size_t)p->slots, sizeof(void *));
 	g->done = calloc((size_t)p->slots, sizeof(cudaEvent_t));
+	g->started = calloc((size_t)p->slots, sizeof(cudaEvent_t));
+	g->pending_bytes = calloc((size_t)p->slots, sizeof(size_t));
+	pthread_mutex_init(&g->stats_mu, NULL);
 	g->released = calloc((size_t)p->slots, sizeof(cudaEvent_t));
 	g->copied = calloc((size_t)p->slots, sizeof(int));
 	g->has_release = calloc((size_t)p->slots, sizeof(int));
 	int ret = -ENOMEM;
-	if (!g->dev_out || !g->dev_u8 || !g->done || !g->released || !g->copied || !g->has_release)
+	if (!g->dev_out || !g->dev_u8 || !g->done || !g->started || !g->pending_bytes ||
+	    !g->released || !g->copied || !g->has_release)
 		goto fail;
 	if ((e = cudaSetDevice(p->device)) != cudaSuccess) {
 		ret = cuda_fail(e, "cudaSetDevice", err, errlen);
@@ -81,7 +90,8 @@ int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen
 	for (int s = 0; s < p->slots; s++) {
 		if ((e = cudaMalloc((void **)&g->dev_out[s], p->dev_bytes)) != cudaSuccess ||
 		    (u8 && (e = cudaMalloc((void **)&g->dev_u8[s], u8)) != cudaSuccess) ||
-		    (e = cudaEventCreateWithFlags(&g->done[s], cudaEventDisableTiming)) != cudaSuccess ||
+		    (e = cudaEventCreate(&g->done[s])) != cudaSuccess || /* timed: copy time */
+		    (e = cudaEventCreate(&g->started[s])) != cudaSuccess ||
 		    (e = cudaEventCreateWithFlags(&g->released[s], cudaEventDisableTiming)) != cudaSuccess) {
 			ret = cuda_fail(e, "device slot", err, errlen);
 			goto fail;
@@ -119,6 +129,8 @@ void rf_gpu_destroy(rf_gpu *g)
 			cudaFree(g->dev_u8[s]);
 		if (g->done && g->done[s])
 			cudaEventDestroy(g->done[s]);
+		if (g->started && g->started[s])
+			cudaEventDestroy(g->started[s]);
 		if (g->released && g->released[s])
 			cudaEventDestroy(g->released[s]);
 	}
@@ -131,6 +143,9 @@ void rf_gpu_destroy(rf_gpu *g)
 	free(g->dev_out);
 	free(g->dev_u8);
 	free(g->done);
+	free(g->started);
+	free(g->pending_bytes);
+	pthread_mutex_destroy(&g->stats_mu);
 	free(g->released);
 	free(g->copied);
 	free(g->has_release);
@@ -147,6 +162,9 @@ int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t co
 	if (g->has_release[slot] &&
 	    (e = cudaStreamWaitEvent(g->stream, g->released[slot], 0)) != cudaSuccess)
 		return cuda_fail(e, "cudaStreamWaitEvent (release point)", err, errlen);
+	rf_gpu_host_wait(g, slot); /* times the slot's previous copy (done by now) */
+	if ((e = cudaEventRecord(g->started[slot], g->stream)) != cudaSuccess)
+		return cuda_fail(e, "cudaEventRecord", err, errlen);
 	if (g->convert) {
 		size_t u8 = (size_t)count * (size_t)g->crop * (size_t)g->crop * 3;
 		if ((e = cudaMemcpyAsync(g->dev_u8[slot], host, u8, cudaMemcpyHostToDevice, g->stream)))
@@ -162,6 +180,7 @@ int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t co
 	if ((e = cudaEventRecord(g->done[slot], g->stream)) != cudaSuccess)
 		return cuda_fail(e, "cudaEventRecord", err, errlen);
 	g->copied[slot] = 1;
+	g->pending_bytes[slot] = g->convert ? (size_t)count * (size_t)g->crop * (size_t)g->crop * 3 : bytes;
 	*dev = g->dev_out[slot];
 	*event = (void *)g->done[slot];
 	return 0;
@@ -169,10 +188,28 @@ int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t co
 
 void rf_gpu_host_wait(rf_gpu *g, int slot)
 {
-	if (g->copied[slot]) {
-		cudaSetDevice(g->device);
-		cudaEventSynchronize(g->done[slot]);
+	if (!g->copied[slot])
+		return;
+	cudaSetDevice(g->device);
+	cudaEventSynchronize(g->done[slot]);
+	pthread_mutex_lock(&g->stats_mu);
+	if (g->pending_bytes[slot]) { /* time it once */
+		float ms = 0;
+		if (cudaEventElapsedTime(&ms, g->started[slot], g->done[slot]) == cudaSuccess) {
+			g->copy_ns += (uint64_t)(ms * 1e6);
+			g->copied_bytes += g->pending_bytes[slot];
+		}
+		g->pending_bytes[slot] = 0;
 	}
+	pthread_mutex_unlock(&g->stats_mu);
+}
+
+void rf_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns)
+{
+	pthread_mutex_lock(&g->stats_mu);
+	*bytes = g->copied_bytes;
+	*ns = g->copy_ns;
+	pthread_mutex_unlock(&g->stats_mu);
 }
 
 void rf_gpu_mark_release(rf_gpu *g, int slot, void *stream)
@@ -224,6 +261,12 @@ int rf_gpu_stream_wait(void *event, void *stream)
 {
 	(void)event, (void)stream;
 	return -ENOTSUP;
+}
+
+void rf_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns)
+{
+	(void)g;
+	*bytes = *ns = 0;
 }
 
 #endif

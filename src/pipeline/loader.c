@@ -576,6 +576,8 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->decoded_pixels = atomic_load_explicit(&l->st.decoded_pixels, memory_order_relaxed);
 	out->source_pixels = atomic_load_explicit(&l->st.source_pixels, memory_order_relaxed);
 	out->index_bytes = rf_index_memory(&l->index);
+	if (l->gpu)
+		rf_gpu_copy_stats(l->gpu, &out->device_bytes, &out->ns_device_copy);
 	out->reads_in_flight = atomic_load_explicit(&l->st.reads_in_flight, memory_order_relaxed);
 	rf_loader *m = (rf_loader *)l; /* the locks are not part of the loader's value */
 	pthread_mutex_lock(&m->work.mu);

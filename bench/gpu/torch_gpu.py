@@ -1,0 +1,53 @@
+#!/usr/bin/python3
+"""The torch peer on a GPU: ImageFolder + PIL, the same transform, DataLoader
+with pin_memory=True, each batch sent with .to(device, non_blocking=True).
+Reports images/s and the CPU cores the process tree used (CPU time / wall).
+
+  torch_gpu.py --source DIR [--workers N] [--batches K] [--rrc] [--json]
+"""
+import argparse, json, os, sys, time
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--batches", type=int, default=200)
+    ap.add_argument("--rrc", action="store_true", help="RandomResizedCrop(224) + flip")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    import torch
+    from torch.utils.data import DataLoader
+    from torchvision import datasets, transforms
+    if not torch.cuda.is_available():
+        print("torch_gpu: no CUDA device", file=sys.stderr)
+        return 1
+    t = ([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip()] if a.rrc
+         else [transforms.Resize(256), transforms.CenterCrop(224)])
+    ds = datasets.ImageFolder(a.source, transforms.Compose(t + [transforms.PILToTensor()]))
+    dl = DataLoader(ds, batch_size=a.batch, shuffle=True, num_workers=a.workers,
+                    pin_memory=True, persistent_workers=a.workers > 0,
+                    prefetch_factor=4 if a.workers > 0 else None)
+    dev = torch.device("cuda:0")
+    n = k = 0
+    c0 = os.times()
+    t0 = time.perf_counter()
+    while k < a.batches:
+        for x, y in dl:
+            x = x.to(dev, non_blocking=True)
+            n += x.shape[0]
+            k += 1
+            if k >= a.batches:
+                break
+    torch.cuda.synchronize()
+    secs = time.perf_counter() - t0
+    c1 = os.times()
+    cpu = (c1.user - c0.user) + (c1.system - c0.system) + (c1.children_user - c0.children_user) \
+        + (c1.children_system - c0.children_system)
+    r = {"loader": "torch_gpu", "workers": a.workers, "images": n, "seconds": round(secs, 4),
+         "images_per_s": round(n / secs, 1), "cores_used": round(cpu / secs, 2)}
+    print(json.dumps(r) if a.json else r)
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())
