@@ -11,9 +11,11 @@
  *   codes below). rf_strerror() names any of them.
  * - The library never aborts, never exits and never prints, unless the caller
  *   set cfg.log_level or cfg.on_sample_error.
- * - Threads: a loader runs exactly 1 + cfg.threads threads of its own (the
- *   ring thread and the compute pool), created by rf_loader_create() and
- *   joined by rf_loader_destroy(). A loader is driven by one consumer thread:
+ * - Threads: a loader runs 1 + cfg.threads threads of its own (the ring
+ *   thread and the compute pool; raw mode starts no compute threads), plus
+ *   cfg.pread_threads only on the RF_IO_PREAD path (no io_uring), all created
+ *   by rf_loader_create() and joined by rf_loader_destroy(). io_uring may run
+ *   blocking opens on its own kernel workers (iou-wrk). A loader is driven by one consumer thread:
  *   rf_loader_next(), rf_batch_release() and rf_loader_state functions must
  *   not be called concurrently on the same loader.
  */
