@@ -98,31 +98,17 @@ Test(inputs, kinds_scaled_decode) { check_kinds(640, 480, 0, 56, 64, 6.0); }
 Test(inputs, kinds_smaller_than_crop) { check_kinds(30, 20, 0, 56, 64, 12.0); }
 Test(inputs, kinds_smaller_than_crop_rrc) { check_kinds(30, 20, 1, 56, 64, 12.0); }
 
-typedef struct seen {
-	int n;
-	char reason[256];
-} seen;
-
-static void on_bad(void *user, const char *path, int err, const char *reason)
-{
-	(void)path;
-	(void)err;
-	seen *s = user;
-	s->n++;
-	snprintf(s->reason, sizeof(s->reason), "%s", reason);
-}
-
 Test(inputs, max_pixels)
 {
 	char *d = tu_tmpdir("maxpx");
 	tu_jpeg(d, "c/small.jpg", 40, 40, 1);  /* 1600 pixels */
 	tu_jpeg(d, "c/large.jpg", 80, 60, 2);  /* 4800 pixels */
-	seen s = { 0 };
+	tu_bad_log s = { 0 };
 	rf_config cfg;
 	tu_config(&cfg, d);
 	cfg.batch_size = 2;
 	cfg.max_pixels = 2000;
-	cfg.on_sample_error = on_bad;
+	cfg.on_sample_error = tu_on_bad;
 	cfg.user = &s;
 	rf_index idx;
 	char err[256];

@@ -141,20 +141,6 @@ static int hook(void *ctx, uint64_t sample, int res, int64_t size)
 	}
 }
 
-typedef struct reasons {
-	int n;
-	char last[256];
-} reasons;
-
-static void on_bad(void *user, const char *path, int err, const char *reason)
-{
-	(void)path;
-	(void)err;
-	reasons *r = user;
-	r->n++;
-	snprintf(r->last, sizeof(r->last), "%s", reason);
-}
-
 Test(io, injected_faults, .init = setup, .fini = teardown, .timeout = 60)
 {
 	rf_config cfg;
@@ -167,23 +153,23 @@ Test(io, injected_faults, .init = setup, .fini = teardown, .timeout = 60)
 	for (int p = 0; p < 3; p++) {
 		for (int mode = 0; mode < 4; mode++) {
 			faults f = { .mode = mode, .victim = 5 };
-			reasons rs = { 0 };
+			tu_bad_log rs = { 0 };
 			rf_ring_set_test_hook(hook, &f);
 			cfg.io_path = paths[p];
-			cfg.on_sample_error = on_bad;
+			cfg.on_sample_error = tu_on_bad;
 			cfg.user = &rs;
 			size_t n;
 			uint8_t *got = tu_drain_bytes(&cfg, &n, &st);
 			rf_ring_set_test_hook(NULL, NULL);
 			cr_assert_eq(n, n0);
 			if (mode < 2) { /* retried: nothing lost, nothing reported */
-				cr_assert_eq(rs.n, 0, "path %d mode %d: %s", p, mode, rs.last);
+				cr_assert_eq(rs.n, 0, "path %d mode %d: %s", p, mode, rs.reason);
 				cr_assert_eq(memcmp(got, ref, n), 0);
 				cr_assert_eq(atomic_load(&f.hits), 3);
 			} else {        /* reported once, replaced */
 				cr_assert_eq(rs.n, 1, "path %d mode %d: %d reports", p, mode, rs.n);
-				cr_assert(strstr(rs.last, mode == 2 ? "Input/output error"
-								    : "Operation canceled"), "%s", rs.last);
+				cr_assert(strstr(rs.reason, mode == 2 ? "Input/output error"
+								    : "Operation canceled"), "%s", rs.reason);
 				cr_assert_eq(st.bad_samples, 1);
 			}
 			free(got);
@@ -192,14 +178,14 @@ Test(io, injected_faults, .init = setup, .fini = teardown, .timeout = 60)
 	/* a short read that never ends is a file that shrank: reported */
 	faults f = { .mode = 0, .victim = 7 };
 	atomic_store(&f.hits, -1000);
-	reasons rs = { 0 };
+	tu_bad_log rs = { 0 };
 	rf_ring_set_test_hook(hook, &f);
 	cfg.io_path = RF_IO_AUTO;
 	cfg.user = &rs;
 	size_t n;
 	free(tu_drain_bytes(&cfg, &n, &st));
 	cr_assert_eq(rs.n, 1);
-	cr_assert(strstr(rs.last, "shrank"), "%s", rs.last);
+	cr_assert(strstr(rs.reason, "shrank"), "%s", rs.reason);
 	free(ref);
 	tu_assert_no_leaks();
 }

@@ -75,20 +75,6 @@ Test(raw, bytes_offsets_labels_every_path)
 	tu_assert_no_leaks();
 }
 
-typedef struct seen {
-	int n;
-	char reason[256];
-} seen;
-
-static void on_bad(void *user, const char *path, int err, const char *reason)
-{
-	(void)path;
-	(void)err;
-	seen *s = user;
-	s->n++;
-	snprintf(s->reason, sizeof(s->reason), "%s", reason);
-}
-
 Test(raw, too_large_is_a_bad_sample)
 {
 	char *d = tu_tmpdir("rawbig");
@@ -96,13 +82,13 @@ Test(raw, too_large_is_a_bad_sample)
 	char *big = calloc(1, 5000);
 	tu_write(d, "k/big", big, 5000);
 	free(big);
-	seen s = { 0 };
+	tu_bad_log s = { 0 };
 	rf_config cfg;
 	tu_config(&cfg, d);
 	cfg.raw = 1;
 	cfg.raw_max_bytes = 4096;
 	cfg.batch_size = 2;
-	cfg.on_sample_error = on_bad;
+	cfg.on_sample_error = tu_on_bad;
 	cfg.user = &s;
 	rf_loader *l;
 	char err[256];

@@ -318,3 +318,12 @@ uint8_t *tu_drain_bytes(const rf_config *cfg, size_t *len, rf_stats *st)
 	*len = n;
 	return all;
 }
+
+void tu_on_bad(void *user, const char *path, int err, const char *reason)
+{
+	(void)path;
+	(void)err;
+	tu_bad_log *b = user;
+	b->n++;
+	snprintf(b->reason, sizeof(b->reason), "%s", reason);
+}

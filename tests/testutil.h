@@ -54,6 +54,14 @@ uint64_t *tu_drain_ids(const rf_config *cfg, size_t *n);
  * Asserts on any error. */
 uint8_t *tu_drain_bytes(const rf_config *cfg, size_t *len, rf_stats *st);
 
+/* A bad-sample callback (cfg.on_sample_error = tu_on_bad, cfg.user = a
+ * tu_bad_log) that counts reports and keeps the last reason. */
+typedef struct tu_bad_log {
+	int n;
+	char reason[256];
+} tu_bad_log;
+void tu_on_bad(void *user, const char *path, int err, const char *reason);
+
 /* Under AddressSanitizer: fails the test if memory is leaked at this point
  * (Criterion ignores a leak report at worker exit, so tests ask for one).
  * Elsewhere: nothing. */
