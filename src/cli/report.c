@@ -235,9 +235,9 @@ static void y_axis_zero(FILE *f, double x0, double x1, double y0, double y1,
 
 static void chart_stages(FILE *f, const rf_report *r)
 {
-	const double L = 190, R = 150, T = 14, BH = 30, GAP = 14, B = 60;
+	const double L = 200, R = 150, T = 14, BH = 30, GAP = 14, B = 60;
 	size_t n = r->stages ? r->nstages : 0, i;
-	double h = n ? T + n * (BH + GAP) - GAP + 10 + B : 120;
+	double h = n ? T + (double)n * (BH + GAP) - GAP + 10 + B : 120;
 	double maxv = 0, top, step, x1 = W - R, y1 = h - B;
 	char b[48];
 
@@ -254,13 +254,13 @@ static void chart_stages(FILE *f, const rf_report *r)
 	x_axis_zero(f, L, x1, T - 6, y1, top, step, "samples/s");
 	for (i = 0; i < n; i++) {
 		double v = val(r->stages[i].samples_per_s);
-		double y = T + i * (BH + GAP), w = (x1 - L) * v / top;
+		double y = T + (double)i * (BH + GAP), w = (x1 - L) * v / top;
 		fputs("<g><title>", f);
 		esc(f, r->stages[i].name);
 		fprintf(f, ": %s samples/s</title>\n", fmt_val(b, sizeof b, r->stages[i].samples_per_s));
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" dy=\"0.35em\" "
 			"font-size=\"15\">", L - 10, y + BH / 2);
-		esc_n(f, r->stages[i].name, 22);
+		esc_n(f, r->stages[i].name, 20);
 		fputs("</text>\n", f);
 		if (w > 0)
 			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\""
@@ -329,9 +329,9 @@ static void chart_waits(FILE *f, const rf_report *r)
 	char b[48];
 	int i;
 
-	svg_open(f, "chart-waits", H, "consumer wait per batch");
+	svg_open(f, "chart-waits", n ? H : 120, "consumer wait per batch");
 	if (!n) {
-		svg_message(f, W / 2, H / 2, "no batches recorded");
+		svg_message(f, W / 2, 66, "no batches recorded");
 		fputs("</svg>\n", f);
 		return;
 	}
@@ -372,7 +372,7 @@ static void chart_waits(FILE *f, const rf_report *r)
 		if (hgt <= 0)
 			continue;
 		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n",
-			x0 + k * bw + gap / 2, y1 - hgt, bw - gap + (gap ? 0 : 0.3), hgt);
+			x0 + (double)k * bw + gap / 2, y1 - hgt, bw - gap + (gap ? 0 : 0.3), hgt);
 	}
 	fputs("</g>\n", f);
 	if (per > 1) {
@@ -380,7 +380,7 @@ static void chart_waits(FILE *f, const rf_report *r)
 		for (k = 0; k < nb; k++) {
 			double mean, mx;
 			bucket(r, k, per, &mean, &mx);
-			fprintf(f, "%.1f,%.1f ", x0 + (k + 0.5) * bw, y1 - (y1 - y0) * mx / top);
+			fprintf(f, "%.1f,%.1f ", x0 + ((double)k + 0.5) * bw, y1 - (y1 - y0) * mx / top);
 		}
 		fputs("\"/>\n", f);
 	}
