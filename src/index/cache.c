@@ -38,29 +38,44 @@ typedef struct writer {
 	int ok;
 } writer;
 
-static void put(writer *w, const void *p, size_t n)
+/* The cache's checksum, the one both the writer and the reader use: sum
+ * mixed with p[n]. Metadata (bulk = 0) byte by byte; the bulk arrays (records,
+ * paths, weights) 8 bytes at a time, which is what keeps a million-file
+ * cache fast to check. */
+static uint64_t checksum(uint64_t sum, const void *p, size_t n, int bulk)
 {
 	const uint8_t *b = p;
-	for (size_t i = 0; i < n; i++)
-		w->sum = rf_mix64(w->sum ^ b[i]) + i; /* slow per byte, fine for metadata */
+	size_t i = 0;
+	if (bulk) {
+		uint64_t x;
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&x, b + i, 8);
+			sum = rf_mix64(sum ^ x);
+		}
+		for (; i < n; i++)
+			sum = rf_mix64(sum ^ b[i]);
+		return sum;
+	}
+	for (; i < n; i++)
+		sum = rf_mix64(sum ^ b[i]) + i;
+	return sum;
+}
+
+static void put_as(writer *w, const void *p, size_t n, int bulk)
+{
+	w->sum = checksum(w->sum, p, n, bulk);
 	if (w->ok && fwrite(p, 1, n, w->f) != n)
 		w->ok = 0;
 }
 
-/* The bulk arrays get a faster sum: 8 bytes at a time. */
+static void put(writer *w, const void *p, size_t n)
+{
+	put_as(w, p, n, 0);
+}
+
 static void put_bulk(writer *w, const void *p, size_t n)
 {
-	const uint8_t *b = p;
-	uint64_t x;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&x, b + i, 8);
-		w->sum = rf_mix64(w->sum ^ x);
-	}
-	for (; i < n; i++)
-		w->sum = rf_mix64(w->sum ^ b[i]);
-	if (w->ok && fwrite(p, 1, n, w->f) != n)
-		w->ok = 0;
+	put_as(w, p, n, 1);
 }
 
 static void put_str(writer *w, const char *s)
@@ -140,19 +155,7 @@ static const void *get(reader *r, size_t n, int bulk)
 		return NULL;
 	}
 	const uint8_t *b = r->p;
-	if (bulk) {
-		uint64_t x;
-		size_t i = 0;
-		for (; i + 8 <= n; i += 8) {
-			memcpy(&x, b + i, 8);
-			r->sum = rf_mix64(r->sum ^ x);
-		}
-		for (; i < n; i++)
-			r->sum = rf_mix64(r->sum ^ b[i]);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			r->sum = rf_mix64(r->sum ^ b[i]) + i;
-	}
+	r->sum = checksum(r->sum, b, n, bulk);
 	r->p += n;
 	return b;
 }
@@ -295,16 +298,10 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	    (has_weights && read_at(fd, t.weights, wbytes, (off_t)(off + ebytes + plen))) ||
 	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen + wbytes)))
 		goto corrupt;
-	reader bulk = { (const uint8_t *)t.entries, (const uint8_t *)t.entries + ebytes, r.sum, 1 };
-	get(&bulk, ebytes, 1);
-	reader arena = { (const uint8_t *)t.paths, (const uint8_t *)t.paths + plen, bulk.sum, 1 };
-	get(&arena, plen, 1);
-	uint64_t total = arena.sum;
-	if (has_weights) {
-		reader wr = { (const uint8_t *)t.weights, (const uint8_t *)t.weights + wbytes, total, 1 };
-		get(&wr, wbytes, 1);
-		total = wr.sum;
-	}
+	uint64_t total = checksum(r.sum, t.entries, ebytes, 1);
+	total = checksum(total, t.paths, plen, 1);
+	if (has_weights)
+		total = checksum(total, t.weights, wbytes, 1);
 	if (sum != total)
 		goto corrupt;
 	t.count = t.cap = count;
