@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "index/index.h"
+#include "transform/resample.h"
 #include "testutil.h"
 
 static uint8_t *ref_decode(const uint8_t *data, size_t len, int *w, int *h)
@@ -236,4 +237,72 @@ Test(pixels, direct_and_buffered_identical)
 	free(c);
 	tu_rmrf(d);
 	free(d);
+}
+
+/* The SIMD kernels (resample_x86.c) against the plain C ones, byte for byte:
+ * lengths with and without a tail, every weight split, offsets in any order. */
+static uint32_t lcg(uint32_t *s)
+{
+	*s = *s * 1664525u + 1013904223u;
+	return *s >> 8;
+}
+
+static void require_simd(const rf_resampler *r)
+{
+	if (r->vpass2 == rf_vpass2_c && r->hpass2 == rf_hpass2_c)
+		cr_skip_test("this CPU runs the plain C kernels only (nothing to compare)");
+}
+
+Test(pixels, simd_vertical_kernel_matches_c)
+{
+	rf_resampler r;
+	cr_assert_eq(rf_resampler_init(&r, 8), 0);
+	require_simd(&r);
+	uint32_t s = 7;
+	uint8_t a[300], b[300], want[300], got[300 + 1];
+	for (int trial = 0; trial < 2000; trial++) {
+		int n = (int)(lcg(&s) % 300);
+		int32_t w0 = (int32_t)(lcg(&s) % 16385), w1 = 16384 - w0;
+		for (int i = 0; i < n; i++) {
+			a[i] = (uint8_t)lcg(&s);
+			b[i] = trial % 3 ? (uint8_t)lcg(&s) : 255; /* and the largest sums */
+		}
+		got[n] = 0xA5;
+		rf_vpass2_c(a, b, w0, w1, want, n);
+		r.vpass2(a, b, w0, w1, got, n);
+		cr_assert_eq(memcmp(want, got, (size_t)n), 0, "n %d w0 %d", n, w0);
+		cr_assert_eq(got[n], 0xA5, "wrote past n = %d", n);
+	}
+	rf_resampler_destroy(&r);
+}
+
+Test(pixels, simd_horizontal_kernel_matches_c)
+{
+	enum { C = 231, COLS = 600 };
+	rf_resampler r;
+	cr_assert_eq(rf_resampler_init(&r, C), 0);
+	require_simd(&r);
+	uint32_t s = 11;
+	static uint8_t m[COLS * 3 + RF_MID_SLACK], want[C * 3], got[C * 3 + 1];
+	static int32_t off[C];
+	static int16_t wv[C * 8];
+	for (int trial = 0; trial < 500; trial++) {
+		int c = 1 + (int)(lcg(&s) % C);
+		for (size_t i = 0; i < sizeof(m); i++)
+			m[i] = (uint8_t)lcg(&s);
+		for (int x = 0; x < c; x++) {
+			off[x] = (int)(lcg(&s) % (COLS - 1)) * 3; /* both taps inside the row */
+			int16_t w0 = (int16_t)(lcg(&s) % 16385);
+			for (int k = 0; k < 8; k += 2) {
+				wv[8 * x + k] = w0;
+				wv[8 * x + k + 1] = (int16_t)(16384 - w0);
+			}
+		}
+		got[3 * c] = 0xA5;
+		rf_hpass2_c(m, off, wv, want, c);
+		r.hpass2(m, off, wv, got, c);
+		cr_assert_eq(memcmp(want, got, (size_t)c * 3), 0, "C %d", c);
+		cr_assert_eq(got[3 * c], 0xA5, "wrote past C = %d", c);
+	}
+	rf_resampler_destroy(&r);
 }

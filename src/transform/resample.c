@@ -62,7 +62,10 @@ int rf_resampler_init(rf_resampler *r, int crop)
 	memset(r, 0, sizeof(*r));
 	r->row = malloc((size_t)crop * 3);
 	r->xoff = malloc((size_t)crop * sizeof(int32_t));
-	r->xw = malloc((size_t)crop * 2 * sizeof(int32_t));
+	r->xw = malloc((size_t)crop * 8 * sizeof(int16_t));
+	r->vpass2 = rf_vpass2_c;
+	r->hpass2 = rf_hpass2_c;
+	rf_resample_kernels_x86(r);
 	return r->row && r->xoff && r->xw ? 0 : -ENOMEM;
 }
 
@@ -185,6 +188,23 @@ static inline uint8_t round_w(int32_t acc)
 	return (uint8_t)((acc + (1 << (WBITS - 1))) >> WBITS);
 }
 
+void rf_vpass2_c(const uint8_t *a, const uint8_t *b, int32_t w0, int32_t w1, uint8_t *mid, int n)
+{
+	for (int i = 0; i < n; i++)
+		mid[i] = round_w(a[i] * w0 + b[i] * w1);
+}
+
+void rf_hpass2_c(const uint8_t *m, const int32_t *off, const int16_t *wv, uint8_t *row, int C)
+{
+	for (int x = 0; x < C; x++) {
+		const uint8_t *p = m + off[x];
+		int32_t w0 = wv[8 * x], w1 = wv[8 * x + 1];
+		row[3 * x] = round_w(p[0] * w0 + p[3] * w1);
+		row[3 * x + 1] = round_w(p[1] * w0 + p[4] * w1);
+		row[3 * x + 2] = round_w(p[2] * w0 + p[5] * w1);
+	}
+}
+
 /* Stores output row y (crop x 3 bytes, RGB) in the sample's layout and type. */
 static void store_row(const rf_output *o, const uint8_t *row, int y, uint8_t *out)
 {
@@ -249,7 +269,7 @@ int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, s
 	 * the slow part, runs on C rows rather than on every input row. */
 	int cols = tx->hi - tx->lo, n = cols * 3;
 	if ((size_t)n > r->mid_cap) {
-		uint8_t *m = realloc(r->mid, (size_t)n);
+		uint8_t *m = realloc(r->mid, (size_t)n + RF_MID_SLACK);
 		int32_t *a = realloc(r->acc, (size_t)n * sizeof(int32_t));
 		if (m)
 			r->mid = m;
@@ -260,11 +280,13 @@ int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, s
 		r->mid_cap = (size_t)n;
 	}
 	const uint8_t *base = src + (ptrdiff_t)(tx->lo - src_x0) * 3;
-	if (tx->taps == 2) /* byte offsets and int32 weights, once per sample */
+	if (tx->taps == 2) /* byte offsets and the weight pairs, once per sample */
 		for (int x = 0; x < C; x++) {
 			r->xoff[x] = tx->start[x] * 3;
-			r->xw[2 * x] = tx->weight[2 * x];
-			r->xw[2 * x + 1] = tx->weight[2 * x + 1];
+			for (int k = 0; k < 8; k += 2) {
+				r->xw[8 * x + k] = tx->weight[2 * x];
+				r->xw[8 * x + k + 1] = tx->weight[2 * x + 1];
+			}
 		}
 	int direct = o->dtype == RF_DTYPE_UINT8 && o->layout == RF_LAYOUT_HWC;
 	int KX = tx->taps, KY = ty->taps;
@@ -273,10 +295,7 @@ int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, s
 		const uint8_t *in = base + (size_t)(ty->start[y] - src_y0) * stride;
 		uint8_t *mid = r->mid;
 		if (KY == 2) {
-			const uint8_t *in1 = in + stride;
-			int32_t w0 = w[0], w1 = w[1];
-			for (int i = 0; i < n; i++)
-				mid[i] = round_w(in[i] * w0 + in1[i] * w1);
+			r->vpass2(in, in + stride, w[0], w[1], mid, n);
 		} else {
 			int32_t *acc = r->acc;
 			for (int i = 0; i < n; i++)
@@ -294,14 +313,7 @@ int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, s
 		uint8_t *row = direct ? out + (size_t)y * C * 3 : r->row;
 		const uint8_t *m = mid - (ptrdiff_t)tx->lo * 3; /* m[x * 3] is image column x */
 		if (KX == 2) {
-			const int32_t *off = r->xoff, *xw = r->xw;
-			for (int x = 0; x < C; x++) {
-				const uint8_t *p = m + off[x];
-				int32_t w0 = xw[2 * x], w1 = xw[2 * x + 1];
-				row[3 * x] = round_w(p[0] * w0 + p[3] * w1);
-				row[3 * x + 1] = round_w(p[1] * w0 + p[4] * w1);
-				row[3 * x + 2] = round_w(p[2] * w0 + p[5] * w1);
-			}
+			r->hpass2(m, r->xoff, r->xw, row, C);
 		} else {
 			for (int x = 0; x < C; x++) {
 				const uint8_t *p = m + (size_t)tx->start[x] * 3;

@@ -38,15 +38,36 @@ typedef struct rf_output {
 	uint16_t lut16[3][256];  /* the same as IEEE half */
 } rf_output;
 
+/* The two-tap kernels, the common case (scaled decode keeps shrinks under
+ * 2x, where bilinear reads two inputs), all rounding as (sum + 2^13) >> 14:
+ *   vpass2: mid[i] = a[i] * w0 + b[i] * w1, for i < n (two whole rows);
+ *   hpass2: row[3x + c] = m[off[x] + c] * wv[8x] + m[off[x] + 3 + c] * wv[8x + 1]
+ *           for x < C, c < 3 (wv holds (w0, w1) four times per output).
+ * hpass2 may read RF_MID_SLACK bytes past the last tap it uses. */
+typedef void rf_vpass2_fn(const uint8_t *a, const uint8_t *b, int32_t w0, int32_t w1,
+			  uint8_t *mid, int n);
+typedef void rf_hpass2_fn(const uint8_t *m, const int32_t *off, const int16_t *wv, uint8_t *row,
+			  int C);
+#define RF_MID_SLACK 16
+
 typedef struct rf_resampler {
 	rf_taps tx, ty;
-	uint8_t *mid;     /* one row after the vertical pass (columns read x 3) */
+	uint8_t *mid;     /* one row after the vertical pass (columns read x 3, + slack) */
 	int32_t *acc;     /* its accumulators when more than 2 taps */
 	size_t mid_cap;
 	uint8_t *row;     /* one output row (crop x 3) before conversion */
 	int32_t *xoff;    /* 2-tap horizontal pass: byte offset of each output's first tap */
-	int32_t *xw;      /* and its two weights */
+	int16_t *xw;      /* and its two weights, four times (8 per output) */
+	rf_vpass2_fn *vpass2; /* the fastest kernels this CPU runs (chosen by init) */
+	rf_hpass2_fn *hpass2;
 } rf_resampler;
+
+/* The plain C kernels (the reference the SIMD ones must match byte for byte). */
+rf_vpass2_fn rf_vpass2_c;
+rf_hpass2_fn rf_hpass2_c;
+/* Replaces r's kernels with the x86 SIMD ones the CPU supports (resample_x86.c;
+ * does nothing elsewhere). */
+void rf_resample_kernels_x86(rf_resampler *r);
 
 void rf_output_init(rf_output *o, int crop, rf_dtype dtype, rf_layout layout,
 		    const float mean[3], const float stdev[3]);
