@@ -240,69 +240,102 @@ Test(pixels, direct_and_buffered_identical)
 }
 
 /* The SIMD kernels (resample_x86.c) against the plain C ones, byte for byte:
- * lengths with and without a tail, every weight split, offsets in any order. */
+ * 1 to 9 taps (odd counts pad a pair), lengths with and without a tail, any
+ * weights summing to 16384 (the largest sums included), offsets in any order. */
 static uint32_t lcg(uint32_t *s)
 {
 	*s = *s * 1664525u + 1013904223u;
 	return *s >> 8;
 }
 
-static void require_simd(const rf_resampler *r)
+/* A resampler with the kernels of one SIMD level (at most: the CPU decides). */
+static void init_level(rf_resampler *r, int crop, rf_simd level)
 {
-	if (r->vpass2 == rf_vpass2_c && r->hpass2 == rf_hpass2_c)
-		cr_skip_test("this CPU runs the plain C kernels only (nothing to compare)");
+	cr_assert_eq(rf_resampler_init(r, crop), 0);
+	r->vpass = rf_vpass_c;
+	r->hpass = rf_hpass_c;
+	rf_resample_kernels_x86(r, level);
 }
 
-Test(pixels, simd_vertical_kernel_matches_c)
+/* Skips unless level brings a kernel of its own (the CPU may lack it). */
+static void require_level(const rf_resampler *r, rf_simd level, int vertical)
 {
+	rf_resampler below;
+	init_level(&below, 8, level - 1);
+	int same = vertical ? r->vpass == below.vpass : r->hpass == below.hpass;
+	rf_resampler_destroy(&below);
+	if (same)
+		cr_skip_test("this CPU has no %s kernel at SIMD level %d", vertical ? "vertical" : "horizontal",
+			     (int)level);
+}
+
+/* taps weights >= 0 summing to 16384 */
+static void random_weights(uint32_t *s, int16_t *w, int taps)
+{
+	int left = 16384;
+	for (int k = 0; k < taps - 1; k++) {
+		w[k] = (int16_t)(lcg(s) % (uint32_t)(left + 1));
+		left -= w[k];
+	}
+	w[taps - 1] = (int16_t)left;
+}
+
+static void check_vertical(rf_simd level)
+{
+	enum { N = 300, TAPS = 9 };
 	rf_resampler r;
-	cr_assert_eq(rf_resampler_init(&r, 8), 0);
-	require_simd(&r);
+	init_level(&r, 8, level);
+	require_level(&r, level, 1);
 	uint32_t s = 7;
-	uint8_t a[300], b[300], want[300], got[300 + 1];
-	for (int trial = 0; trial < 2000; trial++) {
-		int n = (int)(lcg(&s) % 300);
-		int32_t w0 = (int32_t)(lcg(&s) % 16385), w1 = 16384 - w0;
-		for (int i = 0; i < n; i++) {
-			a[i] = (uint8_t)lcg(&s);
-			b[i] = trial % 3 ? (uint8_t)lcg(&s) : 255; /* and the largest sums */
-		}
+	static uint8_t in[TAPS * N], want[N], got[N + 1];
+	for (int trial = 0; trial < 3000; trial++) {
+		int n = (int)(lcg(&s) % N), taps = 1 + trial % TAPS;
+		int16_t w[TAPS];
+		random_weights(&s, w, taps);
+		for (int i = 0; i < taps * N; i++)
+			in[i] = trial % 5 ? (uint8_t)lcg(&s) : 255;
 		got[n] = 0xA5;
-		rf_vpass2_c(a, b, w0, w1, want, n);
-		r.vpass2(a, b, w0, w1, got, n);
-		cr_assert_eq(memcmp(want, got, (size_t)n), 0, "n %d w0 %d", n, w0);
+		rf_vpass_c(in, N, w, taps, want, n);
+		r.vpass(in, N, w, taps, got, n);
+		cr_assert_eq(memcmp(want, got, (size_t)n), 0, "n %d taps %d", n, taps);
 		cr_assert_eq(got[n], 0xA5, "wrote past n = %d", n);
 	}
 	rf_resampler_destroy(&r);
 }
 
-Test(pixels, simd_horizontal_kernel_matches_c)
+static void check_horizontal(rf_simd level)
 {
-	enum { C = 231, COLS = 600 };
+	enum { C = 231, COLS = 600, PAIRS = 5 };
 	rf_resampler r;
-	cr_assert_eq(rf_resampler_init(&r, C), 0);
-	require_simd(&r);
+	init_level(&r, C, level);
+	require_level(&r, level, 0);
 	uint32_t s = 11;
 	static uint8_t m[COLS * 3 + RF_MID_SLACK], want[C * 3], got[C * 3 + 1];
 	static int32_t off[C];
-	static int16_t wv[C * 8];
-	for (int trial = 0; trial < 500; trial++) {
-		int c = 1 + (int)(lcg(&s) % C);
+	static int16_t wv[C * PAIRS * 8];
+	for (int trial = 0; trial < 1000; trial++) {
+		int c = 1 + (int)(lcg(&s) % C), taps = 1 + trial % (2 * PAIRS), pairs = (taps + 1) / 2;
 		for (size_t i = 0; i < sizeof(m); i++)
-			m[i] = (uint8_t)lcg(&s);
+			m[i] = trial % 5 ? (uint8_t)lcg(&s) : 255;
 		for (int x = 0; x < c; x++) {
-			off[x] = (int)(lcg(&s) % (COLS - 1)) * 3; /* both taps inside the row */
-			int16_t w0 = (int16_t)(lcg(&s) % 16385);
-			for (int k = 0; k < 8; k += 2) {
-				wv[8 * x + k] = w0;
-				wv[8 * x + k + 1] = (int16_t)(16384 - w0);
-			}
+			off[x] = (int)(lcg(&s) % (uint32_t)(COLS - 2 * pairs + 1)) * 3; /* taps inside */
+			int16_t w[2 * PAIRS] = { 0 };
+			random_weights(&s, w, taps);
+			for (int j = 0; j < pairs; j++)
+				for (int i = 0; i < 8; i += 2) {
+					wv[(x * pairs + j) * 8 + i] = w[2 * j];
+					wv[(x * pairs + j) * 8 + i + 1] = w[2 * j + 1];
+				}
 		}
 		got[3 * c] = 0xA5;
-		rf_hpass2_c(m, off, wv, want, c);
-		r.hpass2(m, off, wv, got, c);
-		cr_assert_eq(memcmp(want, got, (size_t)c * 3), 0, "C %d", c);
+		rf_hpass_c(m, off, wv, pairs, want, c);
+		r.hpass(m, off, wv, pairs, got, c);
+		cr_assert_eq(memcmp(want, got, (size_t)c * 3), 0, "C %d taps %d", c, taps);
 		cr_assert_eq(got[3 * c], 0xA5, "wrote past C = %d", c);
 	}
 	rf_resampler_destroy(&r);
 }
+
+Test(pixels, simd_vertical_kernel_sse2) { check_vertical(RF_SIMD_SSE2); }
+Test(pixels, simd_vertical_kernel_avx2) { check_vertical(RF_SIMD_AVX2); }
+Test(pixels, simd_horizontal_kernel_ssse3) { check_horizontal(RF_SIMD_SSSE3); }

@@ -62,10 +62,11 @@ int rf_resampler_init(rf_resampler *r, int crop)
 	memset(r, 0, sizeof(*r));
 	r->row = malloc((size_t)crop * 3);
 	r->xoff = malloc((size_t)crop * sizeof(int32_t));
-	r->xw = malloc((size_t)crop * 8 * sizeof(int16_t));
-	r->vpass2 = rf_vpass2_c;
-	r->hpass2 = rf_hpass2_c;
-	rf_resample_kernels_x86(r);
+	r->xw_cap = (size_t)crop * 8; /* one pair of taps; grown for wider filters */
+	r->xw = malloc(r->xw_cap * sizeof(int16_t));
+	r->vpass = rf_vpass_c;
+	r->hpass = rf_hpass_c;
+	rf_resample_kernels_x86(r, RF_SIMD_AVX2);
 	return r->row && r->xoff && r->xw ? 0 : -ENOMEM;
 }
 
@@ -81,7 +82,6 @@ void rf_resampler_destroy(rf_resampler *r)
 	taps_free(&r->ty);
 	free(r->mid);
 	free(r->row);
-	free(r->acc);
 	free(r->xoff);
 	free(r->xw);
 	memset(r, 0, sizeof(*r));
@@ -128,6 +128,7 @@ int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int
 	double scale = len / n;
 	double fscale = scale > 2.0 ? scale : 1.0; /* antialias only past 2x */
 	double support = fscale;                   /* the triangle's half-width, widened */
+	double inv_fscale = 1.0 / fscale;
 	/* Every output gets the same number of taps K, the widest footprint
 	 * (zero weights fill the narrower ones), so the passes run fixed-length
 	 * loops; K = 2 for plain bilinear. */
@@ -153,17 +154,19 @@ int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int
 		footprint(center, support, bound_lo, bound_hi, &x0, &x1);
 		double sum = 0;
 		for (int x = x0; x < x1; x++) {
-			double d = fabs((x + 0.5 - center) / fscale);
+			double d = fabs(x + 0.5 - center) * inv_fscale;
 			kw[x - x0] = d < 1.0 ? 1.0 - d : 0.0;
 			sum += kw[x - x0];
 		}
+		double norm = sum > 0 ? WONE / sum : 0;
 		/* K taps from s0, inside the bounds, covering [x0, x1) */
 		int s0 = x0 + K > bound_hi ? bound_hi - K : x0;
 		int16_t *w = t->weight + (size_t)o * K;
 		memset(w, 0, (size_t)K * sizeof(*w));
 		int total = 0, best = x0 - s0;
 		for (int x = x0; x < x1; x++) {
-			int v = sum > 0 ? (int)lrint(kw[x - x0] / sum * WONE) : (x == x0 ? WONE : 0);
+			/* weights are >= 0: adding 0.5 and truncating rounds them */
+			int v = sum > 0 ? (int)(kw[x - x0] * norm + 0.5) : (x == x0 ? WONE : 0);
 			w[x - s0] = (int16_t)v;
 			total += v;
 			if (v > w[best])
@@ -188,20 +191,28 @@ static inline uint8_t round_w(int32_t acc)
 	return (uint8_t)((acc + (1 << (WBITS - 1))) >> WBITS);
 }
 
-void rf_vpass2_c(const uint8_t *a, const uint8_t *b, int32_t w0, int32_t w1, uint8_t *mid, int n)
+void rf_vpass_c(const uint8_t *in, size_t stride, const int16_t *w, int taps, uint8_t *mid, int n)
 {
-	for (int i = 0; i < n; i++)
-		mid[i] = round_w(a[i] * w0 + b[i] * w1);
+	for (int i = 0; i < n; i++) {
+		int32_t acc = 0;
+		for (int k = 0; k < taps; k++)
+			acc += in[(size_t)k * stride + i] * w[k];
+		mid[i] = round_w(acc);
+	}
 }
 
-void rf_hpass2_c(const uint8_t *m, const int32_t *off, const int16_t *wv, uint8_t *row, int C)
+void rf_hpass_c(const uint8_t *m, const int32_t *off, const int16_t *wv, int pairs, uint8_t *row,
+		int C)
 {
 	for (int x = 0; x < C; x++) {
 		const uint8_t *p = m + off[x];
-		int32_t w0 = wv[8 * x], w1 = wv[8 * x + 1];
-		row[3 * x] = round_w(p[0] * w0 + p[3] * w1);
-		row[3 * x + 1] = round_w(p[1] * w0 + p[4] * w1);
-		row[3 * x + 2] = round_w(p[2] * w0 + p[5] * w1);
+		const int16_t *w = wv + (size_t)x * pairs * 8;
+		int32_t acc[3] = { 0, 0, 0 };
+		for (int j = 0; j < pairs; j++, p += 6, w += 8)
+			for (int c = 0; c < 3; c++)
+				acc[c] += p[c] * w[0] + p[3 + c] * w[1];
+		for (int c = 0; c < 3; c++)
+			row[3 * x + c] = round_w(acc[c]);
 	}
 }
 
@@ -258,6 +269,32 @@ static void store_row(const rf_output *o, const uint8_t *row, int y, uint8_t *ou
 	}
 }
 
+/* Lays out the horizontal taps for hpass: byte offsets, weights in pairs. */
+static int horizontal_layout(rf_resampler *r, int C)
+{
+	const rf_taps *tx = &r->tx;
+	int K = tx->taps, pairs = (K + 1) / 2;
+	size_t need = (size_t)C * pairs * 8;
+	if (need > r->xw_cap) {
+		int16_t *w = realloc(r->xw, need * sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		r->xw = w;
+		r->xw_cap = need;
+	}
+	for (int x = 0; x < C; x++) {
+		const int16_t *w = tx->weight + (size_t)x * K;
+		int16_t *v = r->xw + (size_t)x * pairs * 8;
+		r->xoff[x] = tx->start[x] * 3;
+		for (int j = 0; j < pairs; j++, v += 8)
+			for (int i = 0; i < 8; i += 2) {
+				v[i] = w[2 * j];
+				v[i + 1] = 2 * j + 1 < K ? w[2 * j + 1] : 0;
+			}
+	}
+	return pairs;
+}
+
 int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, size_t stride,
 		      int src_x0, int src_y0, uint8_t *out)
 {
@@ -270,65 +307,23 @@ int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, s
 	int cols = tx->hi - tx->lo, n = cols * 3;
 	if ((size_t)n > r->mid_cap) {
 		uint8_t *m = realloc(r->mid, (size_t)n + RF_MID_SLACK);
-		int32_t *a = realloc(r->acc, (size_t)n * sizeof(int32_t));
-		if (m)
-			r->mid = m;
-		if (a)
-			r->acc = a;
-		if (!m || !a)
+		if (!m)
 			return -ENOMEM;
+		r->mid = m;
 		r->mid_cap = (size_t)n;
 	}
+	int pairs = horizontal_layout(r, C);
+	if (pairs < 0)
+		return pairs;
 	const uint8_t *base = src + (ptrdiff_t)(tx->lo - src_x0) * 3;
-	if (tx->taps == 2) /* byte offsets and the weight pairs, once per sample */
-		for (int x = 0; x < C; x++) {
-			r->xoff[x] = tx->start[x] * 3;
-			for (int k = 0; k < 8; k += 2) {
-				r->xw[8 * x + k] = tx->weight[2 * x];
-				r->xw[8 * x + k + 1] = tx->weight[2 * x + 1];
-			}
-		}
 	int direct = o->dtype == RF_DTYPE_UINT8 && o->layout == RF_LAYOUT_HWC;
-	int KX = tx->taps, KY = ty->taps;
+	const uint8_t *m = r->mid - (ptrdiff_t)tx->lo * 3; /* m[x * 3] is image column x */
 	for (int y = 0; y < C; y++) {
-		const int16_t *w = ty->weight + (size_t)y * KY;
 		const uint8_t *in = base + (size_t)(ty->start[y] - src_y0) * stride;
-		uint8_t *mid = r->mid;
-		if (KY == 2) {
-			r->vpass2(in, in + stride, w[0], w[1], mid, n);
-		} else {
-			int32_t *acc = r->acc;
-			for (int i = 0; i < n; i++)
-				acc[i] = in[i] * w[0];
-			for (int k = 1; k < KY; k++) {
-				const uint8_t *ik = in + (size_t)k * stride;
-				int32_t wk = w[k];
-				for (int i = 0; i < n; i++)
-					acc[i] += ik[i] * wk;
-			}
-			for (int i = 0; i < n; i++)
-				mid[i] = round_w(acc[i]);
-		}
+		r->vpass(in, stride, ty->weight + (size_t)y * ty->taps, ty->taps, r->mid, n);
 		/* horizontal, into the slot row (uint8 HWC) or the row buffer */
 		uint8_t *row = direct ? out + (size_t)y * C * 3 : r->row;
-		const uint8_t *m = mid - (ptrdiff_t)tx->lo * 3; /* m[x * 3] is image column x */
-		if (KX == 2) {
-			r->hpass2(m, r->xoff, r->xw, row, C);
-		} else {
-			for (int x = 0; x < C; x++) {
-				const uint8_t *p = m + (size_t)tx->start[x] * 3;
-				const int16_t *wx = tx->weight + (size_t)x * KX;
-				int32_t a = 0, b = 0, c = 0;
-				for (int k = 0; k < KX; k++) {
-					a += p[3 * k] * wx[k];
-					b += p[3 * k + 1] * wx[k];
-					c += p[3 * k + 2] * wx[k];
-				}
-				row[3 * x] = round_w(a);
-				row[3 * x + 1] = round_w(b);
-				row[3 * x + 2] = round_w(c);
-			}
-		}
+		r->hpass(m, r->xoff, r->xw, pairs, row, C);
 		if (!direct)
 			store_row(o, row, y, out);
 	}

@@ -38,36 +38,41 @@ typedef struct rf_output {
 	uint16_t lut16[3][256];  /* the same as IEEE half */
 } rf_output;
 
-/* The two-tap kernels, the common case (scaled decode keeps shrinks under
- * 2x, where bilinear reads two inputs), all rounding as (sum + 2^13) >> 14:
- *   vpass2: mid[i] = a[i] * w0 + b[i] * w1, for i < n (two whole rows);
- *   hpass2: row[3x + c] = m[off[x] + c] * wv[8x] + m[off[x] + 3 + c] * wv[8x + 1]
- *           for x < C, c < 3 (wv holds (w0, w1) four times per output).
- * hpass2 may read RF_MID_SLACK bytes past the last tap it uses. */
-typedef void rf_vpass2_fn(const uint8_t *a, const uint8_t *b, int32_t w0, int32_t w1,
-			  uint8_t *mid, int n);
-typedef void rf_hpass2_fn(const uint8_t *m, const int32_t *off, const int16_t *wv, uint8_t *row,
-			  int C);
+/* The two kernels, each rounding its sums as (sum + 2^13) >> 14:
+ *   vpass: mid[i] = sum over k < taps of in[k * stride + i] * w[k], for i < n
+ *          (taps whole input rows blended into one);
+ *   hpass: row[3x + c] = sum over k < 2 * pairs of m[off[x] + 3k + c] * w_xk,
+ *          for x < C, c < 3, where wv holds the taps of output x two by two,
+ *          each pair four times: wv[(x * pairs + j) * 8 + 2i + h] = w_x(2j+h)
+ *          (a zero weight pads an odd tap count; its pixel is read, not used).
+ * hpass may read RF_MID_SLACK bytes past the last tap it uses. Two taps is
+ * the common case (scaled decode keeps most shrinks under 2x). */
+typedef void rf_vpass_fn(const uint8_t *in, size_t stride, const int16_t *w, int taps,
+			 uint8_t *mid, int n);
+typedef void rf_hpass_fn(const uint8_t *m, const int32_t *off, const int16_t *wv, int pairs,
+			 uint8_t *row, int C);
 #define RF_MID_SLACK 16
 
 typedef struct rf_resampler {
 	rf_taps tx, ty;
 	uint8_t *mid;     /* one row after the vertical pass (columns read x 3, + slack) */
-	int32_t *acc;     /* its accumulators when more than 2 taps */
 	size_t mid_cap;
 	uint8_t *row;     /* one output row (crop x 3) before conversion */
-	int32_t *xoff;    /* 2-tap horizontal pass: byte offset of each output's first tap */
-	int16_t *xw;      /* and its two weights, four times (8 per output) */
-	rf_vpass2_fn *vpass2; /* the fastest kernels this CPU runs (chosen by init) */
-	rf_hpass2_fn *hpass2;
+	int32_t *xoff;    /* horizontal pass: byte offset of each output's first tap */
+	int16_t *xw;      /* and its weights, laid out for hpass (see above) */
+	size_t xw_cap;
+	rf_vpass_fn *vpass; /* the fastest kernels this CPU runs (chosen by init) */
+	rf_hpass_fn *hpass;
 } rf_resampler;
 
 /* The plain C kernels (the reference the SIMD ones must match byte for byte). */
-rf_vpass2_fn rf_vpass2_c;
-rf_hpass2_fn rf_hpass2_c;
-/* Replaces r's kernels with the x86 SIMD ones the CPU supports (resample_x86.c;
- * does nothing elsewhere). */
-void rf_resample_kernels_x86(rf_resampler *r);
+rf_vpass_fn rf_vpass_c;
+rf_hpass_fn rf_hpass_c;
+/* Replaces r's kernels with the x86 SIMD ones this CPU supports, none beyond
+ * `upto` (resample_x86.c; does nothing elsewhere). rf_resampler_init asks
+ * for the best; tests ask for each level in turn. */
+typedef enum rf_simd { RF_SIMD_NONE, RF_SIMD_SSE2, RF_SIMD_SSSE3, RF_SIMD_AVX2 } rf_simd;
+void rf_resample_kernels_x86(rf_resampler *r, rf_simd upto);
 
 void rf_output_init(rf_output *o, int crop, rf_dtype dtype, rf_layout layout,
 		    const float mean[3], const float stdev[3]);
@@ -84,7 +89,8 @@ int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int
 		  int flip);
 
 /* Resamples src (rows from src_y0 of the image, columns from src_x0, stride
- * bytes per row, RGB; it must hold rows ty.lo..ty.hi and columns tx.lo..tx.hi) with the taps in r->tx / r->ty (in image coordinates) and
+ * bytes per row, RGB; it must hold rows ty.lo..ty.hi and columns
+ * tx.lo..tx.hi) with the taps in r->tx / r->ty (in image coordinates) and
  * stores the sample at out. @return : 0 or -ENOMEM. */
 int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, size_t stride,
 		      int src_x0, int src_y0, uint8_t *out);
