@@ -192,16 +192,22 @@ int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_jpeg_region *want, in
 	}
 	if (y0 > 0)
 		jpeg_skip_scanlines(ci, (JDIMENSION)y0);
-	for (int r = 0; r < rows; r++) {
-		uint8_t *dst = d->buf + (size_t)r * stride;
-		JSAMPROW row = d->cmyk ? d->cmyk_row : dst;
-		if (jpeg_read_scanlines(ci, &row, 1) != 1) {
+	/* Several rows a call (libjpeg hands out what one row group yields);
+	 * CMYK one at a time, through the conversion row. */
+	for (int r = 0; r < rows;) {
+		JSAMPROW ptr[16];
+		int ask = d->cmyk ? 1 : RF_MIN(rows - r, 16);
+		for (int i = 0; i < ask; i++)
+			ptr[i] = d->cmyk ? d->cmyk_row : d->buf + (size_t)(r + i) * stride;
+		int got = (int)jpeg_read_scanlines(ci, ptr, (JDIMENSION)ask);
+		if (got < 1) {
 			rf_fmt(reason, rlen, "corrupt JPEG: no data for row %d", y0 + r);
 			rf_jpeg_abort(d);
 			return RF_EBADSAMPLE;
 		}
 		if (d->cmyk)
-			cmyk_to_rgb(d->cmyk_row, dst, (int)width, d->inverted);
+			cmyk_to_rgb(d->cmyk_row, d->buf + (size_t)r * stride, (int)width, d->inverted);
+		r += got;
 	}
 	/* The rows below the region are never decoded. */
 	rf_jpeg_abort(d);
