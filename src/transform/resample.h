@@ -1,7 +1,10 @@
 /* resample.h - the fused transform pass: resample a decoded region to the
- * C x C output (separable, horizontal then vertical, 8-bit between passes as
- * PIL does) and store each output row straight into the sample's place in
- * the batch slot, converted to the output type and layout. Private.
+ * C x C output (separable, 8-bit between passes as PIL does, but vertical
+ * first, so that the gathering horizontal pass runs on C rows only) and store
+ * each output row straight into the sample's place in the batch slot,
+ * converted to the output type and layout. The two passes are kernels chosen
+ * per CPU (plain C here, SIMD in resample_x86.c), all giving the same bytes.
+ * Private.
  *
  * Filter: bilinear (triangle of support 1) at pixel centres; when shrinking
  * by more than 2x the triangle is widened to the shrink factor, which

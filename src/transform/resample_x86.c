@@ -67,12 +67,8 @@ INLINE void vpass_body(const uint8_t *in, size_t stride, const int16_t *w, int t
 		__m128i out = _mm_packus_epi16(_mm_packs_epi32(s[0], s[1]), _mm_packs_epi32(s[2], s[3]));
 		_mm_storeu_si128((__m128i *)(mid + i), out);
 	}
-	for (; i < n; i++) {
-		int32_t acc = ROUND;
-		for (int k = 0; k < taps; k++)
-			acc += in[(size_t)k * stride + i] * w[k];
-		mid[i] = (uint8_t)(acc >> 14);
-	}
+	if (i < n)
+		rf_vpass_c(in + i, stride, w, taps, mid + i, n - i);
 }
 
 /* Two taps (bilinear within 2x, the common case) gets its own copy, the loop
