@@ -5,7 +5,7 @@
 # passed as arguments (bench scripts add the torch peer's).
 set -euo pipefail
 
-pkgs=(gcc g++ meson ninja-build pkg-config python3
+pkgs=(gcc g++ meson ninja-build pkg-config python3 python3-pip
       liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev libcriterion-dev
       openmpi-bin libopenmpi-dev chromium
       "$@")
@@ -15,7 +15,9 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 	fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+	exec "$(dirname "$0")/nvjpeg-header.sh"
+fi
 
 echo "deps.sh: installing ${missing[*]}" >&2
 sudo=()
@@ -30,3 +32,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+"$(dirname "$0")/nvjpeg-header.sh"
