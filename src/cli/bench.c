@@ -62,7 +62,12 @@ static void usage(FILE *f)
 		"  --report FILE.html   with --diagnose or tune: a page with the charts\n"
 		"  --device N        copy each batch to CUDA device N as it completes (pinned\n"
 		"                    slots, a transfer stream); --device-convert sends uint8\n"
-		"                    and converts to --dtype/--layout on the device\n"
+		"                    and converts to --dtype/--layout on the device; each\n"
+		"                    batch is waited for on the device before it counts\n"
+		"  --decode cpu|gpu|auto   where JPEGs are decoded (default cpu): gpu = the\n"
+		"                    GPU's JPEG engines (nvJPEG, needs --device), auto = the\n"
+		"                    engines and the --threads pool together (the pool alone\n"
+		"                    where there are no engines)\n"
 		"  --index-cache FILE   load the index from FILE (see ringfeed index);\n"
 		"                    walk and rewrite it when missing or stale\n"
 		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
@@ -88,6 +93,11 @@ static void usage(FILE *f)
 		"  --resume FILE     continue from a saved state: the batches the saving run\n"
 		"                    would have delivered next (same dataset and order options;\n"
 		"                    threads, io-depth, prefetch, read-pool and epochs may differ)\n");
+}
+
+static const char *decode_name(uint32_t d)
+{
+	return d == RF_DECODE_GPU ? "gpu" : d == RF_DECODE_AUTO ? "auto" : "cpu";
 }
 
 static const char *io_path_name(uint32_t p)
@@ -124,7 +134,7 @@ int cmd_bench(int argc, char **argv)
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
 	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_STEP, O_LOG, O_PROGRESS,
-	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV };
+	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
@@ -152,6 +162,7 @@ int cmd_bench(int argc, char **argv)
 		{ "diagnose", no_argument, 0, O_DIAGNOSE }, { "report", required_argument, 0, O_REPORT },
 		{ "tune", no_argument, 0, O_TUNE },        { "tune-batch", no_argument, 0, O_TUNEBATCH },
 		{ "device", required_argument, 0, O_DEVICE }, { "device-convert", no_argument, 0, O_DEVCONV },
+		{ "decode", required_argument, 0, O_DECODE },
 		/* Order, ranks and resume (issue 6). */
 		{ "sampler", required_argument, 0, O_SAMPLER },
 		{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -234,6 +245,12 @@ int cmd_bench(int argc, char **argv)
 		case O_TUNE: tune = 1; break;
 		case O_DEVICE: if (cli_int("--device", optarg, 0, 1023, &v)) return 2; cfg.device = (int)v; break;
 		case O_DEVCONV: cfg.device_convert = 1; break;
+		case O_DECODE:
+			if (!strcmp(optarg, "cpu")) cfg.decode = RF_DECODE_CPU;
+			else if (!strcmp(optarg, "gpu")) cfg.decode = RF_DECODE_GPU;
+			else if (!strcmp(optarg, "auto")) cfg.decode = RF_DECODE_AUTO;
+			else return cli_usage_error("bench", "--decode: expected cpu, gpu or auto, not '%s'", optarg);
+			break;
 		case O_TUNEBATCH: tune = 1; tune_batch = 1; break;
 		case O_RAWMAX:
 			if (cli_int("--raw-max", optarg, 1, 1 << 20, &v)) return 2;
@@ -338,11 +355,11 @@ int cmd_bench(int argc, char **argv)
 	}
 	double t_created = now_s();
 	run_hooks hooks = { .max_batches = max_batches, .step_ms = step_ms, .log = log, .ids = ids,
-			    .progress = progress, .raw = cfg.raw };
+			    .progress = progress, .raw = cfg.raw, .device_sync = cfg.device >= 0 };
 	run_out run;
 	ret = run_consume(l, &hooks, &run);
 	if (ret == -EIO)
-		fprintf(stderr, "ringfeed bench: writing --ids or --log: %s\n", strerror(errno));
+		fprintf(stderr, "ringfeed bench: writing --ids or --log, or waiting for the device: %s\n", strerror(errno));
 	double t_first = run.t_first;
 	unsigned long long batches = run.batches, samples = run.samples, checksum = run.checksum;
 	double t_end = run.t_end;
@@ -411,13 +428,16 @@ int cmd_bench(int argc, char **argv)
 		       "\"read_wait_pct\":%.1f,\"decode_pct\":%.1f,\"transform_pct\":%.1f,"
 		       "\"collate_pct\":%.1f,\"other_pct\":%.1f,\"consumer_wait_pct\":%.1f,"
 		       "\"ring_cpu_us_per_sample\":%.2f,\"ring_cpu_ms_per_10k\":%.2f,\"scaled_decodes\":%llu,"
-		       "\"decoded_pixels_pct\":%.1f},\"checksum\":%llu}\n",
+		       "\"decoded_pixels_pct\":%.1f},\"decode\":\"%s\",\"cpu_decodes\":%llu,"
+		       "\"gpu_decodes\":%llu,\"gpu_busy_s\":%.6f,\"gpu_host_s\":%.6f,\"checksum\":%llu}\n",
 		       samples, batches, secs, sps, mbps, (unsigned long long)st.bytes_read,
 		       (unsigned long long)st.bad_samples, t_created - t0,
 		       t_first ? t_first - t0 : 0.0, st.threads, st.io_depth, io_path_name(st.io_path),
 		       st.direct_io, st.fixed_buffers, readwait_ms, decode_ms, transform_ms, collate_ms, pct_readwait,
 		       pct_decode, pct_transform, pct_collate, pct_other, wait_pct, ring_us, ring_us * 10,
-		       (unsigned long long)st.scaled_decodes, px_pct, checksum);
+		       (unsigned long long)st.scaled_decodes, px_pct, decode_name(st.decode_path),
+		       (unsigned long long)st.cpu_decodes, (unsigned long long)st.gpu_decodes,
+		       (double)st.ns_gpu_decode * 1e-9, (double)st.ns_gpu_host * 1e-9, checksum);
 	} else {
 		printf("ringfeed bench: %llu %s in %llu batches, %.3f s\n", samples,
 		       cfg.raw ? "files" : "samples", batches, secs);

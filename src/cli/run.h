@@ -21,6 +21,7 @@ typedef struct run_hooks {
 	size_t waits_cap;
 	long long warm_batches; /* the steady figures start after this many batches:
 	                         * prefetched batches would flatter a short run */
+	int device_sync;     /* wait (rf_batch_sync) for each batch on the device */
 } run_hooks;
 
 typedef struct run_out {

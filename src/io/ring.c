@@ -332,7 +332,7 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		rf_loader_place_landed(l, s);
 		return;
 	}
-	rf_idq_push(&l->work, id); /* now the compute pool's, until handed back */
+	rf_loader_dispatch(l, id); /* now a decoder's, until handed back */
 }
 
 /* A plain-descriptor open completed: on success start its read and close; on

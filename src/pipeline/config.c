@@ -96,6 +96,13 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 		       "float dtype (it sends uint8 and converts on the device)");
 		return RF_ECONFIG;
 	}
+	CHECK_RANGE(decode, RF_DECODE_CPU, RF_DECODE_AUTO);
+	if (cfg->decode == RF_DECODE_GPU && (cfg->device < 0 || cfg->raw || cfg->device_convert ||
+					     cfg->fetch_only)) {
+		rf_fmt(err, errlen, "config: decode = gpu needs a device (device = %d) and decoded "
+		       "samples (not raw, device_convert or fetch_only)", cfg->device);
+		return RF_ECONFIG;
+	}
 	if (cfg->raw && (cfg->raw_max_bytes < 1 || cfg->raw_max_bytes > (1u << 30))) {
 		rf_fmt(err, errlen, "config: raw_max_bytes = %zu is out of range [1, 1 GiB]",
 		       cfg->raw_max_bytes);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "gpu/gpu.h"
+#include "gpu/jpeg_gpu.h"
 #include "pipeline/config.h"
 #include "pipeline/loader_impl.h"
 #include "pipeline/state.h"
@@ -63,9 +64,9 @@ void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 		pthread_mutex_unlock(&l->mu);
 		char why[256];
 		size_t bytes = l->cfg.raw ? s->batch.bytes : (size_t)s->batch.count * l->sample_bytes;
-		if (!failed && rf_gpu_copy(l->gpu, (int)(s - l->slots), s->batch.data, bytes,
-					   s->batch.count, &s->batch.device_data, &s->batch.ready_event,
-					   why, sizeof(why))) {
+		if (!failed && rf_gpu_copy(l->gpu, (int)(s - l->slots), s->host, bytes, s->batch.count,
+					   s->on_host, l->sample_bytes, &s->batch.device_data,
+					   &s->batch.ready_event, why, sizeof(why))) {
 			pthread_mutex_lock(&l->mu);
 			s->err = -EIO;
 			rf_fmt(s->errmsg, sizeof(s->errmsg), "batch %llu to device %d: %s",
@@ -154,7 +155,7 @@ static int alloc_slots(rf_loader *l)
 	for (int i = 0; i < P; i++) {
 		rf_slot *s = &l->slots[i];
 		uint8_t *base = l->slot_mem + (size_t)i * (data + meta);
-		s->batch.data = base;
+		s->host = s->batch.data = base;
 		/* metadata: the 8-byte arrays first, so every array is aligned */
 		s->batch.ids = (uint64_t *)(base + data);
 		s->batch.offsets = (uint64_t *)(base + data + (size_t)B * sizeof(uint64_t));
@@ -170,6 +171,52 @@ static int alloc_slots(rf_loader *l)
 		atomic_init(&s->remaining, 0);
 		atomic_init(&s->replaced, 0);
 	}
+	return 0;
+}
+
+/* cfg.decode: opens the GPU's JPEG engines (GPU, or AUTO where they exist)
+ * and the per-slot masks of host-decoded samples. AUTO without engines is
+ * CPU decode, logged once. */
+static int open_gpu_decode(rf_loader *l, char *err, size_t errlen)
+{
+	l->decode = RF_DECODE_CPU;
+	if (l->cfg.decode == RF_DECODE_CPU || l->cfg.raw || l->cfg.fetch_only)
+		return 0;
+	char why[256] = "";
+	int ret = -ENOTSUP;
+	if (l->cfg.device < 0 || l->cfg.device_convert) {
+		rf_fmt(why, sizeof(why), "%s", l->cfg.device < 0 ? "no device (cfg.device = -1)"
+								  : "device_convert is set");
+	} else {
+		l->gpu_group = (uint32_t)RF_MAX(1, RF_MIN(256, l->cfg.io_depth / 4));
+		rf_gpu_jpeg_params p = { .device = l->cfg.device, .stream = rf_gpu_stream(l->gpu),
+					 .max_group = (int)l->gpu_group, .crop = l->cfg.crop,
+					 .dtype = l->cfg.dtype, .layout = l->cfg.layout,
+					 .lut32 = &l->output.lut32[0][0], .lut16 = &l->output.lut16[0][0] };
+		for (ret = 0; !ret && l->ngpu_dec < RF_GPU_DECODERS; l->ngpu_dec++) {
+			rf_gpu_decoder *d = &l->gpu_dec[l->ngpu_dec];
+			d->l = l;
+			ret = rf_gpu_jpeg_create(&d->jpeg, &p, why, sizeof(why));
+		}
+	}
+	if (ret) {
+		if (l->cfg.decode == RF_DECODE_GPU) {
+			rf_fmt(err, errlen, "config: decode = gpu: %s", why);
+			return ret;
+		}
+		rf_log(l->cfg.log_level, RF_LOG_WARN, "decode = auto: %s; decoding on the CPU", why);
+		return 0;
+	}
+	if (rf_idq_init(&l->gpu_work, (uint32_t)l->cfg.io_depth))
+		return -ENOMEM;
+	for (int i = 0; i < l->cfg.prefetch; i++) {
+		l->slots[i].on_host = calloc((size_t)l->cfg.batch_size, 1);
+		if (!l->slots[i].on_host)
+			return -ENOMEM;
+		l->slots[i].batch.data = NULL; /* the samples are on the device only */
+	}
+	l->decode = l->cfg.decode;
+	rf_split_init(&l->split, l->cfg.threads, l->ngpu_dec);
 	return 0;
 }
 
@@ -364,6 +411,9 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 			l->slots[i].batch.device_sample_bytes = dev_sample;
 		}
 	}
+	ret = open_gpu_decode(l, err, errlen);
+	if (ret)
+		goto fail;
 	l->req = calloc((size_t)l->cfg.io_depth, sizeof(*l->req));
 	if (!l->req)
 		goto fail_nomem;
@@ -383,6 +433,14 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	l->compute = calloc((size_t)RF_MAX(l->cfg.threads, 1), sizeof(pthread_t));
 	if (!l->compute)
 		goto fail_nomem;
+	for (int i = 0; l->decode != RF_DECODE_CPU && i < l->ngpu_dec; i++) {
+		ret = start_thread(&l->gpu_dec[i].thread, rf_gpu_decode_main, &l->gpu_dec[i]);
+		if (ret) {
+			rf_fmt(err, errlen, "cannot start GPU decode thread %d: %s", i, strerror(-ret));
+			goto fail;
+		}
+		l->gpu_dec[i].started = 1;
+	}
 	for (int i = 0; i < l->cfg.threads; i++) {
 		ret = start_thread(&l->compute[i], rf_compute_main, l);
 		if (ret) {
@@ -422,6 +480,13 @@ RF_API void rf_loader_destroy(rf_loader *l)
 		rf_idq_shutdown(&l->work);
 	for (int i = 0; i < l->ncompute; i++)
 		pthread_join(l->compute[i], NULL);
+	if (l->gpu_work.ids)
+		rf_idq_shutdown(&l->gpu_work);
+	for (int i = 0; i < l->ngpu_dec; i++) {
+		if (l->gpu_dec[i].started)
+			pthread_join(l->gpu_dec[i].thread, NULL);
+		rf_gpu_jpeg_destroy(l->gpu_dec[i].jpeg); /* waits until the engines no longer read the pool */
+	}
 	if (l->ring_started) {
 		rf_loader_wake_ring(l);
 		pthread_join(l->ring_thread, NULL); /* cancels its reads, closes the ring */
@@ -433,7 +498,10 @@ RF_API void rf_loader_destroy(rf_loader *l)
 		close(l->wake_fd);
 	rf_idq_destroy(&l->work);
 	rf_idq_destroy(&l->done);
+	rf_idq_destroy(&l->gpu_work);
 	free(l->req);
+	for (int i = 0; l->slots && i < l->cfg.prefetch; i++)
+		free(l->slots[i].on_host);
 	free(l->slots);
 	if (l->slot_mem)
 		munmap(l->slot_mem, l->slot_mem_len);
@@ -529,6 +597,13 @@ RF_API int rf_batch_wait(const rf_batch *b, void *stream)
 	return rf_gpu_stream_wait(b->ready_event, stream);
 }
 
+RF_API int rf_batch_sync(const rf_batch *b)
+{
+	if (!b || !b->ready_event)
+		return -EINVAL;
+	return rf_gpu_event_sync(b->ready_event);
+}
+
 RF_API void rf_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
 {
 	if (l && b && l->gpu) {
@@ -594,6 +669,11 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->fixed_buffers = atomic_load(&l->st.fixed_buffers);
 	out->io_path = atomic_load(&l->st.io_path);
 	out->dio_align = atomic_load(&l->st.dio_align);
+	out->decode_path = (uint32_t)l->decode;
+	out->cpu_decodes = atomic_load_explicit(&l->st.cpu_decodes, memory_order_relaxed);
+	out->gpu_decodes = atomic_load_explicit(&l->st.gpu_decodes, memory_order_relaxed);
+	out->ns_gpu_decode = atomic_load_explicit(&l->st.ns_gpu_decode, memory_order_relaxed);
+	out->ns_gpu_host = atomic_load_explicit(&l->st.ns_gpu_host, memory_order_relaxed);
 	return 0;
 }
 

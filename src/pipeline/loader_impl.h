@@ -7,7 +7,10 @@
  * - the ring thread owns `ring` (the io_uring, the read pool, the requests
  *   while they are in flight, the retry list, the issue cursor);
  * - a compute thread owns a request between taking it from `work` and handing
- *   it back through `done`, and its own scratch;
+ *   it back through `done`, and its own scratch; the GPU decode thread
+ *   (cfg.decode) likewise between `gpu_work` and `done` (or `work`, when it
+ *   passes an image the engines refuse to the compute pool), and the
+ *   engines (gpu_jpeg);
  * - slot state and slot errors are guarded by `mu`; samples count down on
  *   `remaining` (atomic); counters in `st` are relaxed atomics.
  * Lock order: a thread holds at most one of mu, work.mu, done.mu, report_mu
@@ -76,6 +79,11 @@ typedef struct rf_slot {
 	atomic_uint_fast64_t t_last_read; /* the latest landing of one of its reads */
 	atomic_uint_fast64_t prep_ns, read_bytes; /* summed over its samples */
 	size_t raw_cap;        /* raw mode: bytes of data the slot holds */
+	uint8_t *host;         /* the slot's sample memory on the host (batch.data is
+	                        * NULL when the samples are decoded on the GPU) */
+	uint8_t *on_host;      /* GPU decode: per place, 1 = decoded on the host (to be
+	                        * copied). Set by the thread that lands the place, read
+	                        * and cleared by the one that lands the last */
 } rf_slot;
 
 /* A bounded FIFO of request ids: capacity io_depth, which no queue can exceed
@@ -95,9 +103,35 @@ typedef struct rf_counters {
 	atomic_uint_fast64_t scaled_decodes, decoded_pixels, source_pixels;
 	atomic_uint direct_io, fixed_buffers, io_path, dio_align;
 	atomic_uint reads_in_flight; /* the ring thread's count, published each pass */
+	atomic_uint_fast64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
 } rf_counters;
 
 struct rf_ring; /* src/io/ring_impl.h: the ring thread's own state */
+struct rf_gpu_jpeg; /* src/gpu/jpeg_gpu.h: the GPU's JPEG engines */
+
+/* GPU decode threads: several, so that some prepare groups (headers, taps)
+ * while another's submit blocks until the engines took its group (the
+ * hardware backend's batched decode returns only then): on an H100 with
+ * ~60 KB JPEGs, 1, 2, 3 and 4 threads gave 12.2, 15.6, 17.2 and 15.3
+ * thousand images/s. Each owns its engine handle. */
+#define RF_GPU_DECODERS 3
+/* AUTO's split between the engines and the pool. The outstanding counts go
+ * up when the ring dispatches a read to a side and down when that side is
+ * done with it (a decoder that passes a refused image on moves it from
+ * gpu_out to cpu_out); the rest is the ring thread's. */
+typedef struct rf_split {
+	atomic_uint gpu_out, cpu_out;  /* dispatched and not done */
+	double gpu_rate, cpu_rate;     /* samples/s, measured */
+	uint64_t t_last, gpu_done, cpu_done;
+	int gpu_busy, cpu_busy;        /* the side had work since the last measure */
+} rf_split;
+
+typedef struct rf_gpu_decoder {
+	struct rf_loader *l;
+	struct rf_gpu_jpeg *jpeg;
+	pthread_t thread;
+	int started;
+} rf_gpu_decoder;
 
 struct rf_loader {
 	rf_config cfg;         /* copy, validated, defaults resolved; read-only after create */
@@ -132,6 +166,13 @@ struct rf_loader {
 	rf_request *req;       /* io_depth of them */
 	rf_idq work;           /* ring -> compute: requests whose read landed */
 	rf_idq done;           /* compute -> ring: requests handed back */
+	/* GPU decode (cfg.decode): read-only after create but for the queue */
+	rf_decode decode;      /* in use: RF_DECODE_CPU, or GPU / AUTO with the engines open */
+	rf_gpu_decoder gpu_dec[RF_GPU_DECODERS];
+	int ngpu_dec;          /* decoders opened */
+	rf_idq gpu_work;       /* ring -> GPU decode threads: requests whose read landed */
+	uint32_t gpu_group;    /* images per engine call at most */
+	rf_split split;        /* AUTO: how landed reads are split (dispatch.c) */
 	int wake_fd;           /* eventfd: anyone -> ring thread (it reads it through the ring) */
 	atomic_bool stop;      /* destroy asks every thread to leave */
 
@@ -158,6 +199,11 @@ struct rf_loader {
 	int failed;            /* sticky error returned by every later next() */
 	char err_detail[768];
 };
+
+/* Hands a landed read to its decoder: the GPU decode threads or the compute
+ * pool (src/pipeline/dispatch.c). Ring thread. */
+void rf_loader_dispatch(rf_loader *l, uint32_t id);
+void rf_split_init(rf_split *sp, int threads, int decoders);
 
 /* Wakes the ring thread (from any thread). */
 void rf_loader_wake_ring(rf_loader *l);
@@ -193,6 +239,9 @@ int rf_idq_push(rf_idq *q, uint32_t id);
 /* Blocks until an id is there or shutdown; returns 0 with *id, or -1 on shutdown.
  * *waited_ns gets the time spent blocked. */
 int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns);
+/* Pushes id unless the queue holds limit ids already. @return : 1 pushed
+ * into an empty queue, 0 pushed, -1 not pushed. */
+int rf_idq_push_below(rf_idq *q, uint32_t id, uint32_t limit);
 /* Takes up to max ids without blocking; returns how many. */
 uint32_t rf_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max);
 void rf_idq_shutdown(rf_idq *q);
@@ -201,5 +250,6 @@ void rf_idq_shutdown(rf_idq *q);
 void *rf_ring_main(void *loader);    /* src/io/ring.c */
 void rf_ring_free(struct rf_ring *r); /* src/io/ring_setup.c: after the ring thread joined */
 void *rf_compute_main(void *loader); /* src/pipeline/compute.c */
+void *rf_gpu_decode_main(void *decoder); /* src/pipeline/gpu_decode.c: an rf_gpu_decoder */
 
 #endif
