@@ -13,7 +13,9 @@
  *   set cfg.log_level or cfg.on_sample_error.
  * - Threads: a loader runs 1 + cfg.threads threads of its own (the ring
  *   thread and the compute pool; raw mode starts no compute threads), plus
- *   cfg.pread_threads only on the RF_IO_PREAD path (no io_uring), all created
+ *   cfg.pread_threads only on the RF_IO_PREAD path (no io_uring), plus 3
+ *   GPU decode threads while the GPU's JPEG engines are in use (cfg.decode;
+ *   libnvjpeg and the CUDA runtime may run threads of their own), all created
  *   by rf_loader_create() and joined by rf_loader_destroy(). io_uring may run
  *   blocking opens on its own kernel workers (iou-wrk). A loader is driven by one consumer thread:
  *   rf_loader_next(), rf_batch_release() and rf_loader_state functions must
@@ -426,9 +428,11 @@ typedef struct rf_stats {
 	 * took on the transfer stream (timed with events, summed) */
 	uint64_t device_bytes, ns_device_copy;
 	/* decode: the rf_decode in use (AUTO that fell back reads CPU), samples
-	 * decoded by the compute pool and by the GPU's engines, and the engines'
-	 * busy time (decode + resample on the stream, timed with events); the
-	 * GPU decode thread's own time on the host (headers, taps, submitting) */
+	 * decoded by the compute pool and by the GPU's engines; the stream time
+	 * of the engines' groups (decode + resample, timed with events, summed
+	 * over the GPU decode threads, whose groups overlap: it can exceed the
+	 * run's time); the GPU decode threads' own time on the host (headers,
+	 * taps, submitting), summed */
 	uint32_t decode_path;
 	uint32_t reserved1;
 	uint64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;

@@ -354,6 +354,13 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 	double t_created = now_s();
+	if (cfg.decode == RF_DECODE_AUTO) {
+		rf_stats first;
+		rf_loader_stats(l, &first);
+		if (first.decode_path == RF_DECODE_CPU)
+			fprintf(stderr, "ringfeed bench: --decode auto: no GPU JPEG decode here%s; decoding on the "
+				"CPU\n", cfg.log_level >= RF_LOG_WARN ? "" : " (--verbose says why)");
+	}
 	run_hooks hooks = { .max_batches = max_batches, .step_ms = step_ms, .log = log, .ids = ids,
 			    .progress = progress, .raw = cfg.raw, .device_sync = cfg.device >= 0 };
 	run_out run;

@@ -11,9 +11,14 @@
  *   with consumer  the full pipeline feeding a simulated training step of
  *                  step_ms per batch: how long the consumer waits per batch,
  *                  and the share of the run an accelerator would idle.
+ *   engines        with GPU decode (cfg.decode gpu or auto, and a device
+ *                  whose engines answer): the GPU's JPEG engines alone
+ *                  (decode gpu, one compute thread for what they refuse);
+ *                  prep is then the pool's rate over the samples it decoded.
  * Verdict: consumer-bound when the consumer waits under 5% of the run (the
- * input keeps up); otherwise decode-bound when prep < fetch, else
- * storage-bound, with the numbers behind it and the headroom. */
+ * input keeps up); otherwise decode-bound when the decoders (prep, and the
+ * engines with GPU decode) give less than fetch, saying which of them bounds
+ * it, else storage-bound, with the numbers behind it and the headroom. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -84,18 +89,33 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 	rf_config cfg = *base;
 	cfg.epochs = 0; /* endless: every stage runs nb batches */
 	cfg.on_sample_error = NULL;
-	stage_result fetch, full, cons;
+	stage_result fetch, full, cons, eng = { 0 };
 	if (!o->json)
 		fprintf(stderr, "diagnose: fetch (reads only, %lld batches)...\n", nb);
 	cfg.fetch_only = 1;
+	cfg.decode = RF_DECODE_CPU; /* nothing is decoded */
 	if (run_stage(&cfg, nb, 0, o->progress, NULL, 0, &fetch))
 		return -1;
 	cfg.fetch_only = 0;
+	cfg.decode = base->decode;
 	if (!o->json)
 		fprintf(stderr, "diagnose: full pipeline...\n");
 	if (run_stage(&cfg, nb, 0, o->progress, NULL, 0, &full))
 		return -1;
-	uint64_t n = full.st.samples ? full.st.samples : 1;
+	/* the engines alone, when the full run used them */
+	int gpu = full.st.decode_path != RF_DECODE_CPU;
+	if (gpu) {
+		if (!o->json)
+			fprintf(stderr, "diagnose: the GPU's JPEG engines alone...\n");
+		rf_config e = cfg;
+		e.decode = RF_DECODE_GPU;
+		e.threads = 1;
+		if (run_stage(&e, nb, 0, o->progress, NULL, 0, &eng))
+			return -1;
+	}
+	/* the pool's own samples (with GPU decode it decodes only its share) */
+	uint64_t n = gpu ? full.st.cpu_decodes : full.st.samples;
+	n = n ? n : 1;
 	double compute_ns = (double)(full.st.ns_decode + full.st.ns_transform + full.st.ns_collate) / (double)n;
 	unsigned threads = full.st.threads ? full.st.threads : 1;
 	/* raw mode has no compute stage: prep is as fast as the reads come */
@@ -119,7 +139,18 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 			 "samples/s, the input gives %.0f; the consumer waits %.2f ms per batch (%.1f%% of "
 			 "the run): the input is not the bottleneck", step, cfg.batch_size,
 			 1e3 * batch / step, full.rate, cons.wait_ms_batch, 100 * idle);
-	} else if (prep < fetch.rate) {
+	} else if (gpu && eng.rate + (full.st.decode_path == RF_DECODE_AUTO ? prep : 0) < fetch.rate) {
+		int aut = full.st.decode_path == RF_DECODE_AUTO;
+		verdict = "decode-bound";
+		snprintf(why, sizeof(why), "decode-bound: the GPU's JPEG engines give %.0f samples/s%s%.0f, "
+			 "fetch %.0f samples/s; the full pipeline %.0f (%.0f%% decoded by the engines)%s",
+			 eng.rate, aut ? " and the compute pool " : " (the pool decodes only what they refuse: ",
+			 aut ? prep : (double)full.st.cpu_decodes, fetch.rate, full.rate,
+			 100.0 * (double)full.st.gpu_decodes / (double)(full.st.samples ? full.st.samples : 1),
+			 aut ? (eng.rate >= prep ? "; the engines do the larger part: more compute threads add "
+						   "the rest" : "; the pool does the larger part")
+			     : " samples); --decode auto adds the compute pool");
+	} else if (prep < fetch.rate && !gpu) {
 		verdict = "decode-bound";
 		double per_thread = prep / threads;
 		snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
@@ -135,10 +166,11 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 
 	if (o->json) {
 		printf("{\"verdict\":\"%s\",\"why\":\"%s\",\"stages\":{\"fetch\":%.2f,\"prep\":%.2f,"
-		       "\"full\":%.2f,\"with_consumer\":%.2f},\"step_ms\":%.3f,\"consumer_wait_ms_per_batch\":%.3f,"
+		       "\"full\":%.2f,\"with_consumer\":%.2f,\"engines\":%.2f},\"step_ms\":%.3f,\"consumer_wait_ms_per_batch\":%.3f,"
 		       "\"accelerator_idle_pct\":%.2f,\"threads\":%u,\"io_depth\":%u,\"batches_per_stage\":%lld,"
 		       "\"prep_note\":\"compute threads over their decode+transform+collate time per sample in the full run\"}\n",
-		       verdict, why, fetch.rate, isinf(prep) ? -1.0 : prep, full.rate, cons.rate, step,
+		       verdict, why, fetch.rate, isinf(prep) ? -1.0 : prep, full.rate, cons.rate,
+		       gpu ? eng.rate : -1.0, step,
 		       cons.wait_ms_batch, 100 * idle, threads, full.st.io_depth, nb);
 	} else {
 		printf("ringfeed diagnosis (%lld batches of %d per stage, %u compute threads, io_depth %u)\n",
@@ -148,6 +180,8 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 			printf("  prep (compute)                      none (raw mode)\n");
 		else
 			printf("  prep (compute, from timers) %10.0f samples/s\n", prep);
+		if (gpu)
+			printf("  GPU JPEG engines alone      %10.0f samples/s\n", eng.rate);
 		printf("  full pipeline               %10.0f samples/s\n", full.rate);
 		printf("  with a %.2f ms step         %10.0f samples/s; waits %.2f ms per batch, "
 		       "an accelerator would idle %.1f%%\n", step, cons.rate, cons.wait_ms_batch, 100 * idle);

@@ -30,24 +30,15 @@ void rf_idq_destroy(rf_idq *q)
 	q->ids = NULL;
 }
 
-int rf_idq_push_below(rf_idq *q, uint32_t id, uint32_t limit)
+int rf_idq_push(rf_idq *q, uint32_t id)
 {
 	pthread_mutex_lock(&q->mu);
-	if (q->count >= limit) {
-		pthread_mutex_unlock(&q->mu);
-		return -1;
-	}
 	/* Cannot overflow: cap is the number of ids in existence. */
 	q->ids[(q->first + q->count) % q->cap] = id;
 	int was_empty = q->count++ == 0;
 	pthread_cond_signal(&q->nonempty);
 	pthread_mutex_unlock(&q->mu);
 	return was_empty;
-}
-
-int rf_idq_push(rf_idq *q, uint32_t id)
-{
-	return rf_idq_push_below(q, id, UINT32_MAX) == 1;
 }
 
 int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns)

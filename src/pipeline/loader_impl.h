@@ -239,9 +239,6 @@ int rf_idq_push(rf_idq *q, uint32_t id);
 /* Blocks until an id is there or shutdown; returns 0 with *id, or -1 on shutdown.
  * *waited_ns gets the time spent blocked. */
 int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns);
-/* Pushes id unless the queue holds limit ids already. @return : 1 pushed
- * into an empty queue, 0 pushed, -1 not pushed. */
-int rf_idq_push_below(rf_idq *q, uint32_t id, uint32_t limit);
 /* Takes up to max ids without blocking; returns how many. */
 uint32_t rf_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max);
 void rf_idq_shutdown(rf_idq *q);
