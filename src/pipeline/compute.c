@@ -3,11 +3,7 @@
  * needs (DCT scale, rows, columns), resample it straight into its place in
  * the batch slot, hand the read buffer back to the ring thread, count the
  * batch down (the thread that lands the last sample publishes the batch). */
-#define _GNU_SOURCE
 #include <errno.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <math.h>
 #include <string.h>
 
@@ -73,12 +69,6 @@ static void flush_counters(rf_loader *l, worker *w)
 void *rf_compute_main(void *arg)
 {
 	rf_loader *l = arg;
-	/* Beside the GPU's engines the pool takes what they leave: it yields the
-	 * cores to the threads that feed them (and to the ring), which need a
-	 * little CPU at the right time, or the engines idle. Lowering one's own
-	 * priority needs no privilege; a failure changes nothing else. */
-	if (l->decode == RF_DECODE_AUTO)
-		(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	worker w = { 0 };
 	int ok = rf_jpeg_decoder_create(&w.dec) == 0;
 	ok = rf_resampler_init(&w.rs, l->cfg.crop) == 0 && ok;
