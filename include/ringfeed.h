@@ -281,12 +281,14 @@ typedef struct rf_config {
 	 * are only in device_data: data is NULL. Pixels: the same windows
 	 * (center crop, RandomResizedCrop and flip for the same seed, epoch and
 	 * id) and the same resampling integers as the CPU path, but the engines'
-	 * IDCT and chroma upsampling differ from libjpeg-turbo's, so a sample
-	 * decoded on the GPU differs from the CPU's by about one level per
-	 * channel on average (bounded in the tests: mean absolute difference <=
-	 * 1.5 per channel). Each sample is stable run to run for one decoder;
-	 * under AUTO which decoder takes a sample depends on timing. Not with
-	 * raw or device_convert. */
+	 * IDCT and chroma upsampling differ from libjpeg-turbo's: a sample
+	 * decoded on the GPU differs from the CPU's at the same decode scale by
+	 * about half a level per channel on average (about 1.5 at most for one
+	 * sample; the tests bound the mean absolute difference per channel by
+	 * 1.5). The engines decode at full scale, and so does the compute pool
+	 * beside them (no DCT scaling under GPU or AUTO). Each sample is stable
+	 * run to run for one decoder; under AUTO which decoder takes a sample
+	 * depends on timing. Not with raw or device_convert. */
 	rf_decode decode;
 
 	uint8_t reserved[104];         /* zeroed by rf_config_default(); keep zero */
