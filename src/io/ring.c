@@ -63,15 +63,13 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 			if (r->next_batch >= l->total_batches)
 				return 0;
 			if (r->next_index == 0) {
-				rf_slot *s = rf_slot_of(l, r->next_batch);
-				/* its last copy to the device must have read the host
-				 * slot before the slot is filled again (outside the
-				 * lock: this may block for the copy's remaining time) */
-				if (l->gpu)
-					rf_gpu_host_wait(l->gpu, (int)(s - l->slots));
+				/* the batch takes any free slot (the lowest) */
+				rf_slot *s = NULL;
 				pthread_mutex_lock(&l->mu);
-				int free_now = s->state == SLOT_FREE;
-				if (free_now) {
+				for (int i = 0; i < l->cfg.prefetch && !s; i++)
+					if (l->slots[i].state == SLOT_FREE)
+						s = &l->slots[i];
+				if (s) {
 					s->state = SLOT_FILLING;
 					s->err = 0;
 					s->batch.index = r->next_batch;
@@ -81,16 +79,23 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 					atomic_store(&s->replaced, 0);
 					s->raw_used = 0;
 					s->batch.bytes = 0;
-					s->t_start = rf_now_ns();
 					atomic_store(&s->t_last_read, 0);
 					atomic_store(&s->prep_ns, 0);
 					atomic_store(&s->read_bytes, 0);
 				}
 				pthread_mutex_unlock(&l->mu);
-				if (!free_now)
+				if (!s)
 					return 0;
+				r->next_slot = (uint32_t)(s - l->slots);
+				/* its last copy to the device must have read the host
+				 * slot before the slot is filled again (outside the
+				 * lock: this may block for the copy's remaining time) */
+				if (l->gpu)
+					rf_gpu_host_wait(l->gpu, (int)r->next_slot);
+				s->t_start = rf_now_ns();
 			}
-			r->cur = (rf_place){ .batch = r->next_batch, .index = r->next_index };
+			r->cur = (rf_place){ .batch = r->next_batch, .slot = r->next_slot,
+					     .index = r->next_index };
 			if (++r->next_index == rf_loader_batch_count(l, r->next_batch)) {
 				r->next_batch++;
 				r->next_index = 0;
@@ -210,7 +215,7 @@ static void issue(rf_loader *l, struct rf_ring *r)
 		uint8_t *buf;
 		if (l->cfg.raw) {
 			/* straight into the batch, after the samples issued before */
-			rf_slot *s = rf_slot_of(l, p.batch);
+			rf_slot *s = rf_slot_of(l, &p);
 			size_t off = RF_ALIGN_UP(s->raw_used, r->align);
 			if (off + len > s->raw_cap) {
 				/* only replacements can use up the room */
@@ -315,11 +320,11 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		return;
 	}
 	atomic_fetch_add_explicit(&l->st.bytes_read, (uint64_t)size, memory_order_relaxed);
-	rf_slot *slot = rf_slot_of(l, q->place.batch);
+	rf_slot *slot = rf_slot_of(l, &q->place);
 	atomic_fetch_add_explicit(&slot->read_bytes, (uint64_t)size, memory_order_relaxed);
 	atomic_store_explicit(&slot->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
 	if (q->ticket == NO_TICKET) { /* raw: the bytes are in place, the sample has landed */
-		rf_slot *s = rf_slot_of(l, q->place.batch);
+		rf_slot *s = rf_slot_of(l, &q->place);
 		uint32_t i = q->place.index;
 		s->batch.offsets[i] = (uint64_t)(q->buf - s->batch.data);
 		s->batch.sizes[i] = (uint32_t)size;

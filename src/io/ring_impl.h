@@ -47,6 +47,7 @@ struct rf_ring {
 	int cur_valid;
 	uint64_t next_batch;   /* cursor over new places; starts at l->start_batch */
 	uint32_t next_index;
+	uint32_t next_slot;    /* the slot next_batch fills (taken at its index 0) */
 
 	uint64_t wake_buf;     /* target of the eventfd read */
 	int wake_armed;
