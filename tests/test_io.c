@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "index/index.h"
@@ -231,5 +232,57 @@ Test(io, destroy_with_4000_reads_in_flight, .fini = teardown, .timeout = 120)
 		rf_loader_destroy(l);
 		cr_assert_lt(now() - t0, 1.0, "path %d: destroy took %.3f s", p, now() - t0);
 	}
+	tu_assert_no_leaks();
+}
+
+/* Replaces dir/rel by a FIFO, keeping its folder's times, so that an index
+ * cache still matches the folder. */
+static void fifo_in_place_of(const char *root, const char *rel)
+{
+	char *path, *folder;
+	cr_assert(asprintf(&path, "%s/%s", root, rel) > 0);
+	folder = strdup(path);
+	*strrchr(folder, '/') = '\0';
+	struct stat before;
+	cr_assert_eq(stat(folder, &before), 0);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(mkfifo(path, 0644), 0, "mkfifo %s", path);
+	struct timespec times[2] = { before.st_atim, before.st_mtim };
+	cr_assert_eq(utimensat(AT_FDCWD, folder, times, 0), 0);
+	free(path);
+	free(folder);
+}
+
+/* A FIFO where an indexed file was is a bad sample on every read path, at
+ * once (never a wait for a writer), and does not switch the run to buffered
+ * reads. The deadline is the test's .timeout. */
+Test(io, fifo_in_place_of_a_file_is_a_bad_sample, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	char *cache;
+	cr_assert(asprintf(&cache, "%s.idx", dir) > 0);
+	char err[256];
+	cr_assert_eq(rf_index_write(dir, 0, cache, NULL, NULL, NULL, err, sizeof(err)), 0, "%s", err);
+	fifo_in_place_of(dir, "c1/img_003.jpg");
+	rf_io_path paths[] = { RF_IO_URING_FIXED, RF_IO_URING_PLAIN, RF_IO_PREAD };
+	for (int p = 0; p < 3; p++) {
+		rf_config cfg;
+		tu_config(&cfg, dir);
+		cfg.index_cache = cache;
+		cfg.io_path = paths[p];
+		tu_bad_log rs = { 0 };
+		cfg.on_sample_error = tu_on_bad;
+		cfg.user = &rs;
+		rf_stats st;
+		size_t n;
+		free(tu_drain_bytes(&cfg, &n, &st));
+		cr_assert_eq(st.index_cached, 1, "the cache still matches");
+		cr_assert_eq(st.bad_samples, 1, "path %d", p);
+		cr_assert_eq(rs.n, 1);
+		cr_assert(strstr(rs.reason, "not a regular file (a FIFO)"), "path %d: %s", p, rs.reason);
+		cr_assert_eq(st.direct_io, 1, "path %d: one FIFO does not turn O_DIRECT off", p);
+	}
+	unlink(cache);
+	free(cache);
 	tu_assert_no_leaks();
 }

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpu/gpu.h"
@@ -107,9 +108,25 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 	return 1;
 }
 
+/* O_NONBLOCK: a FIFO put where an indexed file was must not block the open
+ * (waiting for a writer) or its read; regular files ignore the flag, and
+ * io_uring still punts their reads to a worker when they would block. */
 static int open_flags(const struct rf_ring *r)
 {
-	return O_RDONLY | (r->direct ? O_DIRECT : 0);
+	return O_RDONLY | O_NONBLOCK | (r->direct ? O_DIRECT : 0);
+}
+
+/* Cold path, after a read of sample failed or came short: when the path is
+ * no longer a regular file (a FIFO, a device, a folder), says so in reason
+ * and returns 1. */
+static int not_regular(rf_loader *l, uint64_t sample, char *reason, size_t len)
+{
+	struct stat st;
+	if (fstatat(l->index.root_fd, rf_index_path(&l->index, sample), &st, 0) ||
+	    S_ISREG(st.st_mode))
+		return 0;
+	rf_fmt(reason, len, "not a regular file (%s)", rf_file_kind(st.st_mode));
+	return 1;
 }
 
 static uint16_t reads_of(uint32_t len)
@@ -192,7 +209,8 @@ static void issue(rf_loader *l, struct rf_ring *r)
 		int err = 0;
 		if (size < 0) {
 			err = (int)size;
-			rf_fmt(reason, sizeof(reason), "cannot stat: %s", strerror((int)-size));
+			if (!not_regular(l, sample, reason, sizeof(reason)))
+				rf_fmt(reason, sizeof(reason), "cannot stat: %s", strerror((int)-size));
 		} else if (size == 0) {
 			err = RF_EBADSAMPLE;
 			rf_fmt(reason, sizeof(reason), "empty file");
@@ -273,7 +291,8 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		q->read_res = test_hook(test_hook_ctx, q->sample, q->read_res, size);
 	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
 	if (q->open_res < 0) {
-		if (q->open_res == -EINVAL && q->direct) {
+		if (q->open_res == -EINVAL && q->direct && !not_regular(l, q->sample, reason,
+								       sizeof(reason))) {
 			/* tmpfs and some others refuse O_DIRECT: read buffered from
 			 * now on, and read this place again as if nothing happened. */
 			if (r->direct) {
@@ -292,7 +311,8 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 			return;
 		}
 		err = q->open_res;
-		rf_fmt(reason, sizeof(reason), "open: %s", strerror(-err));
+		if (err != -EINVAL || !q->direct) /* else reason says it is not a regular file */
+			rf_fmt(reason, sizeof(reason), "open: %s", strerror(-err));
 	} else if (q->read_res < 0) {
 		if ((q->read_res == -EAGAIN || q->read_res == -EINTR) && transient_left) {
 			read_again(r, id, q);
@@ -315,6 +335,8 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 	if (err) {
 		rf_place p = q->place;
 		uint64_t sample = q->sample;
+		if (q->open_res >= 0 && not_regular(l, sample, reason, sizeof(reason)))
+			err = RF_EBADSAMPLE;
 		release_request(r, id, q);
 		place_failed(l, r, &p, sample, err, reason);
 		return;
