@@ -5,10 +5,12 @@
  * It sleeps only in io_uring_enter (or, on the pread path, in a read of the
  * wake eventfd); other threads wake it through that eventfd. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +36,8 @@ static void arm_wake(rf_loader *l, struct rf_ring *r)
 	io_uring_sqe_set_data64(sqe, UD_WAKE);
 	r->wake_armed = 1;
 }
+
+static void ring_failed(rf_loader *l, int err, const char *what);
 
 static void retry_push(struct rf_ring *r, const rf_place *p)
 {
@@ -202,12 +206,13 @@ static void issue(rf_loader *l, struct rf_ring *r)
 {
 	char reason[RF_REASON_LEN];
 	rf_place p;
-	while (r->nfree && next_place(l, r, &p)) {
+	while (!r->failed && r->nfree && r->inflight < r->inflight_cap && next_place(l, r, &p)) {
 		uint64_t sample, epoch, pos;
 		rf_loader_place_sample(l, &p, &sample, &epoch, &pos);
 		int64_t size = l->index.entries[sample].size;
 		int err = 0;
 		if (size < 0) {
+			assert(size >= -4095); /* an errno: the index and its cache check it */
 			err = (int)size;
 			if (!not_regular(l, sample, reason, sizeof(reason)))
 				rf_fmt(reason, sizeof(reason), "cannot stat: %s", strerror((int)-size));
@@ -275,6 +280,49 @@ static void read_again(struct rf_ring *r, uint32_t id, rf_request *q)
 	retry_push(r, &p);
 }
 
+/* Errors that say the system is short of something (descriptors, memory),
+ * not that the sample is bad. */
+static int system_short(int res)
+{
+	return res == -EMFILE || res == -ENFILE || res == -ENOMEM || res == -ENOBUFS;
+}
+
+/* The open or read of request id failed for want of descriptors or memory:
+ * read the place again, with fewer reads in flight from now on (those still
+ * in flight give theirs back). With nothing else in flight the process is at
+ * its limit: after a few tries the stream fails, naming the limit, rather
+ * than counting good samples as bad. @return : 0, or the error that stops
+ * the loader. */
+static int system_shortage(rf_loader *l, struct rf_ring *r, uint32_t id, rf_request *q, int res)
+{
+	uint32_t cap = RF_MAX(1u, r->inflight);
+	if (cap < r->inflight_cap) {
+		if (r->inflight_cap == (uint32_t)l->cfg.io_depth) /* logged once */
+			rf_log(l->cfg.log_level, RF_LOG_WARN, "%s: %s: fewer reads in flight (%u, "
+			       "then as many as the system allows)", q->open_res < 0 ? "open" : "read",
+			       strerror(-res), cap);
+		r->inflight_cap = cap;
+	}
+	r->starved = r->inflight ? 0 : r->starved + 1;
+	if (r->starved > RF_MAX_TRANSIENT) {
+		struct rlimit lim = { 0 };
+		getrlimit(RLIMIT_NOFILE, &lim);
+		char what[160];
+		rf_fmt(what, sizeof(what), "%s of %s/%s with no other read in flight (the "
+		       "descriptor limit, ulimit -n, is %llu)", q->open_res < 0 ? "open" : "read",
+		       l->index.root, rf_index_path(&l->index, q->sample),
+		       (unsigned long long)lim.rlim_cur);
+		release_request(r, id, q);
+		ring_failed(l, res, what);
+		r->failed = 1;
+		return res;
+	}
+	rf_place p = q->place; /* the same candidate: nothing is counted against it */
+	release_request(r, id, q);
+	retry_push(r, &p);
+	return 0;
+}
+
 /* The read of a chain is complete (its three results are in): judge it. */
 static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 {
@@ -290,6 +338,13 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 	if (test_hook && q->open_res >= 0)
 		q->read_res = test_hook(test_hook_ctx, q->sample, q->read_res, size);
 	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
+	int short_of = q->open_res < 0 ? q->open_res : q->read_res < 0 ? q->read_res : 0;
+	if (system_short(short_of)) {
+		system_shortage(l, r, id, q, short_of);
+		return;
+	}
+	if (q->open_res >= 0)
+		r->starved = 0;
 	if (q->open_res < 0) {
 		if (q->open_res == -EINVAL && q->direct && !not_regular(l, q->sample, reason,
 								       sizeof(reason))) {
