@@ -365,11 +365,13 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg,
 			    char *errmsg, size_t errmsg_len);
 
 /* Waits for the next batch in order and lends it to the caller until
- * rf_batch_release(). Up to cfg.prefetch batches may be held at once; holding
- * all of them stalls the loader.
+ * rf_batch_release(). Up to cfg.prefetch - 1 batches may be kept while
+ * asking for more, released in any order (in either order mode); when all
+ * cfg.prefetch are held, the call returns -EDEADLK instead of waiting.
  * @return : 0 with *out set; RF_EOF when every epoch was delivered (also on
  *           later calls); or a negative code, with rf_loader_error() naming
- *           the file and reason (RF_EBADSAMPLE, RF_ETOOMANYBAD). After an
+ *           the file and reason (RF_EBADSAMPLE, RF_ETOOMANYBAD; -EDEADLK
+ *           when every slot is held, which is not sticky). After an
  *           error every later call returns the same error. */
 RF_API int rf_loader_next(rf_loader *l, rf_batch **out);
 

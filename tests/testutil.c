@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -326,4 +327,18 @@ void tu_on_bad(void *user, const char *path, int err, const char *reason)
 	tu_bad_log *b = user;
 	b->n++;
 	snprintf(b->reason, sizeof(b->reason), "%s", reason);
+}
+
+int tu_wait_until(int (*cond)(void *ctx), void *ctx, double seconds)
+{
+	struct timespec t0, now, ms = { 0, 1000 * 1000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (cond(ctx))
+			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 > seconds)
+			return 0;
+		nanosleep(&ms, NULL);
+	}
 }

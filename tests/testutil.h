@@ -62,6 +62,15 @@ typedef struct tu_bad_log {
 } tu_bad_log;
 void tu_on_bad(void *user, const char *path, int err, const char *reason);
 
+/* Polls cond(ctx) every millisecond until it holds (returns 1) or `seconds`
+ * pass (returns 0): tests wait for a condition, never for a time. */
+int tu_wait_until(int (*cond)(void *ctx), void *ctx, double seconds);
+
+/* How long destroy may take in a test before it counts as hung: far above
+ * the teardown's own 1 s cancel deadline, so a loaded machine cannot make
+ * a prompt destroy fail. */
+#define TU_DESTROY_HUNG_S 10.0
+
 /* Under AddressSanitizer: fails the test if memory is leaked at this point
  * (Criterion ignores a leak report at worker exit, so tests ask for one).
  * Elsewhere: nothing. */

@@ -17,9 +17,9 @@ static ssize_t read_file(int fd, uint8_t *buf, size_t len, int direct, size_t al
 	while (got < len) {
 		ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
+			if (errno == EINTR)
 				continue;
-			return -errno;
+			return -errno; /* EAGAIN too: a FIFO without data; the ring decides */
 		}
 		if (n == 0)
 			break;
@@ -30,6 +30,8 @@ static ssize_t read_file(int fd, uint8_t *buf, size_t len, int direct, size_t al
 	return (ssize_t)got;
 }
 
+/* O_NONBLOCK (see ring.c open_flags): a FIFO where a file was opens and
+ * reads at once instead of waiting for a writer; regular files ignore it. */
 static void *worker(void *arg)
 {
 	rf_pread_pool *p = arg;
@@ -39,7 +41,7 @@ static void *worker(void *arg)
 	while (rf_idq_pop_wait(&p->jobs, &id, &idle) == 0) {
 		rf_request *q = &l->req[id];
 		int fd = openat(l->index.root_fd, rf_index_path(&l->index, q->sample),
-				O_RDONLY | O_CLOEXEC | (q->direct ? O_DIRECT : 0));
+				O_RDONLY | O_CLOEXEC | O_NONBLOCK | (q->direct ? O_DIRECT : 0));
 		if (fd < 0) {
 			q->open_res = -errno;
 			q->read_res = q->close_res = -ECANCELED; /* as a linked chain reports it */

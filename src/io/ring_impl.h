@@ -39,6 +39,10 @@ struct rf_ring {
 	uint32_t *free_reqs;   /* request ids not in use */
 	uint32_t nfree;
 	uint32_t inflight;     /* chains submitted whose CQEs have not all come */
+	uint32_t inflight_cap; /* at most this many: io_depth, lowered when the system
+	                        * runs short of descriptors or memory (EMFILE...) */
+	uint32_t starved;      /* such shortages in a row with nothing else in flight */
+	int failed;            /* the stream failed (ring_failed): issue nothing more */
 	unsigned test_delay_us; /* test-only: RINGFEED_TEST_READ_DELAY_US, a slow device */
 
 	rf_place *retry;       /* places waiting for a replacement read, FIFO */
@@ -47,6 +51,7 @@ struct rf_ring {
 	int cur_valid;
 	uint64_t next_batch;   /* cursor over new places; starts at l->start_batch */
 	uint32_t next_index;
+	uint32_t next_slot;    /* the slot next_batch fills (taken at its index 0) */
 
 	uint64_t wake_buf;     /* target of the eventfd read */
 	int wake_armed;

@@ -164,6 +164,7 @@ int rf_ring_setup(rf_loader *l, struct rf_ring *r, char *err, size_t errlen)
 	}
 	for (uint32_t i = 0; i < depth; i++)
 		r->free_reqs[i] = depth - 1 - i;
+	r->inflight_cap = depth;
 	r->nfree = depth;
 	if (r->backend == BACKEND_PREAD) {
 		int n = l->cfg.pread_threads ? l->cfg.pread_threads : 16;

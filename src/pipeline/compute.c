@@ -79,7 +79,7 @@ void *rf_compute_main(void *arg)
 		if (rf_idq_pop_wait(&l->work, &id, &idle) < 0)
 			break;
 		rf_request *q = &l->req[id];
-		rf_slot *s = rf_slot_of(l, q->place.batch);
+		rf_slot *s = rf_slot_of(l, &q->place);
 		const rf_index_entry *e = &l->index.entries[q->sample];
 		uint32_t place = q->place.index, attempt = q->place.attempt;
 		int err;

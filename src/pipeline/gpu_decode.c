@@ -130,7 +130,7 @@ static int prepare(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w, uint32
 	}
 	if (!c && rf_taps_for_window(tx, ty, &win, W, H, 1, l->cfg.crop))
 		return 1;
-	int slot = (int)(rf_slot_of(l, q->place.batch) - l->slots);
+	int slot = (int)(rf_slot_of(l, &q->place) - l->slots);
 	w->items[k] = (rf_gpu_jpeg_item){
 		.data = q->buf, .len = (size_t)e->size, .width = W, .height = H,
 		.roi_x = tx->lo, .roi_y = ty->lo, .roi_w = tx->hi - tx->lo, .roi_h = ty->hi - ty->lo,
@@ -149,7 +149,7 @@ static void land_group(rf_loader *l, gpu_worker *w, uint32_t n, uint64_t host_ns
 {
 	for (uint32_t k = 0; k < n; k++) {
 		rf_request *q = &l->req[w->ids[k]];
-		rf_slot *s = rf_slot_of(l, q->place.batch);
+		rf_slot *s = rf_slot_of(l, &q->place);
 		uint32_t place = q->place.index;
 		s->batch.labels[place] = l->index.entries[q->sample].label;
 		s->batch.ids[place] = q->sample;

@@ -105,7 +105,7 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 		retry->transient = 0;
 		return 1;
 	}
-	rf_slot *s = rf_slot_of(l, p->batch);
+	rf_slot *s = rf_slot_of(l, p);
 	pthread_mutex_lock(&l->mu);
 	if (!s->err) {
 		s->err = fatal;
@@ -524,24 +524,22 @@ RF_API void rf_loader_destroy(rf_loader *l)
  * Called with l->mu held. */
 static rf_slot *ready_slot(rf_loader *l)
 {
-	if (l->cfg.in_order) {
-		rf_slot *s = rf_slot_of(l, l->next_batch);
-		return s->state == SLOT_READY && s->batch.index == l->next_batch ? s : NULL;
-	}
 	rf_slot *best = NULL;
 	for (int i = 0; i < l->cfg.prefetch; i++) {
 		rf_slot *s = &l->slots[i];
 		if (s->state == SLOT_READY && (!best || s->batch.index < best->batch.index))
 			best = s;
 	}
+	if (best && l->cfg.in_order && best->batch.index != l->next_batch)
+		return NULL; /* batches are issued in order: the next one is not ready yet */
 	return best;
 }
 
-/* Nothing can become ready while every slot is lent to the caller. */
+/* Nothing can become ready while every slot is lent to the caller: the ring
+ * issues batches in order, each into any free slot, so one slot that is not
+ * lent is enough for the next batch to come (in either order mode). */
 static int all_lent(rf_loader *l)
 {
-	if (l->cfg.in_order)
-		return rf_slot_of(l, l->next_batch)->state == SLOT_LENT;
 	for (int i = 0; i < l->cfg.prefetch; i++)
 		if (l->slots[i].state != SLOT_LENT)
 			return 0;

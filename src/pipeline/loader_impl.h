@@ -18,6 +18,7 @@
 #ifndef RF_LOADER_IMPL_H
 #define RF_LOADER_IMPL_H
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -40,6 +41,8 @@
  * filled by the attempt-th candidate (0 = the sample the order puts there). */
 typedef struct rf_place {
 	uint64_t batch;
+	uint32_t slot;      /* the batch slot that batch fills (any slot that was free
+	                     * when its first place was issued, see ring.c next_place) */
 	uint32_t index;
 	uint32_t attempt;
 	uint32_t transient; /* reads of this candidate retried after a short read or EAGAIN */
@@ -154,7 +157,10 @@ struct rf_loader {
 	uint64_t dataset_fp;     /* fingerprints written into saved states */
 	uint64_t output_fp;
 
-	/* batch slots: prefetch of them; batch b lives in slot b % prefetch */
+	/* batch slots: prefetch of them. A batch takes whichever slot is free
+	 * when its first place is issued (not b % prefetch): a caller who keeps
+	 * some batches and releases others never stalls the loader while one
+	 * slot is free. */
 	rf_slot *slots;
 	uint8_t *slot_mem;
 	size_t slot_mem_len;
@@ -218,9 +224,10 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 /* Counts one place of slot s down; publishes the batch when it was the last. */
 void rf_loader_place_landed(rf_loader *l, rf_slot *s);
 
-static inline rf_slot *rf_slot_of(rf_loader *l, uint64_t batch)
+static inline rf_slot *rf_slot_of(rf_loader *l, const rf_place *p)
 {
-	return &l->slots[batch % (uint64_t)l->cfg.prefetch];
+	assert(p->slot < (uint32_t)l->cfg.prefetch);
+	return &l->slots[p->slot];
 }
 
 /* The sample behind a place, its epoch and its global position in the

@@ -1,5 +1,7 @@
 /* util.c - clocks, CPU count, message formatting and logging helpers. */
 #define _GNU_SOURCE
+#include <sys/stat.h>
+
 #include "util/util.h"
 
 #include <sched.h>
@@ -39,4 +41,18 @@ void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "ringfeed: %s: %s\n", names[level], line);
+}
+
+const char *rf_file_kind(unsigned mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "a regular file";
+	case S_IFDIR: return "a directory";
+	case S_IFIFO: return "a FIFO";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	case S_IFSOCK: return "a socket";
+	case S_IFLNK: return "a symbolic link";
+	default: return "not a file";
+	}
 }

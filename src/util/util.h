@@ -35,6 +35,10 @@ int rf_cpu_count(void);
 void rf_fmt(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* What kind of file st_mode says: "a FIFO", "a directory", ... ("a regular
+ * file" included), for messages. Static strings. */
+const char *rf_file_kind(unsigned mode);
+
 /* Writes "ringfeed: <level>: message" to stderr when level <= threshold. */
 void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
