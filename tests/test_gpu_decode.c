@@ -426,15 +426,7 @@ Test(gpu_decode, destroy_with_decodes_in_flight, .init = setup, .fini = teardown
 		cfg.decode = round % 2 ? RF_DECODE_AUTO : RF_DECODE_GPU;
 		cfg.epochs = 0;
 		cfg.prefetch = 6;
-		rf_loader *l;
-		char err[512];
-		cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-		rf_batch *b;
-		for (int i = 0; i < round % 3; i++) {
-			cr_assert_eq(rf_loader_next(l, &b), 0);
-			rf_batch_release(l, b);
-		}
-		rf_loader_destroy(l);
+		tu_take_then_destroy(&cfg, round % 3);
 	}
 #else
 	cr_skip_test("CUDA support is not built in");

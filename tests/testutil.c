@@ -320,6 +320,19 @@ uint8_t *tu_drain_bytes(const rf_config *cfg, size_t *len, rf_stats *st)
 	return all;
 }
 
+void tu_take_then_destroy(const rf_config *cfg, int batches)
+{
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, cfg, err, sizeof(err)), 0, "create: %s", err);
+	rf_batch *b;
+	for (int i = 0; i < batches; i++) {
+		cr_assert_eq(rf_loader_next(l, &b), 0, "next: %s", rf_loader_error(l));
+		rf_batch_release(l, b);
+	}
+	rf_loader_destroy(l);
+}
+
 void tu_on_bad(void *user, const char *path, int err, const char *reason)
 {
 	(void)path;

@@ -54,6 +54,10 @@ uint64_t *tu_drain_ids(const rf_config *cfg, size_t *n);
  * Asserts on any error. */
 uint8_t *tu_drain_bytes(const rf_config *cfg, size_t *len, rf_stats *st);
 
+/* Creates a loader over cfg, takes and releases `batches` batches, and
+ * destroys it at once (with reads, decodes or copies still in flight). */
+void tu_take_then_destroy(const rf_config *cfg, int batches);
+
 /* A bad-sample callback (cfg.on_sample_error = tu_on_bad, cfg.user = a
  * tu_bad_log) that counts reports and keeps the last reason. */
 typedef struct tu_bad_log {
