@@ -70,7 +70,21 @@ enum {
 	RF_ESTATE = -5007,       /* a saved state is truncated, corrupted or not a state */
 	RF_ESTATEVERSION = -5008, /* a saved state has a newer format than this library reads */
 	RF_ESTATEMISMATCH = -5009, /* a saved state belongs to another dataset or config */
+	RF_EFORKED = -5010,      /* the loader belongs to another process (this one was fork()ed) */
+	RF_EABI = -5011,         /* the caller's structs do not match this library's (rf_abi_check) */
 };
+
+/* Bindings and plugins compiled against one version of this header and run
+ * with another library: RF_ABI_CHECK() compares the sizes of the structs the
+ * caller passes (rf_config, rf_batch, rf_stats, rf_order_info, rf_state_info)
+ * with the library's, so that a mismatched layout is detected at run time
+ * instead of silently misread. Fields are only ever added at the end of a
+ * struct, or taken from its reserved tail (which keeps its size).
+ * @return : 0 when they match; RF_EABI when one differs. */
+RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order, size_t state);
+#define RF_ABI_CHECK()                                                                       \
+	rf_abi_check(sizeof(rf_config), sizeof(rf_batch), sizeof(rf_stats), sizeof(rf_order_info), \
+		     sizeof(rf_state_info))
 
 /* @return : a static string naming err (a negative errno, an RF_E* code or
  * RF_EOF). Never NULL. */
@@ -291,7 +305,9 @@ typedef struct rf_config {
 	 * depends on timing. Not with raw or device_convert. */
 	rf_decode decode;
 
-	uint8_t reserved[104];         /* zeroed by rf_config_default(); keep zero */
+	uint8_t reserved[104];         /* zeroed by rf_config_default(); must stay zero:
+	                                * rf_loader_create() refuses other bytes (a caller
+	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;
 
 /* Fills every field of cfg with its default. Always call it first, then edit
@@ -308,7 +324,10 @@ typedef struct rf_batch {
 	rf_dtype dtype;      /* element type of data */
 	rf_layout layout;    /* HWC or CHW per sample */
 	uint8_t *data;       /* count samples of sample_bytes each, RGB; NULL when the
-	                      * samples are decoded on the GPU (cfg.decode) */
+	                      * samples are decoded on the GPU (cfg.decode). Aligned
+	                      * to 4096 bytes (raw mode: each file at offsets[i], a
+	                      * multiple of the O_DIRECT alignment); device_data to
+	                      * 256 bytes. */
 	size_t sample_bytes; /* height * width * channels * element size */
 	int32_t *labels;     /* count labels */
 	uint64_t *ids;       /* count sample ids (index positions in the source) */
@@ -372,7 +391,8 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg,
  *           later calls); or a negative code, with rf_loader_error() naming
  *           the file and reason (RF_EBADSAMPLE, RF_ETOOMANYBAD; -EDEADLK
  *           when every slot is held, which is not sticky). After an
- *           error every later call returns the same error. */
+ *           error every later call returns the same error. RF_EFORKED in a
+ *           fork()ed child (see rf_loader_destroy()). */
 RF_API int rf_loader_next(rf_loader *l, rf_batch **out);
 
 /* Makes stream (a cudaStream_t; NULL = the legacy default stream) wait,
@@ -440,10 +460,12 @@ typedef struct rf_stats {
 	uint32_t decode_path;
 	uint32_t reserved1;
 	uint64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
+	uint64_t reserved[24];    /* zero; later counters come from here */
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the
- * consumer thread. @return : 0, or -EINVAL when an argument is NULL. */
+ * consumer thread. @return : 0, -EINVAL when an argument is NULL, or
+ * RF_EFORKED in a fork()ed child. */
 RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out);
 
 /* @return : the detail of the loader's last error ("path: reason"), or "" if
@@ -452,7 +474,13 @@ RF_API const char *rf_loader_error(const rf_loader *l);
 
 /* Stops every thread, cancels reads in flight, frees everything. Returns
  * promptly (reads in flight are cancelled, not waited for). Accepts NULL.
- * Batches still held by the caller become invalid. */
+ * Batches still held by the caller become invalid.
+ *
+ * fork(): a loader does not survive into a child process (its threads, ring
+ * and device state stay in the parent). In the child every call on it
+ * returns RF_EFORKED (or does nothing, for the functions that return void),
+ * and rf_loader_destroy() frees nothing there (the memory is a copy of the
+ * parent's, its locks possibly held): the child creates its own loader. */
 RF_API void rf_loader_destroy(rf_loader *l);
 
 /* ---- order, ranks and resume -------------------------------------------- */

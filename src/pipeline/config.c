@@ -59,8 +59,23 @@ RF_API void rf_config_default(rf_config *cfg)
 		}                                                                    \
 	} while (0)
 
+RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order, size_t state)
+{
+	return config == sizeof(rf_config) && batch == sizeof(rf_batch) && stats == sizeof(rf_stats) &&
+			       order == sizeof(rf_order_info) && state == sizeof(rf_state_info)
+		       ? 0
+		       : RF_EABI;
+}
+
 int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 {
+	for (size_t i = 0; i < sizeof(cfg->reserved); i++)
+		if (cfg->reserved[i]) {
+			rf_fmt(err, errlen, "config: reserved byte %zu is %u, not 0 (built against a newer "
+			       "ringfeed.h than this library, %s? RF_ABI_CHECK() tells)", i, cfg->reserved[i],
+			       RF_VERSION_STRING);
+			return RF_ECONFIG;
+		}
 	if (!cfg->source || !cfg->source[0]) {
 		rf_fmt(err, errlen, "config: source is not set (a directory or a manifest file)");
 		return RF_ECONFIG;

@@ -42,6 +42,11 @@ void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sam
 	*sample = rf_order_sample(&l->order, e, g, p->attempt);
 }
 
+int rf_loader_forked(const rf_loader *l)
+{
+	return l->pid != getpid();
+}
+
 void rf_loader_wake_ring(rf_loader *l)
 {
 	uint64_t one = 1;
@@ -300,6 +305,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	pthread_mutex_init(&l->report_mu, NULL);
 	l->wake_fd = -1;
 	l->index.root_fd = -1;
+	l->pid = getpid();
 
 	l->cfg = *cfg;
 	l->source = strdup(cfg->source);
@@ -472,8 +478,8 @@ fail:
 
 RF_API void rf_loader_destroy(rf_loader *l)
 {
-	if (!l)
-		return;
+	if (!l || rf_loader_forked(l))
+		return; /* a child's copy: the threads and the ring are the parent's */
 	atomic_store(&l->stop, 1);
 	/* Compute threads first: they read from the ring's buffers. */
 	if (l->work.ids)
@@ -551,6 +557,8 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 	if (!l || !out)
 		return -EINVAL;
 	*out = NULL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
 	if (l->failed)
 		return l->failed;
 	if (l->next_batch >= l->total_batches)
@@ -604,7 +612,7 @@ RF_API int rf_batch_sync(const rf_batch *b)
 
 RF_API void rf_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
 {
-	if (l && b && l->gpu) {
+	if (l && b && l->gpu && !rf_loader_forked(l)) {
 		rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
 		if (s >= l->slots && s < l->slots + l->cfg.prefetch)
 			rf_gpu_mark_release(l->gpu, (int)(s - l->slots), stream);
@@ -614,7 +622,7 @@ RF_API void rf_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
 
 RF_API void rf_batch_release(rf_loader *l, rf_batch *b)
 {
-	if (!l || !b)
+	if (!l || !b || rf_loader_forked(l))
 		return;
 	rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
 	if (s < l->slots || s >= l->slots + l->cfg.prefetch)
@@ -632,6 +640,8 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 {
 	if (!l || !out)
 		return -EINVAL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
 	memset(out, 0, sizeof(*out));
 	out->samples_total = l->index.count;
 	out->batches = l->delivered_batches;
@@ -679,6 +689,8 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out)
 {
 	if (!l || !out)
 		return -EINVAL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
 	memset(out, 0, sizeof(*out));
 	out->sampler = l->order.kind;
 	out->rank_tail = l->order.tail;

@@ -20,6 +20,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -203,6 +204,8 @@ struct rf_loader {
 	                         * equal to next_batch while the delivered batches are a prefix */
 	uint64_t delivered_batches, delivered_samples, ns_wait;
 	int failed;            /* sticky error returned by every later next() */
+	pid_t pid;             /* the process that created it: in a fork()ed child every
+	                        * call returns RF_EFORKED (read-only after create) */
 	char err_detail[768];
 };
 
@@ -210,6 +213,9 @@ struct rf_loader {
  * pool (src/pipeline/dispatch.c). Ring thread. */
 void rf_loader_dispatch(rf_loader *l, uint32_t id);
 void rf_split_init(rf_split *sp, int threads, int decoders);
+
+/* 1 when l was created by another process (the caller is a fork()ed child). */
+int rf_loader_forked(const rf_loader *l);
 
 /* Wakes the ring thread (from any thread). */
 void rf_loader_wake_ring(rf_loader *l);

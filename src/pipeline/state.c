@@ -126,6 +126,8 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 {
 	if (!l)
 		return -EINVAL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
 	if (!buf && len == 0)
 		return RF_STATE_V1_BYTES;
 	if (!buf || len < RF_STATE_V1_BYTES)
