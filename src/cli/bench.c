@@ -3,6 +3,7 @@
  * optionally as one rank of several, saving or resuming its position, and
  * writing the sample ids it delivered. */
 #include <errno.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,26 @@ static void on_bad(void *user, const char *path, int err, const char *reason)
 		b->shown++;
 	}
 	b->total++;
+}
+
+/* SIGINT / SIGTERM during a run: the run stops after the batch in hand and
+ * ends as a finished one would (--ids whole lines, --save-state written),
+ * then bench exits with 128 + the signal. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 }
 
 int cmd_bench(int argc, char **argv)
@@ -337,8 +358,9 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 	double t_created = now_s();
+	catch_stop_signals();
 	run_hooks hooks = { .max_batches = max_batches, .step_ms = step_ms, .log = log, .ids = ids,
-			    .progress = progress, .raw = cfg.raw };
+			    .progress = progress, .raw = cfg.raw, .stop = &stop_signal };
 	run_out run;
 	ret = run_consume(l, &hooks, &run);
 	if (ret == -EIO)
@@ -454,6 +476,11 @@ int cmd_bench(int argc, char **argv)
 			       (unsigned long long)(order.next_batch - batches),
 			       (unsigned long long)(order.next_batch - 1),
 			       (unsigned long long)order.next_batch);
+	}
+	if (stop_signal) {
+		fprintf(stderr, "ringfeed bench: stopped by %s after %llu batches\n",
+			stop_signal == SIGINT ? "SIGINT" : "SIGTERM", batches);
+		return 128 + stop_signal;
 	}
 	return 0;
 }
