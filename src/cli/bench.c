@@ -48,6 +48,8 @@ static void usage(FILE *f)
 		"  --max-pixels N    larger images are bad samples (default 100000000)\n"
 		"  --no-scaled-decode   always decode at full scale\n"
 		"  --no-region-decode   decode every row and column\n"
+		"  --verify-full     decode every image to its end, so that damage below the\n"
+		"                    crop is a bad sample (a region decode stops above it)\n"
 		"  --out-of-order    hand out batches as they complete\n"
 		"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
 		"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n"
@@ -143,7 +145,7 @@ static void catch_stop_signals(void)
 int cmd_bench(int argc, char **argv)
 {
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
-	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
+	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION, O_VERIFY,
 	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_STEP, O_LOG, O_PROGRESS,
 	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV };
 	/* Order, ranks and resume (issue 6). */
@@ -164,6 +166,7 @@ int cmd_bench(int argc, char **argv)
 		{ "std", required_argument, 0, O_STD },    { "max-pixels", required_argument, 0, O_MAXPX },
 		{ "no-scaled-decode", no_argument, 0, O_NOSCALE },
 		{ "no-region-decode", no_argument, 0, O_NOREGION },
+		{ "verify-full", no_argument, 0, O_VERIFY },
 		{ "out-of-order", no_argument, 0, O_UNORDERED },
 		{ "io-path", required_argument, 0, O_IOPATH },
 		{ "raw", no_argument, 0, O_RAW },          { "raw-max", required_argument, 0, O_RAWMAX },
@@ -240,6 +243,7 @@ int cmd_bench(int argc, char **argv)
 		case O_MAXPX: if (cli_u64("--max-pixels", optarg, &cfg.max_pixels)) return 2; break;
 		case O_NOSCALE: cfg.no_scaled_decode = 1; break;
 		case O_NOREGION: cfg.no_region_decode = 1; break;
+		case O_VERIFY: cfg.verify_full = 1; break;
 		case O_UNORDERED: cfg.in_order = 0; break;
 		case O_RAW: cfg.raw = 1; break;
 		case O_ICACHE: cfg.index_cache = optarg; break;

@@ -84,6 +84,7 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(layout, RF_LAYOUT_HWC, RF_LAYOUT_CHW);
 	CHECK_RANGE(no_scaled_decode, 0, 1);
 	CHECK_RANGE(no_region_decode, 0, 1);
+	CHECK_RANGE(verify_full, 0, 1);
 	CHECK_RANGE(in_order, 0, 1);
 	CHECK_RANGE(io_path, RF_IO_AUTO, RF_IO_PREAD);
 	CHECK_RANGE(pread_threads, 0, 1024);
