@@ -109,6 +109,7 @@ static long peak_rss_kib(void)
 
 typedef struct bad_log {
 	unsigned long shown, total;
+	int fail; /* --on-error fail: the sample stops the run, it is not skipped */
 } bad_log;
 
 static void on_bad(void *user, const char *path, int err, const char *reason)
@@ -116,7 +117,8 @@ static void on_bad(void *user, const char *path, int err, const char *reason)
 	bad_log *b = user;
 	(void)err;
 	if (b->shown < 10) {
-		fprintf(stderr, "ringfeed bench: skipped %s: %s\n", path, reason);
+		fprintf(stderr, "ringfeed bench: %s %s: %s\n", b->fail ? "bad sample" : "skipped",
+			path, reason);
 		b->shown++;
 	}
 	b->total++;
@@ -344,7 +346,7 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 
-	bad_log bad = { 0, 0 };
+	bad_log bad = { 0, 0, cfg.on_error == RF_ON_ERROR_FAIL };
 	cfg.on_sample_error = on_bad;
 	cfg.user = &bad;
 

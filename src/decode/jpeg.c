@@ -90,7 +90,11 @@ int rf_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t m
 	if (d->open)
 		rf_jpeg_abort(d);
 	if (setjmp(d->err.jump)) {
-		rf_fmt(reason, rlen, "not a JPEG: %s", d->err.msg);
+		/* Past the SOI marker it is a JPEG this build cannot read (12-bit,
+		 * lossless, arithmetic-coded...) or a damaged one, not "not a JPEG". */
+		int soi = len >= 2 && data[0] == 0xFF && data[1] == 0xD8;
+		rf_fmt(reason, rlen, "%s: %s", soi ? "unsupported or corrupt JPEG" : "not a JPEG",
+		       d->err.msg);
 		rf_jpeg_abort(d);
 		return RF_EBADSAMPLE;
 	}
