@@ -222,6 +222,11 @@ typedef struct rf_config {
 	uint64_t max_pixels;           /* larger images are bad samples; default 100,000,000 */
 	int no_scaled_decode;          /* 1 = always decode at full scale; default 0 */
 	int no_region_decode;          /* 1 = decode every row and column; default 0 */
+	int verify_full;               /* 1 = decode every image to its end marker, so that
+	                                * damage below the rows a crop needs is a bad sample;
+	                                * default 0: a region decode stops at the last row it
+	                                * needs, and a file truncated or corrupt below that is
+	                                * delivered (the same pixels every epoch) */
 	int in_order;                  /* 1 = batches in order (default); 0 = as they complete */
 
 	/* I/O engine. */
@@ -305,7 +310,7 @@ typedef struct rf_config {
 	 * depends on timing. Not with raw or device_convert. */
 	rf_decode decode;
 
-	uint8_t reserved[104];         /* zeroed by rf_config_default(); must stay zero:
+	uint8_t reserved[92];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
 	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;

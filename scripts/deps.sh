@@ -5,7 +5,7 @@
 # passed as arguments (bench scripts add the torch peer's).
 set -euo pipefail
 
-pkgs=(gcc g++ meson ninja-build pkg-config python3 python3-pip
+pkgs=(gcc g++ meson ninja-build pkg-config python3 python3-pip clang libclang-rt-14-dev
       liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev libcriterion-dev
       openmpi-bin libopenmpi-dev chromium
       "$@")

@@ -3,6 +3,7 @@
  * optionally as one rank of several, saving or resuming its position, and
  * writing the sample ids it delivered. */
 #include <errno.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,8 @@ static void usage(FILE *f)
 		"  --max-pixels N    larger images are bad samples (default 100000000)\n"
 		"  --no-scaled-decode   always decode at full scale\n"
 		"  --no-region-decode   decode every row and column\n"
+		"  --verify-full     decode every image to its end, so that damage below the\n"
+		"                    crop is a bad sample (a region decode stops above it)\n"
 		"  --out-of-order    hand out batches as they complete\n"
 		"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
 		"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n"
@@ -116,6 +119,7 @@ static long peak_rss_kib(void)
 
 typedef struct bad_log {
 	unsigned long shown, total;
+	int fail; /* --on-error fail: the sample stops the run, it is not skipped */
 } bad_log;
 
 static void on_bad(void *user, const char *path, int err, const char *reason)
@@ -123,16 +127,37 @@ static void on_bad(void *user, const char *path, int err, const char *reason)
 	bad_log *b = user;
 	(void)err;
 	if (b->shown < 10) {
-		fprintf(stderr, "ringfeed bench: skipped %s: %s\n", path, reason);
+		fprintf(stderr, "ringfeed bench: %s %s: %s\n", b->fail ? "bad sample" : "skipped",
+			path, reason);
 		b->shown++;
 	}
 	b->total++;
 }
 
+/* SIGINT / SIGTERM during a run: the run stops after the batch in hand and
+ * ends as a finished one would (--ids whole lines, --save-state written),
+ * then bench exits with 128 + the signal. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
-	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
+	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION, O_VERIFY,
 	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_STEP, O_LOG, O_PROGRESS,
 	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE };
 	/* Order, ranks and resume (issue 6). */
@@ -153,6 +178,7 @@ int cmd_bench(int argc, char **argv)
 		{ "std", required_argument, 0, O_STD },    { "max-pixels", required_argument, 0, O_MAXPX },
 		{ "no-scaled-decode", no_argument, 0, O_NOSCALE },
 		{ "no-region-decode", no_argument, 0, O_NOREGION },
+		{ "verify-full", no_argument, 0, O_VERIFY },
 		{ "out-of-order", no_argument, 0, O_UNORDERED },
 		{ "io-path", required_argument, 0, O_IOPATH },
 		{ "raw", no_argument, 0, O_RAW },          { "raw-max", required_argument, 0, O_RAWMAX },
@@ -230,6 +256,7 @@ int cmd_bench(int argc, char **argv)
 		case O_MAXPX: if (cli_u64("--max-pixels", optarg, &cfg.max_pixels)) return 2; break;
 		case O_NOSCALE: cfg.no_scaled_decode = 1; break;
 		case O_NOREGION: cfg.no_region_decode = 1; break;
+		case O_VERIFY: cfg.verify_full = 1; break;
 		case O_UNORDERED: cfg.in_order = 0; break;
 		case O_RAW: cfg.raw = 1; break;
 		case O_ICACHE: cfg.index_cache = optarg; break;
@@ -336,7 +363,7 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 
-	bad_log bad = { 0, 0 };
+	bad_log bad = { 0, 0, cfg.on_error == RF_ON_ERROR_FAIL };
 	cfg.on_sample_error = on_bad;
 	cfg.user = &bad;
 
@@ -361,8 +388,10 @@ int cmd_bench(int argc, char **argv)
 			fprintf(stderr, "ringfeed bench: --decode auto: no GPU JPEG decode here%s; decoding on the "
 				"CPU\n", cfg.log_level >= RF_LOG_WARN ? "" : " (--verbose says why)");
 	}
+	catch_stop_signals();
 	run_hooks hooks = { .max_batches = max_batches, .step_ms = step_ms, .log = log, .ids = ids,
-			    .progress = progress, .raw = cfg.raw, .device_sync = cfg.device >= 0 };
+			    .progress = progress, .raw = cfg.raw, .stop = &stop_signal,
+			    .device_sync = cfg.device >= 0 };
 	run_out run;
 	ret = run_consume(l, &hooks, &run);
 	if (ret == -EIO)
@@ -481,6 +510,11 @@ int cmd_bench(int argc, char **argv)
 			       (unsigned long long)(order.next_batch - batches),
 			       (unsigned long long)(order.next_batch - 1),
 			       (unsigned long long)order.next_batch);
+	}
+	if (stop_signal) {
+		fprintf(stderr, "ringfeed bench: stopped by %s after %llu batches\n",
+			stop_signal == SIGINT ? "SIGINT" : "SIGTERM", batches);
+		return 128 + stop_signal;
 	}
 	return 0;
 }

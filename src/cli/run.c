@@ -61,7 +61,8 @@ int run_consume(rf_loader *l, const run_hooks *h, run_out *o)
 	double t0 = now_s(), next_show = t0 + 0.25;
 	rf_batch *b;
 	int ret = 0;
-	while (h->max_batches < 0 || (long long)o->batches < h->max_batches) {
+	while ((h->max_batches < 0 || (long long)o->batches < h->max_batches) &&
+	       !(h->stop && *h->stop)) {
 		double w0 = now_s();
 		ret = rf_loader_next(l, &b);
 		double w = now_s() - w0;

@@ -86,13 +86,46 @@ static void put_str(writer *w, const char *s)
 	put(w, s, n);
 }
 
+/* Opens the file the cache is written to: an unnamed file (O_TMPFILE) in
+ * path's folder where the file system has them, so that a writer killed
+ * half-way leaves nothing behind; else tmp itself. *unnamed says which. */
+static FILE *open_temp(const char *path, const char *tmp, int *unnamed)
+{
+	char *folder = strdup(path);
+	if (!folder)
+		return NULL;
+	char *slash = strrchr(folder, '/');
+	const char *d = slash ? (slash == folder ? "/" : (*slash = '\0', folder)) : ".";
+	int fd = open(d, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	free(folder);
+	*unnamed = fd >= 0;
+	if (fd < 0)
+		return fopen(tmp, "wbe");
+	FILE *f = fdopen(fd, "wb");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/* Gives the unnamed file f the name tmp (from where rename() moves it). */
+static int name_temp(FILE *f, const char *tmp)
+{
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(f));
+	unlink(tmp); /* a leftover of a process with our pid */
+	if (linkat(fileno(f), "", AT_FDCWD, tmp, AT_EMPTY_PATH) == 0) /* CAP_DAC_READ_SEARCH */
+		return 0;
+	return linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW);
+}
+
 int rf_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
 			 size_t errlen)
 {
 	char *tmp;
 	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
 		return -ENOMEM;
-	writer w = { .f = fopen(tmp, "wbe"), .sum = 0x726676696478ull, .ok = 1 };
+	int unnamed;
+	writer w = { .f = open_temp(path, tmp, &unnamed), .sum = 0x726676696478ull, .ok = 1 };
 	if (!w.f) {
 		int e = errno;
 		rf_fmt(err, errlen, "index cache '%s': %s", tmp, strerror(e));
@@ -135,11 +168,13 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	 * old cache or the new one, never a torn one under the final name) */
 	if (fflush(w.f) != 0 || fsync(fileno(w.f)) != 0)
 		w.ok = 0;
+	if (w.ok && unnamed && name_temp(w.f, tmp) != 0)
+		w.ok = 0;
 	if (fclose(w.f) != 0)
 		w.ok = 0;
 	int ret = 0;
 	if (!w.ok || rename(tmp, path) != 0) {
-		ret = -errno;
+		ret = errno ? -errno : -EIO;
 		rf_fmt(err, errlen, "index cache '%s': %s", path, strerror(errno));
 		unlink(tmp);
 	}

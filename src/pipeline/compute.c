@@ -40,8 +40,8 @@ static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *
 	}
 	rf_jpeg_region want = { w->rs.tx.lo, w->rs.tx.hi, w->rs.ty.lo, w->rs.ty.hi };
 	rf_jpeg_image img;
-	err = rf_jpeg_decode(w->dec, denom, l->cfg.no_region_decode ? NULL : &want, 1, &img,
-			     q->reason, sizeof(q->reason));
+	err = rf_jpeg_decode(w->dec, denom, l->cfg.no_region_decode ? NULL : &want, 1,
+			     l->cfg.verify_full, &img, q->reason, sizeof(q->reason));
 	uint64_t t1 = rf_now_ns();
 	w->ns_decode += t1 - t0;
 	if (err)

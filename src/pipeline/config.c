@@ -59,6 +59,9 @@ RF_API void rf_config_default(rf_config *cfg)
 		}                                                                    \
 	} while (0)
 
+/* New fields come out of the reserved tails: the structs keep their sizes. */
+_Static_assert(sizeof(rf_config) == 352, "rf_config changed size: take new fields from reserved");
+
 RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order, size_t state)
 {
 	return config == sizeof(rf_config) && batch == sizeof(rf_batch) && stats == sizeof(rf_stats) &&
@@ -99,6 +102,7 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(layout, RF_LAYOUT_HWC, RF_LAYOUT_CHW);
 	CHECK_RANGE(no_scaled_decode, 0, 1);
 	CHECK_RANGE(no_region_decode, 0, 1);
+	CHECK_RANGE(verify_full, 0, 1);
 	CHECK_RANGE(in_order, 0, 1);
 	CHECK_RANGE(io_path, RF_IO_AUTO, RF_IO_PREAD);
 	CHECK_RANGE(pread_threads, 0, 1024);

@@ -119,6 +119,9 @@ uint64_t rf_state_output_fingerprint(const rf_loader *l)
 	}
 	h = rf_hash_u64(h, c->max_pixels); /* larger images are bad samples */
 	h = rf_hash_u64(h, (uint64_t)c->no_scaled_decode);
+	if (c->verify_full) /* which files are bad; hashed only when set, so that
+			     * states saved before the field existed still match */
+		h = rf_hash_u64(h, 0x7665726966ull);
 	return rf_hash_u64(h, (uint64_t)c->no_region_decode);
 }
 
