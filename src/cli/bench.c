@@ -127,7 +127,7 @@ static void on_bad(void *user, const char *path, int err, const char *reason)
 	bad_log *b = user;
 	(void)err;
 	if (b->shown < 10) {
-		fprintf(stderr, "ringfeed bench: %s %s: %s\n", b->fail ? "bad sample" : "skipped",
+		fprintf(stderr, "%s: %s %s: %s\n", cli_name, b->fail ? "bad sample" : "skipped",
 			path, reason);
 		b->shown++;
 	}
@@ -349,13 +349,13 @@ int cmd_bench(int argc, char **argv)
 		max_batches = after; /* the epochs stay as given: --resume continues them */
 	void *resume_buf = NULL;
 	if (resume_path) {
-		if (cli_state_read("bench", resume_path, &resume_buf, &cfg.resume_state_len))
+		if (cli_state_read(resume_path, &resume_buf, &cfg.resume_state_len))
 			return 1;
 		cfg.resume_state = resume_buf;
 	}
 	FILE *ids = NULL, *log = NULL;
 	if ((ids_path && !(ids = fopen(ids_path, "w"))) || (log_path && !(log = fopen(log_path, "w")))) {
-		fprintf(stderr, "ringfeed bench: %s: %s\n", ids_path && !ids ? ids_path : log_path,
+		fprintf(stderr, "%s: %s: %s\n", cli_name, ids_path && !ids ? ids_path : log_path,
 			strerror(errno));
 		if (ids)
 			fclose(ids);
@@ -373,7 +373,7 @@ int cmd_bench(int argc, char **argv)
 	int ret = rf_loader_create(&l, &cfg, err, sizeof(err));
 	free(resume_buf); /* read during create only */
 	if (ret) {
-		fprintf(stderr, "ringfeed bench: %s (%s)\n", err, rf_strerror(ret));
+		cli_fail(err, ret);
 		if (ids)
 			fclose(ids);
 		if (log)
@@ -385,8 +385,8 @@ int cmd_bench(int argc, char **argv)
 		rf_stats first;
 		rf_loader_stats(l, &first);
 		if (first.decode_path == RF_DECODE_CPU)
-			fprintf(stderr, "ringfeed bench: --decode auto: no GPU JPEG decode here%s; decoding on the "
-				"CPU\n", cfg.log_level >= RF_LOG_WARN ? "" : " (--verbose says why)");
+			fprintf(stderr, "%s: --decode auto: no GPU JPEG decode here%s; decoding on the "
+				"CPU\n", cli_name, cfg.log_level >= RF_LOG_WARN ? "" : " (--verbose says why)");
 	}
 	catch_stop_signals();
 	run_hooks hooks = { .max_batches = max_batches, .step_ms = step_ms, .log = log, .ids = ids,
@@ -395,21 +395,21 @@ int cmd_bench(int argc, char **argv)
 	run_out run;
 	ret = run_consume(l, &hooks, &run);
 	if (ret == -EIO)
-		fprintf(stderr, "ringfeed bench: writing --ids or --log, or waiting for the device: %s\n", strerror(errno));
+		fprintf(stderr, "%s: writing --ids or --log, or waiting for the device: %s\n", cli_name, strerror(errno));
 	double t_first = run.t_first;
 	unsigned long long batches = run.batches, samples = run.samples, checksum = run.checksum;
 	double t_end = run.t_end;
 	if (log && fclose(log) != 0 && ret >= 0) {
-		fprintf(stderr, "ringfeed bench: --log: %s\n", strerror(errno));
+		fprintf(stderr, "%s: --log: %s\n", cli_name, strerror(errno));
 		ret = -EIO;
 	}
 	if (ids && fclose(ids) != 0 && ret >= 0) {
-		fprintf(stderr, "ringfeed bench: --ids %s: %s\n", ids_path, strerror(errno));
+		fprintf(stderr, "%s: --ids %s: %s\n", cli_name, ids_path, strerror(errno));
 		ret = -EIO;
 	}
 	if (ret < 0) {
 		if (ret != -EIO)
-			fprintf(stderr, "ringfeed bench: %s: %s\n", rf_strerror(ret), rf_loader_error(l));
+			fprintf(stderr, "%s: %s: %s\n", cli_name, rf_strerror(ret), rf_loader_error(l));
 		rf_loader_destroy(l);
 		return 1;
 	}
@@ -417,13 +417,23 @@ int cmd_bench(int argc, char **argv)
 	rf_order_info order;
 	rf_loader_order(l, &order);
 	if (save_path) {
-		if (cli_state_write("bench", l, save_path)) {
+		if (cli_state_write(l, save_path)) {
 			rf_loader_destroy(l);
 			return 1;
 		}
-		fprintf(stderr, "ringfeed bench: state saved to %s: resumes at batch %llu (epoch %llu)\n",
-			save_path, (unsigned long long)order.next_batch,
-			(unsigned long long)(order.next_batch / order.batches_per_epoch));
+		if (order.next_batch >= order.total_batches)
+			fprintf(stderr, "%s: the stream ended after %s, before --after %lld: the state "
+				"saved to %s is its end (batch %llu of %llu); resuming from it delivers nothing\n",
+				cli_name, cli_count(batches, "batch", 0), after, save_path,
+				(unsigned long long)order.next_batch, (unsigned long long)order.total_batches);
+		else
+			fprintf(stderr, "%s: state saved to %s: resumes at batch %llu (epoch %llu)\n", cli_name,
+				save_path, (unsigned long long)order.next_batch,
+				(unsigned long long)(order.next_batch / order.batches_per_epoch));
+	} else if (resume_path && batches == 0 && ret == 0 && !stop_signal) {
+		fprintf(stderr, "%s: nothing left to deliver: the state in %s is at the end of the stream "
+			"(batch %llu of %llu; more --epochs continue it)\n", cli_name, resume_path,
+			(unsigned long long)order.next_batch, (unsigned long long)order.total_batches);
 	}
 	rf_stats st;
 	rf_loader_stats(l, &st);
@@ -475,8 +485,8 @@ int cmd_bench(int argc, char **argv)
 		       (unsigned long long)st.cpu_decodes, (unsigned long long)st.gpu_decodes,
 		       (double)st.ns_gpu_decode * 1e-9, (double)st.ns_gpu_host * 1e-9, checksum);
 	} else {
-		printf("ringfeed bench: %llu %s in %llu batches, %.3f s\n", samples,
-		       cfg.raw ? "files" : "samples", batches, secs);
+		printf("%s: %s in %s, %.3f s\n", cli_name, cli_count(samples, cfg.raw ? "file" : "sample", 0),
+		       cli_count(batches, "batch", 1), secs);
 		printf("  %.1f %s/s, %.1f MB/s read (%s, %s, alignment %u, %s)\n", sps,
 		       cfg.raw ? "files" : "samples", mbps,
 		       io_path_name(st.io_path), st.direct_io ? "O_DIRECT" : "buffered", st.dio_align,
@@ -485,8 +495,14 @@ int cmd_bench(int argc, char **argv)
 		       "%.1f bytes each\n", st.index_cached ? " from cache" : " walk", t_created - t0,
 		       t_first ? t_first - t0 : 0.0, (unsigned long long)st.samples_total,
 		       st.samples_total ? (double)st.index_bytes / (double)st.samples_total : 0.0);
-		printf("  where the compute threads' time went (%u threads, io_depth %u):\n",
-		       st.threads, st.io_depth);
+		if (cfg.raw) { /* no compute stage: the ring thread lands every read */
+			printf("  raw mode: no compute threads; the ring thread reads and lands every file "
+			       "(io_depth %u): %.2f us of its CPU per file, %.1f%% of one core\n", st.io_depth,
+			       ring_us, secs > 0 ? 100.0 * (double)st.ns_ring_cpu * 1e-9 / secs : 0.0);
+			printf("  consumer waiting for batches %5.1f%% of the run\n", wait_pct);
+		} else {
+		printf("  where the compute threads' time went (%s, io_depth %u):\n",
+		       cli_count(st.threads, "thread", 0), st.io_depth);
 		printf("    read wait   %7.3f ms/sample  %5.1f%%  (no landed read to work on)\n", readwait_ms, pct_readwait);
 		printf("    decode      %7.3f ms/sample  %5.1f%%  (%.0f%% of the pixels decoded, %llu scaled)\n",
 		       decode_ms, pct_decode, px_pct, (unsigned long long)st.scaled_decodes);
@@ -495,16 +511,16 @@ int cmd_bench(int argc, char **argv)
 		printf("    other               %5.1f%%  (queues, descheduled)\n", pct_other);
 		printf("  consumer waiting for batches %5.1f%% of the run; ring thread CPU %.2f us/sample\n",
 		       wait_pct, ring_us);
+		}
 		if (st.bad_samples)
 			printf("  bad samples skipped and replaced: %llu\n", (unsigned long long)st.bad_samples);
 	}
 	/* Order, ranks and resume (issue 6). */
 	if (!json) {
-		printf("  order: %s sampler, rank %u of %u (%s): %llu of the %llu samples and %llu "
-		       "batches per epoch\n", cli_sampler_name(order.sampler), order.rank,
+		printf("  order: %s sampler, rank %u of %u (%s): %llu of the %llu samples and %s "
+		       "per epoch\n", cli_sampler_name(order.sampler), order.rank,
 		       order.world_size, order.rank_source, (unsigned long long)order.rank_samples,
-		       (unsigned long long)order.epoch_samples,
-		       (unsigned long long)order.batches_per_epoch);
+		       (unsigned long long)order.epoch_samples, cli_count(order.batches_per_epoch, "batch", 0));
 		if (batches)
 			printf("  delivered batches %llu to %llu; the next is %llu\n",
 			       (unsigned long long)(order.next_batch - batches),
@@ -512,8 +528,8 @@ int cmd_bench(int argc, char **argv)
 			       (unsigned long long)order.next_batch);
 	}
 	if (stop_signal) {
-		fprintf(stderr, "ringfeed bench: stopped by %s after %llu batches\n",
-			stop_signal == SIGINT ? "SIGINT" : "SIGTERM", batches);
+		fprintf(stderr, "%s: stopped by %s after %s\n", cli_name,
+			stop_signal == SIGINT ? "SIGINT" : "SIGTERM", cli_count(batches, "batch", 0));
 		return 128 + stop_signal;
 	}
 	return 0;
@@ -534,7 +550,7 @@ int cmd_tune(int argc, char **argv)
 	char **args = calloc((size_t)argc + 2, sizeof(char *));
 	if (!args)
 		return 1;
-	args[0] = "tune";
+	args[0] = (char *)cli_name;
 	for (int i = 1; i < argc; i++)
 		args[i] = argv[i];
 	args[argc] = "--tune";

@@ -45,7 +45,7 @@ static int run_stage(const rf_config *cfg, long long batches, double step_ms, in
 	rf_loader *l;
 	int ret = rf_loader_create(&l, cfg, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "ringfeed bench --diagnose: %s (%s)\n", err, rf_strerror(ret));
+		cli_fail(err, ret);
 		return ret;
 	}
 	run_hooks h = { .max_batches = batches, .step_ms = step_ms, .progress = progress,
@@ -54,7 +54,7 @@ static int run_stage(const rf_config *cfg, long long batches, double step_ms, in
 	run_out o;
 	ret = run_consume(l, &h, &o);
 	if (ret) {
-		fprintf(stderr, "ringfeed bench --diagnose: %s: %s\n", rf_strerror(ret), rf_loader_error(l));
+		fprintf(stderr, "%s --diagnose: %s: %s\n", cli_name, rf_strerror(ret), rf_loader_error(l));
 		rf_loader_destroy(l);
 		return ret;
 	}
@@ -67,18 +67,6 @@ static int run_stage(const rf_config *cfg, long long batches, double step_ms, in
 	out->wait_ms_batch = o.steady_batches ? o.steady_wait_s * 1e3 / (double)o.steady_batches : 0;
 	out->nwaits = o.nwaits;
 	return 0;
-}
-
-static const char *machine_line(char *buf, size_t len)
-{
-	FILE *p = popen("echo \"$(nproc) cores, kernel $(uname -r)\"", "r");
-	buf[0] = '\0';
-	if (p) {
-		if (fgets(buf, (int)len, p))
-			buf[strcspn(buf, "\n")] = '\0';
-		pclose(p);
-	}
-	return buf;
 }
 
 int cli_diagnose(const rf_config *base, const diag_opts *o)
@@ -153,9 +141,22 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 	} else if (prep < fetch.rate && !gpu) {
 		verdict = "decode-bound";
 		double per_thread = prep / threads;
-		snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
-			 "each compute thread does %.0f samples/s, so more threads help up to about %.0f "
-			 "(cores permitting)", prep, fetch.rate, per_thread, ceil(fetch.rate / per_thread));
+		int cores = cli_cores(), need = (int)ceil(fetch.rate / per_thread);
+		int most = cores > 1 ? cores - 1 : 1; /* the ring thread and the consumer need a core */
+		if (need <= most)
+			snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
+				 "each compute thread does %.0f samples/s: about %d threads would match "
+				 "storage (this machine lets %d run)", prep, fetch.rate, per_thread, need, most);
+		else if ((int)threads < most)
+			snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
+				 "each compute thread does %.0f samples/s: use up to %d threads (%d cores "
+				 "available; storage would take about %d)", prep, fetch.rate, per_thread, most,
+				 cores, need);
+		else
+			snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s "
+				 "with %u threads on %d cores available: more cores (storage would take about "
+				 "%d threads), or GPU decode (--decode auto)", prep, fetch.rate, threads, cores,
+				 need);
 	} else {
 		verdict = "storage-bound";
 		snprintf(why, sizeof(why), "storage-bound: fetch %.0f samples/s < prep %.0f samples/s "
@@ -198,7 +199,7 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 			{ "with consumer", cons.rate },
 		};
 		rf_report r = { .title = title, .verdict = verdict, .explanation = why,
-				.machine = machine_line(machine, sizeof(machine)), .stages = stages,
+				.machine = cli_machine_line(machine, sizeof(machine)), .stages = stages,
 				.nstages = 4, .batch_wait_ms = waits, .nbatches = cons.nwaits,
 				.step_ms = step };
 		if (rf_report_write_html(o->report, &r, err, sizeof(err))) {

@@ -66,7 +66,7 @@ int cmd_index(int argc, char **argv)
 		fprintf(stderr, "\n");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (ret) {
-		fprintf(stderr, "ringfeed index: %s (%s)\n", err, rf_strerror(ret));
+		cli_fail(err, ret);
 		return 1;
 	}
 	struct rusage ru;

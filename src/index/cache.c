@@ -128,7 +128,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	writer w = { .f = open_temp(path, tmp, &unnamed), .sum = 0x726676696478ull, .ok = 1 };
 	if (!w.f) {
 		int e = errno;
-		rf_fmt(err, errlen, "index cache '%s': %s", tmp, strerror(e));
+		rf_fmt(err, errlen, "index cache '%s': %s", path, strerror(e));
 		free(tmp);
 		return -e;
 	}

@@ -28,7 +28,8 @@ static inline uint64_t rf_thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Cores this process may run on (its affinity mask), at least 1. */
+/* Cores this process may use, at least 1: its affinity mask, capped by its
+ * cgroup's CPU quota (a container given 2 CPUs of 64 counts 2). */
 int rf_cpu_count(void);
 
 /* snprintf into buf[len] that tolerates buf == NULL or len == 0. */
