@@ -457,7 +457,9 @@ int cmd_bench(int argc, char **argv)
 	if (json) {
 		/* steady: without set-up (index walk, threads), as peers that list
 		 * their files before their clock starts are timed */
-		printf("{\"loader\":\"ringfeed\",\"raw\":%d,\"steady_samples_per_s\":%.2f,"
+		printf("{\"loader\":\"ringfeed\",\"source\":");
+		cli_json_str(stdout, cfg.source);
+		printf(",\"raw\":%d,\"steady_samples_per_s\":%.2f,"
 		       "\"index_files\":%llu,\"index_bytes\":%llu,\"index_cached\":%u,"
 		       "\"peak_rss_kib\":%ld,\"device_copy_gb_per_s\":%.3f,\"device_bytes\":%llu,", cfg.raw,
 		       t_end > t_created ? samples / (t_end - t_created) : 0.0,

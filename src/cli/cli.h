@@ -30,6 +30,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * (set by main before it dispatches; tune runs bench's code under its own name). */
 extern const char *cli_name;
 
+/* Writes str as a JSON string (quoted, escaped; bytes that are not UTF-8 as
+ * \u00XX): the only way a string reaches --json output. */
+void cli_json_str(FILE *f, const char *str);
+
 /* Cores this process may use (affinity mask, cgroup quota), at least 1. */
 int cli_cores(void);
 /* "2 cores available, Linux 6.18.44 (x86_64)" into buf; returns buf. */

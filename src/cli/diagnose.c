@@ -166,11 +166,15 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 	}
 
 	if (o->json) {
-		printf("{\"verdict\":\"%s\",\"why\":\"%s\",\"stages\":{\"fetch\":%.2f,\"prep\":%.2f,"
+		printf("{\"source\":");
+		cli_json_str(stdout, cfg.source);
+		printf(",\"verdict\":\"%s\",\"why\":", verdict);
+		cli_json_str(stdout, why);
+		printf(",\"stages\":{\"fetch\":%.2f,\"prep\":%.2f,"
 		       "\"full\":%.2f,\"with_consumer\":%.2f,\"engines\":%.2f},\"step_ms\":%.3f,\"consumer_wait_ms_per_batch\":%.3f,"
 		       "\"accelerator_idle_pct\":%.2f,\"threads\":%u,\"io_depth\":%u,\"batches_per_stage\":%lld,"
 		       "\"prep_note\":\"compute threads over their decode+transform+collate time per sample in the full run\"}\n",
-		       verdict, why, fetch.rate, isinf(prep) ? -1.0 : prep, full.rate, cons.rate,
+		       fetch.rate, isinf(prep) ? -1.0 : prep, full.rate, cons.rate,
 		       gpu ? eng.rate : -1.0, step,
 		       cons.wait_ms_batch, 100 * idle, threads, full.st.io_depth, nb);
 	} else {

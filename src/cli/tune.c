@@ -163,7 +163,9 @@ int cli_tune(const rf_config *base, const tune_opts *o)
 		return -1;
 	}
 	if (o->json) {
-		printf("{\"best\":{\"threads\":%d,\"io_depth\":%d,\"prefetch\":%d,\"batch\":%d,\"samples_per_s\":%.2f},"
+		printf("{\"source\":");
+		cli_json_str(stdout, s->cfg.source);
+		printf(",\"best\":{\"threads\":%d,\"io_depth\":%d,\"prefetch\":%d,\"batch\":%d,\"samples_per_s\":%.2f},"
 		       "\"recommended\":{\"threads\":%d,\"io_depth\":%d,\"prefetch\":%d,\"batch\":%d,\"samples_per_s\":%.2f},"
 		       "\"batches_per_trial\":%lld,\"trials\":[", b->v[0], b->v[1], b->v[2], b->v[3], b->rate,
 		       rec->v[0], rec->v[1], rec->v[2], rec->v[3], rec->rate, s->batches);
