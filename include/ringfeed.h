@@ -249,6 +249,11 @@ typedef struct rf_config {
 	 * and the cache rewritten. NULL (default): always walk. Copied at create. */
 	const char *index_cache;
 
+	/* Directory walks skip hidden names (starting with '.': .DS_Store,
+	 * AppleDouble ._x.jpg files, .nfs* files, .git folders) unless this is
+	 * 1. Default 0. Manifests list what they list. */
+	int include_hidden;
+
 	/* Order, ranks and resume (issue 6).
 	 *
 	 * Ranks: the epoch is one global sequence of positions (the dataset's
@@ -310,7 +315,7 @@ typedef struct rf_config {
 	 * depends on timing. Not with raw or device_convert. */
 	rf_decode decode;
 
-	uint8_t reserved[92];          /* zeroed by rf_config_default(); must stay zero:
+	uint8_t reserved[84];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
 	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;
@@ -359,8 +364,13 @@ typedef struct rf_batch {
 
 /* ---- index cache --------------------------------------------------------- */
 
-/* Walks source (as rf_loader_create() would, raw mode if raw) and writes its
- * index to path (a temporary file renamed over it), for cfg.index_cache.
+/* How rf_index_write() walks (its `raw` argument, a set of flags): */
+#define RF_INDEX_RAW 1    /* raw mode: every regular file (cfg.raw) */
+#define RF_INDEX_HIDDEN 2 /* include hidden names (cfg.include_hidden) */
+
+/* Walks source (as rf_loader_create() would, with the RF_INDEX_* flags in
+ * raw: 1 is raw mode as before) and writes its index to path (a temporary
+ * file renamed over it), for cfg.index_cache.
  * *files (if not NULL) gets the number of files indexed; progress (if not
  * NULL) is told how the walk goes.
  * @return : 0, or a negative code with err[errlen] saying why. */

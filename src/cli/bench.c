@@ -71,6 +71,8 @@ static void usage(FILE *f)
 		"                    GPU's JPEG engines (nvJPEG, needs --device), auto = the\n"
 		"                    engines and the --threads pool together (the pool alone\n"
 		"                    where there are no engines)\n"
+		"  --include-hidden  walk names starting with '.' too (skipped by default:\n"
+		"                    .DS_Store, AppleDouble ._x.jpg, .nfs*, .git)\n"
 		"  --index-cache FILE   load the index from FILE (see ringfeed index);\n"
 		"                    walk and rewrite it when missing or stale\n"
 		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
@@ -159,7 +161,7 @@ int cmd_bench(int argc, char **argv)
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION, O_VERIFY,
 	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_STEP, O_LOG, O_PROGRESS,
-	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE };
+	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE, O_HIDDEN };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
@@ -181,7 +183,7 @@ int cmd_bench(int argc, char **argv)
 		{ "verify-full", no_argument, 0, O_VERIFY },
 		{ "out-of-order", no_argument, 0, O_UNORDERED },
 		{ "io-path", required_argument, 0, O_IOPATH },
-		{ "raw", no_argument, 0, O_RAW },          { "raw-max", required_argument, 0, O_RAWMAX },
+		{ "raw", no_argument, 0, O_RAW },          { "include-hidden", no_argument, 0, O_HIDDEN },          { "raw-max", required_argument, 0, O_RAWMAX },
 		{ "index-cache", required_argument, 0, O_ICACHE },
 		{ "step-ms", required_argument, 0, O_STEP }, { "log", required_argument, 0, O_LOG },
 		{ "progress", no_argument, 0, O_PROGRESS }, { "no-progress", no_argument, 0, O_NOPROGRESS },
@@ -259,6 +261,7 @@ int cmd_bench(int argc, char **argv)
 		case O_VERIFY: cfg.verify_full = 1; break;
 		case O_UNORDERED: cfg.in_order = 0; break;
 		case O_RAW: cfg.raw = 1; break;
+		case O_HIDDEN: cfg.include_hidden = 1; break;
 		case O_ICACHE: cfg.index_cache = optarg; break;
 		case O_STEP:
 			if (cli_float("--step-ms", optarg, 0, 1e6, &fv)) return 2;

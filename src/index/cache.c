@@ -31,7 +31,7 @@
 #include "util/util.h"
 
 #define CACHE_MAGIC "RFINDEX"
-#define CACHE_VERSION 2u
+#define CACHE_VERSION 3u /* 3: the mode word holds RF_INDEX_HIDDEN too */
 
 typedef struct writer {
 	FILE *f;

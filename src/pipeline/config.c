@@ -107,6 +107,7 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(io_path, RF_IO_AUTO, RF_IO_PREAD);
 	CHECK_RANGE(pread_threads, 0, 1024);
 	CHECK_RANGE(raw, 0, 1);
+	CHECK_RANGE(include_hidden, 0, 1);
 	CHECK_RANGE(fetch_only, 0, 1);
 	CHECK_RANGE(device, -1, 1023);
 	CHECK_RANGE(device_convert, 0, 1);

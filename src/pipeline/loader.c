@@ -248,16 +248,17 @@ static int start_ring(rf_loader *l, char *err, size_t errlen)
 static int build_index(rf_loader *l, char *err, size_t errlen)
 {
 	const char *cache = l->cfg.index_cache;
+	int mode = (l->cfg.raw ? RF_INDEX_RAW : 0) | (l->cfg.include_hidden ? RF_INDEX_HIDDEN : 0);
 	char why[512];
 	if (cache) {
-		int r = rf_index_cache_load(&l->index, l->source, l->cfg.raw, cache, why, sizeof(why));
+		int r = rf_index_cache_load(&l->index, l->source, mode, cache, why, sizeof(why));
 		if (r == 0) {
 			l->index_cached = 1;
 			return 0;
 		}
 		rf_log(l->cfg.log_level, RF_LOG_INFO, "%s: walking the source", why);
 	}
-	int ret = rf_index_build(&l->index, l->source, l->cfg.raw, err, errlen);
+	int ret = rf_index_build(&l->index, l->source, mode, err, errlen);
 	if (ret == 0 && cache && rf_index_cache_write(&l->index, l->source, cache, why, sizeof(why)))
 		rf_log(l->cfg.log_level, RF_LOG_WARN, "%s", why);
 	return ret;
@@ -271,7 +272,11 @@ RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_
 		return -EINVAL;
 	}
 	rf_index idx;
-	int ret = rf_index_build_progress(&idx, source, raw != 0, progress, user, err, errlen);
+	if (raw & ~(RF_INDEX_RAW | RF_INDEX_HIDDEN)) {
+		rf_fmt(err, errlen, "rf_index_write: raw = %d: not a set of RF_INDEX_* flags", raw);
+		return -EINVAL;
+	}
+	int ret = rf_index_build_progress(&idx, source, raw, progress, user, err, errlen);
 	if (ret)
 		return ret;
 	ret = rf_index_cache_write(&idx, source, path, err, errlen);
