@@ -141,8 +141,9 @@ typedef enum rf_decode {
 	RF_DECODE_AUTO = 2,
 } rf_decode;
 
-/* Called once per bad sample, from one of the loader's threads, never two at
- * a time for one loader. path and reason are valid during the call only.
+/* Called once per bad sample and epoch (a bad file drawn again as another
+ * place's replacement in the same epoch is not reported again), from one of
+ * the loader's threads, never two at a time for one loader. path and reason are valid during the call only.
  * err is the negative code behind it. */
 typedef void (*rf_sample_error_fn)(void *user, const char *path, int err,
 				   const char *reason);
@@ -439,7 +440,9 @@ typedef struct rf_stats {
 	uint64_t batches;         /* batches delivered by rf_loader_next() */
 	uint64_t samples;         /* samples delivered */
 	uint64_t bytes_read;      /* file bytes read from storage (payload, not padding) */
-	uint64_t bad_samples;     /* samples skipped as unreadable or corrupt */
+	uint64_t bad_samples;     /* samples found unreadable or corrupt, once per epoch each
+	                           * (drawn again as a replacement, a bad file is not
+	                           * counted again) */
 	uint64_t reads_submitted; /* read chains submitted to io_uring */
 	uint64_t ns_consumer_wait; /* consumer time spent waiting in rf_loader_next() */
 	uint64_t ns_decode;       /* compute time in JPEG decode, summed over threads */

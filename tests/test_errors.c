@@ -306,3 +306,35 @@ Test(errors, twelve_bit_jpeg_is_not_called_not_a_jpeg)
 	tu_rmrf(d);
 	free(d);
 }
+
+Test(errors, a_bad_file_is_reported_once_an_epoch)
+{
+	/* 6 files, 4 of them bad: with so few good ones, the replacement
+	 * sequences draw the bad files again and again, and each is still
+	 * reported (and counted) once per epoch */
+	char *d = tu_tmpdir("once");
+	char rel[32];
+	for (int i = 0; i < 6; i++) {
+		snprintf(rel, sizeof(rel), "c/p%d.jpg", i);
+		if (i < 4)
+			tu_write(d, rel, "not a jpeg at all", 17);
+		else
+			tu_jpeg(d, rel, 40, 40, (uint64_t)i + 1);
+	}
+	for (int epochs = 1; epochs <= 3; epochs += 2) {
+		rf_config cfg;
+		tu_config(&cfg, d);
+		cfg.batch_size = 3;
+		cfg.epochs = epochs;
+		tu_bad_log bad = { 0 };
+		cfg.on_sample_error = tu_on_bad;
+		cfg.user = &bad;
+		rf_stats st;
+		size_t n;
+		free(tu_drain_bytes(&cfg, &n, &st));
+		cr_assert_eq(bad.n, 4 * epochs, "%d reports for 4 bad files in %d epochs", bad.n, epochs);
+		cr_assert_eq(st.bad_samples, 4 * (uint64_t)epochs);
+	}
+	tu_rmrf(d);
+	free(d);
+}

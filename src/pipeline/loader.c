@@ -20,6 +20,7 @@
 #include "pipeline/loader_impl.h"
 #include "pipeline/state.h"
 #include "sample/ranks.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 /* ---- places ------------------------------------------------------------- */
@@ -87,16 +88,48 @@ void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 	pthread_mutex_unlock(&l->mu);
 }
 
+/* 1 when (epoch, sample) was not reported yet (and now is). With
+ * report_mu held. Out of memory, it reports again rather than not at all. */
+static int first_report(rf_loader *l, uint64_t epoch, uint64_t sample)
+{
+	uint64_t key = ((epoch << 40) | (sample & ((1ull << 40) - 1))) + 1;
+	if (2 * (l->bad_n + 1) > l->bad_cap) {
+		size_t cap = l->bad_cap ? 2 * l->bad_cap : 64;
+		uint64_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return 1;
+		for (size_t i = 0; i < l->bad_cap; i++)
+			if (l->bad_seen[i]) {
+				size_t j = rf_mix64(l->bad_seen[i]) & (cap - 1);
+				while (t[j])
+					j = (j + 1) & (cap - 1);
+				t[j] = l->bad_seen[i];
+			}
+		free(l->bad_seen);
+		l->bad_seen = t;
+		l->bad_cap = cap;
+	}
+	size_t j = rf_mix64(key) & (l->bad_cap - 1);
+	for (; l->bad_seen[j]; j = (j + 1) & (l->bad_cap - 1))
+		if (l->bad_seen[j] == key)
+			return 0;
+	l->bad_seen[j] = key;
+	l->bad_n++;
+	return 1;
+}
+
 int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
 			   const char *reason, rf_place *retry)
 {
 	const char *path = rf_index_path(&l->index, sample);
-	atomic_fetch_add_explicit(&l->st.bad_samples, 1, memory_order_relaxed);
 	pthread_mutex_lock(&l->report_mu);
-	if (l->cfg.on_sample_error)
-		l->cfg.on_sample_error(l->cfg.user, path, err, reason);
-	rf_log(l->cfg.log_level, RF_LOG_WARN, "bad sample %s/%s: %s",
-	       l->index.root, path, reason);
+	if (first_report(l, p->batch / l->batches_per_epoch, sample)) {
+		atomic_fetch_add_explicit(&l->st.bad_samples, 1, memory_order_relaxed);
+		if (l->cfg.on_sample_error)
+			l->cfg.on_sample_error(l->cfg.user, path, err, reason);
+		rf_log(l->cfg.log_level, RF_LOG_WARN, "bad sample %s/%s: %s",
+		       l->index.root, path, reason);
+	}
 	pthread_mutex_unlock(&l->report_mu);
 
 	int fatal = 0;
@@ -525,6 +558,7 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	pthread_mutex_destroy(&l->init_mu);
 	pthread_cond_destroy(&l->init_cv);
 	pthread_mutex_destroy(&l->report_mu);
+	free(l->bad_seen);
 	free(l);
 }
 

@@ -195,6 +195,12 @@ struct rf_loader {
 	int ncompute;
 
 	pthread_mutex_t report_mu; /* serializes on_sample_error and log lines */
+	/* (epoch, sample) pairs reported bad, so that a bad file drawn again as
+	 * another place's replacement in the same epoch is reported and counted
+	 * once: an open-addressing set of keys epoch << 40 | sample (+1, so that
+	 * 0 is free), grown at half full; guarded by report_mu */
+	uint64_t *bad_seen;
+	size_t bad_cap, bad_n;
 	rf_counters st;
 
 	/* consumer only */
