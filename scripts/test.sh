@@ -7,8 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-scripts/build.sh build
-scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+# test builds: with the test-only hooks (never in a release build)
+scripts/build.sh build -Dtest_hooks=true
+scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+	-Dtest_hooks=true
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0

@@ -20,11 +20,18 @@
 #include "io/ring_impl.h"
 #include "testutil.h"
 
+/* The read hook exists in test builds only (meson -Dtest_hooks=true). */
+#if RF_TEST_HOOKS
+#define set_hook(fn, ctx) rf_ring_set_test_hook(fn, ctx)
+#else
+#define set_hook(fn, ctx) ((void)(fn), (void)(ctx))
+#endif
+
 static char *dir;
 static void setup(void) { dir = tu_tree("io", 3, 12); }
 static void teardown(void)
 {
-	rf_ring_set_test_hook(NULL, NULL);
+	set_hook(NULL, NULL);
 	tu_rmrf(dir);
 	free(dir);
 }
@@ -146,6 +153,9 @@ static int hook(void *ctx, uint64_t sample, int res, int64_t size)
 
 Test(io, injected_faults, .init = setup, .fini = teardown, .timeout = 60)
 {
+#if !RF_TEST_HOOKS
+	cr_skip_test("the read hook is compiled into test builds only (meson -Dtest_hooks=true)");
+#endif
 	rf_config cfg;
 	tu_config(&cfg, dir);
 	cfg.shuffle = 0;
@@ -157,13 +167,13 @@ Test(io, injected_faults, .init = setup, .fini = teardown, .timeout = 60)
 		for (int mode = 0; mode < 4; mode++) {
 			faults f = { .mode = mode, .victim = 5 };
 			tu_bad_log rs = { 0 };
-			rf_ring_set_test_hook(hook, &f);
+			set_hook(hook, &f);
 			cfg.io_path = paths[p];
 			cfg.on_sample_error = tu_on_bad;
 			cfg.user = &rs;
 			size_t n;
 			uint8_t *got = tu_drain_bytes(&cfg, &n, &st);
-			rf_ring_set_test_hook(NULL, NULL);
+			set_hook(NULL, NULL);
 			cr_assert_eq(n, n0);
 			if (mode < 2) { /* retried: nothing lost, nothing reported */
 				cr_assert_eq(rs.n, 0, "path %d mode %d: %s", p, mode, rs.reason);
@@ -182,7 +192,7 @@ Test(io, injected_faults, .init = setup, .fini = teardown, .timeout = 60)
 	faults f = { .mode = 0, .victim = 7 };
 	atomic_store(&f.hits, -1000);
 	tu_bad_log rs = { 0 };
-	rf_ring_set_test_hook(hook, &f);
+	set_hook(hook, &f);
 	cfg.io_path = RF_IO_AUTO;
 	cfg.user = &rs;
 	size_t n;

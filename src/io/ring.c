@@ -18,6 +18,7 @@
 #include "io/ring_impl.h"
 #include "util/util.h"
 
+#if RF_TEST_HOOKS
 static rf_read_hook test_hook;
 static void *test_hook_ctx;
 
@@ -26,6 +27,7 @@ void rf_ring_set_test_hook(rf_read_hook fn, void *ctx)
 	test_hook = fn;
 	test_hook_ctx = ctx;
 }
+#endif
 
 static void arm_wake(rf_loader *l, struct rf_ring *r)
 {
@@ -335,8 +337,10 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		usleep(r->test_delay_us);
 	if (q->read_err)
 		q->read_res = q->read_err;
+#if RF_TEST_HOOKS
 	if (test_hook && q->open_res >= 0)
 		q->read_res = test_hook(test_hook_ctx, q->sample, q->read_res, size);
+#endif
 	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
 	int short_of = q->open_res < 0 ? q->open_res : q->read_res < 0 ? q->read_res : 0;
 	if (system_short(short_of)) {

@@ -9,6 +9,7 @@
 #include "io/bufpool.h"
 #include "io/pread_pool.h"
 #include "pipeline/loader_impl.h"
+#include "rf_config.h"
 
 /* user_data of a chain's SQEs: request id << 2 | op. */
 enum { OP_OPEN = 0, OP_READ = 1, OP_CLOSE = 2 };
@@ -58,11 +59,14 @@ struct rf_ring {
 	uint32_t *drain;       /* scratch for handed-back request ids */
 };
 
-/* Test-only: called with every read result before it is judged; returns the
- * result to judge instead (a short count, -EAGAIN, -EIO, ...). Process-wide;
- * set it before creating the loader. NULL (the default) costs one branch. */
+/* Test-only, in builds with -Dtest_hooks=true (RF_TEST_HOOKS): called with
+ * every read result before it is judged; returns the result to judge
+ * instead (a short count, -EAGAIN, -EIO, ...). Process-wide; set it before
+ * creating the loader. NULL (the default) costs one branch. */
 typedef int (*rf_read_hook)(void *ctx, uint64_t sample, int res, int64_t size);
+#if RF_TEST_HOOKS
 void rf_ring_set_test_hook(rf_read_hook fn, void *ctx);
+#endif
 
 /* ring_setup.c */
 int rf_ring_setup(rf_loader *l, struct rf_ring *r, char *err, size_t errlen);
