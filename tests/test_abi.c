@@ -5,6 +5,8 @@
  * frees nothing there, and the parent goes on unharmed. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,4 +110,44 @@ Test(abi, a_forked_child_gets_rf_eforked, .init = setup, .fini = teardown)
 	cr_assert_eq(r, RF_EOF, "%s", rf_loader_error(l));
 	cr_assert_eq(n, 3 * 2);
 	rf_loader_destroy(l);
+}
+
+/* The names of this process's threads that start with prefix. */
+static int threads_named(const char *prefix)
+{
+	char path[300], comm[32];
+	int n = 0;
+	DIR *d = opendir("/proc/self/task");
+	cr_assert_not_null(d);
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+			FILE *f = fopen(path, "r");
+			if (f && fgets(comm, sizeof(comm), f) && !strncmp(comm, prefix, strlen(prefix)))
+				n++;
+			if (f)
+				fclose(f);
+		}
+	closedir(d);
+	return n;
+}
+
+Test(abi, threads_are_named, .init = setup, .fini = teardown)
+{
+	rf_config cfg;
+	tu_config(&cfg, dir);
+	cfg.threads = 3;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(threads_named("rf-ring"), 1);
+	cr_assert_eq(threads_named("rf-compute-"), 3);
+	rf_loader_destroy(l);
+	cfg.io_path = RF_IO_PREAD;
+	cfg.pread_threads = 2;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(threads_named("rf-pread-"), 2);
+	rf_loader_destroy(l);
+	cr_assert_eq(threads_named("rf-"), 0, "every thread joined");
 }

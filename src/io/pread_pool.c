@@ -1,10 +1,12 @@
 /* pread_pool.c - open / pread / close on a pool of threads (see pread_pool.h). */
 #define _GNU_SOURCE
 #include "io/pread_pool.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -68,15 +70,13 @@ int rf_pread_pool_start(rf_pread_pool *p, rf_loader *l, int n)
 	p->threads = calloc((size_t)n, sizeof(pthread_t));
 	if (!p->threads)
 		goto fail;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (int i = 0; i < n; i++) {
-		if (pthread_create(&p->threads[i], NULL, worker, p))
+		char name[16];
+		snprintf(name, sizeof(name), "rf-pread-%d", i % 100000);
+		if (rf_thread_start(&p->threads[i], worker, p, name))
 			break;
 		p->nthreads++;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (p->nthreads == n)
 		return 0;
 fail:

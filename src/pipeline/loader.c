@@ -161,17 +161,6 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 
 /* ---- create / destroy --------------------------------------------------- */
 
-static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	/* Our threads take no signals: the caller's handlers stay on its threads. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(t, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return -r;
-}
-
 static int alloc_slots(rf_loader *l)
 {
 	int P = l->cfg.prefetch, B = l->cfg.batch_size;
@@ -260,7 +249,7 @@ static int open_gpu_decode(rf_loader *l, char *err, size_t errlen)
 
 static int start_ring(rf_loader *l, char *err, size_t errlen)
 {
-	int r = start_thread(&l->ring_thread, rf_ring_main, l);
+	int r = rf_thread_start(&l->ring_thread, rf_ring_main, l, "rf-ring");
 	if (r) {
 		rf_fmt(err, errlen, "cannot start the ring thread: %s", strerror(-r));
 		return r;
@@ -478,7 +467,9 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	if (!l->compute)
 		goto fail_nomem;
 	for (int i = 0; l->decode != RF_DECODE_CPU && i < l->ngpu_dec; i++) {
-		ret = start_thread(&l->gpu_dec[i].thread, rf_gpu_decode_main, &l->gpu_dec[i]);
+		char name[16];
+		snprintf(name, sizeof(name), "rf-gpu-%d", i);
+		ret = rf_thread_start(&l->gpu_dec[i].thread, rf_gpu_decode_main, &l->gpu_dec[i], name);
 		if (ret) {
 			rf_fmt(err, errlen, "cannot start GPU decode thread %d: %s", i, strerror(-ret));
 			goto fail;
@@ -486,7 +477,9 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		l->gpu_dec[i].started = 1;
 	}
 	for (int i = 0; i < l->cfg.threads; i++) {
-		ret = start_thread(&l->compute[i], rf_compute_main, l);
+		char name[16];
+		snprintf(name, sizeof(name), "rf-compute-%d", i % 10000);
+		ret = rf_thread_start(&l->compute[i], rf_compute_main, l, name);
 		if (ret) {
 			rf_fmt(err, errlen, "cannot start compute thread %d: %s", i, strerror(-ret));
 			goto fail;

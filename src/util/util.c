@@ -5,6 +5,7 @@
 #include "util/util.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,18 @@ static int cgroup_cores(void)
 	if (quota <= 0 || period <= 0)
 		return 0;
 	return (int)((quota + period - 1) / period);
+}
+
+int rf_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0)
+		pthread_setname_np(*t, name); /* fails only for names too long: ours are not */
+	return -r;
 }
 
 int rf_cpu_count(void)

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -27,6 +28,12 @@ static inline uint64_t rf_thread_cpu_ns(void)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* Starts a thread of the library's: it takes no signals (the caller's
+ * handlers stay on the caller's threads) and carries name (15 characters
+ * at most: "rf-ring", "rf-compute-3"), which top -H, perf and debuggers
+ * show. @return : 0 or a negative errno. */
+int rf_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name);
 
 /* Cores this process may use, at least 1: its affinity mask, capped by its
  * cgroup's CPU quota (a container given 2 CPUs of 64 counts 2). */
