@@ -204,7 +204,11 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 		};
 		rf_report r = { .title = title, .verdict = verdict, .explanation = why,
 				.machine = cli_machine_line(machine, sizeof(machine)), .stages = stages,
-				.nstages = 4, .batch_wait_ms = waits, .nbatches = cons.nwaits,
+				.nstages = 4,
+				/* the first batch's wait is the start-up (index, threads,
+				 * first reads): left out, it would flatten the chart */
+				.batch_wait_ms = cons.nwaits > 1 ? waits + 1 : waits,
+				.nbatches = cons.nwaits > 1 ? cons.nwaits - 1 : cons.nwaits,
 				.step_ms = step };
 		if (rf_report_write_html(o->report, &r, err, sizeof(err))) {
 			fprintf(stderr, "ringfeed bench --report: %s\n", err);
