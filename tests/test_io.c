@@ -394,3 +394,29 @@ Test(io, no_descriptor_left_fails_naming_the_limit, .init = setup, .fini = teard
 		rf_loader_destroy(l);
 	}
 }
+
+/* A manifest line naming a FIFO: the reason says what it is (it said
+ * "cannot stat: Invalid argument"). */
+Test(io, fifo_in_a_manifest_is_named, .init = setup, .fini = teardown, .timeout = 60)
+{
+	char *fifo, *man;
+	cr_assert(asprintf(&fifo, "%s/pipe.jpg", dir) > 0);
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	const char *text = "c0/img_000.jpg\t0\nc0/img_001.jpg\t0\npipe.jpg\t1\nc1/img_000.jpg\t1\n";
+	tu_write(dir, "m.tsv", text, strlen(text));
+	cr_assert(asprintf(&man, "%s/m.tsv", dir) > 0);
+	rf_config cfg;
+	tu_config(&cfg, man);
+	cfg.batch_size = 2;
+	tu_bad_log rs = { 0 };
+	cfg.on_sample_error = tu_on_bad;
+	cfg.user = &rs;
+	rf_stats st;
+	size_t n;
+	free(tu_drain_bytes(&cfg, &n, &st));
+	cr_assert_eq(rs.n, 1);
+	cr_assert(strstr(rs.reason, "not a regular file (a FIFO)"), "%s", rs.reason);
+	unlink(fifo);
+	free(fifo);
+	free(man);
+}
