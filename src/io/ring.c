@@ -347,8 +347,13 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		system_shortage(l, r, id, q, short_of);
 		return;
 	}
-	if (q->open_res >= 0)
+	if (q->open_res >= 0) {
 		r->starved = 0;
+		/* after a shortage, one more read in flight per 16 that open: the
+		 * limit is found again if what used the descriptors let them go */
+		if (r->inflight_cap < (uint32_t)l->cfg.io_depth && ++r->opened_since_cap % 16 == 0)
+			r->inflight_cap++;
+	}
 	if (q->open_res < 0) {
 		if (q->open_res == -EINVAL && q->direct && !not_regular(l, q->sample, reason,
 								       sizeof(reason))) {
