@@ -61,8 +61,8 @@ for sig in INT TERM; do
 	check "bench SIGINT/TERM exit $rc, want $want: $(cat "$tmp/bench.err")" '[ $rc -eq $want ]'
 	check "no state saved on SIG$sig" '[ -s "$tmp/s.state" ]'
 	check "--ids ends mid-line on SIG$sig" '[ "$(tail -c 1 "$tmp/a.ids" | od -An -c | tr -d " ")" = "\n" ]'
-	"$rf" bench $common --ids "$tmp/b.ids" --resume "$tmp/s.state" >/dev/null 2>&1 ||
-		check "resume after SIG$sig" false
+	"$rf" bench $common --ids "$tmp/b.ids" --resume "$tmp/s.state" >/dev/null 2>"$tmp/resume.err" ||
+		check "resume after SIG$sig: $(cat "$tmp/resume.err"; cat "$tmp/bench.err")" false
 	check "cut by SIG$sig + resume != the whole run" \
 		'cat "$tmp/a.ids" "$tmp/b.ids" | cmp -s - "$tmp/full.ids"'
 done

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "index/index.h"
@@ -303,131 +303,174 @@ Test(io, fifo_in_place_of_a_file_is_a_bad_sample, .init = setup, .fini = teardow
 	tu_assert_no_leaks();
 }
 
+/* The descriptor tests run their loaders in a child process: with the
+ * descriptors exhausted, Criterion's own reporting (its IPC) could fail in
+ * the test's process. The child says what went wrong on stderr and exits
+ * non-zero; it asserts nothing. */
+static int in_child(int (*fn)(void), const char *what)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0, "fork");
+	if (pid == 0)
+		_exit(fn());
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: child status %d", what, status);
+	return 0;
+}
+
+#define CHILD_CHECK(cond, ...)                                                     \
+	do {                                                                       \
+		if (!(cond)) {                                                     \
+			fprintf(stderr, __VA_ARGS__);                              \
+			fputc('\n', stderr);                                      \
+			return 1;                                                  \
+		}                                                                  \
+	} while (0)
+
+/* Drains l into buf (cap bytes); returns the last rf_loader_next() result. */
+static int drain_into(rf_loader *l, uint8_t *buf, size_t cap, size_t *n)
+{
+	rf_batch *b;
+	int r;
+	*n = 0;
+	while ((r = rf_loader_next(l, &b)) == 0) {
+		size_t len = (size_t)b->count * b->sample_bytes;
+		if (*n + len <= cap)
+			memcpy(buf + *n, b->data, len);
+		*n += len;
+		rf_batch_release(l, b);
+	}
+	return r;
+}
+
 /* Out of descriptors is the system's condition, not the samples': with a
  * descriptor limit far below io_depth every read path delivers exactly the
  * batches of an unlimited run, with no bad sample, or fails naming the
  * limit; it never replaces good samples. */
-Test(io, descriptor_limit_never_replaces_good_samples, .fini = teardown, .timeout = 120)
+static int limit_child(void)
 {
-	dir = tu_tree("fds", 4, 60); /* 240 files */
 	rf_config cfg;
 	tu_config(&cfg, dir);
 	cfg.prefetch = 16;
 	cfg.io_depth = 4096;
 	cfg.read_pool_bytes = 16 << 20;
 	cfg.epochs = 2;
-	size_t n0;
-	rf_stats st;
-	uint8_t *ref = tu_drain_bytes(&cfg, &n0, &st);
-	cr_assert_eq(st.bad_samples, 0);
+	cfg.pread_threads = 64;
+	size_t cap = 64 << 20, n0, n;
+	uint8_t *ref = malloc(cap), *got = malloc(cap);
+	rf_loader *l;
+	char err[256];
+	CHILD_CHECK(rf_loader_create(&l, &cfg, err, sizeof(err)) == 0, "create: %s", err);
+	CHILD_CHECK(drain_into(l, ref, cap, &n0) == RF_EOF && n0 <= cap, "reference run");
+	rf_loader_destroy(l);
 
-	struct rlimit old, low;
-	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
 	/* the hard limit too: liburing raises the soft one to register files */
-	low.rlim_cur = low.rlim_max = 32;
-	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	struct rlimit low = { 32, 32 };
+	CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0, "setrlimit");
 	rf_io_path paths[] = { RF_IO_AUTO, RF_IO_URING_PLAIN, RF_IO_PREAD };
 	int delivered = 0;
 	for (int p = 0; p < 3; p++) {
 		cfg.io_path = paths[p];
-		cfg.pread_threads = 64;
-		rf_loader *l;
-		char err[256];
 		int r = rf_loader_create(&l, &cfg, err, sizeof(err));
 		if (r) { /* too few descriptors to start: a clear error, not a run */
-			cr_assert(r == -EMFILE || r == RF_ENOIOURING, "path %d: %s", p, err);
+			CHILD_CHECK(r == -EMFILE || r == RF_ENOIOURING, "path %d: %s", p, err);
 			continue;
 		}
-		uint8_t *got = malloc(n0);
-		size_t n = 0;
-		rf_batch *b;
-		while ((r = rf_loader_next(l, &b)) == 0) {
-			size_t len = (size_t)b->count * b->sample_bytes;
-			cr_assert_leq(n + len, n0);
-			memcpy(got + n, b->data, len);
-			n += len;
-			rf_batch_release(l, b);
-		}
+		r = drain_into(l, got, cap, &n);
 		if (r == RF_EOF) {
+			rf_stats st;
 			rf_loader_stats(l, &st);
-			cr_assert_eq(st.bad_samples, 0, "path %d: %llu good samples counted bad", p,
-				     (unsigned long long)st.bad_samples);
-			cr_assert_eq(n, n0);
-			cr_assert_eq(memcmp(got, ref, n0), 0, "path %d: other samples delivered", p);
+			CHILD_CHECK(st.bad_samples == 0, "path %d: %llu good samples counted bad", p,
+				    (unsigned long long)st.bad_samples);
+			CHILD_CHECK(n == n0 && !memcmp(got, ref, n0), "path %d: other samples delivered", p);
 			delivered++;
 		} else {
-			cr_assert(strstr(rf_loader_error(l), "ulimit -n"), "path %d: %s: %s", p,
-				  rf_strerror(r), rf_loader_error(l));
+			CHILD_CHECK(strstr(rf_loader_error(l), "ulimit -n"), "path %d: %s: %s", p,
+				    rf_strerror(r), rf_loader_error(l));
 		}
-		free(got);
 		rf_loader_destroy(l);
 	}
-	setrlimit(RLIMIT_NOFILE, &old); /* as root; the test's process ends anyway */
-	cr_assert_gt(delivered, 0, "no path delivered under the limit");
+	CHILD_CHECK(delivered > 0, "no path delivered under the limit");
 	free(ref);
-	tu_assert_no_leaks();
+	free(got);
+	return 0;
+}
+
+Test(io, descriptor_limit_never_replaces_good_samples, .fini = teardown, .timeout = 120)
+{
+	dir = tu_tree("fds", 4, 60); /* 240 files */
+	in_child(limit_child, "limit 32");
 }
 
 /* Every descriptor taken (by the application, say) once the loader runs:
  * the stream fails naming the limit; no sample is counted bad. */
-/* The descriptor exhaustion runs in a child process of its own: with no
- * descriptor left, Criterion's own messages to its runner (a socket) could
- * be lost, and the runner would wait for them forever. The child reports
- * through its exit code: 0, or which check failed. */
-static int exhaust_descriptors(rf_io_path path)
+static int exhausted_child(void)
 {
-	rf_config cfg;
-	tu_config(&cfg, dir);
-	cfg.io_path = path;
-	cfg.prefetch = 2;
-	cfg.epochs = 0;
-	rf_loader *l;
-	char err[256];
-	if (rf_loader_create(&l, &cfg, err, sizeof(err)))
-		return 10;
-	rf_batch *b;
-	if (rf_loader_next(l, &b))
-		return 11;
 	struct rlimit lim = { 1024, 1024 };
-	setrlimit(RLIMIT_NOFILE, &lim); /* fewer dups; the process is the test's */
-	int fds[4096], n = 0;
-	while (n < 4096 && (fds[n] = dup(0)) >= 0)
-		n++;
-	if (n >= 4096)
-		return 12; /* the descriptor limit is too high for this test */
-	rf_batch_release(l, b);
-	int r;
-	while ((r = rf_loader_next(l, &b)) == 0)
-		rf_batch_release(l, b); /* the batches read ahead before the fds ran out */
-	for (int i = 0; i < n; i++)
-		close(fds[i]);
-	if (r != -EMFILE)
-		return 13;
-	if (!strstr(rf_loader_error(l), "ulimit -n"))
-		return 14;
-	rf_stats st;
-	rf_loader_stats(l, &st);
-	if (st.bad_samples != 0)
-		return 15;
-	rf_loader_destroy(l);
+	setrlimit(RLIMIT_NOFILE, &lim); /* fewer dups */
+	rf_io_path paths[] = { RF_IO_URING_PLAIN, RF_IO_PREAD };
+	for (int p = 0; p < 2; p++) {
+		rf_config cfg;
+		tu_config(&cfg, dir);
+		cfg.io_path = paths[p];
+		cfg.prefetch = 2;
+		cfg.epochs = 0;
+		rf_loader *l;
+		char err[256];
+		CHILD_CHECK(rf_loader_create(&l, &cfg, err, sizeof(err)) == 0, "create: %s", err);
+		rf_batch *b;
+		CHILD_CHECK(rf_loader_next(l, &b) == 0, "first batch");
+		static int fds[4096];
+		int n = 0;
+		while (n < 4096 && (fds[n] = dup(0)) >= 0)
+			n++;
+		rf_batch_release(l, b);
+		int r;
+		while ((r = rf_loader_next(l, &b)) == 0)
+			rf_batch_release(l, b); /* the batches read ahead before the fds ran out */
+		for (int i = 0; i < n; i++)
+			close(fds[i]);
+		CHILD_CHECK(n < 4096, "the descriptor limit is too high for this test");
+		CHILD_CHECK(r == -EMFILE, "path %d: %s", p, rf_strerror(r));
+		CHILD_CHECK(strstr(rf_loader_error(l), "ulimit -n"), "%s", rf_loader_error(l));
+		rf_stats st;
+		rf_loader_stats(l, &st);
+		CHILD_CHECK(st.bad_samples == 0, "path %d: %llu bad", p, (unsigned long long)st.bad_samples);
+		rf_loader_destroy(l);
+	}
 	return 0;
 }
 
 Test(io, no_descriptor_left_fails_naming_the_limit, .init = setup, .fini = teardown,
      .timeout = 60)
 {
-	rf_io_path paths[] = { RF_IO_URING_PLAIN, RF_IO_PREAD };
-	for (int p = 0; p < 2; p++) {
-		fflush(NULL);
-		pid_t pid = fork();
-		cr_assert_neq(pid, -1);
-		if (pid == 0)
-			_exit(exhaust_descriptors(paths[p]));
-		int status;
-		cr_assert_eq(waitpid(pid, &status, 0), pid);
-		cr_assert(WIFEXITED(status), "path %d: the child ended by signal %d", p, WTERMSIG(status));
-		cr_assert_eq(WEXITSTATUS(status), 0, "path %d: check %d failed (10 create, 11 first "
-			     "batch, 12 limit too high, 13 not -EMFILE, 14 message, 15 counted bad)", p,
-			     WEXITSTATUS(status));
-	}
+	in_child(exhausted_child, "descriptors exhausted");
+}
+
+/* A manifest line naming a FIFO: the reason says what it is (it said
+ * "cannot stat: Invalid argument"). */
+Test(io, fifo_in_a_manifest_is_named, .init = setup, .fini = teardown, .timeout = 60)
+{
+	char *fifo, *man;
+	cr_assert(asprintf(&fifo, "%s/pipe.jpg", dir) > 0);
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	const char *text = "c0/img_000.jpg\t0\nc0/img_001.jpg\t0\npipe.jpg\t1\nc1/img_000.jpg\t1\n";
+	tu_write(dir, "m.tsv", text, strlen(text));
+	cr_assert(asprintf(&man, "%s/m.tsv", dir) > 0);
+	rf_config cfg;
+	tu_config(&cfg, man);
+	cfg.batch_size = 2;
+	tu_bad_log rs = { 0 };
+	cfg.on_sample_error = tu_on_bad;
+	cfg.user = &rs;
+	rf_stats st;
+	size_t n;
+	free(tu_drain_bytes(&cfg, &n, &st));
+	cr_assert_eq(rs.n, 1);
+	cr_assert(strstr(rs.reason, "not a regular file (a FIFO)"), "%s", rs.reason);
+	unlink(fifo);
+	free(fifo);
+	free(man);
 }

@@ -2,6 +2,7 @@
  * samples/s, MB/s and where the time went (per-stage timers from rf_stats);
  * optionally as one rank of several, saving or resuming its position, and
  * writing the sample ids it delivered. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
 #include <getopt.h>
@@ -151,6 +152,7 @@ static void catch_stop_signals(void)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESTART; /* a write of --ids or --log is not cut short */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -44,6 +44,7 @@ static void ring_failed(rf_loader *l, int err, const char *what);
 static void retry_push(struct rf_ring *r, const rf_place *p)
 {
 	/* Bounded: one entry per request plus the place being issued. */
+	assert(r->retry_count < r->retry_cap);
 	r->retry[(r->retry_first + r->retry_count) % r->retry_cap] = *p;
 	r->retry_count++;
 }
@@ -153,6 +154,7 @@ static void prep_reads_close(struct rf_ring *r, uint32_t id, rf_request *q, int 
 	for (uint32_t off = 0; off < q->read_len; off += RF_READ_CHUNK) {
 		uint32_t n = RF_MIN(RF_READ_CHUNK, q->read_len - off);
 		sqe = io_uring_get_sqe(&r->ring);
+		assert(sqe); /* room for the whole chain: have_room() at issue */
 		if (use_fixed)
 			io_uring_prep_read_fixed(sqe, fd, q->buf + off, n, off, raw ? 1 : 0);
 		else
@@ -161,6 +163,7 @@ static void prep_reads_close(struct rf_ring *r, uint32_t id, rf_request *q, int 
 		io_uring_sqe_set_data64(sqe, ud | OP_READ);
 	}
 	sqe = io_uring_get_sqe(&r->ring);
+	assert(sqe); /* as above */
 	if (fixed)
 		io_uring_prep_close_direct(sqe, (unsigned)fd);
 	else
@@ -182,6 +185,7 @@ static void start_read(rf_loader *l, struct rf_ring *r, uint32_t id, rf_request 
 	}
 	const char *path = rf_index_path(&l->index, q->sample);
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+	assert(sqe); /* have_room() reserved the whole chain */
 	io_uring_sqe_set_data64(sqe, (uint64_t)id << 2 | OP_OPEN);
 	if (r->backend == BACKEND_PLAIN) {
 		io_uring_prep_openat(sqe, l->index.root_fd, path, open_flags(r) | O_CLOEXEC, 0);
@@ -347,8 +351,13 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		system_shortage(l, r, id, q, short_of);
 		return;
 	}
-	if (q->open_res >= 0)
+	if (q->open_res >= 0) {
 		r->starved = 0;
+		/* after a shortage, one more read in flight per 16 that open: the
+		 * limit is found again if what used the descriptors let them go */
+		if (r->inflight_cap < (uint32_t)l->cfg.io_depth && ++r->opened_since_cap % 16 == 0)
+			r->inflight_cap++;
+	}
 	if (q->open_res < 0) {
 		if (q->open_res == -EINVAL && q->direct && !not_regular(l, q->sample, reason,
 								       sizeof(reason))) {

@@ -43,6 +43,7 @@ struct rf_ring {
 	uint32_t inflight_cap; /* at most this many: io_depth, lowered when the system
 	                        * runs short of descriptors or memory (EMFILE...) */
 	uint32_t starved;      /* such shortages in a row with nothing else in flight */
+	uint32_t opened_since_cap; /* opens that succeeded while inflight_cap < io_depth */
 	int failed;            /* the stream failed (ring_failed): issue nothing more */
 	unsigned test_delay_us; /* test-only: RINGFEED_TEST_READ_DELAY_US, a slow device */
 

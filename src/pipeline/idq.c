@@ -1,6 +1,7 @@
 /* idq.c - bounded FIFO of request ids with one mutex, one condition variable
  * and a shutdown flag (the shape of zstd's pool.c queue). Used for
  * ring -> compute (work) and compute -> ring (done). */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -34,6 +35,7 @@ int rf_idq_push(rf_idq *q, uint32_t id)
 {
 	pthread_mutex_lock(&q->mu);
 	/* Cannot overflow: cap is the number of ids in existence. */
+	assert(q->count < q->cap);
 	q->ids[(q->first + q->count) % q->cap] = id;
 	int was_empty = q->count++ == 0;
 	pthread_cond_signal(&q->nonempty);
