@@ -133,6 +133,26 @@ static int threads_named(const char *prefix)
 	return n;
 }
 
+/* Waits (5 s at most) until count(prefix) threads carry that name: a
+ * thread names itself when it starts. */
+typedef struct named_want {
+	const char *prefix;
+	int count;
+} named_want;
+
+static int enough_named(void *ctx)
+{
+	named_want *w = ctx;
+	return threads_named(w->prefix) == w->count;
+}
+
+static void assert_named(const char *prefix, int count)
+{
+	named_want w = { prefix, count };
+	cr_assert(tu_wait_until(enough_named, &w, 5.0), "%d threads named %s*, not %d",
+		  threads_named(prefix), prefix, count);
+}
+
 Test(abi, threads_are_named, .init = setup, .fini = teardown)
 {
 	rf_config cfg;
@@ -141,13 +161,13 @@ Test(abi, threads_are_named, .init = setup, .fini = teardown)
 	rf_loader *l;
 	char err[512];
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(threads_named("rf-ring"), 1);
-	cr_assert_eq(threads_named("rf-compute-"), 3);
+	assert_named("rf-ring", 1);
+	assert_named("rf-compute-", 3);
 	rf_loader_destroy(l);
 	cfg.io_path = RF_IO_PREAD;
 	cfg.pread_threads = 2;
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(threads_named("rf-pread-"), 2);
+	assert_named("rf-pread-", 2);
 	rf_loader_destroy(l);
 	cr_assert_eq(threads_named("rf-"), 0, "every thread joined");
 }

@@ -4,6 +4,7 @@
 
 #include "util/util.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,15 +39,37 @@ static int cgroup_cores(void)
 	return (int)((quota + period - 1) / period);
 }
 
+/* What a new thread runs first: it names itself (a prctl: naming another
+ * thread would open a /proc file, which can fail for want of descriptors). */
+typedef struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	char name[16];
+} thread_start;
+
+static void *named(void *p)
+{
+	thread_start s = *(thread_start *)p;
+	free(p);
+	pthread_setname_np(pthread_self(), s.name);
+	return s.fn(s.arg);
+}
+
 int rf_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name)
 {
+	thread_start *s = malloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fn = fn;
+	s->arg = arg;
+	snprintf(s->name, sizeof(s->name), "%s", name);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(t, NULL, fn, arg);
+	int r = pthread_create(t, NULL, named, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r == 0)
-		pthread_setname_np(*t, name); /* fails only for names too long: ours are not */
+	if (r)
+		free(s);
 	return -r;
 }
 
