@@ -263,12 +263,10 @@ def test_plain_training_step_on_cpu(data):
     loader = ringfeed.Loader(data, batch_size=16, dtype="float32", layout="chw",
                              mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225), **SMALL)
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, stride=4), torch.nn.Flatten(),
-                                torch.nn.LazyLinear(4))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01) if False else None
+                                torch.nn.Linear(4 * 16 * 16, 4))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
     for images, labels in loader:
         loss = torch.nn.functional.cross_entropy(model(images), labels)
-        if opt is None:
-            opt = torch.optim.SGD(model.parameters(), lr=0.01)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -284,3 +282,19 @@ def test_device_batches_match_host_batches(data):
     for (hx, hy), (dx, dy) in zip(host, dev):
         assert dx.is_cuda and dy.is_cuda
         assert torch.equal(hx, dx.cpu()) and torch.equal(hy, dy.cpu())
+
+
+def test_the_training_example_checkpoints_and_resumes(data, tmp_path):
+    pytest.importorskip("torchvision", reason="torchvision is not installed for this python")
+    ckpt = tmp_path / "ckpt.pt"
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_torch.py")
+    cmd = [sys.executable, example, data, "--batch", "8", "--crop", "32", "--threads", "1",
+           "--device", "cpu", "--checkpoint", str(ckpt), "--save-every", "3"]
+    first = subprocess.run(cmd + ["--steps", "3"], capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert ckpt.exists()
+    state = ringfeed.state_parse(torch.load(ckpt)["loader"]["ringfeed_state"])
+    assert state["next_batch"] == 3
+    second = subprocess.run(cmd + ["--steps", "5"], capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert "resumed at step 3, epoch 0" in second.stdout and "done: 5 steps" in second.stdout
