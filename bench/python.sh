@@ -13,7 +13,8 @@
 #
 # Settings (environment): DATA (default bench/data/imagefolder-2000, made
 # with `ringfeed gen --count $COUNT` when missing), COUNT (2000), ROUNDS (5),
-# THREADS (2), WORKERS (nproc), EPOCHS (1), PY (/usr/bin/python3).
+# THREADS (2), WORKERS (nproc), EPOCHS (1), PY (/usr/bin/python3), TORCH (1;
+# 0 = C and Python only, for more rounds of the Python / C ratio).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -26,15 +27,16 @@ THREADS=${THREADS:-2}
 WORKERS=${WORKERS:-$(nproc)}
 EPOCHS=${EPOCHS:-1}
 PY=${PY:-/usr/bin/python3}
+TORCH=${TORCH:-1}
 if [ ! -d "$DATA" ]; then
 	mkdir -p "$(dirname "$DATA")"
 	build/ringfeed gen --out "$DATA" --count "$COUNT" --classes 10 >/dev/null
 fi
 export PYTHONPATH="$root/build/python${PYTHONPATH:+:$PYTHONPATH}"
 
-"$PY" - "$DATA" "$ROUNDS" "$THREADS" "$WORKERS" "$EPOCHS" <<'PY'
+"$PY" - "$DATA" "$ROUNDS" "$THREADS" "$WORKERS" "$EPOCHS" "$TORCH" <<'PY'
 import json, statistics, subprocess, sys
-data, rounds, threads, workers, epochs = sys.argv[1], *map(int, sys.argv[2:])
+data, rounds, threads, workers, epochs, with_torch = sys.argv[1], *map(int, sys.argv[2:])
 py = sys.executable
 measure = ["bench/peers/measure.py"]
 
@@ -51,7 +53,7 @@ def commands(transform, seed):
          "--epochs", str(epochs), "--seed", str(seed)]
     if transform == "rrc":
         c += ["--random-resized-crop", "224"]
-    return {
+    runs = {
         "C ringfeed bench": c,
         "Python ringfeed": [py, "bench/peers/ringfeed_py.py", "--source", data, "--threads",
                             str(threads), "--transform", transform, "--epochs", str(epochs),
@@ -61,6 +63,9 @@ def commands(transform, seed):
             str(workers), "--transform", transform, "--epochs", str(epochs), "--seed",
             str(seed), "--pin-memory", "--json"],
     }
+    if not with_torch:
+        runs.popitem()
+    return runs
 
 results = {}
 for r in range(rounds):
@@ -83,9 +88,11 @@ for transform in ("center", "rrc"):
     names = list(med)
     # ratio per round (side by side), then the median of the ratios
     pc = [p[0] / c[0] for p, c in zip(results[(transform, names[1])], results[(transform, names[0])])]
-    pt = [p[0] / t[0] for p, t in zip(results[(transform, names[1])], results[(transform, names[2])])]
     print(f"  {transform:6s} Python / C rate: {statistics.median(pc):.3f} "
           f"(rounds: {', '.join(f'{x:.3f}' for x in pc)})")
+    if not with_torch:
+        continue
+    pt = [p[0] / t[0] for p, t in zip(results[(transform, names[1])], results[(transform, names[2])])]
     print(f"  {transform:6s} Python ringfeed / torch rate: {statistics.median(pt):.2f}; "
           f"peak RSS torch / Python: {med[names[2]][2] / med[names[1]][2]:.2f}")
 PY
