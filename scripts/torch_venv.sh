@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # torch_venv.sh - a cached virtual environment with current PyTorch from
-# PyPI (CPU wheel) and pytest, for testing the ringfeed package against
+# PyPI (the default wheel; it runs on the CPU without a GPU) and pytest, for testing the ringfeed package against
 # pip's torch as well as Debian's python3-torch. Prints the venv's python.
 # Created once under ${RINGFEED_VENV:-/root/.cache/ringfeed-torch-venv};
 # large (torch and its CUDA wheels, some GiB), so scripts/test.sh does not
