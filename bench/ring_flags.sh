@@ -4,6 +4,7 @@
 # and no flags, alternating, file data dropped before each run (metadata
 # warm). Prints files/s (steady) and the ring thread's CPU per 10,000 files.
 # Needs root. DATA (default bench/data/raw-200k), ROUNDS (3), IO_DEPTH (512).
+# RINGFEED_RING_SETUP is read only by a build with test hooks: meson -Dtest_hooks=true.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DATA=${DATA:-$ROOT/bench/data/raw-200k}

@@ -13,7 +13,9 @@
  *   set cfg.log_level or cfg.on_sample_error.
  * - Threads: a loader runs 1 + cfg.threads threads of its own (the ring
  *   thread and the compute pool; raw mode starts no compute threads), plus
- *   cfg.pread_threads only on the RF_IO_PREAD path (no io_uring), all created
+ *   cfg.pread_threads only on the RF_IO_PREAD path (no io_uring), plus 3
+ *   GPU decode threads while the GPU's JPEG engines are in use (cfg.decode;
+ *   libnvjpeg and the CUDA runtime may run threads of their own), all created
  *   by rf_loader_create() and joined by rf_loader_destroy(). io_uring may run
  *   blocking opens on its own kernel workers (iou-wrk). A loader is driven by one consumer thread:
  *   rf_loader_next(), rf_batch_release() and rf_loader_state functions must
@@ -68,7 +70,21 @@ enum {
 	RF_ESTATE = -5007,       /* a saved state is truncated, corrupted or not a state */
 	RF_ESTATEVERSION = -5008, /* a saved state has a newer format than this library reads */
 	RF_ESTATEMISMATCH = -5009, /* a saved state belongs to another dataset or config */
+	RF_EFORKED = -5010,      /* the loader belongs to another process (this one was fork()ed) */
+	RF_EABI = -5011,         /* the caller's structs do not match this library's (rf_abi_check) */
 };
+
+/* Bindings and plugins compiled against one version of this header and run
+ * with another library: RF_ABI_CHECK() compares the sizes of the structs the
+ * caller passes (rf_config, rf_batch, rf_stats, rf_order_info, rf_state_info)
+ * with the library's, so that a mismatched layout is detected at run time
+ * instead of silently misread. Fields are only ever added at the end of a
+ * struct, or taken from its reserved tail (which keeps its size).
+ * @return : 0 when they match; RF_EABI when one differs. */
+RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order, size_t state);
+#define RF_ABI_CHECK()                                                                       \
+	rf_abi_check(sizeof(rf_config), sizeof(rf_batch), sizeof(rf_stats), sizeof(rf_order_info), \
+		     sizeof(rf_state_info))
 
 /* @return : a static string naming err (a negative errno, an RF_E* code or
  * RF_EOF). Never NULL. */
@@ -109,8 +125,25 @@ typedef enum rf_io_path {
 	RF_IO_PREAD = 3,       /* no io_uring: a pool of threads calling open / pread / close */
 } rf_io_path;
 
-/* Called once per bad sample, from one of the loader's threads, never two at
- * a time for one loader. path and reason are valid during the call only.
+/* Where JPEGs are decoded. Values are stable. */
+typedef enum rf_decode {
+	RF_DECODE_CPU = 0,  /* the compute pool (libjpeg-turbo); the default */
+	/* The GPU's JPEG engines (nvJPEG's hardware backend, loaded at run time
+	 * from libnvjpeg.so.13) decode straight into device memory, and CUDA
+	 * kernels resize, crop, flip and convert into the device batch: only
+	 * compressed bytes cross the bus. Needs cfg.device; images the engines
+	 * refuse (progressive, CMYK, 4:1:1, 12-bit, ...) go to the compute pool.
+	 * create fails (-ENOTSUP) where the engines or libnvjpeg are missing. */
+	RF_DECODE_GPU = 1,
+	/* Both at once: the engines take what they can keep up with, the compute
+	 * pool the rest; on a machine without engines (or without cfg.device)
+	 * this is RF_DECODE_CPU, logged once at RF_LOG_WARN. */
+	RF_DECODE_AUTO = 2,
+} rf_decode;
+
+/* Called once per bad sample and epoch (a bad file drawn again as another
+ * place's replacement in the same epoch is not reported again), from one of
+ * the loader's threads, never two at a time for one loader. path and reason are valid during the call only.
  * err is the negative code behind it. */
 typedef void (*rf_sample_error_fn)(void *user, const char *path, int err,
 				   const char *reason);
@@ -190,6 +223,11 @@ typedef struct rf_config {
 	uint64_t max_pixels;           /* larger images are bad samples; default 100,000,000 */
 	int no_scaled_decode;          /* 1 = always decode at full scale; default 0 */
 	int no_region_decode;          /* 1 = decode every row and column; default 0 */
+	int verify_full;               /* 1 = decode every image to its end marker, so that
+	                                * damage below the rows a crop needs is a bad sample;
+	                                * default 0: a region decode stops at the last row it
+	                                * needs, and a file truncated or corrupt below that is
+	                                * delivered (the same pixels every epoch) */
 	int in_order;                  /* 1 = batches in order (default); 0 = as they complete */
 
 	/* I/O engine. */
@@ -211,6 +249,11 @@ typedef struct rf_config {
 	 * directory (or manifest) changed since; otherwise the source is walked
 	 * and the cache rewritten. NULL (default): always walk. Copied at create. */
 	const char *index_cache;
+
+	/* Directory walks skip hidden names (starting with '.': .DS_Store,
+	 * AppleDouble ._x.jpg files, .nfs* files, .git folders) unless this is
+	 * 1. Default 0. Manifests list what they list. */
+	int include_hidden;
 
 	/* Order, ranks and resume (issue 6).
 	 *
@@ -258,7 +301,24 @@ typedef struct rf_config {
 	                                * bytes) and convert to dtype/layout on the device;
 	                                * dtype must be float16 or float32. Default 0 */
 
-	uint8_t reserved[108];         /* zeroed by rf_config_default(); keep zero */
+	/* Where JPEGs are decoded (see rf_decode); default RF_DECODE_CPU. With
+	 * RF_DECODE_GPU or AUTO (when the engines are in use) a batch's samples
+	 * are only in device_data: data is NULL. Pixels: the same windows
+	 * (center crop, RandomResizedCrop and flip for the same seed, epoch and
+	 * id) and the same resampling integers as the CPU path, but the engines'
+	 * IDCT and chroma upsampling differ from libjpeg-turbo's: a sample
+	 * decoded on the GPU differs from the CPU's at the same decode scale by
+	 * about half a level per channel on average (about 1.5 at most for one
+	 * sample; the tests bound the mean absolute difference per channel by
+	 * 1.5). The engines decode at full scale, and so does the compute pool
+	 * beside them (no DCT scaling under GPU or AUTO). Each sample is stable
+	 * run to run for one decoder; under AUTO which decoder takes a sample
+	 * depends on timing. Not with raw or device_convert. */
+	rf_decode decode;
+
+	uint8_t reserved[84];          /* zeroed by rf_config_default(); must stay zero:
+	                                * rf_loader_create() refuses other bytes (a caller
+	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;
 
 /* Fills every field of cfg with its default. Always call it first, then edit
@@ -274,7 +334,11 @@ typedef struct rf_batch {
 	uint32_t height, width, channels; /* per sample: crop, crop, 3 */
 	rf_dtype dtype;      /* element type of data */
 	rf_layout layout;    /* HWC or CHW per sample */
-	uint8_t *data;       /* count samples of sample_bytes each, RGB */
+	uint8_t *data;       /* count samples of sample_bytes each, RGB; NULL when the
+	                      * samples are decoded on the GPU (cfg.decode). Aligned
+	                      * to 4096 bytes (raw mode: each file at offsets[i], a
+	                      * multiple of the O_DIRECT alignment); device_data to
+	                      * 256 bytes. */
 	size_t sample_bytes; /* height * width * channels * element size */
 	int32_t *labels;     /* count labels */
 	uint64_t *ids;       /* count sample ids (index positions in the source) */
@@ -301,8 +365,13 @@ typedef struct rf_batch {
 
 /* ---- index cache --------------------------------------------------------- */
 
-/* Walks source (as rf_loader_create() would, raw mode if raw) and writes its
- * index to path (a temporary file renamed over it), for cfg.index_cache.
+/* How rf_index_write() walks (its `raw` argument, a set of flags): */
+#define RF_INDEX_RAW 1    /* raw mode: every regular file (cfg.raw) */
+#define RF_INDEX_HIDDEN 2 /* include hidden names (cfg.include_hidden) */
+
+/* Walks source (as rf_loader_create() would, with the RF_INDEX_* flags in
+ * raw: 1 is raw mode as before) and writes its index to path (a temporary
+ * file renamed over it), for cfg.index_cache.
  * *files (if not NULL) gets the number of files indexed; progress (if not
  * NULL) is told how the walk goes.
  * @return : 0, or a negative code with err[errlen] saying why. */
@@ -331,12 +400,15 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg,
 			    char *errmsg, size_t errmsg_len);
 
 /* Waits for the next batch in order and lends it to the caller until
- * rf_batch_release(). Up to cfg.prefetch batches may be held at once; holding
- * all of them stalls the loader.
+ * rf_batch_release(). Up to cfg.prefetch - 1 batches may be kept while
+ * asking for more, released in any order (in either order mode); when all
+ * cfg.prefetch are held, the call returns -EDEADLK instead of waiting.
  * @return : 0 with *out set; RF_EOF when every epoch was delivered (also on
  *           later calls); or a negative code, with rf_loader_error() naming
- *           the file and reason (RF_EBADSAMPLE, RF_ETOOMANYBAD). After an
- *           error every later call returns the same error. */
+ *           the file and reason (RF_EBADSAMPLE, RF_ETOOMANYBAD; -EDEADLK
+ *           when every slot is held, which is not sticky). After an
+ *           error every later call returns the same error. RF_EFORKED in a
+ *           fork()ed child (see rf_loader_destroy()). */
 RF_API int rf_loader_next(rf_loader *l, rf_batch **out);
 
 /* Makes stream (a cudaStream_t; NULL = the legacy default stream) wait,
@@ -345,6 +417,12 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out);
  * @return : 0; -EINVAL when b has no device copy; -ENOTSUP without CUDA
  *           support; -EIO when CUDA refused. */
 RF_API int rf_batch_wait(const rf_batch *b, void *stream);
+
+/* Blocks the calling thread until b's device copy (and, with GPU decode,
+ * its decoding) is finished: for consumers that do not order work on
+ * streams. @return : 0; -EINVAL when b has no device copy; -ENOTSUP without
+ * CUDA support; -EIO when CUDA reports an error. */
+RF_API int rf_batch_sync(const rf_batch *b);
 
 /* rf_batch_release() for device batches: records the release point on
  * stream (the caller's, after its last work on b->device_data): the loader
@@ -362,7 +440,9 @@ typedef struct rf_stats {
 	uint64_t batches;         /* batches delivered by rf_loader_next() */
 	uint64_t samples;         /* samples delivered */
 	uint64_t bytes_read;      /* file bytes read from storage (payload, not padding) */
-	uint64_t bad_samples;     /* samples skipped as unreadable or corrupt */
+	uint64_t bad_samples;     /* samples found unreadable or corrupt, once per epoch each
+	                           * (drawn again as a replacement, a bad file is not
+	                           * counted again) */
 	uint64_t reads_submitted; /* read chains submitted to io_uring */
 	uint64_t ns_consumer_wait; /* consumer time spent waiting in rf_loader_next() */
 	uint64_t ns_decode;       /* compute time in JPEG decode, summed over threads */
@@ -389,10 +469,21 @@ typedef struct rf_stats {
 	/* with cfg.device: bytes copied host to device, and the time the copies
 	 * took on the transfer stream (timed with events, summed) */
 	uint64_t device_bytes, ns_device_copy;
+	/* decode: the rf_decode in use (AUTO that fell back reads CPU), samples
+	 * decoded by the compute pool and by the GPU's engines; the stream time
+	 * of the engines' groups (decode + resample, timed with events, summed
+	 * over the GPU decode threads, whose groups overlap: it can exceed the
+	 * run's time); the GPU decode threads' own time on the host (headers,
+	 * taps, submitting), summed */
+	uint32_t decode_path;
+	uint32_t reserved1;
+	uint64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
+	uint64_t reserved[24];    /* zero; later counters come from here */
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the
- * consumer thread. @return : 0, or -EINVAL when an argument is NULL. */
+ * consumer thread. @return : 0, -EINVAL when an argument is NULL, or
+ * RF_EFORKED in a fork()ed child. */
 RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out);
 
 /* @return : the detail of the loader's last error ("path: reason"), or "" if
@@ -401,7 +492,13 @@ RF_API const char *rf_loader_error(const rf_loader *l);
 
 /* Stops every thread, cancels reads in flight, frees everything. Returns
  * promptly (reads in flight are cancelled, not waited for). Accepts NULL.
- * Batches still held by the caller become invalid. */
+ * Batches still held by the caller become invalid.
+ *
+ * fork(): a loader does not survive into a child process (its threads, ring
+ * and device state stay in the parent). In the child every call on it
+ * returns RF_EFORKED (or does nothing, for the functions that return void),
+ * and rf_loader_destroy() frees nothing there (the memory is a copy of the
+ * parent's, its locks possibly held): the child creates its own loader. */
 RF_API void rf_loader_destroy(rf_loader *l);
 
 /* ---- order, ranks and resume -------------------------------------------- */

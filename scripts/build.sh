@@ -7,5 +7,7 @@ dir=${1:-build}
 shift || true
 if [ ! -f "$dir/build.ninja" ]; then
 	meson setup "$dir" "$@" >/dev/null
+elif [ $# -gt 0 ]; then
+	meson configure "$dir" "$@" >/dev/null # an existing folder takes the options too
 fi
 ninja -C "$dir" >/dev/null

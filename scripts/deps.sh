@@ -5,7 +5,7 @@
 # passed as arguments (bench scripts add the torch peer's).
 set -euo pipefail
 
-pkgs=(gcc g++ meson ninja-build pkg-config python3
+pkgs=(gcc g++ meson ninja-build pkg-config python3 python3-pip clang libclang-rt-14-dev
       liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev libcriterion-dev
       openmpi-bin libopenmpi-dev chromium
       python3-dev python3-pytest python3-torch python3-venv python3-pip
@@ -16,7 +16,9 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 	fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+	exec "$(dirname "$0")/nvjpeg-header.sh"
+fi
 
 echo "deps.sh: installing ${missing[*]}" >&2
 sudo=()
@@ -31,3 +33,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+"$(dirname "$0")/nvjpeg-header.sh"

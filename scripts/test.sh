@@ -1,27 +1,48 @@
 #!/usr/bin/env bash
 # test.sh - installs what is missing, builds, and runs every test: the fast
-# and slow suites in build/, and the fast suite again under AddressSanitizer
-# + UndefinedBehaviorSanitizer in build-asan/. Ends with one summary line.
+# and slow suites in build/, the fast suite again under AddressSanitizer
+# + UndefinedBehaviorSanitizer in build-asan/, and a short run of each fuzz
+# target (RF_FUZZ_SECONDS, default 30, each; scripts/fuzz.sh) and the
+# ThreadSanitizer matrix (scripts/tsan.sh). Ends with one summary line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-scripts/build.sh build
-scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+# test builds: with the test-only hooks (never in a release build)
+scripts/build.sh build -Dtest_hooks=true
+scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+	-Dtest_hooks=true
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
 meson test -C build --print-errorlogs --num-processes 1 || status=1
 meson test -C build --setup slow --suite slow --print-errorlogs || status=1
 meson test -C build-asan --print-errorlogs --num-processes 1 || status=1
+scripts/tsan.sh | tee build/tsan.log || status=1
+fuzz_rc=0
+scripts/fuzz.sh "${RF_FUZZ_SECONDS:-30}" | tee build/fuzz.log || fuzz_rc=$?
+[ "$fuzz_rc" -eq 0 ] || [ "$fuzz_rc" -eq 77 ] || status=1
 
 # One line for people and CI: individual test cases, counted from Criterion's
 # synthesis lines and the scripts' own "N passed, N failed" lines (other
 # test programs count as one each).
-python3 - build/meson-logs/testlog.json build/meson-logs/testlog-slow.json \
+python3 - build/fuzz.log build/meson-logs/testlog.json build/meson-logs/testlog-slow.json \
 	build-asan/meson-logs/testlog.json <<'PY'
 import json, re, sys
 passed = failed = skipped = 0
-for path in sys.argv[1:]:
+# the fuzz targets' closing line: each target one test
+m = re.findall(r"^fuzz: (\d+) passed, (\d+) failed, (\d+) skipped", open(sys.argv[1]).read(), re.M)
+if m:
+    passed, failed, skipped = map(int, m[-1])
+else:
+    failed = 1
+# the ThreadSanitizer matrix: each configuration one test
+m = re.findall(r"^tsan: (\d+) passed, (\d+) failed", open("build/tsan.log").read(), re.M)
+if m:
+    passed += int(m[-1][0])
+    failed += int(m[-1][1])
+else:
+    failed += 1
+for path in sys.argv[2:]:
     for line in open(path):
         t = json.loads(line)
         out = t.get("stdout", "") + t.get("stderr", "")

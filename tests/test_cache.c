@@ -5,6 +5,8 @@
  * never used. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,12 +57,16 @@ static uint64_t *run(const char *src, const char *c, size_t *n, uint32_t *cached
 	return tu_drain_ids(&cfg, n);
 }
 
-/* Directory mtimes have nanosecond resolution on ext4, but not everywhere:
- * give the clock a tick before changing a directory. */
-static void tick(void)
+/* After a change to root/rel (a folder or the manifest): gives it an mtime
+ * no earlier stamp can hold, so that the change shows even where the clock
+ * is coarser than the test (no sleeping for the clock to move). */
+static void bump(const char *root, const char *rel)
 {
-	struct timespec ts = { 0, 20 * 1000 * 1000 };
-	nanosleep(&ts, NULL);
+	static long k;
+	char p[1024];
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	struct timespec t[2] = { { .tv_sec = 1000000000 + ++k }, { .tv_sec = 1000000000 + k } };
+	cr_assert_eq(utimensat(AT_FDCWD, p, t, 0), 0, "utimensat %s", p);
 }
 
 Test(cache, same_index_and_batches, .init = setup, .fini = teardown)
@@ -99,8 +105,8 @@ Test(cache, notices_changes_and_rewrites, .init = setup, .fini = teardown)
 	cr_assert_eq(rf_index_write(dir, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
 	rf_index idx;
 	/* added */
-	tick();
 	tu_jpeg(dir, "c1/new.jpg", 50, 40, 99);
+	bump(dir, "c1");
 	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 1);
 	cr_assert(strstr(err, "c1") && strstr(err, "changed"), "%s", err);
 	size_t n;
@@ -114,12 +120,12 @@ Test(cache, notices_changes_and_rewrites, .init = setup, .fini = teardown)
 	char a[512], b[512];
 	snprintf(a, sizeof(a), "%s/c1/new.jpg", dir);
 	snprintf(b, sizeof(b), "%s/c1/renamed.jpg", dir);
-	tick();
 	cr_assert_eq(rename(a, b), 0);
+	bump(dir, "c1");
 	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 1);
 	free(run(dir, cache, &n, &cached));
-	tick();
 	cr_assert_eq(unlink(b), 0);
+	bump(dir, "c1");
 	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 1);
 	free(run(dir, cache, &n, &cached));
 	cr_assert_eq(cached, 0);
@@ -174,8 +180,94 @@ Test(cache, manifest_change_is_noticed, .fini = teardown)
 	rf_index idx;
 	cr_assert_eq(rf_index_cache_load(&idx, man, 0, cache, err, sizeof(err)), 0, "%s", err);
 	rf_index_free(&idx);
-	tick();
 	tu_write(dir, "m.tsv", "a.jpg\t0\nb.jpg\t1\n", 16);
+	bump(dir, "m.tsv");
 	cr_assert_eq(rf_index_cache_load(&idx, man, 0, cache, err, sizeof(err)), 1);
 	free(man);
+}
+
+/* Writes idx, altered by alter(), as a cache with a valid checksum (what a
+ * hostile or buggy writer could produce), and expects it refused. */
+static void expect_refused(void (*alter)(rf_index *), const char *what)
+{
+	char err[256];
+	rf_index idx, got;
+	cr_assert_eq(rf_index_build(&idx, dir, 0, err, sizeof(err)), 0, "%s", err);
+	alter(&idx);
+	cr_assert_eq(rf_index_cache_write(&idx, dir, cache, err, sizeof(err)), 0, "%s", err);
+	int r = rf_index_cache_load(&got, dir, 0, cache, err, sizeof(err));
+	cr_assert_eq(r, RF_EINDEX, "%s: loaded (%d)", what, r);
+	cr_assert(strstr(err, "corrupt"), "%s: %s", what, err);
+	size_t n;
+	uint32_t cached;
+	free(run(dir, cache, &n, &cached)); /* the loader walks instead */
+	cr_assert_eq(cached, 0, "%s", what);
+	cr_assert_eq(n, 15);
+	rf_index_free(&idx);
+}
+
+static void path_off_wraps(rf_index *x) { x->entries[3].path_off = UINT64_MAX - 2; }
+static void path_past_arena(rf_index *x) { x->entries[3].path_off = x->paths_len; }
+static void arena_without_nul(rf_index *x)
+{
+	x->entries[x->count - 1].path_len++; /* its NUL counted as a path byte */
+	x->paths_len--;                       /* and cut from the arena */
+}
+static void size_not_errno(rf_index *x) { x->entries[2].size = -(INT64_C(1) << 62); }
+static void label_past_classes(rf_index *x) { x->entries[1].label = (int32_t)x->nclasses; }
+static void label_negative(rf_index *x) { x->entries[1].label = -7; }
+
+Test(cache, crafted_records_are_refused, .init = setup, .fini = teardown, .timeout = 60)
+{
+	expect_refused(path_off_wraps, "path offset near 2^64");
+	expect_refused(path_past_arena, "path offset past the arena");
+	expect_refused(arena_without_nul, "arena without its last NUL");
+	expect_refused(size_not_errno, "size -(2^62)");
+	expect_refused(label_past_classes, "label past the classes");
+	expect_refused(label_negative, "label -7");
+	tu_assert_no_leaks();
+}
+
+/* A flipped bit in a count of the header is caught before anything is
+ * allocated for it (the file holds no 2^27 stamps). */
+Test(cache, flipped_counts_are_refused, .init = setup, .fini = teardown)
+{
+	char err[256];
+	uint64_t files;
+	/* offsets: magic 8, version 4, any 4, count 8, paths_len 8, classes 4, stamps 4 */
+	long fields[] = { 32, 36 };
+	for (int f = 0; f < 2; f++)
+		for (int bit = 0; bit < 32; bit += 3) {
+			cr_assert_eq(rf_index_write(dir, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0);
+			FILE *fp = fopen(cache, "r+b");
+			uint32_t v;
+			fseek(fp, fields[f], SEEK_SET);
+			cr_assert_eq(fread(&v, 4, 1, fp), 1);
+			v ^= 1u << bit;
+			fseek(fp, fields[f], SEEK_SET);
+			fwrite(&v, 4, 1, fp);
+			fclose(fp);
+			rf_index idx;
+			cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX,
+				     "field at %ld bit %d", fields[f], bit);
+		}
+	tu_assert_no_leaks();
+}
+
+/* A file that is not a cache of this version costs nothing (it leaked the
+ * canonical source path once). */
+Test(cache, other_version_leaks_nothing, .init = setup, .fini = teardown)
+{
+	char err[256];
+	uint64_t files;
+	cr_assert_eq(rf_index_write(dir, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0);
+	FILE *fp = fopen(cache, "r+b");
+	uint32_t v = 1;
+	fseek(fp, 8, SEEK_SET);
+	fwrite(&v, 4, 1, fp);
+	fclose(fp);
+	rf_index idx;
+	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX);
+	cr_assert(strstr(err, "version"), "%s", err);
+	tu_assert_no_leaks();
 }

@@ -233,3 +233,108 @@ Test(errors, nothing_good_ends_instead_of_spinning)
 	free(d);
 	tu_assert_no_leaks();
 }
+
+/* A photo truncated below the rows its center crop needs: a region decode
+ * never reads there and delivers it (as the header says); verify_full
+ * decodes to the end and makes it a bad sample. */
+Test(errors, damage_below_the_crop_needs_verify_full)
+{
+	char *d = tu_tmpdir("verify");
+	for (int i = 0; i < 7; i++) {
+		char rel[32];
+		snprintf(rel, sizeof(rel), "c/ok_%d.jpg", i);
+		tu_jpeg(d, rel, 64, 60, (uint64_t)i + 1);
+	}
+	/* tall: resize 48 + crop 40 need rows of about its middle fifth */
+	tu_jpeg(d, "c/tall.jpg", 64, 800, 42);
+	size_t len;
+	uint8_t *whole = tu_read(d, "c/tall.jpg", &len);
+	tu_write(d, "c/tall.jpg", whole, len * 3 / 4);
+	free(whole);
+	for (int verify = 0; verify <= 1; verify++) {
+		rf_config cfg;
+		tu_config(&cfg, d);
+		cfg.verify_full = verify;
+		tu_bad_log bad = { 0 };
+		cfg.on_sample_error = tu_on_bad;
+		cfg.user = &bad;
+		rf_stats st;
+		size_t n;
+		free(tu_drain_bytes(&cfg, &n, &st));
+		cr_assert_eq(st.bad_samples, (uint64_t)verify, "verify_full %d: %llu bad", verify,
+			     (unsigned long long)st.bad_samples);
+		if (verify)
+			cr_assert(strstr(bad.reason, "corrupt JPEG"), "%s", bad.reason);
+	}
+	tu_rmrf(d);
+	free(d);
+}
+
+/* A JPEG this build cannot decode (here: 12-bit precision in its frame
+ * header) is named as such, not as "not a JPEG". */
+Test(errors, twelve_bit_jpeg_is_not_called_not_a_jpeg)
+{
+	char *d = tu_tmpdir("prec");
+	for (int i = 0; i < 3; i++) {
+		char rel[32];
+		snprintf(rel, sizeof(rel), "c/ok_%d.jpg", i);
+		tu_jpeg(d, rel, 40, 40, (uint64_t)i + 1);
+	}
+	tu_jpeg(d, "c/p12.jpg", 40, 40, 9);
+	size_t len;
+	uint8_t *j = tu_read(d, "c/p12.jpg", &len);
+	size_t sof = 2;
+	while (sof + 4 < len && !(j[sof] == 0xFF && (j[sof + 1] == 0xC0 || j[sof + 1] == 0xC1 ||
+						    j[sof + 1] == 0xC2)))
+		sof++;
+	cr_assert_lt(sof + 4, len, "no SOF marker");
+	j[sof + 4] = 12; /* the sample precision */
+	tu_write(d, "c/p12.jpg", j, len);
+	free(j);
+	rf_config cfg;
+	tu_config(&cfg, d);
+	tu_bad_log bad = { 0 };
+	cfg.on_sample_error = tu_on_bad;
+	cfg.user = &bad;
+	rf_stats st;
+	size_t n;
+	free(tu_drain_bytes(&cfg, &n, &st));
+	cr_assert_eq(st.bad_samples, 1);
+	cr_assert(!strstr(bad.reason, "not a JPEG"), "%s", bad.reason);
+	cr_assert(strstr(bad.reason, "unsupported or corrupt JPEG"), "%s", bad.reason);
+	cr_assert(strstr(bad.reason, "12"), "%s", bad.reason);
+	tu_rmrf(d);
+	free(d);
+}
+
+Test(errors, a_bad_file_is_reported_once_an_epoch)
+{
+	/* 6 files, 4 of them bad: with so few good ones, the replacement
+	 * sequences draw the bad files again and again, and each is still
+	 * reported (and counted) once per epoch */
+	char *d = tu_tmpdir("once");
+	char rel[32];
+	for (int i = 0; i < 6; i++) {
+		snprintf(rel, sizeof(rel), "c/p%d.jpg", i);
+		if (i < 4)
+			tu_write(d, rel, "not a jpeg at all", 17);
+		else
+			tu_jpeg(d, rel, 40, 40, (uint64_t)i + 1);
+	}
+	for (int epochs = 1; epochs <= 3; epochs += 2) {
+		rf_config cfg;
+		tu_config(&cfg, d);
+		cfg.batch_size = 3;
+		cfg.epochs = epochs;
+		tu_bad_log bad = { 0 };
+		cfg.on_sample_error = tu_on_bad;
+		cfg.user = &bad;
+		rf_stats st;
+		size_t n;
+		free(tu_drain_bytes(&cfg, &n, &st));
+		cr_assert_eq(bad.n, 4 * epochs, "%d reports for 4 bad files in %d epochs", bad.n, epochs);
+		cr_assert_eq(st.bad_samples, 4 * (uint64_t)epochs);
+	}
+	tu_rmrf(d);
+	free(d);
+}

@@ -211,15 +211,7 @@ Test(gpu, destroy_with_copies_in_flight, .init = setup, .fini = teardown)
 		cfg.device = 0;
 		cfg.epochs = 0;
 		cfg.prefetch = 6;
-		rf_loader *l;
-		char err[512];
-		cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-		rf_batch *b;
-		for (int i = 0; i < round % 3; i++) {
-			cr_assert_eq(rf_loader_next(l, &b), 0);
-			rf_batch_release(l, b);
-		}
-		rf_loader_destroy(l);
+		tu_take_then_destroy(&cfg, round % 3);
 	}
 	tu_assert_no_leaks();
 }

@@ -206,3 +206,26 @@ Test(index, missing_and_empty_sources)
 	tu_rmrf(d);
 	free(d);
 }
+
+/* A subnormal weight is a (tiny) weight, not a malformed label; a line of
+ * spaces and tabs is blank, like an empty one. */
+Test(index, manifest_subnormal_weight_and_blank_lines)
+{
+	char *d = tu_tmpdir("manb");
+	tu_write(d, "a.bin", "1", 1);
+	const char *text = "a.bin\t1\t1e-310\n \t \n\na.bin\t0\t2\n   \n";
+	tu_write(d, "w.tsv", text, strlen(text));
+	char *man;
+	cr_assert(asprintf(&man, "%s/w.tsv", d) > 0);
+	rf_index idx;
+	char err[256];
+	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(idx.count, 2);
+	cr_assert_not_null(idx.weights);
+	cr_assert(idx.weights[0] > 0 && idx.weights[0] < 1e-300, "%g", idx.weights[0]);
+	cr_assert_eq(idx.weights[1], 2.0);
+	rf_index_free(&idx);
+	tu_rmrf(d);
+	free(d);
+	free(man);
+}

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "testutil.h"
@@ -43,7 +44,7 @@ Test(lifecycle, destroy_mid_epoch_is_prompt, .init = setup, .fini = teardown, .t
 		}
 		double t0 = now();
 		rf_loader_destroy(l);
-		cr_assert_lt(now() - t0, 1.0, "destroy took %.3f s", now() - t0);
+		cr_assert_lt(now() - t0, TU_DESTROY_HUNG_S, "destroy took %.3f s", now() - t0);
 	}
 	tu_assert_no_leaks();
 }
@@ -79,4 +80,90 @@ Test(lifecycle, null_and_misuse, .init = setup, .fini = teardown)
 	rf_batch_release(l, z);
 	rf_loader_destroy(l);
 	tu_assert_no_leaks();
+}
+
+/* Takes n batches from l while keeping the batches for which keep(i) says
+ * so (every other one is released at once); keeps at most `held` of them,
+ * releasing the oldest kept one first. Each next() must succeed: a stalled
+ * loader fails the test by its .timeout. */
+static void take_keeping(rf_loader *l, int n, int held, int (*keep)(int))
+{
+	rf_batch *kept[16] = { 0 };
+	int nkept = 0;
+	for (int i = 0; i < n; i++) {
+		rf_batch *b;
+		int r = rf_loader_next(l, &b);
+		cr_assert_eq(r, 0, "batch %d: %s (%s)", i, rf_strerror(r), rf_loader_error(l));
+		if (!keep(i)) {
+			rf_batch_release(l, b);
+			continue;
+		}
+		if (nkept == held) {
+			rf_batch_release(l, kept[0]);
+			memmove(kept, kept + 1, (size_t)(held - 1) * sizeof(kept[0]));
+			nkept--;
+		}
+		kept[nkept++] = b;
+	}
+	for (int i = 0; i < nkept; i++)
+		rf_batch_release(l, kept[i]);
+}
+
+static int first_only(int i) { return i == 0; }
+static int every(int i) { (void)i; return 1; }
+
+static rf_loader *loader_with(const char *source, int in_order, int prefetch)
+{
+	rf_config cfg;
+	tu_config(&cfg, source);
+	cfg.in_order = in_order;
+	cfg.prefetch = prefetch;
+	cfg.epochs = 0;
+	rf_loader *l;
+	char err[256];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	return l;
+}
+
+/* A batch kept for the whole run leaves prefetch - 1 slots to the others. */
+Test(lifecycle, keep_the_first_batch_release_the_rest, .init = setup, .fini = teardown,
+     .timeout = 30)
+{
+	for (int in_order = 0; in_order <= 1; in_order++) {
+		rf_loader *l = loader_with(dir, in_order, 4);
+		take_keeping(l, 40, 1, first_only);
+		rf_loader_destroy(l);
+	}
+}
+
+/* prefetch - 1 batches held at every moment: the most recent ones. */
+Test(lifecycle, keep_the_3_most_recent_of_4, .init = setup, .fini = teardown, .timeout = 30)
+{
+	for (int in_order = 0; in_order <= 1; in_order++) {
+		rf_loader *l = loader_with(dir, in_order, 4);
+		take_keeping(l, 40, 3, every);
+		rf_loader_destroy(l);
+	}
+}
+
+/* Only when every slot is held is the next batch impossible: -EDEADLK
+ * then, in either order mode, and the message says so. */
+Test(lifecycle, every_slot_held_is_edeadlk_in_both_modes, .init = setup, .fini = teardown,
+     .timeout = 30)
+{
+	for (int in_order = 0; in_order <= 1; in_order++) {
+		rf_loader *l = loader_with(dir, in_order, 3);
+		rf_batch *b[3], *x;
+		for (int i = 0; i < 3; i++)
+			cr_assert_eq(rf_loader_next(l, &b[i]), 0);
+		cr_assert_eq(rf_loader_next(l, &x), -EDEADLK);
+		cr_assert(strstr(rf_loader_error(l), "all 3 batch slots"), "%s", rf_loader_error(l));
+		rf_batch_release(l, b[1]);
+		cr_assert_eq(rf_loader_next(l, &x), 0);
+		cr_assert_eq(x->index, 3);
+		rf_batch_release(l, x);
+		rf_batch_release(l, b[0]);
+		rf_batch_release(l, b[2]);
+		rf_loader_destroy(l);
+	}
 }

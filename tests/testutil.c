@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -319,6 +320,19 @@ uint8_t *tu_drain_bytes(const rf_config *cfg, size_t *len, rf_stats *st)
 	return all;
 }
 
+void tu_take_then_destroy(const rf_config *cfg, int batches)
+{
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, cfg, err, sizeof(err)), 0, "create: %s", err);
+	rf_batch *b;
+	for (int i = 0; i < batches; i++) {
+		cr_assert_eq(rf_loader_next(l, &b), 0, "next: %s", rf_loader_error(l));
+		rf_batch_release(l, b);
+	}
+	rf_loader_destroy(l);
+}
+
 void tu_on_bad(void *user, const char *path, int err, const char *reason)
 {
 	(void)path;
@@ -326,4 +340,18 @@ void tu_on_bad(void *user, const char *path, int err, const char *reason)
 	tu_bad_log *b = user;
 	b->n++;
 	snprintf(b->reason, sizeof(b->reason), "%s", reason);
+}
+
+int tu_wait_until(int (*cond)(void *ctx), void *ctx, double seconds)
+{
+	struct timespec t0, now, ms = { 0, 1000 * 1000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (cond(ctx))
+			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 > seconds)
+			return 0;
+		nanosleep(&ms, NULL);
+	}
 }

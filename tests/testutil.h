@@ -54,6 +54,10 @@ uint64_t *tu_drain_ids(const rf_config *cfg, size_t *n);
  * Asserts on any error. */
 uint8_t *tu_drain_bytes(const rf_config *cfg, size_t *len, rf_stats *st);
 
+/* Creates a loader over cfg, takes and releases `batches` batches, and
+ * destroys it at once (with reads, decodes or copies still in flight). */
+void tu_take_then_destroy(const rf_config *cfg, int batches);
+
 /* A bad-sample callback (cfg.on_sample_error = tu_on_bad, cfg.user = a
  * tu_bad_log) that counts reports and keeps the last reason. */
 typedef struct tu_bad_log {
@@ -61,6 +65,15 @@ typedef struct tu_bad_log {
 	char reason[256];
 } tu_bad_log;
 void tu_on_bad(void *user, const char *path, int err, const char *reason);
+
+/* Polls cond(ctx) every millisecond until it holds (returns 1) or `seconds`
+ * pass (returns 0): tests wait for a condition, never for a time. */
+int tu_wait_until(int (*cond)(void *ctx), void *ctx, double seconds);
+
+/* How long destroy may take in a test before it counts as hung: far above
+ * the teardown's own 1 s cancel deadline, so a loaded machine cannot make
+ * a prompt destroy fail. */
+#define TU_DESTROY_HUNG_S 10.0
 
 /* Under AddressSanitizer: fails the test if memory is leaked at this point
  * (Criterion ignores a leak report at worker exit, so tests ask for one).

@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """The torch peer on a GPU: ImageFolder + PIL, the same transform, DataLoader
-with pin_memory=True, each batch sent with .to(device, non_blocking=True).
-Reports images/s and the CPU cores the process tree used (CPU time / wall).
+with pin_memory=True, each batch sent with .to(device, non_blocking=True)
+(with --f16: then normalized to float16 on the GPU, as ringfeed's float16
+CHW output). Reports images/s and the CPU cores the process tree used (CPU
+time / wall; the workers' counted while they live, with psutil when present).
 
-  torch_gpu.py --source DIR [--workers N] [--batches K] [--rrc] [--json]
+  torch_gpu.py --source DIR [--workers N] [--batch B] [--batches K] [--rrc] [--f16] [--json]
 """
 import argparse, json, os, sys, time
 
@@ -14,6 +16,7 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--batches", type=int, default=200)
     ap.add_argument("--rrc", action="store_true", help="RandomResizedCrop(224) + flip")
+    ap.add_argument("--f16", action="store_true", help="normalize to float16 on the GPU")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     import torch
@@ -29,21 +32,42 @@ def main():
                     pin_memory=True, persistent_workers=a.workers > 0,
                     prefetch_factor=4 if a.workers > 0 else None)
     dev = torch.device("cuda:0")
+    mean = torch.tensor([0.485, 0.456, 0.406], device=dev).view(1, 3, 1, 1)
+    std = torch.tensor([0.229, 0.224, 0.225], device=dev).view(1, 3, 1, 1)
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+
+    def tree_cpu():
+        if psutil is None:
+            t = os.times()
+            return t.user + t.system + t.children_user + t.children_system
+        me = psutil.Process()
+        total = 0.0
+        for p in [me] + me.children(recursive=True):
+            try:
+                c = p.cpu_times()
+                total += c.user + c.system
+            except psutil.Error:
+                pass
+        return total
+
     n = k = 0
-    c0 = os.times()
+    c0 = tree_cpu()
     t0 = time.perf_counter()
     while k < a.batches:
         for x, y in dl:
             x = x.to(dev, non_blocking=True)
+            if a.f16:
+                x = ((x.float() / 255 - mean) / std).half()
             n += x.shape[0]
             k += 1
             if k >= a.batches:
                 break
     torch.cuda.synchronize()
     secs = time.perf_counter() - t0
-    c1 = os.times()
-    cpu = (c1.user - c0.user) + (c1.system - c0.system) + (c1.children_user - c0.children_user) \
-        + (c1.children_system - c0.children_system)
+    cpu = tree_cpu() - c0
     r = {"loader": "torch_gpu", "workers": a.workers, "images": n, "seconds": round(secs, 4),
          "images_per_s": round(n / secs, 1), "cores_used": round(cpu / secs, 2)}
     print(json.dumps(r) if a.json else r)

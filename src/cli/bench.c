@@ -3,6 +3,7 @@
  * optionally as one rank of several, saving or resuming its position, and
  * writing the sample ids it delivered. */
 #include <errno.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,8 @@ static void usage(FILE *f)
 		"  --max-pixels N    larger images are bad samples (default 100000000)\n"
 		"  --no-scaled-decode   always decode at full scale\n"
 		"  --no-region-decode   decode every row and column\n"
+		"  --verify-full     decode every image to its end, so that damage below the\n"
+		"                    crop is a bad sample (a region decode stops above it)\n"
 		"  --out-of-order    hand out batches as they complete\n"
 		"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
 		"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n"
@@ -62,7 +65,14 @@ static void usage(FILE *f)
 		"  --report FILE.html   with --diagnose or tune: a page with the charts\n"
 		"  --device N        copy each batch to CUDA device N as it completes (pinned\n"
 		"                    slots, a transfer stream); --device-convert sends uint8\n"
-		"                    and converts to --dtype/--layout on the device\n"
+		"                    and converts to --dtype/--layout on the device; each\n"
+		"                    batch is waited for on the device before it counts\n"
+		"  --decode cpu|gpu|auto   where JPEGs are decoded (default cpu): gpu = the\n"
+		"                    GPU's JPEG engines (nvJPEG, needs --device), auto = the\n"
+		"                    engines and the --threads pool together (the pool alone\n"
+		"                    where there are no engines)\n"
+		"  --include-hidden  walk names starting with '.' too (skipped by default:\n"
+		"                    .DS_Store, AppleDouble ._x.jpg, .nfs*, .git)\n"
 		"  --index-cache FILE   load the index from FILE (see ringfeed index);\n"
 		"                    walk and rewrite it when missing or stale\n"
 		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
@@ -90,6 +100,11 @@ static void usage(FILE *f)
 		"                    threads, io-depth, prefetch, read-pool and epochs may differ)\n");
 }
 
+static const char *decode_name(uint32_t d)
+{
+	return d == RF_DECODE_GPU ? "gpu" : d == RF_DECODE_AUTO ? "auto" : "cpu";
+}
+
 static const char *io_path_name(uint32_t p)
 {
 	return p == RF_IO_URING_FIXED ? "io_uring, direct descriptors"
@@ -106,6 +121,7 @@ static long peak_rss_kib(void)
 
 typedef struct bad_log {
 	unsigned long shown, total;
+	int fail; /* --on-error fail: the sample stops the run, it is not skipped */
 } bad_log;
 
 static void on_bad(void *user, const char *path, int err, const char *reason)
@@ -113,18 +129,39 @@ static void on_bad(void *user, const char *path, int err, const char *reason)
 	bad_log *b = user;
 	(void)err;
 	if (b->shown < 10) {
-		fprintf(stderr, "ringfeed bench: skipped %s: %s\n", path, reason);
+		fprintf(stderr, "%s: %s %s: %s\n", cli_name, b->fail ? "bad sample" : "skipped",
+			path, reason);
 		b->shown++;
 	}
 	b->total++;
 }
 
+/* SIGINT / SIGTERM during a run: the run stops after the batch in hand and
+ * ends as a finished one would (--ids whole lines, --save-state written),
+ * then bench exits with 128 + the signal. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
-	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION,
+	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION, O_VERIFY,
 	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_STEP, O_LOG, O_PROGRESS,
-	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV };
+	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE, O_HIDDEN };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
@@ -143,15 +180,17 @@ int cmd_bench(int argc, char **argv)
 		{ "std", required_argument, 0, O_STD },    { "max-pixels", required_argument, 0, O_MAXPX },
 		{ "no-scaled-decode", no_argument, 0, O_NOSCALE },
 		{ "no-region-decode", no_argument, 0, O_NOREGION },
+		{ "verify-full", no_argument, 0, O_VERIFY },
 		{ "out-of-order", no_argument, 0, O_UNORDERED },
 		{ "io-path", required_argument, 0, O_IOPATH },
-		{ "raw", no_argument, 0, O_RAW },          { "raw-max", required_argument, 0, O_RAWMAX },
+		{ "raw", no_argument, 0, O_RAW },          { "include-hidden", no_argument, 0, O_HIDDEN },          { "raw-max", required_argument, 0, O_RAWMAX },
 		{ "index-cache", required_argument, 0, O_ICACHE },
 		{ "step-ms", required_argument, 0, O_STEP }, { "log", required_argument, 0, O_LOG },
 		{ "progress", no_argument, 0, O_PROGRESS }, { "no-progress", no_argument, 0, O_NOPROGRESS },
 		{ "diagnose", no_argument, 0, O_DIAGNOSE }, { "report", required_argument, 0, O_REPORT },
 		{ "tune", no_argument, 0, O_TUNE },        { "tune-batch", no_argument, 0, O_TUNEBATCH },
 		{ "device", required_argument, 0, O_DEVICE }, { "device-convert", no_argument, 0, O_DEVCONV },
+		{ "decode", required_argument, 0, O_DECODE },
 		/* Order, ranks and resume (issue 6). */
 		{ "sampler", required_argument, 0, O_SAMPLER },
 		{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -219,8 +258,10 @@ int cmd_bench(int argc, char **argv)
 		case O_MAXPX: if (cli_u64("--max-pixels", optarg, &cfg.max_pixels)) return 2; break;
 		case O_NOSCALE: cfg.no_scaled_decode = 1; break;
 		case O_NOREGION: cfg.no_region_decode = 1; break;
+		case O_VERIFY: cfg.verify_full = 1; break;
 		case O_UNORDERED: cfg.in_order = 0; break;
 		case O_RAW: cfg.raw = 1; break;
+		case O_HIDDEN: cfg.include_hidden = 1; break;
 		case O_ICACHE: cfg.index_cache = optarg; break;
 		case O_STEP:
 			if (cli_float("--step-ms", optarg, 0, 1e6, &fv)) return 2;
@@ -234,6 +275,12 @@ int cmd_bench(int argc, char **argv)
 		case O_TUNE: tune = 1; break;
 		case O_DEVICE: if (cli_int("--device", optarg, 0, 1023, &v)) return 2; cfg.device = (int)v; break;
 		case O_DEVCONV: cfg.device_convert = 1; break;
+		case O_DECODE:
+			if (!strcmp(optarg, "cpu")) cfg.decode = RF_DECODE_CPU;
+			else if (!strcmp(optarg, "gpu")) cfg.decode = RF_DECODE_GPU;
+			else if (!strcmp(optarg, "auto")) cfg.decode = RF_DECODE_AUTO;
+			else return cli_usage_error("bench", "--decode: expected cpu, gpu or auto, not '%s'", optarg);
+			break;
 		case O_TUNEBATCH: tune = 1; tune_batch = 1; break;
 		case O_RAWMAX:
 			if (cli_int("--raw-max", optarg, 1, 1 << 20, &v)) return 2;
@@ -305,13 +352,13 @@ int cmd_bench(int argc, char **argv)
 		max_batches = after; /* the epochs stay as given: --resume continues them */
 	void *resume_buf = NULL;
 	if (resume_path) {
-		if (cli_state_read("bench", resume_path, &resume_buf, &cfg.resume_state_len))
+		if (cli_state_read(resume_path, &resume_buf, &cfg.resume_state_len))
 			return 1;
 		cfg.resume_state = resume_buf;
 	}
 	FILE *ids = NULL, *log = NULL;
 	if ((ids_path && !(ids = fopen(ids_path, "w"))) || (log_path && !(log = fopen(log_path, "w")))) {
-		fprintf(stderr, "ringfeed bench: %s: %s\n", ids_path && !ids ? ids_path : log_path,
+		fprintf(stderr, "%s: %s: %s\n", cli_name, ids_path && !ids ? ids_path : log_path,
 			strerror(errno));
 		if (ids)
 			fclose(ids);
@@ -319,7 +366,7 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 
-	bad_log bad = { 0, 0 };
+	bad_log bad = { 0, 0, cfg.on_error == RF_ON_ERROR_FAIL };
 	cfg.on_sample_error = on_bad;
 	cfg.user = &bad;
 
@@ -329,7 +376,7 @@ int cmd_bench(int argc, char **argv)
 	int ret = rf_loader_create(&l, &cfg, err, sizeof(err));
 	free(resume_buf); /* read during create only */
 	if (ret) {
-		fprintf(stderr, "ringfeed bench: %s (%s)\n", err, rf_strerror(ret));
+		cli_fail(err, ret);
 		if (ids)
 			fclose(ids);
 		if (log)
@@ -337,26 +384,35 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 	double t_created = now_s();
+	if (cfg.decode == RF_DECODE_AUTO) {
+		rf_stats first;
+		rf_loader_stats(l, &first);
+		if (first.decode_path == RF_DECODE_CPU)
+			fprintf(stderr, "%s: --decode auto: no GPU JPEG decode here%s; decoding on the "
+				"CPU\n", cli_name, cfg.log_level >= RF_LOG_WARN ? "" : " (--verbose says why)");
+	}
+	catch_stop_signals();
 	run_hooks hooks = { .max_batches = max_batches, .step_ms = step_ms, .log = log, .ids = ids,
-			    .progress = progress, .raw = cfg.raw };
+			    .progress = progress, .raw = cfg.raw, .stop = &stop_signal,
+			    .device_sync = cfg.device >= 0 };
 	run_out run;
 	ret = run_consume(l, &hooks, &run);
 	if (ret == -EIO)
-		fprintf(stderr, "ringfeed bench: writing --ids or --log: %s\n", strerror(errno));
+		fprintf(stderr, "%s: writing --ids or --log, or waiting for the device: %s\n", cli_name, strerror(errno));
 	double t_first = run.t_first;
 	unsigned long long batches = run.batches, samples = run.samples, checksum = run.checksum;
 	double t_end = run.t_end;
 	if (log && fclose(log) != 0 && ret >= 0) {
-		fprintf(stderr, "ringfeed bench: --log: %s\n", strerror(errno));
+		fprintf(stderr, "%s: --log: %s\n", cli_name, strerror(errno));
 		ret = -EIO;
 	}
 	if (ids && fclose(ids) != 0 && ret >= 0) {
-		fprintf(stderr, "ringfeed bench: --ids %s: %s\n", ids_path, strerror(errno));
+		fprintf(stderr, "%s: --ids %s: %s\n", cli_name, ids_path, strerror(errno));
 		ret = -EIO;
 	}
 	if (ret < 0) {
 		if (ret != -EIO)
-			fprintf(stderr, "ringfeed bench: %s: %s\n", rf_strerror(ret), rf_loader_error(l));
+			fprintf(stderr, "%s: %s: %s\n", cli_name, rf_strerror(ret), rf_loader_error(l));
 		rf_loader_destroy(l);
 		return 1;
 	}
@@ -364,13 +420,23 @@ int cmd_bench(int argc, char **argv)
 	rf_order_info order;
 	rf_loader_order(l, &order);
 	if (save_path) {
-		if (cli_state_write("bench", l, save_path)) {
+		if (cli_state_write(l, save_path)) {
 			rf_loader_destroy(l);
 			return 1;
 		}
-		fprintf(stderr, "ringfeed bench: state saved to %s: resumes at batch %llu (epoch %llu)\n",
-			save_path, (unsigned long long)order.next_batch,
-			(unsigned long long)(order.next_batch / order.batches_per_epoch));
+		if (order.next_batch >= order.total_batches)
+			fprintf(stderr, "%s: the stream ended after %s, before --after %lld: the state "
+				"saved to %s is its end (batch %llu of %llu); resuming from it delivers nothing\n",
+				cli_name, cli_count(batches, "batch", 0), after, save_path,
+				(unsigned long long)order.next_batch, (unsigned long long)order.total_batches);
+		else
+			fprintf(stderr, "%s: state saved to %s: resumes at batch %llu (epoch %llu)\n", cli_name,
+				save_path, (unsigned long long)order.next_batch,
+				(unsigned long long)(order.next_batch / order.batches_per_epoch));
+	} else if (resume_path && batches == 0 && ret == 0 && !stop_signal) {
+		fprintf(stderr, "%s: nothing left to deliver: the state in %s is at the end of the stream "
+			"(batch %llu of %llu; more --epochs continue it)\n", cli_name, resume_path,
+			(unsigned long long)order.next_batch, (unsigned long long)order.total_batches);
 	}
 	rf_stats st;
 	rf_loader_stats(l, &st);
@@ -394,7 +460,9 @@ int cmd_bench(int argc, char **argv)
 	if (json) {
 		/* steady: without set-up (index walk, threads), as peers that list
 		 * their files before their clock starts are timed */
-		printf("{\"loader\":\"ringfeed\",\"raw\":%d,\"steady_samples_per_s\":%.2f,"
+		printf("{\"loader\":\"ringfeed\",\"source\":");
+		cli_json_str(stdout, cfg.source);
+		printf(",\"raw\":%d,\"steady_samples_per_s\":%.2f,"
 		       "\"index_files\":%llu,\"index_bytes\":%llu,\"index_cached\":%u,"
 		       "\"peak_rss_kib\":%ld,\"device_copy_gb_per_s\":%.3f,\"device_bytes\":%llu,", cfg.raw,
 		       t_end > t_created ? samples / (t_end - t_created) : 0.0,
@@ -411,16 +479,19 @@ int cmd_bench(int argc, char **argv)
 		       "\"read_wait_pct\":%.1f,\"decode_pct\":%.1f,\"transform_pct\":%.1f,"
 		       "\"collate_pct\":%.1f,\"other_pct\":%.1f,\"consumer_wait_pct\":%.1f,"
 		       "\"ring_cpu_us_per_sample\":%.2f,\"ring_cpu_ms_per_10k\":%.2f,\"scaled_decodes\":%llu,"
-		       "\"decoded_pixels_pct\":%.1f},\"checksum\":%llu}\n",
+		       "\"decoded_pixels_pct\":%.1f},\"decode\":\"%s\",\"cpu_decodes\":%llu,"
+		       "\"gpu_decodes\":%llu,\"gpu_busy_s\":%.6f,\"gpu_host_s\":%.6f,\"checksum\":%llu}\n",
 		       samples, batches, secs, sps, mbps, (unsigned long long)st.bytes_read,
 		       (unsigned long long)st.bad_samples, t_created - t0,
 		       t_first ? t_first - t0 : 0.0, st.threads, st.io_depth, io_path_name(st.io_path),
 		       st.direct_io, st.fixed_buffers, readwait_ms, decode_ms, transform_ms, collate_ms, pct_readwait,
 		       pct_decode, pct_transform, pct_collate, pct_other, wait_pct, ring_us, ring_us * 10,
-		       (unsigned long long)st.scaled_decodes, px_pct, checksum);
+		       (unsigned long long)st.scaled_decodes, px_pct, decode_name(st.decode_path),
+		       (unsigned long long)st.cpu_decodes, (unsigned long long)st.gpu_decodes,
+		       (double)st.ns_gpu_decode * 1e-9, (double)st.ns_gpu_host * 1e-9, checksum);
 	} else {
-		printf("ringfeed bench: %llu %s in %llu batches, %.3f s\n", samples,
-		       cfg.raw ? "files" : "samples", batches, secs);
+		printf("%s: %s in %s, %.3f s\n", cli_name, cli_count(samples, cfg.raw ? "file" : "sample", 0),
+		       cli_count(batches, "batch", 1), secs);
 		printf("  %.1f %s/s, %.1f MB/s read (%s, %s, alignment %u, %s)\n", sps,
 		       cfg.raw ? "files" : "samples", mbps,
 		       io_path_name(st.io_path), st.direct_io ? "O_DIRECT" : "buffered", st.dio_align,
@@ -429,8 +500,14 @@ int cmd_bench(int argc, char **argv)
 		       "%.1f bytes each\n", st.index_cached ? " from cache" : " walk", t_created - t0,
 		       t_first ? t_first - t0 : 0.0, (unsigned long long)st.samples_total,
 		       st.samples_total ? (double)st.index_bytes / (double)st.samples_total : 0.0);
-		printf("  where the compute threads' time went (%u threads, io_depth %u):\n",
-		       st.threads, st.io_depth);
+		if (cfg.raw) { /* no compute stage: the ring thread lands every read */
+			printf("  raw mode: no compute threads; the ring thread reads and lands every file "
+			       "(io_depth %u): %.2f us of its CPU per file, %.1f%% of one core\n", st.io_depth,
+			       ring_us, secs > 0 ? 100.0 * (double)st.ns_ring_cpu * 1e-9 / secs : 0.0);
+			printf("  consumer waiting for batches %5.1f%% of the run\n", wait_pct);
+		} else {
+		printf("  where the compute threads' time went (%s, io_depth %u):\n",
+		       cli_count(st.threads, "thread", 0), st.io_depth);
 		printf("    read wait   %7.3f ms/sample  %5.1f%%  (no landed read to work on)\n", readwait_ms, pct_readwait);
 		printf("    decode      %7.3f ms/sample  %5.1f%%  (%.0f%% of the pixels decoded, %llu scaled)\n",
 		       decode_ms, pct_decode, px_pct, (unsigned long long)st.scaled_decodes);
@@ -439,21 +516,26 @@ int cmd_bench(int argc, char **argv)
 		printf("    other               %5.1f%%  (queues, descheduled)\n", pct_other);
 		printf("  consumer waiting for batches %5.1f%% of the run; ring thread CPU %.2f us/sample\n",
 		       wait_pct, ring_us);
+		}
 		if (st.bad_samples)
 			printf("  bad samples skipped and replaced: %llu\n", (unsigned long long)st.bad_samples);
 	}
 	/* Order, ranks and resume (issue 6). */
 	if (!json) {
-		printf("  order: %s sampler, rank %u of %u (%s): %llu of the %llu samples and %llu "
-		       "batches per epoch\n", cli_sampler_name(order.sampler), order.rank,
+		printf("  order: %s sampler, rank %u of %u (%s): %llu of the %llu samples and %s "
+		       "per epoch\n", cli_sampler_name(order.sampler), order.rank,
 		       order.world_size, order.rank_source, (unsigned long long)order.rank_samples,
-		       (unsigned long long)order.epoch_samples,
-		       (unsigned long long)order.batches_per_epoch);
+		       (unsigned long long)order.epoch_samples, cli_count(order.batches_per_epoch, "batch", 0));
 		if (batches)
 			printf("  delivered batches %llu to %llu; the next is %llu\n",
 			       (unsigned long long)(order.next_batch - batches),
 			       (unsigned long long)(order.next_batch - 1),
 			       (unsigned long long)order.next_batch);
+	}
+	if (stop_signal) {
+		fprintf(stderr, "%s: stopped by %s after %s\n", cli_name,
+			stop_signal == SIGINT ? "SIGINT" : "SIGTERM", cli_count(batches, "batch", 0));
+		return 128 + stop_signal;
 	}
 	return 0;
 }
@@ -473,7 +555,7 @@ int cmd_tune(int argc, char **argv)
 	char **args = calloc((size_t)argc + 2, sizeof(char *));
 	if (!args)
 		return 1;
-	args[0] = "tune";
+	args[0] = (char *)cli_name;
 	for (int i = 1; i < argc; i++)
 		args[i] = argv[i];
 	args[argc] = "--tune";

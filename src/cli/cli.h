@@ -26,12 +26,33 @@ int cli_float3(const char *opt, const char *s, float out[3]);
 /* Prints "ringfeed CMD: message" to stderr and returns 2 (usage) or 1. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* "ringfeed COMMAND", the prefix of every message of the command running
+ * (set by main before it dispatches; tune runs bench's code under its own name). */
+extern const char *cli_name;
+
+/* Writes str as a JSON string (quoted, escaped; bytes that are not UTF-8 as
+ * \u00XX): the only way a string reaches --json output. */
+void cli_json_str(FILE *f, const char *str);
+
+/* Cores this process may use (affinity mask, cgroup quota), at least 1. */
+int cli_cores(void);
+/* "2 cores available, Linux 6.18.44 (x86_64)" into buf; returns buf. */
+const char *cli_machine_line(char *buf, size_t len);
+
+/* "1 thread", "2 threads": n and the word, plural when n != 1, in a static
+ * buffer of its own per call site slot (k: 0..3, so that several fit in one
+ * printf). */
+const char *cli_count(unsigned long long n, const char *word, int k);
+
+/* err, then " (reason)" unless err already says it: one line for a failure. */
+void cli_fail(const char *err, int code);
+
 /* Saved states and sample ids for `bench` (src/cli/state.c). Each prints
  * "ringfeed CMD: ..." on failure and returns -1. */
 /* Reads a state file whole into *buf (malloc'ed, caller frees). */
-int cli_state_read(const char *cmd, const char *path, void **buf, size_t *len);
+int cli_state_read(const char *path, void **buf, size_t *len);
 /* Saves l's state to path (written to a temporary file, then renamed). */
-int cli_state_write(const char *cmd, const rf_loader *l, const char *path);
+int cli_state_write(const rf_loader *l, const char *path);
 /* One line: the batch's sample ids, space-separated, in slot order. */
 int cli_ids_write(FILE *f, const rf_batch *b);
 

@@ -11,9 +11,14 @@
  *   with consumer  the full pipeline feeding a simulated training step of
  *                  step_ms per batch: how long the consumer waits per batch,
  *                  and the share of the run an accelerator would idle.
+ *   engines        with GPU decode (cfg.decode gpu or auto, and a device
+ *                  whose engines answer): the GPU's JPEG engines alone
+ *                  (decode gpu, one compute thread for what they refuse);
+ *                  prep is then the pool's rate over the samples it decoded.
  * Verdict: consumer-bound when the consumer waits under 5% of the run (the
- * input keeps up); otherwise decode-bound when prep < fetch, else
- * storage-bound, with the numbers behind it and the headroom. */
+ * input keeps up); otherwise decode-bound when the decoders (prep, and the
+ * engines with GPU decode) give less than fetch, saying which of them bounds
+ * it, else storage-bound, with the numbers behind it and the headroom. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -40,7 +45,7 @@ static int run_stage(const rf_config *cfg, long long batches, double step_ms, in
 	rf_loader *l;
 	int ret = rf_loader_create(&l, cfg, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "ringfeed bench --diagnose: %s (%s)\n", err, rf_strerror(ret));
+		cli_fail(err, ret);
 		return ret;
 	}
 	run_hooks h = { .max_batches = batches, .step_ms = step_ms, .progress = progress,
@@ -49,7 +54,7 @@ static int run_stage(const rf_config *cfg, long long batches, double step_ms, in
 	run_out o;
 	ret = run_consume(l, &h, &o);
 	if (ret) {
-		fprintf(stderr, "ringfeed bench --diagnose: %s: %s\n", rf_strerror(ret), rf_loader_error(l));
+		fprintf(stderr, "%s --diagnose: %s: %s\n", cli_name, rf_strerror(ret), rf_loader_error(l));
 		rf_loader_destroy(l);
 		return ret;
 	}
@@ -64,18 +69,6 @@ static int run_stage(const rf_config *cfg, long long batches, double step_ms, in
 	return 0;
 }
 
-static const char *machine_line(char *buf, size_t len)
-{
-	FILE *p = popen("echo \"$(nproc) cores, kernel $(uname -r)\"", "r");
-	buf[0] = '\0';
-	if (p) {
-		if (fgets(buf, (int)len, p))
-			buf[strcspn(buf, "\n")] = '\0';
-		pclose(p);
-	}
-	return buf;
-}
-
 int cli_diagnose(const rf_config *base, const diag_opts *o)
 {
 	long long nb = o->batches > 0 ? o->batches : 100;
@@ -84,18 +77,33 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 	rf_config cfg = *base;
 	cfg.epochs = 0; /* endless: every stage runs nb batches */
 	cfg.on_sample_error = NULL;
-	stage_result fetch, full, cons;
+	stage_result fetch, full, cons, eng = { 0 };
 	if (!o->json)
 		fprintf(stderr, "diagnose: fetch (reads only, %lld batches)...\n", nb);
 	cfg.fetch_only = 1;
+	cfg.decode = RF_DECODE_CPU; /* nothing is decoded */
 	if (run_stage(&cfg, nb, 0, o->progress, NULL, 0, &fetch))
 		return -1;
 	cfg.fetch_only = 0;
+	cfg.decode = base->decode;
 	if (!o->json)
 		fprintf(stderr, "diagnose: full pipeline...\n");
 	if (run_stage(&cfg, nb, 0, o->progress, NULL, 0, &full))
 		return -1;
-	uint64_t n = full.st.samples ? full.st.samples : 1;
+	/* the engines alone, when the full run used them */
+	int gpu = full.st.decode_path != RF_DECODE_CPU;
+	if (gpu) {
+		if (!o->json)
+			fprintf(stderr, "diagnose: the GPU's JPEG engines alone...\n");
+		rf_config e = cfg;
+		e.decode = RF_DECODE_GPU;
+		e.threads = 1;
+		if (run_stage(&e, nb, 0, o->progress, NULL, 0, &eng))
+			return -1;
+	}
+	/* the pool's own samples (with GPU decode it decodes only its share) */
+	uint64_t n = gpu ? full.st.cpu_decodes : full.st.samples;
+	n = n ? n : 1;
 	double compute_ns = (double)(full.st.ns_decode + full.st.ns_transform + full.st.ns_collate) / (double)n;
 	unsigned threads = full.st.threads ? full.st.threads : 1;
 	/* raw mode has no compute stage: prep is as fast as the reads come */
@@ -119,12 +127,36 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 			 "samples/s, the input gives %.0f; the consumer waits %.2f ms per batch (%.1f%% of "
 			 "the run): the input is not the bottleneck", step, cfg.batch_size,
 			 1e3 * batch / step, full.rate, cons.wait_ms_batch, 100 * idle);
-	} else if (prep < fetch.rate) {
+	} else if (gpu && eng.rate + (full.st.decode_path == RF_DECODE_AUTO ? prep : 0) < fetch.rate) {
+		int aut = full.st.decode_path == RF_DECODE_AUTO;
+		verdict = "decode-bound";
+		snprintf(why, sizeof(why), "decode-bound: the GPU's JPEG engines give %.0f samples/s%s%.0f, "
+			 "fetch %.0f samples/s; the full pipeline %.0f (%.0f%% decoded by the engines)%s",
+			 eng.rate, aut ? " and the compute pool " : " (the pool decodes only what they refuse: ",
+			 aut ? prep : (double)full.st.cpu_decodes, fetch.rate, full.rate,
+			 100.0 * (double)full.st.gpu_decodes / (double)(full.st.samples ? full.st.samples : 1),
+			 aut ? (eng.rate >= prep ? "; the engines do the larger part: more compute threads add "
+						   "the rest" : "; the pool does the larger part")
+			     : " samples); --decode auto adds the compute pool");
+	} else if (prep < fetch.rate && !gpu) {
 		verdict = "decode-bound";
 		double per_thread = prep / threads;
-		snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
-			 "each compute thread does %.0f samples/s, so more threads help up to about %.0f "
-			 "(cores permitting)", prep, fetch.rate, per_thread, ceil(fetch.rate / per_thread));
+		int cores = cli_cores(), need = (int)ceil(fetch.rate / per_thread);
+		int most = cores > 1 ? cores - 1 : 1; /* the ring thread and the consumer need a core */
+		if (need <= most)
+			snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
+				 "each compute thread does %.0f samples/s: about %d threads would match "
+				 "storage (this machine lets %d run)", prep, fetch.rate, per_thread, need, most);
+		else if ((int)threads < most)
+			snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
+				 "each compute thread does %.0f samples/s: use up to %d threads (%d cores "
+				 "available; storage would take about %d)", prep, fetch.rate, per_thread, most,
+				 cores, need);
+		else
+			snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s "
+				 "with %u threads on %d cores available: more cores (storage would take about "
+				 "%d threads), or GPU decode (--decode auto)", prep, fetch.rate, threads, cores,
+				 need);
 	} else {
 		verdict = "storage-bound";
 		snprintf(why, sizeof(why), "storage-bound: fetch %.0f samples/s < prep %.0f samples/s "
@@ -134,11 +166,16 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 	}
 
 	if (o->json) {
-		printf("{\"verdict\":\"%s\",\"why\":\"%s\",\"stages\":{\"fetch\":%.2f,\"prep\":%.2f,"
-		       "\"full\":%.2f,\"with_consumer\":%.2f},\"step_ms\":%.3f,\"consumer_wait_ms_per_batch\":%.3f,"
+		printf("{\"source\":");
+		cli_json_str(stdout, cfg.source);
+		printf(",\"verdict\":\"%s\",\"why\":", verdict);
+		cli_json_str(stdout, why);
+		printf(",\"stages\":{\"fetch\":%.2f,\"prep\":%.2f,"
+		       "\"full\":%.2f,\"with_consumer\":%.2f,\"engines\":%.2f},\"step_ms\":%.3f,\"consumer_wait_ms_per_batch\":%.3f,"
 		       "\"accelerator_idle_pct\":%.2f,\"threads\":%u,\"io_depth\":%u,\"batches_per_stage\":%lld,"
 		       "\"prep_note\":\"compute threads over their decode+transform+collate time per sample in the full run\"}\n",
-		       verdict, why, fetch.rate, isinf(prep) ? -1.0 : prep, full.rate, cons.rate, step,
+		       fetch.rate, isinf(prep) ? -1.0 : prep, full.rate, cons.rate,
+		       gpu ? eng.rate : -1.0, step,
 		       cons.wait_ms_batch, 100 * idle, threads, full.st.io_depth, nb);
 	} else {
 		printf("ringfeed diagnosis (%lld batches of %d per stage, %u compute threads, io_depth %u)\n",
@@ -148,6 +185,8 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 			printf("  prep (compute)                      none (raw mode)\n");
 		else
 			printf("  prep (compute, from timers) %10.0f samples/s\n", prep);
+		if (gpu)
+			printf("  GPU JPEG engines alone      %10.0f samples/s\n", eng.rate);
 		printf("  full pipeline               %10.0f samples/s\n", full.rate);
 		printf("  with a %.2f ms step         %10.0f samples/s; waits %.2f ms per batch, "
 		       "an accelerator would idle %.1f%%\n", step, cons.rate, cons.wait_ms_batch, 100 * idle);
@@ -164,8 +203,12 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 			{ "with consumer", cons.rate },
 		};
 		rf_report r = { .title = title, .verdict = verdict, .explanation = why,
-				.machine = machine_line(machine, sizeof(machine)), .stages = stages,
-				.nstages = 4, .batch_wait_ms = waits, .nbatches = cons.nwaits,
+				.machine = cli_machine_line(machine, sizeof(machine)), .stages = stages,
+				.nstages = 4,
+				/* the first batch's wait is the start-up (index, threads,
+				 * first reads): left out, it would flatten the chart */
+				.batch_wait_ms = cons.nwaits > 1 ? waits + 1 : waits,
+				.nbatches = cons.nwaits > 1 ? cons.nwaits - 1 : cons.nwaits,
 				.step_ms = step };
 		if (rf_report_write_html(o->report, &r, err, sizeof(err))) {
 			fprintf(stderr, "ringfeed bench --report: %s\n", err);

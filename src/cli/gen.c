@@ -99,7 +99,7 @@ int cmd_gen(int argc, char **argv)
 		t.progress = progress;
 	char err[512];
 	if (rf_synth_imagefolder(&t, err, sizeof(err))) {
-		fprintf(stderr, "ringfeed gen: %s\n", err);
+		fprintf(stderr, "%s: %s\n", cli_name, err);
 		return 1;
 	}
 	printf("wrote %llu %s in %d classes to %s\n", (unsigned long long)t.count,

@@ -13,7 +13,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ringfeed index SOURCE -o FILE [--raw]\n"
+		"usage: ringfeed index SOURCE -o FILE [--raw] [--include-hidden]\n"
 		"\n"
 		"Walks SOURCE (an ImageFolder directory or a manifest) and writes its\n"
 		"index to FILE. `ringfeed bench --index-cache FILE` (or cfg.index_cache)\n"
@@ -22,7 +22,9 @@ static void usage(FILE *f)
 		"and rewrites FILE.\n"
 		"\n"
 		"  -o, --out FILE   the cache to write\n"
-		"  --raw            index every regular file (raw mode), not only JPEGs\n");
+		"  --raw            index every regular file (raw mode), not only JPEGs\n"
+		"  --include-hidden also names starting with '.' (skipped by default:\n"
+		"                   .DS_Store, ._x.jpg, .nfs*, .git)\n");
 }
 
 /* The live line on a terminal: files so far and their rate. */
@@ -40,6 +42,7 @@ int cmd_index(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "out", required_argument, 0, 'o' }, { "raw", no_argument, 0, 'r' },
+		{ "include-hidden", no_argument, 0, 'H' },
 		{ "help", no_argument, 0, 'h' },      { 0, 0, 0, 0 },
 	};
 	const char *out = NULL;
@@ -47,7 +50,8 @@ int cmd_index(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
-		case 'r': raw = 1; break;
+		case 'r': raw |= RF_INDEX_RAW; break;
+		case 'H': raw |= RF_INDEX_HIDDEN; break;
 		case 'h': usage(stdout); return 0;
 		default: return cli_usage_error("index", "bad option");
 		}
@@ -66,7 +70,7 @@ int cmd_index(int argc, char **argv)
 		fprintf(stderr, "\n");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (ret) {
-		fprintf(stderr, "ringfeed index: %s (%s)\n", err, rf_strerror(ret));
+		cli_fail(err, ret);
 		return 1;
 	}
 	struct rusage ru;

@@ -36,6 +36,11 @@ int main(int argc, char **argv)
 		printf("ringfeed %s\n", rf_version_string());
 		return 0;
 	}
+	/* every message of the command, getopt's too, starts with "ringfeed CMD" */
+	static char name[64];
+	snprintf(name, sizeof(name), "ringfeed %s", cmd);
+	cli_name = name;
+	argv[1] = name;
 	if (!strcmp(cmd, "gen"))
 		return cmd_gen(argc - 1, argv + 1);
 	if (!strcmp(cmd, "bench"))

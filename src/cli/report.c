@@ -310,7 +310,7 @@ static void waits_summary(FILE *f, const rf_report *r)
 		if (step > 0 && v > step)
 			over++;
 	}
-	fprintf(f, "<p class=\"note\">%s batches: mean wait <b>%s ms</b>, max %s ms, "
+	fprintf(f, "<p class=\"note\">%s batches (the first, start-up, left out): mean wait <b>%s ms</b>, max %s ms, "
 		"total %s s waiting", fmt_int(a, sizeof a, (double)n),
 		fmt_val(b, sizeof b, s / (double)n), fmt_val(c, sizeof c, m),
 		fmt_val(d, sizeof d, s / 1000));

@@ -61,7 +61,8 @@ int run_consume(rf_loader *l, const run_hooks *h, run_out *o)
 	double t0 = now_s(), next_show = t0 + 0.25;
 	rf_batch *b;
 	int ret = 0;
-	while (h->max_batches < 0 || (long long)o->batches < h->max_batches) {
+	while ((h->max_batches < 0 || (long long)o->batches < h->max_batches) &&
+	       !(h->stop && *h->stop)) {
 		double w0 = now_s();
 		ret = rf_loader_next(l, &b);
 		double w = now_s() - w0;
@@ -80,8 +81,11 @@ int run_consume(rf_loader *l, const run_hooks *h, run_out *o)
 		}
 		if (h->waits && o->nwaits < h->waits_cap)
 			h->waits[o->nwaits++] = w * 1e3;
-		/* Touch one byte per sample so the batch is really consumed. */
-		for (uint32_t i = 0; i < b->count; i++)
+		/* The batch is consumed once it is on the device, or once one byte
+		 * per sample was touched on the host. */
+		if (h->device_sync && rf_batch_sync(b))
+			ret = -EIO;
+		for (uint32_t i = 0; b->data && i < b->count; i++)
 			o->checksum += h->raw ? b->data[b->offsets[i] + b->sizes[i] / 2]
 					      : b->data[i * b->sample_bytes + b->sample_bytes / 2];
 		if (h->log && fprintf(h->log, "{\"batch\":%llu,\"epoch\":%u,\"samples\":%u,\"wait_ms\":%.3f,"

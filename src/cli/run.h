@@ -5,6 +5,7 @@
 #ifndef RF_CLI_RUN_H
 #define RF_CLI_RUN_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -21,6 +22,9 @@ typedef struct run_hooks {
 	size_t waits_cap;
 	long long warm_batches; /* the steady figures start after this many batches:
 	                         * prefetched batches would flatter a short run */
+	int device_sync;     /* wait (rf_batch_sync) for each batch on the device */
+	volatile sig_atomic_t *stop; /* when not NULL and set (by a signal handler):
+	                              * stop after the batch in hand */
 } run_hooks;
 
 typedef struct run_out {

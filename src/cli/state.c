@@ -15,11 +15,11 @@
  * something after the state is refused as such, not cut. */
 #define READ_LIMIT (64 * 1024)
 
-int cli_state_read(const char *cmd, const char *path, void **buf, size_t *len)
+int cli_state_read(const char *path, void **buf, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		fprintf(stderr, "ringfeed %s: %s: %s\n", cmd, path, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", cli_name, path, strerror(errno));
 		return -1;
 	}
 	uint8_t *b = malloc(READ_LIMIT);
@@ -27,7 +27,7 @@ int cli_state_read(const char *cmd, const char *path, void **buf, size_t *len)
 	int bad = !b || ferror(f);
 	fclose(f);
 	if (bad) {
-		fprintf(stderr, "ringfeed %s: %s: cannot read\n", cmd, path);
+		fprintf(stderr, "%s: %s: cannot read\n", cli_name, path);
 		free(b);
 		return -1;
 	}
@@ -36,12 +36,12 @@ int cli_state_read(const char *cmd, const char *path, void **buf, size_t *len)
 	return 0;
 }
 
-int cli_state_write(const char *cmd, const rf_loader *l, const char *path)
+int cli_state_write(const rf_loader *l, const char *path)
 {
 	uint8_t state[RF_STATE_MAX_BYTES];
 	int n = rf_loader_state_save(l, state, sizeof(state));
 	if (n < 0) {
-		fprintf(stderr, "ringfeed %s: saving the state: %s\n", cmd, rf_strerror(n));
+		fprintf(stderr, "%s: saving the state: %s\n", cli_name, rf_strerror(n));
 		return -1;
 	}
 	/* Never leave a half-written state where a good one was. */
@@ -56,7 +56,7 @@ int cli_state_write(const char *cmd, const rf_loader *l, const char *path)
 	if (ok && rename(tmp, path) != 0)
 		ok = 0;
 	if (!ok) {
-		fprintf(stderr, "ringfeed %s: writing the state to %s: %s\n", cmd, path,
+		fprintf(stderr, "%s: writing the state to %s: %s\n", cli_name, path,
 			strerror(errno));
 		unlink(tmp);
 	}
@@ -119,14 +119,14 @@ int cmd_state(int argc, char **argv)
 	const char *path = argv[optind];
 	void *buf;
 	size_t len;
-	if (cli_state_read("state", path, &buf, &len))
+	if (cli_state_read(path, &buf, &len))
 		return 1;
 	rf_state_info x;
 	char err[512];
 	int r = rf_state_parse(buf, len, &x, err, sizeof(err));
 	free(buf);
 	if (r) {
-		fprintf(stderr, "ringfeed state: %s: %s (%s)\n", path, err, rf_strerror(r));
+		fprintf(stderr, "%s: %s: %s (%s)\n", cli_name, path, err, rf_strerror(r));
 		return 1;
 	}
 	printf("%s: ringfeed loader state, format version %u, %u bytes, checksum correct\n",

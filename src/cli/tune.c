@@ -107,16 +107,23 @@ int cli_tune(const rf_config *base, const tune_opts *o)
 	int dims = o->tune_batch ? 4 : 3;
 	int cur[4] = { base->threads > 0 ? base->threads : 1, base->io_depth, base->prefetch,
 		       base->batch_size };
-	if (base->threads == 0) { /* the library's default: cores - 1 */
-		rf_loader *l;
-		char err[512];
-		rf_stats st;
-		if (rf_loader_create(&l, &s->cfg, err, sizeof(err)) == 0) {
-			rf_loader_stats(l, &st);
-			cur[0] = (int)st.threads;
-			rf_loader_destroy(l);
-		}
+	int max_threads = cli_cores();
+	/* the base configuration first: a source that cannot be read fails the
+	 * command, as bench does, instead of six trials of nothing */
+	rf_loader *l;
+	char err[512];
+	int r = rf_loader_create(&l, &s->cfg, err, sizeof(err));
+	if (r) {
+		cli_fail(err, r);
+		free(s);
+		return -1;
 	}
+	if (base->threads == 0) { /* the library's default: cores - 1 */
+		rf_stats st;
+		rf_loader_stats(l, &st);
+		cur[0] = (int)st.threads;
+	}
+	rf_loader_destroy(l);
 	double best = measure(s, cur);
 	for (int pass = 0; pass < 2; pass++) {
 		int moved = 0;
@@ -124,8 +131,8 @@ int cli_tune(const rf_config *base, const tune_opts *o)
 			for (int dir = -1; dir <= 1; dir += 2) {
 				for (;;) {
 					int i = index_in(ladders[d], cur[d]) + dir;
-					if (i < 0 || !ladders[d][i])
-						break;
+					if (i < 0 || !ladders[d][i] || (d == 0 && ladders[d][i] > max_threads))
+						break; /* more threads than cores only compete */
 					int next[4];
 					memcpy(next, cur, sizeof(next));
 					next[d] = ladders[d][i];
@@ -149,18 +156,25 @@ int cli_tune(const rf_config *base, const tune_opts *o)
 	for (int i = 0; i < s->n; i++)
 		if (s->t[i].rate >= 0.95 * s->t[bi].rate && (ri < 0 || cheaper(&s->t[i], &s->t[ri])))
 			ri = i;
-	const trial *b = &s->t[bi], *r = &s->t[ri];
+	const trial *b = &s->t[bi], *rec = &s->t[ri];
+	if (b->rate <= 0) {
+		fprintf(stderr, "%s: no trial delivered a sample (%d tried)\n", cli_name, s->n);
+		free(s);
+		return -1;
+	}
 	if (o->json) {
-		printf("{\"best\":{\"threads\":%d,\"io_depth\":%d,\"prefetch\":%d,\"batch\":%d,\"samples_per_s\":%.2f},"
+		printf("{\"source\":");
+		cli_json_str(stdout, s->cfg.source);
+		printf(",\"best\":{\"threads\":%d,\"io_depth\":%d,\"prefetch\":%d,\"batch\":%d,\"samples_per_s\":%.2f},"
 		       "\"recommended\":{\"threads\":%d,\"io_depth\":%d,\"prefetch\":%d,\"batch\":%d,\"samples_per_s\":%.2f},"
 		       "\"batches_per_trial\":%lld,\"trials\":[", b->v[0], b->v[1], b->v[2], b->v[3], b->rate,
-		       r->v[0], r->v[1], r->v[2], r->v[3], r->rate, s->batches);
+		       rec->v[0], rec->v[1], rec->v[2], rec->v[3], rec->rate, s->batches);
 		for (int i = 0; i < s->n; i++)
 			printf("%s{\"threads\":%d,\"io_depth\":%d,\"prefetch\":%d,\"batch\":%d,\"samples_per_s\":%.2f}",
 			       i ? "," : "", s->t[i].v[0], s->t[i].v[1], s->t[i].v[2], s->t[i].v[3], s->t[i].rate);
 		printf("]}\n");
 	} else {
-		printf("ringfeed tune: %d trials of %lld batches (searched: %s%s%s%s)\n", s->n, s->batches,
+		printf("%s: %d trials of %lld batches (searched: %s%s%s%s)\n", cli_name, s->n, s->batches,
 		       names[0], ", io_depth, prefetch", dims == 4 ? ", " : "", dims == 4 ? names[3] : "");
 		printf("  %7s %8s %8s %5s %12s\n", "threads", "io_depth", "prefetch", "batch", "samples/s");
 		for (int i = 0; i < s->n; i++)
@@ -169,7 +183,7 @@ int cli_tune(const rf_config *base, const tune_opts *o)
 		printf("best: threads %d, io_depth %d, prefetch %d, batch %d: %.0f samples/s\n", b->v[0],
 		       b->v[1], b->v[2], b->v[3], b->rate);
 		printf("recommended (the smallest within 5%% of the best): --threads %d --io-depth %d "
-		       "--prefetch %d --batch %d: %.0f samples/s\n", r->v[0], r->v[1], r->v[2], r->v[3], r->rate);
+		       "--prefetch %d --batch %d: %.0f samples/s\n", rec->v[0], rec->v[1], rec->v[2], rec->v[3], rec->rate);
 	}
 	int ret = 0;
 	if (o->report) {
@@ -177,16 +191,17 @@ int cli_tune(const rf_config *base, const tune_opts *o)
 		for (int i = 0; i < s->n; i++)
 			tr[i] = (rf_report_trial){ s->t[i].v[0], s->t[i].v[1], s->t[i].v[2], s->t[i].v[3],
 						   s->t[i].rate };
-		rf_report_stage st[2] = { { "best", b->rate }, { "recommended", r->rate } };
-		char why[512], title[1024], err[512];
+		rf_report_stage st[2] = { { "best", b->rate }, { "recommended", rec->rate } };
+		char why[512], title[1024], machine[256];
 		snprintf(why, sizeof(why), "tuned: best %.0f samples/s with threads %d, io_depth %d, "
 			 "prefetch %d; recommended threads %d, io_depth %d, prefetch %d (%.0f samples/s)",
-			 b->rate, b->v[0], b->v[1], b->v[2], r->v[0], r->v[1], r->v[2], r->rate);
+			 b->rate, b->v[0], b->v[1], b->v[2], rec->v[0], rec->v[1], rec->v[2], rec->rate);
 		snprintf(title, sizeof(title), "ringfeed tune: %s", s->cfg.source);
-		rf_report rep = { .title = title, .verdict = "tuned", .explanation = why, .machine = "",
+		rf_report rep = { .title = title, .verdict = "tuned", .explanation = why,
+				  .machine = cli_machine_line(machine, sizeof(machine)),
 				  .stages = st, .nstages = 2, .trials = tr, .ntrials = (size_t)s->n };
 		if (rf_report_write_html(o->report, &rep, err, sizeof(err))) {
-			fprintf(stderr, "ringfeed tune --report: %s\n", err);
+			fprintf(stderr, "%s --report: %s\n", cli_name, err);
 			ret = -1;
 		}
 	}

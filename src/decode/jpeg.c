@@ -30,6 +30,8 @@ struct rf_jpeg_decoder {
 	size_t cap;
 	uint8_t *cmyk_row; /* one CMYK row before conversion */
 	size_t cmyk_cap;
+	uint8_t *spare_row; /* verify: the rows below the region, decoded and dropped */
+	size_t spare_cap;
 };
 
 static void on_error(j_common_ptr cinfo)
@@ -71,6 +73,7 @@ void rf_jpeg_decoder_destroy(rf_jpeg_decoder *d)
 	jpeg_destroy_decompress(&d->cinfo);
 	free(d->buf);
 	free(d->cmyk_row);
+	free(d->spare_row);
 	free(d);
 }
 
@@ -87,7 +90,11 @@ int rf_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t m
 	if (d->open)
 		rf_jpeg_abort(d);
 	if (setjmp(d->err.jump)) {
-		rf_fmt(reason, rlen, "not a JPEG: %s", d->err.msg);
+		/* Past the SOI marker it is a JPEG this build cannot read (12-bit,
+		 * lossless, arithmetic-coded...) or a damaged one, not "not a JPEG". */
+		int soi = len >= 2 && data[0] == 0xFF && data[1] == 0xD8;
+		rf_fmt(reason, rlen, "%s: %s", soi ? "unsupported or corrupt JPEG" : "not a JPEG",
+		       d->err.msg);
 		rf_jpeg_abort(d);
 		return RF_EBADSAMPLE;
 	}
@@ -152,7 +159,7 @@ static void cmyk_to_rgb(const uint8_t *in, uint8_t *out, int n, int inverted)
 }
 
 int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_jpeg_region *want, int crop_columns,
-		   rf_jpeg_image *out, char *reason, size_t rlen)
+		   int verify, rf_jpeg_image *out, char *reason, size_t rlen)
 {
 	struct jpeg_decompress_struct *ci = &d->cinfo;
 	if (!d->open) {
@@ -209,8 +216,30 @@ int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_jpeg_region *want, in
 			cmyk_to_rgb(d->cmyk_row, d->buf + (size_t)r * stride, (int)width, d->inverted);
 		r += got;
 	}
-	/* The rows below the region are never decoded. */
-	rf_jpeg_abort(d);
+	if (verify) {
+		/* The rows below the region and the stream to its end marker:
+		 * a damaged tail warns, and a warning is an error (on_message).
+		 * (jpeg_skip_scanlines() to the last row would not read them.) */
+		if (grow(&d->spare_row, &d->spare_cap, (size_t)width * 4)) {
+			rf_fmt(reason, rlen, "out of memory for a row of %d pixels", (int)width);
+			rf_jpeg_abort(d);
+			return -ENOMEM;
+		}
+		while (ci->output_scanline < ci->output_height) {
+			JSAMPROW row = d->spare_row;
+			if (jpeg_read_scanlines(ci, &row, 1) < 1) {
+				rf_fmt(reason, rlen, "corrupt JPEG: no data for row %u", ci->output_scanline);
+				rf_jpeg_abort(d);
+				return RF_EBADSAMPLE;
+			}
+		}
+		jpeg_finish_decompress(ci);
+		d->open = 0;
+	} else {
+		/* The rows below the region are never decoded: damage there
+		 * goes unnoticed (verify decodes them). */
+		rf_jpeg_abort(d);
+	}
 	*out = (rf_jpeg_image){ .rgb = d->buf, .stride = stride, .scaled_w = sw, .scaled_h = sh,
 				.x0 = (int)xoff, .y0 = y0, .w = (int)width, .h = rows };
 	return 0;

@@ -50,10 +50,12 @@ static inline int rf_jpeg_scaled(int n, int denom)
  * crop_columns) about its columns; want = NULL decodes everything. Warnings
  * (a truncated or corrupt stream) count as errors: a damaged image is a bad
  * sample, not a grey one. CMYK and YCCK images are converted to RGB (Adobe's
- * inverted CMYK when the Adobe marker says so).
+ * inverted CMYK when the Adobe marker says so). Damage below the region is
+ * only seen with verify = 1, which decodes the remaining rows (into a spare
+ * row) and reads the stream to its end marker.
  * @return : 0 with *out set, or RF_EBADSAMPLE / -ENOMEM with reason set. */
 int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_jpeg_region *want, int crop_columns,
-		   rf_jpeg_image *out, char *reason, size_t rlen);
+		   int verify, rf_jpeg_image *out, char *reason, size_t rlen);
 
 /* Drops the opened image (when the caller decides not to decode it). */
 void rf_jpeg_abort(rf_jpeg_decoder *d);

@@ -37,9 +37,28 @@ void rf_gpu_destroy(rf_gpu *g); /* waits for copies in flight; accepts NULL */
 
 /* Copies slot's first `bytes` host bytes (`count` samples) to its device
  * buffer after the slot's last release point, converting if asked, and
- * records its ready event. @return : 0 with *dev and *event set, or -EIO. */
-int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count, void **dev,
-		void **event, char *err, size_t errlen);
+ * records its ready event. With on_host (GPU decode: samples already written
+ * on the device), only the samples i < count with on_host[i] set are copied,
+ * sample_bytes each, runs of neighbours in one copy; the mask is cleared.
+ * @return : 0 with *dev and *event set, or -EIO. */
+int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count,
+		uint8_t *on_host, size_t sample_bytes, void **dev, void **event, char *err,
+		size_t errlen);
+
+/* The transfer stream (a cudaStream_t), on which device-side decoding of
+ * samples is enqueued too, so that a batch's ready event follows it. */
+void *rf_gpu_stream(rf_gpu *g);
+
+/* The device buffer of slot. */
+uint8_t *rf_gpu_slot_device(rf_gpu *g, int slot);
+
+/* Makes the transfer stream wait for slot's last release point: call it
+ * before enqueuing any write into the slot's device buffer. The GPU decode
+ * thread's. @return : 0 or -EIO. */
+int rf_gpu_slot_begin(rf_gpu *g, int slot);
+
+/* Blocks until event (a batch's ready event) has happened. @return : 0 or -EIO. */
+int rf_gpu_event_sync(void *event);
 
 /* Blocks until the slot's last copy has read the host memory (before the
  * ring thread fills the slot again). */

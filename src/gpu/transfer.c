@@ -152,8 +152,33 @@ void rf_gpu_destroy(rf_gpu *g)
 	free(g);
 }
 
-int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count, void **dev,
-		void **event, char *err, size_t errlen)
+/* The on_host samples of a slot, runs of neighbours in one copy each. */
+static cudaError_t copy_samples(rf_gpu *g, int slot, const uint8_t *host, uint32_t count,
+				uint8_t *on_host, size_t sample_bytes, size_t *bytes)
+{
+	*bytes = 0;
+	for (uint32_t i = 0; i < count;) {
+		if (!on_host[i]) {
+			i++;
+			continue;
+		}
+		uint32_t j = i;
+		while (j < count && on_host[j])
+			on_host[j++] = 0;
+		size_t off = (size_t)i * sample_bytes, len = (size_t)(j - i) * sample_bytes;
+		cudaError_t e = cudaMemcpyAsync(g->dev_out[slot] + off, host + off, len,
+						cudaMemcpyHostToDevice, g->stream);
+		if (e != cudaSuccess)
+			return e;
+		*bytes += len;
+		i = j;
+	}
+	return cudaSuccess;
+}
+
+int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count,
+		uint8_t *on_host, size_t sample_bytes, void **dev, void **event, char *err,
+		size_t errlen)
 {
 	cudaError_t e;
 	if ((e = cudaSetDevice(g->device)) != cudaSuccess)
@@ -165,7 +190,10 @@ int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t co
 	rf_gpu_host_wait(g, slot); /* times the slot's previous copy (done by now) */
 	if ((e = cudaEventRecord(g->started[slot], g->stream)) != cudaSuccess)
 		return cuda_fail(e, "cudaEventRecord", err, errlen);
-	if (g->convert) {
+	if (on_host) {
+		if ((e = copy_samples(g, slot, host, count, on_host, sample_bytes, &bytes)))
+			return cuda_fail(e, "cudaMemcpyAsync", err, errlen);
+	} else if (g->convert) {
 		size_t u8 = (size_t)count * (size_t)g->crop * (size_t)g->crop * 3;
 		if ((e = cudaMemcpyAsync(g->dev_u8[slot], host, u8, cudaMemcpyHostToDevice, g->stream)))
 			return cuda_fail(e, "cudaMemcpyAsync", err, errlen);
@@ -180,7 +208,8 @@ int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t co
 	if ((e = cudaEventRecord(g->done[slot], g->stream)) != cudaSuccess)
 		return cuda_fail(e, "cudaEventRecord", err, errlen);
 	g->copied[slot] = 1;
-	g->pending_bytes[slot] = g->convert ? (size_t)count * (size_t)g->crop * (size_t)g->crop * 3 : bytes;
+	g->pending_bytes[slot] = g->convert && !on_host ? (size_t)count * (size_t)g->crop * (size_t)g->crop * 3
+						       : bytes;
 	*dev = g->dev_out[slot];
 	*event = (void *)g->done[slot];
 	return 0;
@@ -224,6 +253,29 @@ int rf_gpu_stream_wait(void *event, void *stream)
 	return cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0) == cudaSuccess ? 0 : -EIO;
 }
 
+void *rf_gpu_stream(rf_gpu *g)
+{
+	return (void *)g->stream;
+}
+
+uint8_t *rf_gpu_slot_device(rf_gpu *g, int slot)
+{
+	return g->dev_out[slot];
+}
+
+int rf_gpu_slot_begin(rf_gpu *g, int slot)
+{
+	cudaSetDevice(g->device);
+	if (!g->has_release[slot])
+		return 0;
+	return cudaStreamWaitEvent(g->stream, g->released[slot], 0) == cudaSuccess ? 0 : -EIO;
+}
+
+int rf_gpu_event_sync(void *event)
+{
+	return cudaEventSynchronize((cudaEvent_t)event) == cudaSuccess ? 0 : -EIO;
+}
+
 #else /* no CUDA support built in */
 
 int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen)
@@ -239,10 +291,12 @@ void rf_gpu_destroy(rf_gpu *g)
 	(void)g;
 }
 
-int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count, void **dev,
-		void **event, char *err, size_t errlen)
+int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count,
+		uint8_t *on_host, size_t sample_bytes, void **dev, void **event, char *err,
+		size_t errlen)
 {
 	(void)g, (void)slot, (void)host, (void)bytes, (void)count, (void)dev, (void)event;
+	(void)on_host, (void)sample_bytes;
 	rf_fmt(err, errlen, "CUDA support is not built in");
 	return -ENOTSUP;
 }
@@ -267,6 +321,30 @@ void rf_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns)
 {
 	(void)g;
 	*bytes = *ns = 0;
+}
+
+void *rf_gpu_stream(rf_gpu *g)
+{
+	(void)g;
+	return NULL;
+}
+
+uint8_t *rf_gpu_slot_device(rf_gpu *g, int slot)
+{
+	(void)g, (void)slot;
+	return NULL;
+}
+
+int rf_gpu_slot_begin(rf_gpu *g, int slot)
+{
+	(void)g, (void)slot;
+	return -ENOTSUP;
+}
+
+int rf_gpu_event_sync(void *event)
+{
+	(void)event;
+	return -ENOTSUP;
 }
 
 #endif

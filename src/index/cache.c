@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@
 #include "util/util.h"
 
 #define CACHE_MAGIC "RFINDEX"
-#define CACHE_VERSION 2u
+#define CACHE_VERSION 3u /* 3: the mode word holds RF_INDEX_HIDDEN too */
 
 typedef struct writer {
 	FILE *f;
@@ -85,16 +86,49 @@ static void put_str(writer *w, const char *s)
 	put(w, s, n);
 }
 
+/* Opens the file the cache is written to: an unnamed file (O_TMPFILE) in
+ * path's folder where the file system has them, so that a writer killed
+ * half-way leaves nothing behind; else tmp itself. *unnamed says which. */
+static FILE *open_temp(const char *path, const char *tmp, int *unnamed)
+{
+	char *folder = strdup(path);
+	if (!folder)
+		return NULL;
+	char *slash = strrchr(folder, '/');
+	const char *d = slash ? (slash == folder ? "/" : (*slash = '\0', folder)) : ".";
+	int fd = open(d, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	free(folder);
+	*unnamed = fd >= 0;
+	if (fd < 0)
+		return fopen(tmp, "wbe");
+	FILE *f = fdopen(fd, "wb");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/* Gives the unnamed file f the name tmp (from where rename() moves it). */
+static int name_temp(FILE *f, const char *tmp)
+{
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(f));
+	unlink(tmp); /* a leftover of a process with our pid */
+	if (linkat(fileno(f), "", AT_FDCWD, tmp, AT_EMPTY_PATH) == 0) /* CAP_DAC_READ_SEARCH */
+		return 0;
+	return linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW);
+}
+
 int rf_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
 			 size_t errlen)
 {
 	char *tmp;
 	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
 		return -ENOMEM;
-	writer w = { .f = fopen(tmp, "wbe"), .sum = 0x726676696478ull, .ok = 1 };
+	int unnamed;
+	writer w = { .f = open_temp(path, tmp, &unnamed), .sum = 0x726676696478ull, .ok = 1 };
 	if (!w.f) {
 		int e = errno;
-		rf_fmt(err, errlen, "index cache '%s': %s", tmp, strerror(e));
+		rf_fmt(err, errlen, "index cache '%s': %s", path, strerror(e));
 		free(tmp);
 		return -e;
 	}
@@ -130,11 +164,17 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	uint64_t sum = w.sum;
 	if (w.ok && fwrite(&sum, 1, 8, w.f) != 8)
 		w.ok = 0;
+	/* on disk before the rename makes it the cache (a crash must leave the
+	 * old cache or the new one, never a torn one under the final name) */
+	if (fflush(w.f) != 0 || fsync(fileno(w.f)) != 0)
+		w.ok = 0;
+	if (w.ok && unnamed && name_temp(w.f, tmp) != 0)
+		w.ok = 0;
 	if (fclose(w.f) != 0)
 		w.ok = 0;
 	int ret = 0;
 	if (!w.ok || rename(tmp, path) != 0) {
-		ret = -errno;
+		ret = errno ? -errno : -EIO;
 		rf_fmt(err, errlen, "index cache '%s': %s", path, strerror(errno));
 		unlink(tmp);
 	}
@@ -194,6 +234,26 @@ static int header_fits(reader *r)
 	return r->ok;
 }
 
+/* The records of a cache whose checksum matched may still be crafted: each
+ * path must lie inside the arena and end with its NUL there, each size be a
+ * byte count or an errno, each label -1 (raw files beside the classes) or a
+ * class, each weight finite and not negative. */
+static int records_valid(const rf_index *t, int has_weights)
+{
+	for (uint64_t i = 0; i < t->count; i++) {
+		const rf_index_entry *e = &t->entries[i];
+		if ((uint64_t)e->path_len >= t->paths_len || e->path_off >= t->paths_len - e->path_len ||
+		    t->paths[e->path_off + e->path_len] != '\0')
+			return 0;
+		if (e->size < -4095 || e->label < -1 ||
+		    (t->nclasses > 0 && e->label >= (int64_t)t->nclasses))
+			return 0;
+		if (has_weights && (!isfinite(t->weights[i]) || t->weights[i] < 0))
+			return 0;
+	}
+	return 1;
+}
+
 /* Reads n bytes at offset off of fd into p. */
 static int read_at(int fd, void *p, size_t n, off_t off)
 {
@@ -251,6 +311,7 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	if (!magic || memcmp(magic, CACHE_MAGIC, 8) || version != CACHE_VERSION) {
 		rf_fmt(err, errlen, "index cache '%s': not an index cache of version %u", path,
 		       CACHE_VERSION);
+		free(canon);
 		goto fail;
 	}
 	uint64_t count = get_u(&r, 8), plen = get_u(&r, 8);
@@ -262,12 +323,17 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	free(src);
 	free(canon);
 	t.any_name = (int)any;
-	if (ncl && r.ok && ncl < (1u << 24)) {
+	/* Nothing is allocated for more than the file holds: a class name takes
+	 * at least its 4-byte length, a stamp 4 + 24 bytes, in the header that
+	 * header_fits() found whole in head (or else r.ok is 0 by now). */
+	if (!r.ok || (uint64_t)ncl * 4 + (uint64_t)nst * 28 > (uint64_t)(r.end - r.p))
+		goto corrupt;
+	if (ncl) {
 		t.classes = calloc(ncl, sizeof(char *));
 		for (uint32_t i = 0; t.classes && i < ncl; i++)
 			t.classes[t.nclasses++] = get_str(&r);
 	}
-	if (nst && r.ok && nst < (1u << 28)) {
+	if (nst) {
 		t.stamps = calloc(nst, sizeof(*t.stamps));
 		t.cap_stamps = nst;
 		for (uint32_t i = 0; t.stamps && i < nst; i++) {
@@ -306,9 +372,8 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 		goto corrupt;
 	t.count = t.cap = count;
 	t.paths_len = t.paths_cap = plen;
-	for (size_t i = 0; i < count; i++) /* the arena must hold every path */
-		if (t.entries[i].path_off + t.entries[i].path_len >= plen)
-			goto corrupt;
+	if (!records_valid(&t, has_weights))
+		goto corrupt;
 	if (!same) {
 		rf_fmt(err, errlen, "index cache '%s': built from another source or mode", path);
 		ret = 1;

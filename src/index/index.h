@@ -43,16 +43,17 @@ typedef struct rf_index {
 	 * directory walked (or the manifest), with its mtime and inode. */
 	rf_index_stamp *stamps;
 	size_t nstamps, cap_stamps;
-	int any_name;   /* built in raw mode */
+	int any_name;   /* how it was built: RF_INDEX_RAW | RF_INDEX_HIDDEN (ringfeed.h) */
 	rf_progress_fn progress; /* told every 4,096 files while building, or NULL */
 	void *progress_user;
 	double *weights; /* count sampling weights (finite, >= 0) from a manifest's
 	                  * third column, or NULL when it has none; 8 bytes per file */
 } rf_index;
 
-/* Builds the index of source (a directory or a manifest file). any_name:
- * take every regular file of a directory (raw mode), not only JPEG names;
- * files directly in the directory then get label -1. Returns 0, or
+/* Builds the index of source (a directory or a manifest file). any_name, the
+ * RF_INDEX_* flags: RF_INDEX_RAW takes every regular file of a directory
+ * (raw mode), not only JPEG names; files directly in the directory then get
+ * label -1. RF_INDEX_HIDDEN takes names starting with '.' too. Returns 0, or
  * -ENOENT / -ENOTDIR / -EACCES (source unusable), RF_EINDEX (malformed
  * manifest), RF_EEMPTY (no sample), -ENOMEM; err[errlen] then says why. */
 int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen);

@@ -9,6 +9,7 @@
  * never stops a run. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <float.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -38,7 +39,9 @@ static int parse_weight(const char *s, double *out)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0)
+	/* ERANGE on underflow (a subnormal such as 1e-310) is a valid tiny weight */
+	if ((errno && !(errno == ERANGE && fabs(v) <= DBL_MIN)) || end == s || *end ||
+	    !isfinite(v) || v < 0)
 		return -1;
 	*out = v;
 	return 0;
@@ -104,8 +107,8 @@ int rf_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t e
 		lineno++;
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = '\0';
-		if (n == 0 || line[0] == '#')
-			continue;
+		if (line[strspn(line, " \t")] == '\0' || line[0] == '#')
+			continue; /* blank (or only spaces and tabs), or a comment */
 		int32_t label;
 		double weight = 0;
 		if (weighted != 0) {

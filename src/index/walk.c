@@ -18,6 +18,17 @@
 #include "ringfeed.h"
 #include "util/util.h"
 
+/* "." and "..", and hidden names unless asked for: .DS_Store, AppleDouble
+ * ._x.jpg files (a JPEG name, not a JPEG), .nfs* files, .git folders. */
+static int skipped(const char *name, int mode)
+{
+	if (name[0] != '.')
+		return 0;
+	if (!name[1] || (name[1] == '.' && !name[2]))
+		return 1;
+	return !(mode & RF_INDEX_HIDDEN);
+}
+
 static int is_jpeg_name(const char *name)
 {
 	const char *dot = strrchr(name, '.');
@@ -66,7 +77,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		const char *name = de->d_name;
-		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+		if (skipped(name, any_name))
 			continue;
 		size_t nlen = strlen(name);
 		if (rel_len + 1 + nlen + 1 > PATH_MAX) {
@@ -89,7 +100,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 			ret = walk_dir(idx, sub, rel, len, label, any_name, err, errlen);
 			if (ret)
 				break;
-		} else if (any_name || is_jpeg_name(name)) {
+		} else if ((any_name & RF_INDEX_RAW) || is_jpeg_name(name)) {
 			struct stat st;
 			int64_t size = fstatat(dirfd(d), name, &st, 0) == 0 ? (int64_t)st.st_size
 									   : -(int64_t)errno;
@@ -131,12 +142,13 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char
 	size_t cap = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+		if (skipped(de->d_name, any_name))
 			continue;
 		if (!entry_is_dir(dirfd(d), de)) {
 			/* raw mode: files beside the class folders, label -1 */
 			struct stat st;
-			if (any_name && fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISREG(st.st_mode)) {
+			if ((any_name & RF_INDEX_RAW) && fstatat(dirfd(d), de->d_name, &st, 0) == 0 &&
+			    S_ISREG(st.st_mode)) {
 				ret = rf_index_add(idx, de->d_name, strlen(de->d_name),
 						   (int64_t)st.st_size, -1);
 				if (ret)

@@ -1,10 +1,12 @@
 /* pread_pool.c - open / pread / close on a pool of threads (see pread_pool.h). */
 #define _GNU_SOURCE
 #include "io/pread_pool.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -17,9 +19,9 @@ static ssize_t read_file(int fd, uint8_t *buf, size_t len, int direct, size_t al
 	while (got < len) {
 		ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
+			if (errno == EINTR)
 				continue;
-			return -errno;
+			return -errno; /* EAGAIN too: a FIFO without data; the ring decides */
 		}
 		if (n == 0)
 			break;
@@ -30,6 +32,8 @@ static ssize_t read_file(int fd, uint8_t *buf, size_t len, int direct, size_t al
 	return (ssize_t)got;
 }
 
+/* O_NONBLOCK (see ring.c open_flags): a FIFO where a file was opens and
+ * reads at once instead of waiting for a writer; regular files ignore it. */
 static void *worker(void *arg)
 {
 	rf_pread_pool *p = arg;
@@ -39,7 +43,7 @@ static void *worker(void *arg)
 	while (rf_idq_pop_wait(&p->jobs, &id, &idle) == 0) {
 		rf_request *q = &l->req[id];
 		int fd = openat(l->index.root_fd, rf_index_path(&l->index, q->sample),
-				O_RDONLY | O_CLOEXEC | (q->direct ? O_DIRECT : 0));
+				O_RDONLY | O_CLOEXEC | O_NONBLOCK | (q->direct ? O_DIRECT : 0));
 		if (fd < 0) {
 			q->open_res = -errno;
 			q->read_res = q->close_res = -ECANCELED; /* as a linked chain reports it */
@@ -66,15 +70,13 @@ int rf_pread_pool_start(rf_pread_pool *p, rf_loader *l, int n)
 	p->threads = calloc((size_t)n, sizeof(pthread_t));
 	if (!p->threads)
 		goto fail;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (int i = 0; i < n; i++) {
-		if (pthread_create(&p->threads[i], NULL, worker, p))
+		char name[16];
+		snprintf(name, sizeof(name), "rf-pread-%d", i % 100000);
+		if (rf_thread_start(&p->threads[i], worker, p, name))
 			break;
 		p->nthreads++;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (p->nthreads == n)
 		return 0;
 fail:

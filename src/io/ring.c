@@ -5,16 +5,20 @@
  * It sleeps only in io_uring_enter (or, on the pread path, in a read of the
  * wake eventfd); other threads wake it through that eventfd. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpu/gpu.h"
 #include "io/ring_impl.h"
 #include "util/util.h"
 
+#if RF_TEST_HOOKS
 static rf_read_hook test_hook;
 static void *test_hook_ctx;
 
@@ -23,6 +27,7 @@ void rf_ring_set_test_hook(rf_read_hook fn, void *ctx)
 	test_hook = fn;
 	test_hook_ctx = ctx;
 }
+#endif
 
 static void arm_wake(rf_loader *l, struct rf_ring *r)
 {
@@ -33,6 +38,8 @@ static void arm_wake(rf_loader *l, struct rf_ring *r)
 	io_uring_sqe_set_data64(sqe, UD_WAKE);
 	r->wake_armed = 1;
 }
+
+static void ring_failed(rf_loader *l, int err, const char *what);
 
 static void retry_push(struct rf_ring *r, const rf_place *p)
 {
@@ -63,15 +70,13 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 			if (r->next_batch >= l->total_batches)
 				return 0;
 			if (r->next_index == 0) {
-				rf_slot *s = rf_slot_of(l, r->next_batch);
-				/* its last copy to the device must have read the host
-				 * slot before the slot is filled again (outside the
-				 * lock: this may block for the copy's remaining time) */
-				if (l->gpu)
-					rf_gpu_host_wait(l->gpu, (int)(s - l->slots));
+				/* the batch takes any free slot (the lowest) */
+				rf_slot *s = NULL;
 				pthread_mutex_lock(&l->mu);
-				int free_now = s->state == SLOT_FREE;
-				if (free_now) {
+				for (int i = 0; i < l->cfg.prefetch && !s; i++)
+					if (l->slots[i].state == SLOT_FREE)
+						s = &l->slots[i];
+				if (s) {
 					s->state = SLOT_FILLING;
 					s->err = 0;
 					s->batch.index = r->next_batch;
@@ -81,16 +86,23 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 					atomic_store(&s->replaced, 0);
 					s->raw_used = 0;
 					s->batch.bytes = 0;
-					s->t_start = rf_now_ns();
 					atomic_store(&s->t_last_read, 0);
 					atomic_store(&s->prep_ns, 0);
 					atomic_store(&s->read_bytes, 0);
 				}
 				pthread_mutex_unlock(&l->mu);
-				if (!free_now)
+				if (!s)
 					return 0;
+				r->next_slot = (uint32_t)(s - l->slots);
+				/* its last copy to the device must have read the host
+				 * slot before the slot is filled again (outside the
+				 * lock: this may block for the copy's remaining time) */
+				if (l->gpu)
+					rf_gpu_host_wait(l->gpu, (int)r->next_slot);
+				s->t_start = rf_now_ns();
 			}
-			r->cur = (rf_place){ .batch = r->next_batch, .index = r->next_index };
+			r->cur = (rf_place){ .batch = r->next_batch, .slot = r->next_slot,
+					     .index = r->next_index };
 			if (++r->next_index == rf_loader_batch_count(l, r->next_batch)) {
 				r->next_batch++;
 				r->next_index = 0;
@@ -102,9 +114,25 @@ static int next_place(rf_loader *l, struct rf_ring *r, rf_place *out)
 	return 1;
 }
 
+/* O_NONBLOCK: a FIFO put where an indexed file was must not block the open
+ * (waiting for a writer) or its read; regular files ignore the flag, and
+ * io_uring still punts their reads to a worker when they would block. */
 static int open_flags(const struct rf_ring *r)
 {
-	return O_RDONLY | (r->direct ? O_DIRECT : 0);
+	return O_RDONLY | O_NONBLOCK | (r->direct ? O_DIRECT : 0);
+}
+
+/* Cold path, after a read of sample failed or came short: when the path is
+ * no longer a regular file (a FIFO, a device, a folder), says so in reason
+ * and returns 1. */
+static int not_regular(rf_loader *l, uint64_t sample, char *reason, size_t len)
+{
+	struct stat st;
+	if (fstatat(l->index.root_fd, rf_index_path(&l->index, sample), &st, 0) ||
+	    S_ISREG(st.st_mode))
+		return 0;
+	rf_fmt(reason, len, "not a regular file (%s)", rf_file_kind(st.st_mode));
+	return 1;
 }
 
 static uint16_t reads_of(uint32_t len)
@@ -180,14 +208,16 @@ static void issue(rf_loader *l, struct rf_ring *r)
 {
 	char reason[RF_REASON_LEN];
 	rf_place p;
-	while (r->nfree && next_place(l, r, &p)) {
+	while (!r->failed && r->nfree && r->inflight < r->inflight_cap && next_place(l, r, &p)) {
 		uint64_t sample, epoch, pos;
 		rf_loader_place_sample(l, &p, &sample, &epoch, &pos);
 		int64_t size = l->index.entries[sample].size;
 		int err = 0;
 		if (size < 0) {
+			assert(size >= -4095); /* an errno: the index and its cache check it */
 			err = (int)size;
-			rf_fmt(reason, sizeof(reason), "cannot stat: %s", strerror((int)-size));
+			if (!not_regular(l, sample, reason, sizeof(reason)))
+				rf_fmt(reason, sizeof(reason), "cannot stat: %s", strerror((int)-size));
 		} else if (size == 0) {
 			err = RF_EBADSAMPLE;
 			rf_fmt(reason, sizeof(reason), "empty file");
@@ -210,7 +240,7 @@ static void issue(rf_loader *l, struct rf_ring *r)
 		uint8_t *buf;
 		if (l->cfg.raw) {
 			/* straight into the batch, after the samples issued before */
-			rf_slot *s = rf_slot_of(l, p.batch);
+			rf_slot *s = rf_slot_of(l, &p);
 			size_t off = RF_ALIGN_UP(s->raw_used, r->align);
 			if (off + len > s->raw_cap) {
 				/* only replacements can use up the room */
@@ -252,6 +282,49 @@ static void read_again(struct rf_ring *r, uint32_t id, rf_request *q)
 	retry_push(r, &p);
 }
 
+/* Errors that say the system is short of something (descriptors, memory),
+ * not that the sample is bad. */
+static int system_short(int res)
+{
+	return res == -EMFILE || res == -ENFILE || res == -ENOMEM || res == -ENOBUFS;
+}
+
+/* The open or read of request id failed for want of descriptors or memory:
+ * read the place again, with fewer reads in flight from now on (those still
+ * in flight give theirs back). With nothing else in flight the process is at
+ * its limit: after a few tries the stream fails, naming the limit, rather
+ * than counting good samples as bad. @return : 0, or the error that stops
+ * the loader. */
+static int system_shortage(rf_loader *l, struct rf_ring *r, uint32_t id, rf_request *q, int res)
+{
+	uint32_t cap = RF_MAX(1u, r->inflight);
+	if (cap < r->inflight_cap) {
+		if (r->inflight_cap == (uint32_t)l->cfg.io_depth) /* logged once */
+			rf_log(l->cfg.log_level, RF_LOG_WARN, "%s: %s: fewer reads in flight (%u, "
+			       "then as many as the system allows)", q->open_res < 0 ? "open" : "read",
+			       strerror(-res), cap);
+		r->inflight_cap = cap;
+	}
+	r->starved = r->inflight ? 0 : r->starved + 1;
+	if (r->starved > RF_MAX_TRANSIENT) {
+		struct rlimit lim = { 0 };
+		getrlimit(RLIMIT_NOFILE, &lim);
+		char what[160];
+		rf_fmt(what, sizeof(what), "%s of %s/%s with no other read in flight (the "
+		       "descriptor limit, ulimit -n, is %llu)", q->open_res < 0 ? "open" : "read",
+		       l->index.root, rf_index_path(&l->index, q->sample),
+		       (unsigned long long)lim.rlim_cur);
+		release_request(r, id, q);
+		ring_failed(l, res, what);
+		r->failed = 1;
+		return res;
+	}
+	rf_place p = q->place; /* the same candidate: nothing is counted against it */
+	release_request(r, id, q);
+	retry_push(r, &p);
+	return 0;
+}
+
 /* The read of a chain is complete (its three results are in): judge it. */
 static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 {
@@ -264,11 +337,21 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		usleep(r->test_delay_us);
 	if (q->read_err)
 		q->read_res = q->read_err;
+#if RF_TEST_HOOKS
 	if (test_hook && q->open_res >= 0)
 		q->read_res = test_hook(test_hook_ctx, q->sample, q->read_res, size);
+#endif
 	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
+	int short_of = q->open_res < 0 ? q->open_res : q->read_res < 0 ? q->read_res : 0;
+	if (system_short(short_of)) {
+		system_shortage(l, r, id, q, short_of);
+		return;
+	}
+	if (q->open_res >= 0)
+		r->starved = 0;
 	if (q->open_res < 0) {
-		if (q->open_res == -EINVAL && q->direct) {
+		if (q->open_res == -EINVAL && q->direct && !not_regular(l, q->sample, reason,
+								       sizeof(reason))) {
 			/* tmpfs and some others refuse O_DIRECT: read buffered from
 			 * now on, and read this place again as if nothing happened. */
 			if (r->direct) {
@@ -287,7 +370,8 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 			return;
 		}
 		err = q->open_res;
-		rf_fmt(reason, sizeof(reason), "open: %s", strerror(-err));
+		if (err != -EINVAL || !q->direct) /* else reason says it is not a regular file */
+			rf_fmt(reason, sizeof(reason), "open: %s", strerror(-err));
 	} else if (q->read_res < 0) {
 		if ((q->read_res == -EAGAIN || q->read_res == -EINTR) && transient_left) {
 			read_again(r, id, q);
@@ -310,16 +394,18 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 	if (err) {
 		rf_place p = q->place;
 		uint64_t sample = q->sample;
+		if (q->open_res >= 0 && not_regular(l, sample, reason, sizeof(reason)))
+			err = RF_EBADSAMPLE;
 		release_request(r, id, q);
 		place_failed(l, r, &p, sample, err, reason);
 		return;
 	}
 	atomic_fetch_add_explicit(&l->st.bytes_read, (uint64_t)size, memory_order_relaxed);
-	rf_slot *slot = rf_slot_of(l, q->place.batch);
+	rf_slot *slot = rf_slot_of(l, &q->place);
 	atomic_fetch_add_explicit(&slot->read_bytes, (uint64_t)size, memory_order_relaxed);
 	atomic_store_explicit(&slot->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
 	if (q->ticket == NO_TICKET) { /* raw: the bytes are in place, the sample has landed */
-		rf_slot *s = rf_slot_of(l, q->place.batch);
+		rf_slot *s = rf_slot_of(l, &q->place);
 		uint32_t i = q->place.index;
 		s->batch.offsets[i] = (uint64_t)(q->buf - s->batch.data);
 		s->batch.sizes[i] = (uint32_t)size;
@@ -332,7 +418,7 @@ static void chain_done(rf_loader *l, struct rf_ring *r, uint32_t id)
 		rf_loader_place_landed(l, s);
 		return;
 	}
-	rf_idq_push(&l->work, id); /* now the compute pool's, until handed back */
+	rf_loader_dispatch(l, id); /* now a decoder's, until handed back */
 }
 
 /* A plain-descriptor open completed: on success start its read and close; on

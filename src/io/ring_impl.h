@@ -9,6 +9,7 @@
 #include "io/bufpool.h"
 #include "io/pread_pool.h"
 #include "pipeline/loader_impl.h"
+#include "rf_config.h"
 
 /* user_data of a chain's SQEs: request id << 2 | op. */
 enum { OP_OPEN = 0, OP_READ = 1, OP_CLOSE = 2 };
@@ -39,6 +40,10 @@ struct rf_ring {
 	uint32_t *free_reqs;   /* request ids not in use */
 	uint32_t nfree;
 	uint32_t inflight;     /* chains submitted whose CQEs have not all come */
+	uint32_t inflight_cap; /* at most this many: io_depth, lowered when the system
+	                        * runs short of descriptors or memory (EMFILE...) */
+	uint32_t starved;      /* such shortages in a row with nothing else in flight */
+	int failed;            /* the stream failed (ring_failed): issue nothing more */
 	unsigned test_delay_us; /* test-only: RINGFEED_TEST_READ_DELAY_US, a slow device */
 
 	rf_place *retry;       /* places waiting for a replacement read, FIFO */
@@ -47,17 +52,21 @@ struct rf_ring {
 	int cur_valid;
 	uint64_t next_batch;   /* cursor over new places; starts at l->start_batch */
 	uint32_t next_index;
+	uint32_t next_slot;    /* the slot next_batch fills (taken at its index 0) */
 
 	uint64_t wake_buf;     /* target of the eventfd read */
 	int wake_armed;
 	uint32_t *drain;       /* scratch for handed-back request ids */
 };
 
-/* Test-only: called with every read result before it is judged; returns the
- * result to judge instead (a short count, -EAGAIN, -EIO, ...). Process-wide;
- * set it before creating the loader. NULL (the default) costs one branch. */
+/* Test-only, in builds with -Dtest_hooks=true (RF_TEST_HOOKS): called with
+ * every read result before it is judged; returns the result to judge
+ * instead (a short count, -EAGAIN, -EIO, ...). Process-wide; set it before
+ * creating the loader. NULL (the default) costs one branch. */
 typedef int (*rf_read_hook)(void *ctx, uint64_t sample, int res, int64_t size);
+#if RF_TEST_HOOKS
 void rf_ring_set_test_hook(rf_read_hook fn, void *ctx);
+#endif
 
 /* ring_setup.c */
 int rf_ring_setup(rf_loader *l, struct rf_ring *r, char *err, size_t errlen);

@@ -22,18 +22,21 @@ static const unsigned flag_sets[] = {
 	0,
 };
 
-/* Creates the io_uring with the first flag set the kernel accepts. The
- * environment variable RINGFEED_RING_SETUP=defer|coop|none (for measuring
- * them, bench/ring_flags.sh) starts the list at that set. */
+/* Creates the io_uring with the first flag set the kernel accepts. In a
+ * build with test hooks (-Dtest_hooks=true), the environment variable
+ * RINGFEED_RING_SETUP=defer|coop|none (for measuring them,
+ * bench/ring_flags.sh) starts the list at that set. */
 static int ring_create(struct rf_ring *r, unsigned entries)
 {
 	int ret = -ENOSYS;
 	size_t first = 0;
+#if RF_TEST_HOOKS
 	const char *force = getenv("RINGFEED_RING_SETUP");
 	if (force && !strcmp(force, "coop"))
 		first = 1;
 	else if (force && !strcmp(force, "none"))
 		first = 3;
+#endif
 	for (size_t i = first; i < sizeof(flag_sets) / sizeof(flag_sets[0]); i++) {
 		struct io_uring_params p;
 		memset(&p, 0, sizeof(p));
@@ -100,11 +103,13 @@ static int choose_backend(rf_loader *l, struct rf_ring *r, char *err, size_t err
 int rf_ring_setup(rf_loader *l, struct rf_ring *r, char *err, size_t errlen)
 {
 	uint32_t depth = (uint32_t)l->cfg.io_depth;
+#if RF_TEST_HOOKS
 	/* Test-only: every read is judged this many microseconds late, by this
 	 * thread, so reads complete at most 1e6 / delay per second: a slow
 	 * device, planted (the slow suite's storage-bound diagnosis). */
 	const char *delay = getenv("RINGFEED_TEST_READ_DELAY_US");
 	r->test_delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
+#endif
 	/* A resumed loader issues from its saved position on, on every path:
 	 * each place is a pure function of (batch, index, attempt), nothing
 	 * before it is needed. */
@@ -164,6 +169,7 @@ int rf_ring_setup(rf_loader *l, struct rf_ring *r, char *err, size_t errlen)
 	}
 	for (uint32_t i = 0; i < depth; i++)
 		r->free_reqs[i] = depth - 1 - i;
+	r->inflight_cap = depth;
 	r->nfree = depth;
 	if (r->backend == BACKEND_PREAD) {
 		int n = l->cfg.pread_threads ? l->cfg.pread_threads : 16;

@@ -18,19 +18,6 @@ typedef struct worker {
 	uint64_t ns_decode, ns_transform, scaled, decoded_px, source_px;
 } worker;
 
-/* The largest DCT scale-down (8, 4, 2 or 1) that keeps the window at least
- * crop pixels on its shorter side: decoding less is free resolution-wise, and
- * 1/8..1/2 are the scales libjpeg-turbo has SIMD code for (others are slower
- * than a full decode). */
-static int choose_denom(const rf_window *win, int crop)
-{
-	double m = fmin(win->w, win->h);
-	for (int d = 8; d > 1; d /= 2)
-		if (m / d >= crop)
-			return d;
-	return 1;
-}
-
 /* Decodes and transforms the sample of request q into dst. Returns 0 or a
  * negative code with q->reason set. */
 static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *dst)
@@ -43,21 +30,18 @@ static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *
 		return err;
 	rf_window win;
 	rf_window_for(&l->window, q->epoch, q->sample, W, H, &win);
-	int denom = l->cfg.no_scaled_decode ? 1 : choose_denom(&win, C);
-	int sw = rf_jpeg_scaled(W, denom), sh = rf_jpeg_scaled(H, denom);
-	double fx = (double)sw / W, fy = (double)sh / H;
-	int bx0 = (int)floor(win.bound_x0 * fx), bx1 = RF_MIN(sw, (int)ceil(win.bound_x1 * fx));
-	int by0 = (int)floor(win.bound_y0 * fy), by1 = RF_MIN(sh, (int)ceil(win.bound_y1 * fy));
-	if (rf_taps_build(&w->rs.tx, C, win.x * fx, win.w * fx, bx0, RF_MAX(bx1, bx0 + 1), win.flip) ||
-	    rf_taps_build(&w->rs.ty, C, win.y * fy, win.h * fy, by0, RF_MAX(by1, by0 + 1), 0)) {
+	/* beside the GPU's engines, which decode at full scale, so does the pool:
+	 * which decoder takes a sample should change its pixels as little as it can */
+	int denom = l->cfg.no_scaled_decode || l->decode != RF_DECODE_CPU ? 1 : rf_denom_for_window(&win, C);
+	if (rf_taps_for_window(&w->rs.tx, &w->rs.ty, &win, W, H, denom, C)) {
 		rf_jpeg_abort(w->dec);
 		rf_fmt(q->reason, sizeof(q->reason), "out of memory for resampling tables");
 		return -ENOMEM;
 	}
 	rf_jpeg_region want = { w->rs.tx.lo, w->rs.tx.hi, w->rs.ty.lo, w->rs.ty.hi };
 	rf_jpeg_image img;
-	err = rf_jpeg_decode(w->dec, denom, l->cfg.no_region_decode ? NULL : &want, 1, &img,
-			     q->reason, sizeof(q->reason));
+	err = rf_jpeg_decode(w->dec, denom, l->cfg.no_region_decode ? NULL : &want, 1,
+			     l->cfg.verify_full, &img, q->reason, sizeof(q->reason));
 	uint64_t t1 = rf_now_ns();
 	w->ns_decode += t1 - t0;
 	if (err)
@@ -95,7 +79,7 @@ void *rf_compute_main(void *arg)
 		if (rf_idq_pop_wait(&l->work, &id, &idle) < 0)
 			break;
 		rf_request *q = &l->req[id];
-		rf_slot *s = rf_slot_of(l, q->place.batch);
+		rf_slot *s = rf_slot_of(l, &q->place);
 		const rf_index_entry *e = &l->index.entries[q->sample];
 		uint32_t place = q->place.index, attempt = q->place.attempt;
 		int err;
@@ -104,7 +88,7 @@ void *rf_compute_main(void *arg)
 			err = 0; /* storage alone: the read is all there is */
 		} else if (ok) {
 			err = process(l, &w, q, (size_t)e->size,
-				      s->batch.data + (size_t)place * l->sample_bytes);
+				      s->host + (size_t)place * l->sample_bytes);
 		} else {
 			err = -ENOMEM;
 			rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
@@ -115,8 +99,13 @@ void *rf_compute_main(void *arg)
 		if (!err) {
 			s->batch.labels[place] = e->label;
 			s->batch.ids[place] = q->sample;
+			if (s->on_host) /* GPU decode: this one is copied to the device */
+				s->on_host[place] = 1;
+			if (!l->cfg.fetch_only)
+				atomic_fetch_add_explicit(&l->st.cpu_decodes, 1, memory_order_relaxed);
 		}
 		q->err = err;
+		atomic_fetch_sub_explicit(&l->split.cpu_out, 1, memory_order_relaxed);
 		/* Hand the request back first, so its buffer is reused sooner; from
 		 * here on q belongs to the ring thread. */
 		if (rf_idq_push(&l->done, id))

@@ -59,8 +59,26 @@ RF_API void rf_config_default(rf_config *cfg)
 		}                                                                    \
 	} while (0)
 
+/* New fields come out of the reserved tails: the structs keep their sizes. */
+_Static_assert(sizeof(rf_config) == 352, "rf_config changed size: take new fields from reserved");
+
+RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order, size_t state)
+{
+	return config == sizeof(rf_config) && batch == sizeof(rf_batch) && stats == sizeof(rf_stats) &&
+			       order == sizeof(rf_order_info) && state == sizeof(rf_state_info)
+		       ? 0
+		       : RF_EABI;
+}
+
 int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 {
+	for (size_t i = 0; i < sizeof(cfg->reserved); i++)
+		if (cfg->reserved[i]) {
+			rf_fmt(err, errlen, "config: reserved byte %zu is %u, not 0 (built against a newer "
+			       "ringfeed.h than this library, %s? RF_ABI_CHECK() tells)", i, cfg->reserved[i],
+			       RF_VERSION_STRING);
+			return RF_ECONFIG;
+		}
 	if (!cfg->source || !cfg->source[0]) {
 		rf_fmt(err, errlen, "config: source is not set (a directory or a manifest file)");
 		return RF_ECONFIG;
@@ -84,16 +102,25 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(layout, RF_LAYOUT_HWC, RF_LAYOUT_CHW);
 	CHECK_RANGE(no_scaled_decode, 0, 1);
 	CHECK_RANGE(no_region_decode, 0, 1);
+	CHECK_RANGE(verify_full, 0, 1);
 	CHECK_RANGE(in_order, 0, 1);
 	CHECK_RANGE(io_path, RF_IO_AUTO, RF_IO_PREAD);
 	CHECK_RANGE(pread_threads, 0, 1024);
 	CHECK_RANGE(raw, 0, 1);
+	CHECK_RANGE(include_hidden, 0, 1);
 	CHECK_RANGE(fetch_only, 0, 1);
 	CHECK_RANGE(device, -1, 1023);
 	CHECK_RANGE(device_convert, 0, 1);
 	if (cfg->device_convert && (cfg->device < 0 || cfg->raw || cfg->dtype == RF_DTYPE_UINT8)) {
 		rf_fmt(err, errlen, "config: device_convert needs a device, decoded samples and a "
 		       "float dtype (it sends uint8 and converts on the device)");
+		return RF_ECONFIG;
+	}
+	CHECK_RANGE(decode, RF_DECODE_CPU, RF_DECODE_AUTO);
+	if (cfg->decode == RF_DECODE_GPU && (cfg->device < 0 || cfg->raw || cfg->device_convert ||
+					     cfg->fetch_only)) {
+		rf_fmt(err, errlen, "config: decode = gpu needs a device (device = %d) and decoded "
+		       "samples (not raw, device_convert or fetch_only)", cfg->device);
 		return RF_ECONFIG;
 	}
 	if (cfg->raw && (cfg->raw_max_bytes < 1 || cfg->raw_max_bytes > (1u << 30))) {

@@ -15,10 +15,12 @@
 #include <unistd.h>
 
 #include "gpu/gpu.h"
+#include "gpu/jpeg_gpu.h"
 #include "pipeline/config.h"
 #include "pipeline/loader_impl.h"
 #include "pipeline/state.h"
 #include "sample/ranks.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 /* ---- places ------------------------------------------------------------- */
@@ -39,6 +41,11 @@ void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sam
 	*epoch = e;
 	*pos = g;
 	*sample = rf_order_sample(&l->order, e, g, p->attempt);
+}
+
+int rf_loader_forked(const rf_loader *l)
+{
+	return l->pid != getpid();
 }
 
 void rf_loader_wake_ring(rf_loader *l)
@@ -63,9 +70,9 @@ void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 		pthread_mutex_unlock(&l->mu);
 		char why[256];
 		size_t bytes = l->cfg.raw ? s->batch.bytes : (size_t)s->batch.count * l->sample_bytes;
-		if (!failed && rf_gpu_copy(l->gpu, (int)(s - l->slots), s->batch.data, bytes,
-					   s->batch.count, &s->batch.device_data, &s->batch.ready_event,
-					   why, sizeof(why))) {
+		if (!failed && rf_gpu_copy(l->gpu, (int)(s - l->slots), s->host, bytes, s->batch.count,
+					   s->on_host, l->sample_bytes, &s->batch.device_data,
+					   &s->batch.ready_event, why, sizeof(why))) {
 			pthread_mutex_lock(&l->mu);
 			s->err = -EIO;
 			rf_fmt(s->errmsg, sizeof(s->errmsg), "batch %llu to device %d: %s",
@@ -81,16 +88,48 @@ void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 	pthread_mutex_unlock(&l->mu);
 }
 
+/* 1 when (epoch, sample) was not reported yet (and now is). With
+ * report_mu held. Out of memory, it reports again rather than not at all. */
+static int first_report(rf_loader *l, uint64_t epoch, uint64_t sample)
+{
+	uint64_t key = ((epoch << 40) | (sample & ((1ull << 40) - 1))) + 1;
+	if (2 * (l->bad_n + 1) > l->bad_cap) {
+		size_t cap = l->bad_cap ? 2 * l->bad_cap : 64;
+		uint64_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return 1;
+		for (size_t i = 0; i < l->bad_cap; i++)
+			if (l->bad_seen[i]) {
+				size_t j = rf_mix64(l->bad_seen[i]) & (cap - 1);
+				while (t[j])
+					j = (j + 1) & (cap - 1);
+				t[j] = l->bad_seen[i];
+			}
+		free(l->bad_seen);
+		l->bad_seen = t;
+		l->bad_cap = cap;
+	}
+	size_t j = rf_mix64(key) & (l->bad_cap - 1);
+	for (; l->bad_seen[j]; j = (j + 1) & (l->bad_cap - 1))
+		if (l->bad_seen[j] == key)
+			return 0;
+	l->bad_seen[j] = key;
+	l->bad_n++;
+	return 1;
+}
+
 int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
 			   const char *reason, rf_place *retry)
 {
 	const char *path = rf_index_path(&l->index, sample);
-	atomic_fetch_add_explicit(&l->st.bad_samples, 1, memory_order_relaxed);
 	pthread_mutex_lock(&l->report_mu);
-	if (l->cfg.on_sample_error)
-		l->cfg.on_sample_error(l->cfg.user, path, err, reason);
-	rf_log(l->cfg.log_level, RF_LOG_WARN, "bad sample %s/%s: %s",
-	       l->index.root, path, reason);
+	if (first_report(l, p->batch / l->batches_per_epoch, sample)) {
+		atomic_fetch_add_explicit(&l->st.bad_samples, 1, memory_order_relaxed);
+		if (l->cfg.on_sample_error)
+			l->cfg.on_sample_error(l->cfg.user, path, err, reason);
+		rf_log(l->cfg.log_level, RF_LOG_WARN, "bad sample %s/%s: %s",
+		       l->index.root, path, reason);
+	}
 	pthread_mutex_unlock(&l->report_mu);
 
 	int fatal = 0;
@@ -104,7 +143,7 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 		retry->transient = 0;
 		return 1;
 	}
-	rf_slot *s = rf_slot_of(l, p->batch);
+	rf_slot *s = rf_slot_of(l, p);
 	pthread_mutex_lock(&l->mu);
 	if (!s->err) {
 		s->err = fatal;
@@ -121,17 +160,6 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 }
 
 /* ---- create / destroy --------------------------------------------------- */
-
-static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	/* Our threads take no signals: the caller's handlers stay on its threads. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(t, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return -r;
-}
 
 static int alloc_slots(rf_loader *l)
 {
@@ -154,7 +182,7 @@ static int alloc_slots(rf_loader *l)
 	for (int i = 0; i < P; i++) {
 		rf_slot *s = &l->slots[i];
 		uint8_t *base = l->slot_mem + (size_t)i * (data + meta);
-		s->batch.data = base;
+		s->host = s->batch.data = base;
 		/* metadata: the 8-byte arrays first, so every array is aligned */
 		s->batch.ids = (uint64_t *)(base + data);
 		s->batch.offsets = (uint64_t *)(base + data + (size_t)B * sizeof(uint64_t));
@@ -173,9 +201,55 @@ static int alloc_slots(rf_loader *l)
 	return 0;
 }
 
+/* cfg.decode: opens the GPU's JPEG engines (GPU, or AUTO where they exist)
+ * and the per-slot masks of host-decoded samples. AUTO without engines is
+ * CPU decode, logged once. */
+static int open_gpu_decode(rf_loader *l, char *err, size_t errlen)
+{
+	l->decode = RF_DECODE_CPU;
+	if (l->cfg.decode == RF_DECODE_CPU || l->cfg.raw || l->cfg.fetch_only)
+		return 0;
+	char why[256] = "";
+	int ret = -ENOTSUP;
+	if (l->cfg.device < 0 || l->cfg.device_convert) {
+		rf_fmt(why, sizeof(why), "%s", l->cfg.device < 0 ? "no device (cfg.device = -1)"
+								  : "device_convert is set");
+	} else {
+		l->gpu_group = (uint32_t)RF_MAX(1, RF_MIN(256, l->cfg.io_depth / 4));
+		rf_gpu_jpeg_params p = { .device = l->cfg.device, .stream = rf_gpu_stream(l->gpu),
+					 .max_group = (int)l->gpu_group, .crop = l->cfg.crop,
+					 .dtype = l->cfg.dtype, .layout = l->cfg.layout,
+					 .lut32 = &l->output.lut32[0][0], .lut16 = &l->output.lut16[0][0] };
+		for (ret = 0; !ret && l->ngpu_dec < RF_GPU_DECODERS; l->ngpu_dec++) {
+			rf_gpu_decoder *d = &l->gpu_dec[l->ngpu_dec];
+			d->l = l;
+			ret = rf_gpu_jpeg_create(&d->jpeg, &p, why, sizeof(why));
+		}
+	}
+	if (ret) {
+		if (l->cfg.decode == RF_DECODE_GPU) {
+			rf_fmt(err, errlen, "config: decode = gpu: %s", why);
+			return ret;
+		}
+		rf_log(l->cfg.log_level, RF_LOG_WARN, "decode = auto: %s; decoding on the CPU", why);
+		return 0;
+	}
+	if (rf_idq_init(&l->gpu_work, (uint32_t)l->cfg.io_depth))
+		return -ENOMEM;
+	for (int i = 0; i < l->cfg.prefetch; i++) {
+		l->slots[i].on_host = calloc((size_t)l->cfg.batch_size, 1);
+		if (!l->slots[i].on_host)
+			return -ENOMEM;
+		l->slots[i].batch.data = NULL; /* the samples are on the device only */
+	}
+	l->decode = l->cfg.decode;
+	rf_split_init(&l->split, l->cfg.threads, l->ngpu_dec);
+	return 0;
+}
+
 static int start_ring(rf_loader *l, char *err, size_t errlen)
 {
-	int r = start_thread(&l->ring_thread, rf_ring_main, l);
+	int r = rf_thread_start(&l->ring_thread, rf_ring_main, l, "rf-ring");
 	if (r) {
 		rf_fmt(err, errlen, "cannot start the ring thread: %s", strerror(-r));
 		return r;
@@ -196,16 +270,17 @@ static int start_ring(rf_loader *l, char *err, size_t errlen)
 static int build_index(rf_loader *l, char *err, size_t errlen)
 {
 	const char *cache = l->cfg.index_cache;
+	int mode = (l->cfg.raw ? RF_INDEX_RAW : 0) | (l->cfg.include_hidden ? RF_INDEX_HIDDEN : 0);
 	char why[512];
 	if (cache) {
-		int r = rf_index_cache_load(&l->index, l->source, l->cfg.raw, cache, why, sizeof(why));
+		int r = rf_index_cache_load(&l->index, l->source, mode, cache, why, sizeof(why));
 		if (r == 0) {
 			l->index_cached = 1;
 			return 0;
 		}
 		rf_log(l->cfg.log_level, RF_LOG_INFO, "%s: walking the source", why);
 	}
-	int ret = rf_index_build(&l->index, l->source, l->cfg.raw, err, errlen);
+	int ret = rf_index_build(&l->index, l->source, mode, err, errlen);
 	if (ret == 0 && cache && rf_index_cache_write(&l->index, l->source, cache, why, sizeof(why)))
 		rf_log(l->cfg.log_level, RF_LOG_WARN, "%s", why);
 	return ret;
@@ -219,7 +294,11 @@ RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_
 		return -EINVAL;
 	}
 	rf_index idx;
-	int ret = rf_index_build_progress(&idx, source, raw != 0, progress, user, err, errlen);
+	if (raw & ~(RF_INDEX_RAW | RF_INDEX_HIDDEN)) {
+		rf_fmt(err, errlen, "rf_index_write: raw = %d: not a set of RF_INDEX_* flags", raw);
+		return -EINVAL;
+	}
+	int ret = rf_index_build_progress(&idx, source, raw, progress, user, err, errlen);
 	if (ret)
 		return ret;
 	ret = rf_index_cache_write(&idx, source, path, err, errlen);
@@ -253,6 +332,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	pthread_mutex_init(&l->report_mu, NULL);
 	l->wake_fd = -1;
 	l->index.root_fd = -1;
+	l->pid = getpid();
 
 	l->cfg = *cfg;
 	l->source = strdup(cfg->source);
@@ -364,6 +444,9 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 			l->slots[i].batch.device_sample_bytes = dev_sample;
 		}
 	}
+	ret = open_gpu_decode(l, err, errlen);
+	if (ret)
+		goto fail;
 	l->req = calloc((size_t)l->cfg.io_depth, sizeof(*l->req));
 	if (!l->req)
 		goto fail_nomem;
@@ -383,8 +466,20 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	l->compute = calloc((size_t)RF_MAX(l->cfg.threads, 1), sizeof(pthread_t));
 	if (!l->compute)
 		goto fail_nomem;
+	for (int i = 0; l->decode != RF_DECODE_CPU && i < l->ngpu_dec; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "rf-gpu-%d", i);
+		ret = rf_thread_start(&l->gpu_dec[i].thread, rf_gpu_decode_main, &l->gpu_dec[i], name);
+		if (ret) {
+			rf_fmt(err, errlen, "cannot start GPU decode thread %d: %s", i, strerror(-ret));
+			goto fail;
+		}
+		l->gpu_dec[i].started = 1;
+	}
 	for (int i = 0; i < l->cfg.threads; i++) {
-		ret = start_thread(&l->compute[i], rf_compute_main, l);
+		char name[16];
+		snprintf(name, sizeof(name), "rf-compute-%d", i % 10000);
+		ret = rf_thread_start(&l->compute[i], rf_compute_main, l, name);
 		if (ret) {
 			rf_fmt(err, errlen, "cannot start compute thread %d: %s", i, strerror(-ret));
 			goto fail;
@@ -414,14 +509,21 @@ fail:
 
 RF_API void rf_loader_destroy(rf_loader *l)
 {
-	if (!l)
-		return;
+	if (!l || rf_loader_forked(l))
+		return; /* a child's copy: the threads and the ring are the parent's */
 	atomic_store(&l->stop, 1);
 	/* Compute threads first: they read from the ring's buffers. */
 	if (l->work.ids)
 		rf_idq_shutdown(&l->work);
 	for (int i = 0; i < l->ncompute; i++)
 		pthread_join(l->compute[i], NULL);
+	if (l->gpu_work.ids)
+		rf_idq_shutdown(&l->gpu_work);
+	for (int i = 0; i < l->ngpu_dec; i++) {
+		if (l->gpu_dec[i].started)
+			pthread_join(l->gpu_dec[i].thread, NULL);
+		rf_gpu_jpeg_destroy(l->gpu_dec[i].jpeg); /* waits until the engines no longer read the pool */
+	}
 	if (l->ring_started) {
 		rf_loader_wake_ring(l);
 		pthread_join(l->ring_thread, NULL); /* cancels its reads, closes the ring */
@@ -433,7 +535,10 @@ RF_API void rf_loader_destroy(rf_loader *l)
 		close(l->wake_fd);
 	rf_idq_destroy(&l->work);
 	rf_idq_destroy(&l->done);
+	rf_idq_destroy(&l->gpu_work);
 	free(l->req);
+	for (int i = 0; l->slots && i < l->cfg.prefetch; i++)
+		free(l->slots[i].on_host);
 	free(l->slots);
 	if (l->slot_mem)
 		munmap(l->slot_mem, l->slot_mem_len);
@@ -446,6 +551,7 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	pthread_mutex_destroy(&l->init_mu);
 	pthread_cond_destroy(&l->init_cv);
 	pthread_mutex_destroy(&l->report_mu);
+	free(l->bad_seen);
 	free(l);
 }
 
@@ -456,24 +562,22 @@ RF_API void rf_loader_destroy(rf_loader *l)
  * Called with l->mu held. */
 static rf_slot *ready_slot(rf_loader *l)
 {
-	if (l->cfg.in_order) {
-		rf_slot *s = rf_slot_of(l, l->next_batch);
-		return s->state == SLOT_READY && s->batch.index == l->next_batch ? s : NULL;
-	}
 	rf_slot *best = NULL;
 	for (int i = 0; i < l->cfg.prefetch; i++) {
 		rf_slot *s = &l->slots[i];
 		if (s->state == SLOT_READY && (!best || s->batch.index < best->batch.index))
 			best = s;
 	}
+	if (best && l->cfg.in_order && best->batch.index != l->next_batch)
+		return NULL; /* batches are issued in order: the next one is not ready yet */
 	return best;
 }
 
-/* Nothing can become ready while every slot is lent to the caller. */
+/* Nothing can become ready while every slot is lent to the caller: the ring
+ * issues batches in order, each into any free slot, so one slot that is not
+ * lent is enough for the next batch to come (in either order mode). */
 static int all_lent(rf_loader *l)
 {
-	if (l->cfg.in_order)
-		return rf_slot_of(l, l->next_batch)->state == SLOT_LENT;
 	for (int i = 0; i < l->cfg.prefetch; i++)
 		if (l->slots[i].state != SLOT_LENT)
 			return 0;
@@ -485,6 +589,8 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 	if (!l || !out)
 		return -EINVAL;
 	*out = NULL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
 	if (l->failed)
 		return l->failed;
 	if (l->next_batch >= l->total_batches)
@@ -529,9 +635,16 @@ RF_API int rf_batch_wait(const rf_batch *b, void *stream)
 	return rf_gpu_stream_wait(b->ready_event, stream);
 }
 
+RF_API int rf_batch_sync(const rf_batch *b)
+{
+	if (!b || !b->ready_event)
+		return -EINVAL;
+	return rf_gpu_event_sync(b->ready_event);
+}
+
 RF_API void rf_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
 {
-	if (l && b && l->gpu) {
+	if (l && b && l->gpu && !rf_loader_forked(l)) {
 		rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
 		if (s >= l->slots && s < l->slots + l->cfg.prefetch)
 			rf_gpu_mark_release(l->gpu, (int)(s - l->slots), stream);
@@ -541,7 +654,7 @@ RF_API void rf_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
 
 RF_API void rf_batch_release(rf_loader *l, rf_batch *b)
 {
-	if (!l || !b)
+	if (!l || !b || rf_loader_forked(l))
 		return;
 	rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
 	if (s < l->slots || s >= l->slots + l->cfg.prefetch)
@@ -559,6 +672,8 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 {
 	if (!l || !out)
 		return -EINVAL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
 	memset(out, 0, sizeof(*out));
 	out->samples_total = l->index.count;
 	out->batches = l->delivered_batches;
@@ -594,6 +709,11 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->fixed_buffers = atomic_load(&l->st.fixed_buffers);
 	out->io_path = atomic_load(&l->st.io_path);
 	out->dio_align = atomic_load(&l->st.dio_align);
+	out->decode_path = (uint32_t)l->decode;
+	out->cpu_decodes = atomic_load_explicit(&l->st.cpu_decodes, memory_order_relaxed);
+	out->gpu_decodes = atomic_load_explicit(&l->st.gpu_decodes, memory_order_relaxed);
+	out->ns_gpu_decode = atomic_load_explicit(&l->st.ns_gpu_decode, memory_order_relaxed);
+	out->ns_gpu_host = atomic_load_explicit(&l->st.ns_gpu_host, memory_order_relaxed);
 	return 0;
 }
 
@@ -601,6 +721,8 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out)
 {
 	if (!l || !out)
 		return -EINVAL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
 	memset(out, 0, sizeof(*out));
 	out->sampler = l->order.kind;
 	out->rank_tail = l->order.tail;

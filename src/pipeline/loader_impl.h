@@ -7,7 +7,10 @@
  * - the ring thread owns `ring` (the io_uring, the read pool, the requests
  *   while they are in flight, the retry list, the issue cursor);
  * - a compute thread owns a request between taking it from `work` and handing
- *   it back through `done`, and its own scratch;
+ *   it back through `done`, and its own scratch; the GPU decode thread
+ *   (cfg.decode) likewise between `gpu_work` and `done` (or `work`, when it
+ *   passes an image the engines refuse to the compute pool), and the
+ *   engines (gpu_jpeg);
  * - slot state and slot errors are guarded by `mu`; samples count down on
  *   `remaining` (atomic); counters in `st` are relaxed atomics.
  * Lock order: a thread holds at most one of mu, work.mu, done.mu, report_mu
@@ -15,7 +18,9 @@
 #ifndef RF_LOADER_IMPL_H
 #define RF_LOADER_IMPL_H
 
+#include <assert.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -37,6 +42,8 @@
  * filled by the attempt-th candidate (0 = the sample the order puts there). */
 typedef struct rf_place {
 	uint64_t batch;
+	uint32_t slot;      /* the batch slot that batch fills (any slot that was free
+	                     * when its first place was issued, see ring.c next_place) */
 	uint32_t index;
 	uint32_t attempt;
 	uint32_t transient; /* reads of this candidate retried after a short read or EAGAIN */
@@ -76,6 +83,11 @@ typedef struct rf_slot {
 	atomic_uint_fast64_t t_last_read; /* the latest landing of one of its reads */
 	atomic_uint_fast64_t prep_ns, read_bytes; /* summed over its samples */
 	size_t raw_cap;        /* raw mode: bytes of data the slot holds */
+	uint8_t *host;         /* the slot's sample memory on the host (batch.data is
+	                        * NULL when the samples are decoded on the GPU) */
+	uint8_t *on_host;      /* GPU decode: per place, 1 = decoded on the host (to be
+	                        * copied). Set by the thread that lands the place, read
+	                        * and cleared by the one that lands the last */
 } rf_slot;
 
 /* A bounded FIFO of request ids: capacity io_depth, which no queue can exceed
@@ -95,9 +107,35 @@ typedef struct rf_counters {
 	atomic_uint_fast64_t scaled_decodes, decoded_pixels, source_pixels;
 	atomic_uint direct_io, fixed_buffers, io_path, dio_align;
 	atomic_uint reads_in_flight; /* the ring thread's count, published each pass */
+	atomic_uint_fast64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
 } rf_counters;
 
 struct rf_ring; /* src/io/ring_impl.h: the ring thread's own state */
+struct rf_gpu_jpeg; /* src/gpu/jpeg_gpu.h: the GPU's JPEG engines */
+
+/* GPU decode threads: several, so that some prepare groups (headers, taps)
+ * while another's submit blocks until the engines took its group (the
+ * hardware backend's batched decode returns only then): on an H100 with
+ * ~60 KB JPEGs, 1, 2, 3 and 4 threads gave 12.2, 15.6, 17.2 and 15.3
+ * thousand images/s. Each owns its engine handle. */
+#define RF_GPU_DECODERS 3
+/* AUTO's split between the engines and the pool. The outstanding counts go
+ * up when the ring dispatches a read to a side and down when that side is
+ * done with it (a decoder that passes a refused image on moves it from
+ * gpu_out to cpu_out); the rest is the ring thread's. */
+typedef struct rf_split {
+	atomic_uint gpu_out, cpu_out;  /* dispatched and not done */
+	double gpu_rate, cpu_rate;     /* samples/s, measured */
+	uint64_t t_last, gpu_done, cpu_done;
+	int gpu_busy, cpu_busy;        /* the side had work since the last measure */
+} rf_split;
+
+typedef struct rf_gpu_decoder {
+	struct rf_loader *l;
+	struct rf_gpu_jpeg *jpeg;
+	pthread_t thread;
+	int started;
+} rf_gpu_decoder;
 
 struct rf_loader {
 	rf_config cfg;         /* copy, validated, defaults resolved; read-only after create */
@@ -120,7 +158,10 @@ struct rf_loader {
 	uint64_t dataset_fp;     /* fingerprints written into saved states */
 	uint64_t output_fp;
 
-	/* batch slots: prefetch of them; batch b lives in slot b % prefetch */
+	/* batch slots: prefetch of them. A batch takes whichever slot is free
+	 * when its first place is issued (not b % prefetch): a caller who keeps
+	 * some batches and releases others never stalls the loader while one
+	 * slot is free. */
 	rf_slot *slots;
 	uint8_t *slot_mem;
 	size_t slot_mem_len;
@@ -132,6 +173,13 @@ struct rf_loader {
 	rf_request *req;       /* io_depth of them */
 	rf_idq work;           /* ring -> compute: requests whose read landed */
 	rf_idq done;           /* compute -> ring: requests handed back */
+	/* GPU decode (cfg.decode): read-only after create but for the queue */
+	rf_decode decode;      /* in use: RF_DECODE_CPU, or GPU / AUTO with the engines open */
+	rf_gpu_decoder gpu_dec[RF_GPU_DECODERS];
+	int ngpu_dec;          /* decoders opened */
+	rf_idq gpu_work;       /* ring -> GPU decode threads: requests whose read landed */
+	uint32_t gpu_group;    /* images per engine call at most */
+	rf_split split;        /* AUTO: how landed reads are split (dispatch.c) */
 	int wake_fd;           /* eventfd: anyone -> ring thread (it reads it through the ring) */
 	atomic_bool stop;      /* destroy asks every thread to leave */
 
@@ -147,6 +195,12 @@ struct rf_loader {
 	int ncompute;
 
 	pthread_mutex_t report_mu; /* serializes on_sample_error and log lines */
+	/* (epoch, sample) pairs reported bad, so that a bad file drawn again as
+	 * another place's replacement in the same epoch is reported and counted
+	 * once: an open-addressing set of keys epoch << 40 | sample (+1, so that
+	 * 0 is free), grown at half full; guarded by report_mu */
+	uint64_t *bad_seen;
+	size_t bad_cap, bad_n;
 	rf_counters st;
 
 	/* consumer only */
@@ -156,8 +210,18 @@ struct rf_loader {
 	                         * equal to next_batch while the delivered batches are a prefix */
 	uint64_t delivered_batches, delivered_samples, ns_wait;
 	int failed;            /* sticky error returned by every later next() */
+	pid_t pid;             /* the process that created it: in a fork()ed child every
+	                        * call returns RF_EFORKED (read-only after create) */
 	char err_detail[768];
 };
+
+/* Hands a landed read to its decoder: the GPU decode threads or the compute
+ * pool (src/pipeline/dispatch.c). Ring thread. */
+void rf_loader_dispatch(rf_loader *l, uint32_t id);
+void rf_split_init(rf_split *sp, int threads, int decoders);
+
+/* 1 when l was created by another process (the caller is a fork()ed child). */
+int rf_loader_forked(const rf_loader *l);
 
 /* Wakes the ring thread (from any thread). */
 void rf_loader_wake_ring(rf_loader *l);
@@ -172,9 +236,10 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 /* Counts one place of slot s down; publishes the batch when it was the last. */
 void rf_loader_place_landed(rf_loader *l, rf_slot *s);
 
-static inline rf_slot *rf_slot_of(rf_loader *l, uint64_t batch)
+static inline rf_slot *rf_slot_of(rf_loader *l, const rf_place *p)
 {
-	return &l->slots[batch % (uint64_t)l->cfg.prefetch];
+	assert(p->slot < (uint32_t)l->cfg.prefetch);
+	return &l->slots[p->slot];
 }
 
 /* The sample behind a place, its epoch and its global position in the
@@ -201,5 +266,6 @@ void rf_idq_shutdown(rf_idq *q);
 void *rf_ring_main(void *loader);    /* src/io/ring.c */
 void rf_ring_free(struct rf_ring *r); /* src/io/ring_setup.c: after the ring thread joined */
 void *rf_compute_main(void *loader); /* src/pipeline/compute.c */
+void *rf_gpu_decode_main(void *decoder); /* src/pipeline/gpu_decode.c: an rf_gpu_decoder */
 
 #endif

@@ -119,6 +119,9 @@ uint64_t rf_state_output_fingerprint(const rf_loader *l)
 	}
 	h = rf_hash_u64(h, c->max_pixels); /* larger images are bad samples */
 	h = rf_hash_u64(h, (uint64_t)c->no_scaled_decode);
+	if (c->verify_full) /* which files are bad; hashed only when set, so that
+			     * states saved before the field existed still match */
+		h = rf_hash_u64(h, 0x7665726966ull);
 	return rf_hash_u64(h, (uint64_t)c->no_region_decode);
 }
 
@@ -126,6 +129,8 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 {
 	if (!l)
 		return -EINVAL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
 	if (!buf && len == 0)
 		return RF_STATE_V1_BYTES;
 	if (!buf || len < RF_STATE_V1_BYTES)

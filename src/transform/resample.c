@@ -1,6 +1,7 @@
 /* resample.c - taps, the two resampling passes and the output store (see
  * resample.h). */
 #include "transform/resample.h"
+#include "transform/window.h"
 
 #include <errno.h>
 #include <math.h>
@@ -181,6 +182,31 @@ int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int
 	}
 	if (kw != kbuf)
 		free(kw);
+	return 0;
+}
+
+int rf_denom_for_window(const struct rf_window *win, int crop)
+{
+	double m = fmin(win->w, win->h);
+	for (int d = 8; d > 1; d /= 2)
+		if (m / d >= crop)
+			return d;
+	return 1;
+}
+
+int rf_taps_for_window(rf_taps *tx, rf_taps *ty, const struct rf_window *win, int W, int H,
+		       int denom, int crop)
+{
+	int sw = (W + denom - 1) / denom, sh = (H + denom - 1) / denom; /* libjpeg's scaled size */
+	double fx = (double)sw / W, fy = (double)sh / H;
+	int bx0 = (int)floor(win->bound_x0 * fx), bx1 = (int)ceil(win->bound_x1 * fx);
+	int by0 = (int)floor(win->bound_y0 * fy), by1 = (int)ceil(win->bound_y1 * fy);
+	bx1 = bx1 < sw ? bx1 : sw;
+	by1 = by1 < sh ? by1 : sh;
+	if (rf_taps_build(tx, crop, win->x * fx, win->w * fx, bx0, bx1 > bx0 ? bx1 : bx0 + 1,
+			  win->flip) ||
+	    rf_taps_build(ty, crop, win->y * fy, win->h * fy, by0, by1 > by0 ? by1 : by0 + 1, 0))
+		return -ENOMEM;
 	return 0;
 }
 

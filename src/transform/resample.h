@@ -91,6 +91,19 @@ void rf_resampler_destroy(rf_resampler *r);
 int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int bound_hi,
 		  int flip);
 
+/* Both axes' taps for window win of a W x H image decoded at scale 1/denom
+ * (rf_jpeg_scaled sizes), reading only the window's bounds: the CPU path and
+ * the GPU path (denom 1) choose the same inputs and weights this way.
+ * @return : 0 or -ENOMEM. */
+struct rf_window;
+/* The largest DCT scale-down (8, 4, 2 or 1) that keeps window win at least
+ * crop pixels on its shorter side: decoding less is free resolution-wise, and
+ * 1/8..1/2 are the scales libjpeg-turbo has SIMD code for (others are slower
+ * than a full decode), and the scales the GPU's engines offer. */
+int rf_denom_for_window(const struct rf_window *win, int crop);
+int rf_taps_for_window(rf_taps *tx, rf_taps *ty, const struct rf_window *win, int W, int H,
+		       int denom, int crop);
+
 /* Resamples src (rows from src_y0 of the image, columns from src_x0, stride
  * bytes per row, RGB; it must hold rows ty.lo..ty.hi and columns
  * tx.lo..tx.hi) with the taps in r->tx / r->ty (in image coordinates) and

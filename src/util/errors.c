@@ -18,6 +18,8 @@ RF_API const char *rf_strerror(int err)
 	case RF_ESTATE: return "the saved state is truncated, corrupted or not a state";
 	case RF_ESTATEVERSION: return "the saved state has a newer format than this library reads";
 	case RF_ESTATEMISMATCH: return "the saved state belongs to another dataset or configuration";
+	case RF_EFORKED: return "the loader belongs to another process (created before a fork)";
+	case RF_EABI: return "the caller's structs do not match this library's (built against another ringfeed.h)";
 	}
 	if (err < 0 && err > -4096)
 		return strerror(-err); /* glibc: static strings for known codes */

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -28,12 +29,23 @@ static inline uint64_t rf_thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Cores this process may run on (its affinity mask), at least 1. */
+/* Starts a thread of the library's: it takes no signals (the caller's
+ * handlers stay on the caller's threads) and carries name (15 characters
+ * at most: "rf-ring", "rf-compute-3"), which top -H, perf and debuggers
+ * show. @return : 0 or a negative errno. */
+int rf_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name);
+
+/* Cores this process may use, at least 1: its affinity mask, capped by its
+ * cgroup's CPU quota (a container given 2 CPUs of 64 counts 2). */
 int rf_cpu_count(void);
 
 /* snprintf into buf[len] that tolerates buf == NULL or len == 0. */
 void rf_fmt(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* What kind of file st_mode says: "a FIFO", "a directory", ... ("a regular
+ * file" included), for messages. Static strings. */
+const char *rf_file_kind(unsigned mode);
 
 /* Writes "ringfeed: <level>: message" to stderr when level <= threshold. */
 void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""A set of real photographs for the GPU decode benchmark, made where there
+is no network: the colour photographs that ship inside scikit-image
+(skimage.data), each cut into many random crops around 500x375 (ImageNet's
+typical size), flipped at random, saved with PIL as baseline JPEG 4:2:0 at
+quality 75-95 in ImageFolder layout. A share (--odd) is saved the way some
+files of real collections are: progressive, or grayscale; the GPU's engines
+refuse those and the loader routes them to the CPU.
+
+  photos.py --out DIR [--count 1000] [--classes 10] [--odd 0.05] [--seed 0]
+"""
+import argparse, os, random, sys
+from multiprocessing import Pool
+
+NAMES = ["astronaut", "coffee", "chelsea", "rocket", "hubble_deep_field",
+         "immunohistochemistry", "motorcycle_left", "motorcycle_right", "retina", "colorwheel"]
+
+def sources():
+    import numpy as np
+    from skimage import data
+    out = []
+    for n in NAMES:
+        try:
+            img = getattr(data, n)()
+        except Exception:  # not bundled with this version (would need a download)
+            continue
+        if img.ndim == 3 and img.shape[2] >= 3 and min(img.shape[:2]) >= 256:
+            out.append((n, np.ascontiguousarray(img[:, :, :3])))
+    return out
+
+SRC = None
+
+def make(job):
+    from PIL import Image
+    i, path, seed, odd = job
+    r = random.Random(seed)
+    name, img = SRC[i % len(SRC)]
+    h, w = img.shape[:2]
+    # a crop of 40-100% of the shorter side, landscape or portrait 4:3
+    side = int(min(h, w) * r.uniform(0.4, 1.0))
+    cw, ch = (side, int(side * 0.75)) if r.random() < 0.75 else (int(side * 0.75), side)
+    cw, ch = min(cw, w), min(ch, h)
+    x, y = r.randrange(0, w - cw + 1), r.randrange(0, h - ch + 1)
+    im = Image.fromarray(img[y:y + ch, x:x + cw])
+    tw = int(500 * r.uniform(0.85, 1.15)) if cw >= ch else int(375 * r.uniform(0.85, 1.15))
+    im = im.resize((tw, max(1, round(tw * ch / cw))), Image.BICUBIC)
+    if r.random() < 0.5:
+        im = im.transpose(Image.FLIP_LEFT_RIGHT)
+    q = r.randint(75, 95)
+    kind = "baseline"
+    if odd:
+        kind = "progressive" if r.random() < 0.6 else "gray"
+    if kind == "gray":
+        im = im.convert("L")
+    im.save(path, "JPEG", quality=q, subsampling=2, progressive=kind == "progressive")
+    return os.path.getsize(path), kind
+
+def main():
+    global SRC
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--classes", type=int, default=10)
+    ap.add_argument("--odd", type=float, default=0.05)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    SRC = sources()
+    if len(SRC) < 3:
+        print("photos.py: scikit-image ships fewer than 3 colour photographs here", file=sys.stderr)
+        return 1
+    r = random.Random(a.seed)
+    jobs = []
+    for i in range(a.count):
+        d = os.path.join(a.out, "c%02d" % (i % a.classes))
+        os.makedirs(d, exist_ok=True)
+        jobs.append((r.randrange(1 << 30), os.path.join(d, "p%06d.jpg" % i), r.randrange(1 << 62),
+                     r.random() < a.odd))
+    with Pool(os.cpu_count()) as p:
+        res = p.map(make, jobs, chunksize=16)
+    kb = sum(s for s, _ in res) / len(res) / 1024
+    odd = sum(k != "baseline" for _, k in res)
+    print("photos.py: %d images from %d photographs (%s), %.1f KiB mean, %d (%.1f%%) progressive or gray"
+          % (len(res), len(SRC), ", ".join(n for n, _ in SRC), kb, odd, 100.0 * odd / len(res)))
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())

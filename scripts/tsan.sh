@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tsan.sh - builds ringfeed with ThreadSanitizer (build-tsan/) and runs the
+# lifecycle harness (tests/tsan/lifecycle.c) over a matrix of compute
+# threads x read paths x raw, then the CLI in a few configurations (out of
+# order, saved and resumed, destroy mid-run). Criterion's test programs
+# cannot start under TSan, hence a harness. Any TSan report fails its run
+# (halt_on_error); no report is suppressed. Ends with
+# "tsan: N passed, N failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh build-tsan -Db_sanitize=thread -Dtests=false -Dcuda=disabled -Db_lundef=false
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rf-tsan-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+build-tsan/ringfeed gen --out "$tmp/data" --count 40 --classes 3 --threads 1 >/dev/null
+build-tsan/ringfeed gen --raw --out "$tmp/raw" --count 40 --classes 2 --min-size 100 \
+	--max-size 9000 --threads 1 >/dev/null
+
+passed=0
+failed=0
+run() {
+	if "$@" >"$tmp/out" 2>&1; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "tsan: FAILED: $*" >&2
+		tail -40 "$tmp/out" >&2
+	fi
+}
+for t in 1 2 4; do
+	for p in fixed plain pread; do
+		run build-tsan/tests/tsan/tsan_lifecycle "$tmp/data" $t $p 0
+	done
+done
+for p in fixed plain pread; do
+	run build-tsan/tests/tsan/tsan_lifecycle "$tmp/raw" 1 $p 1
+done
+common="--source $tmp/data --batch 4 --resize 32 --crop 24 --epochs 2 --no-progress"
+run build-tsan/ringfeed bench $common --threads 3 --out-of-order
+run build-tsan/ringfeed bench $common --threads 2 --save-state "$tmp/s" --after 5
+run build-tsan/ringfeed bench $common --threads 2 --resume "$tmp/s" --io-depth 3 --prefetch 2
+run build-tsan/ringfeed bench --source "$tmp/data" --batch 4 --resize 32 --crop 24 --no-progress --threads 2 --batches 2 --io-depth 64
+run build-tsan/ringfeed bench --source "$tmp/raw" --raw --batch 8 --epochs 2 --no-progress
+echo "tsan: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

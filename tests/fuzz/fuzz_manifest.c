@@ -1,0 +1,14 @@
+/* fuzz_manifest.c - libFuzzer target: a manifest (path<TAB>label[<TAB>weight]
+ * lines) read by rf_index_build; its paths are looked up beside it. */
+#include "fuzz_file.h"
+#include "index/index.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *path = fuzz_file(data, size, "manifest.tsv");
+	rf_index idx;
+	char err[512];
+	if (rf_index_build(&idx, path, 0, err, sizeof(err)) == 0)
+		rf_index_free(&idx);
+	return 0;
+}
