@@ -8,6 +8,7 @@ set -euo pipefail
 pkgs=(gcc g++ meson ninja-build pkg-config python3 python3-pip clang libclang-rt-14-dev
       liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev libcriterion-dev
       openmpi-bin libopenmpi-dev chromium
+      python3-dev python3-pytest python3-torch python3-venv python3-pip
       "$@")
 missing=()
 for p in "${pkgs[@]}"; do

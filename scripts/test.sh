@@ -55,11 +55,14 @@ for path in sys.argv[2:]:
             failed += bad + crash + extra
             skipped += len(re.findall(r"\[SKIP\]", out))
         elif re.search(r"^\d+ passed, \d+ failed", out, re.M):
-            # a script's own closing line (tests/cli_*.sh)
-            ok, bad = map(int, re.findall(r"^(\d+) passed, (\d+) failed", out, re.M)[-1])
+            # a script's own closing line (tests/cli_*.sh, python/tests/run.sh)
+            ok, bad, skip = re.findall(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?",
+                                       out, re.M)[-1]
+            ok, bad, skip = int(ok), int(bad), int(skip or 0)
             extra = 1 if t["result"] not in ("OK", "SKIP") and bad == 0 else 0
             passed += ok
             failed += bad + extra
+            skipped += skip
         elif t["result"] == "OK":
             passed += 1
         elif t["result"] == "SKIP":

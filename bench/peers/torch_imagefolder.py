@@ -71,6 +71,8 @@ def parse_args(argv):
                         help="RandomHorizontalFlip(P) after the crop (default: 0)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed for the shuffle order (default: %(default)s)")
+    parser.add_argument("--pin-memory", action="store_true",
+                        help="DataLoader pin_memory=True (batches copied to page-locked memory)")
     parser.add_argument("--json", action="store_true",
                         help="print exactly one JSON object on stdout")
     return parser.parse_args(argv)
@@ -110,7 +112,7 @@ def run(args):
         loader_kwargs = {"persistent_workers": True, "prefetch_factor": 4}
     loader = DataLoader(dataset, batch_size=args.batch, shuffle=True,
                         num_workers=args.workers, generator=generator,
-                        **loader_kwargs)
+                        pin_memory=args.pin_memory, **loader_kwargs)
 
     samples = 0
     batches = 0

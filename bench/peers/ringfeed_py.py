@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""ringfeed's Python package timed the way torch_imagefolder.py times the
+DataLoader: a Python loop that only touches each batch (reads its shape).
+
+Needs the package importable (PYTHONPATH=build/python, or pip-installed) and
+torch for that interpreter. Prints one JSON object with --json:
+  {"loader": "ringfeed-python", "threads": N, "samples": ..., "seconds": ...,
+   "samples_per_s": ..., "batches": ...}
+seconds runs from creating the loader to the last batch (index walk and
+thread start-up included, as the C bench includes its create).
+"""
+
+import argparse
+import json
+import sys
+import time
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--source", required=True)
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--resize", type=int, default=256)
+    p.add_argument("--crop", type=int, default=224)
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--transform", choices=("center", "rrc"), default="center")
+    p.add_argument("--flip", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+
+    import torch  # noqa: F401  (imported before the clock starts, as the peer does)
+    import ringfeed
+
+    start = time.perf_counter()
+    loader = ringfeed.Loader(args.source, batch_size=args.batch, threads=args.threads,
+                             resize=args.resize, crop=args.crop, seed=args.seed,
+                             random_resized_crop=args.transform == "rrc", flip=args.flip,
+                             epochs=args.epochs)
+    samples = batches = 0
+    for _ in range(args.epochs):
+        for images, _labels in loader:
+            samples += images.shape[0]
+            batches += 1
+    seconds = time.perf_counter() - start
+    loader.close()
+    result = {"loader": "ringfeed-python", "threads": args.threads,
+              "transform": args.transform, "samples": samples,
+              "seconds": round(seconds, 6), "samples_per_s": round(samples / seconds, 3),
+              "batches": batches}
+    print(json.dumps(result) if args.json else
+          f"ringfeed-python: {samples} samples in {seconds:.2f} s = {samples / seconds:.0f}/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,258 @@
+"""ringfeed from Python: the C loader's batches as torch tensors, zero copy.
+
+    loader = ringfeed.Loader("/data/train", batch_size=256, crop=224,
+                             random_resized_crop=True, flip=0.5,
+                             dtype="float16", layout="chw", mean=..., std=...)
+    for epoch in range(E):
+        for images, labels in loader:      # one epoch per `for`
+            ...
+
+Lifetime of a batch (the tensors view the loader's batch slot itself):
+  hold="next" (default)  the slot is given back at the next iteration step:
+                         the tensors are valid until then. Keep data longer
+                         with .clone(). With debug=True a use after that
+                         faults (SIGSEGV) instead of reading recycled memory.
+  hold="gc"              the slot is given back when the last tensor viewing
+                         it is garbage-collected. Holding cfg.prefetch
+                         batches at once stalls the loader.
+  copy=True              the tensors are copies; the slot is given back at once.
+"""
+
+import os
+
+from ._ringfeed import Error, Batch, defaults as _c_defaults, state_at_epoch, state_parse
+from . import _ringfeed
+
+__all__ = ["Loader", "Error", "state_parse"]
+
+_DTYPES = {"uint8": 0, "float32": 1, "float16": 2}
+_LAYOUTS = {"hwc": 0, "chw": 1}
+_ON_ERROR = {"skip": 0, "fail": 1}
+_SAMPLERS = {"shuffle": 0, "sequential": 1, "weighted": 2, "balanced": 3}
+_RANK_TAILS = {"pad": 0, "drop": 1}
+_IO_PATHS = {"auto": 0, "uring_fixed": 1, "uring_plain": 2, "pread": 3}
+_LOG = {"none": 0, "error": 1, "warn": 2, "info": 3}
+
+# Python keyword -> (rf_config field, names accepted for an enum or None)
+_RENAMED = {"flip": "flip_p"}
+_ENUMS = {"dtype": _DTYPES, "layout": _LAYOUTS, "on_error": _ON_ERROR,
+          "sampler": _SAMPLERS, "rank_tail": _RANK_TAILS, "io_path": _IO_PATHS,
+          "log_level": _LOG}
+# set by the package itself: epochs run endless under the Python loop, the
+# callback and the device come from their own keywords
+_INTERNAL = {"source", "epochs", "device", "resume_state"}
+
+
+def _torch():
+    import torch  # imported late: the package loads (and errors are typed) without it
+    return torch
+
+
+def _enum_value(key, value, names):
+    if isinstance(value, str):
+        try:
+            return names[value.lower()]
+        except KeyError:
+            raise Error(_ringfeed.ECONFIG, f"{key}: '{value}' is not one of {sorted(names)}")
+    return int(value)
+
+
+def _device_index(device):
+    if device is None or device == "cpu":
+        return -1
+    text = str(device)
+    if text == "cuda":
+        return _torch().cuda.current_device()
+    if text.startswith("cuda:"):
+        return int(text[5:])
+    raise Error(_ringfeed.ECONFIG, f"device: '{device}' is not 'cpu' or 'cuda:N'")
+
+
+class Loader:
+    """An iterable over batches of (images, labels) torch tensors.
+
+    Every field of the C rf_config that a user sets is a keyword, with the C
+    default (see ringfeed.defaults()); flip is flip_p; dtype, layout,
+    on_error, sampler, rank_tail, io_path and log_level take names.
+    epochs: the Python loop is one epoch per `for`; `epochs` (0 = endless,
+    the default) bounds how many. Ranks come from the torchrun environment
+    (RANK, WORLD_SIZE) as in C unless rank and world_size are given.
+    on_bad_sample: a callable(path, err, reason) called on the iterating
+    thread, before the batch that replaced the sample is returned.
+    """
+
+    def __init__(self, source, *, device="cpu", hold="next", copy=False, debug=False,
+                 on_bad_sample=None, epochs=0, **options):
+        if hold not in ("next", "gc"):
+            raise Error(_ringfeed.ECONFIG, f"hold: '{hold}' is not 'next' or 'gc'")
+        c_defaults = _c_defaults()
+        config = {"source": os.fspath(source), "epochs": int(epochs)}
+        for key, value in options.items():
+            field = _RENAMED.get(key, key)
+            if field not in c_defaults or field in _INTERNAL:
+                raise TypeError(f"Loader() got an unexpected keyword argument '{key}'")
+            if field in _ENUMS:
+                value = _enum_value(key, value, _ENUMS[field])
+            elif isinstance(c_defaults[field], bool) or isinstance(c_defaults[field], int):
+                value = int(value)
+            config[field] = value
+        self._device = None if _device_index(device) < 0 else _torch().device(
+            "cuda", _device_index(device))
+        config["device"] = _device_index(device)
+        self._config = config
+        self._hold = hold
+        self._copy = bool(copy)
+        self._debug = bool(debug)
+        self._on_bad_sample = on_bad_sample
+        self._current = None      # the Batch lent under hold="next"
+        self._c = _ringfeed.Loader(config, None, self._debug)
+        self._order = self._c.order()
+
+    # ---- the DataLoader surface ----
+
+    def __len__(self):
+        """Batches per epoch (of this rank)."""
+        return int(self._order["batches_per_epoch"])
+
+    @property
+    def epoch(self):
+        """The epoch the next batch belongs to."""
+        return int(self._c.order()["next_batch"]) // len(self)
+
+    def set_epoch(self, epoch):
+        """Starts the stream at the first batch of `epoch` (a no-op when the
+        loader already stands there), as DistributedSampler.set_epoch."""
+        epoch = int(epoch)
+        order = self._c.order()
+        if int(order["next_batch"]) == epoch * len(self):
+            return
+        self._release_current()
+        self._recreate(state_at_epoch(self._c.state_save(), epoch))
+
+    def __iter__(self):
+        start = self.epoch
+        while True:
+            order = self._c.order()
+            if int(order["next_batch"]) >= (start + 1) * len(self):
+                return
+            item = self._next()
+            if item is None:
+                return
+            yield item
+
+    def __next__(self):
+        item = self._next()
+        if item is None:
+            raise StopIteration
+        return item
+
+    # ---- checkpoints ----
+
+    def state_dict(self):
+        """The position for an exact resume, to put in a checkpoint: the batch
+        the next iteration returns, then the same batches in the same order."""
+        return {"ringfeed_state": self._c.state_save(), "epoch": self.epoch}
+
+    def load_state_dict(self, state):
+        """Restarts at the position of state_dict() (checked: a state from
+        another dataset or other output settings raises Error)."""
+        self._release_current()
+        self._recreate(bytes(state["ringfeed_state"]))
+
+    def stats(self):
+        return self._c.stats()
+
+    def close(self):
+        """Gives the loader's threads and memory back (after the last batch
+        under hold='gc' is collected)."""
+        self._release_current()
+        self._c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- inside ----
+
+    def _recreate(self, state):
+        old = self._c
+        self._c = None
+        old.close()
+        self._c = _ringfeed.Loader(self._config, state, self._debug)
+        self._order = self._c.order()
+
+    def _release_current(self):
+        current, self._current = self._current, None
+        if current is not None:
+            current.release(self._stream_handle())
+
+    def _stream_handle(self):
+        if self._device is None:
+            return 0
+        return _torch().cuda.current_stream(self._device).cuda_stream
+
+    def _report_bad(self):
+        reports, dropped = self._c.take_bad_samples()
+        if self._on_bad_sample is not None:
+            for path, err, reason in reports:
+                self._on_bad_sample(path, err, reason)
+
+    def _next(self):
+        self._release_current()
+        batch = self._c.next()
+        if self._on_bad_sample is not None:
+            self._report_bad()
+        if batch is None:
+            return None
+        images, labels = self._tensors(batch)
+        if self._copy:
+            images = images.clone()
+            batch.release(self._stream_handle())
+        elif self._hold == "next":
+            self._current = batch
+        return images, labels
+
+    def _tensors(self, batch):
+        torch = _torch()
+        labels = torch.frombuffer(bytearray(batch.labels), dtype=torch.int32).long()
+        if self._device is not None:
+            return self._device_tensors(batch, labels)
+        dtype = {0: torch.uint8, 1: torch.float32, 2: torch.float16}[batch.dtype]
+        flat = torch.frombuffer(batch, dtype=dtype)   # views the slot; holds `batch`
+        if batch.layout == 1:
+            shape = (batch.count, batch.channels, batch.height, batch.width)
+        else:
+            shape = (batch.count, batch.height, batch.width, batch.channels)
+        return flat.view(shape), labels
+
+    def _device_tensors(self, batch, labels):
+        torch = _torch()
+        stream = torch.cuda.current_stream(self._device)
+        batch.wait(stream.cuda_stream)   # the stream waits for the copy, no host sync
+        dtype, layout = batch.device_dtype, batch.device_layout
+        typestr = {0: "|u1", 1: "<f4", 2: "<f2"}[dtype]
+        if layout == 1:
+            shape = (batch.count, batch.channels, batch.height, batch.width)
+        else:
+            shape = (batch.count, batch.height, batch.width, batch.channels)
+        view = _DeviceView(batch, shape, typestr)
+        images = torch.as_tensor(view, device=self._device)   # holds `view`, so `batch`
+        return images, labels.to(self._device, non_blocking=True)
+
+
+class _DeviceView:
+    """__cuda_array_interface__ over a batch's device slot; keeps the batch alive."""
+
+    def __init__(self, batch, shape, typestr):
+        self.batch = batch
+        self.__cuda_array_interface__ = {
+            "shape": shape, "typestr": typestr, "data": (batch.device_ptr, False),
+            "version": 2, "strides": None,
+        }
+
+
+def defaults():
+    """rf_config_default() as a dict of field -> value."""
+    return _c_defaults()

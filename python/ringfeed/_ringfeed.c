@@ -1,0 +1,799 @@
+/* _ringfeed.c - the CPython extension under the ringfeed package: a Loader
+ * type over rf_loader and a Batch type that lends a batch slot's memory
+ * through the buffer protocol. Compiled against include/ringfeed.h, so
+ * rf_config's layout comes from the header, never from a copy.
+ *
+ * Lifetimes: a Batch holds a strong reference to its Loader; a Loader's
+ * rf_loader is destroyed only once no Batch of it is alive (close() with
+ * batches out defers it to the last one), so a slot's memory never outlives
+ * its loader. A released Batch refuses new buffer exports; with debug on,
+ * its memory is a private copy that release turns PROT_NONE, so a stale
+ * tensor faults instead of reading a recycled slot.
+ *
+ * Threads: every call below runs with the GIL, which is released around
+ * rf_loader_create/next/destroy (they block). Bad-sample reports arrive on
+ * the loader's threads and are queued under report_mu, then handed to
+ * Python on the consumer's thread by take_bad_samples(). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "ringfeed.h"
+#include "pipeline/state.h"   /* rf_state_checksum: state_at_epoch() */
+
+static PyObject *RfError;
+
+/* ---- configuration: one table from Python names to rf_config fields ---- */
+
+enum field_kind { F_INT, F_U64, F_SIZE, F_FLOAT, F_FLOAT2, F_FLOAT3, F_STR };
+
+struct field {
+	const char *name;
+	enum field_kind kind;
+	size_t offset;
+};
+
+#define FIELD(n, k) { #n, k, offsetof(rf_config, n) }
+static const struct field fields[] = {
+	FIELD(source, F_STR),         FIELD(batch_size, F_INT),
+	FIELD(resize, F_INT),         FIELD(crop, F_INT),
+	FIELD(threads, F_INT),        FIELD(io_depth, F_INT),
+	FIELD(prefetch, F_INT),       FIELD(seed, F_U64),
+	FIELD(shuffle, F_INT),        FIELD(epochs, F_INT),
+	FIELD(drop_last, F_INT),      FIELD(on_error, F_INT),
+	FIELD(read_pool_bytes, F_SIZE), FIELD(log_level, F_INT),
+	FIELD(no_direct_io, F_INT),   FIELD(random_resized_crop, F_INT),
+	FIELD(rrc_scale, F_FLOAT2),   FIELD(rrc_ratio, F_FLOAT2),
+	FIELD(flip_p, F_FLOAT),       FIELD(dtype, F_INT),
+	FIELD(layout, F_INT),         FIELD(mean, F_FLOAT3),
+	FIELD(std, F_FLOAT3),         FIELD(max_pixels, F_U64),
+	FIELD(no_scaled_decode, F_INT), FIELD(no_region_decode, F_INT),
+	FIELD(in_order, F_INT),       FIELD(io_path, F_INT),
+	FIELD(pread_threads, F_INT),  FIELD(raw, F_INT),
+	FIELD(raw_max_bytes, F_SIZE), FIELD(index_cache, F_STR),
+	FIELD(sampler, F_INT),        FIELD(rank, F_INT),
+	FIELD(world_size, F_INT),     FIELD(rank_tail, F_INT),
+	FIELD(samples_per_epoch, F_U64), FIELD(fetch_only, F_INT),
+	FIELD(device, F_INT),         FIELD(device_convert, F_INT),
+};
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
+static PyObject *field_get(const rf_config *c, const struct field *f)
+{
+	const char *p = (const char *)c + f->offset;
+	const float *v = (const float *)p;
+	switch (f->kind) {
+	case F_INT: return PyLong_FromLong(*(const int *)p);
+	case F_U64: return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
+	case F_SIZE: return PyLong_FromSize_t(*(const size_t *)p);
+	case F_FLOAT: return PyFloat_FromDouble(*v);
+	case F_FLOAT2: return Py_BuildValue("(dd)", (double)v[0], (double)v[1]);
+	case F_FLOAT3: return Py_BuildValue("(ddd)", (double)v[0], (double)v[1], (double)v[2]);
+	case F_STR:
+		if (!*(const char *const *)p)
+			Py_RETURN_NONE;
+		return PyUnicode_FromString(*(const char *const *)p);
+	}
+	Py_RETURN_NONE;
+}
+
+/* Sets one field from value; strings point into value (kept alive by the
+ * caller's dict until rf_loader_create() has copied them). */
+static int field_set(rf_config *c, const struct field *f, PyObject *value)
+{
+	char *p = (char *)c + f->offset;
+	float *v = (float *)p;
+	int n = f->kind == F_FLOAT2 ? 2 : 3;
+	switch (f->kind) {
+	case F_INT: {
+		long x = PyLong_AsLong(value);
+		if (x == -1 && PyErr_Occurred())
+			return -1;
+		if (x < INT32_MIN || x > INT32_MAX) {
+			PyErr_Format(PyExc_ValueError, "%s: %ld is out of range", f->name, x);
+			return -1;
+		}
+		*(int *)p = (int)x;
+		return 0;
+	}
+	case F_U64: {
+		unsigned long long x = PyLong_AsUnsignedLongLong(value);
+		if (x == (unsigned long long)-1 && PyErr_Occurred())
+			return -1;
+		*(uint64_t *)p = x;
+		return 0;
+	}
+	case F_SIZE: {
+		size_t x = PyLong_AsSize_t(value);
+		if (x == (size_t)-1 && PyErr_Occurred())
+			return -1;
+		*(size_t *)p = x;
+		return 0;
+	}
+	case F_FLOAT: {
+		double x = PyFloat_AsDouble(value);
+		if (x == -1.0 && PyErr_Occurred())
+			return -1;
+		*v = (float)x;
+		return 0;
+	}
+	case F_FLOAT2:
+	case F_FLOAT3: {
+		PyObject *seq = PySequence_Fast(value, "expected a sequence of floats");
+		if (!seq)
+			return -1;
+		if (PySequence_Fast_GET_SIZE(seq) != n) {
+			PyErr_Format(PyExc_ValueError, "%s: expected %d values", f->name, n);
+			Py_DECREF(seq);
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			double x = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+			if (x == -1.0 && PyErr_Occurred()) {
+				Py_DECREF(seq);
+				return -1;
+			}
+			v[i] = (float)x;
+		}
+		Py_DECREF(seq);
+		return 0;
+	}
+	case F_STR:
+		if (value == Py_None) {
+			*(const char **)p = NULL;
+			return 0;
+		}
+		*(const char **)p = PyUnicode_AsUTF8(value);
+		return *(const char **)p ? 0 : -1;
+	}
+	return 0;
+}
+
+static PyObject *raise_rf(int code, const char *detail)
+{
+	PyObject *args = Py_BuildValue("(is)", code,
+				       detail && *detail ? detail : rf_strerror(code));
+	if (args) {
+		PyErr_SetObject(RfError, args);
+		Py_DECREF(args);
+	}
+	return NULL;
+}
+
+/* ---- bad-sample reports, queued from the loader's threads ---- */
+
+#define REPORTS_MAX 1024
+
+struct report {
+	char path[512];
+	char reason[256];
+	int err;
+};
+
+struct reports {
+	pthread_mutex_t mu;   /* guards everything below */
+	struct report q[REPORTS_MAX];
+	unsigned n;           /* queued */
+	uint64_t dropped;     /* reports beyond REPORTS_MAX before the consumer took them */
+};
+
+static void on_bad(void *user, const char *path, int err, const char *reason)
+{
+	struct reports *r = user;
+	pthread_mutex_lock(&r->mu);
+	if (r->n < REPORTS_MAX) {
+		struct report *x = &r->q[r->n++];
+		snprintf(x->path, sizeof(x->path), "%s", path ? path : "");
+		snprintf(x->reason, sizeof(x->reason), "%s", reason ? reason : "");
+		x->err = err;
+	} else {
+		r->dropped++;
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* ---- Loader ---- */
+
+typedef struct {
+	PyObject_HEAD
+	rf_loader *l;          /* NULL once destroyed */
+	struct reports *reports;
+	Py_ssize_t batches_alive; /* Batch objects not yet deallocated */
+	int closing;           /* close() asked while batches were alive */
+	int debug;             /* batches are guarded copies (see Batch) */
+} LoaderObject;
+
+typedef struct {
+	PyObject_HEAD
+	LoaderObject *owner;   /* strong reference */
+	rf_batch *b;           /* NULL once released */
+	uint8_t *guard;        /* debug: private copy of the data, PROT_NONE once released */
+	size_t guard_len;
+	Py_ssize_t exports;    /* live buffer exports (informational) */
+	/* copied at next(): readable after release */
+	uint64_t index;
+	uint32_t epoch, count, height, width, channels;
+	int dtype, layout, device_dtype, device_layout;
+	size_t sample_bytes, device_sample_bytes;
+	PyObject *labels;      /* bytes: count int32 */
+	PyObject *ids;         /* bytes: count uint64 */
+} BatchObject;
+
+static PyTypeObject LoaderType, BatchType;
+
+static void loader_destroy_now(LoaderObject *self)
+{
+	rf_loader *l = self->l;
+	self->l = NULL;
+	if (l) {
+		Py_BEGIN_ALLOW_THREADS
+		rf_loader_destroy(l);
+		Py_END_ALLOW_THREADS
+	}
+}
+
+static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
+{
+	PyObject *cfgdict;
+	int debug = 0;
+	Py_buffer state = { 0 };
+	static char *kwlist[] = { "config", "resume_state", "debug", NULL };
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|z*p", kwlist, &PyDict_Type, &cfgdict,
+					 &state, &debug))
+		return -1;
+	if (self->l) {
+		PyErr_SetString(PyExc_RuntimeError, "Loader already initialized");
+		goto fail;
+	}
+	rf_config cfg;
+	rf_config_default(&cfg);
+	PyObject *key, *value;
+	Py_ssize_t pos = 0;
+	while (PyDict_Next(cfgdict, &pos, &key, &value)) {
+		const char *name = PyUnicode_AsUTF8(key);
+		if (!name)
+			goto fail;
+		size_t i = 0;
+		while (i < NFIELDS && strcmp(fields[i].name, name) != 0)
+			i++;
+		if (i == NFIELDS) {
+			PyErr_Format(PyExc_TypeError, "unknown config field '%s'", name);
+			goto fail;
+		}
+		if (field_set(&cfg, &fields[i], value) < 0)
+			goto fail;
+	}
+	if (!self->reports) {
+		self->reports = PyMem_RawCalloc(1, sizeof(*self->reports));
+		if (!self->reports) {
+			PyErr_NoMemory();
+			goto fail;
+		}
+		pthread_mutex_init(&self->reports->mu, NULL);
+	}
+	cfg.on_sample_error = on_bad;
+	cfg.user = self->reports;
+	if (state.buf) {
+		cfg.resume_state = state.buf;
+		cfg.resume_state_len = (size_t)state.len;
+	}
+	self->debug = debug;
+
+	char msg[1024] = "";
+	rf_loader *l = NULL;
+	int rc;
+	Py_BEGIN_ALLOW_THREADS
+	rc = rf_loader_create(&l, &cfg, msg, sizeof(msg));
+	Py_END_ALLOW_THREADS
+	if (rc < 0) {
+		raise_rf(rc, msg);
+		goto fail;
+	}
+	self->l = l;
+	if (state.buf)
+		PyBuffer_Release(&state);
+	return 0;
+fail:
+	if (state.buf)
+		PyBuffer_Release(&state);
+	return -1;
+}
+
+static void Loader_dealloc(LoaderObject *self)
+{
+	loader_destroy_now(self);
+	if (self->reports) {
+		pthread_mutex_destroy(&self->reports->mu);
+		PyMem_RawFree(self->reports);
+	}
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int loader_open(LoaderObject *self)
+{
+	if (!self->l || self->closing) {
+		PyErr_SetString(RfError, "the loader is closed");
+		return 0;
+	}
+	return 1;
+}
+
+/* Copies the batch's data into a private mapping (debug mode). */
+static int guard_copy(BatchObject *bo)
+{
+	rf_batch *b = bo->b;
+	size_t len = b->sample_bytes ? (size_t)b->count * b->sample_bytes : b->bytes;
+	if (len == 0)
+		return 0;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		PyErr_SetFromErrno(PyExc_OSError);
+		return -1;
+	}
+	memcpy(m, b->data, len);
+	bo->guard = m;
+	bo->guard_len = len;
+	return 0;
+}
+
+/* Loader.next() -> Batch, or None at the end of the stream. */
+static PyObject *Loader_next(LoaderObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (!loader_open(self))
+		return NULL;
+	rf_batch *b = NULL;
+	int rc;
+	Py_BEGIN_ALLOW_THREADS
+	rc = rf_loader_next(self->l, &b);
+	Py_END_ALLOW_THREADS
+	if (rc == RF_EOF)
+		Py_RETURN_NONE;
+	if (rc < 0)
+		return raise_rf(rc, rf_loader_error(self->l));
+	/* Ctrl-C while we waited: give the batch back and let it raise. */
+	if (PyErr_CheckSignals() < 0) {
+		rf_batch_release(self->l, b);
+		return NULL;
+	}
+	BatchObject *bo = PyObject_New(BatchObject, &BatchType);
+	if (!bo) {
+		rf_batch_release(self->l, b);
+		return NULL;
+	}
+	Py_INCREF(self);
+	bo->owner = self;
+	self->batches_alive++;
+	bo->b = b;
+	bo->guard = NULL;
+	bo->guard_len = 0;
+	bo->exports = 0;
+	bo->index = b->index;
+	bo->epoch = b->epoch;
+	bo->count = b->count;
+	bo->height = b->height;
+	bo->width = b->width;
+	bo->channels = b->channels;
+	bo->dtype = b->dtype;
+	bo->layout = b->layout;
+	bo->device_dtype = b->device_dtype;
+	bo->device_layout = b->device_layout;
+	bo->sample_bytes = b->sample_bytes;
+	bo->device_sample_bytes = b->device_sample_bytes;
+	bo->labels = PyBytes_FromStringAndSize((const char *)b->labels,
+					       (Py_ssize_t)b->count * (Py_ssize_t)sizeof(int32_t));
+	bo->ids = PyBytes_FromStringAndSize((const char *)b->ids,
+					    (Py_ssize_t)b->count * (Py_ssize_t)sizeof(uint64_t));
+	if (!bo->labels || !bo->ids || (self->debug && !b->device_data && guard_copy(bo) < 0)) {
+		Py_DECREF(bo);
+		return NULL;
+	}
+	return (PyObject *)bo;
+}
+
+static PyObject *Loader_state_save(LoaderObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (!loader_open(self))
+		return NULL;
+	uint8_t buf[RF_STATE_MAX_BYTES];
+	int n = rf_loader_state_save(self->l, buf, sizeof(buf));
+	if (n < 0)
+		return raise_rf(n, "cannot save the state now (in_order = 0 with a gap)");
+	return PyBytes_FromStringAndSize((const char *)buf, n);
+}
+
+static PyObject *Loader_order(LoaderObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (!loader_open(self))
+		return NULL;
+	rf_order_info o;
+	rf_loader_order(self->l, &o);
+	return Py_BuildValue("{s:i,s:I,s:I,s:s,s:K,s:K,s:K,s:K,s:K,s:K}",
+			     "sampler", (int)o.sampler, "rank", o.rank, "world_size",
+			     o.world_size, "rank_source", o.rank_source, "dataset_samples",
+			     (unsigned long long)o.dataset_samples, "epoch_samples",
+			     (unsigned long long)o.epoch_samples, "rank_samples",
+			     (unsigned long long)o.rank_samples, "batches_per_epoch",
+			     (unsigned long long)o.batches_per_epoch, "next_batch",
+			     (unsigned long long)o.next_batch, "total_batches",
+			     (unsigned long long)o.total_batches);
+}
+
+static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (!loader_open(self))
+		return NULL;
+	rf_stats s;
+	rf_loader_stats(self->l, &s);
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I}",
+			     "samples_total", (unsigned long long)s.samples_total, "batches",
+			     (unsigned long long)s.batches, "samples",
+			     (unsigned long long)s.samples, "bytes_read",
+			     (unsigned long long)s.bytes_read, "bad_samples",
+			     (unsigned long long)s.bad_samples, "ns_consumer_wait",
+			     (unsigned long long)s.ns_consumer_wait, "threads", s.threads,
+			     "io_path", s.io_path, "direct_io", s.direct_io);
+}
+
+/* -> ([(path, err, reason), ...], dropped): the reports queued since the last call. */
+static PyObject *Loader_take_bad_samples(LoaderObject *self, PyObject *unused)
+{
+	(void)unused;
+	struct reports *r = self->reports;
+	PyObject *list = PyList_New(0);
+	if (!list || !r)
+		return list;
+	pthread_mutex_lock(&r->mu);
+	unsigned n = r->n;
+	uint64_t dropped = r->dropped;
+	struct report *copy = n ? PyMem_RawMalloc(n * sizeof(*copy)) : NULL;
+	if (copy)
+		memcpy(copy, r->q, n * sizeof(*copy));
+	if (copy || n == 0) {
+		r->n = 0;
+		r->dropped = 0;
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (n && !copy) {
+		Py_DECREF(list);
+		return PyErr_NoMemory();
+	}
+	for (unsigned i = 0; i < n; i++) {
+		PyObject *t = Py_BuildValue("(sis)", copy[i].path, copy[i].err, copy[i].reason);
+		if (!t || PyList_Append(list, t) < 0) {
+			Py_XDECREF(t);
+			Py_DECREF(list);
+			PyMem_RawFree(copy);
+			return NULL;
+		}
+		Py_DECREF(t);
+	}
+	PyMem_RawFree(copy);
+	return Py_BuildValue("(NK)", list, (unsigned long long)dropped);
+}
+
+/* Destroys the C loader now, or once the last Batch of it is gone. */
+static PyObject *Loader_close(LoaderObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (self->batches_alive > 0)
+		self->closing = 1;
+	else
+		loader_destroy_now(self);
+	Py_RETURN_NONE;
+}
+
+static PyObject *Loader_error_detail(LoaderObject *self, PyObject *unused)
+{
+	(void)unused;
+	return PyUnicode_FromString(self->l ? rf_loader_error(self->l) : "");
+}
+
+static PyMethodDef Loader_methods[] = {
+	{ "next", (PyCFunction)Loader_next, METH_NOARGS,
+	  "next() -> Batch or None at the end; releases the GIL while waiting" },
+	{ "state_save", (PyCFunction)Loader_state_save, METH_NOARGS, "state bytes" },
+	{ "order", (PyCFunction)Loader_order, METH_NOARGS, "rf_order_info as a dict" },
+	{ "stats", (PyCFunction)Loader_stats, METH_NOARGS, "some rf_stats as a dict" },
+	{ "take_bad_samples", (PyCFunction)Loader_take_bad_samples, METH_NOARGS,
+	  "([(path, err, reason)], dropped) since the last call" },
+	{ "close", (PyCFunction)Loader_close, METH_NOARGS,
+	  "destroy the C loader (deferred while batches are alive)" },
+	{ "error_detail", (PyCFunction)Loader_error_detail, METH_NOARGS, "rf_loader_error()" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject LoaderType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "ringfeed._ringfeed.Loader",
+	.tp_basicsize = sizeof(LoaderObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "Loader(config: dict, resume_state=None, debug=False): one rf_loader",
+	.tp_new = PyType_GenericNew,
+	.tp_init = (initproc)Loader_init,
+	.tp_dealloc = (destructor)Loader_dealloc,
+	.tp_methods = Loader_methods,
+};
+
+/* ---- Batch ---- */
+
+/* Gives the slot back (stream: a cudaStream_t as an int, 0 = legacy default). */
+static void batch_release(BatchObject *self, void *stream)
+{
+	if (!self->b)
+		return;
+	rf_batch *b = self->b;
+	self->b = NULL;
+	if (self->guard)
+		mprotect(self->guard, self->guard_len, PROT_NONE);
+	if (self->owner->l) {
+		if (stream)
+			rf_batch_release_on(self->owner->l, b, stream);
+		else
+			rf_batch_release(self->owner->l, b);
+	}
+}
+
+static void Batch_dealloc(BatchObject *self)
+{
+	batch_release(self, NULL);
+	if (self->guard)
+		munmap(self->guard, self->guard_len);
+	Py_XDECREF(self->labels);
+	Py_XDECREF(self->ids);
+	LoaderObject *owner = self->owner;
+	if (owner) {
+		owner->batches_alive--;
+		if (owner->closing && owner->batches_alive == 0)
+			loader_destroy_now(owner);
+		Py_DECREF(owner);
+	}
+	PyObject_Free(self);
+}
+
+static PyObject *Batch_release(BatchObject *self, PyObject *args)
+{
+	unsigned long long stream = 0;
+	if (!PyArg_ParseTuple(args, "|K", &stream))
+		return NULL;
+	batch_release(self, (void *)(uintptr_t)stream);
+	Py_RETURN_NONE;
+}
+
+static PyObject *Batch_wait(BatchObject *self, PyObject *args)
+{
+	unsigned long long stream = 0;
+	if (!PyArg_ParseTuple(args, "|K", &stream))
+		return NULL;
+	if (!self->b)
+		return raise_rf(-EINVAL, "the batch was released");
+	int rc = rf_batch_wait(self->b, (void *)(uintptr_t)stream);
+	if (rc < 0)
+		return raise_rf(rc, "rf_batch_wait failed");
+	Py_RETURN_NONE;
+}
+
+static PyObject *Batch_device_ptr(BatchObject *self, void *unused)
+{
+	(void)unused;
+	if (!self->b)
+		return raise_rf(-EINVAL, "the batch was released");
+	return PyLong_FromUnsignedLongLong((uintptr_t)self->b->device_data);
+}
+
+static PyObject *Batch_released(BatchObject *self, void *unused)
+{
+	(void)unused;
+	return PyBool_FromLong(self->b == NULL);
+}
+
+static int Batch_getbuffer(BatchObject *self, Py_buffer *view, int flags)
+{
+	if (!self->b) {
+		PyErr_SetString(RfError, "the batch was released: its slot belongs to the loader again");
+		view->obj = NULL;
+		return -1;
+	}
+	rf_batch *b = self->b;
+	size_t len = b->sample_bytes ? (size_t)b->count * b->sample_bytes : b->bytes;
+	void *data = self->guard ? self->guard : b->data;
+	if (PyBuffer_FillInfo(view, (PyObject *)self, data, (Py_ssize_t)len, 0, flags) < 0)
+		return -1;
+	self->exports++;
+	return 0;
+}
+
+static void Batch_releasebuffer(BatchObject *self, Py_buffer *view)
+{
+	(void)view;
+	self->exports--;
+}
+
+static PyBufferProcs Batch_as_buffer = {
+	.bf_getbuffer = (getbufferproc)Batch_getbuffer,
+	.bf_releasebuffer = (releasebufferproc)Batch_releasebuffer,
+};
+
+static PyMethodDef Batch_methods[] = {
+	{ "release", (PyCFunction)Batch_release, METH_VARARGS,
+	  "release(stream=0): give the slot back (rf_batch_release_on with a stream)" },
+	{ "wait", (PyCFunction)Batch_wait, METH_VARARGS,
+	  "wait(stream=0): rf_batch_wait, the stream waits for the device copy" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyMemberDef Batch_members[] = {
+	{ "index", T_ULONGLONG, offsetof(BatchObject, index), READONLY, NULL },
+	{ "epoch", T_UINT, offsetof(BatchObject, epoch), READONLY, NULL },
+	{ "count", T_UINT, offsetof(BatchObject, count), READONLY, NULL },
+	{ "height", T_UINT, offsetof(BatchObject, height), READONLY, NULL },
+	{ "width", T_UINT, offsetof(BatchObject, width), READONLY, NULL },
+	{ "channels", T_UINT, offsetof(BatchObject, channels), READONLY, NULL },
+	{ "dtype", T_INT, offsetof(BatchObject, dtype), READONLY, NULL },
+	{ "layout", T_INT, offsetof(BatchObject, layout), READONLY, NULL },
+	{ "device_dtype", T_INT, offsetof(BatchObject, device_dtype), READONLY, NULL },
+	{ "device_layout", T_INT, offsetof(BatchObject, device_layout), READONLY, NULL },
+	{ "sample_bytes", T_PYSSIZET, offsetof(BatchObject, sample_bytes), READONLY, NULL },
+	{ "device_sample_bytes", T_PYSSIZET, offsetof(BatchObject, device_sample_bytes),
+	  READONLY, NULL },
+	{ "labels", T_OBJECT, offsetof(BatchObject, labels), READONLY, "int32 bytes" },
+	{ "ids", T_OBJECT, offsetof(BatchObject, ids), READONLY, "uint64 bytes" },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static PyGetSetDef Batch_getset[] = {
+	{ "device_ptr", (getter)Batch_device_ptr, NULL, "device_data as an int (0: none)", NULL },
+	{ "released", (getter)Batch_released, NULL, "True once the slot was given back", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyTypeObject BatchType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "ringfeed._ringfeed.Batch",
+	.tp_basicsize = sizeof(BatchObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "a batch lent by Loader.next(); its buffer is the slot's data",
+	.tp_dealloc = (destructor)Batch_dealloc,
+	.tp_as_buffer = &Batch_as_buffer,
+	.tp_methods = Batch_methods,
+	.tp_members = Batch_members,
+	.tp_getset = Batch_getset,
+};
+
+/* ---- module ---- */
+
+static PyObject *mod_defaults(PyObject *m, PyObject *unused)
+{
+	(void)m;
+	(void)unused;
+	rf_config cfg;
+	rf_config_default(&cfg);
+	PyObject *d = PyDict_New();
+	for (size_t i = 0; d && i < NFIELDS; i++) {
+		PyObject *v = field_get(&cfg, &fields[i]);
+		if (!v || PyDict_SetItemString(d, fields[i].name, v) < 0) {
+			Py_XDECREF(v);
+			Py_DECREF(d);
+			return NULL;
+		}
+		Py_DECREF(v);
+	}
+	return d;
+}
+
+static PyObject *mod_strerror(PyObject *m, PyObject *args)
+{
+	(void)m;
+	int code;
+	if (!PyArg_ParseTuple(args, "i", &code))
+		return NULL;
+	return PyUnicode_FromString(rf_strerror(code));
+}
+
+/* state_parse(bytes) -> dict: rf_state_parse(). */
+static PyObject *mod_state_parse(PyObject *m, PyObject *args)
+{
+	(void)m;
+	Py_buffer buf;
+	if (!PyArg_ParseTuple(args, "y*", &buf))
+		return NULL;
+	rf_state_info x;
+	char msg[256] = "";
+	int rc = rf_state_parse(buf.buf, (size_t)buf.len, &x, msg, sizeof(msg));
+	PyBuffer_Release(&buf);
+	if (rc < 0)
+		return raise_rf(rc, msg);
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:I,s:I}", "next_batch",
+			     (unsigned long long)x.next_batch, "epoch",
+			     (unsigned long long)x.epoch, "batch_in_epoch",
+			     (unsigned long long)x.batch_in_epoch, "batches_per_epoch",
+			     (unsigned long long)x.batches_per_epoch, "rank", x.rank,
+			     "world_size", x.world_size);
+}
+
+/* state_at_epoch(state, epoch) -> bytes: the same state moved to the first
+ * batch of epoch (for set_epoch()); the checksum is recomputed. */
+static PyObject *mod_state_at_epoch(PyObject *m, PyObject *args)
+{
+	(void)m;
+	Py_buffer buf;
+	unsigned long long epoch;
+	if (!PyArg_ParseTuple(args, "y*K", &buf, &epoch))
+		return NULL;
+	rf_state_info x;
+	char msg[256] = "";
+	int rc = rf_state_parse(buf.buf, (size_t)buf.len, &x, msg, sizeof(msg));
+	if (rc == 0 && x.version != RF_STATE_VERSION) {
+		rc = RF_ESTATEVERSION;
+		snprintf(msg, sizeof(msg), "state version %u cannot be moved", x.version);
+	}
+	if (rc < 0) {
+		PyBuffer_Release(&buf);
+		return raise_rf(rc, msg);
+	}
+	uint8_t s[RF_STATE_V1_BYTES];
+	memcpy(s, buf.buf, sizeof(s));
+	PyBuffer_Release(&buf);
+	uint64_t pos[3] = { epoch * x.batches_per_epoch, epoch, 0 };
+	for (int f = 0; f < 3; f++)
+		for (int i = 0; i < 8; i++)
+			s[16 + 8 * f + i] = (uint8_t)(pos[f] >> (8 * i));
+	uint64_t sum = rf_state_checksum(s, 144);   /* bytes before the checksum */
+	for (int i = 0; i < 8; i++)
+		s[144 + i] = (uint8_t)(sum >> (8 * i));
+	return PyBytes_FromStringAndSize((const char *)s, sizeof(s));
+}
+
+static PyMethodDef module_methods[] = {
+	{ "defaults", mod_defaults, METH_NOARGS, "rf_config_default() as a dict" },
+	{ "strerror", mod_strerror, METH_VARARGS, "rf_strerror(code)" },
+	{ "state_parse", mod_state_parse, METH_VARARGS, "rf_state_parse() as a dict" },
+	{ "state_at_epoch", mod_state_at_epoch, METH_VARARGS,
+	  "a saved state moved to the start of an epoch" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef moduledef = {
+	PyModuleDef_HEAD_INIT, "_ringfeed", "the C side of the ringfeed package", -1,
+	module_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__ringfeed(void)
+{
+	if (PyType_Ready(&LoaderType) < 0 || PyType_Ready(&BatchType) < 0)
+		return NULL;
+	PyObject *m = PyModule_Create(&moduledef);
+	if (!m)
+		return NULL;
+	RfError = PyErr_NewExceptionWithDoc("ringfeed.Error",
+					    "an error from the C library: args = (code, message)",
+					    PyExc_RuntimeError, NULL);
+	if (!RfError || PyModule_AddObject(m, "Error", RfError) < 0)
+		goto fail;
+	Py_INCREF(RfError);
+	Py_INCREF(&LoaderType);
+	Py_INCREF(&BatchType);
+	if (PyModule_AddObject(m, "Loader", (PyObject *)&LoaderType) < 0 ||
+	    PyModule_AddObject(m, "Batch", (PyObject *)&BatchType) < 0 ||
+	    PyModule_AddIntConstant(m, "EOF", RF_EOF) < 0 ||
+	    PyModule_AddIntConstant(m, "EBADSAMPLE", RF_EBADSAMPLE) < 0 ||
+	    PyModule_AddIntConstant(m, "ECONFIG", RF_ECONFIG) < 0 ||
+	    PyModule_AddIntConstant(m, "EEMPTY", RF_EEMPTY) < 0 ||
+	    PyModule_AddIntConstant(m, "ESTATEMISMATCH", RF_ESTATEMISMATCH) < 0 ||
+	    PyModule_AddIntConstant(m, "ESTATE", RF_ESTATE) < 0 ||
+	    PyModule_AddIntConstant(m, "STATE_MAX_BYTES", RF_STATE_MAX_BYTES) < 0)
+		goto fail;
+	return m;
+fail:
+	Py_DECREF(m);
+	return NULL;
+}

@@ -1,0 +1,307 @@
+"""test_loader.py - the ringfeed package against the C API and its promises:
+same batches as rf_loader_next(), exact resume through state_dict(), batch
+lifetimes, errors, ranks from the environment, no leaks, Ctrl-C."""
+
+import ctypes
+import errno
+import io
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed for this python "
+                            "(Debian: python3-torch, installed by scripts/deps.sh)")
+import ringfeed  # noqa: E402
+
+RINGFEED = os.environ.get("RINGFEED", "build/ringfeed")
+C_DUMP = os.environ.get("RINGFEED_C_DUMP", "build/python/c_dump")
+SMALL = dict(resize=72, crop=64, threads=2)
+
+
+@pytest.fixture(scope="session")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data") / "jpegs"
+    subprocess.run([RINGFEED, "gen", "--out", str(root), "--count", "120", "--classes", "4",
+                    "--threads", "1"], check=True, stdout=subprocess.DEVNULL)
+    return str(root)
+
+
+@pytest.fixture(scope="session")
+def bad_data(tmp_path_factory, data):
+    """The same tree plus one file that is not a JPEG."""
+    root = tmp_path_factory.mktemp("bad") / "jpegs"
+    subprocess.run([RINGFEED, "gen", "--out", str(root), "--count", "40", "--classes", "2",
+                    "--threads", "1"], check=True, stdout=subprocess.DEVNULL)
+    bad = root / "class_000" / "broken.jpg"
+    bad.write_bytes(b"this is not a jpeg" * 10)
+    return str(root), str(bad)
+
+
+def as_bytes(t):
+    """A CPU tensor's bytes (without numpy, which pip's torch does not require)."""
+    t = t.contiguous()
+    return ctypes.string_at(t.data_ptr(), t.numel() * t.element_size())
+
+
+def epoch_batches(loader):
+    return [(x.clone(), y.clone()) for x, y in loader]
+
+
+@pytest.mark.parametrize("rrc,flip,dtype,layout", [
+    (0, 0.0, "uint8", "hwc"),
+    (1, 0.5, "float16", "chw"),
+    (1, 0.5, "float32", "hwc"),
+])
+def test_same_batches_as_the_c_api(data, tmp_path, rrc, flip, dtype, layout):
+    out = tmp_path / "c.bin"
+    codes = {"uint8": 0, "float32": 1, "float16": 2}
+    subprocess.run([C_DUMP, data, str(out), "16", "72", "64", str(rrc), str(flip),
+                    str(codes[dtype]), "1" if layout == "chw" else "0", "7", "2"], check=True)
+    loader = ringfeed.Loader(data, batch_size=16, random_resized_crop=bool(rrc), flip=flip,
+                             dtype=dtype, layout=layout, seed=7, mean=(0.45,) * 3,
+                             std=(0.25,) * 3, **SMALL)
+    blob = bytearray()
+    for images, labels in loader:
+        assert images.dtype == {"uint8": torch.uint8, "float16": torch.float16,
+                                "float32": torch.float32}[dtype]
+        if layout == "chw":
+            assert tuple(images.shape[1:]) == (3, 64, 64)
+        else:
+            assert tuple(images.shape[1:]) == (64, 64, 3)
+        assert labels.dtype == torch.int64
+        blob += as_bytes(images)
+        blob += as_bytes(labels.to(torch.int32))
+    assert bytes(blob) == out.read_bytes()
+
+
+def test_len_epoch_and_set_epoch(data):
+    loader = ringfeed.Loader(data, batch_size=16, **SMALL)
+    assert len(loader) == 8          # 120 samples, last batch partial
+    assert loader.epoch == 0
+    first = epoch_batches(loader)
+    assert len(first) == 8 and loader.epoch == 1
+    second = epoch_batches(loader)
+    assert len(second) == 8 and loader.epoch == 2
+    assert not all(torch.equal(a[1], b[1]) for a, b in zip(first, second))  # reshuffled
+    loader.set_epoch(1)
+    assert loader.epoch == 1
+    again = epoch_batches(loader)
+    assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+               for a, b in zip(second, again))
+    loader.set_epoch(2)              # already there: nothing moves
+    assert loader.epoch == 2
+
+
+def test_epochs_keyword_ends_the_stream(data):
+    loader = ringfeed.Loader(data, batch_size=32, epochs=1, **SMALL)
+    assert len(epoch_batches(loader)) == 4
+    assert epoch_batches(loader) == []
+
+
+def test_exact_resume_through_a_checkpoint(data):
+    opts = dict(batch_size=16, random_resized_crop=True, flip=0.5, seed=3, **SMALL)
+    a = ringfeed.Loader(data, **opts)
+    for _ in a:                      # epoch 0
+        pass
+    for _ in zip(range(3), a):       # 3 batches into epoch 1
+        pass
+    buf = io.BytesIO()
+    torch.save({"model": {}, "loader": a.state_dict()}, buf)
+    expected = [(x.clone(), y.clone()) for _, (x, y) in zip(range(7), a)]
+    buf.seek(0)
+    b = ringfeed.Loader(data, **dict(opts, threads=1))
+    b.load_state_dict(torch.load(buf)["loader"])
+    assert b.epoch == 1
+    got = [(x.clone(), y.clone()) for _, (x, y) in zip(range(7), b)]
+    assert len(got) == len(expected) == 5   # the rest of epoch 1
+    for (x0, y0), (x1, y1) in zip(expected, got):
+        assert torch.equal(x0, x1) and torch.equal(y0, y1)
+
+
+def test_a_held_batch_stays_valid_while_ten_more_are_read(data):
+    # a held batch pins its slot: the slots are a ring in batch order, so
+    # the loader runs prefetch - 1 batches past it
+    loader = ringfeed.Loader(data, batch_size=8, hold="gc", prefetch=12, **SMALL)
+    it = iter(loader)
+    held, held_labels = next(it)
+    snapshot = held.clone()
+    for _ in range(10):
+        x, _ = next(it)
+        del x
+    assert torch.equal(held, snapshot)
+    del held                          # its slot goes back: the loader keeps going
+    assert sum(1 for _ in it) == 15 - 11
+
+
+def test_holding_every_slot_raises_instead_of_hanging(data):
+    loader = ringfeed.Loader(data, batch_size=8, hold="gc", prefetch=3, **SMALL)
+    kept = []
+    with pytest.raises(ringfeed.Error) as e:
+        for x, _ in loader:
+            kept.append(x)
+    assert len(kept) == 3 and e.value.args[0] == -errno.EDEADLK
+
+
+def test_copy_true_tensors_outlive_the_slot(data):
+    loader = ringfeed.Loader(data, batch_size=8, copy=True, **SMALL)
+    batches = [x for x, _ in loader]      # all 15 kept: copies never stall the loader
+    assert len(batches) == 15
+    ref = [x.clone() for x, _ in ringfeed.Loader(data, batch_size=8, **SMALL)]
+    assert all(torch.equal(a, b) for a, b in zip(batches, ref))
+
+
+def test_debug_mode_catches_a_use_after_the_next_step(data):
+    code = textwrap.dedent(f"""
+        import ringfeed, torch
+        loader = ringfeed.Loader({data!r}, batch_size=8, debug=True, resize=72, crop=64)
+        it = iter(loader)
+        stale, _ = next(it)
+        stale.float().sum()           # valid until the next step
+        next(it)
+        print("read", float(stale.float().sum()), flush=True)   # must fault
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == -signal.SIGSEGV, r.stdout + r.stderr
+    assert "read" not in r.stdout
+
+
+def test_errors_raise_ringfeed_error(data, bad_data, tmp_path):
+    with pytest.raises(ringfeed.Error) as e:
+        ringfeed.Loader(str(tmp_path / "missing"))
+    assert e.value.args[0] < 0 and "missing" in e.value.args[1]
+    with pytest.raises(ringfeed.Error) as e:
+        ringfeed.Loader(data, batch_size=0)
+    assert e.value.args[0] == ringfeed._ringfeed.ECONFIG and "batch_size" in e.value.args[1]
+    with pytest.raises(ringfeed.Error):
+        ringfeed.Loader(data, dtype="float64")
+    with pytest.raises(TypeError):
+        ringfeed.Loader(data, batchsize=8)
+    with pytest.raises(ringfeed.Error) as e:
+        ringfeed.Loader(tmp_path)         # an empty folder
+    assert e.value.args[0] == ringfeed._ringfeed.EEMPTY
+    # a corrupt file with on_error="fail" names the file
+    root, bad = bad_data
+    loader = ringfeed.Loader(root, batch_size=41, on_error="fail", **SMALL)
+    with pytest.raises(ringfeed.Error) as e:
+        for _ in loader:
+            pass
+    assert e.value.args[0] == ringfeed._ringfeed.EBADSAMPLE and "broken.jpg" in e.value.args[1]
+    # states: garbage, and one from other output settings
+    with pytest.raises(ringfeed.Error) as e:
+        ringfeed.Loader(data, **SMALL).load_state_dict({"ringfeed_state": b"x" * 152})
+    assert e.value.args[0] == ringfeed._ringfeed.ESTATE
+    state = ringfeed.Loader(data, batch_size=16, **SMALL).state_dict()
+    with pytest.raises(ringfeed.Error) as e:
+        ringfeed.Loader(data, batch_size=16, **dict(SMALL, crop=32)).load_state_dict(state)
+    assert e.value.args[0] == ringfeed._ringfeed.ESTATEMISMATCH and "crop" in e.value.args[1]
+
+
+def test_bad_samples_reach_the_callback(bad_data):
+    root, bad = bad_data
+    seen = []
+    loader = ringfeed.Loader(root, batch_size=8, on_bad_sample=lambda p, err, why:
+                             seen.append((p, err, why)), **SMALL)
+    batches = epoch_batches(loader)
+    assert sum(len(y) for _, y in batches) == 41     # replaced: batches stay full
+    assert len(seen) == 1 and seen[0][0].endswith("broken.jpg") and seen[0][1] < 0
+    assert loader.stats()["bad_samples"] == 1
+
+
+def test_ranks_come_from_the_torchrun_environment(data, monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    r1 = ringfeed.Loader(data, batch_size=10, shuffle=False, **SMALL)
+    assert r1._c.order()["rank"] == 1 and r1._c.order()["rank_source"] == "RANK/WORLD_SIZE"
+    assert len(r1) == 6
+    monkeypatch.setenv("RANK", "0")
+    r0 = ringfeed.Loader(data, batch_size=10, shuffle=False, **SMALL)
+    ids0 = {int(i) for x, y in r0 for i in y}
+    monkeypatch.setenv("WORLD_SIZE", "zero")
+    with pytest.raises(ringfeed.Error):
+        ringfeed.Loader(data, **SMALL)
+
+
+def _rss_kib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+
+
+def test_no_leaks_over_1000_loaders(data):
+    def cycle():
+        with ringfeed.Loader(data, batch_size=8, threads=1, prefetch=2, io_depth=8,
+                             read_pool_bytes=1 << 20, resize=72, crop=64) as loader:
+            next(iter(loader))
+    for _ in range(50):
+        cycle()
+    fds, rss = len(os.listdir("/proc/self/fd")), _rss_kib()
+    for _ in range(1000):
+        cycle()
+    assert len(os.listdir("/proc/self/fd")) == fds
+    assert _rss_kib() - rss < 8 * 1024, "RSS grew by more than 8 MiB over 1,000 loaders"
+
+
+def test_ctrl_c_stops_the_loop_cleanly(data):
+    code = textwrap.dedent(f"""
+        import ringfeed
+        loader = ringfeed.Loader({data!r}, batch_size=8, resize=72, crop=64, threads=1)
+        try:
+            while True:
+                for images, labels in loader:
+                    print("step", flush=True)
+        except KeyboardInterrupt:
+            loader.close()
+            print("interrupted", flush=True)
+    """)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "step"     # the loop is running
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 0 and out.rstrip().endswith("interrupted")
+
+
+def test_plain_training_step_on_cpu(data):
+    loader = ringfeed.Loader(data, batch_size=16, dtype="float32", layout="chw",
+                             mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225), **SMALL)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, stride=4), torch.nn.Flatten(),
+                                torch.nn.Linear(4 * 16 * 16, 4))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for images, labels in loader:
+        loss = torch.nn.functional.cross_entropy(model(images), labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        assert torch.isfinite(loss)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
+def test_device_batches_match_host_batches(data):
+    opts = dict(batch_size=16, dtype="float16", layout="chw", mean=(0.45,) * 3,
+                std=(0.25,) * 3, **SMALL)
+    host = epoch_batches(ringfeed.Loader(data, **opts))
+    dev = ringfeed.Loader(data, device="cuda:0", **opts)
+    for (hx, hy), (dx, dy) in zip(host, dev):
+        assert dx.is_cuda and dy.is_cuda
+        assert torch.equal(hx, dx.cpu()) and torch.equal(hy, dy.cpu())
+
+
+def test_the_training_example_checkpoints_and_resumes(data, tmp_path):
+    pytest.importorskip("torchvision", reason="torchvision is not installed for this python")
+    ckpt = tmp_path / "ckpt.pt"
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_torch.py")
+    cmd = [sys.executable, example, data, "--batch", "8", "--crop", "32", "--threads", "1",
+           "--device", "cpu", "--checkpoint", str(ckpt), "--save-every", "3"]
+    first = subprocess.run(cmd + ["--steps", "3"], capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert ckpt.exists()
+    state = ringfeed.state_parse(torch.load(ckpt)["loader"]["ringfeed_state"])
+    assert state["next_batch"] == 3
+    second = subprocess.run(cmd + ["--steps", "5"], capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert "resumed at step 3, epoch 0" in second.stdout and "done: 5 steps" in second.stdout
