@@ -61,6 +61,8 @@ static const struct field fields[] = {
 	FIELD(world_size, F_INT),     FIELD(rank_tail, F_INT),
 	FIELD(samples_per_epoch, F_U64), FIELD(fetch_only, F_INT),
 	FIELD(device, F_INT),         FIELD(device_convert, F_INT),
+	FIELD(decode, F_INT),         FIELD(include_hidden, F_INT),
+	FIELD(verify_full, F_INT),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
