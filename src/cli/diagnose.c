@@ -178,8 +178,9 @@ int cli_diagnose(const rf_config *base, const diag_opts *o)
 		       gpu ? eng.rate : -1.0, step,
 		       cons.wait_ms_batch, 100 * idle, threads, full.st.io_depth, nb);
 	} else {
-		printf("ringfeed diagnosis (%lld batches of %d per stage, %u compute threads, io_depth %u)\n",
-		       nb, cfg.batch_size, threads, full.st.io_depth);
+		printf("ringfeed diagnosis (%s of %d per stage, %s, io_depth %u)\n",
+		       cli_count((unsigned long long)nb, "batch", 0), cfg.batch_size,
+		       cli_count(threads, "compute thread", 1), full.st.io_depth);
 		printf("  fetch (reads only)          %10.0f samples/s\n", fetch.rate);
 		if (isinf(prep))
 			printf("  prep (compute)                      none (raw mode)\n");

@@ -407,9 +407,21 @@ typedef struct xaxis {
 	double lo, hi;
 } xaxis;
 
+/* The panels of the tuning chart: 0 threads, 1 io_depth, 2 prefetch. */
+#define TUNE_PANELS 3
 static int field(const rf_report_trial *t, int which)
 {
-	return which ? t->io_depth : t->threads;
+	return which == 2 ? t->prefetch : which ? t->io_depth : t->threads;
+}
+
+static const char *field_name(int which)
+{
+	return which == 2 ? "prefetch" : which ? "io_depth" : "threads";
+}
+
+static const char *field_meaning(int which)
+{
+	return which == 2 ? "batch slots" : which ? "reads in flight" : "compute threads";
 }
 
 static void xaxis_init(xaxis *a, const rf_report *r, int which)
@@ -464,8 +476,8 @@ static void tune_panel(FILE *f, const rf_report *r, int which, double px, double
 		       double top, double step, size_t best)
 {
 	const double L = 84, R = 24, T = 44, B = 62;
-	const char *name = which ? "io_depth" : "threads";
-	double x0 = px + L, x1 = px + W / 2 - R, y0 = T, y1 = H - B;
+	const char *name = field_name(which);
+	double x0 = px + L, x1 = px + W / TUNE_PANELS - R, y0 = T, y1 = H - B;
 	xaxis a;
 	char b[48];
 	size_t i;
@@ -498,7 +510,7 @@ static void tune_panel(FILE *f, const rf_report *r, int which, double px, double
 	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_AXIS "\"/>\n",
 		x0, y1, x1, y1);
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"600\">%s (%s)</text>\n",
-		(x0 + x1) / 2, y1 + 44, name, which ? "reads in flight" : "compute threads");
+		(x0 + x1) / 2, y1 + 44, name, field_meaning(which));
 
 	/* the best trial at each value, joined */
 	if (a.cat && a.ncat > 1) {
@@ -569,7 +581,7 @@ static void chart_tune(FILE *f, const rf_report *r)
 	size_t i;
 
 	svg_open(f, "chart-tune", r->trials && r->ntrials ? H : 120,
-		 "samples per second against threads and io_depth, per tuning trial");
+		 "samples per second against threads, io_depth and prefetch, per tuning trial");
 	if (!r->trials || !r->ntrials) {
 		svg_message(f, W / 2, 66, "no tuning run");
 		fputs("</svg>\n", f);
@@ -579,8 +591,8 @@ static void chart_tune(FILE *f, const rf_report *r)
 		if (val(r->trials[i].samples_per_s) > maxv)
 			maxv = val(r->trials[i].samples_per_s);
 	axis_from_zero(maxv * 1.05, &top, &step);
-	tune_panel(f, r, 0, 0, H, top, step, best_trial(r));
-	tune_panel(f, r, 1, W / 2, H, top, step, best_trial(r));
+	for (int k = 0; k < TUNE_PANELS; k++)
+		tune_panel(f, r, k, k * W / TUNE_PANELS, H, top, step, best_trial(r));
 	fputs("</svg>\n", f);
 }
 
