@@ -1,12 +1,14 @@
 /* test_walk_hidden.c - datasets as people have them: the ImageFolder and raw
  * walks skip hidden names (.DS_Store, AppleDouble ._x.jpg, .nfs* files,
  * hidden folders) unless include_hidden is set, and an index cache built
- * one way is not loaded the other way. */
+ * one way is not loaded the other way; a symlink that leads back to one of
+ * its own folders is reported as a loop, one that leads elsewhere is walked. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -107,4 +109,45 @@ Test(walk_hidden, cache_remembers_the_mode, .init = setup, .fini = teardown)
 	cr_assert_eq(rf_index_write(dir, 4, path, &files, NULL, NULL, err, sizeof(err)), -EINVAL);
 	tu_rmrf(cache);
 	free(cache);
+}
+
+static int create_error(rf_config *cfg, char *err, size_t errlen)
+{
+	rf_loader *l;
+	int r = rf_loader_create(&l, cfg, err, errlen);
+	if (r == 0)
+		rf_loader_destroy(l);
+	return r;
+}
+
+Test(walk_hidden, symlink_loop_named_as_one, .init = setup, .fini = teardown)
+{
+	char link[4096];
+	snprintf(link, sizeof(link), "%s/c0/again", dir);
+	cr_assert_eq(symlink("..", link), 0); /* c0/again -> the root */
+	rf_config cfg;
+	tu_config(&cfg, dir);
+	char err[512] = "";
+	cr_assert_eq(create_error(&cfg, err, sizeof(err)), -ELOOP, "%s", err);
+	cr_assert(strstr(err, "'c0/again': symlink loop (it leads back to the root)"), "%s", err);
+	unlink(link);
+	snprintf(link, sizeof(link), "%s/c1/.thumbs/up", dir);
+	cr_assert_eq(symlink("..", link), 0); /* c1/.thumbs/up -> c1 */
+	cfg.include_hidden = 1;
+	cr_assert_eq(create_error(&cfg, err, sizeof(err)), -ELOOP, "%s", err);
+	cr_assert(strstr(err, "'c1/.thumbs/up': symlink loop (it leads back to 'c1')"), "%s", err);
+	cr_assert_lt(strlen(err), 200, "%s", err);
+}
+
+Test(walk_hidden, symlink_elsewhere_is_walked, .init = setup, .fini = teardown)
+{
+	char link[4096];
+	snprintf(link, sizeof(link), "%s/c1/more", dir);
+	cr_assert_eq(symlink("../c0", link), 0); /* a sibling, not an ancestor */
+	rf_config cfg;
+	tu_config(&cfg, dir);
+	uint64_t bad;
+	int classes;
+	cr_assert_eq(samples(&cfg, &bad, &classes), 9); /* c0's 3 images twice */
+	cr_assert_eq(classes, 2);
 }

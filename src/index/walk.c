@@ -57,12 +57,56 @@ static int entry_is_dir(int dfd, const struct dirent *de)
 	return fstatat(dfd, de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Adds every JPEG below the folder open as dfd, whose path relative to the
- * root is rel[rel_len] (without trailing '/'). Takes ownership of dfd. */
-static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t label,
-		    int any_name, char *err, size_t errlen)
+/* The folders from the root down to the one being walked, on the walkers'
+ * stacks: a folder reached again through a symlink is a loop, reported as one
+ * (following it would recurse until the path is too long). Its path is the
+ * first rel_len bytes of the walk's rel buffer (0: the root). */
+struct dir_chain {
+	dev_t dev;
+	ino_t ino;
+	size_t rel_len;
+	const struct dir_chain *up;
+};
+
+/* 0, or -ELOOP with the message when the folder open as dfd is one of its
+ * own ancestors. Fills *self for the walk below it. */
+static int check_loop(int dfd, const char *rel, size_t rel_len, const struct dir_chain *up,
+		      struct dir_chain *self, char *err, size_t errlen)
 {
-	int ret = rf_index_stamp_add(idx, dfd, rel, "");
+	struct stat st;
+	if (fstat(dfd, &st) != 0) {
+		int e = errno;
+		rf_fmt(err, errlen, "'%s': %s", rel, strerror(e));
+		return -e;
+	}
+	*self = (struct dir_chain){ st.st_dev, st.st_ino, rel_len, up };
+	for (const struct dir_chain *a = up; a; a = a->up) {
+		if (a->dev == st.st_dev && a->ino == st.st_ino) {
+			if (a->rel_len == 0)
+				rf_fmt(err, errlen, "'%s': symlink loop (it leads back to the root)",
+				       rel);
+			else
+				rf_fmt(err, errlen, "'%s': symlink loop (it leads back to '%.*s')",
+				       rel, (int)a->rel_len, rel);
+			return -ELOOP;
+		}
+	}
+	return 0;
+}
+
+/* Adds every JPEG below the folder open as dfd, whose path relative to the
+ * root is rel[rel_len] (without trailing '/'), below the folders in up.
+ * Takes ownership of dfd. */
+static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t label,
+		    int any_name, const struct dir_chain *up, char *err, size_t errlen)
+{
+	struct dir_chain self;
+	int ret = check_loop(dfd, rel, rel_len, up, &self, err, errlen);
+	if (ret) {
+		close(dfd);
+		return ret;
+	}
+	ret = rf_index_stamp_add(idx, dfd, rel, "");
 	if (ret) {
 		close(dfd);
 		return ret;
@@ -97,7 +141,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 				ret = -e;
 				break;
 			}
-			ret = walk_dir(idx, sub, rel, len, label, any_name, err, errlen);
+			ret = walk_dir(idx, sub, rel, len, label, any_name, &self, err, errlen);
 			if (ret)
 				break;
 		} else if ((any_name & RF_INDEX_RAW) || is_jpeg_name(name)) {
@@ -128,7 +172,10 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char
 		rf_fmt(err, errlen, "'%s': %s", dir, strerror(e));
 		return -e;
 	}
-	ret = rf_index_stamp_add(idx, rfd, "", "");
+	struct dir_chain root;
+	ret = check_loop(rfd, dir, 0, NULL, &root, err, errlen);
+	if (!ret)
+		ret = rf_index_stamp_add(idx, rfd, "", "");
 	if (ret) {
 		close(rfd);
 		return ret;
@@ -193,7 +240,7 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char
 			ret = -e;
 			goto out;
 		}
-		ret = walk_dir(idx, cfd, rel, len, c, any_name, err, errlen);
+		ret = walk_dir(idx, cfd, rel, len, c, any_name, &root, err, errlen);
 		if (ret)
 			goto out;
 		if (idx->count - first > 1)
