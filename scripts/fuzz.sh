@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# fuzz.sh [SECONDS] - builds the libFuzzer targets (build-fuzz/, clang,
+# fuzz.sh [SECONDS [TARGET...]] - builds the libFuzzer targets (build-fuzz/, clang,
 # -Dfuzzing=true), writes their seed corpora, and runs each target for
 # SECONDS (default 30) on its corpus (build-fuzz/corpus/TARGET, kept between
 # runs, plus the regression inputs in tests/fuzz/regress/TARGET, which must
 # never crash again). A crash leaves its input in build-fuzz/crashes/.
-# Prints one line per target with its executions, and a closing
+# TARGETs (default: all of them) are run one after the other; start two
+# fuzz.sh with different targets to use two cores.
+# Prints one line per target with its executions and the CPU seconds it
+# used (user + system: on a busy machine less than SECONDS), and a closing
 # "fuzz: N passed, N failed, N skipped" line. Exits 77 (skip) with the reason
 # when clang or its fuzzer runtime is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
-targets=(state cache manifest jpeg)
+all_targets=(state cache manifest jpeg)
+targets=("${@:2}")
+[ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
+for t in "${targets[@]}"; do
+	case " ${all_targets[*]} " in
+	*" $t "*) ;;
+	*) echo "fuzz.sh: no target '$t' (targets: ${all_targets[*]})" >&2; exit 2 ;;
+	esac
+done
 
 if ! command -v clang >/dev/null || ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n){return 0;}' |
 	clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null; then
@@ -26,8 +37,20 @@ ninja -C build-fuzz >/dev/null
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-rm -rf build-fuzz/seeds
-build-fuzz/tests/fuzz/make_seeds build-fuzz/seeds >/dev/null
+# CPU seconds (user + system) of this script's finished children, into
+# $cpu_now: `times` in this shell (a $(...) subshell has no children yet)
+cpu_now=0
+cpu_mark() {
+	local f
+	f=$(mktemp)
+	times >"$f"
+	cpu_now=$(tail -1 "$f" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%d\n", s }')
+	rm -f "$f"
+}
+# two fuzz.sh at once: each writes its own copy of the seeds
+seeds=$(mktemp -d build-fuzz/seeds.XXXXXX)
+trap 'rm -rf "$seeds"' EXIT
+build-fuzz/tests/fuzz/make_seeds "$seeds" >/dev/null
 mkdir -p build-fuzz/crashes
 passed=0
 failed=0
@@ -35,10 +58,12 @@ for t in "${targets[@]}"; do
 	corpus=build-fuzz/corpus/$t
 	mkdir -p "$corpus"
 	regress=tests/fuzz/regress/$t
-	dirs=("$corpus" "build-fuzz/seeds/$t")
+	dirs=("$corpus" "$seeds/$t")
 	[ -d "$regress" ] && dirs+=("$regress")
 	log=build-fuzz/fuzz-$t.log
 	# -malloc_limit_mb: an allocation larger than any input justifies is a defect
+	cpu_mark
+	cpu0=$cpu_now
 	if build-fuzz/tests/fuzz/fuzz_$t "${dirs[@]}" -max_total_time="$secs" -max_len=65536 \
 		-rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -print_final_stats=1 \
 		-artifact_prefix=build-fuzz/crashes/$t- >"$log" 2>&1; then
@@ -48,8 +73,10 @@ for t in "${targets[@]}"; do
 		failed=$((failed + 1))
 		result="FAILED (see $log, build-fuzz/crashes/)"
 	fi
+	cpu_mark
+	cpu=$((cpu_now - cpu0))
 	execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-	echo "fuzz_$t: $secs s, $execs executions, corpus $(ls "$corpus" | wc -l) inputs: $result"
+	echo "fuzz_$t: $secs s, $cpu CPU s, $execs executions, corpus $(ls "$corpus" | wc -l) inputs: $result"
 done
 echo "fuzz: $passed passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]
