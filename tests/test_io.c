@@ -17,12 +17,12 @@
 #include <time.h>
 
 #include "index/index.h"
-#include "io/ring_impl.h"
+#include "pipeline/feeder.h"
 #include "testutil.h"
 
 /* The read hook exists in test builds only (meson -Dtest_hooks=true). */
 #if RF_TEST_HOOKS
-#define set_hook(fn, ctx) rf_ring_set_test_hook(fn, ctx)
+#define set_hook(fn, ctx) rf_feeder_set_test_hook(fn, ctx)
 #else
 #define set_hook(fn, ctx) ((void)(fn), (void)(ctx))
 #endif

@@ -1,27 +1,28 @@
 /* pread_pool.c - open / pread / close on a pool of threads (see pread_pool.h). */
 #define _GNU_SOURCE
 #include "io/pread_pool.h"
+#include "io/engine_impl.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-/* Reads up to len bytes from the start of fd: a read that returns less than
+/* Reads up to len bytes at offset of fd: a read that returns less than
  * asked is continued, unless O_DIRECT makes an unaligned offset impossible
  * (that is end of file anyway). Returns bytes read or -errno. */
-static ssize_t read_file(int fd, uint8_t *buf, size_t len, int direct, size_t align)
+static ssize_t read_span(int fd, uint8_t *buf, size_t len, uint64_t offset, int direct,
+			 size_t align)
 {
 	size_t got = 0;
 	while (got < len) {
-		ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
+		ssize_t n = pread(fd, buf + got, len - got, (off_t)(offset + got));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno; /* EAGAIN too: a FIFO without data; the ring decides */
+			return -errno; /* EAGAIN too: a FIFO without data; the engine decides */
 		}
 		if (n == 0)
 			break;
@@ -32,39 +33,44 @@ static ssize_t read_file(int fd, uint8_t *buf, size_t len, int direct, size_t al
 	return (ssize_t)got;
 }
 
-/* O_NONBLOCK (see ring.c open_flags): a FIFO where a file was opens and
- * reads at once instead of waiting for a writer; regular files ignore it. */
 static void *worker(void *arg)
 {
 	rf_pread_pool *p = arg;
-	rf_loader *l = p->l;
+	rf_io *io = p->io;
 	uint32_t id;
 	uint64_t idle;
 	while (rf_idq_pop_wait(&p->jobs, &id, &idle) == 0) {
-		rf_request *q = &l->req[id];
-		int fd = openat(l->index.root_fd, rf_index_path(&l->index, q->sample),
-				O_RDONLY | O_CLOEXEC | O_NONBLOCK | (q->direct ? O_DIRECT : 0));
-		if (fd < 0) {
-			q->open_res = -errno;
-			q->read_res = q->close_res = -ECANCELED; /* as a linked chain reports it */
-		} else {
-			q->open_res = 0;
-			ssize_t n = read_file(fd, q->buf, q->read_len, q->direct, q->align);
+		rf_io_req *q = &io->reqs[id];
+		if (!q->chain) { /* a kept file */
+			ssize_t n = read_span(io->files[q->rd.file].fd, q->rd.buf, q->span, q->start,
+					      q->direct, io->align);
 			q->read_res = (int32_t)n;
-			q->close_res = close(fd) ? -errno : 0;
+		} else {
+			int fd = openat(q->rd.dirfd, q->rd.path, rf_io_open_flags(q->direct) | O_CLOEXEC);
+			if (fd < 0) {
+				q->open_res = -errno;
+			} else {
+				ssize_t n = read_span(fd, q->rd.buf, q->span, q->start, q->direct,
+						      io->align);
+				q->read_res = (int32_t)n;
+				q->close_res = close(fd) ? -errno : 0;
+			}
 		}
 		q->cqes = q->ncqes;
-		if (rf_idq_push(&p->done, id))
-			rf_loader_wake_ring(l);
+		if (rf_idq_push(&p->done, id)) {
+			uint64_t one = 1; /* the engine may sleep in a read of wake_fd */
+			ssize_t w = write(io->p.wake_fd, &one, sizeof(one));
+			(void)w; /* the counter cannot overflow: see rf_loader_wake_ring */
+		}
 	}
 	return NULL;
 }
 
-int rf_pread_pool_start(rf_pread_pool *p, rf_loader *l, int n)
+int rf_pread_pool_start(rf_pread_pool *p, rf_io *io, int n)
 {
-	p->l = l;
+	p->io = io;
 	p->nthreads = 0;
-	uint32_t cap = (uint32_t)l->cfg.io_depth;
+	uint32_t cap = io->p.depth;
 	if (rf_idq_init(&p->jobs, cap) || rf_idq_init(&p->done, cap))
 		goto fail;
 	p->threads = calloc((size_t)n, sizeof(pthread_t));

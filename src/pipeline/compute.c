@@ -24,7 +24,7 @@ static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *
 {
 	uint64_t t0 = rf_now_ns();
 	int W, H, C = l->cfg.crop;
-	int err = rf_jpeg_open(w->dec, q->buf, len, l->cfg.max_pixels, &W, &H, q->reason,
+	int err = rf_jpeg_open(w->dec, q->data, len, l->cfg.max_pixels, &W, &H, q->reason,
 			       sizeof(q->reason));
 	if (err)
 		return err;
@@ -87,7 +87,7 @@ void *rf_compute_main(void *arg)
 		if (l->cfg.fetch_only) {
 			err = 0; /* storage alone: the read is all there is */
 		} else if (ok) {
-			err = process(l, &w, q, (size_t)e->size,
+			err = process(l, &w, q, q->len,
 				      s->host + (size_t)place * l->sample_bytes);
 		} else {
 			err = -ENOMEM;

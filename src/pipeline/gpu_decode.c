@@ -103,9 +103,8 @@ static void hand_back_held(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w
 static int prepare(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w, uint32_t k, uint32_t id)
 {
 	rf_request *q = &l->req[id];
-	const rf_index_entry *e = &l->index.entries[q->sample];
 	int W, H;
-	if (rf_gpu_jpeg_probe(jpeg, q->buf, (size_t)e->size, &W, &H) ||
+	if (rf_gpu_jpeg_probe(jpeg, q->data, q->len, &W, &H) ||
 	    (uint64_t)W * (uint64_t)H > l->cfg.max_pixels)
 		return 1; /* the CPU decoder reports what is wrong with it, if anything */
 	rf_window win;
@@ -132,7 +131,7 @@ static int prepare(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w, uint32
 		return 1;
 	int slot = (int)(rf_slot_of(l, &q->place) - l->slots);
 	w->items[k] = (rf_gpu_jpeg_item){
-		.data = q->buf, .len = (size_t)e->size, .width = W, .height = H,
+		.data = q->data, .len = q->len, .width = W, .height = H,
 		.roi_x = tx->lo, .roi_y = ty->lo, .roi_w = tx->hi - tx->lo, .roi_h = ty->hi - ty->lo,
 		.xstart = tx->start, .ystart = ty->start, .xweight = tx->weight, .yweight = ty->weight,
 		.kx = tx->taps, .ky = ty->taps,

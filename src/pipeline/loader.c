@@ -17,6 +17,7 @@
 #include "gpu/gpu.h"
 #include "gpu/jpeg_gpu.h"
 #include "pipeline/config.h"
+#include "pipeline/feeder.h"
 #include "pipeline/loader_impl.h"
 #include "pipeline/state.h"
 #include "sample/ranks.h"
@@ -249,7 +250,7 @@ static int open_gpu_decode(rf_loader *l, char *err, size_t errlen)
 
 static int start_ring(rf_loader *l, char *err, size_t errlen)
 {
-	int r = rf_thread_start(&l->ring_thread, rf_ring_main, l, "rf-ring");
+	int r = rf_thread_start(&l->ring_thread, rf_feeder_main, l, "rf-ring");
 	if (r) {
 		rf_fmt(err, errlen, "cannot start the ring thread: %s", strerror(-r));
 		return r;
@@ -528,7 +529,7 @@ RF_API void rf_loader_destroy(rf_loader *l)
 		rf_loader_wake_ring(l);
 		pthread_join(l->ring_thread, NULL); /* cancels its reads, closes the ring */
 	}
-	rf_ring_free(l->ring); /* the read pool: no thread reads it any more */
+	rf_feeder_free(l->feeder); /* the read pool: no thread reads it any more */
 	free(l->compute);
 	rf_gpu_destroy(l->gpu); /* waits for copies that read the slots */
 	if (l->wake_fd >= 0)

@@ -1,11 +1,12 @@
-/* loader_impl.h - the loader's state, shared by the ring thread (src/io/),
+/* loader_impl.h - the loader's state, shared by the ring thread (feeder.c),
  * the compute pool (src/pipeline/compute.c) and the consumer
  * (src/pipeline/loader.c). Private.
  *
  * Threads and who owns what:
  * - the consumer (caller's thread) owns next_batch, delivered_end and err_detail;
- * - the ring thread owns `ring` (the io_uring, the read pool, the requests
- *   while they are in flight, the retry list, the issue cursor);
+ * - the ring thread owns `feeder` (the read engine, the read pool, the
+ *   requests while their reads are in flight, the retry list, the issue
+ *   cursor);
  * - a compute thread owns a request between taking it from `work` and handing
  *   it back through `done`, and its own scratch; the GPU decode thread
  *   (cfg.decode) likewise between `gpu_work` and `done` (or `work`, when it
@@ -25,17 +26,15 @@
 #include <stdint.h>
 
 #include "index/index.h"
-#include "io/bufpool.h"
 #include "ringfeed.h"
 #include "sample/order.h"
 #include "sample/sampler.h"
 #include "transform/resample.h"
 #include "transform/window.h"
+#include "util/idq.h"
 
 #define RF_MAX_ATTEMPTS 64 /* replacements tried for one place before RF_ETOOMANYBAD */
 #define RF_MAX_TRANSIENT 3 /* re-reads of one file after a short read or EAGAIN */
-#define RF_READ_CHUNK (1u << 20) /* one read SQE reads at most this much: larger
-                                  * files take several reads in their chain */
 #define RF_REASON_LEN 192
 
 /* A place in the output: the index-th sample of global batch `batch`,
@@ -43,27 +42,24 @@
 typedef struct rf_place {
 	uint64_t batch;
 	uint32_t slot;      /* the batch slot that batch fills (any slot that was free
-	                     * when its first place was issued, see ring.c next_place) */
+	                     * when its first place was issued, see feeder.c next_place) */
 	uint32_t index;
 	uint32_t attempt;
 	uint32_t transient; /* reads of this candidate retried after a short read or EAGAIN */
 } rf_place;
 
-/* One sample on its way: a read chain in flight, then a buffer waiting for or
- * under decode. At most io_depth exist; the id is its index in l->req. */
+/* One sample on its way: a read in the engine, then bytes waiting for or
+ * under decode. At most io_depth exist; the id is its index in l->req (and
+ * the tag of its read). */
 typedef struct rf_request {
 	rf_place place;
 	uint64_t sample;     /* sample id in the index */
 	uint64_t epoch, pos; /* global position in that epoch's order (over all ranks) */
-	uint8_t *buf;        /* read buffer in the pool */
+	uint8_t *buf;        /* read buffer: in the pool, or the batch slot (raw) */
 	uint32_t ticket;     /* its pool allocation */
-	uint32_t read_len;   /* bytes asked for (aligned) */
-	int32_t open_res, read_res, close_res; /* read_res: bytes, summed over the reads */
-	int32_t read_err;    /* the first failed read of the chain, or 0 */
-	uint16_t cqes;       /* CQEs seen of the ncqes the chain posts */
-	uint16_t ncqes;      /* open + one per read + close */
-	uint8_t direct;      /* opened with O_DIRECT */
-	uint32_t align;      /* O_DIRECT alignment of buf and read_len */
+	/* set when the read landed (the feeder), read by the decoder: */
+	const uint8_t *data; /* the sample's bytes (inside buf, past any over-read) */
+	uint32_t len;
 	/* set by the compute thread when it hands the request back: */
 	int err;             /* 0 = landed in its slot, else why not */
 	char reason[RF_REASON_LEN];
@@ -90,16 +86,6 @@ typedef struct rf_slot {
 	                        * and cleared by the one that lands the last */
 } rf_slot;
 
-/* A bounded FIFO of request ids: capacity io_depth, which no queue can exceed
- * because there are only io_depth requests. */
-typedef struct rf_idq {
-	pthread_mutex_t mu;
-	pthread_cond_t nonempty;
-	uint32_t *ids;
-	uint32_t cap, first, count;
-	int shutdown;
-} rf_idq;
-
 /* Counters; relaxed atomics, read by rf_loader_stats(). */
 typedef struct rf_counters {
 	atomic_uint_fast64_t bytes_read, bad_samples, reads_submitted;
@@ -110,7 +96,7 @@ typedef struct rf_counters {
 	atomic_uint_fast64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
 } rf_counters;
 
-struct rf_ring; /* src/io/ring_impl.h: the ring thread's own state */
+struct rf_feeder; /* src/pipeline/feeder.c: the ring thread's own state */
 struct rf_gpu_jpeg; /* src/gpu/jpeg_gpu.h: the GPU's JPEG engines */
 
 /* GPU decode threads: several, so that some prepare groups (headers, taps)
@@ -185,7 +171,7 @@ struct rf_loader {
 
 	pthread_t ring_thread;
 	int ring_started;
-	struct rf_ring *ring;
+	struct rf_feeder *feeder;
 	pthread_mutex_t init_mu; /* ring thread reports its set-up result */
 	pthread_cond_t init_cv;
 	int init_done, init_ret;
@@ -250,21 +236,7 @@ void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sam
 /* Places in global batch b (batch_size, or fewer for a last partial batch). */
 uint32_t rf_loader_batch_count(const rf_loader *l, uint64_t b);
 
-/* idq: the bounded id queues */
-int rf_idq_init(rf_idq *q, uint32_t cap);
-void rf_idq_destroy(rf_idq *q);
-/* Pushes id; returns 1 when the queue was empty before (the consumer may be asleep). */
-int rf_idq_push(rf_idq *q, uint32_t id);
-/* Blocks until an id is there or shutdown; returns 0 with *id, or -1 on shutdown.
- * *waited_ns gets the time spent blocked. */
-int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns);
-/* Takes up to max ids without blocking; returns how many. */
-uint32_t rf_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max);
-void rf_idq_shutdown(rf_idq *q);
-
 /* The threads' entry points. */
-void *rf_ring_main(void *loader);    /* src/io/ring.c */
-void rf_ring_free(struct rf_ring *r); /* src/io/ring_setup.c: after the ring thread joined */
 void *rf_compute_main(void *loader); /* src/pipeline/compute.c */
 void *rf_gpu_decode_main(void *decoder); /* src/pipeline/gpu_decode.c: an rf_gpu_decoder */
 

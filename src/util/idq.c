@@ -1,11 +1,10 @@
-/* idq.c - bounded FIFO of request ids with one mutex, one condition variable
- * and a shutdown flag (the shape of zstd's pool.c queue). Used for
- * ring -> compute (work) and compute -> ring (done). */
+/* idq.c - the bounded id queue (see idq.h): ring -> compute (work),
+ * compute -> ring (done), and the read engine's pread pool. */
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
-#include "pipeline/loader_impl.h"
+#include "util/idq.h"
 #include "util/util.h"
 
 int rf_idq_init(rf_idq *q, uint32_t cap)

@@ -1,0 +1,138 @@
+/* engine.h - the read engine: reads of (file, offset, length) into a
+ * caller's buffer go in, (tag, result) completions come out. It knows no
+ * sample, batch or loader: the pipeline (src/pipeline/feeder.c) turns samples
+ * into reads and judges what comes back, the way liburing's user_data and
+ * zstd's POOL_add(ctx, fn, opaque) know nothing of their callers.
+ *
+ * Inside: the io_uring (with direct descriptors: open -> read(s) -> close
+ * chained per file; or plain descriptors; or, without io_uring, a pool of
+ * pread threads), reads split into RF_IO_CHUNK pieces, O_DIRECT alignment
+ * (a range that is not aligned is over-read and trimmed: the data starts
+ * `skip` bytes into the buffer), retries of EAGAIN / EINTR, the fallback to
+ * buffered reads where O_DIRECT is refused, and fewer reads in flight when
+ * the system runs short of descriptors or memory.
+ *
+ * Thread rule: one thread (the feeder) creates, uses and destroys an engine.
+ * Other threads wake it by writing to the eventfd it was given (wake_fd).
+ * Private to the library. */
+#ifndef RF_IO_ENGINE_H
+#define RF_IO_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringfeed.h" /* rf_io_path, rf_log_level */
+
+#define RF_IO_CHUNK (1u << 20) /* one read SQE reads at most this much */
+#define RF_IO_MAX_TRANSIENT 3  /* EAGAIN / EINTR retried this often before reported */
+
+typedef struct rf_io rf_io;
+
+/* Memory reads may land in, registered with io_uring when it can be. */
+typedef struct rf_io_region {
+	void *base;
+	size_t len;
+} rf_io_region;
+
+typedef struct rf_io_params {
+	rf_io_path path;         /* RF_IO_AUTO: the best the system has */
+	uint32_t depth;          /* reads in flight at most (>= 1) */
+	size_t max_read;         /* the largest span a read may cover, bytes */
+	uint32_t max_files;      /* files kept open at once (rf_io_file_open) */
+	int direct;              /* try O_DIRECT (falls back where refused) */
+	int probe_dirfd;         /* a file of the kind to be read, for the */
+	const char *probe_path;  /* O_DIRECT alignment (statx); NULL: 4096 */
+	int pread_threads;       /* pread path: threads (0: 16) */
+	int wake_fd;             /* the caller's eventfd: a write to it ends
+	                          * rf_io_wait() (others may write it before the
+	                          * engine exists, so it is not the engine's) */
+	const char *name;        /* what is read, for log lines ("under NAME") */
+	rf_log_level log_level;
+} rf_io_params;
+
+/* A read: up to len bytes at offset of a file. The file is path (relative to
+ * dirfd; opened, read and closed for this read) when path is set, else the
+ * file handle from rf_io_file_open(). buf holds rf_io_span(offset, len)
+ * bytes and is aligned to rf_io_align(). */
+typedef struct rf_io_read {
+	int dirfd;
+	const char *path;  /* must stay valid until the read completes */
+	int file;          /* when path is NULL */
+	uint64_t offset;
+	uint32_t len;
+	uint8_t *buf;
+	uint64_t tag;      /* the caller's, given back with the result */
+} rf_io_read;
+
+enum rf_io_step { RF_IO_STEP_OPEN = 0, RF_IO_STEP_READ = 1 };
+
+typedef struct rf_io_done {
+	uint64_t tag;
+	int32_t res;   /* bytes of [offset, offset + len) read (fewer: the file ended
+	                * first), or a negative errno */
+	uint32_t skip; /* the data starts at buf + skip (over-read for alignment) */
+	uint8_t step;  /* enum rf_io_step: what res < 0 failed at */
+	uint8_t direct; /* read with O_DIRECT */
+} rf_io_done;
+
+/* What the engine settled on (changes: direct after a fallback, inflight). */
+typedef struct rf_io_info {
+	rf_io_path path;     /* RF_IO_URING_FIXED, RF_IO_URING_PLAIN or RF_IO_PREAD */
+	int direct;          /* O_DIRECT in use now */
+	size_t align;        /* alignment of buffers, offsets and lengths */
+	int fixed_buffers;   /* regions registered (READ_FIXED) */
+	uint32_t inflight;   /* reads submitted and not reaped */
+} rf_io_info;
+
+/* Creates an engine on the calling thread (which alone may use it).
+ * @return : 0 with *out set; RF_ENOIOURING when p->path forces an io_uring
+ *           path the system lacks; -ENOMEM; err[errlen] says why. */
+int rf_io_create(rf_io **out, const rf_io_params *p, char *err, size_t errlen);
+
+/* Cancels the reads in flight, waits for them (a second at most: a read
+ * stuck in a device is left to the kernel), closes the files and frees the
+ * engine. The buffers are the caller's: free them after this. Accepts NULL. */
+void rf_io_destroy(rf_io *io);
+
+/* Registers the memory reads will land in (up to 2 regions, each at most
+ * 1 GiB; a read into a region is a READ_FIXED: no page pinning per read).
+ * Call once, before the first read. The regions must outlive the engine.
+ * Not registering (or failing to, which is logged) costs speed, not
+ * correctness. @return : 1 registered, 0 not. */
+int rf_io_register_regions(rf_io *io, const rf_io_region *regions, int n);
+
+void rf_io_get_info(const rf_io *io, rf_io_info *info);
+
+/* Bytes a read of len bytes at offset needs in its buffer (the aligned span
+ * that contains it while O_DIRECT may be used, else len). */
+size_t rf_io_span(const rf_io *io, uint64_t offset, uint32_t len);
+
+/* The alignment buffers must have. */
+size_t rf_io_align(const rf_io *io);
+
+/* Opens path (relative to dirfd) to be read many times (a shard), registered
+ * with the ring when it can be. @return : a file handle >= 0, or a negative
+ * errno (-EMFILE when max_files are open). */
+int rf_io_file_open(rf_io *io, int dirfd, const char *path);
+/* Closes a handle once no read of it is in flight. */
+void rf_io_file_close(rf_io *io, int file);
+
+/* 1 when a read of span bytes can be submitted now (a free read number:
+ * depth of them, each in use from submit to reap; below the current cap on
+ * reads in flight; room in the submission queue), else 0. */
+int rf_io_ready(rf_io *io, size_t span);
+
+/* Starts a read; call only after rf_io_ready() said yes for its span. */
+void rf_io_submit(rf_io *io, const rf_io_read *rd);
+
+/* Takes up to max finished reads, in the order they finished, without
+ * blocking. @return : how many. */
+uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max);
+
+/* Sends what was submitted and sleeps until a read finishes or wake_fd is
+ * written (returns at once when finished reads wait to be reaped).
+ * @return : 0, or a negative errno that stops the engine (the caller's
+ * stream fails with it). */
+int rf_io_wait(rf_io *io);
+
+#endif

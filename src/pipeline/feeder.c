@@ -1,0 +1,486 @@
+/* feeder.c - the ring thread: the pipeline's side of the read engine
+ * (src/io/engine.h). It picks the next place of the next batch, turns its
+ * sample into a read (a loose file: one whole-file read), submits it, judges
+ * each result (landed, short, bad, or the system short of descriptors),
+ * lands raw reads in their slot, hands the others to a decoder, and takes
+ * back what the decoders hand back. It sleeps only in rf_io_wait(); other
+ * threads wake it through l->wake_fd. */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpu/gpu.h"
+#include "io/bufpool.h"
+#include "io/engine.h"
+#include "pipeline/feeder.h"
+#include "pipeline/loader_impl.h"
+#include "util/util.h"
+
+#define NO_TICKET UINT32_MAX /* a raw read: its buffer is the batch slot, not the pool */
+
+/* The ring thread's own state: only it touches anything here. */
+struct rf_feeder {
+	rf_io *io;
+	rf_bufpool pool;       /* read buffers (a token one in raw mode) */
+	size_t max_file;       /* larger files are bad samples */
+	int failed;            /* the stream failed: issue nothing more */
+	unsigned test_delay_us; /* test-only: RINGFEED_TEST_READ_DELAY_US, a slow device */
+
+	uint32_t *free_reqs;   /* request ids not in use */
+	uint32_t nfree;
+	rf_place *retry;       /* places waiting for a replacement read, FIFO */
+	uint32_t retry_cap, retry_first, retry_count;
+	rf_place cur;          /* the next place to issue, held while resources are short */
+	int cur_valid;
+	uint64_t next_batch;   /* cursor over new places; starts at l->start_batch */
+	uint32_t next_index;
+	uint32_t next_slot;    /* the slot next_batch fills (taken at its index 0) */
+	uint32_t *drain;       /* scratch for handed-back request ids */
+	rf_io_done *done;      /* scratch for finished reads */
+};
+
+#if RF_TEST_HOOKS
+static rf_read_hook test_hook;
+static void *test_hook_ctx;
+
+void rf_feeder_set_test_hook(rf_read_hook fn, void *ctx)
+{
+	test_hook = fn;
+	test_hook_ctx = ctx;
+}
+#endif
+
+static void feeder_failed(rf_loader *l, int err, const char *what)
+{
+	pthread_mutex_lock(&l->mu);
+	if (!l->ring_err) {
+		l->ring_err = err;
+		rf_fmt(l->ring_errmsg, sizeof(l->ring_errmsg), "%s: %s", what, strerror(-err));
+	}
+	pthread_cond_broadcast(&l->ready);
+	pthread_mutex_unlock(&l->mu);
+}
+
+static void retry_push(struct rf_feeder *f, const rf_place *p)
+{
+	/* Bounded: one entry per request plus the place being issued. */
+	assert(f->retry_count < f->retry_cap);
+	f->retry[(f->retry_first + f->retry_count) % f->retry_cap] = *p;
+	f->retry_count++;
+}
+
+static void place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
+			 int err, const char *reason)
+{
+	rf_place again;
+	if (rf_loader_place_failed(l, p, sample, err, reason, &again))
+		retry_push(f, &again);
+}
+
+/* Takes a free slot for batch b, resets it, and returns it; NULL when every
+ * slot is in use. */
+static rf_slot *take_slot(rf_loader *l, uint64_t b)
+{
+	rf_slot *s = NULL;
+	pthread_mutex_lock(&l->mu);
+	for (int i = 0; i < l->cfg.prefetch && !s; i++) /* any free slot (the lowest) */
+		if (l->slots[i].state == SLOT_FREE)
+			s = &l->slots[i];
+	if (s) {
+		s->state = SLOT_FILLING;
+		s->err = 0;
+		s->batch.index = b;
+		s->batch.epoch = (uint32_t)(b / l->batches_per_epoch);
+		s->batch.count = rf_loader_batch_count(l, b);
+		atomic_store(&s->remaining, s->batch.count);
+		atomic_store(&s->replaced, 0);
+		s->raw_used = 0;
+		s->batch.bytes = 0;
+		atomic_store(&s->t_last_read, 0);
+		atomic_store(&s->prep_ns, 0);
+		atomic_store(&s->read_bytes, 0);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return s;
+}
+
+/* The next place to fill: a queued replacement first, then the cursor.
+ * Returns 0 when none can start now (no more places, or the next batch's
+ * slot is still held). */
+static int next_place(rf_loader *l, struct rf_feeder *f, rf_place *out)
+{
+	if (!f->cur_valid) {
+		if (f->retry_count) {
+			f->cur = f->retry[f->retry_first];
+			f->retry_first = (f->retry_first + 1) % f->retry_cap;
+			f->retry_count--;
+		} else {
+			if (f->next_batch >= l->total_batches)
+				return 0;
+			if (f->next_index == 0) {
+				rf_slot *s = take_slot(l, f->next_batch);
+				if (!s)
+					return 0;
+				f->next_slot = (uint32_t)(s - l->slots);
+				/* its last copy to the device must have read the host
+				 * slot before the slot is filled again (outside the
+				 * lock: this may block for the copy's remaining time) */
+				if (l->gpu)
+					rf_gpu_host_wait(l->gpu, (int)f->next_slot);
+				s->t_start = rf_now_ns();
+			}
+			f->cur = (rf_place){ .batch = f->next_batch, .slot = f->next_slot,
+					     .index = f->next_index };
+			if (++f->next_index == rf_loader_batch_count(l, f->next_batch)) {
+				f->next_batch++;
+				f->next_index = 0;
+			}
+		}
+		f->cur_valid = 1;
+	}
+	*out = f->cur;
+	return 1;
+}
+
+/* Cold path, after a read of sample failed or came short: when the path is
+ * no longer a regular file (a FIFO, a device, a folder), says so in reason
+ * and returns 1. */
+static int not_regular(rf_loader *l, uint64_t sample, char *reason, size_t len)
+{
+	struct stat st;
+	if (fstatat(l->index.root_fd, rf_index_path(&l->index, sample), &st, 0) ||
+	    S_ISREG(st.st_mode))
+		return 0;
+	rf_fmt(reason, len, "not a regular file (%s)", rf_file_kind(st.st_mode));
+	return 1;
+}
+
+/* What is wrong with a sample before any read, from its index entry: 0 if
+ * nothing, else the error with reason set. */
+static int check_entry(rf_loader *l, struct rf_feeder *f, uint64_t sample, char *reason,
+		       size_t len)
+{
+	int64_t size = l->index.entries[sample].size;
+	if (size < 0) {
+		assert(size >= -4095); /* an errno: the index and its cache check it */
+		if (!not_regular(l, sample, reason, len))
+			rf_fmt(reason, len, "cannot stat: %s", strerror((int)-size));
+		return (int)size;
+	}
+	if (size == 0) {
+		rf_fmt(reason, len, "empty file");
+		return RF_EBADSAMPLE;
+	}
+	if ((uint64_t)size > f->max_file) {
+		rf_fmt(reason, len, "%lld bytes is more than the largest file the read pool "
+		       "takes (%zu bytes: read_pool_bytes / 4)", (long long)size, f->max_file);
+		return -EFBIG;
+	}
+	return 0;
+}
+
+/* Starts reads while a request, buffer space, engine room and a place exist. */
+static void issue(rf_loader *l, struct rf_feeder *f)
+{
+	char reason[RF_REASON_LEN];
+	rf_place p;
+	while (!f->failed && f->nfree && next_place(l, f, &p)) {
+		uint64_t sample, epoch, pos;
+		rf_loader_place_sample(l, &p, &sample, &epoch, &pos);
+		int err = check_entry(l, f, sample, reason, sizeof(reason));
+		if (err) {
+			f->cur_valid = 0;
+			place_failed(l, f, &p, sample, err, reason);
+			continue;
+		}
+		/* A whole file, and one byte more than the index says, so that a
+		 * file that grew shows. */
+		uint32_t want = (uint32_t)l->index.entries[sample].size + 1;
+		size_t span = rf_io_span(f->io, 0, want);
+		if (!rf_io_ready(f->io, span))
+			break; /* room comes back at the next wait */
+		uint32_t ticket = NO_TICKET;
+		uint8_t *buf;
+		if (l->cfg.raw) {
+			/* straight into the batch, after the samples issued before */
+			rf_slot *s = rf_slot_of(l, &p);
+			size_t off = RF_ALIGN_UP(s->raw_used, rf_io_align(f->io));
+			if (off + span > s->raw_cap) {
+				/* only replacements can use up the room */
+				f->cur_valid = 0;
+				rf_fmt(reason, sizeof(reason), "no room left in the batch for a "
+				       "replacement of %u bytes", want - 1);
+				place_failed(l, f, &p, sample, -ENOSPC, reason);
+				continue;
+			}
+			buf = s->batch.data + off;
+			s->raw_used = off + span;
+		} else if (rf_bufpool_alloc(&f->pool, span, &ticket, &buf)) {
+			break; /* wait for buffers to come back */
+		}
+		uint32_t id = f->free_reqs[--f->nfree];
+		rf_request *q = &l->req[id];
+		*q = (rf_request){ .place = p, .sample = sample, .epoch = epoch, .pos = pos,
+				   .buf = buf, .ticket = ticket };
+		rf_io_submit(f->io, &(rf_io_read){ .dirfd = l->index.root_fd,
+						   .path = rf_index_path(&l->index, sample),
+						   .offset = 0, .len = want, .buf = buf, .tag = id });
+		f->cur_valid = 0;
+		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
+	}
+}
+
+static void release_request(struct rf_feeder *f, uint32_t id, rf_request *q)
+{
+	if (q->ticket != NO_TICKET)
+		rf_bufpool_free(&f->pool, q->ticket);
+	f->free_reqs[f->nfree++] = id;
+}
+
+/* Reads the place again, the same candidate (after EAGAIN or a short read). */
+static void read_again(struct rf_feeder *f, uint32_t id, rf_request *q)
+{
+	rf_place p = q->place;
+	p.transient++;
+	release_request(f, id, q);
+	retry_push(f, &p);
+}
+
+/* Errors that say the system is short of something (descriptors, memory),
+ * not that the sample is bad: the engine reports them only once it gave up
+ * waiting for others to let theirs go. */
+static int system_short(int res)
+{
+	return res == -EMFILE || res == -ENFILE || res == -ENOMEM || res == -ENOBUFS;
+}
+
+/* A read finished: judge it, then land it, hand it to a decoder, read it
+ * again, or replace its place. */
+static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
+{
+	uint32_t id = (uint32_t)d->tag;
+	rf_request *q = &l->req[id];
+	int64_t size = l->index.entries[q->sample].size;
+	int res = d->res;
+	char reason[RF_REASON_LEN];
+	int err = 0;
+	if (f->test_delay_us) /* test-only: a slow device (see feeder_setup) */
+		usleep(f->test_delay_us);
+#if RF_TEST_HOOKS
+	if (test_hook && !(res < 0 && d->step == RF_IO_STEP_OPEN))
+		res = test_hook(test_hook_ctx, q->sample, res, size);
+#endif
+	const char *step = d->step == RF_IO_STEP_OPEN ? "open" : "read";
+	if (system_short(res)) {
+		/* the process is at its limit: fail the stream naming it, rather
+		 * than count good samples as bad */
+		struct rlimit lim = { 0 };
+		getrlimit(RLIMIT_NOFILE, &lim);
+		char what[160];
+		rf_fmt(what, sizeof(what), "%s of %s/%s with no other read in flight (the "
+		       "descriptor limit, ulimit -n, is %llu)", step, l->index.root,
+		       rf_index_path(&l->index, q->sample), (unsigned long long)lim.rlim_cur);
+		release_request(f, id, q);
+		feeder_failed(l, res, what);
+		f->failed = 1;
+		return;
+	}
+	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
+	if (res < 0) {
+		if ((res == -EAGAIN || res == -EINTR) && transient_left) {
+			read_again(f, id, q);
+			return;
+		}
+		err = res;
+		rf_fmt(reason, sizeof(reason), "%s: %s", step, strerror(-err));
+	} else if ((int64_t)res != size) {
+		/* Short: a transient short read, or a file that shrank. Read again
+		 * a few times before believing the file changed. */
+		if ((int64_t)res < size && transient_left) {
+			read_again(f, id, q);
+			return;
+		}
+		err = RF_EBADSAMPLE;
+		rf_fmt(reason, sizeof(reason), "file %s since it was indexed (%lld bytes then, "
+		       "read %d)", (int64_t)res < size ? "shrank" : "grew", (long long)size, res);
+	}
+	if (err) {
+		rf_place p = q->place;
+		uint64_t sample = q->sample;
+		if (not_regular(l, sample, reason, sizeof(reason)) && d->step == RF_IO_STEP_READ)
+			err = RF_EBADSAMPLE;
+		release_request(f, id, q);
+		place_failed(l, f, &p, sample, err, reason);
+		return;
+	}
+	q->data = q->buf + d->skip;
+	q->len = (uint32_t)size;
+	atomic_fetch_add_explicit(&l->st.bytes_read, (uint64_t)size, memory_order_relaxed);
+	rf_slot *s = rf_slot_of(l, &q->place);
+	atomic_fetch_add_explicit(&s->read_bytes, (uint64_t)size, memory_order_relaxed);
+	atomic_store_explicit(&s->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
+	if (q->ticket == NO_TICKET) { /* raw: the bytes are in place, the sample has landed */
+		uint32_t i = q->place.index;
+		s->batch.offsets[i] = (uint64_t)(q->data - s->batch.data);
+		s->batch.sizes[i] = q->len;
+		s->batch.labels[i] = l->index.entries[q->sample].label;
+		s->batch.ids[i] = q->sample;
+		s->batch.bytes = s->raw_used; /* final at the batch's last landing */
+		if (q->place.attempt)
+			atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
+		release_request(f, id, q);
+		rf_loader_place_landed(l, s);
+		return;
+	}
+	rf_loader_dispatch(l, id); /* now a decoder's, until handed back */
+}
+
+/* Requests the decoders handed back: free their buffers; a failed decode
+ * asks for a replacement. */
+static void take_back(rf_loader *l, struct rf_feeder *f)
+{
+	uint32_t n = rf_idq_drain(&l->done, f->drain, (uint32_t)l->cfg.io_depth);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = f->drain[i];
+		rf_request *q = &l->req[id];
+		rf_place p = q->place;
+		uint64_t sample = q->sample;
+		int err = q->err;
+		char reason[RF_REASON_LEN];
+		if (err)
+			memcpy(reason, q->reason, sizeof(reason));
+		release_request(f, id, q);
+		if (err)
+			place_failed(l, f, &p, sample, err, reason);
+	}
+}
+
+/* Publishes what the engine settled on (it changes after a fallback). */
+static void publish_io(rf_loader *l, struct rf_feeder *f)
+{
+	rf_io_info info;
+	rf_io_get_info(f->io, &info);
+	atomic_store_explicit(&l->st.direct_io, (unsigned)info.direct, memory_order_relaxed);
+	atomic_store_explicit(&l->st.reads_in_flight, info.inflight, memory_order_relaxed);
+}
+
+/* The engine and the read pool (set-up, on this thread: SINGLE_ISSUER ties
+ * the ring to the thread that creates it). */
+static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
+{
+	uint32_t depth = (uint32_t)l->cfg.io_depth;
+#if RF_TEST_HOOKS
+	/* Test-only: every read is judged this many microseconds late, by this
+	 * thread, so reads complete at most 1e6 / delay per second: a slow
+	 * device, planted (the slow suite's storage-bound diagnosis). */
+	const char *delay = getenv("RINGFEED_TEST_READ_DELAY_US");
+	f->test_delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
+#endif
+	/* A resumed loader issues from its saved position on, on every path:
+	 * each place is a pure function of (batch, index, attempt), nothing
+	 * before it is needed. */
+	f->next_batch = l->start_batch;
+	/* Pool: a quarter of it is the largest file, so a big file never waits
+	 * for the whole pool to drain. */
+	f->max_file = l->cfg.raw ? l->cfg.raw_max_bytes : l->cfg.read_pool_bytes / 4;
+	rf_io_params p = {
+		.path = l->cfg.io_path, .depth = depth,
+		.max_read = RF_ALIGN_UP(f->max_file + 1, 4096) + 4096,
+		.direct = !l->cfg.no_direct_io,
+		.probe_dirfd = l->index.root_fd, .probe_path = rf_index_path(&l->index, 0),
+		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
+		.name = l->index.root, .log_level = l->cfg.log_level,
+	};
+	int ret = rf_io_create(&f->io, &p, err, errlen);
+	if (ret)
+		return ret;
+	rf_io_info info;
+	rf_io_get_info(f->io, &info);
+	atomic_store(&l->st.io_path, (unsigned)info.path);
+	atomic_store(&l->st.dio_align, (unsigned)info.align);
+	/* raw mode reads into the batch slots: the pool stays a token one */
+	size_t pool_bytes = l->cfg.raw ? info.align : l->cfg.read_pool_bytes;
+	ret = rf_bufpool_init(&f->pool, pool_bytes, info.align, depth);
+	if (ret) {
+		rf_fmt(err, errlen, "read pool of %zu bytes: out of memory", l->cfg.read_pool_bytes);
+		return ret;
+	}
+	rf_io_region regions[2] = { { f->pool.base, f->pool.cap }, { l->slot_mem, l->slot_mem_len } };
+	int fixed = rf_io_register_regions(f->io, regions, l->cfg.raw ? 2 : 1);
+	atomic_store(&l->st.fixed_buffers, (unsigned)fixed);
+	publish_io(l, f);
+
+	f->free_reqs = malloc(depth * sizeof(uint32_t));
+	f->drain = malloc(depth * sizeof(uint32_t));
+	f->done = malloc(depth * sizeof(rf_io_done));
+	f->retry_cap = depth + 2;
+	f->retry = malloc(f->retry_cap * sizeof(rf_place));
+	if (!f->free_reqs || !f->drain || !f->done || !f->retry) {
+		rf_fmt(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < depth; i++)
+		f->free_reqs[i] = depth - 1 - i;
+	f->nfree = depth;
+	return 0;
+}
+
+void *rf_feeder_main(void *arg)
+{
+	rf_loader *l = arg;
+	struct rf_feeder *f = calloc(1, sizeof(*f));
+	char err[256] = "out of memory";
+	int ret = f ? feeder_setup(l, f, err, sizeof(err)) : -ENOMEM;
+	l->feeder = f;
+	pthread_mutex_lock(&l->init_mu);
+	l->init_ret = ret;
+	rf_fmt(l->init_err, sizeof(l->init_err), "%s", err);
+	l->init_done = 1;
+	pthread_cond_signal(&l->init_cv);
+	pthread_mutex_unlock(&l->init_mu);
+	if (ret)
+		goto out;
+
+	uint64_t cpu0 = rf_thread_cpu_ns();
+	uint32_t depth = (uint32_t)l->cfg.io_depth;
+	while (!atomic_load_explicit(&l->stop, memory_order_acquire)) {
+		take_back(l, f);
+		uint32_t n = rf_io_reap(f->io, f->done, depth);
+		for (uint32_t i = 0; i < n; i++)
+			judge(l, f, &f->done[i]);
+		issue(l, f);
+		ret = rf_io_wait(f->io);
+		if (ret) {
+			feeder_failed(l, ret, "waiting for reads");
+			break;
+		}
+		atomic_store_explicit(&l->st.ns_ring_cpu, rf_thread_cpu_ns() - cpu0,
+				      memory_order_relaxed);
+		publish_io(l, f);
+	}
+out:
+	if (f) {
+		/* cancels the reads in flight: nothing lands after this */
+		rf_io_destroy(f->io);
+		f->io = NULL;
+		free(f->free_reqs);
+		free(f->drain);
+		free(f->done);
+		free(f->retry);
+	}
+	return NULL;
+}
+
+void rf_feeder_free(struct rf_feeder *f)
+{
+	if (!f)
+		return;
+	rf_bufpool_destroy(&f->pool); /* the decoders no longer read it */
+	free(f);
+}
