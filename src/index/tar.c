@@ -1,0 +1,376 @@
+/* tar.c - rf_tar_scan_feed(): the headers of a tar shard, window by window
+ * (see tar.h). A header is parsed only when all of its block is in the
+ * window, and an extended header ('x', 'L') only with all of its data, so
+ * that nothing but the pending name and size crosses from one window to the
+ * next, and nothing is allocated. */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "index/tar.h"
+#include "ringfeed.h"
+#include "util/util.h"
+
+/* The ustar header block (POSIX.1-1988): offsets of the fields read here. */
+enum {
+	H_NAME = 0,
+	H_NAME_LEN = 100,
+	H_SIZE = 124,
+	H_SIZE_LEN = 12,
+	H_CHKSUM = 148,
+	H_CHKSUM_LEN = 8,
+	H_TYPE = 156,
+	H_MAGIC = 257, /* "ustar\0" + "00" (POSIX, pax), "ustar  \0" (GNU), nothing (v7) */
+	H_PREFIX = 345,
+	H_PREFIX_LEN = 155,
+};
+
+/* An octal field as tar writes it: leading spaces, digits, then NULs or
+ * spaces; what follows a NUL is ignored and an empty field reads 0, as
+ * Python's tarfile reads them. @return : 0, or -1 when the field is not
+ * such a number or does not fit 64 bits. */
+static int parse_octal(const uint8_t *f, size_t len, uint64_t *out)
+{
+	size_t i = 0;
+	while (i < len && f[i] == ' ')
+		i++;
+	uint64_t v = 0;
+	for (; i < len && f[i] >= '0' && f[i] <= '7'; i++) {
+		if (v >> 61)
+			return -1;
+		v = v << 3 | (uint64_t)(f[i] - '0');
+	}
+	for (; i < len && f[i] != '\0'; i++)
+		if (f[i] != ' ')
+			return -1;
+	*out = v;
+	return 0;
+}
+
+/* The size field: octal, or base-256 (GNU tar, and Python's GNU_FORMAT for
+ * 8 GiB and more): a 0x80 marker, then the value big-endian. 0xff marks a
+ * negative number, refused like a value past 64 bits. */
+static int parse_size(const uint8_t *f, uint64_t *out)
+{
+	if (!(f[0] & 0x80))
+		return parse_octal(f, H_SIZE_LEN, out);
+	if (f[0] != 0x80 || f[1] || f[2] || f[3])
+		return -1;
+	uint64_t v = 0;
+	for (int i = 4; i < H_SIZE_LEN; i++)
+		v = v << 8 | f[i];
+	*out = v;
+	return 0;
+}
+
+/* Whether the stored checksum is the sum of the block's bytes with the
+ * checksum field read as spaces: of unsigned bytes (POSIX), or of signed
+ * ones (what some old tars wrote; GNU tar and Python accept both). */
+static int checksum_ok(const uint8_t *h, uint64_t *stored, uint64_t *sum)
+{
+	uint64_t u = 0;
+	int64_t sg = 0;
+	for (int i = 0; i < RF_TAR_BLOCK; i++) {
+		uint8_t b = i >= H_CHKSUM && i < H_CHKSUM + H_CHKSUM_LEN ? ' ' : h[i];
+		u += b;
+		sg += (int8_t)b;
+	}
+	*sum = u;
+	if (parse_octal(h + H_CHKSUM, H_CHKSUM_LEN, stored))
+		return 0;
+	return *stored == u || (int64_t)*stored == sg;
+}
+
+static int is_zero_block(const uint8_t *h)
+{
+	for (int i = 0; i < RF_TAR_BLOCK; i++)
+		if (h[i])
+			return 0;
+	return 1;
+}
+
+/* The name the header itself holds: name, or prefix/name when the header is
+ * POSIX ustar (GNU headers keep other fields where the prefix would be).
+ * out has room for 155 + 1 + 100 + 1 bytes. */
+static void header_name(const uint8_t *h, char *out)
+{
+	size_t n = 0;
+	if (!memcmp(h + H_MAGIC, "ustar\0", 6) && h[H_PREFIX]) {
+		n = strnlen((const char *)h + H_PREFIX, H_PREFIX_LEN);
+		memcpy(out, h + H_PREFIX, n);
+		out[n++] = '/';
+	}
+	size_t k = strnlen((const char *)h + H_NAME, H_NAME_LEN);
+	memcpy(out + n, h + H_NAME, k);
+	out[n + k] = '\0';
+}
+
+static int stop(rf_tar_scan *s, int code)
+{
+	s->status = code;
+	return code;
+}
+
+/* A decimal number of a pax record (digits only, 64 bits at most).
+ * @return : 0, or -1. */
+static int parse_dec(const uint8_t *p, size_t n, uint64_t *out)
+{
+	if (!n)
+		return -1;
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9' || v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* The records of a pax extended header at offset at, data p[n]: "LEN KEY=VALUE\n",
+ * LEN counting the whole record. path and size are kept for the next member;
+ * an empty value deletes the keyword's earlier value (POSIX), and every other
+ * keyword (mtime, comment, the padding records of `ringfeed pack --align`)
+ * is skipped. NUL bytes after the last record are allowed. */
+static int parse_pax(rf_tar_scan *s, const uint8_t *p, size_t n, uint64_t at, char *err,
+		     size_t errlen)
+{
+	size_t i = 0;
+	while (i < n) {
+		const uint8_t *r = p + i;
+		size_t left = n - i;
+		if (r[0] == '\0') {
+			for (size_t k = 1; k < left; k++)
+				if (r[k])
+					goto bad;
+			break;
+		}
+		const uint8_t *sp = memchr(r, ' ', RF_MIN(left, (size_t)20));
+		uint64_t len;
+		if (!sp || parse_dec(r, (size_t)(sp - r), &len) || len > left || len < 5 ||
+		    r[len - 1] != '\n')
+			goto bad;
+		const uint8_t *key = sp + 1, *end = r + len - 1;
+		const uint8_t *eq = memchr(key, '=', (size_t)(end - key));
+		if (!eq || eq == key)
+			goto bad;
+		size_t klen = (size_t)(eq - key), vlen = (size_t)(end - eq - 1);
+		const uint8_t *val = eq + 1;
+		if (klen == 4 && !memcmp(key, "path", 4)) {
+			if (vlen > RF_TAR_NAME_MAX) {
+				rf_fmt(err, errlen, "pax header at offset %" PRIu64 ": path of %zu "
+				       "bytes: name too long (at most %d)", at, vlen, RF_TAR_NAME_MAX);
+				return -1;
+			}
+			if (memchr(val, 0, vlen))
+				goto bad;
+			if (vlen) {
+				memcpy(s->name, val, vlen);
+				s->name[vlen] = '\0';
+				s->name_from = 2;
+			} else if (s->name_from == 2) {
+				s->name_from = 0;
+			}
+		} else if (klen == 4 && !memcmp(key, "size", 4)) {
+			if (vlen && parse_dec(val, vlen, &s->size)) {
+				rf_fmt(err, errlen, "pax header at offset %" PRIu64 ": size '%.*s' is "
+				       "not a number", at, (int)RF_MIN(vlen, (size_t)40), val);
+				return -1;
+			}
+			s->has_size = vlen > 0;
+		} else if (klen > 11 && !memcmp(key, "GNU.sparse.", 11)) {
+			rf_fmt(err, errlen, "pax header at offset %" PRIu64 ": sparse member "
+			       "(%.*s): not supported", at, (int)klen, key);
+			return -1;
+		}
+		i += len;
+	}
+	return 0;
+bad:
+	rf_fmt(err, errlen, "pax header at offset %" PRIu64 ": bad record at byte %zu (expected "
+	       "'LENGTH KEYWORD=VALUE\\n')", at, i);
+	return -1;
+}
+
+/* A GNU long name ('L'): the data up to its NUL. */
+static int parse_long_name(rf_tar_scan *s, const uint8_t *p, size_t n, uint64_t at, char *err,
+			   size_t errlen)
+{
+	size_t len = strnlen((const char *)p, n);
+	if (len > RF_TAR_NAME_MAX) {
+		rf_fmt(err, errlen, "GNU long name at offset %" PRIu64 ": %zu bytes: name too long "
+		       "(at most %d)", at, len, RF_TAR_NAME_MAX);
+		return -1;
+	}
+	if (s->name_from != 2) { /* a pax path wins, whichever came first */
+		memcpy(s->name, p, len);
+		s->name[len] = '\0';
+		s->name_from = 1;
+	}
+	return 0;
+}
+
+void rf_tar_scan_init(rf_tar_scan *s, uint64_t shard_size)
+{
+	memset(s, 0, sizeof(*s));
+	s->shard_size = shard_size;
+	s->need = RF_TAR_BLOCK;
+	s->status = 1;
+}
+
+/* Types without data (POSIX: links, devices, directories, FIFOs); every
+ * other type has size bytes of data, as Python's tarfile reads it. */
+static int has_data(uint8_t type)
+{
+	return type < '1' || type > '6';
+}
+
+int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
+		     rf_tar_member_fn fn, void *user, char *err, size_t errlen)
+{
+	if (s->status < 0) {
+		rf_fmt(err, errlen, "the scan stopped earlier, at offset %" PRIu64, s->pos);
+		return s->status;
+	}
+	if (s->status == 0)
+		return 0;
+	if (off != s->pos) {
+		rf_fmt(err, errlen, "window at offset %" PRIu64 ", but the scan is at %" PRIu64,
+		       off, s->pos);
+		return -EINVAL;
+	}
+	/* pos <= shard_size always: every hop was checked against it */
+	if (n > s->shard_size - off)
+		n = (size_t)(s->shard_size - off);
+	const uint64_t end = off + n;
+	char hname[H_PREFIX_LEN + 1 + H_NAME_LEN + 1];
+
+	for (;;) {
+		const uint64_t pos = s->pos, left = s->shard_size - pos;
+		s->need = RF_TAR_BLOCK;
+		if (left == 0 && !s->ext)
+			return stop(s, 0); /* no end blocks: ended at a header boundary */
+		if (left == 0) {
+			rf_fmt(err, errlen, "extended header at offset %" PRIu64 " is followed by "
+			       "no member: the shard ends at %" PRIu64, s->ext_off, pos);
+			return stop(s, RF_EINDEX);
+		}
+		if (left < RF_TAR_BLOCK) {
+			rf_fmt(err, errlen, "header at offset %" PRIu64 ": truncated (the shard ends "
+			       "at %" PRIu64 ")", pos, s->shard_size);
+			return stop(s, RF_EINDEX);
+		}
+		if (pos > end || end - pos < RF_TAR_BLOCK)
+			return 1; /* hopped past the window, or the header is not all in */
+		const uint8_t *h = buf + (pos - off);
+		if (is_zero_block(h)) {
+			/* the end: tar writes two zero blocks; the first is enough, as
+			 * Python's tarfile reads it */
+			if (s->ext) {
+				rf_fmt(err, errlen, "extended header at offset %" PRIu64 " is followed "
+				       "by the end of the archive, not a member", s->ext_off);
+				return stop(s, RF_EINDEX);
+			}
+			return stop(s, 0);
+		}
+		uint64_t stored = UINT64_MAX, sum;
+		if (!checksum_ok(h, &stored, &sum)) {
+			char st[24] = "unreadable";
+			if (stored != UINT64_MAX)
+				rf_fmt(st, sizeof(st), "%06" PRIo64, stored);
+			rf_fmt(err, errlen, "header at offset %" PRIu64 ": bad checksum (stored %s, "
+			       "computed %06" PRIo64 "): not a tar header, or corrupted", pos, st,
+			       sum);
+			return stop(s, RF_EINDEX);
+		}
+		const uint8_t type = h[H_TYPE];
+		/* extended headers, read here ('X': Solaris pax), and the other
+		 * headers that describe the next member rather than one of their own */
+		const int ext = type == 'x' || type == 'X' || type == 'L';
+		const int meta = ext || type == 'K' || type == 'g';
+		header_name(h, hname);
+		const char *name = !meta && s->name_from ? s->name : hname;
+		uint64_t size;
+		if (parse_size(h + H_SIZE, &size)) {
+			rf_fmt(err, errlen, "member '%s' (header at offset %" PRIu64 "): size field "
+			       "unparseable (not octal, or negative or past 64 bits in base-256)",
+			       name, pos);
+			return stop(s, RF_EINDEX);
+		}
+		if (!meta && s->has_size)
+			size = s->size;
+		const uint64_t data_off = pos + RF_TAR_BLOCK;
+		const uint64_t room = s->shard_size - data_off;
+		if (has_data(type) && (size > room || RF_ALIGN_UP(size, RF_TAR_BLOCK) > room)) {
+			rf_fmt(err, errlen, "member '%s' (header at offset %" PRIu64 "): its %" PRIu64
+			       " bytes of data run past the end of the shard (%" PRIu64 " bytes): "
+			       "truncated", name, pos, size, s->shard_size);
+			return stop(s, RF_EINDEX);
+		}
+		const uint64_t next = data_off + (has_data(type) ? RF_ALIGN_UP(size, RF_TAR_BLOCK) : 0);
+
+		if (ext) {
+			if (size > RF_TAR_EXT_MAX) {
+				rf_fmt(err, errlen, "%s at offset %" PRIu64 ": %" PRIu64 " bytes (at "
+				       "most %d)", type == 'L' ? "GNU long name" : "pax header", pos,
+				       size, RF_TAR_EXT_MAX);
+				return stop(s, RF_EINDEX);
+			}
+			if (end - data_off < size) { /* end >= data_off: the header is in */
+				s->need = (size_t)(RF_TAR_BLOCK + size);
+				return 1; /* read it whole next time */
+			}
+			if (!s->ext)
+				s->ext_off = pos;
+			s->ext = 1;
+			const uint8_t *p = h + RF_TAR_BLOCK;
+			int bad = type == 'L' ? parse_long_name(s, p, (size_t)size, pos, err, errlen) :
+				  parse_pax(s, p, (size_t)size, pos, err, errlen);
+			if (bad)
+				return stop(s, RF_EINDEX);
+			s->pos = next;
+			continue;
+		}
+		if (type == 'S') {
+			rf_fmt(err, errlen, "member '%s' (header at offset %" PRIu64 "): GNU sparse "
+			       "file: not supported", name, pos);
+			return stop(s, RF_EINDEX);
+		}
+		if (type == 'K' || type == 'g') {
+			/* a long link name, or pax globals: skipped; what is pending still
+			 * belongs to the next member */
+			s->pos = next;
+			continue;
+		}
+		size_t len = strlen(name);
+		int regular = type == '0' || type == '7' ||
+			      (type == '\0' && !(len && name[len - 1] == '/')); /* v7 directory */
+		if (regular && fn) {
+			rf_tar_member m = { .name = name, .data_off = data_off, .size = size };
+			if (end >= data_off && end - data_off >= size)
+				m.data = h + RF_TAR_BLOCK;
+			int r = fn(user, &m);
+			if (r == RF_TAR_WANT_DATA && !m.data) {
+				if (size > RF_TAR_EXT_MAX) {
+					rf_fmt(err, errlen, "member '%s': its data was asked for, but it "
+					       "has %" PRIu64 " bytes (at most %d)", name, size,
+					       RF_TAR_EXT_MAX);
+					return -EINVAL;
+				}
+				/* stay at this header, with its pending name and size */
+				s->need = (size_t)(RF_TAR_BLOCK + size);
+				assert(s->need <= RF_TAR_NEED_MAX);
+				return 1;
+			}
+			if (r != 0 && r != RF_TAR_WANT_DATA) {
+				s->ext = s->name_from = s->has_size = 0;
+				s->pos = next;
+				return r;
+			}
+		}
+		s->ext = s->name_from = s->has_size = 0;
+		s->pos = next;
+	}
+}

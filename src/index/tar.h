@@ -1,0 +1,98 @@
+/* tar.h - WebDataset tar shards: an incremental scanner of tar headers
+ * (tar.c).
+ * Private to the library. Neither reads a file: the caller reads the shard
+ * in windows (one read of 64 KiB holding many small members, or hops over
+ * large ones) and feeds each window here, so that the same code serves the
+ * index builder, a test and the fuzz target.
+ *
+ * Formats read: ustar (prefix + name), pax ('x' records path and size;
+ * every other keyword is skipped), GNU (long names 'L'; long link names 'K'
+ * skipped), base-256 sizes; as Python's tarfile (USTAR_FORMAT, GNU_FORMAT,
+ * PAX_FORMAT, and so webdataset's ShardWriter) and GNU tar write them.
+ * Checksums are verified (the unsigned and the signed sum are accepted, as
+ * tar does). Sparse members (GNU 'S', pax GNU.sparse.*) are refused: their
+ * bytes are not one extent of the shard.
+ *
+ * Memory: an rf_tar_scan holds one name buffer (RF_TAR_NAME_MAX + 1) and
+ * allocates nothing; extended headers larger than RF_TAR_EXT_MAX are an
+ * error, never a large read. */
+#ifndef RF_INDEX_TAR_H
+#define RF_INDEX_TAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RF_TAR_BLOCK 512
+#define RF_TAR_NAME_MAX 4095  /* longest member name in bytes (PATH_MAX - 1) */
+#define RF_TAR_EXT_MAX 65536  /* largest pax header or GNU long name data */
+/* The most a scan ever needs in one window (rf_tar_scan.need): a header and
+ * the data of an extended header, or of a member whose data was asked for. */
+#define RF_TAR_NEED_MAX (RF_TAR_BLOCK + RF_TAR_EXT_MAX)
+
+/* A regular-file member of the shard. */
+typedef struct rf_tar_member {
+	const char *name;    /* full name (pax path, GNU long name, or ustar prefix/name),
+	                      * NUL-terminated; valid during the callback only */
+	uint64_t data_off;   /* offset of the member's data in the shard (a multiple of 512) */
+	uint64_t size;       /* bytes of data (a pax size overrides the header's field) */
+	const uint8_t *data; /* the data when all of it lies inside the window fed, else
+	                      * NULL; valid during the callback only */
+} rf_tar_member;
+
+/* A callback may return this when m->data is NULL and it needs the bytes
+ * (a label member, say): the scan then stops before this member with
+ * rf_tar_scan.need covering its data, and calls back again with m->data set
+ * once the caller feeds a window that large. Only for members of
+ * RF_TAR_EXT_MAX bytes or less. */
+#define RF_TAR_WANT_DATA 2
+
+/* Called for each regular-file member, in shard order. @return : 0 to go on;
+ * RF_TAR_WANT_DATA (above); any other value stops the scan, and
+ * rf_tar_scan_feed() returns it as it is (use a negative code, or one > 2,
+ * to tell it from the feed's own 0 and 1). The scan has then passed this
+ * member, and may go on from rf_tar_scan.pos. */
+typedef int (*rf_tar_member_fn)(void *user, const rf_tar_member *m);
+
+/* The state of a scan between windows. Fields are read-only to callers. */
+typedef struct rf_tar_scan {
+	uint64_t pos;        /* offset of the next header: where the next window starts */
+	size_t need;         /* bytes from pos the next window must hold (or up to the end
+	                      * of the shard, if nearer) for the scan to move on; 512, or
+	                      * up to RF_TAR_NEED_MAX for an extended header or a member
+	                      * whose data was asked for */
+	uint64_t shard_size; /* bytes in the shard */
+	int status;          /* 1 scanning, 0 ended, or the error that stopped it */
+	/* Extended headers ('x', 'L') seen, which apply to the next member: */
+	int ext;             /* one or more are pending */
+	int name_from;       /* 0 none, 1 a GNU long name, 2 a pax path (wins over 1) */
+	int has_size;        /* a pax size is pending in size */
+	uint64_t size;
+	uint64_t ext_off;    /* offset of the first pending extended header */
+	char name[RF_TAR_NAME_MAX + 1];
+} rf_tar_scan;
+
+/* Starts a scan of a shard of shard_size bytes at offset 0 (need = 512). */
+void rf_tar_scan_init(rf_tar_scan *s, uint64_t shard_size);
+
+/* Feeds bytes [off, off + n) of the shard; off must be s->pos, and bytes
+ * past shard_size are ignored. Parses every header that lies wholly inside
+ * the window, calls fn for each regular-file member (directories, links,
+ * devices, pax global headers 'g', GNU long link names 'K' and other types
+ * are skipped) and advances s->pos past it: past the window too when a
+ * member's data runs beyond it (a hop).
+ * @return : 1 more to read: feed the window at s->pos next, of at least
+ *           s->need bytes (a smaller one returns 1 again without moving);
+ *           0 the archive ended (a zero block, or the end of the shard exactly
+ *           at a header boundary), also on any later call;
+ *           RF_EINDEX malformed, with err[errlen] saying what and where (the
+ *           offset, the member's name when known): bad header checksum,
+ *           unparseable size, header or data running past shard_size
+ *           (truncated shard), bad pax record, name too long, extended header
+ *           too large or followed by no member, sparse member; later calls
+ *           return it again;
+ *           -EINVAL off is not s->pos, or fn asked for data too large;
+ *           or what fn returned to stop the scan. */
+int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
+		     rf_tar_member_fn fn, void *user, char *err, size_t errlen);
+
+#endif
