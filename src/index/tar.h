@@ -1,5 +1,5 @@
 /* tar.h - WebDataset tar shards: an incremental scanner of tar headers
- * (tar.c).
+ * (tar.c) and the grouping of its members into samples (tar_samples.c).
  * Private to the library. Neither reads a file: the caller reads the shard
  * in windows (one read of 64 KiB holding many small members, or hops over
  * large ones) and feeds each window here, so that the same code serves the
@@ -94,5 +94,69 @@ void rf_tar_scan_init(rf_tar_scan *s, uint64_t shard_size);
  *           or what fn returned to stop the scan. */
 int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		     rf_tar_member_fn fn, void *user, char *err, size_t errlen);
+
+/* ---- Samples (tar_samples.c): WebDataset's grouping of members ----
+ *
+ * The key of a member is its name up to the first dot of its base name,
+ * the extension the rest (webdataset's keysplit ^((?:.*[/]|)[^.]+)[.]([^/]*)$:
+ * "a.b/c.d.jpg" is key "a.b/c", extension "d.jpg"). Consecutive members
+ * with one key form a sample. As in webdataset, members whose name has no
+ * key (no dot in the base name) and metadata members (a first path
+ * component "__x__") belong to no sample; extensions compare without case. */
+
+/* Splits name as webdataset's keysplit does. @return : the key's length
+ * (the extension starts at name + return + 1), or -1 when name has no key. */
+long rf_tar_key_split(const char *name);
+
+/* A sample: its image member (or in raw mode its first member that is not
+ * a label) and its label. */
+typedef struct rf_tar_sample {
+	const char *key;   /* NUL-terminated; valid during the callback only */
+	const char *ext;   /* the chosen member's extension ("jpg", "jpeg.zst"); "" if none */
+	uint64_t data_off; /* the chosen member's data in the shard */
+	uint64_t size;
+	int32_t label;     /* from the "cls" member, or -1 when there is none */
+	int compressed;    /* the chosen member is zstd-compressed (extension ends in .zst) */
+	const char *bad;   /* NULL, or why the sample cannot be used ("no image member (jpg,
+	                    * jpeg)", "cls '7x': not a label ..."); then only key holds */
+} rf_tar_sample;
+
+/* Called once per sample, in shard order. @return : 0 to go on, or non-zero
+ * to stop the scan (rf_tar_scan_feed() or rf_tar_samples_finish() returns
+ * it; use a negative code, or one > 2). */
+typedef int (*rf_tar_sample_fn)(void *user, const rf_tar_sample *s);
+
+/* The grouping state: the sample being gathered. Fields are private. */
+typedef struct rf_tar_samples {
+	rf_tar_sample_fn fn;
+	void *user;
+	int raw;           /* pick the first member that is not cls, not a JPEG */
+	int open;          /* a sample is being gathered */
+	int has_member;    /* a member was chosen (off, size, ext) */
+	int has_cls;
+	int compressed;
+	int32_t label;
+	uint64_t off, size;
+	char bad[160];     /* why the sample is bad, "" when it is not */
+	char ext[32];      /* the chosen member's extension (cut if longer) */
+	char key[RF_TAR_NAME_MAX + 1];
+} rf_tar_samples;
+
+/* Starts grouping; raw as cfg.raw. fn receives the samples. */
+void rf_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *user);
+
+/* The rf_tar_member_fn that groups: pass it to rf_tar_scan_feed() with g as
+ * user. It reports each sample to g's fn when the next key starts, and asks
+ * for the data of cls members (RF_TAR_WANT_DATA) to read their labels. */
+int rf_tar_samples_member(void *g, const rf_tar_member *m);
+
+/* Reports the last sample, once the scan has returned 0.
+ * @return : 0, or what g's fn returned. */
+int rf_tar_samples_finish(rf_tar_samples *g);
+
+/* Parses a cls member: decimal text in [0, 2^31), with optional spaces,
+ * tabs and newlines around it. @return : 0 with *label set, or -1 with
+ * why[whylen] saying what is wrong. */
+int rf_tar_parse_cls(const uint8_t *p, size_t n, int32_t *label, char *why, size_t whylen);
 
 #endif

@@ -1,0 +1,205 @@
+/* tar_samples.c - WebDataset samples from the members of a tar shard (see
+ * tar.h): members grouped by key as webdataset's group_by_keys groups them,
+ * each sample's image member picked by extension (in raw mode its first
+ * member that is not a label), and its label read from the cls member.
+ * Only the sample being gathered is kept, so memory does not grow with the
+ * number of members a sample has. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "index/tar.h"
+#include "util/util.h"
+
+/* A cls member longer than this is no label (and is not asked for). */
+#define CLS_MAX 4096
+
+long rf_tar_key_split(const char *name)
+{
+	/* As Python's re tries ^((?:.*[/]|)[^.]+)[.]([^/]*)$: the longest prefix
+	 * ending in '/' first, then shorter ones, then none; from there [^.]+
+	 * runs to the first dot, which must be followed by no '/'. Only a base
+	 * name starting with a dot ("a/.x.jpg", key "a/") makes the shorter
+	 * prefixes matter. ".*" stops at a newline, so the prefix holds none. */
+	size_t len = strlen(name), nl = strcspn(name, "\n");
+	const char *slash = strrchr(name, '/');
+	long last_slash = slash ? (long)(slash - name) : -1, dot = -1;
+	for (size_t i = len + 1; i-- > 0;) {
+		if (i < len && name[i] == '.')
+			dot = (long)i; /* the first dot at or after i */
+		if ((i == 0 || name[i - 1] == '/') && i <= nl && dot > (long)i && dot > last_slash)
+			return dot;
+	}
+	return -1;
+}
+
+/* webdataset's tar_file_iterator skips metadata: a first path component
+ * "__x__" (re.match(r"__[^/]*__($|/)")), or a name without '/' that starts
+ * and ends with "__". */
+static int is_meta(const char *name)
+{
+	size_t first = strcspn(name, "/"), len = strlen(name);
+	if (strncmp(name, "__", 2))
+		return 0;
+	if (first >= 4 && !strncmp(name + first - 2, "__", 2))
+		return 1;
+	return first == len && len >= 2 && !strcmp(name + len - 2, "__");
+}
+
+/* The image extensions (webdataset lowercases extensions before comparing);
+ * ".zst" ones hold a zstd-compressed JPEG. Exact: "seg.jpg" is another
+ * member of the sample (a mask, say), not its image. */
+static int is_image_ext(const char *ext, int *zst)
+{
+	static const char *const exts[] = { "jpg", "jpeg", "jpg.zst", "jpeg.zst" };
+	for (int i = 0; i < 4; i++)
+		if (!strcasecmp(ext, exts[i])) {
+			*zst = i >= 2;
+			return 1;
+		}
+	return 0;
+}
+
+static int ends_zst(const char *ext)
+{
+	size_t n = strlen(ext);
+	return !strcasecmp(ext, "zst") || (n > 4 && !strcasecmp(ext + n - 4, ".zst"));
+}
+
+static int is_space(uint8_t c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int rf_tar_parse_cls(const uint8_t *p, size_t n, int32_t *label, char *why, size_t whylen)
+{
+	size_t a = 0, b = n;
+	while (a < b && is_space(p[a]))
+		a++;
+	while (b > a && is_space(p[b - 1]))
+		b--;
+	uint64_t v = 0;
+	size_t i = a;
+	for (; i < b && p[i] >= '0' && p[i] <= '9' && v <= INT32_MAX; i++)
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	if (a < b && i == b && v <= INT32_MAX) {
+		*label = (int32_t)v;
+		return 0;
+	}
+	/* what it holds, printable, for the message */
+	char shown[24];
+	size_t k = 0;
+	for (; k < sizeof(shown) - 1 && a + k < b; k++)
+		shown[k] = p[a + k] >= 0x20 && p[a + k] < 0x7f ? (char)p[a + k] : '?';
+	shown[k] = '\0';
+	if (a == b)
+		rf_fmt(why, whylen, "cls is empty: not a label");
+	else
+		rf_fmt(why, whylen, "cls '%s%s': not a label (decimal, 0 to 2147483647)", shown,
+		       a + k < b ? "..." : "");
+	return -1;
+}
+
+void rf_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *user)
+{
+	memset(g, 0, sizeof(*g));
+	g->fn = fn;
+	g->user = user;
+	g->raw = raw;
+}
+
+/* Hands the sample gathered so far, if any, to g->fn. */
+static int report(rf_tar_samples *g)
+{
+	if (!g->open)
+		return 0;
+	g->open = 0;
+	if (!g->bad[0] && !g->has_member)
+		rf_fmt(g->bad, sizeof(g->bad), "%s", g->raw ? "no member besides cls" :
+		       "no image member (jpg, jpeg)");
+	rf_tar_sample smp = { .key = g->key, .ext = "", .label = -1 };
+	if (g->bad[0]) {
+		smp.bad = g->bad;
+	} else {
+		smp.ext = g->ext;
+		smp.data_off = g->off;
+		smp.size = g->size;
+		smp.compressed = g->compressed;
+		if (g->has_cls)
+			smp.label = g->label;
+	}
+	return g->fn(g->user, &smp);
+}
+
+static void start(rf_tar_samples *g, const char *key, size_t len)
+{
+	memcpy(g->key, key, len); /* len <= RF_TAR_NAME_MAX: a member name's prefix */
+	g->key[len] = '\0';
+	g->open = 1;
+	g->has_member = g->has_cls = g->compressed = 0;
+	g->bad[0] = g->ext[0] = '\0';
+}
+
+/* The cls member: its label, or why it is none. */
+static int take_cls(rf_tar_samples *g, const rf_tar_member *m)
+{
+	if (g->has_cls) {
+		rf_fmt(g->bad, sizeof(g->bad), "two cls members");
+		return 0;
+	}
+	if (m->size > CLS_MAX) {
+		rf_fmt(g->bad, sizeof(g->bad), "cls of %" PRIu64 " bytes: not a label", m->size);
+		return 0;
+	}
+	if (!m->data)
+		return RF_TAR_WANT_DATA; /* the scanner calls again with the bytes */
+	char why[96];
+	if (rf_tar_parse_cls(m->data, (size_t)m->size, &g->label, why, sizeof(why)))
+		rf_fmt(g->bad, sizeof(g->bad), "%s", why);
+	g->has_cls = 1;
+	return 0;
+}
+
+int rf_tar_samples_member(void *arg, const rf_tar_member *m)
+{
+	rf_tar_samples *g = arg;
+	long k = rf_tar_key_split(m->name);
+	if (k < 0 || is_meta(m->name))
+		return 0; /* in no sample, as in webdataset */
+	const char *ext = m->name + k + 1;
+	int ret = 0;
+	if (!g->open || strncmp(g->key, m->name, (size_t)k) || g->key[k]) {
+		ret = report(g);
+		/* the next sample starts even when fn stops the scan, so that a
+		 * scan resumed from rf_tar_scan.pos loses no member */
+		start(g, m->name, (size_t)k);
+	}
+	if (ret)
+		return ret;
+	if (g->bad[0])
+		return 0; /* the first reason stands */
+	if (!strcasecmp(ext, "cls"))
+		return take_cls(g, m);
+	int zst = 0;
+	if (!(g->raw ? (zst = ends_zst(ext), 1) : is_image_ext(ext, &zst)))
+		return 0; /* another member of the sample (json, txt, ...) */
+	if (!g->has_member) {
+		g->has_member = 1;
+		g->off = m->data_off;
+		g->size = m->size;
+		g->compressed = zst;
+		rf_fmt(g->ext, sizeof(g->ext), "%s", ext);
+	} else if (strlen(ext) < sizeof(g->ext) && !strcasecmp(ext, g->ext)) {
+		/* webdataset refuses a sample with two members of one extension */
+		rf_fmt(g->bad, sizeof(g->bad), "two '%s' members", ext);
+	}
+	/* else another image (jpeg beside jpg) or raw member: the first wins */
+	return 0;
+}
+
+int rf_tar_samples_finish(rf_tar_samples *g)
+{
+	return report(g);
+}
