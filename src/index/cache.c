@@ -7,8 +7,10 @@
  * path), root, classes, and per stamp its path + i64 mtime_sec +
  * i64 mtime_nsec + u64 ino; then count 24-byte records, the path arena,
  * count doubles of sampling weights when has_weights (a manifest's third
- * column), and a u64 checksum of everything before it. (Version 1 had no
- * weights; such a cache is walked again and rewritten.)
+ * column), count 16-byte member records when nshards > 0, and a u64
+ * checksum of everything before it. Version 4 adds, after has_weights,
+ * u32 nshards, and after the stamps each shard's path (a string) and its
+ * class folder label (i32). (Older versions are walked again and rewritten.)
  *
  * Staleness: adding, removing or renaming a file changes its directory's
  * mtime; every directory walked is recorded and checked at load (for a
@@ -31,7 +33,7 @@
 #include "util/util.h"
 
 #define CACHE_MAGIC "RFINDEX"
-#define CACHE_VERSION 3u /* 3: the mode word holds RF_INDEX_HIDDEN too */
+#define CACHE_VERSION 4u /* 3: the mode word holds RF_INDEX_HIDDEN too; 4: shards */
 
 typedef struct writer {
 	FILE *f;
@@ -137,6 +139,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	uint64_t count = idx->count, plen = idx->paths_len;
 	uint32_t ncl = (uint32_t)idx->nclasses, nst = (uint32_t)idx->nstamps;
 	uint32_t has_weights = idx->weights != NULL;
+	uint32_t nsh = (uint32_t)idx->nshards;
 	put(&w, CACHE_MAGIC, 8);
 	put(&w, &version, 4);
 	put(&w, &any, 4);
@@ -145,6 +148,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	put(&w, &ncl, 4);
 	put(&w, &nst, 4);
 	put(&w, &has_weights, 4);
+	put(&w, &nsh, 4);
 	put_str(&w, canon ? canon : source);
 	free(canon);
 	put_str(&w, idx->root);
@@ -157,10 +161,16 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 		put(&w, &s->mtime_nsec, 8);
 		put(&w, &s->ino, 8);
 	}
+	for (uint32_t i = 0; i < nsh; i++) {
+		put_str(&w, idx->shards[i]);
+		put(&w, &idx->shard_labels[i], 4);
+	}
 	put_bulk(&w, idx->entries, count * sizeof(rf_index_entry));
 	put_bulk(&w, idx->paths, plen);
 	if (has_weights)
 		put_bulk(&w, idx->weights, count * sizeof(double));
+	if (nsh)
+		put_bulk(&w, idx->members, count * sizeof(rf_index_member));
 	uint64_t sum = w.sum;
 	if (w.ok && fwrite(&sum, 1, 8, w.f) != 8)
 		w.ok = 0;
@@ -225,29 +235,46 @@ static int header_fits(reader *r)
 	get_u(r, 8);
 	uint32_t ncl = (uint32_t)get_u(r, 4), nst = (uint32_t)get_u(r, 4);
 	get_u(r, 4); /* has_weights */
+	uint32_t nsh = (uint32_t)get_u(r, 4);
 	for (uint32_t i = 0; r->ok && i < 2 + ncl; i++)
 		get(r, (uint32_t)get_u(r, 4), 0);
 	for (uint32_t i = 0; r->ok && i < nst; i++) {
 		get(r, (uint32_t)get_u(r, 4), 0);
 		get(r, 24, 0);
 	}
+	for (uint32_t i = 0; r->ok && i < nsh; i++) {
+		get(r, (uint32_t)get_u(r, 4), 0);
+		get(r, 4, 0);
+	}
 	return r->ok;
 }
 
 /* The records of a cache whose checksum matched may still be crafted: each
  * path must lie inside the arena and end with its NUL there, each size be a
- * byte count or an errno, each label -1 (raw files beside the classes) or a
- * class, each weight finite and not negative. */
+ * byte count or an errno (or a shard sample's reason code), each label -1
+ * (raw files beside the classes) or a class, each weight finite and not
+ * negative, each member in a listed shard, below 2^62 bytes. */
 static int records_valid(const rf_index *t, int has_weights)
 {
+	for (size_t i = 0; i < t->nshards; i++)
+		if (!t->shards[i] || t->shard_labels[i] < -1 ||
+		    (t->nclasses > 0 && t->shard_labels[i] >= (int64_t)t->nclasses))
+			return 0;
 	for (uint64_t i = 0; i < t->count; i++) {
 		const rf_index_entry *e = &t->entries[i];
 		if ((uint64_t)e->path_len >= t->paths_len || e->path_off >= t->paths_len - e->path_len ||
 		    t->paths[e->path_off + e->path_len] != '\0')
 			return 0;
-		if (e->size < -4095 || e->label < -1 ||
+		int reason = t->nshards && e->size <= RF_INDEX_NO_IMAGE && e->size >= RF_INDEX_TRUNCATED;
+		if ((e->size < -4095 && !reason) || e->label < -1 ||
 		    (t->nclasses > 0 && e->label >= (int64_t)t->nclasses))
 			return 0;
+		if (t->nshards) {
+			const rf_index_member *m = &t->members[i];
+			if (m->shard >= t->nshards || m->flags & ~RF_MEMBER_ZSTD ||
+			    m->offset >= (1ull << 62) || (e->size > 0 && (uint64_t)e->size >= (1ull << 32)))
+				return 0;
+		}
 		if (has_weights && (!isfinite(t->weights[i]) || t->weights[i] < 0))
 			return 0;
 	}
@@ -317,6 +344,7 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	uint64_t count = get_u(&r, 8), plen = get_u(&r, 8);
 	uint32_t ncl = (uint32_t)get_u(&r, 4), nst = (uint32_t)get_u(&r, 4);
 	uint32_t has_weights = (uint32_t)get_u(&r, 4);
+	uint32_t nsh = (uint32_t)get_u(&r, 4);
 	char *src = get_str(&r);
 	t.root = get_str(&r);
 	int same = src && !strcmp(src, want_src) && any == (uint32_t)any_name;
@@ -326,7 +354,8 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	/* Nothing is allocated for more than the file holds: a class name takes
 	 * at least its 4-byte length, a stamp 4 + 24 bytes, in the header that
 	 * header_fits() found whole in head (or else r.ok is 0 by now). */
-	if (!r.ok || (uint64_t)ncl * 4 + (uint64_t)nst * 28 > (uint64_t)(r.end - r.p))
+	if (!r.ok || (uint64_t)ncl * 4 + (uint64_t)nst * 28 + (uint64_t)nsh * 8 >
+			     (uint64_t)(r.end - r.p))
 		goto corrupt;
 	if (ncl) {
 		t.classes = calloc(ncl, sizeof(char *));
@@ -344,33 +373,50 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 			s->ino = get_u(&r, 8);
 		}
 	}
+	if (nsh) {
+		t.shards = calloc(nsh, sizeof(char *));
+		t.shard_labels = calloc(nsh, sizeof(int32_t));
+		for (uint32_t i = 0; t.shards && t.shard_labels && i < nsh; i++) {
+			t.shards[t.nshards++] = get_str(&r);
+			t.shard_labels[i] = (int32_t)get_u(&r, 4);
+		}
+		if (!t.shards || !t.shard_labels)
+			goto corrupt;
+	}
 	size_t off = (size_t)(r.p - head);
 	size_t ebytes = (size_t)count * sizeof(rf_index_entry);
 	size_t wbytes = has_weights ? (size_t)count * sizeof(double) : 0;
+	size_t mbytes = nsh ? (size_t)count * sizeof(rf_index_member) : 0;
 	if (!r.ok || !t.root || count >= (1ull << 40) || plen >= (1ull << 40) || has_weights > 1 ||
-	    (uint64_t)st.st_size != off + ebytes + plen + wbytes + 8)
+	    (uint64_t)st.st_size != off + ebytes + plen + wbytes + mbytes + 8)
 		goto corrupt;
 	t.entries = malloc(ebytes ? ebytes : 1);
 	t.paths = malloc(plen ? plen : 1);
 	if (has_weights)
 		t.weights = malloc(wbytes ? wbytes : 1);
+	if (nsh)
+		t.members = malloc(mbytes ? mbytes : 1);
 	uint64_t sum;
-	if (!t.entries || !t.paths || (has_weights && !t.weights)) {
+	if (!t.entries || !t.paths || (has_weights && !t.weights) || (nsh && !t.members)) {
 		ret = -ENOMEM;
 		goto fail;
 	}
 	if (read_at(fd, t.entries, ebytes, (off_t)off) ||
 	    read_at(fd, t.paths, plen, (off_t)(off + ebytes)) ||
 	    (has_weights && read_at(fd, t.weights, wbytes, (off_t)(off + ebytes + plen))) ||
-	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen + wbytes)))
+	    (nsh && read_at(fd, t.members, mbytes, (off_t)(off + ebytes + plen + wbytes))) ||
+	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen + wbytes + mbytes)))
 		goto corrupt;
 	uint64_t total = checksum(r.sum, t.entries, ebytes, 1);
 	total = checksum(total, t.paths, plen, 1);
 	if (has_weights)
 		total = checksum(total, t.weights, wbytes, 1);
+	if (nsh)
+		total = checksum(total, t.members, mbytes, 1);
 	if (sum != total)
 		goto corrupt;
 	t.count = t.cap = count;
+	t.members_cap = nsh ? count : 0;
 	t.paths_len = t.paths_cap = plen;
 	if (!records_valid(&t, has_weights))
 		goto corrupt;

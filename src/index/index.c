@@ -47,13 +47,51 @@ int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int3
 	return 0;
 }
 
+static int finish(rf_index *idx, const char *source, const struct stat *st, char *err,
+		  size_t errlen);
+
+int rf_index_add_member(rf_index *idx, uint64_t offset, uint32_t shard, uint32_t flags)
+{
+	/* entries were added first: one member beside each */
+	if (idx->members_cap < idx->cap) {
+		rf_index_member *m = realloc(idx->members, idx->cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		idx->members = m;
+		idx->members_cap = idx->cap;
+	}
+	idx->members[idx->count - 1] = (rf_index_member){ offset, shard, flags };
+	return 0;
+}
+
+const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len)
+{
+	if (idx->members)
+		rf_fmt(buf, len, "%s:%s", idx->shards[idx->members[i].shard], rf_index_path(idx, i));
+	else
+		rf_fmt(buf, len, "%s", rf_index_path(idx, i));
+	return buf;
+}
+
+const char *rf_index_bad_reason(int64_t size, char *buf, size_t len)
+{
+	switch (size) {
+	case RF_INDEX_NO_IMAGE: return "no image member (jpg, jpeg)";
+	case RF_INDEX_BAD_LABEL: return "its cls member is not a label (decimal text)";
+	case RF_INDEX_TRUNCATED: return "the member runs past the end of the shard (truncated)";
+	default:
+		rf_fmt(buf, len, "cannot stat: %s", strerror((int)-size));
+		return buf;
+	}
+}
+
 int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen)
 {
-	return rf_index_build_progress(idx, source, any_name, NULL, NULL, err, errlen);
+	return rf_index_build_progress(idx, source, any_name, NULL, NULL, RF_LOG_WARN, err, errlen);
 }
 
 int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
-			    void *user, char *err, size_t errlen)
+			    void *user, rf_log_level log_level, char *err, size_t errlen)
 {
 	memset(idx, 0, sizeof(*idx));
 	idx->root_fd = -1;
@@ -64,31 +102,65 @@ int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_
 		return -EINVAL;
 	}
 	struct stat st;
-	if (stat(source, &st) != 0) {
-		int e = errno;
-		rf_fmt(err, errlen, "source '%s': %s", source, strerror(e));
-		return -e;
-	}
+	memset(&st, 0, sizeof(st));
 	int ret;
 	idx->any_name = any_name;
-	if (S_ISDIR(st.st_mode))
-		ret = rf_index_walk_imagefolder(idx, source, any_name, err, errlen);
-	else if (S_ISREG(st.st_mode))
+	if (stat(source, &st) != 0) {
+		int e = errno;
+		/* not a path: a brace pattern of shard names, or missing */
+		ret = e == ENOENT ? rf_index_shard_pattern(idx, source, err, errlen) : 0;
+		if (ret == 0) {
+			rf_fmt(err, errlen, "source '%s': %s", source, strerror(e));
+			ret = -e;
+		} else if (ret == 1) {
+			ret = rf_index_scan_shards(idx, any_name & RF_INDEX_RAW, log_level, err, errlen);
+		}
+		if (ret) {
+			rf_index_free(idx);
+			return ret;
+		}
+		return finish(idx, source, &st, err, errlen);
+	}
+	if (S_ISDIR(st.st_mode)) {
+		ret = rf_index_shard_folder(idx, source, err, errlen);
+		if (ret == 1) {
+			ret = rf_index_scan_shards(idx, any_name & RF_INDEX_RAW, log_level, err, errlen);
+		} else if (ret == 0) {
+			rf_index_free(idx); /* not shards: an ImageFolder (or a raw tree) */
+			idx->progress = progress;
+			idx->progress_user = user;
+			idx->any_name = any_name;
+			ret = rf_index_walk_imagefolder(idx, source, any_name, err, errlen);
+		}
+	} else if (S_ISREG(st.st_mode) && rf_index_is_shard_list(source)) {
+		ret = rf_index_shard_list(idx, source, err, errlen);
+		if (!ret)
+			ret = rf_index_scan_shards(idx, any_name & RF_INDEX_RAW, log_level, err, errlen);
+	} else if (S_ISREG(st.st_mode)) {
 		ret = rf_index_parse_manifest(idx, source, err, errlen);
-	else {
+	} else {
 		rf_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
 		ret = RF_EINDEX;
-	}
-	if (ret == 0 && idx->count == 0) {
-		rf_fmt(err, errlen, "source '%s': no samples found%s", source,
-		       S_ISDIR(st.st_mode) ? " (ImageFolder layout: CLASS/.../*.jpg)" : "");
-		ret = RF_EEMPTY;
 	}
 	if (ret != 0) {
 		rf_index_free(idx);
 		return ret;
 	}
-	/* Trim the growth slack: the index lives as long as the loader. */
+	return finish(idx, source, &st, err, errlen);
+}
+
+/* Refuses an empty index, and trims the growth slack: the index lives as
+ * long as the loader. */
+static int finish(rf_index *idx, const char *source, const struct stat *st, char *err,
+		  size_t errlen)
+{
+	if (idx->count == 0) {
+		rf_fmt(err, errlen, "source '%s': no samples found%s", source,
+		       idx->nshards ? " in its shards"
+		       : S_ISDIR(st->st_mode) ? " (ImageFolder layout: CLASS/.../*.jpg)" : "");
+		rf_index_free(idx);
+		return RF_EEMPTY;
+	}
 	rf_index_entry *e = realloc(idx->entries, idx->count * sizeof(*e));
 	char *p = realloc(idx->paths, idx->paths_len);
 	if (e) {
@@ -104,6 +176,13 @@ int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_
 		if (w)
 			idx->weights = w;
 	}
+	if (idx->members) {
+		rf_index_member *m = realloc(idx->members, idx->count * sizeof(*m));
+		if (m) {
+			idx->members = m;
+			idx->members_cap = idx->count;
+		}
+	}
 	return 0;
 }
 
@@ -114,6 +193,11 @@ void rf_index_free(rf_index *idx)
 	free(idx->entries);
 	free(idx->paths);
 	free(idx->weights);
+	free(idx->members);
+	for (size_t i = 0; i < idx->nshards; i++)
+		free(idx->shards[i]);
+	free(idx->shards);
+	free(idx->shard_labels);
 	free(idx->root);
 	if (idx->root_fd >= 0)
 		close(idx->root_fd);
@@ -134,6 +218,9 @@ size_t rf_index_memory(const rf_index *idx)
 		n += sizeof(rf_index_stamp) + strlen(idx->stamps[i].path) + 1;
 	if (idx->weights)
 		n += idx->count * sizeof(double);
+	n += idx->members_cap * sizeof(rf_index_member);
+	for (size_t i = 0; i < idx->nshards; i++)
+		n += strlen(idx->shards[i]) + 1 + sizeof(char *) + sizeof(int32_t);
 	for (int i = 0; i < idx->nclasses; i++)
 		n += strlen(idx->classes[i]) + 1 + sizeof(char *);
 	return n;

@@ -24,6 +24,20 @@ typedef struct rf_index_entry {
 #define RF_INDEX_RECORD_BYTES 24 /* sizeof(rf_index_entry), checked at compile time */
 _Static_assert(sizeof(rf_index_entry) == RF_INDEX_RECORD_BYTES, "index record size");
 
+/* Shard sources: where a sample's member is. One per entry, beside it. */
+typedef struct rf_index_member {
+	uint64_t offset;   /* of the member's data in its shard */
+	uint32_t shard;    /* index into rf_index.shards */
+	uint32_t flags;    /* RF_MEMBER_* */
+} rf_index_member;
+#define RF_MEMBER_ZSTD 1u /* the member is one zstd frame (name ends in .zst) */
+
+/* Sizes of shard samples that cannot be used, each with its reason
+ * (rf_index_bad_reason); any other negative size is -errno from a stat. */
+#define RF_INDEX_NO_IMAGE (-100000)  /* no image member (jpg, jpeg) */
+#define RF_INDEX_BAD_LABEL (-100001) /* a cls member that is not a label */
+#define RF_INDEX_TRUNCATED (-100002) /* runs past the end of its shard */
+
 typedef struct rf_index_stamp {
 	char *path;     /* relative to root ("" = root), or the manifest's absolute path */
 	int64_t mtime_sec, mtime_nsec;
@@ -48,6 +62,13 @@ typedef struct rf_index {
 	void *progress_user;
 	double *weights; /* count sampling weights (finite, >= 0) from a manifest's
 	                  * third column, or NULL when it has none; 8 bytes per file */
+	/* Shard sources (src/index/shards.c): the entries' paths are member
+	 * names inside the shards; NULL / 0 for loose files. */
+	rf_index_member *members; /* one per entry */
+	size_t members_cap;
+	char **shards;            /* shard paths, relative to root */
+	int32_t *shard_labels;    /* each shard's class folder label, or -1 */
+	size_t nshards;
 } rf_index;
 
 /* Builds the index of source (a directory or a manifest file). any_name, the
@@ -57,9 +78,10 @@ typedef struct rf_index {
  * -ENOENT / -ENOTDIR / -EACCES (source unusable), RF_EINDEX (malformed
  * manifest), RF_EEMPTY (no sample), -ENOMEM; err[errlen] then says why. */
 int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen);
-/* The same, telling progress (if not NULL) how it goes. */
+/* The same, telling progress (if not NULL) how it goes, and logging what it
+ * notices (damaged shards) at log_level. */
 int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
-			    void *user, char *err, size_t errlen);
+			    void *user, rf_log_level log_level, char *err, size_t errlen);
 
 void rf_index_free(rf_index *idx);
 
@@ -82,5 +104,13 @@ static inline const char *rf_index_path(const rf_index *idx, uint64_t i)
 {
 	return idx->paths + idx->entries[i].path_off;
 }
+
+/* What to call sample i in a message: its path, or "SHARD:MEMBER" for a
+ * shard source. @return : buf. */
+const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len);
+
+/* Why a sample whose size is negative cannot be read: the shard reasons
+ * above, or "cannot stat: <errno text>". Static strings or buf. */
+const char *rf_index_bad_reason(int64_t size, char *buf, size_t len);
 
 #endif

@@ -307,6 +307,11 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 			rf_fmt(err, errlen, "member '%s' (header at offset %" PRIu64 "): its %" PRIu64
 			       " bytes of data run past the end of the shard (%" PRIu64 " bytes): "
 			       "truncated", name, pos, size, s->shard_size);
+			if (!meta) { /* say which member (the scan is over: name is free) */
+				if (name != s->name)
+					rf_fmt(s->name, sizeof(s->name), "%s", name);
+				s->truncated = 1;
+			}
 			return stop(s, RF_EINDEX);
 		}
 		const uint64_t next = data_off + (has_data(type) ? RF_ALIGN_UP(size, RF_TAR_BLOCK) : 0);

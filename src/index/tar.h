@@ -68,6 +68,8 @@ typedef struct rf_tar_scan {
 	int has_size;        /* a pax size is pending in size */
 	uint64_t size;
 	uint64_t ext_off;    /* offset of the first pending extended header */
+	int truncated;       /* the scan stopped at a member whose data runs past the end
+	                      * of the shard; its name is in name */
 	char name[RF_TAR_NAME_MAX + 1];
 } rf_tar_scan;
 

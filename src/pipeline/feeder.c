@@ -43,6 +43,8 @@ struct rf_feeder {
 	uint32_t next_slot;    /* the slot next_batch fills (taken at its index 0) */
 	uint32_t *drain;       /* scratch for handed-back request ids */
 	rf_io_done *done;      /* scratch for finished reads */
+	int *shard_files;      /* shard sources: each shard's engine handle (kept open),
+	                        * or NULL: each read opens its shard */
 };
 
 #if RF_TEST_HOOKS
@@ -153,9 +155,11 @@ static int next_place(rf_loader *l, struct rf_feeder *f, rf_place *out)
  * and returns 1. */
 static int not_regular(rf_loader *l, uint64_t sample, char *reason, size_t len)
 {
+	const rf_index *idx = &l->index;
+	const char *path = idx->members ? idx->shards[idx->members[sample].shard]
+					: rf_index_path(idx, sample);
 	struct stat st;
-	if (fstatat(l->index.root_fd, rf_index_path(&l->index, sample), &st, 0) ||
-	    S_ISREG(st.st_mode))
+	if (fstatat(idx->root_fd, path, &st, 0) || S_ISREG(st.st_mode))
 		return 0;
 	rf_fmt(reason, len, "not a regular file (%s)", rf_file_kind(st.st_mode));
 	return 1;
@@ -168,9 +172,14 @@ static int check_entry(rf_loader *l, struct rf_feeder *f, uint64_t sample, char 
 {
 	int64_t size = l->index.entries[sample].size;
 	if (size < 0) {
+		char why[RF_REASON_LEN];
+		if (l->index.members) { /* a shard sample the index found unusable */
+			rf_fmt(reason, len, "%s", rf_index_bad_reason(size, why, sizeof(why)));
+			return RF_EBADSAMPLE;
+		}
 		assert(size >= -4095); /* an errno: the index and its cache check it */
 		if (!not_regular(l, sample, reason, len))
-			rf_fmt(reason, len, "cannot stat: %s", strerror((int)-size));
+			rf_fmt(reason, len, "%s", rf_index_bad_reason(size, why, sizeof(why)));
 		return (int)size;
 	}
 	if (size == 0) {
@@ -178,11 +187,39 @@ static int check_entry(rf_loader *l, struct rf_feeder *f, uint64_t sample, char 
 		return RF_EBADSAMPLE;
 	}
 	if ((uint64_t)size > f->max_file) {
-		rf_fmt(reason, len, "%lld bytes is more than the largest file the read pool "
-		       "takes (%zu bytes: read_pool_bytes / 4)", (long long)size, f->max_file);
+		if (l->cfg.raw)
+			rf_fmt(reason, len, "%lld bytes is more than the largest sample raw mode "
+			       "takes (raw_max_bytes, --raw-max: %zu bytes)", (long long)size,
+			       f->max_file);
+		else
+			rf_fmt(reason, len, "%lld bytes is more than the largest file the read pool "
+			       "takes (%zu bytes: read_pool_bytes / 4)", (long long)size, f->max_file);
 		return -EFBIG;
 	}
 	return 0;
+}
+
+/* The read that fetches sample: a loose file whole, and one byte more than
+ * the index says, so that a file that grew shows; a shard member's range,
+ * through the shard kept open, or else opened for this read. */
+static void read_of(const rf_loader *l, const struct rf_feeder *f, uint64_t sample,
+		    rf_io_read *rd)
+{
+	const rf_index *idx = &l->index;
+	uint32_t size = (uint32_t)idx->entries[sample].size;
+	*rd = (rf_io_read){ .dirfd = idx->root_fd, .file = -1 };
+	if (!idx->members) {
+		rd->path = rf_index_path(idx, sample);
+		rd->len = size + 1;
+		return;
+	}
+	const rf_index_member *m = &idx->members[sample];
+	rd->offset = m->offset;
+	rd->len = size;
+	if (f->shard_files)
+		rd->file = f->shard_files[m->shard];
+	else
+		rd->path = idx->shards[m->shard];
 }
 
 /* Starts reads while a request, buffer space, engine room and a place exist. */
@@ -199,10 +236,9 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 			place_failed(l, f, &p, sample, err, reason);
 			continue;
 		}
-		/* A whole file, and one byte more than the index says, so that a
-		 * file that grew shows. */
-		uint32_t want = (uint32_t)l->index.entries[sample].size + 1;
-		size_t span = rf_io_span(f->io, 0, want);
+		rf_io_read rd;
+		read_of(l, f, sample, &rd);
+		size_t span = rf_io_span(f->io, rd.offset, rd.len);
 		if (!rf_io_ready(f->io, span))
 			break; /* room comes back at the next wait */
 		uint32_t ticket = NO_TICKET;
@@ -215,7 +251,8 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 				/* only replacements can use up the room */
 				f->cur_valid = 0;
 				rf_fmt(reason, sizeof(reason), "no room left in the batch for a "
-				       "replacement of %u bytes", want - 1);
+				       "replacement of %lld bytes",
+				       (long long)l->index.entries[sample].size);
 				place_failed(l, f, &p, sample, -ENOSPC, reason);
 				continue;
 			}
@@ -228,9 +265,9 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 		rf_request *q = &l->req[id];
 		*q = (rf_request){ .place = p, .sample = sample, .epoch = epoch, .pos = pos,
 				   .buf = buf, .ticket = ticket };
-		rf_io_submit(f->io, &(rf_io_read){ .dirfd = l->index.root_fd,
-						   .path = rf_index_path(&l->index, sample),
-						   .offset = 0, .len = want, .buf = buf, .tag = id });
+		rd.buf = buf;
+		rd.tag = id;
+		rf_io_submit(f->io, &rd);
 		f->cur_valid = 0;
 		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
 	}
@@ -282,10 +319,11 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		 * than count good samples as bad */
 		struct rlimit lim = { 0 };
 		getrlimit(RLIMIT_NOFILE, &lim);
-		char what[160];
+		char what[256], name[1024];
 		rf_fmt(what, sizeof(what), "%s of %s/%s with no other read in flight (the "
 		       "descriptor limit, ulimit -n, is %llu)", step, l->index.root,
-		       rf_index_path(&l->index, q->sample), (unsigned long long)lim.rlim_cur);
+		       rf_index_name(&l->index, q->sample, name, sizeof(name)),
+		       (unsigned long long)lim.rlim_cur);
 		release_request(f, id, q);
 		feeder_failed(l, res, what);
 		f->failed = 1;
@@ -307,8 +345,13 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 			return;
 		}
 		err = RF_EBADSAMPLE;
-		rf_fmt(reason, sizeof(reason), "file %s since it was indexed (%lld bytes then, "
-		       "read %d)", (int64_t)res < size ? "shrank" : "grew", (long long)size, res);
+		if (l->index.members) /* a range: only shorter can show */
+			rf_fmt(reason, sizeof(reason), "member cut short: the shard shrank since it "
+			       "was indexed (%lld bytes, read %d)", (long long)size, res);
+		else
+			rf_fmt(reason, sizeof(reason), "file %s since it was indexed (%lld bytes "
+			       "then, read %d)", (int64_t)res < size ? "shrank" : "grew",
+			       (long long)size, res);
 	}
 	if (err) {
 		rf_place p = q->place;
@@ -370,6 +413,37 @@ static void publish_io(rf_loader *l, struct rf_feeder *f)
 	atomic_store_explicit(&l->st.reads_in_flight, info.inflight, memory_order_relaxed);
 }
 
+/* Shards are kept open (a ranged read per sample, no open or close) while
+ * they take at most a quarter of the descriptor limit; beyond, each read
+ * opens its shard, as a loose file's read does. */
+static int keep_shards(const rf_loader *l)
+{
+	struct rlimit lim = { 0 };
+	getrlimit(RLIMIT_NOFILE, &lim);
+	return l->index.members && l->index.nshards <= lim.rlim_cur / 4;
+}
+
+static int open_shards(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
+{
+	const rf_index *idx = &l->index;
+	f->shard_files = malloc(idx->nshards * sizeof(int));
+	if (!f->shard_files) {
+		rf_fmt(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < idx->nshards; i++) {
+		f->shard_files[i] = rf_io_file_open(f->io, idx->root_fd, idx->shards[i]);
+		if (f->shard_files[i] < 0) {
+			int e = f->shard_files[i];
+			rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, idx->shards[i], strerror(-e));
+			free(f->shard_files);
+			f->shard_files = NULL;
+			return e;
+		}
+	}
+	return 0;
+}
+
 /* The engine and the read pool (set-up, on this thread: SINGLE_ISSUER ties
  * the ring to the thread that creates it). */
 static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
@@ -393,13 +467,20 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 		.path = l->cfg.io_path, .depth = depth,
 		.max_read = RF_ALIGN_UP(f->max_file + 1, 4096) + 4096,
 		.direct = !l->cfg.no_direct_io,
-		.probe_dirfd = l->index.root_fd, .probe_path = rf_index_path(&l->index, 0),
+		.probe_dirfd = l->index.root_fd,
+		.probe_path = l->index.members ? l->index.shards[0] : rf_index_path(&l->index, 0),
+		.max_files = keep_shards(l) ? (uint32_t)l->index.nshards : 0,
 		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
 		.name = l->index.root, .log_level = l->cfg.log_level,
 	};
 	int ret = rf_io_create(&f->io, &p, err, errlen);
 	if (ret)
 		return ret;
+	if (keep_shards(l)) {
+		ret = open_shards(l, f, err, errlen);
+		if (ret)
+			return ret;
+	}
 	rf_io_info info;
 	rf_io_get_info(f->io, &info);
 	atomic_store(&l->st.io_path, (unsigned)info.path);
@@ -473,6 +554,7 @@ out:
 		free(f->drain);
 		free(f->done);
 		free(f->retry);
+		free(f->shard_files);
 	}
 	return NULL;
 }

@@ -122,7 +122,8 @@ static int first_report(rf_loader *l, uint64_t epoch, uint64_t sample)
 int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
 			   const char *reason, rf_place *retry)
 {
-	const char *path = rf_index_path(&l->index, sample);
+	char name[1024];
+	const char *path = rf_index_name(&l->index, sample, name, sizeof(name));
 	pthread_mutex_lock(&l->report_mu);
 	if (first_report(l, p->batch / l->batches_per_epoch, sample)) {
 		atomic_fetch_add_explicit(&l->st.bad_samples, 1, memory_order_relaxed);
@@ -281,7 +282,8 @@ static int build_index(rf_loader *l, char *err, size_t errlen)
 		}
 		rf_log(l->cfg.log_level, RF_LOG_INFO, "%s: walking the source", why);
 	}
-	int ret = rf_index_build(&l->index, l->source, mode, err, errlen);
+	int ret = rf_index_build_progress(&l->index, l->source, mode, NULL, NULL, l->cfg.log_level,
+					  err, errlen);
 	if (ret == 0 && cache && rf_index_cache_write(&l->index, l->source, cache, why, sizeof(why)))
 		rf_log(l->cfg.log_level, RF_LOG_WARN, "%s", why);
 	return ret;
@@ -299,7 +301,7 @@ RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_
 		rf_fmt(err, errlen, "rf_index_write: raw = %d: not a set of RF_INDEX_* flags", raw);
 		return -EINVAL;
 	}
-	int ret = rf_index_build_progress(&idx, source, raw, progress, user, err, errlen);
+	int ret = rf_index_build_progress(&idx, source, raw, progress, user, RF_LOG_WARN, err, errlen);
 	if (ret)
 		return ret;
 	ret = rf_index_cache_write(&idx, source, path, err, errlen);

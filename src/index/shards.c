@@ -1,0 +1,541 @@
+/* shards.c - builds the index of a set of WebDataset tar shards: finds the
+ * shards (a folder of *.tar, a folder of class folders of *.tar, a list file
+ * of shard paths, or a brace pattern such as train-{000000..000146}.tar),
+ * then scans every shard's headers through the read engine, many shards at
+ * once, one window of each in flight, and records each sample's member:
+ * which shard, where, how many bytes, its label (its cls member, else its
+ * class folder, else -1), and whether it is zstd-compressed. Samples are
+ * numbered in shard order (shards in sorted path order, or list order), so
+ * that a pack of a tree numbers its samples as the tree does.
+ *
+ * A sample that cannot be used (no image member, a bad cls, a member that
+ * runs past the end of a truncated shard) keeps its place with a negative
+ * size that says why (rf_index_bad_reason): it is reported and replaced when
+ * drawn, never the run. A shard whose headers stop making sense (a bad
+ * checksum) keeps the samples before that point; the rest are logged as
+ * lost at build time, naming the shard and the offset. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "index/index_build.h"
+#include "index/tar.h"
+#include "io/engine.h"
+#include "ringfeed.h"
+#include "util/util.h"
+
+#define SCAN_WINDOW (256u << 10) /* bytes read per window: many small members at once */
+#define SCAN_SHARDS 32u          /* shards scanned at once */
+
+/* ---- finding the shards -------------------------------------------------- */
+
+static int is_tar_name(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 4 && !strcmp(name + n - 4, ".tar") && name[0] != '.';
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int add_shard(rf_index *idx, const char *path, int32_t folder_label)
+{
+	if (idx->nshards % 64 == 0) {
+		size_t cap = idx->nshards + 64;
+		char **s = realloc(idx->shards, cap * sizeof(*s));
+		int32_t *l = realloc(idx->shard_labels, cap * sizeof(*l));
+		if (s)
+			idx->shards = s;
+		if (l)
+			idx->shard_labels = l;
+		if (!s || !l)
+			return -ENOMEM;
+	}
+	idx->shards[idx->nshards] = strdup(path);
+	if (!idx->shards[idx->nshards])
+		return -ENOMEM;
+	idx->shard_labels[idx->nshards++] = folder_label;
+	return 0;
+}
+
+/* The *.tar names in folder rel (relative to the root fd), sorted; *n of
+ * them. NULL with *n = 0 when there are none or the folder cannot be read. */
+static char **tar_names(int rootfd, const char *rel, size_t *n)
+{
+	*n = 0;
+	int fd = openat(rootfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	char **names = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (!is_tar_name(de->d_name))
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **x = realloc(names, cap * sizeof(*x));
+			if (!x)
+				break;
+			names = x;
+		}
+		names[*n] = strdup(de->d_name);
+		if (names[*n])
+			(*n)++;
+	}
+	closedir(d);
+	if (*n > 1)
+		qsort(names, *n, sizeof(*names), cmp_str);
+	return names;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* A folder: its *.tar (labels from cls members), or else its class folders'
+ * *.tar (labels from the folder, in sorted class order, where a sample has
+ * no cls). Returns 1 when it holds shards, 0 when not (an ImageFolder). */
+int rf_index_shard_folder(rf_index *idx, const char *dir, char *err, size_t errlen)
+{
+	int ret = rf_index_set_root(idx, dir, err, errlen);
+	if (ret)
+		return ret;
+	size_t n;
+	char **names = tar_names(idx->root_fd, ".", &n);
+	if (n) {
+		for (size_t i = 0; i < n && !ret; i++)
+			ret = add_shard(idx, names[i], -1);
+		free_names(names, n);
+		if (!ret)
+			ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
+		return ret ? ret : 1;
+	}
+	/* class folders with shards inside */
+	int fd = openat(idx->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	char **classes = NULL;
+	size_t nc = 0, cap = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		size_t k;
+		char **t = tar_names(idx->root_fd, de->d_name, &k);
+		free_names(t, k);
+		if (!k)
+			continue;
+		if (nc == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **x = realloc(classes, cap * sizeof(*x));
+			if (!x)
+				break;
+			classes = x;
+		}
+		classes[nc] = strdup(de->d_name);
+		if (classes[nc])
+			nc++;
+	}
+	closedir(d);
+	if (!nc) {
+		free(classes);
+		return 0;
+	}
+	qsort(classes, nc, sizeof(*classes), cmp_str);
+	idx->classes = classes;
+	idx->nclasses = (int)nc;
+	ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
+	for (size_t c = 0; c < nc && !ret; c++) {
+		names = tar_names(idx->root_fd, classes[c], &n);
+		char rel[PATH_MAX];
+		for (size_t i = 0; i < n && !ret; i++) {
+			rf_fmt(rel, sizeof(rel), "%s/%s", classes[c], names[i]);
+			ret = add_shard(idx, rel, (int32_t)c);
+		}
+		free_names(names, n);
+		if (!ret)
+			ret = rf_index_stamp_add(idx, idx->root_fd, classes[c], classes[c]);
+	}
+	return ret ? ret : 1;
+}
+
+/* A brace pattern PREFIX{A..B}SUFFIX (A and B decimal, the width of A kept
+ * with zeros, as WebDataset writes shard names). Returns 1 when source is
+ * one, with its shards added (relative to the pattern's folder, the root). */
+int rf_index_shard_pattern(rf_index *idx, const char *source, char *err, size_t errlen)
+{
+	const char *open = strchr(source, '{'), *dots = open ? strstr(open, "..") : NULL;
+	const char *close_ = dots ? strchr(dots, '}') : NULL;
+	if (!close_ || strchr(close_ + 1, '{'))
+		return 0;
+	char *end;
+	unsigned long long a = strtoull(open + 1, &end, 10);
+	if (end != dots || end == open + 1)
+		return 0;
+	unsigned long long b = strtoull(dots + 2, &end, 10);
+	if (end != close_ || end == dots + 2 || b < a || b - a > 10000000ull)
+		return 0;
+	int width = (int)(dots - open - 1);
+	/* the folder of the prefix is the root */
+	const char *slash = memrchr(source, '/', (size_t)(open - source));
+	char root[PATH_MAX];
+	if (slash)
+		rf_fmt(root, sizeof(root), "%.*s", (int)(slash - source == 0 ? 1 : slash - source),
+		       source);
+	else
+		rf_fmt(root, sizeof(root), ".");
+	const char *prefix = slash ? slash + 1 : source;
+	int ret = rf_index_set_root(idx, root, err, errlen);
+	if (ret)
+		return ret;
+	char name[PATH_MAX];
+	for (unsigned long long i = a; i <= b && !ret; i++) {
+		rf_fmt(name, sizeof(name), "%.*s%0*llu%s", (int)(open - prefix), prefix, width, i,
+		       close_ + 1);
+		ret = add_shard(idx, name, -1);
+	}
+	if (!ret)
+		ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
+	return ret ? ret : 1;
+}
+
+/* Is file a list of shards (its first line that is not blank or a comment
+ * ends in ".tar" and has no tab)? */
+int rf_index_is_shard_list(const char *file)
+{
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return 0;
+	char line[PATH_MAX + 2];
+	int yes = 0;
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strcspn(line, "\r\n");
+		line[n] = '\0';
+		if (!n || line[0] == '#')
+			continue;
+		yes = !strchr(line, '\t') && n > 4 && !strcmp(line + n - 4, ".tar");
+		break;
+	}
+	fclose(f);
+	return yes;
+}
+
+/* A list file: one shard path per line (relative to the list's folder). */
+int rf_index_shard_list(rf_index *idx, const char *file, char *err, size_t errlen)
+{
+	char *copy = strdup(file);
+	if (!copy)
+		return -ENOMEM;
+	char *slash = strrchr(copy, '/');
+	const char *root = slash ? (slash == copy ? "/" : (*slash = '\0', copy)) : ".";
+	int ret = rf_index_set_root(idx, root, err, errlen);
+	free(copy);
+	if (ret)
+		return ret;
+	FILE *f = fopen(file, "re");
+	if (!f) {
+		int e = errno;
+		rf_fmt(err, errlen, "'%s': %s", file, strerror(e));
+		return -e;
+	}
+	char line[PATH_MAX + 2];
+	unsigned lineno = 0;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		lineno++;
+		size_t n = strcspn(line, "\r\n");
+		line[n] = '\0';
+		if (!n || line[0] == '#')
+			continue;
+		if (n < 5 || strcmp(line + n - 4, ".tar")) {
+			rf_fmt(err, errlen, "%s:%u: '%s' is not a .tar shard", file, lineno, line);
+			ret = RF_EINDEX;
+			break;
+		}
+		ret = add_shard(idx, line, -1);
+	}
+	fclose(f);
+	char *abs = ret ? NULL : realpath(file, NULL); /* stamps outside the root are absolute */
+	if (!ret)
+		ret = abs ? rf_index_stamp_add(idx, AT_FDCWD, abs, abs) : -errno;
+	free(abs);
+	return ret;
+}
+
+/* ---- scanning ----------------------------------------------------------- */
+
+/* One shard's scan, and the samples it found (in shard order). */
+typedef struct shard_scan {
+	rf_index *idx;
+	uint32_t shard;
+	int file;              /* engine handle, -1 when not open */
+	uint64_t size;
+	rf_tar_scan scan;
+	rf_tar_samples group;
+	uint8_t *buf;          /* its window buffer (one read in flight at most) */
+	/* samples: names in an arena, records in an array */
+	char *names;
+	size_t names_len, names_cap;
+	struct found {
+		uint64_t name_off, off;
+		int64_t size;      /* or a negative code (rf_index_bad_reason) */
+		int32_t label;
+		uint32_t flags;
+	} *found;
+	size_t nfound, cap;
+	int done;
+} shard_scan;
+
+static int on_sample(void *user, const rf_tar_sample *s)
+{
+	shard_scan *sc = user;
+	size_t klen = strlen(s->key), elen = strlen(s->ext);
+	if (sc->nfound == sc->cap) {
+		size_t cap = sc->cap ? sc->cap * 2 : 256;
+		struct found *x = realloc(sc->found, cap * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		sc->found = x;
+		sc->cap = cap;
+	}
+	size_t need = klen + 1 + elen + 1;
+	if (sc->names_len + need > sc->names_cap) {
+		size_t cap = sc->names_cap ? sc->names_cap * 2 : 16384;
+		while (cap < sc->names_len + need)
+			cap *= 2;
+		char *x = realloc(sc->names, cap);
+		if (!x)
+			return -ENOMEM;
+		sc->names = x;
+		sc->names_cap = cap;
+	}
+	char *name = sc->names + sc->names_len;
+	memcpy(name, s->key, klen);
+	if (elen) {
+		name[klen] = '.';
+		memcpy(name + klen + 1, s->ext, elen + 1);
+	} else {
+		name[klen] = '\0';
+	}
+	int64_t size = (int64_t)s->size;
+	if (s->bad)
+		size = strstr(s->bad, "cls") ? RF_INDEX_BAD_LABEL : RF_INDEX_NO_IMAGE;
+	else if (s->size == 0)
+		size = 0; /* an empty member: the read path says "empty" */
+	int32_t label = s->label >= 0 ? s->label : sc->idx->shard_labels[sc->shard];
+	sc->found[sc->nfound++] = (struct found){ .name_off = sc->names_len, .off = s->data_off,
+						  .size = size, .label = label,
+						  .flags = s->compressed ? RF_MEMBER_ZSTD : 0 };
+	sc->names_len += strlen(name) + 1;
+	return 0;
+}
+
+static void scan_free(shard_scan *sc)
+{
+	free(sc->names);
+	free(sc->found);
+	sc->names = NULL;
+	sc->found = NULL;
+}
+
+/* The scan of sc stopped on a malformed header: keep what came before, say
+ * what was lost. A member that runs past the end (a truncated shard) is a
+ * bad sample of its own. */
+static void scan_broken(rf_index *idx, shard_scan *sc, const char *why, int log_level)
+{
+	rf_tar_samples_finish(&sc->group);
+	rf_log(log_level, RF_LOG_WARN, "shard %s/%s: %s%s", idx->root, idx->shards[sc->shard], why,
+	       sc->scan.pos < sc->size ? " (the members after it are not indexed)" : "");
+	if (!sc->scan.truncated)
+		return;
+	/* the cut member's sample: the last one found when it has the same key
+	 * (its image came before, whole), else one of its own */
+	const char *cut = sc->scan.name;
+	long klen = rf_tar_key_split(cut);
+	if (klen < 0)
+		return;
+	if (sc->nfound) {
+		struct found *last = &sc->found[sc->nfound - 1];
+		const char *name = sc->names + last->name_off;
+		if (rf_tar_key_split(name) == klen && !strncmp(name, cut, (size_t)klen)) {
+			last->size = RF_INDEX_TRUNCATED;
+			return;
+		}
+	}
+	char key[RF_TAR_NAME_MAX + 1];
+	rf_fmt(key, sizeof(key), "%.*s", (int)klen, cut);
+	rf_tar_sample s = { .key = key, .ext = cut + klen + 1, .label = -1 };
+	if (on_sample(sc, &s) == 0)
+		sc->found[sc->nfound - 1].size = RF_INDEX_TRUNCATED;
+}
+
+/* Feeds a finished window; returns 1 when the shard needs another. */
+static int scan_window(rf_index *idx, shard_scan *sc, const rf_io_done *d, int log_level)
+{
+	char why[256];
+	if (d->res < 0) {
+		rf_fmt(why, sizeof(why), "read at offset %llu: %s",
+		       (unsigned long long)sc->scan.pos, strerror(-d->res));
+		scan_broken(idx, sc, why, log_level);
+		return 0;
+	}
+	int r = rf_tar_scan_feed(&sc->scan, sc->buf + d->skip, (size_t)d->res, sc->scan.pos,
+				 rf_tar_samples_member, &sc->group, why, sizeof(why));
+	if (r == 1)
+		return 1;
+	if (r == 0) {
+		rf_tar_samples_finish(&sc->group);
+		return 0;
+	}
+	if (r == -ENOMEM)
+		rf_fmt(why, sizeof(why), "out of memory");
+	scan_broken(idx, sc, why, log_level);
+	return 0;
+}
+
+static uint32_t window_len(const shard_scan *sc)
+{
+	uint64_t left = sc->size - sc->scan.pos;
+	size_t want = RF_MAX((size_t)SCAN_WINDOW, sc->scan.need);
+	return (uint32_t)RF_MIN((uint64_t)want, left);
+}
+
+/* Scans every shard (SCAN_SHARDS at once) and adds their samples to idx in
+ * shard order. */
+int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
+			 size_t errlen)
+{
+	uint32_t n = (uint32_t)idx->nshards, width = RF_MIN(n, SCAN_SHARDS);
+	shard_scan *sc = calloc(n, sizeof(*sc));
+	if (!sc)
+		return -ENOMEM;
+	rf_io *io = NULL;
+	uint8_t *mem = NULL;
+	int wake = eventfd(0, EFD_CLOEXEC); /* the engine sleeps on it; nobody else wakes it */
+	size_t slot = RF_ALIGN_UP(SCAN_WINDOW + RF_TAR_NEED_MAX, 4096) + 8192;
+	int ret = wake < 0 ? -errno : posix_memalign((void **)&mem, 4096, slot * width) ? -ENOMEM : 0;
+	if (!ret) {
+		rf_io_params p = { .path = RF_IO_AUTO, .depth = width, .max_read = slot,
+				   .max_files = width, .direct = 1, .probe_dirfd = idx->root_fd,
+				   .probe_path = idx->shards[0], .wake_fd = wake, .name = idx->root,
+				   .log_level = log_level };
+		ret = rf_io_create(&io, &p, err, errlen);
+	}
+	uint32_t *free_slots = malloc(width * sizeof(uint32_t));
+	rf_io_done *done = malloc(width * sizeof(rf_io_done));
+	if (!ret && (!free_slots || !done))
+		ret = -ENOMEM;
+	if (ret)
+		goto out;
+	rf_io_region reg = { mem, slot * width };
+	rf_io_register_regions(io, &reg, 1);
+	for (uint32_t i = 0; i < width; i++)
+		free_slots[i] = i;
+	uint32_t nfree = width, next = 0, active = 0;
+	while (!ret && (next < n || active)) {
+		/* start the next shards while buffers are free */
+		while (next < n && nfree) {
+			shard_scan *s = &sc[next];
+			s->idx = idx;
+			s->shard = next++;
+			struct stat st;
+			const char *path = idx->shards[s->shard];
+			if (fstatat(idx->root_fd, path, &st, 0) || !S_ISREG(st.st_mode)) {
+				int e = errno;
+				rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, path,
+				       S_ISREG(st.st_mode) ? strerror(e) : "not a regular file");
+				ret = -ENOENT;
+				break;
+			}
+			s->size = (uint64_t)st.st_size;
+			rf_tar_scan_init(&s->scan, s->size);
+			rf_tar_samples_init(&s->group, raw, on_sample, s);
+			if (s->size == 0) {
+				s->done = 1;
+				continue;
+			}
+			s->file = rf_io_file_open(io, idx->root_fd, path);
+			if (s->file < 0) {
+				rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, path, strerror(-s->file));
+				ret = s->file;
+				break;
+			}
+			s->buf = mem + (size_t)free_slots[--nfree] * slot;
+			if (!rf_io_ready(io, rf_io_span(io, 0, window_len(s)))) {
+				ret = -EIO; /* cannot happen: one read per free buffer */
+				break;
+			}
+			rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = 0,
+							.len = window_len(s), .buf = s->buf,
+							.tag = s->shard });
+			active++;
+		}
+		if (ret || !active)
+			break;
+		ret = rf_io_wait(io);
+		uint32_t k = rf_io_reap(io, done, width);
+		for (uint32_t i = 0; i < k && !ret; i++) {
+			shard_scan *s = &sc[done[i].tag];
+			if (scan_window(idx, s, &done[i], log_level)) {
+				rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = s->scan.pos,
+								.len = window_len(s), .buf = s->buf,
+								.tag = s->shard });
+				continue;
+			}
+			active--;
+			s->done = 1;
+			rf_io_file_close(io, s->file);
+			s->file = -1;
+			free_slots[nfree++] = (uint32_t)((s->buf - mem) / slot);
+			if (idx->progress)
+				idx->progress(idx->progress_user, idx->count);
+		}
+	}
+	/* each shard's own mtime and inode: a shard rewritten in place leaves
+	 * its folder's mtime as it was */
+	for (uint32_t i = 0; i < n && !ret; i++)
+		ret = rf_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
+	/* the samples, in shard order */
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		for (size_t j = 0; j < sc[i].nfound && !ret; j++) {
+			const struct found *f = &sc[i].found[j];
+			const char *name = sc[i].names + f->name_off;
+			ret = rf_index_add(idx, name, strlen(name), f->size, f->label);
+			if (!ret)
+				ret = rf_index_add_member(idx, f->off, i, f->flags);
+		}
+		scan_free(&sc[i]);
+	}
+out:
+	rf_io_destroy(io);
+	if (wake >= 0)
+		close(wake);
+	for (uint32_t i = 0; i < n; i++)
+		scan_free(&sc[i]);
+	free(sc);
+	free(mem);
+	free(free_slots);
+	free(done);
+	return ret;
+}

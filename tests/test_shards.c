@@ -1,0 +1,416 @@
+/* test_shards.c - WebDataset tar shards as a source: shards written here by
+ * Python's tarfile (ustar, GNU and pax formats, long names) and by GNU tar
+ * give batches byte-identical to the loose tree they were packed from (JPEG
+ * and raw, every read path, a folder, a list file and a brace pattern, the
+ * index cache); labels come from cls members or the shard's class folder;
+ * bad input (no image member, a bad cls, a truncated shard, a bad header
+ * checksum, a damaged JPEG inside a member) is reported with shard, member
+ * and reason and replaced, or fails the stream in fail mode, never the run;
+ * resume and ranks work across shards. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define CLASSES 3
+#define PER_CLASS 12 /* 36 samples */
+
+static char *tree, *out;
+
+static int have(const char *cmd)
+{
+	char line[256];
+	snprintf(line, sizeof(line), "command -v %s >/dev/null 2>&1", cmd);
+	return system(line) == 0;
+}
+
+/* Runs a shell command line; asserts it succeeded. */
+static void run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void run(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	va_start(ap, fmt);
+	cr_assert(vasprintf(&cmd, fmt, ap) > 0);
+	va_end(ap);
+	int r = system(cmd);
+	cr_assert_eq(r, 0, "failed (%d): %s", r, cmd);
+	free(cmd);
+}
+
+/* Packs the tree with Python's tarfile into shards of `per` samples in
+ * sample-id order (the ImageFolder order): KEY.jpg (or KEY.bin in raw
+ * naming) and KEY.cls, keys as long as `keylen` (pax and GNU long names
+ * past 100 bytes), in the given format (USTAR, GNU, PAX), into out/DIR. */
+static void pack_python(const char *dir, const char *format, int per, int keylen, int cls,
+			const char *ext)
+{
+	run("python3 - '%s' '%s/%s' %s %d %d %d %s <<'EOF'\n"
+	    "import io, os, sys, tarfile\n"
+	    "src, out, fmt, per, keylen, cls, ext = sys.argv[1], sys.argv[2], sys.argv[3], "
+	    "int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]\n"
+	    "os.makedirs(out, exist_ok=True)\n"
+	    "files = []\n"
+	    "for ci, c in enumerate(sorted(d for d in os.listdir(src) if not d.startswith('.'))):\n"
+	    "    for f in sorted(os.listdir(os.path.join(src, c))):\n"
+	    "        files.append((os.path.join(src, c, f), ci))\n"
+	    "for s in range(0, len(files), per):\n"
+	    "    with tarfile.open('%%s/shard-%%06d.tar' %% (out, s // per), 'w',\n"
+	    "                      format=getattr(tarfile, fmt + '_FORMAT')) as t:\n"
+	    "        for i, (p, ci) in enumerate(files[s:s + per]):\n"
+	    "            key = ('%%0' + str(keylen) + 'd') %% (s + i)\n"
+	    "            t.add(p, arcname=key + '.' + ext)\n"
+	    "            if cls:\n"
+	    "                b = str(ci).encode()\n"
+	    "                ti = tarfile.TarInfo(key + '.cls'); ti.size = len(b)\n"
+	    "                t.addfile(ti, io.BytesIO(b))\n"
+	    "EOF",
+	    tree, out, dir, format, per, keylen, cls, ext);
+}
+
+static void setup(void)
+{
+	if (!have("python3"))
+		cr_skip_test("python3 is missing (it writes the shards)");
+	tree = tu_tree("shards-src", CLASSES, PER_CLASS);
+	out = tu_tmpdir("shards");
+}
+
+static void teardown(void)
+{
+	if (tree)
+		tu_rmrf(tree);
+	if (out)
+		tu_rmrf(out);
+	free(tree);
+	free(out);
+	tree = out = NULL;
+}
+
+static char *at(const char *rel)
+{
+	char *p;
+	cr_assert(asprintf(&p, "%s/%s", out, rel) > 0);
+	return p;
+}
+
+/* The whole stream's bytes, ids and labels agree between two sources. */
+static void assert_same_stream(const rf_config *base, const char *a, const char *b,
+			       const char *what)
+{
+	rf_config ca = *base, cb = *base;
+	ca.source = a;
+	cb.source = b;
+	size_t na, nb;
+	rf_stats sa, sb;
+	uint8_t *x = tu_drain_bytes(&ca, &na, &sa);
+	uint8_t *y = tu_drain_bytes(&cb, &nb, &sb);
+	cr_assert_eq(na, nb, "%s: %zu vs %zu bytes", what, na, nb);
+	cr_assert_eq(memcmp(x, y, na), 0, "%s: bytes differ", what);
+	cr_assert_eq(sb.bad_samples, 0, "%s: %llu bad samples", what,
+		     (unsigned long long)sb.bad_samples);
+	free(x);
+	free(y);
+	rf_loader *la, *lb;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&la, &ca, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_loader_create(&lb, &cb, err, sizeof(err)), 0, "%s", err);
+	tu_batch *ba, *bb;
+	size_t ka = tu_take(la, SIZE_MAX, &ba), kb = tu_take(lb, SIZE_MAX, &bb);
+	cr_assert_eq(ka, kb);
+	for (size_t i = 0; i < ka; i++)
+		tu_assert_same_batch(&ba[i], &bb[i], what);
+	tu_batches_free(ba, ka);
+	tu_batches_free(bb, kb);
+	rf_loader_destroy(la);
+	rf_loader_destroy(lb);
+}
+
+Test(shards, python_formats_match_the_loose_tree, .init = setup, .fini = teardown,
+     .timeout = 120)
+{
+	static const char *formats[] = { "USTAR", "GNU", "PAX" };
+	rf_config cfg;
+	tu_config(&cfg, tree);
+	cfg.epochs = 2;
+	for (int f = 0; f < 3; f++) {
+		char dir[32];
+		snprintf(dir, sizeof(dir), "py-%s", formats[f]);
+		/* ustar keys fit in 100 bytes; GNU and pax get 120-byte names */
+		pack_python(dir, formats[f], 10, f == 0 ? 9 : 120, 1, "jpg");
+		char *src = at(dir);
+		rf_io_path paths[] = { RF_IO_URING_FIXED, RF_IO_URING_PLAIN, RF_IO_PREAD };
+		for (int p = 0; p < 3; p++) {
+			cfg.io_path = paths[p];
+			assert_same_stream(&cfg, tree, src, formats[f]);
+		}
+		cfg.io_path = RF_IO_AUTO;
+		cfg.random_resized_crop = 1;
+		cfg.flip_p = 0.5f;
+		assert_same_stream(&cfg, tree, src, "random resized crop");
+		cfg.random_resized_crop = 0;
+		cfg.flip_p = 0;
+		free(src);
+	}
+}
+
+Test(shards, raw_mode_matches, .init = setup, .fini = teardown, .timeout = 60)
+{
+	pack_python("raw", "PAX", 7, 9, 1, "bin");
+	char *src = at("raw");
+	rf_config cfg;
+	tu_config(&cfg, tree);
+	cfg.raw = 1;
+	cfg.raw_max_bytes = 1 << 20;
+	assert_same_stream(&cfg, tree, src, "raw");
+	free(src);
+}
+
+Test(shards, gnu_tar_class_folders_label_by_folder, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	if (!have("tar"))
+		cr_skip_test("GNU tar is missing");
+	/* one shard per class folder, written by GNU tar from the class's own
+	 * folder, no cls members: the label is the folder's */
+	for (int c = 0; c < CLASSES; c++)
+		run("mkdir -p '%s/byclass/c%d' && cd '%s/c%d' && tar --format=gnu -cf "
+		    "'%s/byclass/c%d/part-0.tar' $(ls | sort)", out, c, tree, c, out, c);
+	char *src = at("byclass");
+	rf_config cfg;
+	tu_config(&cfg, tree);
+	assert_same_stream(&cfg, tree, src, "class folders");
+	free(src);
+}
+
+Test(shards, list_file_and_brace_pattern, .init = setup, .fini = teardown, .timeout = 60)
+{
+	pack_python("py", "PAX", 10, 9, 1, "jpg");
+	char *list = at("shards.txt");
+	FILE *f = fopen(list, "w");
+	cr_assert(f);
+	fprintf(f, "# shards\npy/shard-000000.tar\npy/shard-000001.tar\n\npy/shard-000002.tar\n"
+		   "py/shard-000003.tar\n");
+	fclose(f);
+	char *pattern = at("py/shard-{000000..000003}.tar");
+	char *dir = at("py");
+	rf_config cfg;
+	tu_config(&cfg, tree);
+	assert_same_stream(&cfg, tree, list, "list file");
+	assert_same_stream(&cfg, tree, pattern, "brace pattern");
+	assert_same_stream(&cfg, dir, pattern, "folder vs pattern");
+	/* a pattern naming a shard that is not there fails create, naming it */
+	char *missing = at("py/shard-{000000..000009}.tar");
+	cfg.source = missing;
+	rf_loader *l;
+	char err[512] = "";
+	cr_assert_lt(rf_loader_create(&l, &cfg, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "shard-000004.tar"), "%s", err);
+	free(missing);
+	free(list);
+	free(pattern);
+	free(dir);
+}
+
+Test(shards, index_cache_round_trip, .init = setup, .fini = teardown, .timeout = 60)
+{
+	pack_python("py", "GNU", 9, 9, 1, "jpg");
+	char *src = at("py"), *cache = at("py.idx");
+	char err[512];
+	uint64_t files;
+	cr_assert_eq(rf_index_write(src, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(files, CLASSES * PER_CLASS);
+	rf_config cfg;
+	tu_config(&cfg, src);
+	size_t n0, n1;
+	rf_stats st;
+	uint8_t *a = tu_drain_bytes(&cfg, &n0, &st);
+	cr_assert_eq(st.index_cached, 0);
+	cfg.index_cache = cache;
+	uint8_t *b = tu_drain_bytes(&cfg, &n1, &st);
+	cr_assert_eq(st.index_cached, 1, "the cache was not used");
+	cr_assert_eq(n0, n1);
+	cr_assert_eq(memcmp(a, b, n0), 0);
+	free(a);
+	free(b);
+	/* a shard rewritten in place: the cache is stale, the shards are scanned */
+	run("cd '%s/py' && cp shard-000001.tar x && mv x shard-000001.tar", out);
+	b = tu_drain_bytes(&cfg, &n1, &st);
+	cr_assert_eq(st.index_cached, 0, "a stale cache was used");
+	free(b);
+	free(src);
+	free(cache);
+}
+
+/* The bad-input shard: writes out/bad/shard-000000.tar from Python with a
+ * sample with no image, one with a bad cls, one whose JPEG is garbage, then
+ * good samples; then damages shard 1 as asked. */
+static void pack_bad(const char *damage)
+{
+	pack_python("bad", "PAX", 12, 9, 1, "jpg");
+	run("python3 - '%s/bad/shard-000000.tar' <<'EOF'\n"
+	    "import io, sys, tarfile\n"
+	    "p = sys.argv[1]\n"
+	    "with tarfile.open(p) as t:\n"
+	    "    members = [(m, t.extractfile(m).read()) for m in t.getmembers()]\n"
+	    "with tarfile.open(p, 'w', format=tarfile.PAX_FORMAT) as t:\n"
+	    "    for m, b in members:\n"
+	    "        if m.name == '000000001.jpg': continue              # no image member\n"
+	    "        if m.name == '000000002.cls': b = b'7x'              # not a label\n"
+	    "        if m.name == '000000003.jpg': b = b'\\xff\\xd8garbage' # not a JPEG\n"
+	    "        m.size = len(b); t.addfile(m, io.BytesIO(b))\n"
+	    "EOF",
+	    out);
+	if (!strcmp(damage, "truncate")) /* cut inside the last member's data */
+		run("cd '%s/bad' && python3 -c \"import os,sys; p='shard-000001.tar'; "
+		    "import tarfile; t=tarfile.open(p); m=t.getmembers()[-2]; t.close(); "
+		    "os.truncate(p, m.offset_data + m.size // 2)\"", out);
+	else if (!strcmp(damage, "checksum")) /* flip a byte in the 5th member's header */
+		run("cd '%s/bad' && python3 -c \"import tarfile; p='shard-000001.tar'; "
+		    "t=tarfile.open(p); o=t.getmembers()[4].offset; t.close(); "
+		    "f=open(p,'r+b'); f.seek(o+2); c=f.read(1); f.seek(o+2); "
+		    "f.write(bytes([c[0]^0x55])); f.close()\"", out);
+}
+
+static int count_reasons(const char *log, const char *what)
+{
+	int n = 0;
+	for (const char *p = log; (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
+typedef struct reports {
+	char all[8192];
+	int n;
+} reports;
+
+static void on_bad(void *user, const char *path, int err, const char *reason)
+{
+	reports *r = user;
+	(void)err;
+	size_t len = strlen(r->all);
+	snprintf(r->all + len, sizeof(r->all) - len, "%s: %s\n", path, reason);
+	r->n++;
+}
+
+Test(shards, bad_members_reported_and_replaced, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	pack_bad("truncate");
+	char *src = at("bad");
+	reports r = { .n = 0 };
+	rf_config cfg;
+	tu_config(&cfg, src);
+	cfg.on_sample_error = on_bad;
+	cfg.user = &r;
+	cfg.log_level = RF_LOG_ERROR;
+	size_t n;
+	rf_stats st;
+	free(tu_drain_bytes(&cfg, &n, &st));
+	cr_assert(strstr(r.all, "shard-000000.tar:000000001: no image member (jpg, jpeg)"), "%s",
+		  r.all);
+	cr_assert(strstr(r.all, "shard-000000.tar:000000002: its cls member is not a label"),
+		  "%s", r.all);
+	cr_assert(strstr(r.all, "shard-000000.tar:000000003.jpg: "), "%s", r.all);
+	cr_assert(strstr(r.all, "shard-000001.tar:000000023.jpg: the member runs past the end of "
+			 "the shard"),
+		  "%s", r.all);
+	cr_assert_eq(count_reasons(r.all, "\n"), 4, "%s", r.all);
+	cr_assert_eq(st.bad_samples, 4);
+	/* fail mode: the stream fails with the first of them, no hang */
+	cfg.on_error = RF_ON_ERROR_FAIL;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	int ret;
+	while ((ret = rf_loader_next(l, &b)) == 0)
+		rf_batch_release(l, b);
+	cr_assert_eq(ret, RF_EBADSAMPLE, "%s", rf_strerror(ret));
+	cr_assert(strstr(rf_loader_error(l), ".tar:"), "%s", rf_loader_error(l));
+	rf_loader_destroy(l);
+	free(src);
+}
+
+Test(shards, bad_checksum_keeps_what_came_before, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	pack_bad("checksum");
+	char *src = at("bad");
+	rf_config cfg;
+	tu_config(&cfg, src);
+	cfg.log_level = RF_LOG_ERROR; /* the lost members are a warning at index time */
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_order_info oi;
+	cr_assert_eq(rf_loader_order(l, &oi), 0);
+	/* shard 0: 12 samples but the one with no image counted as a (bad)
+	 * sample = 12; shard 1: the 2 samples before the damaged header (its
+	 * members 0-3); shard 2: 12 */
+	cr_assert_eq(oi.dataset_samples, 12 + 2 + 12, "%llu",
+		     (unsigned long long)oi.dataset_samples);
+	rf_loader_destroy(l);
+	free(src);
+}
+
+Test(shards, resume_and_ranks_across_shards, .init = setup, .fini = teardown, .timeout = 60)
+{
+	pack_python("py", "PAX", 5, 9, 1, "jpg");
+	char *src = at("py");
+	rf_config cfg;
+	tu_config(&cfg, src);
+	cfg.epochs = 2;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	tu_batch *ref;
+	size_t nref = tu_take(l, SIZE_MAX, &ref);
+	rf_loader_destroy(l);
+	for (size_t k = 1; k < nref; k += 3) {
+		cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+		tu_batch *b;
+		size_t got = tu_take(l, k, &b);
+		tu_batches_free(b, got);
+		static uint8_t state[RF_STATE_MAX_BYTES];
+		int len = rf_loader_state_save(l, state, sizeof(state));
+		cr_assert_gt(len, 0);
+		rf_loader_destroy(l);
+		rf_config c = cfg;
+		c.resume_state = state;
+		c.resume_state_len = (size_t)len;
+		c.threads = 1 + (int)(k % 3); /* another thread count */
+		cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), 0, "%s", err);
+		size_t n = tu_take(l, SIZE_MAX, &b);
+		cr_assert_eq(n, nref - k);
+		for (size_t i = 0; i < n; i++)
+			tu_assert_same_batch(&ref[k + i], &b[i], "resumed");
+		tu_batches_free(b, n);
+		rf_loader_destroy(l);
+	}
+	tu_batches_free(ref, nref);
+	/* 3 ranks: disjoint, and together every sample of the epoch */
+	int seen[CLASSES * PER_CLASS] = { 0 };
+	cfg.epochs = 1;
+	cfg.world_size = 3;
+	cfg.rank_tail = RF_RANK_TAIL_DROP;
+	for (int r = 0; r < 3; r++) {
+		cfg.rank = r;
+		size_t n;
+		uint64_t *ids = tu_drain_ids(&cfg, &n);
+		cr_assert_eq(n, CLASSES * PER_CLASS / 3);
+		for (size_t i = 0; i < n; i++)
+			cr_assert_eq(seen[ids[i]]++, 0, "sample %llu on two ranks",
+				     (unsigned long long)ids[i]);
+		free(ids);
+	}
+	free(src);
+}
