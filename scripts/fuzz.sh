@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
-all_targets=(state cache manifest jpeg)
+all_targets=(state cache manifest jpeg tar)
 targets=("${@:2}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do

@@ -1,7 +1,8 @@
 /* make_seeds.c - writes the seed corpora of the fuzz targets into
- * OUT/{state,cache,manifest,jpeg}/: real saved states, index caches of a
- * folder tree and of a weighted manifest, manifests, and JPEGs of several
- * sizes and qualities behind the jpeg target's 4 setting bytes.
+ * OUT/{state,cache,manifest,jpeg,tar}/: real saved states, index caches of a
+ * folder tree and of a weighted manifest, manifests, JPEGs of several
+ * sizes and qualities behind the jpeg target's 4 setting bytes, and small
+ * tar shards (ustar, GNU, pax) behind the tar target's setting byte.
  * Usage: make_seeds OUT (scripts/fuzz.sh runs it). */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -25,6 +26,61 @@ static void put(const char *kind, const char *name, const void *p, size_t n)
 		perror(path);
 		exit(1);
 	}
+}
+
+/* A tar shard being written, behind the tar target's setting byte. */
+static uint8_t tar[1 << 16];
+static size_t tar_len;
+
+static void tar_put(const void *p, size_t n)
+{
+	if (tar_len + n + 1024 > sizeof(tar)) {
+		fprintf(stderr, "make_seeds: tar seed too large\n");
+		exit(1);
+	}
+	if (p)
+		memcpy(tar + tar_len, p, n);
+	else
+		memset(tar + tar_len, 0, n);
+	tar_len += n;
+	if (tar_len % 512 != 1) /* blocks start after the setting byte */
+		tar_put(NULL, 512 - (tar_len - 1) % 512);
+}
+
+/* One member: a header (ustar or GNU magic; prefix only for ustar) and its
+ * data. size is the header's field; base256 writes it as GNU's base-256. */
+static void tar_member(const char *name, const char *prefix, char type, const void *data,
+		       size_t n, int gnu, int base256)
+{
+	uint8_t h[512] = { 0 };
+	snprintf((char *)h, 100, "%s", name);
+	memcpy(h + 100, "0000644\0" "0001750\0" "0001750", 24);
+	if (base256) {
+		h[124] = 0x80;
+		for (int i = 0; i < 8; i++)
+			h[135 - i] = (uint8_t)((uint64_t)n >> (8 * i));
+	} else {
+		snprintf((char *)h + 124, 12, "%011zo", n);
+	}
+	memcpy(h + 136, "14531066400", 11);
+	h[156] = (uint8_t)type;
+	memcpy(h + 257, gnu ? "ustar  " : "ustar\0" "00", 8);
+	if (prefix)
+		snprintf((char *)h + 345, 155, "%s", prefix);
+	memset(h + 148, ' ', 8);
+	unsigned sum = 0;
+	for (int i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 7, "%06o", sum);
+	tar_put(h, 512);
+	if (n)
+		tar_put(data, n);
+}
+
+static void tar_seed(const char *name)
+{
+	tar_put(NULL, 1024); /* the end: two zero blocks */
+	put("tar", name, tar, tar_len);
 }
 
 static void put_file(const char *kind, const char *name, const char *from)
@@ -143,6 +199,40 @@ int main(int argc, char **argv)
 		}
 		free(s);
 		free(j);
+	}
+
+	/* tar shards: each format, samples with labels, every kind of member */
+	const char *pax = "21 path=dir/long.jpg\n10 size=3\n30 mtime=1700000000.123456789\n"
+			  "27 comment=padding-to-4096\n";
+	for (int v = 0; v < 4; v++) {
+		tar_len = 0;
+		tar_put((uint8_t[]){ (uint8_t)(v * 5 | (v & 1) << 4) }, 1); /* some mend checksums */
+		tar_member("s1.jpg", NULL, '0', "\xff\xd8jpeg", 6, 0, 0);
+		tar_member("s1.cls", NULL, '0', "3\n", 2, 0, 0);
+		tar_member("s2.jpeg.zst", NULL, '0', "zz", 2, 0, 0);
+		tar_member("s2.cls", NULL, '0', " 12 ", 4, 0, 0);
+		tar_member("dir/", NULL, '5', NULL, 0, 0, 0);
+		if (v == 0) {         /* ustar: a prefix */
+			tar_member("x.jpg", "a/very/long/prefix", '0', "px", 2, 0, 0);
+		} else if (v == 1) {  /* GNU: long names, base-256 */
+			tar_member("././@LongLink", NULL, 'L', "long/name/x.jpg", 16, 1, 0);
+			tar_member("long/name/x.", NULL, '0', "gx", 2, 1, 0);
+			tar_member("././@LongLink", NULL, 'K', "target", 7, 1, 0);
+			tar_member("l.jpg", NULL, '2', NULL, 0, 1, 0);
+			tar_member("b.jpg", NULL, '0', "base256", 7, 1, 1);
+		} else if (v == 2) {  /* pax: path, size over the header's, globals */
+			tar_member("pax_global_header", NULL, 'g', "18 comment=global\n", 18, 0, 0);
+			tar_member("././@PaxHeader", NULL, 'x', pax, strlen(pax), 0, 0);
+			tar_member("short", NULL, '0', "abc", 3, 0, 0);
+		} else {              /* raw members, no label, a bad label */
+			tar_member("r.npy", NULL, '0', "npy", 3, 0, 0);
+			tar_member("q.jpg", NULL, '0', "q", 1, 0, 0);
+			tar_member("q.cls", NULL, '0', "x", 1, 0, 0);
+			tar[0] |= 8;
+		}
+		char name[32];
+		snprintf(name, sizeof(name), "shard%d", v);
+		tar_seed(name);
 	}
 	return 0;
 }
