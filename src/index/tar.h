@@ -132,7 +132,8 @@ typedef int (*rf_tar_sample_fn)(void *user, const rf_tar_sample *s);
 typedef struct rf_tar_samples {
 	rf_tar_sample_fn fn;
 	void *user;
-	int raw;           /* pick the first member that is not cls, not a JPEG */
+	int raw;           /* raw mode: the first member that is not cls, whatever its
+	                    * extension, rather than the JPEG */
 	int open;          /* a sample is being gathered */
 	int has_member;    /* a member was chosen (off, size, ext) */
 	int has_cls;
