@@ -1,0 +1,96 @@
+/* out_file.c - output files written whole or not at all (see out_file.h). */
+#define _GNU_SOURCE
+#include "pack/out_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+static int fail(rf_out_file *f, const char *what, const char *name, char *err, size_t errlen)
+{
+	int e = errno;
+	rf_fmt(err, errlen, "%s '%s/%s': %s%s", what, f->dir, name, strerror(e),
+	       e == ENOSPC || e == EDQUOT ? " (the output disk is full)" : "");
+	return -e;
+}
+
+int rf_out_open(rf_out_file *f, int dirfd, const char *dir, const char *name, char *err,
+		size_t errlen)
+{
+	f->dirfd = dirfd;
+	f->dir = dir;
+	f->bytes = 0;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(f->tmp, sizeof(f->tmp), ".%s.tmp", name);
+	f->fd = openat(dirfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (f->fd < 0)
+		return fail(f, "creating", f->tmp, err, errlen);
+	return 0;
+}
+
+int rf_out_writev(rf_out_file *f, struct iovec *iov, int n, char *err, size_t errlen)
+{
+	for (;;) {
+		while (n > 0 && iov->iov_len == 0) {
+			iov++;
+			n--;
+		}
+		if (n == 0)
+			return 0;
+		ssize_t w = writev(f->fd, iov, n < IOV_MAX ? n : IOV_MAX);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO; /* a regular file that takes nothing: never loop on it */
+			return fail(f, "writing", f->tmp, err, errlen);
+		}
+		f->bytes += (uint64_t)w;
+		for (size_t left = (size_t)w; left > 0;) {
+			size_t k = RF_MIN(left, iov->iov_len);
+			iov->iov_base = (char *)iov->iov_base + k;
+			iov->iov_len -= k;
+			left -= k;
+			if (iov->iov_len == 0) {
+				iov++;
+				n--;
+			}
+		}
+	}
+}
+
+int rf_out_commit(rf_out_file *f, char *err, size_t errlen)
+{
+	/* on disk before the rename gives it its name: after a crash the name
+	 * holds the whole file or nothing */
+	if (fsync(f->fd) != 0) {
+		int ret = fail(f, "flushing", f->tmp, err, errlen);
+		rf_out_abort(f);
+		return ret;
+	}
+	int ret = close(f->fd);
+	f->fd = -1;
+	if (ret != 0 || renameat(f->dirfd, f->tmp, f->dirfd, f->name) != 0) {
+		ret = fail(f, ret ? "closing" : "renaming", f->tmp, err, errlen);
+		unlinkat(f->dirfd, f->tmp, 0);
+		return ret;
+	}
+	/* the rename itself is on disk once the folder is */
+	if (fsync(f->dirfd) != 0)
+		return fail(f, "flushing the folder of", f->name, err, errlen);
+	return 0;
+}
+
+void rf_out_abort(rf_out_file *f)
+{
+	if (f->fd < 0)
+		return;
+	close(f->fd);
+	f->fd = -1;
+	unlinkat(f->dirfd, f->tmp, 0);
+}

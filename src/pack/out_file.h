@@ -1,0 +1,45 @@
+/* out_file.h - output files that appear whole or not at all: written under
+ * a hidden temporary name in the output folder, flushed to disk, then
+ * renamed to their name. A crash or a kill never leaves a cut-short file
+ * under a final name (at worst a ".NAME.tmp"). Private to src/pack/. */
+#ifndef RF_PACK_OUT_FILE_H
+#define RF_PACK_OUT_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+typedef struct rf_out_file {
+	int dirfd;       /* the output folder (not owned) */
+	const char *dir; /* its path, for messages (not owned) */
+	int fd;          /* the temporary file; -1 when none is open */
+	uint64_t bytes;  /* written so far */
+	char name[64];   /* the final name in dir */
+	char tmp[80];    /* ".<name>.tmp" in dir */
+} rf_out_file;
+
+/* A file not opened yet (rf_out_abort() on it does nothing). */
+#define RF_OUT_FILE_NONE { .fd = -1 }
+
+/* Creates dir/.<name>.tmp (exclusively: a leftover or a concurrent writer
+ * is an error, never overwritten).
+ * @return : 0, or a negative errno with err naming the file. */
+int rf_out_open(rf_out_file *f, int dirfd, const char *dir, const char *name, char *err,
+		size_t errlen);
+
+/* Writes the n buffers of iov in order, all of them (iov is consumed: its
+ * entries are advanced past what was written).
+ * @return : 0, or a negative errno (-ENOSPC: disk full) with err naming the
+ *           file; the caller then calls rf_out_abort(). */
+int rf_out_writev(rf_out_file *f, struct iovec *iov, int n, char *err, size_t errlen);
+
+/* Flushes the file to disk, renames it to its name (replacing nothing: the
+ * caller made sure dir holds no such file) and flushes the folder.
+ * @return : 0, or a negative errno with err set; the temporary file is
+ *           removed either way. */
+int rf_out_commit(rf_out_file *f, char *err, size_t errlen);
+
+/* Closes and removes the temporary file; nothing when none is open. */
+void rf_out_abort(rf_out_file *f);
+
+#endif
