@@ -1,4 +1,5 @@
 /* args.c - strict parsing of option values and usage errors for the CLI. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +31,27 @@ int cli_u64(const char *opt, const char *s, uint64_t *out)
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+int cli_size(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	int shift = 0;
+	const char *units = "KMGT", *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+	if (u) {
+		shift = 10 * (int)(u - units + 1);
+		end++;
+	}
+	if (errno || end == s || *end || s[0] == '-' || (shift && v > (UINT64_MAX >> shift)) ||
+	    (v << shift) < lo || (v << shift) > hi) {
+		fprintf(stderr, "%s: %s: '%s' is not a size in [%llu, %llu] (suffixes K, M, G, T)\n",
+			cli_name, opt, s, (unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 int cmd_gen(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_index(int argc, char **argv);
+int cmd_pack(int argc, char **argv);
 /* `ringfeed tune ...` is `ringfeed bench --tune ...` (same options). */
 int cmd_tune(int argc, char **argv);
 int cmd_state(int argc, char **argv);
@@ -19,6 +20,9 @@ int cmd_state(int argc, char **argv);
  * in [lo, hi]. On failure prints "ringfeed OPT: ..." and returns -1. */
 int cli_int(const char *opt, const char *s, long long lo, long long hi, long long *out);
 int cli_u64(const char *opt, const char *s, uint64_t *out);
+/* A byte count: a number, optionally followed by K, M, G or T (powers of
+ * 1024, either case), in [lo, hi]. */
+int cli_size(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 int cli_float(const char *opt, const char *s, double lo, double hi, float *out);
 /* "R,G,B": three numbers. */
 int cli_float3(const char *opt, const char *s, float out[3]);

@@ -14,6 +14,7 @@ static void usage(FILE *f)
 		"  gen     write a synthetic ImageFolder tree of JPEGs\n"
 		"  bench   run the loader over a dataset and report its speed\n"
 		"  index   write the index cache of a dataset\n"
+		"  pack    write a dataset as tar shards (WebDataset layout), zstd optional\n"
 		"  tune    search threads, io_depth and prefetch for the best samples/s\n"
 		"  state   print a saved loader state (bench --save-state) in words\n"
 		"\n"
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
 		return cmd_bench(argc - 1, argv + 1);
 	if (!strcmp(cmd, "index"))
 		return cmd_index(argc - 1, argv + 1);
+	if (!strcmp(cmd, "pack"))
+		return cmd_pack(argc - 1, argv + 1);
 	if (!strcmp(cmd, "tune"))
 		return cmd_tune(argc - 1, argv + 1);
 	if (!strcmp(cmd, "state"))

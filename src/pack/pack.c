@@ -1,0 +1,235 @@
+/* pack.c - `ringfeed pack`'s set-up and tear-down: checks the options,
+ * prepares the output folder, builds the index, sets up zstd (and trains
+ * and writes the dictionary), runs the loop (pack_loop.c), and on failure
+ * removes everything it wrote. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pack/pack_impl.h"
+#include "pack/tar_write.h"
+#include "util/util.h"
+
+#define DICT_NAME "zstd.dict"
+
+static int check_opts(const rf_pack_opts *o, char *err, size_t errlen)
+{
+	if (!o->source || !o->out)
+		rf_fmt(err, errlen, "source and output folder must be set");
+	else if (o->shard_size == 0)
+		rf_fmt(err, errlen, "shard size 0");
+	else if (o->align && (o->align < RF_TAR_BLOCK || o->align > RF_PACK_ALIGN_MAX ||
+			      (o->align & (o->align - 1))))
+		rf_fmt(err, errlen, "--align %" PRIu64 ": not a power of two from 512 to %u", o->align,
+		       RF_PACK_ALIGN_MAX);
+	else if (o->compress && (o->level < ZSTD_minCLevel() || o->level > ZSTD_maxCLevel()))
+		rf_fmt(err, errlen, "zstd level %d: not in [%d, %d]", o->level, ZSTD_minCLevel(),
+		       ZSTD_maxCLevel());
+	else if (o->dict_size && (!o->compress || o->dict_size > RF_PACK_DICT_MAX))
+		rf_fmt(err, errlen, "--dict-size needs --compress zstd and at most %u bytes",
+		       RF_PACK_DICT_MAX);
+	else
+		return 0;
+	return RF_ECONFIG;
+}
+
+/* A name a pack writes (or its temporary form): a folder holding one
+ * already holds a pack, which a second pack must not mix with. */
+static int pack_file(const char *name)
+{
+	static const char *const pats[] = { "shard-*.tar", ".shard-*.tar.tmp", DICT_NAME,
+					    "." DICT_NAME ".tmp" };
+	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
+		if (!fnmatch(pats[i], name, FNM_PERIOD))
+			return 1;
+	return 0;
+}
+
+/* Opens the output folder into *dirfd, creating it (*made) if absent.
+ * @return : 0, or a negative errno with err set. */
+static int open_out(const char *dir, int *dirfd, int *made, char *err, size_t errlen)
+{
+	*made = mkdir(dir, 0755) == 0;
+	if (!*made && errno != EEXIST) {
+		int e = errno;
+		rf_fmt(err, errlen, "output folder '%s': cannot create it: %s", dir, strerror(e));
+		return -e;
+	}
+	*dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*dirfd < 0) {
+		int e = errno;
+		rf_fmt(err, errlen, "output folder '%s': %s", dir, strerror(e));
+		return -e;
+	}
+	/* a folder we write in must take files: find out now, not after the
+	 * index and the dictionary */
+	if (faccessat(*dirfd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+		int e = errno;
+		rf_fmt(err, errlen, "output folder '%s': cannot write in it: %s", dir, strerror(e));
+		return -e;
+	}
+	int fd = dup(*dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		rf_fmt(err, errlen, "output folder '%s': %s", dir, strerror(e));
+		return -e;
+	}
+	int ret = 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		if (pack_file(de->d_name)) {
+			rf_fmt(err, errlen, "output folder '%s' already holds a pack ('%s'): remove it "
+			       "or choose another -o", dir, de->d_name);
+			ret = -EEXIST;
+			break;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+static void index_progress(void *user, uint64_t files)
+{
+	rf_packer *p = user;
+	p->prog.done = files;
+	rf_pack_tell(p);
+}
+
+/* The zstd context every member is compressed with, and the dictionary
+ * (trained now, from reads only; written later, in the write phase). */
+static int setup_zstd(rf_packer *p, rf_buf *dict, size_t *dict_len, char *err, size_t errlen)
+{
+	const rf_pack_opts *o = p->o;
+	p->cctx = ZSTD_createCCtx();
+	if (!p->cctx)
+		return -ENOMEM;
+	size_t r = ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_compressionLevel, o->level);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_checksumFlag, 1);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_contentSizeFlag, 1);
+	if (ZSTD_isError(r)) {
+		rf_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
+		return RF_ECONFIG;
+	}
+	if (!o->dict_size)
+		return 0;
+	int ret = rf_pack_train(p, dict, dict_len, err, errlen);
+	if (ret)
+		return ret;
+	/* digested once, referenced by every frame */
+	p->cdict = ZSTD_createCDict(dict->p, *dict_len, o->level);
+	if (!p->cdict)
+		return -ENOMEM;
+	r = ZSTD_CCtx_refCDict(p->cctx, p->cdict);
+	if (ZSTD_isError(r)) {
+		rf_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
+		return RF_ECONFIG;
+	}
+	return 0;
+}
+
+static int write_dict(rf_packer *p, const rf_buf *dict, size_t len, char *err, size_t errlen)
+{
+	rf_out_file f = RF_OUT_FILE_NONE;
+	int ret = rf_out_open(&f, p->dirfd, p->o->out, DICT_NAME, err, errlen);
+	struct iovec iov = { dict->p, len };
+	if (!ret)
+		ret = rf_out_writev(&f, &iov, 1, err, errlen);
+	if (!ret)
+		return rf_out_commit(&f, err, errlen);
+	rf_out_abort(&f);
+	return ret;
+}
+
+/* After a failure or a stop: the shards and dictionary this pack wrote go,
+ * so that no partial pack is taken for a whole one (the loop has already
+ * removed the shard it was writing). */
+static void remove_written(rf_packer *p, int dict_written)
+{
+	for (uint32_t s = 0; s < p->res->shards; s++) {
+		char name[32];
+		snprintf(name, sizeof(name), "shard-%06" PRIu32 ".tar", s);
+		unlinkat(p->dirfd, name, 0);
+	}
+	if (dict_written)
+		unlinkat(p->dirfd, DICT_NAME, 0);
+}
+
+int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t errlen)
+{
+	memset(res, 0, sizeof(*res));
+	int ret = check_opts(o, err, errlen);
+	if (ret)
+		return ret;
+	rf_packer p = { .o = o, .res = res, .dirfd = -1, .shard = RF_OUT_FILE_NONE };
+	rf_buf dict = { 0 };
+	size_t dict_len = 0;
+	int made = 0, dict_written = 0, have_index = 0;
+
+	ret = open_out(o->out, &p.dirfd, &made, err, errlen);
+	if (ret)
+		goto out;
+	p.prog.phase = RF_PACK_INDEX;
+	rf_pack_tell(&p);
+	ret = rf_index_build_progress(&p.idx, o->source, o->index_flags, index_progress, &p,
+				      RF_LOG_WARN, err, errlen);
+	if (ret)
+		goto out;
+	if (p.idx.members) {
+		rf_fmt(err, errlen, "'%s' is already a set of shards: pack takes an ImageFolder, a "
+		       "manifest or (--raw) a tree of files", o->source);
+		ret = -EINVAL;
+		goto out;
+	}
+	have_index = 1;
+	/* every key the same width, so that names sort in id order */
+	p.key_width = 9;
+	for (uint64_t n = p.idx.count - 1; n >= 1000000000ull; n /= 10)
+		p.key_width++;
+	if (o->align && !(p.pad = malloc(o->align + 2 * RF_TAR_BLOCK))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (o->compress && (ret = setup_zstd(&p, &dict, &dict_len, err, errlen)))
+		goto out;
+
+	/* files are written from here on (a caller may now want to clean up
+	 * after a signal, not just die) */
+	p.prog = (rf_pack_progress){ .phase = RF_PACK_WRITE, .total = p.idx.count };
+	rf_pack_tell(&p);
+	if (dict_len) {
+		ret = write_dict(&p, &dict, dict_len, err, errlen);
+		if (ret)
+			goto out;
+		dict_written = 1;
+		res->dict_bytes = dict_len;
+	}
+	ret = rf_pack_write_all(&p, err, errlen);
+out:
+	if (ret && p.dirfd >= 0)
+		remove_written(&p, dict_written);
+	if (ret && made)
+		rmdir(o->out); /* only if empty: what was there before stays */
+	if (p.dirfd >= 0)
+		close(p.dirfd);
+	if (have_index)
+		rf_index_free(&p.idx);
+	ZSTD_freeCCtx(p.cctx);
+	ZSTD_freeCDict(p.cdict);
+	free(p.in.p);
+	free(p.z.p);
+	free(p.pad);
+	free(dict.p);
+	return ret;
+}

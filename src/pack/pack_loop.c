@@ -1,0 +1,231 @@
+/* pack_loop.c - `ringfeed pack`'s per-sample loop: read a source file,
+ * compress it (or not), append its members to the shard, start a new shard
+ * when this one is full. Nothing here allocates per sample. */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pack/pack_impl.h"
+#include "pack/tar_write.h"
+#include "util/util.h"
+
+int rf_buf_reserve(rf_buf *b, size_t n)
+{
+	if (n <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 64 * 1024;
+	while (cap < n)
+		cap = cap > SIZE_MAX / 2 ? n : cap * 2;
+	uint8_t *p = realloc(b->p, cap);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+/* The file of sample i as the user knows it: root/path, or path when absolute. */
+static void sample_path(const rf_index *idx, uint64_t i, char *buf, size_t len)
+{
+	const char *path = rf_index_path(idx, i);
+	if (path[0] == '/')
+		snprintf(buf, len, "%s", path);
+	else
+		snprintf(buf, len, "%s/%s", idx->root, path);
+}
+
+static int read_fail(const rf_index *idx, uint64_t i, int e, const char *why, char *err, size_t errlen)
+{
+	char path[4096 + 256];
+	sample_path(idx, i, path, sizeof(path));
+	rf_fmt(err, errlen, "sample %" PRIu64 " '%s': %s", i, path, why ? why : strerror(e));
+	return -e;
+}
+
+int rf_pack_read(const rf_index *idx, uint64_t i, rf_buf *b, size_t at, uint64_t max,
+		 size_t *len, char *err, size_t errlen)
+{
+	/* O_NONBLOCK: a FIFO named by a manifest must not hang the open (it is
+	 * refused below); it changes nothing for a regular file */
+	int fd = openat(idx->root_fd, rf_index_path(idx, i), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return read_fail(idx, i, errno, NULL, err, errlen);
+	struct stat st;
+	int ret = 0;
+	char why[128];
+	if (fstat(fd, &st) != 0) {
+		ret = read_fail(idx, i, errno, NULL, err, errlen);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, sizeof(why), "%s, not a regular file", rf_file_kind(st.st_mode));
+		ret = read_fail(idx, i, EINVAL, why, err, errlen);
+		goto out;
+	}
+	size_t want = (size_t)RF_MIN((uint64_t)st.st_size, max);
+	if (rf_buf_reserve(b, at + want)) {
+		ret = read_fail(idx, i, ENOMEM, NULL, err, errlen);
+		goto out;
+	}
+	size_t got = 0;
+	while (got < want) {
+		ssize_t r = read(fd, b->p + at + got, want - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ret = read_fail(idx, i, errno, NULL, err, errlen);
+			goto out;
+		}
+		if (r == 0) {
+			snprintf(why, sizeof(why), "read %zu of its %zu bytes (it shrank while being packed)",
+				 got, want);
+			ret = read_fail(idx, i, EIO, why, err, errlen);
+			goto out;
+		}
+		got += (size_t)r;
+	}
+	*len = got;
+out:
+	close(fd);
+	return ret;
+}
+
+void rf_pack_tell(rf_packer *p)
+{
+	if (p->o->progress)
+		p->o->progress(p->o->user, &p->prog);
+}
+
+/* Ends the shard being written: the two zero blocks that end a tar, then
+ * flushed and renamed to its name. */
+static int end_shard(rf_packer *p, char *err, size_t errlen)
+{
+	static const uint8_t end[2 * RF_TAR_BLOCK];
+	struct iovec iov = { (void *)end, sizeof(end) };
+	int ret = rf_out_writev(&p->shard, &iov, 1, err, errlen);
+	if (ret) {
+		rf_out_abort(&p->shard);
+		return ret;
+	}
+	uint64_t bytes = p->shard.bytes;
+	ret = rf_out_commit(&p->shard, err, errlen);
+	if (ret)
+		return ret;
+	p->res->shards++;
+	p->res->bytes_out += bytes;
+	p->prog.shards = p->res->shards;
+	p->prog.bytes_out = p->res->bytes_out;
+	return 0;
+}
+
+static int start_shard(rf_packer *p, char *err, size_t errlen)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "shard-%06" PRIu32 ".tar", p->res->shards);
+	p->shard_samples = 0;
+	return rf_out_open(&p->shard, p->dirfd, p->o->out, name, err, errlen);
+}
+
+static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
+{
+	const rf_pack_opts *o = p->o;
+	size_t len;
+	int ret = rf_pack_read(&p->idx, i, &p->in, 0, UINT64_MAX, &len, err, errlen);
+	if (ret)
+		return ret;
+	const uint8_t *data = p->in.p;
+	size_t n = len;
+	if (p->cctx) {
+		/* one frame per sample, with its content size (set by compress2)
+		 * and checksum; the dictionary, if any, stays referenced */
+		if (rf_buf_reserve(&p->z, ZSTD_compressBound(len)))
+			return -ENOMEM;
+		size_t z = ZSTD_compress2(p->cctx, p->z.p, p->z.cap, data, len);
+		if (ZSTD_isError(z)) {
+			rf_fmt(err, errlen, "sample %" PRIu64 ": zstd: %s", i, ZSTD_getErrorName(z));
+			return -EIO;
+		}
+		data = p->z.p;
+		n = z;
+	}
+	char name[64], cls_name[64];
+	const char *ext = o->index_flags & RF_INDEX_RAW ? "bin" : "jpg";
+	snprintf(name, sizeof(name), "%0*" PRIu64 ".%s%s", p->key_width, i, ext, p->cctx ? ".zst" : "");
+	int32_t label = p->idx.entries[i].label;
+	uint64_t cls_bytes = label >= 0 ? 2 * RF_TAR_BLOCK : 0;
+
+	/* A shard ends before the sample that would take it past shard_size
+	 * (its end blocks counted); its first sample goes in whatever its size. */
+	uint64_t off = p->shard.fd >= 0 ? p->shard.bytes : 0;
+	uint64_t need = rf_tar_pad_bytes(off, o->align) + RF_TAR_BLOCK + rf_tar_blocks(n) + cls_bytes;
+	if (p->shard.fd >= 0 && p->shard_samples > 0 && off + need + 2 * RF_TAR_BLOCK > o->shard_size) {
+		ret = end_shard(p, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (p->shard.fd < 0) {
+		ret = start_shard(p, err, errlen);
+		if (ret)
+			return ret;
+	}
+	off = p->shard.bytes;
+
+	uint64_t pad = rf_tar_pad_bytes(off, o->align);
+	uint8_t hdr[RF_TAR_BLOCK], cls[2 * RF_TAR_BLOCK];
+	if ((pad && rf_tar_pad_member(p->pad, pad, name)) || rf_tar_header(hdr, name, n, '0'))
+		return -ENAMETOOLONG; /* keys are at most 20 digits: cannot happen */
+	if (label >= 0) {
+		char text[16];
+		int t = snprintf(text, sizeof(text), "%" PRId32, label);
+		snprintf(cls_name, sizeof(cls_name), "%0*" PRIu64 ".cls", p->key_width, i);
+		rf_tar_header(cls, cls_name, (uint64_t)t, '0');
+		memset(cls + RF_TAR_BLOCK, 0, RF_TAR_BLOCK);
+		memcpy(cls + RF_TAR_BLOCK, text, (size_t)t);
+	}
+	/* what --align promises: the data right after its header, on the boundary */
+	assert((off + pad + RF_TAR_BLOCK) % (o->align ? o->align : RF_TAR_BLOCK) == 0);
+	static const uint8_t zeros[RF_TAR_BLOCK];
+	struct iovec iov[] = {
+		{ p->pad, pad },
+		{ hdr, RF_TAR_BLOCK },
+		{ (void *)data, n },
+		{ (void *)zeros, rf_tar_blocks(n) - n },
+		{ cls, cls_bytes },
+	};
+	ret = rf_out_writev(&p->shard, iov, 5, err, errlen);
+	if (ret)
+		return ret;
+	p->shard_samples++;
+	p->res->samples++;
+	p->res->bytes_in += len;
+	p->res->bytes_data += n;
+	return 0;
+}
+
+int rf_pack_write_all(rf_packer *p, char *err, size_t errlen)
+{
+	const rf_pack_opts *o = p->o;
+	int ret = 0;
+	for (uint64_t i = 0; i < p->idx.count && !ret; i++) {
+		if (o->stop && *o->stop)
+			ret = -EINTR;
+		else
+			ret = put_sample(p, i, err, errlen);
+		p->prog.done = p->res->samples;
+		p->prog.bytes_in = p->res->bytes_in;
+		p->prog.bytes_out = p->res->bytes_out + (p->shard.fd >= 0 ? p->shard.bytes : 0);
+		rf_pack_tell(p);
+	}
+	if (!ret && p->shard.fd >= 0 && !(ret = end_shard(p, err, errlen)))
+		rf_pack_tell(p); /* the last shard counted */
+	if (ret)
+		rf_out_abort(&p->shard);
+	return ret;
+}
