@@ -59,9 +59,9 @@ int rf_pack_train(rf_packer *p, rf_buf *dict, size_t *len, char *err, size_t err
 	p->res->dict_samples = k;
 	size_t r = k ? ZDICT_trainFromBuffer(dict->p, p->o->dict_size, buf.p, sizes, k) : 0;
 	if (!k || ZDICT_isError(r)) {
-		rf_fmt(err, errlen, "--dict-size %zu: zstd dictionary training failed on %u samples "
+		rf_fmt(err, errlen, "--dict-size %zu: zstd dictionary training failed on %u sample%s "
 		       "(%zu bytes): %s; it needs many times the dictionary's size in samples: try a "
-		       "smaller --dict-size, or none", p->o->dict_size, k, used,
+		       "smaller --dict-size, or none", p->o->dict_size, k, k == 1 ? "" : "s", used,
 		       k ? ZDICT_getErrorName(r) : "no data");
 		ret = RF_ECONFIG;
 		goto out;
