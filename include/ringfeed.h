@@ -316,7 +316,20 @@ typedef struct rf_config {
 	 * depends on timing. Not with raw or device_convert. */
 	rf_decode decode;
 
-	uint8_t reserved[84];          /* zeroed by rf_config_default(); must stay zero:
+	/* Shard sources (source = a folder of WebDataset .tar shards, or of
+	 * class folders of them; a list file of shard paths; or a brace pattern
+	 * such as "data/train-{000000..000146}.tar"): a member whose name ends
+	 * in .zst (KEY.jpg.zst, KEY.bin.zst) is one zstd frame, decompressed by
+	 * the compute threads (raw mode then starts them too, and delivers the
+	 * decompressed bytes; under RF_DECODE_GPU / AUTO such samples are
+	 * decoded on the CPU). zstd_dict: the dictionary they were compressed
+	 * with (what `ringfeed pack --dict-size` or `zstd --train` wrote), or
+	 * NULL (default): the file zstd.dict beside the shards, when there is
+	 * one. A corrupt frame or a wrong dictionary is a bad sample with that
+	 * reason. Copied at create. */
+	const char *zstd_dict;
+
+	uint8_t reserved[76];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
 	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;

@@ -6,7 +6,10 @@
  * bad input (no image member, a bad cls, a truncated shard, a bad header
  * checksum, a damaged JPEG inside a member) is reported with shard, member
  * and reason and replaced, or fails the stream in fail mode, never the run;
- * resume and ranks work across shards. */
+ * resume and ranks work across shards; `ringfeed pack`'s shards (aligned,
+ * zstd with and without a dictionary) give the same batches, raw ones the
+ * decompressed bytes; a wrong dictionary or a corrupt frame is a bad sample
+ * with that reason. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pack/pack.h"
 #include "testutil.h"
 
 #define CLASSES 3
@@ -413,4 +417,87 @@ Test(shards, resume_and_ranks_across_shards, .init = setup, .fini = teardown, .t
 		free(ids);
 	}
 	free(src);
+}
+
+static void pack_with(const char *dir, int raw, uint64_t align, int compress, size_t dict)
+{
+	char *o = at(dir);
+	rf_pack_opts opts = { .source = tree, .out = o, .index_flags = raw ? RF_INDEX_RAW : 0,
+			      .shard_size = 64 << 10, .align = align, .compress = compress,
+			      .level = 3, .dict_size = dict };
+	rf_pack_result res;
+	char err[512];
+	cr_assert_eq(rf_pack_run(&opts, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(res.samples, CLASSES * PER_CLASS);
+	cr_assert_gt(res.shards, 1);
+	free(o);
+}
+
+Test(shards, pack_aligned_and_zstd_match, .init = setup, .fini = teardown, .timeout = 120)
+{
+	pack_with("plain", 0, 0, 0, 0);
+	pack_with("aligned", 0, 4096, 0, 0);
+	pack_with("zstd", 0, 4096, 1, 0);
+	pack_with("zstd-dict", 0, 0, 1, 4096);
+	pack_with("raw-zstd-dict", 1, 0, 1, 4096);
+	rf_config cfg;
+	tu_config(&cfg, tree);
+	static const char *dirs[] = { "plain", "aligned", "zstd", "zstd-dict" };
+	for (int i = 0; i < 4; i++) {
+		char *src = at(dirs[i]);
+		assert_same_stream(&cfg, tree, src, dirs[i]);
+		cfg.decode = RF_DECODE_AUTO; /* no GPU here: the pool; zstd stays on the CPU */
+		assert_same_stream(&cfg, tree, src, dirs[i]);
+		cfg.decode = RF_DECODE_CPU;
+		free(src);
+	}
+	cfg.raw = 1;
+	cfg.raw_max_bytes = 1 << 20;
+	char *src = at("raw-zstd-dict");
+	assert_same_stream(&cfg, tree, src, "raw, zstd with a dictionary");
+	cfg.threads = 1;
+	assert_same_stream(&cfg, tree, src, "raw, zstd, one thread");
+	free(src);
+}
+
+Test(shards, wrong_dictionary_and_corrupt_frame, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	pack_with("a", 0, 0, 1, 4096);
+	pack_with("b", 0, 0, 1, 8192); /* another dictionary (another size) */
+	char *src = at("a"), *wrong = at("b/zstd.dict");
+	reports r = { .n = 0 };
+	rf_config cfg;
+	tu_config(&cfg, src);
+	cfg.zstd_dict = wrong;
+	cfg.on_sample_error = on_bad;
+	cfg.user = &r;
+	cfg.log_level = RF_LOG_ERROR;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	int got = rf_loader_next(l, &b);
+	cr_assert_eq(got, RF_ETOOMANYBAD, "every sample is bad: %d %s", got, rf_loader_error(l));
+	rf_loader_destroy(l);
+	cr_assert(strstr(r.all, ".jpg.zst: zstd: Dictionary mismatch"), "%s", r.all);
+	/* a dictionary file that is not one fails create */
+	cfg.zstd_dict = "/etc/hostname";
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), RF_ECONFIG);
+	cr_assert(strstr(err, "zstd_dict"), "%s", err);
+	/* a corrupt frame: one sample, reported and replaced */
+	cfg.zstd_dict = NULL;
+	r.n = 0;
+	r.all[0] = '\0';
+	run("cd '%s' && python3 -c \"import tarfile; p='shard-000000.tar'; t=tarfile.open(p); "
+	    "m=[m for m in t.getmembers() if m.name.endswith('.zst')][2]; t.close(); "
+	    "f=open(p,'r+b'); f.seek(m.offset_data + m.size // 2); c=f.read(1); "
+	    "f.seek(m.offset_data + m.size // 2); f.write(bytes([c[0]^0xff])); f.close()\"", src);
+	size_t n;
+	rf_stats st;
+	free(tu_drain_bytes(&cfg, &n, &st));
+	cr_assert_eq(st.bad_samples, 1, "%s", r.all);
+	cr_assert(strstr(r.all, "shard-000000.tar:000000002.jpg.zst: zstd: "), "%s", r.all);
+	free(src);
+	free(wrong);
 }

@@ -3,6 +3,7 @@
  * hidden folders) unless include_hidden is set, and an index cache built
  * one way is not loaded the other way; a symlink that leads back to one of
  * its own folders is reported as a loop, one that leads elsewhere is walked. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>

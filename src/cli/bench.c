@@ -20,12 +20,17 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ringfeed bench --source DIR|MANIFEST [options]\n"
+		"usage: ringfeed bench --source DIR|MANIFEST|SHARDS [options]\n"
 		"\n"
 		"Runs the loader (Resize + CenterCrop to uint8 HWC batches) and reports\n"
 		"samples/s, MB/s read and where the time went.\n"
 		"\n"
-		"  --source PATH     ImageFolder directory or manifest (path<TAB>label lines)\n"
+		"  --source PATH     ImageFolder directory or manifest (path<TAB>label lines);\n"
+		"                    or WebDataset tar shards: a folder of *.tar (or of class\n"
+		"                    folders of them), a list file of .tar paths, or a brace\n"
+		"                    pattern 'train-{000000..000146}.tar' (see ringfeed pack)\n"
+		"  --zstd-dict FILE  dictionary of the shards' .zst members (default: zstd.dict\n"
+		"                    beside the shards, when there is one)\n"
 		"  --batch B         samples per batch (default 64)\n"
 		"  --resize S        shorter side after resize (default 256)\n"
 		"  --crop C          center crop size (default 224)\n"
@@ -162,7 +167,7 @@ int cmd_bench(int argc, char **argv)
 {
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION, O_VERIFY,
-	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_STEP, O_LOG, O_PROGRESS,
+	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_ZDICT, O_STEP, O_LOG, O_PROGRESS,
 	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE, O_HIDDEN };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
@@ -187,6 +192,7 @@ int cmd_bench(int argc, char **argv)
 		{ "io-path", required_argument, 0, O_IOPATH },
 		{ "raw", no_argument, 0, O_RAW },          { "include-hidden", no_argument, 0, O_HIDDEN },          { "raw-max", required_argument, 0, O_RAWMAX },
 		{ "index-cache", required_argument, 0, O_ICACHE },
+		{ "zstd-dict", required_argument, 0, O_ZDICT },
 		{ "step-ms", required_argument, 0, O_STEP }, { "log", required_argument, 0, O_LOG },
 		{ "progress", no_argument, 0, O_PROGRESS }, { "no-progress", no_argument, 0, O_NOPROGRESS },
 		{ "diagnose", no_argument, 0, O_DIAGNOSE }, { "report", required_argument, 0, O_REPORT },
@@ -265,6 +271,7 @@ int cmd_bench(int argc, char **argv)
 		case O_RAW: cfg.raw = 1; break;
 		case O_HIDDEN: cfg.include_hidden = 1; break;
 		case O_ICACHE: cfg.index_cache = optarg; break;
+		case O_ZDICT: cfg.zstd_dict = optarg; break;
 		case O_STEP:
 			if (cli_float("--step-ms", optarg, 0, 1e6, &fv)) return 2;
 			step_ms = fv;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "decode/jpeg.h"
+#include "decode/unzstd.h"
 #include "pipeline/loader_impl.h"
 #include "util/util.h"
 
@@ -15,6 +16,7 @@
 typedef struct worker {
 	rf_jpeg_decoder *dec;
 	rf_resampler rs;
+	rf_unzstd unzstd;    /* zstd members: context and output, kept */
 	uint64_t ns_decode, ns_transform, scaled, decoded_px, source_px;
 } worker;
 
@@ -56,6 +58,40 @@ static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *
 	return err;
 }
 
+/* A zstd member: its decompressed bytes become the request's data (in the
+ * worker's buffer, until its next sample). The largest accepted: raw mode's
+ * raw_max_bytes, else 256 MiB (no JPEG of a trainable size comes near). */
+static int unzstd(rf_loader *l, worker *w, rf_request *q)
+{
+	uint64_t t0 = rf_now_ns();
+	size_t max = l->cfg.raw ? l->cfg.raw_max_bytes : (size_t)256 << 20, len;
+	const uint8_t *out;
+	int err = rf_unzstd_frame(&w->unzstd, q->data, q->len, max, &out, &len, q->reason,
+				  sizeof(q->reason));
+	w->ns_decode += rf_now_ns() - t0;
+	if (err)
+		return err;
+	q->data = out;
+	q->len = (uint32_t)len;
+	return 0;
+}
+
+/* Raw mode, a decompressed member: copied into the batch after the samples
+ * already there, as a read straight into it would have been. */
+static int land_raw(rf_loader *l, rf_slot *s, rf_request *q)
+{
+	size_t off;
+	if (rf_slot_reserve(s, q->len, l->raw_align, &off)) {
+		rf_fmt(q->reason, sizeof(q->reason), "no room left in the batch for a replacement "
+		       "of %u bytes", q->len);
+		return -ENOSPC;
+	}
+	memcpy(s->batch.data + off, q->data, q->len);
+	s->batch.offsets[q->place.index] = off;
+	s->batch.sizes[q->place.index] = q->len;
+	return 0;
+}
+
 static void flush_counters(rf_loader *l, worker *w)
 {
 	atomic_fetch_add_explicit(&l->st.ns_decode, w->ns_decode, memory_order_relaxed);
@@ -72,6 +108,7 @@ void *rf_compute_main(void *arg)
 	worker w = { 0 };
 	int ok = rf_jpeg_decoder_create(&w.dec) == 0;
 	ok = rf_resampler_init(&w.rs, l->cfg.crop) == 0 && ok;
+	ok = (!l->has_zstd || rf_unzstd_init(&w.unzstd, l->zstd_dict) == 0) && ok;
 
 	for (;;) {
 		uint32_t id;
@@ -84,14 +121,20 @@ void *rf_compute_main(void *arg)
 		uint32_t place = q->place.index, attempt = q->place.attempt;
 		int err;
 		uint64_t prep0 = w.ns_decode + w.ns_transform;
-		if (l->cfg.fetch_only) {
+		if (ok && rf_loader_zstd(l, q->sample) && !l->cfg.fetch_only)
+			err = unzstd(l, &w, q);
+		else
+			err = ok ? 0 : -ENOMEM;
+		if (err) {
+			if (err == -ENOMEM)
+				rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
+		} else if (l->cfg.fetch_only) {
 			err = 0; /* storage alone: the read is all there is */
-		} else if (ok) {
+		} else if (l->cfg.raw) {
+			err = land_raw(l, s, q);
+		} else {
 			err = process(l, &w, q, q->len,
 				      s->host + (size_t)place * l->sample_bytes);
-		} else {
-			err = -ENOMEM;
-			rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
 		}
 		atomic_fetch_add_explicit(&s->prep_ns, w.ns_decode + w.ns_transform - prep0,
 					  memory_order_relaxed);
@@ -101,7 +144,7 @@ void *rf_compute_main(void *arg)
 			s->batch.ids[place] = q->sample;
 			if (s->on_host) /* GPU decode: this one is copied to the device */
 				s->on_host[place] = 1;
-			if (!l->cfg.fetch_only)
+			if (!l->cfg.fetch_only && !l->cfg.raw)
 				atomic_fetch_add_explicit(&l->st.cpu_decodes, 1, memory_order_relaxed);
 		}
 		q->err = err;
@@ -121,5 +164,6 @@ void *rf_compute_main(void *arg)
 	}
 	rf_resampler_destroy(&w.rs);
 	rf_jpeg_decoder_destroy(w.dec);
+	rf_unzstd_destroy(&w.unzstd);
 	return NULL;
 }

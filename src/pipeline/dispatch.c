@@ -50,8 +50,9 @@ static void measure(rf_loader *l, rf_split *sp)
 void rf_loader_dispatch(rf_loader *l, uint32_t id)
 {
 	rf_split *sp = &l->split;
-	int gpu = l->decode == RF_DECODE_GPU;
-	if (l->decode == RF_DECODE_AUTO) {
+	/* zstd members are decompressed on the CPU, so decoded there too */
+	int gpu = l->decode == RF_DECODE_GPU && !rf_loader_zstd(l, l->req[id].sample);
+	if (l->decode == RF_DECODE_AUTO && !rf_loader_zstd(l, l->req[id].sample)) {
 		measure(l, sp);
 		uint32_t go = atomic_load_explicit(&sp->gpu_out, memory_order_relaxed);
 		uint32_t co = atomic_load_explicit(&sp->cpu_out, memory_order_relaxed);

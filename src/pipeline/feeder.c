@@ -102,7 +102,7 @@ static rf_slot *take_slot(rf_loader *l, uint64_t b)
 		s->batch.count = rf_loader_batch_count(l, b);
 		atomic_store(&s->remaining, s->batch.count);
 		atomic_store(&s->replaced, 0);
-		s->raw_used = 0;
+		atomic_store_explicit(&s->raw_used, 0, memory_order_relaxed);
 		s->batch.bytes = 0;
 		atomic_store(&s->t_last_read, 0);
 		atomic_store(&s->prep_ns, 0);
@@ -243,11 +243,13 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 			break; /* room comes back at the next wait */
 		uint32_t ticket = NO_TICKET;
 		uint8_t *buf;
-		if (l->cfg.raw) {
-			/* straight into the batch, after the samples issued before */
+		if (l->cfg.raw && !rf_loader_zstd(l, sample)) {
+			/* straight into the batch, after the samples issued before
+			 * (a zstd member goes through the pool: a compute thread
+			 * puts its decompressed bytes in the batch) */
 			rf_slot *s = rf_slot_of(l, &p);
-			size_t off = RF_ALIGN_UP(s->raw_used, rf_io_align(f->io));
-			if (off + span > s->raw_cap) {
+			size_t off;
+			if (rf_slot_reserve(s, span, rf_io_align(f->io), &off)) {
 				/* only replacements can use up the room */
 				f->cur_valid = 0;
 				rf_fmt(reason, sizeof(reason), "no room left in the batch for a "
@@ -257,7 +259,6 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 				continue;
 			}
 			buf = s->batch.data + off;
-			s->raw_used = off + span;
 		} else if (rf_bufpool_alloc(&f->pool, span, &ticket, &buf)) {
 			break; /* wait for buffers to come back */
 		}
@@ -374,7 +375,6 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		s->batch.sizes[i] = q->len;
 		s->batch.labels[i] = l->index.entries[q->sample].label;
 		s->batch.ids[i] = q->sample;
-		s->batch.bytes = s->raw_used; /* final at the batch's last landing */
 		if (q->place.attempt)
 			atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
 		release_request(f, id, q);
@@ -485,8 +485,12 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	rf_io_get_info(f->io, &info);
 	atomic_store(&l->st.io_path, (unsigned)info.path);
 	atomic_store(&l->st.dio_align, (unsigned)info.align);
-	/* raw mode reads into the batch slots: the pool stays a token one */
-	size_t pool_bytes = l->cfg.raw ? info.align : l->cfg.read_pool_bytes;
+	/* raw mode reads into the batch slots: the pool stays a token one,
+	 * unless zstd members are read into it for the compute threads */
+	l->raw_align = (uint32_t)info.align;
+	size_t pool_bytes = !l->cfg.raw ? l->cfg.read_pool_bytes
+			    : !l->has_zstd ? info.align
+			    : RF_MAX(l->cfg.read_pool_bytes, 4 * RF_ALIGN_UP(f->max_file + 1, info.align));
 	ret = rf_bufpool_init(&f->pool, pool_bytes, info.align, depth);
 	if (ret) {
 		rf_fmt(err, errlen, "read pool of %zu bytes: out of memory", l->cfg.read_pool_bytes);

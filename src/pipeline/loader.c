@@ -16,6 +16,7 @@
 
 #include "gpu/gpu.h"
 #include "gpu/jpeg_gpu.h"
+#include "decode/unzstd.h"
 #include "pipeline/config.h"
 #include "pipeline/feeder.h"
 #include "pipeline/loader_impl.h"
@@ -58,10 +59,25 @@ void rf_loader_wake_ring(rf_loader *l)
 	(void)r;
 }
 
+int rf_slot_reserve(rf_slot *s, size_t len, size_t align, size_t *off)
+{
+	size_t used = atomic_load_explicit(&s->raw_used, memory_order_relaxed), at;
+	do {
+		at = RF_ALIGN_UP(used, align);
+		if (at + len > s->raw_cap)
+			return -ENOSPC;
+	} while (!atomic_compare_exchange_weak_explicit(&s->raw_used, &used, at + len,
+						       memory_order_relaxed, memory_order_relaxed));
+	*off = at;
+	return 0;
+}
+
 void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 {
 	if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) != 1)
 		return;
+	if (l->cfg.raw) /* every sample of the batch has its room by now */
+		s->batch.bytes = atomic_load_explicit(&s->raw_used, memory_order_relaxed);
 	uint64_t last = atomic_load_explicit(&s->t_last_read, memory_order_relaxed);
 	s->batch.fetch_ns = last > s->t_start ? last - s->t_start : 0;
 	if (l->gpu) {
@@ -269,6 +285,28 @@ static int start_ring(rf_loader *l, char *err, size_t errlen)
 /* The index: from the cache when it still matches the source, else by
  * walking (and then the cache is rewritten; failing to write it is logged,
  * not fatal). */
+/* zstd members: is there any, and their dictionary (cfg.zstd_dict, or
+ * zstd.dict beside the shards). */
+static int open_zstd(rf_loader *l, char *err, size_t errlen)
+{
+	for (size_t i = 0; l->index.members && i < l->index.count && !l->has_zstd; i++)
+		l->has_zstd = (l->index.members[i].flags & RF_MEMBER_ZSTD) != 0;
+	char beside[4096];
+	const char *path = l->cfg.zstd_dict;
+	if (!path && l->has_zstd) {
+		rf_fmt(beside, sizeof(beside), "%s/zstd.dict", l->index.root);
+		if (access(beside, F_OK) == 0)
+			path = beside;
+	}
+	if (!path)
+		return 0;
+	char why[512];
+	int ret = rf_zstd_dict_load(path, &l->zstd_dict, why, sizeof(why));
+	if (ret)
+		rf_fmt(err, errlen, "config: zstd_dict: %s", why);
+	return ret == RF_EINDEX ? RF_ECONFIG : ret;
+}
+
 static int build_index(rf_loader *l, char *err, size_t errlen)
 {
 	const char *cache = l->cfg.index_cache;
@@ -344,6 +382,14 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		goto fail;
 	}
 	l->cfg.source = l->source;
+	if (cfg->zstd_dict) {
+		l->zstd_dict_path = strdup(cfg->zstd_dict);
+		if (!l->zstd_dict_path) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		l->cfg.zstd_dict = l->zstd_dict_path;
+	}
 	if (cfg->index_cache) {
 		l->cache_path = strdup(cfg->index_cache);
 		if (!l->cache_path) {
@@ -354,8 +400,6 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	}
 	if (l->cfg.threads == 0)
 		l->cfg.threads = RF_MAX(1, rf_cpu_count() - 1);
-	if (l->cfg.raw)
-		l->cfg.threads = 0; /* nothing to decode: the ring thread lands raw reads */
 	uint32_t rank, world;
 	ret = rf_ranks_resolve(l->cfg.rank, l->cfg.world_size, &rank, &world, &l->rank_source,
 			       err, errlen);
@@ -375,6 +419,11 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	ret = build_index(l, err, errlen);
 	if (ret)
 		goto fail;
+	ret = open_zstd(l, err, errlen);
+	if (ret)
+		goto fail;
+	if (l->cfg.raw && !l->has_zstd)
+		l->cfg.threads = 0; /* nothing to decode: the ring thread lands raw reads */
 	rf_sampler kind = l->cfg.sampler == RF_SAMPLER_SHUFFLE && !l->cfg.shuffle
 				  ? RF_SAMPLER_SEQUENTIAL : l->cfg.sampler;
 	ret = rf_order_init(&l->order, &l->index, kind, l->cfg.samples_per_epoch, l->cfg.seed,
@@ -540,6 +589,8 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	rf_idq_destroy(&l->done);
 	rf_idq_destroy(&l->gpu_work);
 	free(l->req);
+	rf_zstd_dict_free(l->zstd_dict);
+	free(l->zstd_dict_path);
 	for (int i = 0; l->slots && i < l->cfg.prefetch; i++)
 		free(l->slots[i].on_host);
 	free(l->slots);

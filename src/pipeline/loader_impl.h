@@ -74,7 +74,7 @@ typedef struct rf_slot {
 	char errmsg[512];      /* guarded by mu */
 	atomic_uint remaining; /* places not landed yet; the thread that takes it to 0 publishes */
 	atomic_uint replaced;
-	size_t raw_used;       /* raw mode: bytes of data handed out; ring thread only */
+	atomic_size_t raw_used; /* raw mode: bytes of data handed out (rf_slot_reserve) */
 	uint64_t t_start;      /* when its first read was submitted; ring thread, set before any lands */
 	atomic_uint_fast64_t t_last_read; /* the latest landing of one of its reads */
 	atomic_uint_fast64_t prep_ns, read_bytes; /* summed over its samples */
@@ -97,6 +97,7 @@ typedef struct rf_counters {
 } rf_counters;
 
 struct rf_feeder; /* src/pipeline/feeder.c: the ring thread's own state */
+struct ZSTD_DDict_s;
 struct rf_gpu_jpeg; /* src/gpu/jpeg_gpu.h: the GPU's JPEG engines */
 
 /* GPU decode threads: several, so that some prepare groups (headers, taps)
@@ -136,6 +137,11 @@ struct rf_loader {
 	rf_output dev_output;     /* with device_convert: how the device stores them */
 	struct rf_gpu *gpu;       /* with cfg.device: the transfer path (src/gpu/); else NULL */
 	rf_window_params window;  /* how windows are chosen; read-only after create */
+	int has_zstd;             /* some shard member is zstd (compute threads decompress) */
+	struct ZSTD_DDict_s *zstd_dict; /* its dictionary, or NULL; read-only, shared */
+	char *zstd_dict_path;     /* owned copy of cfg.zstd_dict */
+	uint32_t raw_align;       /* raw mode: where samples start in a slot (the O_DIRECT
+	                           * alignment); set by the ring thread at set-up */
 
 	/* Order, ranks and resume: read-only after create. */
 	rf_order order;          /* which sample fills each place; the rank split */
@@ -218,6 +224,17 @@ void rf_loader_wake_ring(rf_loader *l);
  * down (returns 0). Called by the ring thread. */
 int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
 			   const char *reason, rf_place *retry);
+
+/* Raw mode: takes len bytes of slot s's data at the next multiple of align.
+ * @return : 0 with *off set, or -ENOSPC when the batch has no room left
+ * (only replacements can use it up). Any thread. */
+int rf_slot_reserve(rf_slot *s, size_t len, size_t align, size_t *off);
+
+/* Is sample a zstd member? */
+static inline int rf_loader_zstd(const rf_loader *l, uint64_t sample)
+{
+	return l->has_zstd && (l->index.members[sample].flags & RF_MEMBER_ZSTD);
+}
 
 /* Counts one place of slot s down; publishes the batch when it was the last. */
 void rf_loader_place_landed(rf_loader *l, rf_slot *s);
