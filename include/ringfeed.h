@@ -166,6 +166,23 @@ typedef enum rf_sampler {
 	RF_SAMPLER_BALANCED = 3,
 } rf_sampler;
 
+/* How a shard source is read (cfg.shard_access). Stable values. */
+typedef enum rf_shard_access {
+	/* Each sample a ranged read of its member: the sampler's global
+	 * shuffle across all shards, as for loose files. The default. */
+	RF_SHARD_RANDOM = 0,
+	/* Shards read front to back in chunks of 1 MiB, each chunk once, for
+	 * storage that punishes small random reads: each epoch takes the
+	 * shards in a new seeded order (index order without shuffle) and
+	 * shuffles the samples within consecutive blocks of shuffle_block
+	 * positions (WebDataset's shard shuffle and shuffle buffer, as pure
+	 * functions of seed, epoch and position, so resume stays exact). Ranks
+	 * take consecutive runs of the epoch (rank r: positions r*L .. r*L+L-1)
+	 * so that each reads its own shards. Needs the SHUFFLE or SEQUENTIAL
+	 * sampler. */
+	RF_SHARD_SEQUENTIAL = 1,
+} rf_shard_access;
+
 /* How ranks split an epoch whose length does not divide by world_size.
  * Either way every rank yields the same number of batches (unequal counts
  * hang DistributedDataParallel). Values are stable. */
@@ -329,7 +346,12 @@ typedef struct rf_config {
 	 * reason. Copied at create. */
 	const char *zstd_dict;
 
-	uint8_t reserved[76];          /* zeroed by rf_config_default(); must stay zero:
+	/* Shard sources: how they are read (see rf_shard_access). */
+	rf_shard_access shard_access;  /* default RF_SHARD_RANDOM */
+	uint32_t shuffle_block;        /* RF_SHARD_SEQUENTIAL with shuffle: positions
+	                                * shuffled together; 0 = 1024 (default) */
+
+	uint8_t reserved[68];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
 	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;
@@ -602,7 +624,9 @@ typedef struct rf_state_info {
 	uint64_t dataset_samples;
 	uint64_t dataset_fingerprint;
 	uint64_t output_fingerprint;
-	uint64_t reserved[8];
+	rf_shard_access shard_access; /* (a state from before shards: RANDOM) */
+	uint32_t shuffle_block;      /* SEQUENTIAL: resolved, 1 without shuffle */
+	uint64_t reserved[7];
 } rf_state_info;
 
 /* Decodes and checks (magic, version, length, checksum) a state written by

@@ -449,6 +449,17 @@ Test(shards, pack_aligned_and_zstd_match, .init = setup, .fini = teardown, .time
 		cfg.decode = RF_DECODE_AUTO; /* no GPU here: the pool; zstd stays on the CPU */
 		assert_same_stream(&cfg, tree, src, dirs[i]);
 		cfg.decode = RF_DECODE_CPU;
+		/* read front to back, in index order: the tree's index order */
+		rf_config a = cfg, b = cfg;
+		a.shuffle = b.shuffle = 0;
+		b.shard_access = RF_SHARD_SEQUENTIAL;
+		size_t na, nb;
+		a.source = tree;
+		b.source = src;
+		uint8_t *x = tu_drain_bytes(&a, &na, NULL), *y = tu_drain_bytes(&b, &nb, NULL);
+		cr_assert(na == nb && !memcmp(x, y, na), "%s, sequential", dirs[i]);
+		free(x);
+		free(y);
 		free(src);
 	}
 	cfg.raw = 1;
@@ -457,6 +468,16 @@ Test(shards, pack_aligned_and_zstd_match, .init = setup, .fini = teardown, .time
 	assert_same_stream(&cfg, tree, src, "raw, zstd with a dictionary");
 	cfg.threads = 1;
 	assert_same_stream(&cfg, tree, src, "raw, zstd, one thread");
+	cfg.shuffle = 0;
+	size_t na, nb;
+	cfg.source = tree;
+	uint8_t *x = tu_drain_bytes(&cfg, &na, NULL);
+	cfg.source = src;
+	cfg.shard_access = RF_SHARD_SEQUENTIAL;
+	uint8_t *y = tu_drain_bytes(&cfg, &nb, NULL);
+	cr_assert(na == nb && !memcmp(x, y, na), "raw, zstd, sequential");
+	free(x);
+	free(y);
 	free(src);
 }
 
@@ -500,4 +521,140 @@ Test(shards, wrong_dictionary_and_corrupt_frame, .init = setup, .fini = teardown
 	cr_assert(strstr(r.all, "shard-000000.tar:000000002.jpg.zst: zstd: "), "%s", r.all);
 	free(src);
 	free(wrong);
+}
+
+/* id -> hash of its delivered pixels (batch size 1), for the whole stream */
+static void pixel_hashes(const rf_config *cfg, uint64_t *hash, size_t n, uint64_t *ids_out)
+{
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, cfg, err, sizeof(err)), 0, "%s", err);
+	tu_batch *b;
+	size_t k = tu_take(l, SIZE_MAX, &b);
+	cr_assert_eq(k, n);
+	for (size_t i = 0; i < k; i++) {
+		cr_assert_eq(b[i].count, 1);
+		hash[b[i].ids[0]] = b[i].data_hash;
+		if (ids_out)
+			ids_out[i] = b[i].ids[0];
+	}
+	tu_batches_free(b, k);
+	rf_loader_destroy(l);
+}
+
+Test(shards, sequential_access, .init = setup, .fini = teardown, .timeout = 120)
+{
+	enum { N = CLASSES * PER_CLASS };
+	pack_python("py", "PAX", 5, 9, 1, "jpg"); /* 8 shards */
+	char *src = at("py");
+	rf_config cfg;
+	tu_config(&cfg, src);
+	cfg.batch_size = 1;
+	uint64_t ref[N], got[N], ids[N];
+	pixel_hashes(&cfg, ref, N, NULL);
+	/* every sample once, with the pixels random access gives it */
+	cfg.shard_access = RF_SHARD_SEQUENTIAL;
+	cfg.shuffle_block = 4;
+	memset(got, 0, sizeof(got));
+	pixel_hashes(&cfg, got, N, ids);
+	int seen[N] = { 0 };
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(seen[ids[i]]++, 0, "sample %llu twice", (unsigned long long)ids[i]);
+		cr_assert_eq(got[ids[i]], ref[ids[i]], "sample %llu: other pixels",
+			     (unsigned long long)ids[i]);
+	}
+	/* block 1: whole shards in a row (a new shard order, each shard in order) */
+	cfg.shuffle_block = 1;
+	pixel_hashes(&cfg, got, N, ids);
+	int breaks = 0;
+	for (int i = 1; i < N; i++)
+		breaks += ids[i] != ids[i - 1] + 1;
+	cr_assert_leq(breaks, 7, "%d jumps for 8 shards", breaks);
+	cr_assert_neq(ids[0] % 5 == 0 && ids[0] == 0 && breaks == 0, 1, "shards not shuffled");
+	/* no shuffle: index order */
+	cfg.shuffle = 0;
+	pixel_hashes(&cfg, got, N, ids);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(ids[i], (uint64_t)i);
+	/* a loose source refuses it */
+	rf_config bad;
+	tu_config(&bad, tree);
+	bad.shard_access = RF_SHARD_SEQUENTIAL;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &bad, err, sizeof(err)), RF_ECONFIG);
+	cr_assert(strstr(err, "shard source"), "%s", err);
+	free(src);
+}
+
+Test(shards, sequential_raw_resume_and_ranks, .init = setup, .fini = teardown, .timeout = 120)
+{
+	enum { N = CLASSES * PER_CLASS };
+	pack_with("raw", 1, 4096, 0, 0);
+	char *src = at("raw");
+	rf_config cfg;
+	tu_config(&cfg, tree);
+	cfg.raw = 1;
+	cfg.raw_max_bytes = 1 << 20;
+	cfg.shuffle = 0;
+	size_t nloose, nseq;
+	uint8_t *loose = tu_drain_bytes(&cfg, &nloose, NULL);
+	cfg.source = src;
+	cfg.shard_access = RF_SHARD_SEQUENTIAL; /* no shuffle: index order, from chunks */
+	uint8_t *seq = tu_drain_bytes(&cfg, &nseq, NULL);
+	cr_assert_eq(nloose, nseq);
+	cr_assert_eq(memcmp(loose, seq, nseq), 0, "raw bytes from chunks differ");
+	free(loose);
+	free(seq);
+	/* exact resume at every third cut, with other thread counts */
+	cfg.shuffle = 1;
+	cfg.shuffle_block = 6;
+	cfg.epochs = 2;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	tu_batch *ref;
+	size_t nref = tu_take(l, SIZE_MAX, &ref);
+	rf_loader_destroy(l);
+	for (size_t k = 1; k < nref; k += 3) {
+		cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+		tu_batch *b;
+		size_t n = tu_take(l, k, &b);
+		tu_batches_free(b, n);
+		static uint8_t state[RF_STATE_MAX_BYTES];
+		int len = rf_loader_state_save(l, state, sizeof(state));
+		cr_assert_gt(len, 0);
+		rf_loader_destroy(l);
+		rf_config c = cfg;
+		c.resume_state = state;
+		c.resume_state_len = (size_t)len;
+		c.threads = 1 + (int)(k % 2);
+		cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), 0, "%s", err);
+		n = tu_take(l, SIZE_MAX, &b);
+		cr_assert_eq(n, nref - k);
+		for (size_t i = 0; i < n; i++)
+			tu_assert_same_batch(&ref[k + i], &b[i], "resumed, sequential");
+		tu_batches_free(b, n);
+		rf_loader_destroy(l);
+		/* the other access mode refuses the state, naming it */
+		c.shard_access = RF_SHARD_RANDOM;
+		cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), RF_ESTATEMISMATCH);
+		cr_assert(strstr(err, "shard_access"), "%s", err);
+	}
+	tu_batches_free(ref, nref);
+	/* ranks: consecutive runs, disjoint, covering */
+	int seen[N] = { 0 };
+	cfg.epochs = 1;
+	cfg.world_size = 4;
+	for (int r = 0; r < 4; r++) {
+		cfg.rank = r;
+		size_t n;
+		uint64_t *ids = tu_drain_ids(&cfg, &n);
+		cr_assert_eq(n, N / 4);
+		for (size_t i = 0; i < n; i++)
+			cr_assert_eq(seen[ids[i]]++, 0, "sample %llu on two ranks",
+				     (unsigned long long)ids[i]);
+		free(ids);
+	}
+	free(src);
 }

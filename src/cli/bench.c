@@ -31,6 +31,10 @@ static void usage(FILE *f)
 		"                    pattern 'train-{000000..000146}.tar' (see ringfeed pack)\n"
 		"  --zstd-dict FILE  dictionary of the shards' .zst members (default: zstd.dict\n"
 		"                    beside the shards, when there is one)\n"
+		"  --shard-access random|sequential   shards: a ranged read per sample, global\n"
+		"                    shuffle (default); or front to back in 1 MiB chunks,\n"
+		"                    shard order shuffled per epoch, samples shuffled within\n"
+		"                    blocks of --shuffle-block N positions (default 1024)\n"
 		"  --batch B         samples per batch (default 64)\n"
 		"  --resize S        shorter side after resize (default 256)\n"
 		"  --crop C          center crop size (default 224)\n"
@@ -168,7 +172,8 @@ int cmd_bench(int argc, char **argv)
 	enum { O_NOSHUF = 256, O_DROP, O_ONERR, O_NODIRECT, O_POOL, O_VERBOSE, O_JSON, O_IODEPTH,
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION, O_VERIFY,
 	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_ZDICT, O_STEP, O_LOG, O_PROGRESS,
-	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE, O_HIDDEN };
+	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE, O_HIDDEN,
+	       O_ACCESS, O_BLOCK };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
@@ -199,6 +204,8 @@ int cmd_bench(int argc, char **argv)
 		{ "tune", no_argument, 0, O_TUNE },        { "tune-batch", no_argument, 0, O_TUNEBATCH },
 		{ "device", required_argument, 0, O_DEVICE }, { "device-convert", no_argument, 0, O_DEVCONV },
 		{ "decode", required_argument, 0, O_DECODE },
+		{ "shard-access", required_argument, 0, O_ACCESS },
+		{ "shuffle-block", required_argument, 0, O_BLOCK },
 		/* Order, ranks and resume (issue 6). */
 		{ "sampler", required_argument, 0, O_SAMPLER },
 		{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -289,6 +296,15 @@ int cmd_bench(int argc, char **argv)
 			else if (!strcmp(optarg, "gpu")) cfg.decode = RF_DECODE_GPU;
 			else if (!strcmp(optarg, "auto")) cfg.decode = RF_DECODE_AUTO;
 			else return cli_usage_error("bench", "--decode: expected cpu, gpu or auto, not '%s'", optarg);
+			break;
+		case O_ACCESS:
+			if (!strcmp(optarg, "random")) cfg.shard_access = RF_SHARD_RANDOM;
+			else if (!strcmp(optarg, "sequential")) cfg.shard_access = RF_SHARD_SEQUENTIAL;
+			else return cli_usage_error("bench", "--shard-access: expected random or sequential, not '%s'", optarg);
+			break;
+		case O_BLOCK:
+			if (cli_int("--shuffle-block", optarg, 1, 1 << 24, &v)) return 2;
+			cfg.shuffle_block = (uint32_t)v;
 			break;
 		case O_TUNEBATCH: tune = 1; tune_batch = 1; break;
 		case O_RAWMAX:

@@ -117,6 +117,14 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 		return RF_ECONFIG;
 	}
 	CHECK_RANGE(decode, RF_DECODE_CPU, RF_DECODE_AUTO);
+	CHECK_RANGE(shard_access, RF_SHARD_RANDOM, RF_SHARD_SEQUENTIAL);
+	CHECK_RANGE(shuffle_block, 0, 1 << 24);
+	if (cfg->shard_access == RF_SHARD_SEQUENTIAL && cfg->sampler != RF_SAMPLER_SHUFFLE &&
+	    cfg->sampler != RF_SAMPLER_SEQUENTIAL) {
+		rf_fmt(err, errlen, "config: shard_access = sequential reads shards front to back: "
+		       "it takes the shuffle or the sequential sampler, not weighted or balanced");
+		return RF_ECONFIG;
+	}
 	if (cfg->decode == RF_DECODE_GPU && (cfg->device < 0 || cfg->raw || cfg->device_convert ||
 					     cfg->fetch_only)) {
 		rf_fmt(err, errlen, "config: decode = gpu needs a device (device = %d) and decoded "

@@ -19,33 +19,10 @@
 #include "io/bufpool.h"
 #include "io/engine.h"
 #include "pipeline/feeder.h"
+#include "pipeline/feeder_impl.h"
 #include "pipeline/loader_impl.h"
 #include "util/util.h"
 
-#define NO_TICKET UINT32_MAX /* a raw read: its buffer is the batch slot, not the pool */
-
-/* The ring thread's own state: only it touches anything here. */
-struct rf_feeder {
-	rf_io *io;
-	rf_bufpool pool;       /* read buffers (a token one in raw mode) */
-	size_t max_file;       /* larger files are bad samples */
-	int failed;            /* the stream failed: issue nothing more */
-	unsigned test_delay_us; /* test-only: RINGFEED_TEST_READ_DELAY_US, a slow device */
-
-	uint32_t *free_reqs;   /* request ids not in use */
-	uint32_t nfree;
-	rf_place *retry;       /* places waiting for a replacement read, FIFO */
-	uint32_t retry_cap, retry_first, retry_count;
-	rf_place cur;          /* the next place to issue, held while resources are short */
-	int cur_valid;
-	uint64_t next_batch;   /* cursor over new places; starts at l->start_batch */
-	uint32_t next_index;
-	uint32_t next_slot;    /* the slot next_batch fills (taken at its index 0) */
-	uint32_t *drain;       /* scratch for handed-back request ids */
-	rf_io_done *done;      /* scratch for finished reads */
-	int *shard_files;      /* shard sources: each shard's engine handle (kept open),
-	                        * or NULL: each read opens its shard */
-};
 
 #if RF_TEST_HOOKS
 static rf_read_hook test_hook;
@@ -77,8 +54,8 @@ static void retry_push(struct rf_feeder *f, const rf_place *p)
 	f->retry_count++;
 }
 
-static void place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
-			 int err, const char *reason)
+void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
+			    uint64_t sample, int err, const char *reason)
 {
 	rf_place again;
 	if (rf_loader_place_failed(l, p, sample, err, reason, &again))
@@ -233,8 +210,18 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 		int err = check_entry(l, f, sample, reason, sizeof(reason));
 		if (err) {
 			f->cur_valid = 0;
-			place_failed(l, f, &p, sample, err, reason);
+			rf_feeder_place_failed(l, f, &p, sample, err, reason);
 			continue;
+		}
+		if (f->chunks) {
+			int r = rf_chunk_issue(l, f, &p, sample, epoch, pos);
+			if (r == 0)
+				break; /* resources come back at the next wait */
+			if (r == 1) {
+				f->cur_valid = 0;
+				continue;
+			}
+			/* -1: a member across chunks, read alone */
 		}
 		rf_io_read rd;
 		read_of(l, f, sample, &rd);
@@ -255,17 +242,19 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 				rf_fmt(reason, sizeof(reason), "no room left in the batch for a "
 				       "replacement of %lld bytes",
 				       (long long)l->index.entries[sample].size);
-				place_failed(l, f, &p, sample, -ENOSPC, reason);
+				rf_feeder_place_failed(l, f, &p, sample, -ENOSPC, reason);
 				continue;
 			}
 			buf = s->batch.data + off;
 		} else if (rf_bufpool_alloc(&f->pool, span, &ticket, &buf)) {
+			if (rf_chunks_evict(f))
+				continue; /* an idle chunk made room: the same place again */
 			break; /* wait for buffers to come back */
 		}
 		uint32_t id = f->free_reqs[--f->nfree];
 		rf_request *q = &l->req[id];
 		*q = (rf_request){ .place = p, .sample = sample, .epoch = epoch, .pos = pos,
-				   .buf = buf, .ticket = ticket };
+				   .buf = buf, .ticket = ticket, .chunk = NO_CHUNK };
 		rd.buf = buf;
 		rd.tag = id;
 		rf_io_submit(f->io, &rd);
@@ -274,8 +263,10 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 	}
 }
 
-static void release_request(struct rf_feeder *f, uint32_t id, rf_request *q)
+void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q)
 {
+	if (q->chunk != NO_CHUNK)
+		rf_chunk_unref(f, q);
 	if (q->ticket != NO_TICKET)
 		rf_bufpool_free(&f->pool, q->ticket);
 	f->free_reqs[f->nfree++] = id;
@@ -286,7 +277,7 @@ static void read_again(struct rf_feeder *f, uint32_t id, rf_request *q)
 {
 	rf_place p = q->place;
 	p.transient++;
-	release_request(f, id, q);
+	rf_feeder_release(f, id, q);
 	retry_push(f, &p);
 }
 
@@ -302,6 +293,10 @@ static int system_short(int res)
  * again, or replace its place. */
 static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 {
+	if (d->tag & CHUNK_TAG) {
+		rf_chunk_done(l, f, d);
+		return;
+	}
 	uint32_t id = (uint32_t)d->tag;
 	rf_request *q = &l->req[id];
 	int64_t size = l->index.entries[q->sample].size;
@@ -325,7 +320,7 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		       "descriptor limit, ulimit -n, is %llu)", step, l->index.root,
 		       rf_index_name(&l->index, q->sample, name, sizeof(name)),
 		       (unsigned long long)lim.rlim_cur);
-		release_request(f, id, q);
+		rf_feeder_release(f, id, q);
 		feeder_failed(l, res, what);
 		f->failed = 1;
 		return;
@@ -359,17 +354,42 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		uint64_t sample = q->sample;
 		if (not_regular(l, sample, reason, sizeof(reason)) && d->step == RF_IO_STEP_READ)
 			err = RF_EBADSAMPLE;
-		release_request(f, id, q);
-		place_failed(l, f, &p, sample, err, reason);
+		rf_feeder_release(f, id, q);
+		rf_feeder_place_failed(l, f, &p, sample, err, reason);
 		return;
 	}
 	q->data = q->buf + d->skip;
 	q->len = (uint32_t)size;
-	atomic_fetch_add_explicit(&l->st.bytes_read, (uint64_t)size, memory_order_relaxed);
+	rf_feeder_landed(l, f, id);
+}
+
+void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
+{
+	rf_request *q = &l->req[id];
+	atomic_fetch_add_explicit(&l->st.bytes_read, q->len, memory_order_relaxed);
 	rf_slot *s = rf_slot_of(l, &q->place);
-	atomic_fetch_add_explicit(&s->read_bytes, (uint64_t)size, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->read_bytes, q->len, memory_order_relaxed);
 	atomic_store_explicit(&s->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
-	if (q->ticket == NO_TICKET) { /* raw: the bytes are in place, the sample has landed */
+	/* raw: read straight into the batch (no pool ticket, no chunk) */
+	int in_slot = q->ticket == NO_TICKET && q->chunk == NO_CHUNK;
+	if (l->cfg.raw && q->chunk != NO_CHUNK && !rf_loader_zstd(l, q->sample)) {
+		/* raw, from a chunk: copied into the batch here (no decoder) */
+		size_t off;
+		if (rf_slot_reserve(s, q->len, l->raw_align, &off)) {
+			char reason[RF_REASON_LEN];
+			rf_fmt(reason, sizeof(reason), "no room left in the batch for a replacement "
+			       "of %u bytes", q->len);
+			rf_place p = q->place;
+			uint64_t sample = q->sample;
+			rf_feeder_release(f, id, q);
+			rf_feeder_place_failed(l, f, &p, sample, -ENOSPC, reason);
+			return;
+		}
+		memcpy(s->batch.data + off, q->data, q->len);
+		q->data = s->batch.data + off;
+		in_slot = 1;
+	}
+	if (in_slot) { /* raw: the bytes are in place, the sample has landed */
 		uint32_t i = q->place.index;
 		s->batch.offsets[i] = (uint64_t)(q->data - s->batch.data);
 		s->batch.sizes[i] = q->len;
@@ -377,7 +397,7 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		s->batch.ids[i] = q->sample;
 		if (q->place.attempt)
 			atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
-		release_request(f, id, q);
+		rf_feeder_release(f, id, q);
 		rf_loader_place_landed(l, s);
 		return;
 	}
@@ -398,9 +418,9 @@ static void take_back(rf_loader *l, struct rf_feeder *f)
 		char reason[RF_REASON_LEN];
 		if (err)
 			memcpy(reason, q->reason, sizeof(reason));
-		release_request(f, id, q);
+		rf_feeder_release(f, id, q);
 		if (err)
-			place_failed(l, f, &p, sample, err, reason);
+			rf_feeder_place_failed(l, f, &p, sample, err, reason);
 	}
 }
 
@@ -486,10 +506,12 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	atomic_store(&l->st.io_path, (unsigned)info.path);
 	atomic_store(&l->st.dio_align, (unsigned)info.align);
 	/* raw mode reads into the batch slots: the pool stays a token one,
-	 * unless zstd members are read into it for the compute threads */
+	 * unless zstd members are read into it for the compute threads, or
+	 * chunks of shards read front to back (then a member larger than a
+	 * quarter of the pool must still fit) */
 	l->raw_align = (uint32_t)info.align;
 	size_t pool_bytes = !l->cfg.raw ? l->cfg.read_pool_bytes
-			    : !l->has_zstd ? info.align
+			    : !l->has_zstd && !l->shard_order ? info.align
 			    : RF_MAX(l->cfg.read_pool_bytes, 4 * RF_ALIGN_UP(f->max_file + 1, info.align));
 	ret = rf_bufpool_init(&f->pool, pool_bytes, info.align, depth);
 	if (ret) {
@@ -501,6 +523,10 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	atomic_store(&l->st.fixed_buffers, (unsigned)fixed);
 	publish_io(l, f);
 
+	if (l->shard_order && rf_chunks_init(f)) {
+		rf_fmt(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	f->free_reqs = malloc(depth * sizeof(uint32_t));
 	f->drain = malloc(depth * sizeof(uint32_t));
 	f->done = malloc(depth * sizeof(rf_io_done));
@@ -559,6 +585,7 @@ out:
 		free(f->done);
 		free(f->retry);
 		free(f->shard_files);
+		rf_chunks_free(f);
 	}
 	return NULL;
 }

@@ -22,6 +22,7 @@
 #include "pipeline/loader_impl.h"
 #include "pipeline/state.h"
 #include "sample/ranks.h"
+#include "sample/shard_order.h"
 #include "util/hash.h"
 #include "util/util.h"
 
@@ -42,7 +43,8 @@ void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sam
 	uint64_t g = rf_order_global(&l->order, q);
 	*epoch = e;
 	*pos = g;
-	*sample = rf_order_sample(&l->order, e, g, p->attempt);
+	*sample = l->shard_order && !p->attempt ? rf_shard_order_sample(l->shard_order, e, g)
+						 : rf_order_sample(&l->order, e, g, p->attempt);
 }
 
 int rf_loader_forked(const rf_loader *l)
@@ -285,6 +287,28 @@ static int start_ring(rf_loader *l, char *err, size_t errlen)
 /* The index: from the cache when it still matches the source, else by
  * walking (and then the cache is rewritten; failing to write it is logged,
  * not fatal). */
+/* Sequential shard access: the shard order, and ranks in consecutive runs. */
+static int open_shard_order(rf_loader *l, char *err, size_t errlen)
+{
+	if (l->cfg.shard_access != RF_SHARD_SEQUENTIAL)
+		return 0;
+	if (!l->index.members) {
+		rf_fmt(err, errlen, "config: shard_access = sequential needs a shard source "
+		       "(a folder, list or pattern of .tar shards); '%s' is not one", l->source);
+		return RF_ECONFIG;
+	}
+	l->shard_order = calloc(1, sizeof(*l->shard_order));
+	uint32_t block = l->cfg.shuffle_block ? l->cfg.shuffle_block : 1024;
+	if (!l->shard_order ||
+	    rf_shard_order_init(l->shard_order, &l->index, l->cfg.seed,
+				l->order.kind == RF_SAMPLER_SHUFFLE, block)) {
+		rf_fmt(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	l->order.blocked = 1;
+	return 0;
+}
+
 /* zstd members: is there any, and their dictionary (cfg.zstd_dict, or
  * zstd.dict beside the shards). */
 static int open_zstd(rf_loader *l, char *err, size_t errlen)
@@ -428,6 +452,9 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 				  ? RF_SAMPLER_SEQUENTIAL : l->cfg.sampler;
 	ret = rf_order_init(&l->order, &l->index, kind, l->cfg.samples_per_epoch, l->cfg.seed,
 			    rank, world, l->cfg.rank_tail, err, errlen);
+	if (ret)
+		goto fail;
+	ret = open_shard_order(l, err, errlen);
 	if (ret)
 		goto fail;
 	uint64_t n = l->index.count, m = l->order.rank_len, bs = (uint64_t)l->cfg.batch_size;
@@ -597,6 +624,9 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	if (l->slot_mem)
 		munmap(l->slot_mem, l->slot_mem_len);
 	rf_order_free(&l->order);
+	if (l->shard_order)
+		rf_shard_order_free(l->shard_order);
+	free(l->shard_order);
 	rf_index_free(&l->index);
 	free(l->source);
 	free(l->cache_path);

@@ -57,6 +57,9 @@ typedef struct rf_request {
 	uint64_t epoch, pos; /* global position in that epoch's order (over all ranks) */
 	uint8_t *buf;        /* read buffer: in the pool, or the batch slot (raw) */
 	uint32_t ticket;     /* its pool allocation */
+	uint32_t chunk;      /* sequential shard access: the chunk its bytes are in
+	                      * (ring thread's, feeder_impl.h), or UINT32_MAX */
+	uint32_t next;       /* the next request waiting for that chunk's read */
 	/* set when the read landed (the feeder), read by the decoder: */
 	const uint8_t *data; /* the sample's bytes (inside buf, past any over-read) */
 	uint32_t len;
@@ -145,6 +148,9 @@ struct rf_loader {
 
 	/* Order, ranks and resume: read-only after create. */
 	rf_order order;          /* which sample fills each place; the rank split */
+	struct rf_shard_order *shard_order; /* sequential shard access: the order
+	                          * instead of order's permutation (attempt 0), or
+	                          * NULL; its cache is the ring thread's */
 	const char *rank_source; /* static: where rank and world size came from */
 	uint64_t start_batch;    /* first batch to deliver: 0, or the resumed position */
 	uint64_t dataset_fp;     /* fingerprints written into saved states */

@@ -12,7 +12,9 @@
  *   60  4  drop_last                 64  4  rank
  *   68  4  world_size                72  4  rank_tail
  *   76  4  resize                    80  4  crop
- *   84  4  zero                      88  8  global positions per epoch
+ *   84  4  shard order: 0 random access (and every loose source), or
+ *          1 | shuffle_block << 1 for sequential shard access
+ *                                    88  8  global positions per epoch
  *   96  8  positions per rank and epoch
  *  104  8  batches per rank and epoch
  *  112  8  epochs of the saving loader (0 = endless; not checked on resume)
@@ -22,6 +24,7 @@
  * A later version may add fields; this library refuses versions above its
  * own, so that a state is never half understood. */
 #include "pipeline/state.h"
+#include "sample/shard_order.h"
 
 #include <errno.h>
 #include <string.h>
@@ -157,6 +160,7 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	put32(s + 72, (uint32_t)l->order.tail);
 	put32(s + 76, (uint32_t)l->cfg.resize);
 	put32(s + 80, (uint32_t)l->cfg.crop);
+	put32(s + 84, l->shard_order ? 1u | l->shard_order->block << 1 : 0);
 	put64(s + 88, l->order.epoch_len);
 	put64(s + 96, l->order.rank_len);
 	put64(s + 104, bpe);
@@ -232,6 +236,9 @@ RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out, char 
 	x.rank_tail = (rf_rank_tail)get32(s + 72);
 	x.resize = get32(s + 76);
 	x.crop = get32(s + 80);
+	uint32_t so = get32(s + 84);
+	x.shard_access = so & 1 ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
+	x.shuffle_block = so >> 1;
 	x.epoch_samples = get64(s + 88);
 	x.rank_samples = get64(s + 96);
 	x.batches_per_epoch = get64(s + 104);
@@ -245,7 +252,8 @@ RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out, char 
 	    x.batch_in_epoch != x.next_batch % x.batches_per_epoch ||
 	    (uint32_t)x.sampler > RF_SAMPLER_BALANCED || (uint32_t)x.rank_tail > RF_RANK_TAIL_DROP ||
 	    (uint32_t)x.on_error > RF_ON_ERROR_FAIL || x.world_size == 0 ||
-	    x.rank >= x.world_size || x.batch_size == 0 || get32(s + 84) != 0) {
+	    x.rank >= x.world_size || x.batch_size == 0 || (so != 0 && !(so & 1)) ||
+	    (so & 1 && so >> 1 == 0)) {
 		rf_fmt(err, errlen, "state: inconsistent fields (written by a faulty program?)");
 		return RF_ESTATE;
 	}
@@ -288,6 +296,12 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 	}
 	if (x->sampler != l->order.kind)
 		DIFFER("sampler", "%s", sampler_name(x->sampler), sampler_name(l->order.kind));
+	rf_shard_access access = l->shard_order ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
+	if (x->shard_access != access)
+		DIFFER("shard_access", "%s", x->shard_access ? "sequential" : "random",
+		       access ? "sequential" : "random");
+	if (l->shard_order && x->shuffle_block != l->shard_order->block)
+		DIFFER("shuffle_block", "%u", x->shuffle_block, l->shard_order->block);
 	if (x->seed != l->cfg.seed)
 		DIFFER("seed", "%llu", (unsigned long long)x->seed, (unsigned long long)l->cfg.seed);
 	if (x->epoch_samples != l->order.epoch_len)

@@ -23,6 +23,8 @@ typedef struct rf_order {
 	uint32_t rank, world;
 	rf_rank_tail tail;
 	uint64_t rank_len;   /* this rank's positions per epoch, equal on every rank */
+	int blocked;         /* ranks take consecutive runs, not every world-th position
+	                      * (sequential shard access: each rank reads its own shards) */
 	rf_alias alias;      /* WEIGHTED and BALANCED: the draw table */
 } rf_order;
 
@@ -41,7 +43,8 @@ void rf_order_free(rf_order *o);
  * position, its replacements included. */
 static inline uint64_t rf_order_global(const rf_order *o, uint64_t q)
 {
-	uint64_t g = (uint64_t)o->rank + (uint64_t)o->world * q;
+	uint64_t g = o->blocked ? (uint64_t)o->rank * o->rank_len + q
+				: (uint64_t)o->rank + (uint64_t)o->world * q;
 	return g < o->epoch_len ? g : g % o->epoch_len;
 }
 

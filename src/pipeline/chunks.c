@@ -1,0 +1,207 @@
+/* chunks.c - sequential shard access (RF_SHARD_SEQUENTIAL): instead of a
+ * ranged read per sample, the ring thread reads shards in aligned chunks of
+ * RF_CHUNK_BYTES and lands every sample whose member lies in a chunk from
+ * that one read. The order (sample/shard_order.c) walks each shard from
+ * start to end, with a block shuffle that keeps the samples of a chunk
+ * close together, so a chunk is read about once per epoch. A member that
+ * straddles two chunks (or is larger than one) is read alone.
+ *
+ * Chunks live in the read pool, in a table of pool / 2 chunks: a chunk that
+ * no request uses any more stays until its entry is needed (least recently
+ * wanted first), so samples that come a little later still find it. Ring
+ * thread only. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/feeder_impl.h"
+#include "util/util.h"
+
+int rf_chunks_init(struct rf_feeder *f)
+{
+	/* half the pool: the other half serves members read alone */
+	f->chunk_bytes = RF_CHUNK_BYTES;
+	while (f->chunk_bytes > 64u << 10 && f->chunk_bytes > f->pool.cap / 4)
+		f->chunk_bytes /= 2;
+	f->nchunks = (uint32_t)RF_MAX(2u, f->pool.cap / 2 / f->chunk_bytes);
+	f->chunks = calloc(f->nchunks, sizeof(*f->chunks));
+	if (!f->chunks)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < f->nchunks; i++)
+		f->chunks[i].waiting = NO_CHUNK;
+	return 0;
+}
+
+void rf_chunks_free(struct rf_feeder *f)
+{
+	free(f->chunks);
+	f->chunks = NULL;
+}
+
+static rf_chunk *find(struct rf_feeder *f, uint32_t shard, uint64_t index)
+{
+	for (uint32_t i = 0; i < f->nchunks; i++) {
+		rf_chunk *c = &f->chunks[i];
+		if (c->state != CHUNK_FREE && c->shard == shard && c->index == index)
+			return c;
+	}
+	return NULL;
+}
+
+static void drop(struct rf_feeder *f, rf_chunk *c)
+{
+	rf_bufpool_free(&f->pool, c->ticket);
+	c->state = CHUNK_FREE;
+}
+
+/* The least recently wanted chunk that nobody uses, or NULL. */
+static rf_chunk *idle(struct rf_feeder *f)
+{
+	rf_chunk *best = NULL;
+	for (uint32_t i = 0; i < f->nchunks; i++) {
+		rf_chunk *c = &f->chunks[i];
+		if (c->state == CHUNK_READY && !c->refs && (!best || c->used < best->used))
+			best = c;
+	}
+	return best;
+}
+
+int rf_chunks_evict(struct rf_feeder *f)
+{
+	rf_chunk *c = f->chunks ? idle(f) : NULL;
+	if (c)
+		drop(f, c);
+	return c != NULL;
+}
+
+/* A free entry, or the least recently wanted chunk that nobody uses. */
+static rf_chunk *take_entry(struct rf_feeder *f)
+{
+	for (uint32_t i = 0; i < f->nchunks; i++)
+		if (f->chunks[i].state == CHUNK_FREE)
+			return &f->chunks[i];
+	rf_chunk *c = idle(f);
+	if (c)
+		drop(f, c);
+	return c;
+}
+
+/* The bytes of request q's member, from its (read) chunk c: 0, or 1 when the
+ * chunk ended first (the shard shrank since it was indexed). */
+static int point_into(const rf_loader *l, const struct rf_feeder *f, const rf_chunk *c,
+		      rf_request *q)
+{
+	uint64_t at = l->index.members[q->sample].offset - c->index * f->chunk_bytes;
+	uint32_t len = (uint32_t)l->index.entries[q->sample].size;
+	if (at + len > c->got)
+		return 1;
+	q->data = c->buf + c->skip + at;
+	q->len = len;
+	return 0;
+}
+
+static void cut_short(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request *q,
+		      const char *what)
+{
+	char reason[RF_REASON_LEN];
+	rf_fmt(reason, sizeof(reason), "%s", what);
+	rf_place p = q->place;
+	uint64_t sample = q->sample;
+	rf_feeder_release(f, id, q);
+	rf_feeder_place_failed(l, f, &p, sample, RF_EBADSAMPLE, reason);
+}
+
+int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
+		   uint64_t epoch, uint64_t pos)
+{
+	const rf_index_member *m = &l->index.members[sample];
+	uint64_t size = (uint64_t)l->index.entries[sample].size;
+	uint64_t cb = f->chunk_bytes, index = m->offset / cb;
+	if ((m->offset + size - 1) / cb != index)
+		return -1;
+	rf_chunk *c = find(f, m->shard, index);
+	if (c && c->state == CHUNK_READY && !c->got && !c->refs) {
+		drop(f, c); /* its read failed: read it again */
+		c = NULL;
+	}
+	if (!c) {
+		size_t span = rf_io_span(f->io, index * cb, (uint32_t)cb);
+		if (!rf_io_ready(f->io, span))
+			return 0;
+		c = take_entry(f);
+		if (!c)
+			return 0; /* every chunk in use: requests hand theirs back */
+		/* room in the pool: idle chunks make way */
+		while (rf_bufpool_alloc(&f->pool, span, &c->ticket, &c->buf))
+			if (!rf_chunks_evict(f))
+				return 0; /* wait for buffers to come back (the entry stays free) */
+		rf_io_read rd = { .dirfd = l->index.root_fd, .file = -1,
+				  .offset = index * cb, .len = (uint32_t)cb,
+				  .buf = c->buf, .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
+		if (f->shard_files)
+			rd.file = f->shard_files[m->shard];
+		else
+			rd.path = l->index.shards[m->shard];
+		*c = (rf_chunk){ .state = CHUNK_READING, .shard = m->shard, .index = index,
+				 .buf = c->buf, .ticket = c->ticket, .waiting = NO_CHUNK };
+		rf_io_submit(f->io, &rd);
+		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
+	}
+	c->used = ++f->tick;
+	uint32_t id = f->free_reqs[--f->nfree];
+	rf_request *q = &l->req[id];
+	*q = (rf_request){ .place = *p, .sample = sample, .epoch = epoch, .pos = pos,
+			   .ticket = NO_TICKET, .chunk = (uint32_t)(c - f->chunks), .next = NO_CHUNK };
+	c->refs++;
+	if (c->state == CHUNK_READING) {
+		q->next = c->waiting; /* landed when the read is in (order does not matter) */
+		c->waiting = id;
+		return 1;
+	}
+	if (point_into(l, f, c, q))
+		cut_short(l, f, id, q, "member cut short: the shard shrank since it was indexed");
+	else
+		rf_feeder_landed(l, f, id);
+	return 1;
+}
+
+void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
+{
+	rf_chunk *c = &f->chunks[(uint32_t)(d->tag & ~CHUNK_TAG)];
+	char reason[RF_REASON_LEN] = "";
+	if (d->res < 0)
+		rf_fmt(reason, sizeof(reason), "%s of its chunk: %s",
+		       d->step == RF_IO_STEP_OPEN ? "open" : "read", strerror(-d->res));
+	c->state = CHUNK_READY;
+	c->skip = d->skip;
+	c->got = d->res < 0 ? 0 : (uint32_t)d->res;
+	/* land the waiting requests (each may release its reference, so the
+	 * list is taken first) */
+	uint32_t id = c->waiting;
+	c->waiting = NO_CHUNK;
+	c->refs++; /* held while its waiters land */
+	while (id != NO_CHUNK) {
+		rf_request *q = &l->req[id];
+		uint32_t next = q->next;
+		if (reason[0])
+			cut_short(l, f, id, q, reason);
+		else if (point_into(l, f, c, q))
+			cut_short(l, f, id, q, "member cut short: the shard shrank since it was "
+						"indexed");
+		else
+			rf_feeder_landed(l, f, id);
+		id = next;
+	}
+	c->refs--;
+	if (reason[0] && !c->refs)
+		drop(f, c); /* read it again when next wanted */
+}
+
+void rf_chunk_unref(struct rf_feeder *f, rf_request *q)
+{
+	rf_chunk *c = &f->chunks[q->chunk];
+	q->chunk = NO_CHUNK;
+	if (--c->refs == 0 && c->state == CHUNK_READY && !c->got)
+		drop(f, c); /* a failed read: nothing to keep */
+}

@@ -1,0 +1,86 @@
+/* feeder_impl.h - the ring thread's own state (feeder.c) and what its
+ * sequential shard reader (chunks.c) shares of it. Only the ring thread
+ * touches anything here. Private to src/pipeline/. */
+#ifndef RF_FEEDER_IMPL_H
+#define RF_FEEDER_IMPL_H
+
+#include "io/bufpool.h"
+#include "io/engine.h"
+#include "pipeline/loader_impl.h"
+
+#define NO_TICKET UINT32_MAX /* a raw read: its buffer is the batch slot, not the pool */
+
+/* The ring thread's own state: only it touches anything here. */
+/* Sequential shard access (chunks.c): a chunk is an aligned piece of a
+ * shard (RF_CHUNK_BYTES, less when the read pool is small), read once and
+ * shared by the samples whose members lie in it; kept (least recently used
+ * first out) while the pool has room. */
+#define RF_CHUNK_BYTES (1u << 20)
+#define NO_CHUNK UINT32_MAX
+#define CHUNK_TAG (1ull << 63) /* an engine tag with this bit: chunk number */
+
+enum rf_chunk_state { CHUNK_FREE = 0, CHUNK_READING, CHUNK_READY };
+
+typedef struct rf_chunk {
+	int state;          /* enum rf_chunk_state */
+	uint32_t shard;
+	uint64_t index;     /* offset in the shard / RF_CHUNK_BYTES */
+	uint8_t *buf;       /* its pool allocation (ticket), the chunk at buf + skip */
+	uint32_t ticket, skip, got; /* got: bytes read (less at the shard's end) */
+	uint32_t refs;      /* requests that wait for it or use its bytes */
+	uint32_t waiting;   /* first request waiting for the read (rf_request.next), or NO_CHUNK */
+	uint64_t used;      /* when last wanted (a tick), for eviction */
+} rf_chunk;
+
+struct rf_feeder {
+	rf_io *io;
+	rf_bufpool pool;       /* read buffers (a token one in raw mode) */
+	size_t max_file;       /* larger files are bad samples */
+	int failed;            /* the stream failed: issue nothing more */
+	unsigned test_delay_us; /* test-only: RINGFEED_TEST_READ_DELAY_US, a slow device */
+
+	uint32_t *free_reqs;   /* request ids not in use */
+	uint32_t nfree;
+	rf_place *retry;       /* places waiting for a replacement read, FIFO */
+	uint32_t retry_cap, retry_first, retry_count;
+	rf_place cur;          /* the next place to issue, held while resources are short */
+	int cur_valid;
+	uint64_t next_batch;   /* cursor over new places; starts at l->start_batch */
+	uint32_t next_index;
+	uint32_t next_slot;    /* the slot next_batch fills (taken at its index 0) */
+	uint32_t *drain;       /* scratch for handed-back request ids */
+	rf_io_done *done;      /* scratch for finished reads */
+	int *shard_files;      /* shard sources: each shard's engine handle (kept open),
+	                        * or NULL: each read opens its shard */
+	rf_chunk *chunks;      /* sequential shard access: the chunk table, or NULL */
+	uint32_t nchunks;
+	uint32_t chunk_bytes;  /* RF_CHUNK_BYTES, or a quarter of a smaller pool */
+	uint64_t tick;
+};
+
+/* feeder.c */
+void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
+			    uint64_t sample, int err, const char *reason);
+void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q);
+/* Request id's bytes are in (q->data, q->len): count them, land them (raw)
+ * or hand them to a decoder. */
+void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id);
+
+/* chunks.c */
+int rf_chunks_init(struct rf_feeder *f);
+void rf_chunks_free(struct rf_feeder *f);
+/* Issues the place p (sample) through its chunk. @return : 1 done (the
+ * request waits for the chunk, or has landed); 0 not now (no request, no
+ * chunk entry or buffer, no engine room: try again after a wait); -1 the
+ * member does not lie in one chunk (read it alone). */
+int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
+		   uint64_t epoch, uint64_t pos);
+/* A chunk read finished. */
+void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d);
+/* Request q no longer needs its chunk. */
+void rf_chunk_unref(struct rf_feeder *f, rf_request *q);
+/* Frees the least recently wanted chunk nobody uses, to make room in the
+ * pool. @return : 1 when one was freed. */
+int rf_chunks_evict(struct rf_feeder *f);
+
+#endif
