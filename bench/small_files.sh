@@ -43,7 +43,7 @@ fi
 LIST=$(mktemp "${TMPDIR:-/tmp}/ringfeed-list.XXXXXX")
 find "$DATA" -type f > "$LIST"
 NFILES=$(wc -l < "$LIST")
-TOTAL=$(find "$DATA" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+TOTAL=$(find "$DATA" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}')
 FIO_FILE=$(dirname "$DATA")/fio-$(basename "$DATA").dat
 : > "$OUT_JSON"
 

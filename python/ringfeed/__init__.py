@@ -33,12 +33,13 @@ _RANK_TAILS = {"pad": 0, "drop": 1}
 _IO_PATHS = {"auto": 0, "uring_fixed": 1, "uring_plain": 2, "pread": 3}
 _LOG = {"none": 0, "error": 1, "warn": 2, "info": 3}
 _DECODE = {"cpu": 0, "gpu": 1, "auto": 2}
+_SHARD_ACCESS = {"random": 0, "sequential": 1}
 
 # Python keyword -> (rf_config field, names accepted for an enum or None)
 _RENAMED = {"flip": "flip_p"}
 _ENUMS = {"dtype": _DTYPES, "layout": _LAYOUTS, "on_error": _ON_ERROR,
           "sampler": _SAMPLERS, "rank_tail": _RANK_TAILS, "io_path": _IO_PATHS,
-          "log_level": _LOG, "decode": _DECODE}
+          "log_level": _LOG, "decode": _DECODE, "shard_access": _SHARD_ACCESS}
 # set by the package itself: epochs run endless under the Python loop, the
 # callback and the device come from their own keywords
 _INTERNAL = {"source", "epochs", "device", "resume_state"}

@@ -62,7 +62,8 @@ static const struct field fields[] = {
 	FIELD(samples_per_epoch, F_U64), FIELD(fetch_only, F_INT),
 	FIELD(device, F_INT),         FIELD(device_convert, F_INT),
 	FIELD(decode, F_INT),         FIELD(include_hidden, F_INT),
-	FIELD(verify_full, F_INT),
+	FIELD(verify_full, F_INT),    FIELD(zstd_dict, F_STR),
+	FIELD(shard_access, F_INT),   FIELD(shuffle_block, F_INT),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 

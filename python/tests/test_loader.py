@@ -304,3 +304,21 @@ def test_the_training_example_checkpoints_and_resumes(data, tmp_path):
     second = subprocess.run(cmd + ["--steps", "5"], capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr
     assert "resumed at step 3, epoch 0" in second.stdout and "done: 5 steps" in second.stdout
+
+
+def test_shards_give_the_tree_batches_and_read_sequentially(data, tmp_path):
+    pack = tmp_path / "pack"
+    subprocess.run([RINGFEED, "pack", data, "-o", str(pack), "--shard-size", "1M",
+                    "--compress", "zstd"], check=True, stdout=subprocess.DEVNULL)
+    opts = dict(batch_size=16, seed=5, **SMALL)
+    tree = epoch_batches(ringfeed.Loader(data, epochs=1, **opts))
+    shards = epoch_batches(ringfeed.Loader(str(pack), epochs=1, **opts))
+    assert len(tree) == len(shards) == 8
+    for (x0, y0), (x1, y1) in zip(tree, shards):
+        assert torch.equal(x0, x1) and torch.equal(y0, y1)
+    seq = ringfeed.Loader(str(pack), epochs=1, shard_access="sequential", shuffle_block=8,
+                          **opts)
+    labels = sorted(int(v) for _, y in epoch_batches(seq) for v in y)
+    assert labels == sorted(int(v) for _, y in tree for v in y)
+    with pytest.raises(ringfeed.Error):
+        ringfeed.Loader(data, shard_access="sequential", **opts)
