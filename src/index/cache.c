@@ -29,7 +29,7 @@
 
 #include "index/index_build.h"
 #include "ringfeed.h"
-#include "sample/order.h"
+#include "util/hash.h" /* rf_mix64 */
 #include "util/util.h"
 
 #define CACHE_MAGIC "RFINDEX"

@@ -4,7 +4,7 @@
 
 #include <math.h>
 
-#include "sample/order.h"
+#include "util/hash.h" /* rf_mix64 */
 
 /* A small counter-based stream: the k-th draw of the stream named by key. */
 typedef struct stream {
