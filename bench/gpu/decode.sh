@@ -15,7 +15,8 @@
 #      crop + normalize) and the torch DataLoader (THREADS workers, pin_memory).
 # Prints a table, the targets' ratios, and one JSON line with everything.
 # B (default .device/build), DATA (default /tmp/photos), COUNT (5000),
-# THREADS (nproc - 1), ROUNDS (3), EPOCHS of ringfeed runs (4); JSON_OUT: a file for
+# THREADS (nproc - 1), ROUNDS (3), EPOCHS of ringfeed runs (20: the steady rate
+# leaves out the first batches only); JSON_OUT: a file for
 # the JSON line instead of stdout.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -24,7 +25,7 @@ DATA=${DATA:-/tmp/photos}
 COUNT=${COUNT:-5000}
 THREADS=${THREADS:-$(( $(nproc) > 1 ? $(nproc) - 1 : 1 ))}
 ROUNDS=${ROUNDS:-3}
-EPOCHS=${EPOCHS:-4}
+EPOCHS=${EPOCHS:-20}
 PY=${PY:-python3}
 [ -x "$B/ringfeed" ] && [ -x "$B/bench/nvjpeg_rate" ] || {
 	echo "decode.sh: no $B/ringfeed or $B/bench/nvjpeg_rate (a CUDA build with nvjpeg.h)" >&2; exit 1; }
@@ -67,8 +68,10 @@ done
 for r in $(seq "$ROUNDS"); do
 	"$PY" "$ROOT/bench/gpu/torchvision_gpu.py" --source "$DATA" --batch 256 --passes 2 --json >> "$TMPD/peers.jsonl"
 done
-"$PY" "$ROOT/bench/gpu/torch_gpu.py" --source "$DATA" --workers "$THREADS" --batch 256 \
-	--batches $(( COUNT / 256 * 2 )) --f16 --json >> "$TMPD/peers.jsonl"
+for r in $(seq "$ROUNDS"); do
+	"$PY" "$ROOT/bench/gpu/torch_gpu.py" --source "$DATA" --workers "$THREADS" --batch 256 \
+		--warmup 5 --batches $(( COUNT / 256 * 2 )) --f16 --json >> "$TMPD/peers.jsonl"
+done
 
 "$PY" - "$TMPD" "$EPOCHS" "${JSON_OUT:-}" <<'PY'
 import json, statistics, sys
@@ -88,7 +91,9 @@ aut, aut_cores, aut_runs = run("auto")
 cpu, cpu_cores, cpu_runs = run("cpu")
 tv = med([d["images_per_s"] for d in peers if d["loader"] == "torchvision_gpu"])
 tv_cores = med([d["cores_used"] for d in peers if d["loader"] == "torchvision_gpu"])
-dl = [d for d in peers if d["loader"] == "torch_gpu"][0]
+dls = [d for d in peers if d["loader"] == "torch_gpu"]
+dl = {"workers": dls[0]["workers"], "images_per_s": med([d["images_per_s"] for d in dls]),
+      "cores_used": med([d["cores_used"] for d in dls])}
 share = med([d["gpu_decodes"] / d["samples"] for d in aut_runs])
 print()
 print("%-44s %10s %8s" % ("", "images/s", "cores"))

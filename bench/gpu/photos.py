@@ -12,8 +12,16 @@ refuse those and the loader routes them to the CPU.
 import argparse, os, random, sys
 from multiprocessing import Pool
 
-NAMES = ["astronaut", "coffee", "chelsea", "rocket", "hubble_deep_field",
-         "immunohistochemistry", "motorcycle_left", "motorcycle_right", "retina", "colorwheel"]
+# The colour photographs of skimage.data (not the micrographs, the deep
+# field, the retina or the colour wheel: their statistics are not a camera's).
+# stereo_motorcycle() returns a pair (and a disparity map): both views.
+NAMES = ["astronaut", "coffee", "chelsea", "rocket", "stereo_motorcycle"]
+
+def photos(n, data):
+    img = getattr(data, n)()
+    if n == "stereo_motorcycle":
+        return [("motorcycle_left", img[0]), ("motorcycle_right", img[1])]
+    return [(n, img)]
 
 def sources():
     import numpy as np
@@ -21,11 +29,12 @@ def sources():
     out = []
     for n in NAMES:
         try:
-            img = getattr(data, n)()
+            imgs = photos(n, data)
         except Exception:  # not bundled with this version (would need a download)
             continue
-        if img.ndim == 3 and img.shape[2] >= 3 and min(img.shape[:2]) >= 256:
-            out.append((n, np.ascontiguousarray(img[:, :, :3])))
+        for n, img in imgs:
+            if img.ndim == 3 and img.shape[2] >= 3 and min(img.shape[:2]) >= 256:
+                out.append((n, np.ascontiguousarray(img[:, :, :3])))
     return out
 
 SRC = None

@@ -5,7 +5,11 @@ with pin_memory=True, each batch sent with .to(device, non_blocking=True)
 CHW output). Reports images/s and the CPU cores the process tree used (CPU
 time / wall; the workers' counted while they live, with psutil when present).
 
-  torch_gpu.py --source DIR [--workers N] [--batch B] [--batches K] [--rrc] [--f16] [--json]
+Timing starts after --warmup batches (the workers started, their queues
+full), as ringfeed's steady rate leaves its start-up out.
+
+  torch_gpu.py --source DIR [--workers N] [--batch B] [--batches K] [--warmup W]
+               [--rrc] [--f16] [--json]
 """
 import argparse, json, os, sys, time
 
@@ -14,7 +18,8 @@ def main():
     ap.add_argument("--source", required=True)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--batches", type=int, default=200)
+    ap.add_argument("--batches", type=int, default=200, help="timed batches")
+    ap.add_argument("--warmup", type=int, default=10, help="batches before timing")
     ap.add_argument("--rrc", action="store_true", help="RandomResizedCrop(224) + flip")
     ap.add_argument("--f16", action="store_true", help="normalize to float16 on the GPU")
     ap.add_argument("--json", action="store_true")
@@ -54,16 +59,19 @@ def main():
         return total
 
     n = k = 0
-    c0 = tree_cpu()
-    t0 = time.perf_counter()
-    while k < a.batches:
+    c0 = t0 = None
+    while k < a.warmup + a.batches:
         for x, y in dl:
             x = x.to(dev, non_blocking=True)
             if a.f16:
                 x = ((x.float() / 255 - mean) / std).half()
-            n += x.shape[0]
             k += 1
-            if k >= a.batches:
+            if k == a.warmup:  # the timed part starts here
+                torch.cuda.synchronize()
+                c0, t0 = tree_cpu(), time.perf_counter()
+            elif k > a.warmup:
+                n += x.shape[0]
+            if k >= a.warmup + a.batches:
                 break
     torch.cuda.synchronize()
     secs = time.perf_counter() - t0
