@@ -1,6 +1,9 @@
-/* args.c - strict parsing of option values and usage errors for the CLI. */
+/* args.c - strict parsing of option values and usage errors for the CLI,
+ * and the stop-signal flag that bench and pack share. */
+#define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,4 +118,22 @@ int cli_float3(const char *opt, const char *s, float out[3])
 		p = end + 1;
 	}
 	return 0;
+}
+
+volatile sig_atomic_t cli_stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	cli_stop_signal = sig;
+}
+
+void cli_catch_stop_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESTART; /* a write of --ids, --log or a shard is not cut short */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 }

@@ -146,26 +146,9 @@ static void on_bad(void *user, const char *path, int err, const char *reason)
 	b->total++;
 }
 
-/* SIGINT / SIGTERM during a run: the run stops after the batch in hand and
- * ends as a finished one would (--ids whole lines, --save-state written),
- * then bench exits with 128 + the signal. */
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-static void catch_stop_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sa.sa_flags = SA_RESTART; /* a write of --ids or --log is not cut short */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
+/* SIGINT / SIGTERM during a run (cli_catch_stop_signals): the run stops after
+ * the batch in hand and ends as a finished one would (--ids whole lines,
+ * --save-state written), then bench exits with 128 + the signal. */
 
 int cmd_bench(int argc, char **argv)
 {
@@ -416,9 +399,9 @@ int cmd_bench(int argc, char **argv)
 			fprintf(stderr, "%s: --decode auto: no GPU JPEG decode here%s; decoding on the "
 				"CPU\n", cli_name, cfg.log_level >= RF_LOG_WARN ? "" : " (--verbose says why)");
 	}
-	catch_stop_signals();
+	cli_catch_stop_signals();
 	run_hooks hooks = { .max_batches = max_batches, .step_ms = step_ms, .log = log, .ids = ids,
-			    .progress = progress, .raw = cfg.raw, .stop = &stop_signal,
+			    .progress = progress, .raw = cfg.raw, .stop = &cli_stop_signal,
 			    .device_sync = cfg.device >= 0 };
 	run_out run;
 	ret = run_consume(l, &hooks, &run);
@@ -458,7 +441,7 @@ int cmd_bench(int argc, char **argv)
 			fprintf(stderr, "%s: state saved to %s: resumes at batch %llu (epoch %llu)\n", cli_name,
 				save_path, (unsigned long long)order.next_batch,
 				(unsigned long long)(order.next_batch / order.batches_per_epoch));
-	} else if (resume_path && batches == 0 && ret == 0 && !stop_signal) {
+	} else if (resume_path && batches == 0 && ret == 0 && !cli_stop_signal) {
 		fprintf(stderr, "%s: nothing left to deliver: the state in %s is at the end of the stream "
 			"(batch %llu of %llu; more --epochs continue it)\n", cli_name, resume_path,
 			(unsigned long long)order.next_batch, (unsigned long long)order.total_batches);
@@ -557,10 +540,10 @@ int cmd_bench(int argc, char **argv)
 			       (unsigned long long)(order.next_batch - 1),
 			       (unsigned long long)order.next_batch);
 	}
-	if (stop_signal) {
+	if (cli_stop_signal) {
 		fprintf(stderr, "%s: stopped by %s after %s\n", cli_name,
-			stop_signal == SIGINT ? "SIGINT" : "SIGTERM", cli_count(batches, "batch", 0));
-		return 128 + stop_signal;
+			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM", cli_count(batches, "batch", 0));
+		return 128 + cli_stop_signal;
 	}
 	return 0;
 }

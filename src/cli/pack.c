@@ -61,27 +61,11 @@ static void usage(FILE *f)
 		ZSTD_maxCLevel());
 }
 
-/* SIGINT / SIGTERM once files are being written: the pack stops before its
- * next sample and removes what it wrote, then exits with 128 + the signal.
- * Before that (walking, training) the default action stands: there is
- * nothing to clean up, and a long walk should not ignore ^C. */
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-static void catch_stop_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
+/* SIGINT / SIGTERM once files are being written (cli_catch_stop_signals):
+ * the pack stops before its next sample and removes what it wrote, then
+ * exits with 128 + the signal. Before that (walking, training) the default
+ * action stands: there is nothing to clean up, and a long walk should not
+ * ignore ^C. */
 
 typedef struct view {
 	struct timespec t0;
@@ -105,7 +89,7 @@ static void show(void *user, const rf_pack_progress *p)
 	if (p->phase == RF_PACK_DICT && !v->t_dict)
 		v->t_dict = el;
 	if (p->phase == RF_PACK_WRITE && !v->armed) {
-		catch_stop_signals();
+		cli_catch_stop_signals();
 		v->armed = 1;
 		v->t_write = el;
 	}
@@ -201,17 +185,17 @@ int cmd_pack(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &vw.t0);
 	o.progress = show;
 	o.user = &vw;
-	o.stop = &stop_signal;
+	o.stop = &cli_stop_signal;
 	rf_pack_result res;
 	char err[1024];
 	int ret = rf_pack_run(&o, &res, err, sizeof(err));
 	double el = since(&vw.t0);
 	if (vw.tty)
 		fprintf(stderr, "\n");
-	if (ret == -EINTR && stop_signal) {
+	if (ret == -EINTR && cli_stop_signal) {
 		fprintf(stderr, "%s: stopped by %s; the shards written so far were removed\n", cli_name,
-			stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
-		return 128 + stop_signal;
+			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+		return 128 + cli_stop_signal;
 	}
 	if (ret) {
 		cli_fail(err, ret);
