@@ -253,6 +253,68 @@ Test(shards, index_cache_round_trip, .init = setup, .fini = teardown, .timeout =
 	free(cache);
 }
 
+/* Saves after every third batch of a 2-epoch run, resumes with another
+ * thread count (1 + k % thread_mod), and checks the rest is the same; for a
+ * sequential-access config, the other access mode refuses the state. */
+static void assert_exact_resume(const rf_config *cfg, int thread_mod, const char *what)
+{
+	rf_config base = *cfg;
+	base.epochs = 2;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &base, err, sizeof(err)), 0, "%s", err);
+	tu_batch *ref;
+	size_t nref = tu_take(l, SIZE_MAX, &ref);
+	rf_loader_destroy(l);
+	for (size_t k = 1; k < nref; k += 3) {
+		cr_assert_eq(rf_loader_create(&l, &base, err, sizeof(err)), 0, "%s", err);
+		tu_batch *b;
+		size_t n = tu_take(l, k, &b);
+		tu_batches_free(b, n);
+		static uint8_t state[RF_STATE_MAX_BYTES];
+		int len = rf_loader_state_save(l, state, sizeof(state));
+		cr_assert_gt(len, 0);
+		rf_loader_destroy(l);
+		rf_config c = base;
+		c.resume_state = state;
+		c.resume_state_len = (size_t)len;
+		c.threads = 1 + (int)(k % (size_t)thread_mod); /* another thread count */
+		cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), 0, "%s", err);
+		n = tu_take(l, SIZE_MAX, &b);
+		cr_assert_eq(n, nref - k);
+		for (size_t i = 0; i < n; i++)
+			tu_assert_same_batch(&ref[k + i], &b[i], what);
+		tu_batches_free(b, n);
+		rf_loader_destroy(l);
+		if (base.shard_access == RF_SHARD_SEQUENTIAL) {
+			/* the other access mode refuses the state, naming it */
+			c.shard_access = RF_SHARD_RANDOM;
+			cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), RF_ESTATEMISMATCH);
+			cr_assert(strstr(err, "shard_access"), "%s", err);
+		}
+	}
+	tu_batches_free(ref, nref);
+}
+
+/* world ranks of one epoch: disjoint, and together every sample. */
+static void assert_ranks_cover(const rf_config *cfg, int world)
+{
+	int seen[CLASSES * PER_CLASS] = { 0 };
+	rf_config c = *cfg;
+	c.epochs = 1;
+	c.world_size = world;
+	for (int r = 0; r < world; r++) {
+		c.rank = r;
+		size_t n;
+		uint64_t *ids = tu_drain_ids(&c, &n);
+		cr_assert_eq(n, CLASSES * PER_CLASS / (size_t)world);
+		for (size_t i = 0; i < n; i++)
+			cr_assert_eq(seen[ids[i]]++, 0, "sample %llu on two ranks",
+				     (unsigned long long)ids[i]);
+		free(ids);
+	}
+}
+
 /* The bad-input shard: writes out/bad/shard-000000.tar from Python with a
  * sample with no image, one with a bad cls, one whose JPEG is garbage, then
  * good samples; then damages shard 1 as asked. */
@@ -372,50 +434,10 @@ Test(shards, resume_and_ranks_across_shards, .init = setup, .fini = teardown, .t
 	char *src = at("py");
 	rf_config cfg;
 	tu_config(&cfg, src);
-	cfg.epochs = 2;
-	rf_loader *l;
-	char err[512];
-	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-	tu_batch *ref;
-	size_t nref = tu_take(l, SIZE_MAX, &ref);
-	rf_loader_destroy(l);
-	for (size_t k = 1; k < nref; k += 3) {
-		cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-		tu_batch *b;
-		size_t got = tu_take(l, k, &b);
-		tu_batches_free(b, got);
-		static uint8_t state[RF_STATE_MAX_BYTES];
-		int len = rf_loader_state_save(l, state, sizeof(state));
-		cr_assert_gt(len, 0);
-		rf_loader_destroy(l);
-		rf_config c = cfg;
-		c.resume_state = state;
-		c.resume_state_len = (size_t)len;
-		c.threads = 1 + (int)(k % 3); /* another thread count */
-		cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), 0, "%s", err);
-		size_t n = tu_take(l, SIZE_MAX, &b);
-		cr_assert_eq(n, nref - k);
-		for (size_t i = 0; i < n; i++)
-			tu_assert_same_batch(&ref[k + i], &b[i], "resumed");
-		tu_batches_free(b, n);
-		rf_loader_destroy(l);
-	}
-	tu_batches_free(ref, nref);
+	assert_exact_resume(&cfg, 3, "resumed");
 	/* 3 ranks: disjoint, and together every sample of the epoch */
-	int seen[CLASSES * PER_CLASS] = { 0 };
-	cfg.epochs = 1;
-	cfg.world_size = 3;
 	cfg.rank_tail = RF_RANK_TAIL_DROP;
-	for (int r = 0; r < 3; r++) {
-		cfg.rank = r;
-		size_t n;
-		uint64_t *ids = tu_drain_ids(&cfg, &n);
-		cr_assert_eq(n, CLASSES * PER_CLASS / 3);
-		for (size_t i = 0; i < n; i++)
-			cr_assert_eq(seen[ids[i]]++, 0, "sample %llu on two ranks",
-				     (unsigned long long)ids[i]);
-		free(ids);
-	}
+	assert_ranks_cover(&cfg, 3);
 	free(src);
 }
 
@@ -589,7 +611,6 @@ Test(shards, sequential_access, .init = setup, .fini = teardown, .timeout = 120)
 
 Test(shards, sequential_raw_resume_and_ranks, .init = setup, .fini = teardown, .timeout = 120)
 {
-	enum { N = CLASSES * PER_CLASS };
 	pack_with("raw", 1, 4096, 0, 0);
 	char *src = at("raw");
 	rf_config cfg;
@@ -609,52 +630,8 @@ Test(shards, sequential_raw_resume_and_ranks, .init = setup, .fini = teardown, .
 	/* exact resume at every third cut, with other thread counts */
 	cfg.shuffle = 1;
 	cfg.shuffle_block = 6;
-	cfg.epochs = 2;
-	rf_loader *l;
-	char err[512];
-	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-	tu_batch *ref;
-	size_t nref = tu_take(l, SIZE_MAX, &ref);
-	rf_loader_destroy(l);
-	for (size_t k = 1; k < nref; k += 3) {
-		cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-		tu_batch *b;
-		size_t n = tu_take(l, k, &b);
-		tu_batches_free(b, n);
-		static uint8_t state[RF_STATE_MAX_BYTES];
-		int len = rf_loader_state_save(l, state, sizeof(state));
-		cr_assert_gt(len, 0);
-		rf_loader_destroy(l);
-		rf_config c = cfg;
-		c.resume_state = state;
-		c.resume_state_len = (size_t)len;
-		c.threads = 1 + (int)(k % 2);
-		cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), 0, "%s", err);
-		n = tu_take(l, SIZE_MAX, &b);
-		cr_assert_eq(n, nref - k);
-		for (size_t i = 0; i < n; i++)
-			tu_assert_same_batch(&ref[k + i], &b[i], "resumed, sequential");
-		tu_batches_free(b, n);
-		rf_loader_destroy(l);
-		/* the other access mode refuses the state, naming it */
-		c.shard_access = RF_SHARD_RANDOM;
-		cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), RF_ESTATEMISMATCH);
-		cr_assert(strstr(err, "shard_access"), "%s", err);
-	}
-	tu_batches_free(ref, nref);
+	assert_exact_resume(&cfg, 2, "resumed, sequential");
 	/* ranks: consecutive runs, disjoint, covering */
-	int seen[N] = { 0 };
-	cfg.epochs = 1;
-	cfg.world_size = 4;
-	for (int r = 0; r < 4; r++) {
-		cfg.rank = r;
-		size_t n;
-		uint64_t *ids = tu_drain_ids(&cfg, &n);
-		cr_assert_eq(n, N / 4);
-		for (size_t i = 0; i < n; i++)
-			cr_assert_eq(seen[ids[i]]++, 0, "sample %llu on two ranks",
-				     (unsigned long long)ids[i]);
-		free(ids);
-	}
+	assert_ranks_cover(&cfg, 4);
 	free(src);
 }
