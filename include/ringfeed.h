@@ -109,6 +109,10 @@ typedef enum rf_dtype {
 	RF_DTYPE_UINT8 = 0,   /* 0..255, as decoded */
 	RF_DTYPE_FLOAT32 = 1, /* (v / 255 - mean[c]) / std[c] */
 	RF_DTYPE_FLOAT16 = 2, /* the same, as IEEE 754 half (uint16_t bits) */
+	/* token sources (cfg.seq_len): the tokens' integer values */
+	RF_DTYPE_UINT16 = 3,
+	RF_DTYPE_UINT32 = 4,
+	RF_DTYPE_INT32 = 5,
 } rf_dtype;
 
 /* Order of a sample's values. Values are stable. */
@@ -351,7 +355,38 @@ typedef struct rf_config {
 	uint32_t shuffle_block;        /* RF_SHARD_SEQUENTIAL with shuffle: positions
 	                                * shuffled together; 0 = 1024 (default) */
 
-	uint8_t reserved[68];          /* zeroed by rf_config_default(); must stay zero:
+	/* Token sources (seq_len > 0): source is a set of token shards, llm.c's
+	 * .bin files (256 int32 header words: magic 20240520 with uint16 tokens
+	 * or 20240801 with uint32 tokens, a version, the token count; then the
+	 * tokens) or the .bin.zst that `ringfeed pack --tokens` writes from
+	 * them: a folder of them (sorted by name), a list file (one path a line,
+	 * relative to its folder), a glob ("data/fineweb_train_*.bin") or a
+	 * brace pattern. Every shard's header is checked at create: a wrong
+	 * magic or version, a token count the file's size contradicts, a
+	 * truncated file, or shards of both widths fail create with RF_EINDEX
+	 * naming the file and the reason.
+	 *
+	 * A sample is a window of seq_len + 1 consecutive tokens (a row's inputs
+	 * and, shifted by one, its targets); windows start every stride tokens
+	 * from each shard's start and never cross a shard's end. Windows are
+	 * numbered shard after shard (rf_batch.ids), and every sampler but
+	 * WEIGHTED and BALANCED orders them over all shards at once (SEQUENTIAL
+	 * is llm.c's order); ranks, resume and epochs work as for files. A batch
+	 * is count rows of seq_len + 1 tokens (height 1, width seq_len + 1,
+	 * channels 1, dtype token_dtype, labels -1): no decode stage, the
+	 * ring thread trims each read (O_DIRECT reads whole blocks) into its row,
+	 * converting the width when asked; .bin.zst windows are decompressed by
+	 * the compute threads. Not with raw, decode, device_convert, index_cache
+	 * or shard_access = SEQUENTIAL; the image settings are ignored. */
+	uint32_t seq_len;              /* T; 0 = not a token source (default) */
+	uint32_t stride;               /* tokens from one window's start to the next;
+	                                * 0 = seq_len (default: windows tile each shard,
+	                                * sharing one token, as llm.c's batches do) */
+	rf_dtype token_dtype;          /* RF_DTYPE_UINT16, UINT32 or INT32; 0 (UINT8, the
+	                                * default) = as the shards store them. UINT16 is
+	                                * refused for uint32 shards */
+
+	uint8_t reserved[56];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
 	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;

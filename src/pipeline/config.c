@@ -70,6 +70,41 @@ RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order,
 		       : RF_EABI;
 }
 
+/* Token sources (cfg.seq_len): what goes with them. */
+static int tokens_check(const rf_config *cfg, char *err, size_t errlen)
+{
+	if (!cfg->seq_len) {
+		if (cfg->stride || cfg->token_dtype) {
+			rf_fmt(err, errlen, "config: stride and token_dtype apply to token sources "
+			       "(seq_len > 0) only");
+			return RF_ECONFIG;
+		}
+		return 0;
+	}
+	CHECK_RANGE(seq_len, 1, 1 << 24);
+	CHECK_RANGE(stride, 0, 1 << 30);
+	if (cfg->token_dtype != RF_DTYPE_UINT8 && cfg->token_dtype != RF_DTYPE_UINT16 &&
+	    cfg->token_dtype != RF_DTYPE_UINT32 && cfg->token_dtype != RF_DTYPE_INT32) {
+		rf_fmt(err, errlen, "config: token_dtype = %d is not uint16, uint32, int32 or 0 (as "
+		       "stored)", (int)cfg->token_dtype);
+		return RF_ECONFIG;
+	}
+	const char *no = cfg->raw ? "raw" : cfg->decode != RF_DECODE_CPU ? "decode"
+			 : cfg->device_convert ? "device_convert" : cfg->index_cache ? "index_cache"
+			 : cfg->shard_access != RF_SHARD_RANDOM ? "shard_access" : NULL;
+	if (no) {
+		rf_fmt(err, errlen, "config: %s does not apply to token sources (seq_len = %u)", no,
+		       cfg->seq_len);
+		return RF_ECONFIG;
+	}
+	if (cfg->sampler == RF_SAMPLER_WEIGHTED || cfg->sampler == RF_SAMPLER_BALANCED) {
+		rf_fmt(err, errlen, "config: token windows have no weights or classes: sampler = "
+		       "shuffle or sequential");
+		return RF_ECONFIG;
+	}
+	return 0;
+}
+
 int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < sizeof(cfg->reserved); i++)
@@ -193,11 +228,16 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 		       "(the center crop must fit in the resized image)", cfg->crop, cfg->resize);
 		return RF_ECONFIG;
 	}
+	int ret = tokens_check(cfg, err, errlen);
+	if (ret)
+		return ret;
 	unsigned long long elem = cfg->dtype == RF_DTYPE_FLOAT32 ? 4 : cfg->dtype == RF_DTYPE_FLOAT16 ? 2 : 1;
 	unsigned long long slot_bytes = (unsigned long long)cfg->batch_size * elem *
 					(unsigned long long)cfg->crop * (unsigned long long)cfg->crop * 3ull;
 	if (cfg->raw)
 		slot_bytes = (unsigned long long)cfg->batch_size * (cfg->raw_max_bytes + 4096);
+	if (cfg->seq_len) /* a row of seq_len + 1 tokens, at most 4 bytes each */
+		slot_bytes = (unsigned long long)cfg->batch_size * (cfg->seq_len + 1ull) * 4;
 	if (slot_bytes * (unsigned long long)cfg->prefetch > (64ull << 30)) {
 		rf_fmt(err, errlen, "config: prefetch x batch_size x crop^2 x 3 x element size = %llu bytes "
 		       "exceeds the 64 GiB limit", slot_bytes * (unsigned long long)cfg->prefetch);

@@ -385,6 +385,10 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	int ret = rf_config_check(cfg, err, errlen);
 	if (ret)
 		return ret;
+	if (cfg->seq_len) { /* the token source lands in the next commits */
+		rf_fmt(err, errlen, "config: token sources (seq_len) are not built yet");
+		return -ENOTSUP;
+	}
 
 	rf_loader *l = calloc(1, sizeof(*l));
 	if (!l)
