@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "index/index.h"
 #include "index/index_build.h"
+#include "index/tokens.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,7 +67,14 @@ int rf_index_add_member(rf_index *idx, uint64_t offset, uint32_t shard, uint32_t
 
 const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len)
 {
-	if (idx->members)
+	if (idx->tokens) {
+		uint32_t shard;
+		uint64_t token;
+		rf_tokens_locate(idx->tokens, i, &shard, &token);
+		rf_fmt(buf, len, "%s:tokens %llu..%llu (window %llu)", idx->shards[shard],
+		       (unsigned long long)token,
+		       (unsigned long long)(token + idx->tokens->seq_len), (unsigned long long)i);
+	} else if (idx->members)
 		rf_fmt(buf, len, "%s:%s", idx->shards[idx->members[i].shard], rf_index_path(idx, i));
 	else
 		rf_fmt(buf, len, "%s", rf_index_path(idx, i));
@@ -108,7 +116,7 @@ int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_
 	if (stat(source, &st) != 0) {
 		int e = errno;
 		/* not a path: a brace pattern of shard names, or missing */
-		ret = e == ENOENT ? rf_index_shard_pattern(idx, source, err, errlen) : 0;
+		ret = e == ENOENT ? rf_index_shard_pattern(idx, source, RF_SHARDS_TAR, err, errlen) : 0;
 		if (ret == 0) {
 			rf_fmt(err, errlen, "source '%s': %s", source, strerror(e));
 			ret = -e;
@@ -122,7 +130,7 @@ int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_
 		return finish(idx, source, &st, err, errlen);
 	}
 	if (S_ISDIR(st.st_mode)) {
-		ret = rf_index_shard_folder(idx, source, err, errlen);
+		ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
 		if (ret == 1) {
 			ret = rf_index_scan_shards(idx, any_name & RF_INDEX_RAW, log_level, err, errlen);
 		} else if (ret == 0) {
@@ -132,8 +140,8 @@ int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_
 			idx->any_name = any_name;
 			ret = rf_index_walk_imagefolder(idx, source, any_name, err, errlen);
 		}
-	} else if (S_ISREG(st.st_mode) && rf_index_is_shard_list(source)) {
-		ret = rf_index_shard_list(idx, source, err, errlen);
+	} else if (S_ISREG(st.st_mode) && rf_index_is_shard_list(source, RF_SHARDS_TAR)) {
+		ret = rf_index_shard_list(idx, source, RF_SHARDS_TAR, err, errlen);
 		if (!ret)
 			ret = rf_index_scan_shards(idx, any_name & RF_INDEX_RAW, log_level, err, errlen);
 	} else if (S_ISREG(st.st_mode)) {
@@ -198,6 +206,7 @@ void rf_index_free(rf_index *idx)
 		free(idx->shards[i]);
 	free(idx->shards);
 	free(idx->shard_labels);
+	rf_tokens_free(idx->tokens);
 	free(idx->root);
 	if (idx->root_fd >= 0)
 		close(idx->root_fd);
@@ -223,7 +232,14 @@ size_t rf_index_memory(const rf_index *idx)
 		n += strlen(idx->shards[i]) + 1 + sizeof(char *) + sizeof(int32_t);
 	for (int i = 0; i < idx->nclasses; i++)
 		n += strlen(idx->classes[i]) + 1 + sizeof(char *);
+	if (idx->tokens)
+		n += rf_tokens_memory(idx->tokens);
 	return n;
+}
+
+uint64_t rf_index_samples(const rf_index *idx)
+{
+	return idx->tokens ? idx->tokens->windows : idx->count;
 }
 
 int rf_index_stamp_add(rf_index *idx, int dirfd, const char *rel, const char *name)

@@ -38,6 +38,10 @@ typedef struct rf_index_member {
 #define RF_INDEX_BAD_LABEL (-100001) /* a cls member that is not a label */
 #define RF_INDEX_TRUNCATED (-100002) /* runs past the end of its shard */
 
+/* What a shard source holds: WebDataset tars, or token shards (.bin,
+ * .bin.zst; src/index/tokens.h). */
+typedef enum rf_shard_kind { RF_SHARDS_TAR = 0, RF_SHARDS_TOKENS = 1 } rf_shard_kind;
+
 typedef struct rf_index_stamp {
 	char *path;     /* relative to root ("" = root), or the manifest's absolute path */
 	int64_t mtime_sec, mtime_nsec;
@@ -69,7 +73,13 @@ typedef struct rf_index {
 	char **shards;            /* shard paths, relative to root */
 	int32_t *shard_labels;    /* each shard's class folder label, or -1 */
 	size_t nshards;
+	/* Token sources (src/index/tokens.h): the shards' headers and windows;
+	 * count is 0 (windows are computed, not stored). NULL otherwise. */
+	struct rf_tokens *tokens;
 } rf_index;
+
+/* Samples of the source: files, shard members, or token windows. */
+uint64_t rf_index_samples(const rf_index *idx);
 
 /* Builds the index of source (a directory or a manifest file). any_name, the
  * RF_INDEX_* flags: RF_INDEX_RAW takes every regular file of a directory

@@ -16,10 +16,13 @@ int rf_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t e
 /* Shard sources (shards.c). Each returns 1 when source is of its kind, with
  * the root set and the shards listed (not scanned yet), 0 when it is not,
  * or a negative code with err set. */
-int rf_index_shard_folder(rf_index *idx, const char *dir, char *err, size_t errlen);
-int rf_index_shard_pattern(rf_index *idx, const char *source, char *err, size_t errlen);
-int rf_index_is_shard_list(const char *file);
-int rf_index_shard_list(rf_index *idx, const char *file, char *err, size_t errlen);
+int rf_index_shard_folder(rf_index *idx, const char *dir, rf_shard_kind kind, char *err,
+			  size_t errlen);
+int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+			   size_t errlen);
+int rf_index_is_shard_list(const char *file, rf_shard_kind kind);
+int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, char *err,
+			size_t errlen);
 /* Scans the listed shards' headers and adds their samples, in shard order. */
 int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
 			 size_t errlen);

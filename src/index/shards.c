@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,10 +38,28 @@
 
 /* ---- finding the shards -------------------------------------------------- */
 
-static int is_tar_name(const char *name)
+static int ends_with(const char *name, size_t n, const char *suffix)
 {
-	size_t n = strlen(name);
-	return n > 4 && !strcmp(name + n - 4, ".tar") && name[0] != '.';
+	size_t k = strlen(suffix);
+	return n > k && !memcmp(name + n - k, suffix, k);
+}
+
+/* Is name (n bytes) a shard of this kind: .tar, or .bin / .bin.zst? */
+static int is_kind(const char *name, size_t n, rf_shard_kind kind)
+{
+	if (kind == RF_SHARDS_TAR)
+		return ends_with(name, n, ".tar");
+	return ends_with(name, n, ".bin") || ends_with(name, n, ".bin.zst");
+}
+
+static int is_shard_name(const char *name, rf_shard_kind kind)
+{
+	return name[0] != '.' && is_kind(name, strlen(name), kind);
+}
+
+static const char *kind_name(rf_shard_kind kind)
+{
+	return kind == RF_SHARDS_TAR ? ".tar" : ".bin or .bin.zst";
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -68,9 +87,10 @@ static int add_shard(rf_index *idx, const char *path, int32_t folder_label)
 	return 0;
 }
 
-/* The *.tar names in folder rel (relative to the root fd), sorted; *n of
- * them. NULL with *n = 0 when there are none or the folder cannot be read. */
-static char **tar_names(int rootfd, const char *rel, size_t *n)
+/* The shard names of this kind in folder rel (relative to the root fd),
+ * sorted; *n of them. NULL with *n = 0 when there are none or the folder
+ * cannot be read. */
+static char **shard_names(int rootfd, const char *rel, rf_shard_kind kind, size_t *n)
 {
 	*n = 0;
 	int fd = openat(rootfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -84,7 +104,7 @@ static char **tar_names(int rootfd, const char *rel, size_t *n)
 	size_t cap = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
-		if (!is_tar_name(de->d_name))
+		if (!is_shard_name(de->d_name, kind))
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -110,23 +130,25 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-/* A folder: its *.tar (labels from cls members), or else its class folders'
- * *.tar (labels from the folder, in sorted class order, where a sample has
- * no cls). Returns 1 when it holds shards, 0 when not (an ImageFolder). */
-int rf_index_shard_folder(rf_index *idx, const char *dir, char *err, size_t errlen)
+/* A folder: its shards (tar: labels from cls members), or else, for tar, its
+ * class folders' *.tar (labels from the folder, in sorted class order,
+ * where a sample has no cls). Returns 1 when it holds shards, 0 when not
+ * (an ImageFolder). */
+int rf_index_shard_folder(rf_index *idx, const char *dir, rf_shard_kind kind, char *err,
+			  size_t errlen)
 {
 	int ret = rf_index_set_root(idx, dir, err, errlen);
 	if (ret)
 		return ret;
 	size_t n;
-	char **names = tar_names(idx->root_fd, ".", &n);
-	if (n) {
+	char **names = shard_names(idx->root_fd, ".", kind, &n);
+	if (n || kind != RF_SHARDS_TAR) {
 		for (size_t i = 0; i < n && !ret; i++)
 			ret = add_shard(idx, names[i], -1);
 		free_names(names, n);
 		if (!ret)
 			ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
-		return ret ? ret : 1;
+		return ret ? ret : n ? 1 : 0;
 	}
 	/* class folders with shards inside */
 	int fd = openat(idx->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -143,7 +165,7 @@ int rf_index_shard_folder(rf_index *idx, const char *dir, char *err, size_t errl
 		if (de->d_name[0] == '.')
 			continue;
 		size_t k;
-		char **t = tar_names(idx->root_fd, de->d_name, &k);
+		char **t = shard_names(idx->root_fd, de->d_name, kind, &k);
 		free_names(t, k);
 		if (!k)
 			continue;
@@ -168,7 +190,7 @@ int rf_index_shard_folder(rf_index *idx, const char *dir, char *err, size_t errl
 	idx->nclasses = (int)nc;
 	ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
 	for (size_t c = 0; c < nc && !ret; c++) {
-		names = tar_names(idx->root_fd, classes[c], &n);
+		names = shard_names(idx->root_fd, classes[c], kind, &n);
 		char rel[PATH_MAX];
 		for (size_t i = 0; i < n && !ret; i++) {
 			rf_fmt(rel, sizeof(rel), "%s/%s", classes[c], names[i]);
@@ -181,11 +203,61 @@ int rf_index_shard_folder(rf_index *idx, const char *dir, char *err, size_t errl
 	return ret ? ret : 1;
 }
 
-/* A brace pattern PREFIX{A..B}SUFFIX (A and B decimal, the width of A kept
- * with zeros, as WebDataset writes shard names). Returns 1 when source is
- * one, with its shards added (relative to the pattern's folder, the root). */
-int rf_index_shard_pattern(rf_index *idx, const char *source, char *err, size_t errlen)
+/* A glob (shell wildcards * ? [...]): the matching shards of this kind, in
+ * sorted order, relative to the pattern's folder when it has no wildcard
+ * (else to "." or "/"). Returns 1 when source is one, with its shards
+ * added; RF_EEMPTY when nothing matches. */
+static int shard_glob(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+		      size_t errlen)
 {
+	const char *slash = strrchr(source, '/');
+	size_t dir_len = slash ? (size_t)(slash - source) : 0;
+	int wild_dir = memchr(source, '*', dir_len) || memchr(source, '?', dir_len) ||
+		       memchr(source, '[', dir_len);
+	char root[PATH_MAX];
+	if (!slash || wild_dir)
+		rf_fmt(root, sizeof(root), "%s", source[0] == '/' ? "/" : ".");
+	else
+		rf_fmt(root, sizeof(root), "%.*s", (int)(dir_len ? dir_len : 1), source);
+	size_t skip = !slash || wild_dir ? (source[0] == '/' ? 1 : 0) : dir_len + 1;
+	glob_t g;
+	int r = glob(source, GLOB_ERR, NULL, &g);
+	if (r == GLOB_NOMATCH) {
+		rf_fmt(err, errlen, "source '%s': no file matches", source);
+		return RF_EEMPTY;
+	}
+	if (r) {
+		rf_fmt(err, errlen, "source '%s': %s", source,
+		       r == GLOB_NOSPACE ? "out of memory" : "a folder of the pattern cannot be read");
+		return r == GLOB_NOSPACE ? -ENOMEM : -EACCES;
+	}
+	int ret = rf_index_set_root(idx, root, err, errlen);
+	for (size_t i = 0; i < g.gl_pathc && !ret; i++) {
+		const char *path = g.gl_pathv[i];
+		const char *base = strrchr(path, '/');
+		if (!is_shard_name(base ? base + 1 : path, kind)) {
+			rf_fmt(err, errlen, "source '%s': '%s' is not a %s shard", source, path,
+			       kind_name(kind));
+			ret = RF_EINDEX;
+			break;
+		}
+		ret = add_shard(idx, path + skip, -1);
+	}
+	globfree(&g);
+	if (!ret)
+		ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
+	return ret ? ret : 1;
+}
+
+/* A brace pattern PREFIX{A..B}SUFFIX (A and B decimal, the width of A kept
+ * with zeros, as WebDataset writes shard names), or a glob. Returns 1 when
+ * source is one, with its shards added (relative to the pattern's folder,
+ * the root). */
+int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+			   size_t errlen)
+{
+	if (strpbrk(source, "*?["))
+		return shard_glob(idx, source, kind, err, errlen);
 	const char *open = strchr(source, '{'), *dots = open ? strstr(open, "..") : NULL;
 	const char *close_ = dots ? strchr(dots, '}') : NULL;
 	if (!close_ || strchr(close_ + 1, '{'))
@@ -222,8 +294,8 @@ int rf_index_shard_pattern(rf_index *idx, const char *source, char *err, size_t 
 }
 
 /* Is file a list of shards (its first line that is not blank or a comment
- * ends in ".tar" and has no tab)? */
-int rf_index_is_shard_list(const char *file)
+ * names a shard of this kind and has no tab)? */
+int rf_index_is_shard_list(const char *file, rf_shard_kind kind)
 {
 	FILE *f = fopen(file, "re");
 	if (!f)
@@ -235,7 +307,7 @@ int rf_index_is_shard_list(const char *file)
 		line[n] = '\0';
 		if (!n || line[0] == '#')
 			continue;
-		yes = !strchr(line, '\t') && n > 4 && !strcmp(line + n - 4, ".tar");
+		yes = !strchr(line, '\t') && is_kind(line, n, kind);
 		break;
 	}
 	fclose(f);
@@ -243,7 +315,8 @@ int rf_index_is_shard_list(const char *file)
 }
 
 /* A list file: one shard path per line (relative to the list's folder). */
-int rf_index_shard_list(rf_index *idx, const char *file, char *err, size_t errlen)
+int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, char *err,
+			size_t errlen)
 {
 	char *copy = strdup(file);
 	if (!copy)
@@ -268,8 +341,9 @@ int rf_index_shard_list(rf_index *idx, const char *file, char *err, size_t errle
 		line[n] = '\0';
 		if (!n || line[0] == '#')
 			continue;
-		if (n < 5 || strcmp(line + n - 4, ".tar")) {
-			rf_fmt(err, errlen, "%s:%u: '%s' is not a .tar shard", file, lineno, line);
+		if (!is_kind(line, n, kind)) {
+			rf_fmt(err, errlen, "%s:%u: '%s' is not a %s shard", file, lineno, line,
+			       kind_name(kind));
 			ret = RF_EINDEX;
 			break;
 		}

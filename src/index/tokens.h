@@ -1,0 +1,76 @@
+/* tokens.h - the index of a token source (cfg.seq_len): its shards, what
+ * their headers say, and the windows they hold. A window is not stored: its
+ * id maps to (shard, first token) by a binary search over the shards' first
+ * window ids, so the index costs a few words per shard (and 8 bytes per
+ * frame of a .bin.zst), whatever the token count.
+ *
+ * Built once by rf_loader_create() (rf_tokens_build), then read-only and
+ * shared by every thread without locks. The shard paths, the root folder
+ * and its descriptor live in the rf_index that owns this (idx->shards,
+ * idx->root_fd); idx->count stays 0. */
+#ifndef RF_TOKENS_H
+#define RF_TOKENS_H
+
+#include <stdint.h>
+
+#include "index/index.h"
+
+typedef struct rf_token_shard {
+	uint64_t tokens;       /* tokens in the shard */
+	uint64_t first_window; /* id of its first window */
+	uint64_t windows;      /* windows it holds (0 when shorter than seq_len + 1) */
+	uint64_t size;         /* the file's bytes at set-up */
+	/* .bin.zst: tokens per frame and where each frame starts (frames + 1
+	 * offsets); 0 and NULL for a plain shard */
+	uint32_t frame_tokens, frames;
+	uint64_t *frame_off;
+} rf_token_shard;
+
+typedef struct rf_tokens {
+	uint32_t seq_len;    /* T: a window is T + 1 tokens */
+	uint32_t stride;     /* tokens between window starts */
+	uint32_t width;      /* bytes per stored token: 2 or 4 (every shard alike) */
+	uint32_t magic;      /* RF_TOKENS_GPT2 or RF_TOKENS_LLAMA3 */
+	int any_zstd;        /* some shard is a .bin.zst */
+	uint64_t windows;    /* over all shards */
+	uint64_t tokens;     /* over all shards */
+	uint32_t max_frame_bytes; /* the largest compressed frame (read sizes) */
+	rf_token_shard *shards; /* one per idx->shards entry */
+	size_t nshards;
+} rf_tokens;
+
+/* Finds the shards of source (a folder of *.bin / *.bin.zst, a list file,
+ * a glob, a brace pattern, or one shard file), checks every header (and
+ * frame table) and numbers the windows. Fills idx (root, shards, stamps)
+ * and idx->tokens.
+ * @return : 0; -ENOENT and kin (source unusable); RF_EINDEX (a bad shard:
+ *           err names it and says why); RF_EEMPTY (no shard, or no shard
+ *           holds a window); -ENOMEM. */
+int rf_tokens_build(rf_index *idx, const char *source, uint32_t seq_len, uint32_t stride,
+		    char *err, size_t errlen);
+
+void rf_tokens_free(rf_tokens *tk);
+
+/* The shard of window w (< tk->windows) and its first token. */
+void rf_tokens_locate(const rf_tokens *tk, uint64_t w, uint32_t *shard, uint64_t *token);
+
+/* Where window w's bytes are: a plain shard's token range, or the frames of
+ * a .bin.zst that hold it. *frame is the first of them (plain: 0). */
+typedef struct rf_token_read {
+	uint32_t shard;
+	uint64_t token;  /* the window's first token */
+	uint64_t offset; /* bytes to read: offset, len */
+	uint32_t len;
+	uint32_t frame;  /* .bin.zst: the first frame read; its first token is
+	                  * frame * frame_tokens */
+	int zstd;
+} rf_token_read;
+void rf_tokens_read_of(const rf_tokens *tk, uint64_t w, rf_token_read *out);
+
+/* Bytes of the largest read rf_tokens_read_of gives. */
+uint64_t rf_tokens_max_read(const rf_tokens *tk);
+
+/* Memory the token index holds, in bytes. */
+size_t rf_tokens_memory(const rf_tokens *tk);
+
+#endif
