@@ -20,7 +20,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ringfeed bench --source DIR|MANIFEST|SHARDS [options]\n"
+		"usage: ringfeed bench --source DIR|MANIFEST|SHARDS [--tokens --seq T] [options]\n"
 		"\n"
 		"Runs the loader (Resize + CenterCrop to uint8 HWC batches) and reports\n"
 		"samples/s, MB/s read and where the time went.\n"
@@ -63,6 +63,14 @@ static void usage(FILE *f)
 		"  --out-of-order    hand out batches as they complete\n"
 		"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
 		"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n"
+		"  --tokens          SOURCE holds token shards: llm.c's .bin (GPT-2 uint16 or\n"
+		"                    Llama-3 uint32) or .bin.zst (ringfeed pack --tokens): a\n"
+		"                    folder, a list file, a glob 'data/train_*.bin' or a brace\n"
+		"                    pattern; a sample is a window of T + 1 tokens, a batch B\n"
+		"                    rows (windows/s, tokens/s; --no-shuffle is llm.c's order)\n"
+		"  --seq T           tokens per row, plus one (default 1024; implies --tokens)\n"
+		"  --stride S        tokens between window starts (default T)\n"
+		"  --token-dtype uint16|uint32|int32   row type (default: as stored)\n"
 		"  --step-ms T       simulate a training step of T ms per batch (the batch is\n"
 		"                    held meanwhile); the report shows how long it waited\n"
 		"  --log FILE        one JSON line per batch: index, wait, fetch and prep ms, bytes\n"
@@ -156,7 +164,7 @@ int cmd_bench(int argc, char **argv)
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION, O_VERIFY,
 	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_ZDICT, O_STEP, O_LOG, O_PROGRESS,
 	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE, O_HIDDEN,
-	       O_ACCESS, O_BLOCK };
+	       O_ACCESS, O_BLOCK, O_TOKENS, O_SEQ, O_STRIDE, O_TOKDTYPE };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
@@ -189,6 +197,9 @@ int cmd_bench(int argc, char **argv)
 		{ "decode", required_argument, 0, O_DECODE },
 		{ "shard-access", required_argument, 0, O_ACCESS },
 		{ "shuffle-block", required_argument, 0, O_BLOCK },
+		{ "tokens", no_argument, 0, O_TOKENS },    { "seq", required_argument, 0, O_SEQ },
+		{ "stride", required_argument, 0, O_STRIDE },
+		{ "token-dtype", required_argument, 0, O_TOKDTYPE },
 		/* Order, ranks and resume (issue 6). */
 		{ "sampler", required_argument, 0, O_SAMPLER },
 		{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -206,7 +217,7 @@ int cmd_bench(int argc, char **argv)
 	double step_ms = 0;
 	const char *log_path = NULL, *report_path = NULL;
 	int progress = isatty(STDERR_FILENO), diagnose = 0, tune = 0, tune_batch = 0;
-	int json = 0, c, have_epochs = 0;
+	int json = 0, c, have_epochs = 0, tokens = 0;
 	/* Order, ranks and resume (issue 6). */
 	long long after = -1;
 	const char *ids_path = NULL, *save_path = NULL, *resume_path = NULL;
@@ -289,6 +300,21 @@ int cmd_bench(int argc, char **argv)
 			if (cli_int("--shuffle-block", optarg, 1, 1 << 24, &v)) return 2;
 			cfg.shuffle_block = (uint32_t)v;
 			break;
+		case O_TOKENS: tokens = 1; break;
+		case O_SEQ:
+			if (cli_int("--seq", optarg, 1, 1 << 24, &v)) return 2;
+			cfg.seq_len = (uint32_t)v;
+			break;
+		case O_STRIDE:
+			if (cli_int("--stride", optarg, 1, 1 << 30, &v)) return 2;
+			cfg.stride = (uint32_t)v;
+			break;
+		case O_TOKDTYPE:
+			if (!strcmp(optarg, "uint16")) cfg.token_dtype = RF_DTYPE_UINT16;
+			else if (!strcmp(optarg, "uint32")) cfg.token_dtype = RF_DTYPE_UINT32;
+			else if (!strcmp(optarg, "int32")) cfg.token_dtype = RF_DTYPE_INT32;
+			else return cli_usage_error("bench", "--token-dtype: expected uint16, uint32 or int32, not '%s'", optarg);
+			break;
 		case O_TUNEBATCH: tune = 1; tune_batch = 1; break;
 		case O_RAWMAX:
 			if (cli_int("--raw-max", optarg, 1, 1 << 20, &v)) return 2;
@@ -328,6 +354,13 @@ int cmd_bench(int argc, char **argv)
 		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (!cfg.source)
 		return cli_usage_error("bench", "--source is required");
+	if (tokens && !cfg.seq_len)
+		cfg.seq_len = 1024;
+	if ((cfg.stride || cfg.token_dtype) && !cfg.seq_len)
+		return cli_usage_error("bench", "--stride and --token-dtype go with --tokens");
+	if (cfg.seq_len && (cfg.raw || diagnose || tune))
+		return cli_usage_error("bench", "--tokens has no decode stage: not with --raw, "
+				       "--diagnose or tune");
 	if (max_batches >= 0 && have_epochs)
 		return cli_usage_error("bench", "give --batches or --epochs, not both");
 	if (max_batches >= 0)
@@ -478,6 +511,9 @@ int cmd_bench(int argc, char **argv)
 		       st.index_cached, peak_rss_kib(),
 		       st.ns_device_copy ? (double)st.device_bytes / (double)st.ns_device_copy : 0.0,
 		       (unsigned long long)st.device_bytes);
+		if (cfg.seq_len) /* token windows: samples are windows of seq_len + 1 tokens */
+			printf("\"seq_len\":%u,\"tokens_per_s\":%.1f,", cfg.seq_len,
+			       sps * (cfg.seq_len + 1.0));
 		printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 		       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 		       "\"bad_samples\":%llu,\"create_s\":%.6f,\"first_batch_s\":%.6f,"
@@ -498,17 +534,27 @@ int cmd_bench(int argc, char **argv)
 		       (unsigned long long)st.cpu_decodes, (unsigned long long)st.gpu_decodes,
 		       (double)st.ns_gpu_decode * 1e-9, (double)st.ns_gpu_host * 1e-9, checksum);
 	} else {
-		printf("%s: %s in %s, %.3f s\n", cli_name, cli_count(samples, cfg.raw ? "file" : "sample", 0),
+		const char *unit = cfg.raw ? "file" : cfg.seq_len ? "window" : "sample";
+		printf("%s: %s in %s, %.3f s\n", cli_name, cli_count(samples, unit, 0),
 		       cli_count(batches, "batch", 1), secs);
-		printf("  %.1f %s/s, %.1f MB/s read (%s, %s, alignment %u, %s)\n", sps,
-		       cfg.raw ? "files" : "samples", mbps,
+		if (cfg.seq_len)
+			printf("  %.0f tokens/s (windows of %u + 1 tokens)\n", sps * (cfg.seq_len + 1.0),
+			       cfg.seq_len);
+		printf("  %.1f %ss/s, %.1f MB/s read (%s, %s, alignment %u, %s)\n", sps, unit, mbps,
 		       io_path_name(st.io_path), st.direct_io ? "O_DIRECT" : "buffered", st.dio_align,
 		       st.fixed_buffers ? "fixed buffers" : "plain buffers");
-		printf("  set-up (index%s + threads) %.3f s, first batch after %.3f s; index %llu files, "
+		printf("  set-up (index%s + threads) %.3f s, first batch after %.3f s; index %llu %ss, "
 		       "%.1f bytes each\n", st.index_cached ? " from cache" : " walk", t_created - t0,
 		       t_first ? t_first - t0 : 0.0, (unsigned long long)st.samples_total,
+		       cfg.seq_len ? "window" : "file",
 		       st.samples_total ? (double)st.index_bytes / (double)st.samples_total : 0.0);
-		if (cfg.raw) { /* no compute stage: the ring thread lands every read */
+		if (cfg.seq_len && !st.threads) { /* no compute stage: the ring thread lands rows */
+			printf("  tokens: no compute threads; the ring thread reads every window and "
+			       "stores it into its row (io_depth %u): %.2f us of its CPU per window, "
+			       "%.1f ms per 10,000, %.1f%% of one core\n", st.io_depth, ring_us, ring_us * 10,
+			       secs > 0 ? 100.0 * (double)st.ns_ring_cpu * 1e-9 / secs : 0.0);
+			printf("  consumer waiting for batches %5.1f%% of the run\n", wait_pct);
+		} else if (cfg.raw) { /* no compute stage: the ring thread lands every read */
 			printf("  raw mode: no compute threads; the ring thread reads and lands every file "
 			       "(io_depth %u): %.2f us of its CPU per file, %.1f%% of one core\n", st.io_depth,
 			       ring_us, secs > 0 ? 100.0 * (double)st.ns_ring_cpu * 1e-9 / secs : 0.0);

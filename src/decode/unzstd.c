@@ -171,3 +171,23 @@ int rf_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, cons
 	*len = o.pos;
 	return 0;
 }
+
+int rf_unzstd_frames(rf_unzstd *z, const uint8_t *src, size_t n, size_t want, const uint8_t **out,
+		     char *reason, size_t rlen)
+{
+	/* one more byte than wanted: frames that hold more show as such */
+	if (grow(z, want + 1))
+		return -ENOMEM;
+	size_t r = ZSTD_decompressDCtx(z->dctx, z->buf, want + 1, src, n);
+	if (ZSTD_isError(r)) {
+		rf_fmt(reason, rlen, "zstd: %s", ZSTD_getErrorName(r));
+		return RF_EBADSAMPLE;
+	}
+	if (r != want) {
+		rf_fmt(reason, rlen, "zstd: the frames hold %s bytes than their tokens (%zu, not %zu)",
+		       r < want ? "fewer" : "more", r, want);
+		return RF_EBADSAMPLE;
+	}
+	*out = z->buf;
+	return 0;
+}

@@ -36,4 +36,12 @@ void rf_unzstd_destroy(rf_unzstd *z);
 int rf_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, const uint8_t **out,
 		    size_t *len, char *reason, size_t rlen);
 
+/* Token shards (.bin.zst): decompresses the frames src[n] (one or more
+ * whole frames, back to back, no dictionary) into z's buffer, which must
+ * come to exactly want bytes. @return : 0 with *out (valid until the next
+ * call) set; RF_EBADSAMPLE with reason set (corrupt, or another size);
+ * -ENOMEM. */
+int rf_unzstd_frames(rf_unzstd *z, const uint8_t *src, size_t n, size_t want, const uint8_t **out,
+		     char *reason, size_t rlen);
+
 #endif

@@ -9,7 +9,9 @@
 
 #include "decode/jpeg.h"
 #include "decode/unzstd.h"
+#include "index/tokens.h"
 #include "pipeline/loader_impl.h"
+#include "transform/token_row.h"
 #include "util/util.h"
 
 /* Per-thread scratch: created once, grown to the largest image, never shared. */
@@ -69,10 +71,40 @@ static int unzstd(rf_loader *l, worker *w, rf_request *q)
 	int err = rf_unzstd_frame(&w->unzstd, q->data, q->len, max, &out, &len, q->reason,
 				  sizeof(q->reason));
 	w->ns_decode += rf_now_ns() - t0;
+	if (err == -ENOMEM)
+		rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
 	if (err)
 		return err;
 	q->data = out;
 	q->len = (uint32_t)len;
+	return 0;
+}
+
+/* A window of a .bin.zst: its frames decompressed, its tokens stored into
+ * its row. */
+static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
+{
+	uint64_t t0 = rf_now_ns();
+	const rf_tokens *tk = l->index.tokens;
+	rf_token_read tr;
+	rf_tokens_read_of(tk, q->sample, &tr);
+	const rf_token_shard *sh = &tk->shards[tr.shard];
+	uint64_t n = (uint64_t)tk->seq_len + 1, first = (uint64_t)tr.frame * sh->frame_tokens;
+	/* the frames read: up to the one holding the window's last token, the
+	 * last frame of the shard shorter */
+	uint64_t end = RF_MIN(((tr.token + n - 1) / sh->frame_tokens + 1) * sh->frame_tokens,
+			      sh->tokens);
+	const uint8_t *out;
+	int err = rf_unzstd_frames(&w->unzstd, q->data, q->len, (size_t)((end - first) * tk->width),
+				   &out, q->reason, sizeof(q->reason));
+	uint64_t t1 = rf_now_ns();
+	w->ns_decode += t1 - t0;
+	if (err == -ENOMEM)
+		rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
+	if (err)
+		return err;
+	rf_token_row_store(row, l->token_bytes, out + (tr.token - first) * tk->width, tk->width, n);
+	w->ns_transform += rf_now_ns() - t1;
 	return 0;
 }
 
@@ -117,34 +149,32 @@ void *rf_compute_main(void *arg)
 			break;
 		rf_request *q = &l->req[id];
 		rf_slot *s = rf_slot_of(l, &q->place);
-		const rf_index_entry *e = &l->index.entries[q->sample];
+		int32_t label = l->index.tokens ? -1 : l->index.entries[q->sample].label;
 		uint32_t place = q->place.index, attempt = q->place.attempt;
 		int err;
 		uint64_t prep0 = w.ns_decode + w.ns_transform;
-		if (ok && rf_loader_zstd(l, q->sample) && !l->cfg.fetch_only)
-			err = unzstd(l, &w, q);
-		else
-			err = ok ? 0 : -ENOMEM;
-		if (err) {
-			if (err == -ENOMEM)
-				rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
+		uint8_t *dst = s->host + (size_t)place * l->sample_bytes;
+		if (!ok) {
+			err = -ENOMEM;
+			rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
 		} else if (l->cfg.fetch_only) {
 			err = 0; /* storage alone: the read is all there is */
-		} else if (l->cfg.raw) {
-			err = land_raw(l, s, q);
+		} else if (l->index.tokens) {
+			err = token_window(l, &w, q, dst);
 		} else {
-			err = process(l, &w, q, q->len,
-				      s->host + (size_t)place * l->sample_bytes);
+			err = rf_loader_zstd(l, q->sample) ? unzstd(l, &w, q) : 0;
+			if (!err)
+				err = l->cfg.raw ? land_raw(l, s, q) : process(l, &w, q, q->len, dst);
 		}
 		atomic_fetch_add_explicit(&s->prep_ns, w.ns_decode + w.ns_transform - prep0,
 					  memory_order_relaxed);
 		uint64_t t0 = rf_now_ns();
 		if (!err) {
-			s->batch.labels[place] = e->label;
+			s->batch.labels[place] = label;
 			s->batch.ids[place] = q->sample;
 			if (s->on_host) /* GPU decode: this one is copied to the device */
 				s->on_host[place] = 1;
-			if (!l->cfg.fetch_only && !l->cfg.raw)
+			if (!l->cfg.fetch_only && !l->cfg.raw && !l->index.tokens)
 				atomic_fetch_add_explicit(&l->st.cpu_decodes, 1, memory_order_relaxed);
 		}
 		q->err = err;

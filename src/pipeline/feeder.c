@@ -17,10 +17,12 @@
 
 #include "gpu/gpu.h"
 #include "io/bufpool.h"
+#include "index/tokens.h"
 #include "io/engine.h"
 #include "pipeline/feeder.h"
 #include "pipeline/feeder_impl.h"
 #include "pipeline/loader_impl.h"
+#include "transform/token_row.h"
 #include "util/util.h"
 
 
@@ -133,8 +135,13 @@ static int next_place(rf_loader *l, struct rf_feeder *f, rf_place *out)
 static int not_regular(rf_loader *l, uint64_t sample, char *reason, size_t len)
 {
 	const rf_index *idx = &l->index;
-	const char *path = idx->members ? idx->shards[idx->members[sample].shard]
-					: rf_index_path(idx, sample);
+	uint32_t shard = 0;
+	uint64_t token;
+	if (idx->tokens)
+		rf_tokens_locate(idx->tokens, sample, &shard, &token);
+	else if (idx->members)
+		shard = idx->members[sample].shard;
+	const char *path = idx->tokens || idx->members ? idx->shards[shard] : rf_index_path(idx, sample);
 	struct stat st;
 	if (fstatat(idx->root_fd, path, &st, 0) || S_ISREG(st.st_mode))
 		return 0;
@@ -147,6 +154,8 @@ static int not_regular(rf_loader *l, uint64_t sample, char *reason, size_t len)
 static int check_entry(rf_loader *l, struct rf_feeder *f, uint64_t sample, char *reason,
 		       size_t len)
 {
+	if (l->index.tokens)
+		return 0; /* every shard was checked at set-up */
 	int64_t size = l->index.entries[sample].size;
 	if (size < 0) {
 		char why[RF_REASON_LEN];
@@ -177,14 +186,26 @@ static int check_entry(rf_loader *l, struct rf_feeder *f, uint64_t sample, char 
 }
 
 /* The read that fetches sample: a loose file whole, and one byte more than
- * the index says, so that a file that grew shows; a shard member's range,
- * through the shard kept open, or else opened for this read. */
+ * the index says, so that a file that grew shows; a shard member's range or
+ * a token window's (its tokens, or the zstd frames that hold them), through
+ * the shard kept open, or else opened for this read. */
 static void read_of(const rf_loader *l, const struct rf_feeder *f, uint64_t sample,
 		    rf_io_read *rd)
 {
 	const rf_index *idx = &l->index;
-	uint32_t size = (uint32_t)idx->entries[sample].size;
 	*rd = (rf_io_read){ .dirfd = idx->root_fd, .file = -1 };
+	if (idx->tokens) {
+		rf_token_read tr;
+		rf_tokens_read_of(idx->tokens, sample, &tr);
+		rd->offset = tr.offset;
+		rd->len = tr.len;
+		if (f->shard_files)
+			rd->file = f->shard_files[tr.shard];
+		else
+			rd->path = idx->shards[tr.shard];
+		return;
+	}
+	uint32_t size = (uint32_t)idx->entries[sample].size;
 	if (!idx->members) {
 		rd->path = rf_index_path(idx, sample);
 		rd->len = size + 1;
@@ -197,6 +218,17 @@ static void read_of(const rf_loader *l, const struct rf_feeder *f, uint64_t samp
 		rd->file = f->shard_files[m->shard];
 	else
 		rd->path = idx->shards[m->shard];
+}
+
+/* The bytes a finished read of sample must give: a loose file's or a
+ * member's size, or a token window's read. */
+static int64_t expected_bytes(const rf_loader *l, uint64_t sample)
+{
+	if (!l->index.tokens)
+		return l->index.entries[sample].size;
+	rf_token_read tr;
+	rf_tokens_read_of(l->index.tokens, sample, &tr);
+	return tr.len;
 }
 
 /* Starts reads while a request, buffer space, engine room and a place exist. */
@@ -299,7 +331,7 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	}
 	uint32_t id = (uint32_t)d->tag;
 	rf_request *q = &l->req[id];
-	int64_t size = l->index.entries[q->sample].size;
+	int64_t size = expected_bytes(l, q->sample);
 	int res = d->res;
 	char reason[RF_REASON_LEN];
 	int err = 0;
@@ -341,7 +373,10 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 			return;
 		}
 		err = RF_EBADSAMPLE;
-		if (l->index.members) /* a range: only shorter can show */
+		if (l->index.tokens)
+			rf_fmt(reason, sizeof(reason), "window cut short: the shard shrank since "
+			       "set-up (%lld bytes, read %d)", (long long)size, res);
+		else if (l->index.members) /* a range: only shorter can show */
 			rf_fmt(reason, sizeof(reason), "member cut short: the shard shrank since it "
 			       "was indexed (%lld bytes, read %d)", (long long)size, res);
 		else
@@ -361,6 +396,17 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	q->data = q->buf + d->skip;
 	q->len = (uint32_t)size;
 	rf_feeder_landed(l, f, id);
+}
+
+/* Is token window sample in a .bin.zst (decompressed by a compute thread)? */
+static int token_zstd(const rf_loader *l, uint64_t sample)
+{
+	if (!l->has_zstd)
+		return 0;
+	uint32_t shard;
+	uint64_t token;
+	rf_tokens_locate(l->index.tokens, sample, &shard, &token);
+	return l->index.tokens->shards[shard].frames != 0;
 }
 
 void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
@@ -389,11 +435,21 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
 		q->data = s->batch.data + off;
 		in_slot = 1;
 	}
+	if (l->index.tokens && !token_zstd(l, q->sample)) {
+		/* a window: trimmed (the O_DIRECT over-read is outside q->data)
+		 * and stored into its row here, no decode stage */
+		uint32_t i = q->place.index, n = l->cfg.seq_len + 1;
+		rf_token_row_store(s->host + (size_t)i * l->sample_bytes, l->token_bytes, q->data,
+				   l->index.tokens->width, n);
+		in_slot = 1;
+	}
 	if (in_slot) { /* raw: the bytes are in place, the sample has landed */
 		uint32_t i = q->place.index;
-		s->batch.offsets[i] = (uint64_t)(q->data - s->batch.data);
-		s->batch.sizes[i] = q->len;
-		s->batch.labels[i] = l->index.entries[q->sample].label;
+		if (l->cfg.raw) {
+			s->batch.offsets[i] = (uint64_t)(q->data - s->batch.data);
+			s->batch.sizes[i] = q->len;
+		}
+		s->batch.labels[i] = l->index.tokens ? -1 : l->index.entries[q->sample].label;
 		s->batch.ids[i] = q->sample;
 		if (q->place.attempt)
 			atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
@@ -440,7 +496,7 @@ static int keep_shards(const rf_loader *l)
 {
 	struct rlimit lim = { 0 };
 	getrlimit(RLIMIT_NOFILE, &lim);
-	return l->index.members && l->index.nshards <= lim.rlim_cur / 4;
+	return (l->index.members || l->index.tokens) && l->index.nshards <= lim.rlim_cur / 4;
 }
 
 static int open_shards(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
@@ -482,13 +538,15 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	f->next_batch = l->start_batch;
 	/* Pool: a quarter of it is the largest file, so a big file never waits
 	 * for the whole pool to drain. */
-	f->max_file = l->cfg.raw ? l->cfg.raw_max_bytes : l->cfg.read_pool_bytes / 4;
+	f->max_file = l->cfg.raw ? l->cfg.raw_max_bytes
+		      : l->index.tokens ? rf_tokens_max_read(l->index.tokens)
+		      : l->cfg.read_pool_bytes / 4;
 	rf_io_params p = {
 		.path = l->cfg.io_path, .depth = depth,
 		.max_read = RF_ALIGN_UP(f->max_file + 1, 4096) + 4096,
 		.direct = !l->cfg.no_direct_io,
 		.probe_dirfd = l->index.root_fd,
-		.probe_path = l->index.members ? l->index.shards[0] : rf_index_path(&l->index, 0),
+		.probe_path = l->index.nshards ? l->index.shards[0] : rf_index_path(&l->index, 0),
 		.max_files = keep_shards(l) ? (uint32_t)l->index.nshards : 0,
 		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
 		.name = l->index.root, .log_level = l->cfg.log_level,

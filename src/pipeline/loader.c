@@ -19,6 +19,7 @@
 #include "decode/unzstd.h"
 #include "pipeline/config.h"
 #include "pipeline/feeder.h"
+#include "index/tokens.h"
 #include "pipeline/loader_impl.h"
 #include "pipeline/state.h"
 #include "sample/ranks.h"
@@ -212,6 +213,11 @@ static int alloc_slots(rf_loader *l)
 		s->batch.height = s->batch.width = l->cfg.raw ? 0 : (uint32_t)l->cfg.crop;
 		s->batch.channels = l->cfg.raw ? 0 : 3;
 		s->batch.dtype = l->cfg.dtype;
+		if (l->index.tokens) { /* a row of seq_len + 1 tokens */
+			s->batch.height = s->batch.channels = 1;
+			s->batch.width = l->cfg.seq_len + 1;
+			s->batch.dtype = l->token_dtype;
+		}
 		s->batch.layout = l->cfg.layout;
 		s->batch.sample_bytes = l->sample_bytes;
 		s->state = SLOT_FREE;
@@ -309,6 +315,30 @@ static int open_shard_order(rf_loader *l, char *err, size_t errlen)
 	return 0;
 }
 
+/* Token sources: the row type (as stored, unless token_dtype says), and
+ * whether the compute threads decompress (.bin.zst shards). */
+static int open_tokens(rf_loader *l, char *err, size_t errlen)
+{
+	const rf_tokens *tk = l->index.tokens;
+	rf_dtype stored = tk->width == 2 ? RF_DTYPE_UINT16 : RF_DTYPE_UINT32;
+	l->token_dtype = l->cfg.token_dtype ? l->cfg.token_dtype : stored;
+	if (l->token_dtype == RF_DTYPE_UINT16 && tk->width == 4) {
+		rf_fmt(err, errlen, "config: token_dtype = uint16, but the shards hold uint32 tokens "
+		       "(Llama-3's): uint32 or int32");
+		return RF_ECONFIG;
+	}
+	l->token_bytes = l->token_dtype == RF_DTYPE_UINT16 ? 2 : 4;
+	l->has_zstd = tk->any_zstd;
+	uint64_t max_read = rf_tokens_max_read(tk);
+	if (max_read + 8192 > l->cfg.read_pool_bytes / 4) {
+		rf_fmt(err, errlen, "config: a window of %u + 1 tokens reads up to %llu bytes, more "
+		       "than a quarter of the read pool (read_pool_bytes = %zu)", l->cfg.seq_len,
+		       (unsigned long long)max_read, l->cfg.read_pool_bytes);
+		return RF_ECONFIG;
+	}
+	return 0;
+}
+
 /* zstd members: is there any, and their dictionary (cfg.zstd_dict, or
  * zstd.dict beside the shards). */
 static int open_zstd(rf_loader *l, char *err, size_t errlen)
@@ -333,6 +363,9 @@ static int open_zstd(rf_loader *l, char *err, size_t errlen)
 
 static int build_index(rf_loader *l, char *err, size_t errlen)
 {
+	if (l->cfg.seq_len)
+		return rf_tokens_build(&l->index, l->source, l->cfg.seq_len, l->cfg.stride, err,
+				       errlen);
 	const char *cache = l->cfg.index_cache;
 	int mode = (l->cfg.raw ? RF_INDEX_RAW : 0) | (l->cfg.include_hidden ? RF_INDEX_HIDDEN : 0);
 	char why[512];
@@ -385,10 +418,6 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	int ret = rf_config_check(cfg, err, errlen);
 	if (ret)
 		return ret;
-	if (cfg->seq_len) { /* the token source lands in the next commits */
-		rf_fmt(err, errlen, "config: token sources (seq_len) are not built yet");
-		return -ENOTSUP;
-	}
 
 	rf_loader *l = calloc(1, sizeof(*l));
 	if (!l)
@@ -447,10 +476,10 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	ret = build_index(l, err, errlen);
 	if (ret)
 		goto fail;
-	ret = open_zstd(l, err, errlen);
+	ret = l->index.tokens ? open_tokens(l, err, errlen) : open_zstd(l, err, errlen);
 	if (ret)
 		goto fail;
-	if (l->cfg.raw && !l->has_zstd)
+	if ((l->cfg.raw || l->index.tokens) && !l->has_zstd)
 		l->cfg.threads = 0; /* nothing to decode: the ring thread lands raw reads */
 	rf_sampler kind = l->cfg.sampler == RF_SAMPLER_SHUFFLE && !l->cfg.shuffle
 				  ? RF_SAMPLER_SEQUENTIAL : l->cfg.sampler;
@@ -461,7 +490,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	ret = open_shard_order(l, err, errlen);
 	if (ret)
 		goto fail;
-	uint64_t n = l->index.count, m = l->order.rank_len, bs = (uint64_t)l->cfg.batch_size;
+	uint64_t n = rf_index_samples(&l->index), m = l->order.rank_len, bs = (uint64_t)l->cfg.batch_size;
 	l->batches_per_epoch = l->cfg.drop_last ? m / bs : (m + bs - 1) / bs;
 	if (l->batches_per_epoch == 0) {
 		rf_fmt(err, errlen, "source '%s': %llu samples per epoch%s make no full batch of "
@@ -484,7 +513,8 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		rf_output_init(&l->output, l->cfg.crop, RF_DTYPE_UINT8, RF_LAYOUT_HWC, l->cfg.mean, l->cfg.std);
 	else
 		l->output = l->dev_output;
-	l->sample_bytes = l->cfg.raw ? 0 : rf_output_sample_bytes(&l->output);
+	l->sample_bytes = l->cfg.raw ? 0 : l->index.tokens ? (l->cfg.seq_len + 1ull) * l->token_bytes
+			  : rf_output_sample_bytes(&l->output);
 	l->window = (rf_window_params){
 		.resize = l->cfg.resize, .crop = l->cfg.crop,
 		.random_resized_crop = l->cfg.random_resized_crop,
@@ -510,7 +540,8 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	if (ret)
 		goto fail_nomem;
 	if (l->cfg.device >= 0) {
-		size_t dev_sample = l->cfg.raw ? 0 : rf_output_sample_bytes(&l->dev_output);
+		size_t dev_sample = l->cfg.raw ? 0 : l->index.tokens ? l->sample_bytes
+				    : rf_output_sample_bytes(&l->dev_output);
 		size_t per_slot = l->cfg.raw ? (size_t)l->cfg.batch_size * RF_ALIGN_UP(l->cfg.raw_max_bytes + 1, 4096)
 					     : (size_t)l->cfg.batch_size * dev_sample;
 		rf_gpu_params gp = { .device = l->cfg.device, .slots = l->cfg.prefetch,
@@ -522,7 +553,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		if (ret)
 			goto fail;
 		for (int i = 0; i < l->cfg.prefetch; i++) {
-			l->slots[i].batch.device_dtype = l->cfg.dtype;
+			l->slots[i].batch.device_dtype = l->slots[i].batch.dtype;
 			l->slots[i].batch.device_layout = l->cfg.layout;
 			l->slots[i].batch.device_sample_bytes = dev_sample;
 		}
@@ -763,7 +794,7 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	if (rf_loader_forked(l))
 		return RF_EFORKED;
 	memset(out, 0, sizeof(*out));
-	out->samples_total = l->index.count;
+	out->samples_total = rf_index_samples(&l->index);
 	out->batches = l->delivered_batches;
 	out->samples = l->delivered_samples;
 	out->ns_consumer_wait = l->ns_wait;
@@ -817,7 +848,7 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out)
 	out->rank = l->order.rank;
 	out->world_size = l->order.world;
 	out->rank_source = l->rank_source;
-	out->dataset_samples = l->index.count;
+	out->dataset_samples = rf_index_samples(&l->index);
 	out->epoch_samples = l->order.epoch_len;
 	out->rank_samples = l->order.rank_len;
 	out->batches_per_epoch = l->batches_per_epoch;

@@ -143,6 +143,8 @@ struct rf_loader {
 	int has_zstd;             /* some shard member is zstd (compute threads decompress) */
 	struct ZSTD_DDict_s *zstd_dict; /* its dictionary, or NULL; read-only, shared */
 	char *zstd_dict_path;     /* owned copy of cfg.zstd_dict */
+	rf_dtype token_dtype;     /* token sources: the rows' type (resolved), and */
+	uint32_t token_bytes;     /* its size; read-only after create */
 	uint32_t raw_align;       /* raw mode: where samples start in a slot (the O_DIRECT
 	                           * alignment); set by the ring thread at set-up */
 
@@ -239,7 +241,7 @@ int rf_slot_reserve(rf_slot *s, size_t len, size_t align, size_t *off);
 /* Is sample a zstd member? */
 static inline int rf_loader_zstd(const rf_loader *l, uint64_t sample)
 {
-	return l->has_zstd && (l->index.members[sample].flags & RF_MEMBER_ZSTD);
+	return l->has_zstd && l->index.members && (l->index.members[sample].flags & RF_MEMBER_ZSTD);
 }
 
 /* Counts one place of slot s down; publishes the batch when it was the last. */

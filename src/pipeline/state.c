@@ -23,6 +23,7 @@
  *  144  8  checksum: rf_hash_bytes() of bytes 0..143
  * A later version may add fields; this library refuses versions above its
  * own, so that a state is never half understood. */
+#include "index/tokens.h"
 #include "pipeline/state.h"
 #include "sample/shard_order.h"
 
@@ -67,8 +68,26 @@ uint64_t rf_state_checksum(const uint8_t *state, size_t len)
 	return rf_hash_bytes(0x636865636b73756dull, state, len);
 }
 
+/* A token source: its shards (paths, token counts, widths) and the windows
+ * cut from them. */
+static uint64_t tokens_fingerprint(const rf_index *idx)
+{
+	const rf_tokens *tk = idx->tokens;
+	uint64_t h = rf_hash_u64(0x746f6b656e732121ull, tk->windows);
+	h = rf_hash_u64(h, tk->seq_len);
+	h = rf_hash_u64(h, tk->stride);
+	h = rf_hash_u64(h, tk->width);
+	for (size_t i = 0; i < idx->nshards; i++) {
+		h = rf_hash_bytes(h, idx->shards[i], strlen(idx->shards[i]));
+		h = rf_hash_u64(h, tk->shards[i].tokens);
+	}
+	return h;
+}
+
 uint64_t rf_state_dataset_fingerprint(const rf_index *idx, int with_weights)
 {
+	if (idx->tokens)
+		return tokens_fingerprint(idx);
 	uint64_t h = rf_hash_u64(0x6461746173657421ull, idx->count);
 	for (size_t i = 0; i < idx->count; i++) {
 		const rf_index_entry *e = &idx->entries[i];
@@ -94,6 +113,8 @@ static uint64_t hash_float(uint64_t h, float f)
 uint64_t rf_state_output_fingerprint(const rf_loader *l)
 {
 	const rf_config *c = &l->cfg;
+	if (l->index.tokens) /* rows of tokens: only their type is an output setting */
+		return rf_hash_u64(0x726f777321212121ull, (uint64_t)l->token_dtype);
 	int64_t largest = 0;
 	for (size_t i = 0; i < l->index.count; i++)
 		largest = RF_MAX(largest, l->index.entries[i].size);
@@ -165,7 +186,7 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	put64(s + 96, l->order.rank_len);
 	put64(s + 104, bpe);
 	put64(s + 112, (uint64_t)l->cfg.epochs);
-	put64(s + 120, l->index.count);
+	put64(s + 120, rf_index_samples(&l->index));
 	put64(s + 128, l->dataset_fp);
 	put64(s + 136, l->output_fp);
 	put64(s + 144, rf_state_checksum(s, 144));
@@ -281,16 +302,16 @@ static const char *sampler_name(rf_sampler s)
 
 int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
 {
-	if (x->dataset_samples != l->index.count) {
+	if (x->dataset_samples != rf_index_samples(&l->index)) {
 		rf_fmt(err, errlen, "state: saved from another dataset (%llu samples then, %llu "
 		       "in '%s' now)", (unsigned long long)x->dataset_samples,
-		       (unsigned long long)l->index.count, l->source);
+		       (unsigned long long)rf_index_samples(&l->index), l->source);
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->dataset_fingerprint != l->dataset_fp) {
 		rf_fmt(err, errlen, "state: saved from another dataset (the same %llu samples in "
 		       "number, but other paths, sizes, labels%s in '%s')",
-		       (unsigned long long)l->index.count,
+		       (unsigned long long)rf_index_samples(&l->index),
 		       l->order.kind == RF_SAMPLER_WEIGHTED ? " or weights" : "", l->source);
 		return RF_ESTATEMISMATCH;
 	}

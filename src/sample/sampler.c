@@ -65,8 +65,8 @@ int rf_order_init(rf_order *o, const rf_index *idx, rf_sampler kind,
 {
 	memset(o, 0, sizeof(*o));
 	o->kind = kind;
-	o->n = idx->count;
-	o->epoch_len = samples_per_epoch ? samples_per_epoch : idx->count;
+	o->n = rf_index_samples(idx);
+	o->epoch_len = samples_per_epoch ? samples_per_epoch : o->n;
 	o->seed = seed;
 	o->rank = rank;
 	o->world = world;
