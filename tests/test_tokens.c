@@ -523,10 +523,12 @@ Test(tokens, resume_is_exact_with_other_thread_counts)
 	char zdir[4096];
 	snprintf(zdir, sizeof(zdir), "%s/z", dir);
 	write_zst(dir, zdir, NSHARDS, 500);
-	const char *sources[] = { dir, zdir };
-	for (int s = 0; s < 2; s++) {
+	/* shuffled, and in llm.c's order (read in chunks), .bin and .bin.zst */
+	const char *sources[] = { dir, zdir, dir, zdir };
+	for (int s = 0; s < 4; s++) {
 		rf_config base;
 		token_config(&base, sources[s], 127);
+		base.shuffle = s < 2;
 		base.epochs = 2;
 		base.batch_size = 7;
 		rf_loader *l;

@@ -1,7 +1,7 @@
-/* chunks.c - sequential shard access (RF_SHARD_SEQUENTIAL): instead of a
- * ranged read per sample, the ring thread reads shards in aligned chunks of
- * RF_CHUNK_BYTES and lands every sample whose member lies in a chunk from
- * that one read. The order (sample/shard_order.c) walks each shard from
+/* chunks.c - sequential shard access (RF_SHARD_SEQUENTIAL, and token
+ * windows in llm.c's order): instead of a ranged read per sample, the ring
+ * thread reads shards in aligned chunks of RF_CHUNK_BYTES and lands every
+ * sample whose bytes lie in a chunk from that one read. The order (sample/shard_order.c) walks each shard from
  * start to end, with a block shuffle that keeps the samples of a chunk
  * close together, so a chunk is read about once per epoch. A member that
  * straddles two chunks (or is larger than one) is read alone.
@@ -92,8 +92,10 @@ static rf_chunk *take_entry(struct rf_feeder *f)
 static int point_into(const rf_loader *l, const struct rf_feeder *f, const rf_chunk *c,
 		      rf_request *q)
 {
-	uint64_t at = l->index.members[q->sample].offset - c->index * f->chunk_bytes;
-	uint32_t len = (uint32_t)l->index.entries[q->sample].size;
+	rf_range r;
+	rf_feeder_range(l, q->sample, &r);
+	uint64_t at = r.offset - c->index * f->chunk_bytes;
+	uint32_t len = r.len;
 	if (at + len > c->got)
 		return 1;
 	q->data = c->buf + c->skip + at;
@@ -115,12 +117,12 @@ static void cut_short(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request
 int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
 		   uint64_t epoch, uint64_t pos)
 {
-	const rf_index_member *m = &l->index.members[sample];
-	uint64_t size = (uint64_t)l->index.entries[sample].size;
-	uint64_t cb = f->chunk_bytes, index = m->offset / cb;
-	if ((m->offset + size - 1) / cb != index)
+	rf_range m;
+	rf_feeder_range(l, sample, &m);
+	uint64_t cb = f->chunk_bytes, index = m.offset / cb;
+	if ((m.offset + m.len - 1) / cb != index)
 		return -1;
-	rf_chunk *c = find(f, m->shard, index);
+	rf_chunk *c = find(f, m.shard, index);
 	if (c && c->state == CHUNK_READY && !c->got && !c->refs) {
 		drop(f, c); /* its read failed: read it again */
 		c = NULL;
@@ -140,10 +142,10 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_
 				  .offset = index * cb, .len = (uint32_t)cb,
 				  .buf = c->buf, .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
 		if (f->shard_files)
-			rd.file = f->shard_files[m->shard];
+			rd.file = f->shard_files[m.shard];
 		else
-			rd.path = l->index.shards[m->shard];
-		*c = (rf_chunk){ .state = CHUNK_READING, .shard = m->shard, .index = index,
+			rd.path = l->index.shards[m.shard];
+		*c = (rf_chunk){ .state = CHUNK_READING, .shard = m.shard, .index = index,
 				 .buf = c->buf, .ticket = c->ticket, .waiting = NO_CHUNK };
 		rf_io_submit(f->io, &rd);
 		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);

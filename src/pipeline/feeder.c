@@ -185,6 +185,20 @@ static int check_entry(rf_loader *l, struct rf_feeder *f, uint64_t sample, char 
 	return 0;
 }
 
+void rf_feeder_range(const rf_loader *l, uint64_t sample, rf_range *r)
+{
+	const rf_index *idx = &l->index;
+	if (idx->tokens) {
+		rf_token_read tr;
+		rf_tokens_read_of(idx->tokens, sample, &tr);
+		*r = (rf_range){ .shard = tr.shard, .offset = tr.offset, .len = tr.len };
+		return;
+	}
+	const rf_index_member *m = &idx->members[sample];
+	*r = (rf_range){ .shard = m->shard, .offset = m->offset,
+			 .len = (uint32_t)idx->entries[sample].size };
+}
+
 /* The read that fetches sample: a loose file whole, and one byte more than
  * the index says, so that a file that grew shows; a shard member's range or
  * a token window's (its tokens, or the zstd frames that hold them), through
@@ -194,30 +208,19 @@ static void read_of(const rf_loader *l, const struct rf_feeder *f, uint64_t samp
 {
 	const rf_index *idx = &l->index;
 	*rd = (rf_io_read){ .dirfd = idx->root_fd, .file = -1 };
-	if (idx->tokens) {
-		rf_token_read tr;
-		rf_tokens_read_of(idx->tokens, sample, &tr);
-		rd->offset = tr.offset;
-		rd->len = tr.len;
-		if (f->shard_files)
-			rd->file = f->shard_files[tr.shard];
-		else
-			rd->path = idx->shards[tr.shard];
-		return;
-	}
-	uint32_t size = (uint32_t)idx->entries[sample].size;
-	if (!idx->members) {
+	if (!idx->members && !idx->tokens) {
 		rd->path = rf_index_path(idx, sample);
-		rd->len = size + 1;
+		rd->len = (uint32_t)idx->entries[sample].size + 1;
 		return;
 	}
-	const rf_index_member *m = &idx->members[sample];
-	rd->offset = m->offset;
-	rd->len = size;
+	rf_range r;
+	rf_feeder_range(l, sample, &r);
+	rd->offset = r.offset;
+	rd->len = r.len;
 	if (f->shard_files)
-		rd->file = f->shard_files[m->shard];
+		rd->file = f->shard_files[r.shard];
 	else
-		rd->path = idx->shards[m->shard];
+		rd->path = idx->shards[r.shard];
 }
 
 /* The bytes a finished read of sample must give: a loose file's or a
@@ -226,9 +229,9 @@ static int64_t expected_bytes(const rf_loader *l, uint64_t sample)
 {
 	if (!l->index.tokens)
 		return l->index.entries[sample].size;
-	rf_token_read tr;
-	rf_tokens_read_of(l->index.tokens, sample, &tr);
-	return tr.len;
+	rf_range r;
+	rf_feeder_range(l, sample, &r);
+	return r.len;
 }
 
 /* Starts reads while a request, buffer space, engine room and a place exist. */
@@ -581,7 +584,10 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	atomic_store(&l->st.fixed_buffers, (unsigned)fixed);
 	publish_io(l, f);
 
-	if (l->shard_order && rf_chunks_init(f)) {
+	/* chunks: shards read front to back (shard_access), or token windows
+	 * in llm.c's order, which tile the shards */
+	int chunked = l->shard_order || (l->index.tokens && l->order.kind == RF_SAMPLER_SEQUENTIAL);
+	if (chunked && rf_chunks_init(f)) {
 		rf_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}

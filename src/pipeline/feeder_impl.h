@@ -58,7 +58,16 @@ struct rf_feeder {
 	uint64_t tick;
 };
 
+/* Where a shard sample's bytes lie: its shard, offset and length (a tar
+ * member, or a token window's tokens or zstd frames). */
+typedef struct rf_range {
+	uint32_t shard;
+	uint32_t len;
+	uint64_t offset;
+} rf_range;
+
 /* feeder.c */
+void rf_feeder_range(const rf_loader *l, uint64_t sample, rf_range *r);
 void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
 			    uint64_t sample, int err, const char *reason);
 void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q);
