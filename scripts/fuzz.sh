@@ -4,8 +4,9 @@
 # SECONDS (default 30) on its corpus (build-fuzz/corpus/TARGET, kept between
 # runs, plus the regression inputs in tests/fuzz/regress/TARGET, which must
 # never crash again). A crash leaves its input in build-fuzz/crashes/.
-# TARGETs (default: all of them) are run one after the other; start two
-# fuzz.sh with different targets to use two cores.
+# TARGETs (default: all of them: state cache manifest jpeg tar tokens) are
+# run one after the other; start two fuzz.sh with different targets to use
+# two cores.
 # Prints one line per target with its executions and the CPU seconds it
 # used (user + system: on a busy machine less than SECONDS), and a closing
 # "fuzz: N passed, N failed, N skipped" line. Exits 77 (skip) with the reason
@@ -13,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
-all_targets=(state cache manifest jpeg tar)
+all_targets=(state cache manifest jpeg tar tokens)
 targets=("${@:2}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do

@@ -2,6 +2,7 @@
  * (rf_index_cache_load), which a later run trusts only after checking it.
  * The source is the fuzzer's own folder, so a cache that names it (the
  * seeds do) reaches the record checks. */
+#define _GNU_SOURCE /* mkdtemp (fuzz_file.h) */
 #include "fuzz_file.h"
 #include "index/index.h"
 

@@ -1,5 +1,6 @@
 /* fuzz_manifest.c - libFuzzer target: a manifest (path<TAB>label[<TAB>weight]
  * lines) read by rf_index_build; its paths are looked up beside it. */
+#define _GNU_SOURCE /* mkdtemp (fuzz_file.h) */
 #include "fuzz_file.h"
 #include "index/index.h"
 

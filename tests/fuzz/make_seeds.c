@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zstd.h>
 
 #include "cli/synth.h"
+#include "index/token_shard.h"
 #include "ringfeed.h"
 
 static const char *out;
@@ -94,6 +96,54 @@ static void put_file(const char *kind, const char *name, const char *from)
 	size_t n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
 	put(kind, name, buf, n);
+}
+
+/* Token shards behind the tokens target's setting byte (bit 0: .bin.zst,
+ * bits 1-7: T - 1): a GPT-2 and a Llama-3 .bin of a few hundred tokens,
+ * and a .bin.zst of the first in frames of 50 tokens. */
+static uint8_t tok[1 << 16];
+
+static void token_seeds(void)
+{
+	for (int llama = 0; llama < 2; llama++) {
+		uint32_t width = llama ? 4 : 2, n = 300;
+		int32_t h[256] = { 0 };
+		h[0] = llama ? RF_TOKENS_LLAMA3 : RF_TOKENS_GPT2;
+		h[1] = llama ? RF_TOKENS_LLAMA3_VERSION : RF_TOKENS_GPT2_VERSION;
+		h[2] = (int32_t)n;
+		tok[0] = (uint8_t)(15 << 1); /* T = 16 */
+		memcpy(tok + 1, h, sizeof(h));
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t v = (j * 31 + 7) % 50257;
+			memcpy(tok + 1 + 1024 + (size_t)j * width, &v, width);
+		}
+		put("tokens", llama ? "llama3.bin" : "gpt2.bin", tok, 1 + 1024 + (size_t)n * width);
+		if (llama)
+			continue;
+		/* the same tokens as a .bin.zst, frames of 50 tokens */
+		static uint8_t z[1 << 16];
+		uint32_t F = 50, nf = (n + F - 1) / F;
+		size_t table = 8 * ((size_t)nf + 1);
+		uint32_t w[8] = { RF_TOKZ_MAGIC, RF_TOKZ_VERSION, width, RF_TOKENS_GPT2, F, nf, n, 0 };
+		memset(z, 0, 1 + 1024 + table);
+		z[0] = (uint8_t)(15 << 1) | 1;
+		memcpy(z + 1, w, sizeof(w));
+		uint64_t off = 1024 + table;
+		for (uint32_t k = 0; k <= nf; k++) {
+			memcpy(z + 1 + 1024 + 8 * (size_t)k, &off, 8);
+			if (k == nf)
+				break;
+			uint32_t m = k == nf - 1 ? n - k * F : F;
+			size_t r = ZSTD_compress(z + 1 + off, sizeof(z) - 1 - off,
+						 tok + 1 + 1024 + (size_t)k * F * width, (size_t)m * width, 3);
+			if (ZSTD_isError(r)) {
+				fprintf(stderr, "make_seeds: zstd: %s\n", ZSTD_getErrorName(r));
+				exit(1);
+			}
+			off += r;
+		}
+		put("tokens", "gpt2.bin.zst", z, 1 + off);
+	}
 }
 
 int main(int argc, char **argv)
@@ -234,5 +284,6 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof(name), "shard%d", v);
 		tar_seed(name);
 	}
+	token_seeds();
 	return 0;
 }
