@@ -16,6 +16,15 @@ Lifetime of a batch (the tensors view the loader's batch slot itself):
                          it is garbage-collected. Holding cfg.prefetch
                          batches at once stalls the loader.
   copy=True              the tensors are copies; the slot is given back at once.
+
+Token shards (llm.c's .bin, or .bin.zst from `ringfeed pack --tokens`):
+
+    loader = ringfeed.Loader("data/fineweb_train_*.bin", seq_len=1024, batch_size=16)
+    for rows, ids in loader:               # rows: (16, 1025) int32, ids: window ids
+        x, y = rows[:, :-1], rows[:, 1:]
+
+token_dtype is "int32" unless given ("stored", "uint16", "uint32"): this torch
+may have no unsigned types.
 """
 
 import os
@@ -34,12 +43,15 @@ _IO_PATHS = {"auto": 0, "uring_fixed": 1, "uring_plain": 2, "pread": 3}
 _LOG = {"none": 0, "error": 1, "warn": 2, "info": 3}
 _DECODE = {"cpu": 0, "gpu": 1, "auto": 2}
 _SHARD_ACCESS = {"random": 0, "sequential": 1}
+_TOKEN_DTYPES = {"stored": 0, "uint16": 3, "uint32": 4, "int32": 5}
+_TOKEN_TYPESTR = {3: "<u2", 4: "<u4", 5: "<i4"}
 
 # Python keyword -> (rf_config field, names accepted for an enum or None)
 _RENAMED = {"flip": "flip_p"}
 _ENUMS = {"dtype": _DTYPES, "layout": _LAYOUTS, "on_error": _ON_ERROR,
           "sampler": _SAMPLERS, "rank_tail": _RANK_TAILS, "io_path": _IO_PATHS,
-          "log_level": _LOG, "decode": _DECODE, "shard_access": _SHARD_ACCESS}
+          "log_level": _LOG, "decode": _DECODE, "shard_access": _SHARD_ACCESS,
+          "token_dtype": _TOKEN_DTYPES}
 # set by the package itself: epochs run endless under the Python loop, the
 # callback and the device come from their own keywords
 _INTERNAL = {"source", "epochs", "device", "resume_state"}
@@ -89,6 +101,8 @@ class Loader:
             raise Error(_ringfeed.ECONFIG, f"hold: '{hold}' is not 'next' or 'gc'")
         c_defaults = _c_defaults()
         config = {"source": os.fspath(source), "epochs": int(epochs)}
+        if options.get("seq_len") and "token_dtype" not in options:
+            options["token_dtype"] = "int32"   # what embeddings take; any torch has it
         for key, value in options.items():
             field = _RENAMED.get(key, key)
             if field not in c_defaults or field in _INTERNAL:
@@ -218,6 +232,8 @@ class Loader:
 
     def _tensors(self, batch):
         torch = _torch()
+        if batch.dtype in _TOKEN_TYPESTR:
+            return self._token_tensors(batch)
         labels = torch.frombuffer(bytearray(batch.labels), dtype=torch.int32).long()
         if self._device is not None:
             return self._device_tensors(batch, labels)
@@ -228,6 +244,24 @@ class Loader:
         else:
             shape = (batch.count, batch.height, batch.width, batch.channels)
         return flat.view(shape), labels
+
+    def _token_tensors(self, batch):
+        """Rows of seq_len + 1 tokens, (count, seq_len + 1), and the window ids."""
+        torch = _torch()
+        ids = torch.frombuffer(bytearray(batch.ids), dtype=torch.int64)
+        names = {3: "uint16", 4: "uint32", 5: "int32"}
+        dtype = getattr(torch, names[batch.dtype], None)
+        if dtype is None:
+            raise Error(_ringfeed.ECONFIG, f"token_dtype: this torch ({torch.__version__}) has "
+                        f"no {names[batch.dtype]}: use token_dtype='int32'")
+        shape = (batch.count, batch.width)
+        if self._device is not None:
+            stream = torch.cuda.current_stream(self._device)
+            batch.wait(stream.cuda_stream)
+            view = _DeviceView(batch, shape, _TOKEN_TYPESTR[batch.dtype])
+            rows = torch.as_tensor(view, device=self._device)
+            return rows, ids.to(self._device, non_blocking=True)
+        return torch.frombuffer(batch, dtype=dtype).view(shape), ids
 
     def _device_tensors(self, batch, labels):
         torch = _torch()

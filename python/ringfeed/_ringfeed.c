@@ -64,6 +64,8 @@ static const struct field fields[] = {
 	FIELD(decode, F_INT),         FIELD(include_hidden, F_INT),
 	FIELD(verify_full, F_INT),    FIELD(zstd_dict, F_STR),
 	FIELD(shard_access, F_INT),   FIELD(shuffle_block, F_INT),
+	FIELD(seq_len, F_INT),        FIELD(stride, F_INT),
+	FIELD(token_dtype, F_INT),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 

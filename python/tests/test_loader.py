@@ -322,3 +322,52 @@ def test_shards_give_the_tree_batches_and_read_sequentially(data, tmp_path):
     assert labels == sorted(int(v) for _, y in tree for v in y)
     with pytest.raises(ringfeed.Error):
         ringfeed.Loader(data, shard_access="sequential", **opts)
+
+
+def write_token_shards(folder, counts, llama3=False):
+    """llm.c's write_datafile layout: 256 int32 header words, then the tokens."""
+    import struct
+    folder.mkdir(parents=True, exist_ok=True)
+    magic, version, fmt = (20240801, 7, "I") if llama3 else (20240520, 1, "H")
+    shards = []
+    for i, n in enumerate(counts):
+        toks = [(i * 7919 + j * 31 + j // 5) % 50257 for j in range(n)]
+        header = [0] * 256
+        header[0], header[1], header[2] = magic, version, n
+        path = folder / f"train_{i:06d}.bin"
+        path.write_bytes(struct.pack("<256i", *header) + struct.pack(f"<{n}{fmt}", *toks))
+        shards.append(toks)
+    return shards
+
+
+def test_token_rows_match_the_shards_and_resume(tmp_path):
+    shards = write_token_shards(tmp_path / "tok", [3000, 70, 2000])
+    T = 63
+    windows = []   # window id -> (shard, first token)
+    for s, toks in enumerate(shards):
+        windows += [(s, k * T) for k in range((len(toks) - T - 1) // T + 1)] if len(toks) > T else []
+    loader = ringfeed.Loader(str(tmp_path / "tok" / "train_*.bin"), seq_len=T, batch_size=8,
+                             epochs=1, seed=3)
+    seen = []
+    for rows, ids in loader:
+        assert rows.dtype == torch.int32 and rows.shape[1] == T + 1
+        for row, w in zip(rows, ids):
+            s, t = windows[int(w)]
+            assert row.tolist() == shards[s][t:t + T + 1]
+            seen.append(int(w))
+    assert sorted(seen) == list(range(len(windows)))
+    # resume in the middle of the epoch: the same rows after it
+    a = ringfeed.Loader(str(tmp_path / "tok"), seq_len=T, batch_size=8, seed=3)
+    it = iter(a)
+    for _ in range(5):
+        next(it)
+    state = a.state_dict()
+    rest = [(r.clone(), i.clone()) for r, i in it]
+    b = ringfeed.Loader(str(tmp_path / "tok"), seq_len=T, batch_size=8, seed=3, threads=1)
+    b.load_state_dict(state)
+    again = [(r.clone(), i.clone()) for r, i in b]
+    assert len(rest) == len(again) > 0
+    for (r0, i0), (r1, i1) in zip(rest, again):
+        assert torch.equal(r0, r1) and torch.equal(i0, i1)
+    with pytest.raises(ringfeed.Error):
+        ringfeed.Loader(str(tmp_path / "tok"), seq_len=T, token_dtype="float32")
