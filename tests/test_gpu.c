@@ -121,6 +121,43 @@ Test(gpu, device_batches_equal_host_batches, .init = setup, .fini = teardown)
 #endif
 }
 
+/* Token rows (cfg.seq_len) through the transfer stream: the device rows
+ * equal the host rows, as stored and widened. */
+Test(gpu, token_rows_on_the_device_equal_host_rows)
+{
+	NEED_DEVICE();
+#if RF_HAVE_CUDA
+	char *tok = tu_tmpdir("gputok");
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "python3 -c \"import struct\n"
+		 "for i, n in enumerate([40000, 9000]):\n"
+		 "    h = [0] * 256; h[0], h[1], h[2] = 20240520, 1, n\n"
+		 "    open('%s/train_%%06d.bin' %% i, 'wb').write(struct.pack('<256i', *h) + "
+		 "struct.pack('<%%dH' %% n, *[(j * 31 + i) %% 50257 for j in range(n)]))\"", tok);
+	int r = system(cmd);
+	cr_assert_eq(r, 0, "%s", cmd);
+	const rf_dtype types[] = { RF_DTYPE_UINT16, RF_DTYPE_INT32 };
+	for (int t = 0; t < 2; t++) {
+		rf_config cfg;
+		tu_config(&cfg, tok);
+		cfg.seq_len = 1024;
+		cfg.token_dtype = types[t];
+		cfg.epochs = 2;
+		size_t n1, n2;
+		uint8_t *host = collect(&cfg, &n1, 0);
+		cfg.device = 0;
+		uint8_t *dev = collect(&cfg, &n2, 1);
+		cr_assert_eq(n1, n2);
+		cr_assert_gt(n1, 0);
+		cr_assert_eq(memcmp(host, dev, n1), 0);
+		free(host);
+		free(dev);
+	}
+	tu_rmrf(tok);
+	free(tok);
+#endif
+}
+
 Test(gpu, converted_floats_equal_host_floats, .init = setup, .fini = teardown)
 {
 	NEED_DEVICE();
