@@ -2,11 +2,14 @@
 #define _GNU_SOURCE
 #include "pack/out_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -94,3 +97,57 @@ void rf_out_abort(rf_out_file *f)
 	f->fd = -1;
 	unlinkat(f->dirfd, f->tmp, 0);
 }
+
+/* Does name match one of the NULL-terminated patterns? */
+static int matches(const char *const *pats, const char *name)
+{
+	for (; *pats; pats++)
+		if (!fnmatch(*pats, name, FNM_PERIOD))
+			return 1;
+	return 0;
+}
+
+int rf_out_dir_open(const char *dir, const char *const *names, const char *what, int *dirfd,
+		    int *made, char *err, size_t errlen)
+{
+	*made = mkdir(dir, 0755) == 0;
+	if (!*made && errno != EEXIST) {
+		int e = errno;
+		rf_fmt(err, errlen, "output folder '%s': cannot create it: %s", dir, strerror(e));
+		return -e;
+	}
+	*dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*dirfd < 0) {
+		int e = errno;
+		rf_fmt(err, errlen, "output folder '%s': %s", dir, strerror(e));
+		return -e;
+	}
+	/* a folder we write in must take files: find out now, not after the
+	 * index and the dictionary */
+	if (faccessat(*dirfd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+		int e = errno;
+		rf_fmt(err, errlen, "output folder '%s': cannot write in it: %s", dir, strerror(e));
+		return -e;
+	}
+	int fd = dup(*dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		rf_fmt(err, errlen, "output folder '%s': %s", dir, strerror(e));
+		return -e;
+	}
+	int ret = 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		if (matches(names, de->d_name)) {
+			rf_fmt(err, errlen, "output folder '%s' already holds %s ('%s'): remove it "
+			       "or choose another output folder", dir, what, de->d_name);
+			ret = -EEXIST;
+			break;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+

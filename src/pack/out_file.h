@@ -42,4 +42,13 @@ int rf_out_commit(rf_out_file *f, char *err, size_t errlen);
 /* Closes and removes the temporary file; nothing when none is open. */
 void rf_out_abort(rf_out_file *f);
 
+/* Opens the output folder dir into *dirfd, creating it (*made = 1) if
+ * absent, and checks that it takes files and holds no file whose name
+ * matches one of names (shell patterns, NULL-terminated: what this writer
+ * writes, and their temporary forms; what names it in the message).
+ * @return : 0, or a negative errno (-EEXIST: such a file is there) with err
+ *           set. */
+int rf_out_dir_open(const char *dir, const char *const *names, const char *what, int *dirfd,
+		    int *made, char *err, size_t errlen);
+
 #endif

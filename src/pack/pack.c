@@ -3,10 +3,8 @@
  * and writes the dictionary), runs the loop (pack_loop.c), and on failure
  * removes everything it wrote. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,62 +39,10 @@ static int check_opts(const rf_pack_opts *o, char *err, size_t errlen)
 	return RF_ECONFIG;
 }
 
-/* A name a pack writes (or its temporary form): a folder holding one
- * already holds a pack, which a second pack must not mix with. */
-static int pack_file(const char *name)
-{
-	static const char *const pats[] = { "shard-*.tar", ".shard-*.tar.tmp", DICT_NAME,
-					    "." DICT_NAME ".tmp" };
-	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
-		if (!fnmatch(pats[i], name, FNM_PERIOD))
-			return 1;
-	return 0;
-}
-
-/* Opens the output folder into *dirfd, creating it (*made) if absent.
- * @return : 0, or a negative errno with err set. */
-static int open_out(const char *dir, int *dirfd, int *made, char *err, size_t errlen)
-{
-	*made = mkdir(dir, 0755) == 0;
-	if (!*made && errno != EEXIST) {
-		int e = errno;
-		rf_fmt(err, errlen, "output folder '%s': cannot create it: %s", dir, strerror(e));
-		return -e;
-	}
-	*dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (*dirfd < 0) {
-		int e = errno;
-		rf_fmt(err, errlen, "output folder '%s': %s", dir, strerror(e));
-		return -e;
-	}
-	/* a folder we write in must take files: find out now, not after the
-	 * index and the dictionary */
-	if (faccessat(*dirfd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
-		int e = errno;
-		rf_fmt(err, errlen, "output folder '%s': cannot write in it: %s", dir, strerror(e));
-		return -e;
-	}
-	int fd = dup(*dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		rf_fmt(err, errlen, "output folder '%s': %s", dir, strerror(e));
-		return -e;
-	}
-	int ret = 0;
-	for (struct dirent *de; (de = readdir(d));) {
-		if (pack_file(de->d_name)) {
-			rf_fmt(err, errlen, "output folder '%s' already holds a pack ('%s'): remove it "
-			       "or choose another -o", dir, de->d_name);
-			ret = -EEXIST;
-			break;
-		}
-	}
-	closedir(d);
-	return ret;
-}
+/* The names a pack writes (and their temporary forms): a folder holding
+ * one already holds a pack, which a second pack must not mix with. */
+static const char *const pack_names[] = { "shard-*.tar", ".shard-*.tar.tmp", DICT_NAME,
+					  "." DICT_NAME ".tmp", NULL };
 
 static void index_progress(void *user, uint64_t files)
 {
@@ -177,7 +123,7 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 	size_t dict_len = 0;
 	int made = 0, dict_written = 0, have_index = 0;
 
-	ret = open_out(o->out, &p.dirfd, &made, err, errlen);
+	ret = rf_out_dir_open(o->out, pack_names, "a pack", &p.dirfd, &made, err, errlen);
 	if (ret)
 		goto out;
 	p.prog.phase = RF_PACK_INDEX;
