@@ -1,10 +1,16 @@
-/* gen.c - `ringfeed gen`: writes a synthetic ImageFolder tree of JPEGs. */
+/* gen.c - `ringfeed gen`: writes a synthetic ImageFolder tree of JPEGs (or
+ * of raw files, or token shards). */
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/synth.h"
+#include "pack/tokens.h"
 
 
 static void usage(FILE *f)
@@ -13,6 +19,8 @@ static void usage(FILE *f)
 		"usage: ringfeed gen --out DIR --count N [--classes K] [--seed S]\n"
 		"                    [--quality Q] [--threads T]\n"
 		"       ringfeed gen --raw --out DIR --count N --min-size A --max-size B [...]\n"
+		"       ringfeed gen --tokens --out DIR --shards N --shard-tokens M [--vocab V]\n"
+		"                    [--dist zipf|uniform] [--zipf-s S] [--llama3] [--seed S]\n"
 		"\n"
 		"Writes N synthetic JPEGs as DIR/class_KKK/img_NNNNNNNN.jpg (image i in\n"
 		"class i %% K): sizes spread around 500x375, portrait and landscape, one\n"
@@ -26,7 +34,19 @@ static void usage(FILE *f)
 		"  --quality Q    JPEG quality 1..100 (default 90)\n"
 		"  --threads T    encoder threads (default: all cores)\n"
 		"  --raw          random bytes instead: DIR/class_KKK/file_NNNNNNNN.bin,\n"
-		"                 sizes uniform in [--min-size A, --max-size B] bytes\n");
+		"                 sizes uniform in [--min-size A, --max-size B] bytes\n"
+		"\n"
+		"--tokens writes token shards in llm.c's layout instead (256 int32 header\n"
+		"words: magic 20240520, version 1, the count; then uint16 tokens), as\n"
+		"DIR/tokens_000000.bin ...; each file appears whole (written, flushed, renamed)\n"
+		"and an interrupted run removes what it wrote. The same seed gives the same bytes.\n"
+		"  --shards N        files (required)\n"
+		"  --shard-tokens M  tokens a file, up to 2^31 - 1 (required)\n"
+		"  --vocab V         token ids 0..V-1 (default 50257, GPT-2's; 128256 with --llama3)\n"
+		"  --dist zipf|uniform   zipf (default): id k drawn with weight 1/(k+1)^S, so\n"
+		"                    id 0 is the most frequent, as in text; uniform: all alike\n"
+		"  --zipf-s S        the exponent (default 1.0)\n"
+		"  --llama3          Llama-3's layout: magic 20240801, version 7, uint32 tokens\n");
 }
 
 static void progress(uint64_t done, uint64_t total, void *user)
@@ -39,8 +59,99 @@ static void progress(uint64_t done, uint64_t total, void *user)
 		fprintf(stderr, "\n");
 }
 
+/* Token shards' progress on a terminal. */
+static void token_progress(void *user, uint64_t done, uint64_t total)
+{
+	(void)user;
+	fprintf(stderr, "\rgen: %llu / %llu tokens", (unsigned long long)done,
+		(unsigned long long)total);
+	if (done == total)
+		fprintf(stderr, "\n");
+}
+
+/* gen --tokens: its own options (after --tokens was seen). */
+static int gen_tokens(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tokens", no_argument, 0, 'T' },          { "out", required_argument, 0, 'o' },
+		{ "shards", required_argument, 0, 'n' },    { "shard-tokens", required_argument, 0, 'm' },
+		{ "vocab", required_argument, 0, 'v' },     { "dist", required_argument, 0, 'd' },
+		{ "zipf-s", required_argument, 0, 'z' },    { "llama3", no_argument, 0, 'L' },
+		{ "seed", required_argument, 0, 's' },      { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	rf_token_gen_opts o = { .zipf = 1, .zipf_s = 1.0 };
+	long long v;
+	int c, have_vocab = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'T': break;
+		case 'o': o.out = optarg; break;
+		case 'n': if (cli_int("--shards", optarg, 1, 1000000, &v)) return 2; o.shards = (uint32_t)v; break;
+		case 'm':
+			if (cli_int("--shard-tokens", optarg, 1, INT32_MAX, &v)) return 2;
+			o.shard_tokens = (uint64_t)v;
+			break;
+		case 'v':
+			if (cli_int("--vocab", optarg, 1, UINT32_MAX, &v)) return 2;
+			o.vocab = (uint32_t)v;
+			have_vocab = 1;
+			break;
+		case 'd':
+			if (!strcmp(optarg, "zipf")) o.zipf = 1;
+			else if (!strcmp(optarg, "uniform")) o.zipf = 0;
+			else return cli_usage_error("gen", "--dist: expected zipf or uniform, not '%s'", optarg);
+			break;
+		case 'z': {
+			char *end;
+			o.zipf_s = strtod(optarg, &end);
+			if (end == optarg || *end || !(o.zipf_s > 0 && o.zipf_s < 100))
+				return cli_usage_error("gen", "--zipf-s: expected a number in (0, 100), not '%s'", optarg);
+			break;
+		}
+		case 'L': o.llama3 = 1; break;
+		case 's': if (cli_u64("--seed", optarg, &o.seed)) return 2; break;
+		case 'h': usage(stdout); return 0;
+		default: return cli_usage_error("gen", "bad option (--tokens takes --out, --shards, "
+						"--shard-tokens, --vocab, --dist, --zipf-s, --llama3, --seed)");
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("gen", "unexpected argument '%s'", argv[optind]);
+	if (!o.out || !o.shards || !o.shard_tokens)
+		return cli_usage_error("gen", "--tokens needs --out DIR, --shards N and --shard-tokens M");
+	if (!have_vocab)
+		o.vocab = o.llama3 ? 128256 : 50257;
+	if (o.vocab > 65536 && !o.llama3)
+		return cli_usage_error("gen", "--vocab %u does not fit uint16 tokens (--llama3 writes uint32)", o.vocab);
+	if (isatty(STDERR_FILENO)) {
+		o.progress = token_progress;
+	}
+	cli_catch_stop_signals();
+	o.stop = &cli_stop_signal;
+	char err[512];
+	int ret = rf_token_gen(&o, err, sizeof(err));
+	if (ret == -EINTR && cli_stop_signal) {
+		fprintf(stderr, "%s: stopped by %s; the shards written so far were removed\n", cli_name,
+			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+		return 128 + cli_stop_signal;
+	}
+	if (ret) {
+		cli_fail(err, ret);
+		return 1;
+	}
+	printf("wrote %u token shard%s of %llu %s tokens (%s, vocab %u) to %s\n", o.shards,
+	       o.shards == 1 ? "" : "s", (unsigned long long)o.shard_tokens,
+	       o.llama3 ? "uint32" : "uint16", o.zipf ? "zipf" : "uniform", o.vocab, o.out);
+	return 0;
+}
+
 int cmd_gen(int argc, char **argv)
 {
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--tokens"))
+			return gen_tokens(argc, argv);
 	static const struct option opts[] = {
 		{ "out", required_argument, 0, 'o' },     { "count", required_argument, 0, 'n' },
 		{ "classes", required_argument, 0, 'k' }, { "seed", required_argument, 0, 's' },

@@ -13,7 +13,9 @@
 #include <zstd.h>
 
 #include "cli/cli.h"
+#include "index/token_shard.h"
 #include "pack/pack.h"
+#include "pack/tokens.h"
 #include "ringfeed.h"
 
 static void usage(FILE *f)
@@ -21,6 +23,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ringfeed pack SOURCE -o DIR [--raw] [--include-hidden] [--shard-size SIZE]\n"
 		"                     [--align N] [--compress zstd[:LEVEL] [--dict-size SIZE]]\n"
+		"       ringfeed pack --tokens SHARDS -o DIR [--frame-tokens F] [--compress zstd:LEVEL]\n"
 		"\n"
 		"Writes SOURCE (an ImageFolder directory, a manifest, or with --raw a tree of\n"
 		"any files) as WebDataset-style tar shards DIR/shard-000000.tar, ...: samples\n"
@@ -57,8 +60,16 @@ static void usage(FILE *f)
 		"                      files spread evenly over SOURCE (sample j * count / n),\n"
 		"                      each cut to its first 128 KiB, 100 MB in all, on one\n"
 		"                      core (deterministic: the same SOURCE, the same\n"
-		"                      dictionary); too few samples for SIZE fails the pack\n",
-		ZSTD_maxCLevel());
+		"                      dictionary); too few samples for SIZE fails the pack\n"
+		"\n"
+		"With --tokens, SHARDS are llm.c token shards (.bin: a folder, a list file, a\n"
+		"glob or one file) and each is written as DIR/NAME.bin.zst: the tokens in\n"
+		"frames of F tokens, each frame one zstd frame (content size, checksum),\n"
+		"with a table of where each starts, so that a loader reads and decompresses\n"
+		"only the one or two frames a window of tokens lies in (ringfeed bench\n"
+		"--tokens reads them as it reads the .bin; llm.c's own loader does not).\n"
+		"  --frame-tokens F    tokens a frame, 1..%u (default %u)\n",
+		ZSTD_maxCLevel(), RF_TOKZ_FRAME_MAX, RF_TOKZ_FRAME_DEFAULT);
 }
 
 /* SIGINT / SIGTERM once files are being written (cli_catch_stop_signals):
@@ -131,9 +142,54 @@ static int parse_compress(const char *s, int *level)
 	return 0;
 }
 
+/* Token shards' progress: a line at most 10 times a second on a terminal. */
+static void show_tokens(void *user, uint64_t done, uint64_t total)
+{
+	view *v = user;
+	double el = since(&v->t0);
+	if (!v->tty || (done != total && el - v->last < 0.1))
+		return;
+	v->last = el;
+	fprintf(stderr, "\rpack: %llu / %llu tokens, %.0f M tokens/s   ", (unsigned long long)done,
+		(unsigned long long)total, el > 0 ? (double)done / el / 1e6 : 0.0);
+}
+
+/* pack --tokens: .bin shards -> .bin.zst. */
+static int pack_tokens(const char *source, const char *out, uint32_t frame, int level)
+{
+	view vw = { .tty = isatty(STDERR_FILENO) };
+	clock_gettime(CLOCK_MONOTONIC, &vw.t0);
+	cli_catch_stop_signals(); /* files are written from the start */
+	rf_token_pack_opts o = { .source = source, .out = out, .frame_tokens = frame,
+				 .level = level, .progress = show_tokens, .user = &vw,
+				 .stop = &cli_stop_signal };
+	rf_token_pack_result res;
+	char err[1024];
+	int ret = rf_token_pack(&o, &res, err, sizeof(err));
+	double el = since(&vw.t0);
+	if (vw.tty)
+		fprintf(stderr, "\n");
+	if (ret == -EINTR && cli_stop_signal) {
+		fprintf(stderr, "%s: stopped by %s; the shards written so far were removed\n", cli_name,
+			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+		return 128 + cli_stop_signal;
+	}
+	if (ret) {
+		cli_fail(err, ret);
+		return 1;
+	}
+	printf("packed %s (%llu tokens) into %s: %.1f MB -> %.1f MB (frames of %u tokens, zstd "
+	       "level %d, compression ratio %.3f), %.2f s (%.1f M tokens/s)\n",
+	       cli_count(res.shards, "token shard", 0), (unsigned long long)res.tokens, out,
+	       (double)res.bytes_in / 1e6, (double)res.bytes_out / 1e6, frame, level,
+	       res.bytes_out ? (double)res.bytes_in / (double)res.bytes_out : 0.0, el,
+	       el > 0 ? (double)res.tokens / el / 1e6 : 0.0);
+	return 0;
+}
+
 int cmd_pack(int argc, char **argv)
 {
-	enum { O_RAW = 256, O_HIDDEN, O_SHARD, O_ALIGN, O_COMPRESS, O_DICT };
+	enum { O_RAW = 256, O_HIDDEN, O_SHARD, O_ALIGN, O_COMPRESS, O_DICT, O_TOKENS, O_FRAME };
 	static const struct option opts[] = {
 		{ "out", required_argument, 0, 'o' },
 		{ "raw", no_argument, 0, O_RAW },
@@ -142,21 +198,30 @@ int cmd_pack(int argc, char **argv)
 		{ "align", required_argument, 0, O_ALIGN },
 		{ "compress", required_argument, 0, O_COMPRESS },
 		{ "dict-size", required_argument, 0, O_DICT },
+		{ "tokens", no_argument, 0, O_TOKENS },
+		{ "frame-tokens", required_argument, 0, O_FRAME },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	rf_pack_opts o = { .shard_size = 256ull << 20, .level = 3 };
 	uint64_t v;
-	int c, r;
+	int c, r, tokens = 0, other = 0; /* other: an option of tar packs */
+	long long frame = 0;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.out = optarg; break;
-		case O_RAW: o.index_flags |= RF_INDEX_RAW; break;
-		case O_HIDDEN: o.index_flags |= RF_INDEX_HIDDEN; break;
+		case O_RAW: o.index_flags |= RF_INDEX_RAW; other = 1; break;
+		case O_HIDDEN: o.index_flags |= RF_INDEX_HIDDEN; other = 1; break;
 		case O_SHARD:
 			if (cli_size("--shard-size", optarg, 1, UINT64_MAX, &o.shard_size)) return 2;
+			other = 1;
+			break;
+		case O_TOKENS: tokens = 1; break;
+		case O_FRAME:
+			if (cli_int("--frame-tokens", optarg, 1, RF_TOKZ_FRAME_MAX, &frame)) return 2;
 			break;
 		case O_ALIGN:
+			other = 1;
 			if (cli_size("--align", optarg, 512, RF_PACK_ALIGN_MAX, &o.align)) return 2;
 			if (o.align & (o.align - 1))
 				return cli_usage_error("pack", "--align %s: not a power of two", optarg);
@@ -168,6 +233,7 @@ int cmd_pack(int argc, char **argv)
 		case O_DICT:
 			if (cli_size("--dict-size", optarg, 0, RF_PACK_DICT_MAX, &v)) return 2;
 			o.dict_size = (size_t)v;
+			other = 1;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: return cli_usage_error("pack", "bad option");
@@ -177,6 +243,14 @@ int cmd_pack(int argc, char **argv)
 		return cli_usage_error("pack", "expected one SOURCE");
 	if (!o.out)
 		return cli_usage_error("pack", "-o DIR is required");
+	if (frame && !tokens)
+		return cli_usage_error("pack", "--frame-tokens goes with --tokens");
+	if (tokens && other)
+		return cli_usage_error("pack", "--tokens writes .bin.zst token shards: not with --raw, "
+				       "--include-hidden, --shard-size, --align or --dict-size");
+	if (tokens)
+		return pack_tokens(argv[optind], o.out, frame ? (uint32_t)frame : RF_TOKZ_FRAME_DEFAULT,
+				   o.level);
 	if (o.dict_size && !o.compress)
 		return cli_usage_error("pack", "--dict-size goes with --compress zstd");
 	o.source = argv[optind];

@@ -67,6 +67,26 @@ int rf_out_writev(rf_out_file *f, struct iovec *iov, int n, char *err, size_t er
 	}
 }
 
+int rf_out_pwrite(rf_out_file *f, const void *buf, size_t len, uint64_t off, char *err,
+		  size_t errlen)
+{
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t w = pwrite(f->fd, p, len, (off_t)off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return fail(f, "writing", f->tmp, err, errlen);
+		}
+		p += w;
+		len -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
 int rf_out_commit(rf_out_file *f, char *err, size_t errlen)
 {
 	/* on disk before the rename gives it its name: after a crash the name

@@ -33,6 +33,12 @@ int rf_out_open(rf_out_file *f, int dirfd, const char *dir, const char *name, ch
  *           file; the caller then calls rf_out_abort(). */
 int rf_out_writev(rf_out_file *f, struct iovec *iov, int n, char *err, size_t errlen);
 
+/* Writes len bytes at offset off (a part reserved earlier, such as a table
+ * that comes before what it describes); the file's end does not move.
+ * @return : 0, or a negative errno with err naming the file. */
+int rf_out_pwrite(rf_out_file *f, const void *buf, size_t len, uint64_t off, char *err,
+		  size_t errlen);
+
 /* Flushes the file to disk, renames it to its name (replacing nothing: the
  * caller made sure dir holds no such file) and flushes the folder.
  * @return : 0, or a negative errno with err set; the temporary file is

@@ -1,0 +1,264 @@
+/* token_pack.c - `ringfeed pack --tokens`: each plain token shard (llm.c's
+ * .bin) rewritten as NAME.bin.zst (layout in src/index/token_shard.h):
+ * the header, the frame table (reserved first, written once the frames
+ * are), then the frames, each F tokens compressed as one zstd frame with
+ * its content size and checksum. A shard is streamed a group of frames at a
+ * time, never loaded whole. The source shards are found and checked by the
+ * library's own token index (rf_tokens_build), so pack refuses what the
+ * loader would refuse, with the same words. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "index/token_shard.h"
+#include "index/tokens.h"
+#include "pack/out_file.h"
+#include "pack/tokens.h"
+#include "ringfeed.h"
+#include "util/util.h"
+
+#define GROUP_BYTES (4u << 20) /* source bytes read at a time (whole frames) */
+
+static const char *const pack_names[] = { "*.bin.zst", ".*.bin.zst.tmp", NULL };
+
+/* What one shard's packing holds; reused from shard to shard. */
+typedef struct packer {
+	const rf_token_pack_opts *o;
+	ZSTD_CCtx *cctx;
+	uint8_t *in, *z;     /* a group of frames as read, and one frame compressed */
+	size_t in_cap, z_cap;
+	uint64_t *off;       /* the frame table being built */
+	uint64_t done, total; /* tokens, for progress */
+} packer;
+
+static int read_full(int fd, uint8_t *buf, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t r = pread(fd, buf, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO; /* shorter than its checked size: it shrank */
+		buf += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/* Packs shard i of idx (the file at fd, its checked header h) into out/name. */
+static int pack_shard(packer *p, const rf_index *idx, size_t i, int fd, const rf_token_header *h,
+		      int dirfd, const char *name, uint64_t *bytes_out, char *err, size_t errlen)
+{
+	const rf_token_pack_opts *o = p->o;
+	uint32_t F = o->frame_tokens, w = h->width;
+	uint64_t nf = (h->tokens + F - 1) / F;
+	uint64_t table = 8 * (nf + 1);
+	uint64_t *off = realloc(p->off, table);
+	if (!off)
+		return -ENOMEM;
+	p->off = off;
+	uint32_t words[RF_TOKEN_HEADER_BYTES / 4] = { RF_TOKZ_MAGIC, RF_TOKZ_VERSION, w, h->magic, F,
+						      (uint32_t)nf, (uint32_t)h->tokens,
+						      (uint32_t)(h->tokens >> 32) };
+	rf_out_file f = RF_OUT_FILE_NONE;
+	int ret = rf_out_open(&f, dirfd, o->out, name, err, errlen);
+	if (ret)
+		return ret;
+	/* the header, then room for the table */
+	memset(p->z, 0, RF_MIN(p->z_cap, (size_t)table));
+	struct iovec iov[2] = { { words, sizeof(words) }, { NULL, 0 } };
+	ret = rf_out_writev(&f, iov, 1, err, errlen);
+	for (uint64_t left = table; !ret && left;) {
+		iov[1] = (struct iovec){ p->z, (size_t)RF_MIN((uint64_t)p->z_cap, left) };
+		left -= iov[1].iov_len;
+		ret = rf_out_writev(&f, &iov[1], 1, err, errlen);
+	}
+	uint64_t at = RF_TOKEN_HEADER_BYTES + table;
+	uint32_t per_group = (uint32_t)RF_MAX(1u, GROUP_BYTES / ((size_t)F * w));
+	for (uint64_t k = 0; !ret && k < nf; k += per_group) {
+		if (o->stop && *o->stop) {
+			ret = -EINTR;
+			break;
+		}
+		uint64_t first = k * F, n = RF_MIN((uint64_t)per_group * F, h->tokens - first);
+		ret = read_full(fd, p->in, (size_t)(n * w), RF_TOKEN_HEADER_BYTES + first * w);
+		if (ret) {
+			rf_fmt(err, errlen, "shard %s/%s: reading tokens %llu..: %s", idx->root,
+			       idx->shards[i], (unsigned long long)first, strerror(-ret));
+			break;
+		}
+		for (uint64_t t = 0; !ret && t < n; t += F) {
+			size_t len = (size_t)(RF_MIN((uint64_t)F, n - t) * w);
+			size_t r = ZSTD_compress2(p->cctx, p->z, p->z_cap, p->in + t * w, len);
+			if (ZSTD_isError(r)) {
+				rf_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
+				ret = -EIO;
+				break;
+			}
+			p->off[(first + t) / F] = at;
+			at += r;
+			iov[0] = (struct iovec){ p->z, r };
+			ret = rf_out_writev(&f, iov, 1, err, errlen);
+		}
+		p->done += n;
+		if (!ret && o->progress)
+			o->progress(o->user, p->done, p->total);
+	}
+	if (!ret) {
+		p->off[nf] = at;
+		/* the table as it is in memory: hosts are little-endian (token_row.c) */
+		ret = rf_out_pwrite(&f, p->off, (size_t)table, RF_TOKEN_HEADER_BYTES, err, errlen);
+	}
+	if (!ret) {
+		*bytes_out += at;
+		return rf_out_commit(&f, err, errlen);
+	}
+	rf_out_abort(&f);
+	return ret;
+}
+
+static int check_opts(const rf_token_pack_opts *o, char *err, size_t errlen)
+{
+	if (!o->source || !o->out)
+		rf_fmt(err, errlen, "source and output folder must be set");
+	else if (o->frame_tokens < 1 || o->frame_tokens > RF_TOKZ_FRAME_MAX)
+		rf_fmt(err, errlen, "--frame-tokens %u: not in [1, %u]", o->frame_tokens,
+		       RF_TOKZ_FRAME_MAX);
+	else if (o->level < ZSTD_minCLevel() || o->level > ZSTD_maxCLevel())
+		rf_fmt(err, errlen, "zstd level %d: not in [%d, %d]", o->level, ZSTD_minCLevel(),
+		       ZSTD_maxCLevel());
+	else
+		return 0;
+	return RF_ECONFIG;
+}
+
+/* The output name of shard path: its base name + ".zst". */
+static void out_name(const char *path, char *name, size_t len)
+{
+	const char *base = strrchr(path, '/');
+	rf_fmt(name, len, "%s.zst", base ? base + 1 : path);
+}
+
+/* Refuses what cannot be packed: .bin.zst sources, an output folder that is
+ * the source's (a folder source would then hold each shard twice), two
+ * shards of one name (from a list of several folders). */
+static int check_source(const rf_index *idx, int dirfd, const char *out, char *err, size_t errlen)
+{
+	struct stat a, b;
+	if (fstat(dirfd, &a) == 0 && fstatat(idx->root_fd, "", &b, AT_EMPTY_PATH) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		rf_fmt(err, errlen, "output folder '%s' is the source's: choose another (a folder "
+		       "source would then hold each shard twice)", out);
+		return RF_ECONFIG;
+	}
+	for (size_t i = 0; i < idx->nshards; i++) {
+		if (idx->tokens->shards[i].frames || strstr(idx->shards[i], ".zst")) {
+			rf_fmt(err, errlen, "shard %s/%s is already a .bin.zst: pack takes plain .bin "
+			       "shards", idx->root, idx->shards[i]);
+			return RF_EINDEX;
+		}
+		char ni[PATH_MAX], nj[PATH_MAX];
+		out_name(idx->shards[i], ni, sizeof(ni));
+		for (size_t j = 0; j < i; j++) {
+			out_name(idx->shards[j], nj, sizeof(nj));
+			if (!strcmp(ni, nj)) {
+				rf_fmt(err, errlen, "shards %s and %s would both be written as %s/%s",
+				       idx->shards[j], idx->shards[i], out, ni);
+				return RF_EINDEX;
+			}
+		}
+	}
+	return 0;
+}
+
+int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *err,
+		  size_t errlen)
+{
+	memset(res, 0, sizeof(*res));
+	if (errlen)
+		err[0] = '\0';
+	int ret = check_opts(o, err, errlen);
+	if (ret)
+		return ret;
+	rf_index idx;
+	/* T = 1: every shard with 2 tokens has a window; what matters here is
+	 * that every header was checked */
+	ret = rf_tokens_build(&idx, o->source, 1, 1, err, errlen);
+	if (ret)
+		return ret;
+	packer p = { .o = o, .total = idx.tokens->tokens };
+	int dirfd = -1, made = 0;
+	size_t written = 0;
+	ret = rf_out_dir_open(o->out, pack_names, "token shards", &dirfd, &made, err, errlen);
+	if (!ret)
+		ret = check_source(&idx, dirfd, o->out, err, errlen);
+	if (!ret) {
+		uint32_t w = idx.tokens->width;
+		p.in_cap = RF_MAX((size_t)GROUP_BYTES, (size_t)o->frame_tokens * w);
+		p.z_cap = RF_MAX(ZSTD_compressBound((size_t)o->frame_tokens * w), (size_t)65536);
+		p.in = malloc(p.in_cap);
+		p.z = malloc(p.z_cap);
+		p.cctx = ZSTD_createCCtx();
+		if (!p.in || !p.z || !p.cctx)
+			ret = -ENOMEM;
+	}
+	if (!ret) {
+		size_t r = ZSTD_CCtx_setParameter(p.cctx, ZSTD_c_compressionLevel, o->level);
+		if (!ZSTD_isError(r))
+			r = ZSTD_CCtx_setParameter(p.cctx, ZSTD_c_contentSizeFlag, 1);
+		if (!ZSTD_isError(r))
+			r = ZSTD_CCtx_setParameter(p.cctx, ZSTD_c_checksumFlag, 1);
+		if (ZSTD_isError(r)) {
+			rf_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
+			ret = RF_ECONFIG;
+		}
+	}
+	for (; !ret && written < idx.nshards; written++) {
+		const rf_token_shard *sh = &idx.tokens->shards[written];
+		int fd = openat(idx.root_fd, idx.shards[written], O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			ret = -errno;
+			rf_fmt(err, errlen, "shard %s/%s: %s", idx.root, idx.shards[written],
+			       strerror(errno));
+			break;
+		}
+		rf_token_header h = { .magic = idx.tokens->magic, .width = idx.tokens->width,
+				      .tokens = sh->tokens };
+		char name[PATH_MAX];
+		out_name(idx.shards[written], name, sizeof(name));
+		ret = pack_shard(&p, &idx, written, fd, &h, dirfd, name, &res->bytes_out, err,
+				 errlen);
+		close(fd);
+		if (!ret) {
+			res->shards++;
+			res->tokens += sh->tokens;
+			res->bytes_in += sh->size;
+		}
+	}
+	if (ret) { /* nothing half done stays */
+		for (size_t i = 0; i < written && dirfd >= 0; i++) {
+			char name[PATH_MAX];
+			out_name(idx.shards[i], name, sizeof(name));
+			unlinkat(dirfd, name, 0);
+		}
+		if (made)
+			rmdir(o->out);
+		if (ret == -ENOMEM && !err[0])
+			rf_fmt(err, errlen, "out of memory");
+	}
+	if (dirfd >= 0)
+		close(dirfd);
+	ZSTD_freeCCtx(p.cctx);
+	free(p.in);
+	free(p.z);
+	free(p.off);
+	rf_index_free(&idx);
+	return ret;
+}
