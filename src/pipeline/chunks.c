@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/tokens.h"
 #include "pipeline/feeder_impl.h"
 #include "util/util.h"
 
@@ -115,55 +114,6 @@ static void cut_short(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request
 	rf_feeder_place_failed(l, f, &p, sample, RF_EBADSAMPLE, reason);
 }
 
-/* Starts the read of chunk index of shard: an entry (a free one, or the
- * least recently wanted idle one), pool room (idle chunks make way), engine
- * room. @return : the chunk, READING; NULL when something is short (the
- * entry stays free). */
-static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64_t index)
-{
-	uint64_t cb = f->chunk_bytes;
-	size_t span = rf_io_span(f->io, index * cb, (uint32_t)cb);
-	if (!rf_io_ready(f->io, span))
-		return NULL;
-	rf_chunk *c = take_entry(f);
-	if (!c)
-		return NULL; /* every chunk in use */
-	while (rf_bufpool_alloc(&f->pool, span, &c->ticket, &c->buf))
-		if (!rf_chunks_evict(f))
-			return NULL;
-	rf_io_read rd = { .dirfd = l->index.root_fd, .file = -1, .offset = index * cb,
-			  .len = (uint32_t)cb, .buf = c->buf,
-			  .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
-	if (f->shard_files)
-		rd.file = f->shard_files[shard];
-	else
-		rd.path = l->index.shards[shard];
-	*c = (rf_chunk){ .state = CHUNK_READING, .shard = shard, .index = index, .buf = c->buf,
-			 .ticket = c->ticket, .waiting = NO_CHUNK, .used = ++f->tick };
-	rf_io_submit(f->io, &rd);
-	atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
-	return c;
-}
-
-/* Token windows in llm.c's order: the chunks after this one in its shard
- * are wanted next, so they are read now, up to a quarter of the table
- * ahead. Without this, the reads in flight would be bounded by the windows
- * in flight (prefetch x batch_size places, a few hundred: less than one
- * 1 MiB chunk of 2 KiB windows), one chunk at a time. Only where nothing
- * else needs the room: read-ahead takes a free entry or an idle one, never
- * waits. Tar shards read front to back keep their block shuffle's own
- * spread (and the index has no shard sizes to stop at). */
-static void read_ahead(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64_t index)
-{
-	if (!l->index.tokens)
-		return;
-	uint64_t size = l->index.tokens->shards[shard].size, cb = f->chunk_bytes;
-	uint32_t ahead = RF_MAX(1u, f->nchunks / 4);
-	for (uint64_t k = index + 1; k <= index + ahead && k * cb < size; k++)
-		if (!find(f, shard, k) && !start(l, f, shard, k))
-			return;
-}
-
 int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
 		   uint64_t epoch, uint64_t pos)
 {
@@ -177,10 +127,30 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_
 		drop(f, c); /* its read failed: read it again */
 		c = NULL;
 	}
-	if (!c && !(c = start(l, f, m.shard, index)))
-		return 0; /* no room now: requests and buffers come back */
+	if (!c) {
+		size_t span = rf_io_span(f->io, index * cb, (uint32_t)cb);
+		if (!rf_io_ready(f->io, span))
+			return 0;
+		c = take_entry(f);
+		if (!c)
+			return 0; /* every chunk in use: requests hand theirs back */
+		/* room in the pool: idle chunks make way */
+		while (rf_bufpool_alloc(&f->pool, span, &c->ticket, &c->buf))
+			if (!rf_chunks_evict(f))
+				return 0; /* wait for buffers to come back (the entry stays free) */
+		rf_io_read rd = { .dirfd = l->index.root_fd, .file = -1,
+				  .offset = index * cb, .len = (uint32_t)cb,
+				  .buf = c->buf, .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
+		if (f->shard_files)
+			rd.file = f->shard_files[m.shard];
+		else
+			rd.path = l->index.shards[m.shard];
+		*c = (rf_chunk){ .state = CHUNK_READING, .shard = m.shard, .index = index,
+				 .buf = c->buf, .ticket = c->ticket, .waiting = NO_CHUNK };
+		rf_io_submit(f->io, &rd);
+		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
+	}
 	c->used = ++f->tick;
-	read_ahead(l, f, m.shard, index);
 	uint32_t id = f->free_reqs[--f->nfree];
 	rf_request *q = &l->req[id];
 	*q = (rf_request){ .place = *p, .sample = sample, .epoch = epoch, .pos = pos,
