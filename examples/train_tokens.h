@@ -12,7 +12,9 @@
  * a checkpoint is one write and the GPU copy one cudaMemcpy.
  *
  * Everything here runs on the one thread that drives the loader. Static
- * functions in a header: each example is one program, compiled once.
+ * functions in a header: each example is one program, compiled once. The
+ * includer defines _POSIX_C_SOURCE 200809L before any header (clock_gettime,
+ * fsync, O_CLOEXEC, O_DIRECTORY).
  */
 #ifndef TRAIN_TOKENS_H
 #define TRAIN_TOKENS_H
@@ -26,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -189,8 +190,8 @@ static uint64_t splitmix64(uint64_t *s)
 
 /* emb uniform in [-1, 1); out and bias zero, so that the first step's
  * logits are all zero and its loss is exactly ln(vocab): a check that the
- * loop is wired right. out leaves zero at the first step (its gradient is
- * emb times the softmax's), emb at the second. */
+ * loop is wired right. out's gradient (emb times the softmax's) is not zero
+ * from the first step on, emb's (the softmax's times out) from the second. */
 static void params_init(float *p, uint32_t vocab, uint32_t dim, uint64_t seed)
 {
 	uint64_t s = seed;
