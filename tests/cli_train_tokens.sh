@@ -8,10 +8,27 @@
 # --threads and on the .bin.zst of `ringfeed pack --tokens`; the loss falls;
 # tokens outside --vocab, a checkpoint of another model or seed and usage
 # errors fail with a message. Nothing depends on timing.
+# With --cuda, examples/train_tokens_cuda instead (skipped, exit 77, without
+# a device): the same exact resume on the GPU, losses within 0.01 of the
+# CPU's, and a GPU checkpoint resumed on the CPU.
 # Usage (meson does this): cli_train_tokens.sh PATH_TO_train_tokens PATH_TO_ringfeed
+#                          cli_train_tokens.sh --cuda PATH_TO_train_tokens_cuda \
+#                              PATH_TO_train_tokens PATH_TO_ringfeed
 set -eu
+cuda=
+if [ "$1" = --cuda ]; then
+	cuda=$2
+	shift 2
+fi
 tt=$1
 rf=$2
+if [ -n "$cuda" ]; then
+	v=$("$rf" --version)
+	case $v in
+	*"cuda: built in, "[0-9]*" device"*) ;;
+	*) echo "SKIP: no CUDA device: $v"; exit 77 ;;
+	esac
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rf-train-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -41,15 +58,17 @@ common="--vocab 512 --lr 30 --print-every 5 --seed 7"
 # the printed losses without the timing: "step N loss L"
 losses() { sed -n 's/^\(step [0-9]* loss [^ ]*\) .*/\1/p' "$1"; }
 
-# run SOURCE THREADS_A THREADS_B NAME: 60 steps straight, then 30 + 30
-# resumed from a checkpoint (written at 20 and 30), the halves with the
-# given --threads
+# run PROGRAM SOURCE THREADS_A THREADS_B NAME: 60 steps straight, then
+# 30 + 30 resumed from a checkpoint (written at 20 and 30), the halves with
+# the given --threads
 run() {
-	"$tt" --source "$1" $common --steps 60 --threads "$2" --checkpoint "$tmp/$4.full" \
+	exe=$1
+	shift
+	"$exe" --source "$1" $common --steps 60 --threads "$2" --checkpoint "$tmp/$4.full" \
 		>"$tmp/$4.full.out" || fail "$4: straight run: $?"
-	"$tt" --source "$1" $common --steps 30 --threads "$2" --checkpoint "$tmp/$4.half" \
+	"$exe" --source "$1" $common --steps 30 --threads "$2" --checkpoint "$tmp/$4.half" \
 		--checkpoint-every 20 >"$tmp/$4.a.out" || fail "$4: first half: $?"
-	"$tt" --source "$1" $common --steps 60 --threads "$3" --resume "$tmp/$4.half" \
+	"$exe" --source "$1" $common --steps 60 --threads "$3" --resume "$tmp/$4.half" \
 		--checkpoint "$tmp/$4.resumed" >"$tmp/$4.b.out" || fail "$4: resumed half: $?"
 	[ ! -e "$tmp/$4.half.tmp" ] && [ ! -e "$tmp/$4.resumed.tmp" ] || fail "$4: a .tmp was left"
 	losses "$tmp/$4.full.out" >"$tmp/$4.full.loss"
@@ -63,8 +82,33 @@ $( (losses "$tmp/$4.a.out"; losses "$tmp/$4.b.out") | diff - "$tmp/$4.full.loss"
 	grep -q "parameters from $tmp/$4.half; steps 31 to 60" "$tmp/$4.b.out" ||
 		fail "$4: the resumed run does not say where it starts: $(head -1 "$tmp/$4.b.out")"
 }
-run "$tmp/data" 1 2 bin
-run "$tmp/zst" 1 3 zst
+# near D1 D2: every loss of file D1 within 0.01 of D2's at the same step
+near() {
+	[ "$(wc -l <"$1")" -eq "$(wc -l <"$2")" ] &&
+		paste -d ' ' "$1" "$2" | awk '$2 != $6 { exit 1 }
+			{ d = $4 - $8; if (d < 0) d = -d; if (d > 0.01) exit 1 }'
+}
+
+if [ -n "$cuda" ]; then
+	run "$cuda" "$tmp/data" 1 2 gpu
+	run "$tt" "$tmp/data" 1 2 bin
+	near "$tmp/gpu.full.loss" "$tmp/bin.full.loss" ||
+		fail "GPU and CPU losses differ by more than 0.01:
+$(paste "$tmp/gpu.full.loss" "$tmp/bin.full.loss")"
+	# one checkpoint format: the GPU's step 30 continues on the CPU
+	"$tt" --source "$tmp/data" $common --steps 60 --resume "$tmp/gpu.half" >"$tmp/cross.out" ||
+		fail "the CPU did not resume the GPU's checkpoint: $?"
+	losses "$tmp/cross.out" >"$tmp/cross.loss"
+	tail -n 6 "$tmp/gpu.full.loss" >"$tmp/gpu.tail.loss"
+	near "$tmp/cross.loss" "$tmp/gpu.tail.loss" ||
+		fail "the GPU's checkpoint resumed on the CPU trained otherwise:
+$(paste "$tmp/cross.loss" "$tmp/gpu.tail.loss")"
+	echo "cli_train_tokens --cuda: ok"
+	exit 0
+fi
+
+run "$tt" "$tmp/data" 1 2 bin
+run "$tt" "$tmp/zst" 1 3 zst
 # the .bin.zst are the same tokens: the same run
 cmp -s "$tmp/zst.full.loss" "$tmp/bin.full.loss" || fail ".bin.zst and .bin trained differently"
 
