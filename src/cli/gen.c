@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -65,6 +66,14 @@ static void progress(uint64_t done, uint64_t total, void *user)
 static void token_progress(void *user, uint64_t done, uint64_t total)
 {
 	(void)user;
+	/* at most 10 lines a second (a chunk is 1M tokens: ~100 a second) */
+	static struct timespec last;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double dt = (double)(now.tv_sec - last.tv_sec) + (double)(now.tv_nsec - last.tv_nsec) * 1e-9;
+	if (done != total && dt < 0.1)
+		return;
+	last = now;
 	fprintf(stderr, "\rgen: %llu / %llu tokens", (unsigned long long)done,
 		(unsigned long long)total);
 	if (done == total)
