@@ -9,16 +9,17 @@
 nanoGPT reads one train.bin of bare tokens; here the data are llm.c shards
 (a 1,024-byte header, then the tokens: offset=1024, uint32 for Llama-3
 shards), and each batch picks a shard at random, then its windows. A window
-is one row of T+1 tokens (x and its y). Page cache: memmap reads through it;
-the script drops it before a cold run. One thread, as nanoGPT's loop.
-Prints one JSON line: windows/s, tokens/s, MB/s of token bytes, seconds, CPU s.
+is one row of T+1 tokens (x and its y); nanoGPT's starts are any token, not
+multiples of T. No pin_memory().to(device): ringfeed's bench keeps its batches
+on the host too. Page cache: memmap reads through it; the script drops it
+before a cold run. One thread, as nanoGPT's loop. Prints one JSON line:
+windows/s, tokens/s, MB/s of token bytes, seconds, CPU s.
 
 usage: nanogpt_memmap.py --seq T --batch B --batches K [--seed S] SHARD...
 """
 
 import argparse
 import json
-import os
 import resource
 import struct
 import time
@@ -39,6 +40,9 @@ def main():
     for path in a.shards:
         with open(path, "rb") as f:
             magic, version, count = struct.unpack("<3i", f.read(12))
+        # any other header would be read as uint32 tokens, silently
+        if (magic, version) not in ((20240520, 1), (20240801, 7)):
+            raise SystemExit("nanogpt_memmap.py: %s: not an llm.c token shard" % path)
         dtype = np.uint16 if magic == 20240520 else np.uint32
         shards.append((path, dtype))
     torch.manual_seed(a.seed)
