@@ -12,11 +12,13 @@
 #               llm.c peer with its shuffle (bench/peers/llmc_loader.c: a
 #               seeded order of shards and of batch positions, one fread of
 #               B*T+1 tokens a batch); nanoGPT's get_batch (memmap, random
-#               windows; NANOGPT_BATCHES batches). Windows/s, and ringfeed's
-#               ring thread CPU per 10,000 windows.
+#               windows; NANOGPT_BATCHES batches). Windows/s, CPU per 10,000
+#               windows (user + system: ringfeed's whole process, the peers'
+#               timed loop) and ringfeed's ring thread CPU per 10,000 windows.
 #   sequential  fio sequential 1 MiB reads at QD 32 (MB/s); ringfeed in llm.c's
 #               order (--no-shuffle: 1 MiB chunks), MB/s of the windows'
-#               token bytes; the llm.c peer without shuffle.
+#               token bytes over the steady time, and bytes_read over the
+#               whole run's; the llm.c peer without shuffle.
 #   zstd        the same shards packed (`ringfeed pack --tokens`, frames of
 #               4,096 tokens) read by ringfeed, random and sequential, against
 #               the plain shards' figures (compute threads decompress).
@@ -29,7 +31,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
-	sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
+	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 	exit 0
 fi
 ROUNDS=${ROUNDS:-3}
@@ -57,7 +59,15 @@ mkdir -p "$DATA_DIR"
 
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 record() { printf '{"case":"%s","round":%d,"result":%s}\n' "$1" "$2" "$3" >> "$OUT_JSON"; }
-show() { "$PY" -c 'import json,sys; d=json.loads(sys.argv[2]); r=d.get("iops", d.get("steady_samples_per_s", d.get("windows_per_s", 0))); print("  %-26s %10.0f /s %8.1f MB/s%s" % (sys.argv[1], r, d.get("mb_per_s", 0), ("  ring %.1f ms CPU / 10k windows" % d["stages"]["ring_cpu_ms_per_10k"]) if "stages" in d else ""))' "$1" "$2"; }
+show() { "$PY" -c 'import json,sys; d=json.loads(sys.argv[2]); r=d.get("iops", d.get("steady_samples_per_s", d.get("windows_per_s", 0))); print("  %-26s %10.0f /s %8.1f MB/s%s%s" % (sys.argv[1], r, d.get("mb_per_s", 0), ("  CPU %.0f ms / 10k windows" % (1e7 * d["cpu_s"] / d["samples"])) if "cpu_s" in d else "", ("  ring %.1f ms" % d["stages"]["ring_cpu_ms_per_10k"]) if "stages" in d else ""))' "$1" "$2"; }
+# the CPU seconds (user + system) of a command, appended to its JSON object
+timed() {
+	local t out
+	t=$(mktemp)
+	out=$(/usr/bin/time -f '%U %S' -o "$t" "$@")
+	"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); u,s=open(sys.argv[2]).read().split()[-2:]; d["cpu_s"]=float(u)+float(s); print(json.dumps(d))' "$out" "$t"
+	rm -f "$t"
+}
 fio_json() { "$PY" -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]["read"]; print(json.dumps({"iops": j["iops"], "mb_per_s": j["bw_bytes"]/1e6}))'; }
 
 echo "machine: $(nproc) cores, $(uname -r), $(findmnt -no SOURCE,FSTYPE -T "$DATA_DIR"), $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -75,7 +85,7 @@ echo "data: $TOK: $SHARDS shards x $SHARD_TOKENS tokens; T = $SEQ, B = $BATCH, p
 # for .bin.zst)
 rf() {
 	local x
-	x=$("$RF" bench --seq "$SEQ" --batch "$BATCH" --prefetch "$PREFETCH" --json "$@")
+	x=$(timed "$RF" bench --seq "$SEQ" --batch "$BATCH" --prefetch "$PREFETCH" --json "$@")
 	"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); d["read_mb_per_s"]=d["mb_per_s"]; d["mb_per_s"]=d["steady_samples_per_s"]*(int(sys.argv[2])+1)*2/1e6; print(json.dumps(d))' "$x" "$SEQ"
 }
 for r in $(seq 1 "$ROUNDS"); do
@@ -135,12 +145,29 @@ def rate(case):
         if m is not None:
             return m
     return None
-print("medians:")
+def per(case, f):
+    v = [f(r["result"]) for r in runs if r["case"] == case]
+    return statistics.median(v) if v else None
+# ringfeed's bytes_read (compressed ones for .bin.zst) over the time after set-up
+def read_mb(x):
+    return x["bytes_read"] / (x["seconds"] - x["create_s"]) / 1e6
+def cpu_10k(x):
+    return 1e7 * x["cpu_s"] / x["samples"]
+print("runs and medians (windows/s; fio: IOPS):")
 for case in ("fio_rand4k", "rf_random", "llmc_random", "nanogpt", "fio_seq", "rf_seq", "llmc_seq",
              "rf_zstd_random", "rf_zstd_seq"):
     r = rate(case)
-    if r is not None:
-        print("  %-16s %10.0f /s  %8.1f MB/s" % (case, r, med(case, "mb_per_s")))
+    if r is None:
+        continue
+    rs = [x["result"] for x in runs if x["case"] == case]
+    line = "  %-15s %s  median %10.0f /s %8.1f MB/s" % (case, " ".join(
+        "%10.0f" % next(x[k] for k in ("iops", "steady_samples_per_s", "windows_per_s") if k in x)
+        for x in rs), r, med(case, "mb_per_s"))
+    if "bytes_read" in rs[0]:
+        line += " (read %.1f)" % per(case, read_mb)
+    if "cpu_s" in rs[0]:
+        line += "  CPU %.0f ms / 10k" % per(case, cpu_10k)
+    print(line)
 def ratio(name, a, b, target=None):
     if a is None or b is None:
         return
@@ -149,7 +176,8 @@ def ratio(name, a, b, target=None):
 print("ratios:")
 ratio("ringfeed random windows/s / fio 4k random IOPS", rate("rf_random"), rate("fio_rand4k"), 0.9)
 ratio("ringfeed llm.c order MB/s / fio sequential MB/s", med("rf_seq", "mb_per_s"), med("fio_seq", "mb_per_s"), 0.9)
-ratio("ringfeed random / llm.c loader shuffled (windows/s)", rate("rf_random"), rate("llmc_random"))
+ratio("  the same from bytes_read over the steady time", per("rf_seq", read_mb), med("fio_seq", "mb_per_s"))
+ratio("ringfeed random / llm.c shuffled (windows/s, B rows/read)", rate("rf_random"), rate("llmc_random"))
 ratio("ringfeed random / nanoGPT memmap (windows/s)", rate("rf_random"), rate("nanogpt"))
 ratio("ringfeed in order / llm.c loader in order (windows/s)", rate("rf_seq"), rate("llmc_seq"))
 ratio(".bin.zst random / .bin random (windows/s)", rate("rf_zstd_random"), rate("rf_random"))
