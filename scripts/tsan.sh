@@ -2,7 +2,7 @@
 # tsan.sh - builds ringfeed with ThreadSanitizer (build-tsan/) and runs the
 # lifecycle harness (tests/tsan/lifecycle.c) over a matrix of compute
 # threads x read paths x raw, then the CLI in a few configurations (out of
-# order, saved and resumed, destroy mid-run). Criterion's test programs
+# order, saved and resumed, destroy mid-run, token windows). Criterion's test programs
 # cannot start under TSan, hence a harness. Any TSan report fails its run
 # (halt_on_error); no report is suppressed. Ends with
 # "tsan: N passed, N failed".
@@ -15,6 +15,8 @@ trap 'rm -rf "$tmp"' EXIT
 build-tsan/ringfeed gen --out "$tmp/data" --count 40 --classes 3 --threads 1 >/dev/null
 build-tsan/ringfeed gen --raw --out "$tmp/raw" --count 40 --classes 2 --min-size 100 \
 	--max-size 9000 --threads 1 >/dev/null
+build-tsan/ringfeed gen --tokens --out "$tmp/tok" --shards 3 --shard-tokens 20000 >/dev/null
+build-tsan/ringfeed pack --tokens "$tmp/tok" -o "$tmp/tokz" --frame-tokens 500 >/dev/null
 
 passed=0
 failed=0
@@ -41,5 +43,12 @@ run build-tsan/ringfeed bench $common --threads 2 --save-state "$tmp/s" --after 
 run build-tsan/ringfeed bench $common --threads 2 --resume "$tmp/s" --io-depth 3 --prefetch 2
 run build-tsan/ringfeed bench --source "$tmp/data" --batch 4 --resize 32 --crop 24 --no-progress --threads 2 --batches 2 --io-depth 64
 run build-tsan/ringfeed bench --source "$tmp/raw" --raw --batch 8 --epochs 2 --no-progress
+# token windows: landed by the ring thread, or decompressed by compute threads
+# (.bin.zst), shuffled and in llm.c's order (chunks), out of order, resumed
+tokens="--seq 63 --batch 8 --epochs 2 --no-progress"
+run build-tsan/ringfeed bench --source "$tmp/tok" $tokens --out-of-order
+run build-tsan/ringfeed bench --source "$tmp/tokz" $tokens --threads 3 --no-shuffle
+run build-tsan/ringfeed bench --source "$tmp/tokz" $tokens --threads 2 --save-state "$tmp/t" --after 7
+run build-tsan/ringfeed bench --source "$tmp/tokz" $tokens --threads 1 --resume "$tmp/t" --io-depth 3
 echo "tsan: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

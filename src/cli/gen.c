@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -46,7 +47,9 @@ static void usage(FILE *f)
 		"  --dist zipf|uniform   zipf (default): id k drawn with weight 1/(k+1)^S, so\n"
 		"                    id 0 is the most frequent, as in text; uniform: all alike\n"
 		"  --zipf-s S        the exponent (default 1.0)\n"
-		"  --llama3          Llama-3's layout: magic 20240801, version 7, uint32 tokens\n");
+		"  --llama3          Llama-3's layout: magic 20240801, version 7, uint32 tokens\n"
+		"  --seed S          (default 0)\n"
+		"The JPEG and raw options (--count, --raw, ...) do not go with --tokens.\n");
 }
 
 static void progress(uint64_t done, uint64_t total, void *user)
@@ -63,75 +66,29 @@ static void progress(uint64_t done, uint64_t total, void *user)
 static void token_progress(void *user, uint64_t done, uint64_t total)
 {
 	(void)user;
+	/* at most 10 lines a second (a chunk is 1M tokens: ~100 a second) */
+	static struct timespec last;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double dt = (double)(now.tv_sec - last.tv_sec) + (double)(now.tv_nsec - last.tv_nsec) * 1e-9;
+	if (done != total && dt < 0.1)
+		return;
+	last = now;
 	fprintf(stderr, "\rgen: %llu / %llu tokens", (unsigned long long)done,
 		(unsigned long long)total);
 	if (done == total)
 		fprintf(stderr, "\n");
 }
 
-/* gen --tokens: its own options (after --tokens was seen). */
-static int gen_tokens(int argc, char **argv)
+/* gen --tokens, its options read and checked. */
+static int gen_tokens(rf_token_gen_opts *o)
 {
-	static const struct option opts[] = {
-		{ "tokens", no_argument, 0, 'T' },          { "out", required_argument, 0, 'o' },
-		{ "shards", required_argument, 0, 'n' },    { "shard-tokens", required_argument, 0, 'm' },
-		{ "vocab", required_argument, 0, 'v' },     { "dist", required_argument, 0, 'd' },
-		{ "zipf-s", required_argument, 0, 'z' },    { "llama3", no_argument, 0, 'L' },
-		{ "seed", required_argument, 0, 's' },      { "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	rf_token_gen_opts o = { .zipf = 1, .zipf_s = 1.0 };
-	long long v;
-	int c, have_vocab = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'T': break;
-		case 'o': o.out = optarg; break;
-		case 'n': if (cli_int("--shards", optarg, 1, 1000000, &v)) return 2; o.shards = (uint32_t)v; break;
-		case 'm':
-			if (cli_int("--shard-tokens", optarg, 1, INT32_MAX, &v)) return 2;
-			o.shard_tokens = (uint64_t)v;
-			break;
-		case 'v':
-			if (cli_int("--vocab", optarg, 1, UINT32_MAX, &v)) return 2;
-			o.vocab = (uint32_t)v;
-			have_vocab = 1;
-			break;
-		case 'd':
-			if (!strcmp(optarg, "zipf")) o.zipf = 1;
-			else if (!strcmp(optarg, "uniform")) o.zipf = 0;
-			else return cli_usage_error("gen", "--dist: expected zipf or uniform, not '%s'", optarg);
-			break;
-		case 'z': {
-			char *end;
-			o.zipf_s = strtod(optarg, &end);
-			if (end == optarg || *end || !(o.zipf_s > 0 && o.zipf_s < 100))
-				return cli_usage_error("gen", "--zipf-s: expected a number in (0, 100), not '%s'", optarg);
-			break;
-		}
-		case 'L': o.llama3 = 1; break;
-		case 's': if (cli_u64("--seed", optarg, &o.seed)) return 2; break;
-		case 'h': usage(stdout); return 0;
-		default: return cli_usage_error("gen", "bad option (--tokens takes --out, --shards, "
-						"--shard-tokens, --vocab, --dist, --zipf-s, --llama3, --seed)");
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("gen", "unexpected argument '%s'", argv[optind]);
-	if (!o.out || !o.shards || !o.shard_tokens)
-		return cli_usage_error("gen", "--tokens needs --out DIR, --shards N and --shard-tokens M");
-	if (!have_vocab)
-		o.vocab = o.llama3 ? 128256 : 50257;
-	if (o.vocab > 65536 && !o.llama3)
-		return cli_usage_error("gen", "--vocab %u does not fit uint16 tokens (--llama3 writes uint32)", o.vocab);
-	if (isatty(STDERR_FILENO)) {
-		o.progress = token_progress;
-	}
+	if (isatty(STDERR_FILENO))
+		o->progress = token_progress;
 	cli_catch_stop_signals();
-	o.stop = &cli_stop_signal;
+	o->stop = &cli_stop_signal;
 	char err[512];
-	int ret = rf_token_gen(&o, err, sizeof(err));
+	int ret = rf_token_gen(o, err, sizeof(err));
 	if (ret == -EINTR && cli_stop_signal) {
 		fprintf(stderr, "%s: stopped by %s; the shards written so far were removed\n", cli_name,
 			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -141,32 +98,96 @@ static int gen_tokens(int argc, char **argv)
 		cli_fail(err, ret);
 		return 1;
 	}
-	printf("wrote %u token shard%s of %llu %s tokens (%s, vocab %u) to %s\n", o.shards,
-	       o.shards == 1 ? "" : "s", (unsigned long long)o.shard_tokens,
-	       o.llama3 ? "uint32" : "uint16", o.zipf ? "zipf" : "uniform", o.vocab, o.out);
+	printf("wrote %u token shard%s of %llu %s tokens (%s, vocab %u) to %s\n", o->shards,
+	       o->shards == 1 ? "" : "s", (unsigned long long)o->shard_tokens,
+	       o->llama3 ? "uint32" : "uint16", o->zipf ? "zipf" : "uniform", o->vocab, o->out);
 	return 0;
+}
+
+/* gen of a JPEG or raw tree, its options read and checked. */
+static int gen_tree(rf_synth_tree *t)
+{
+	if (isatty(STDERR_FILENO))
+		t->progress = progress;
+	char err[512];
+	if (rf_synth_imagefolder(t, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", cli_name, err);
+		return 1;
+	}
+	printf("wrote %llu %s in %d classes to %s\n", (unsigned long long)t->count,
+	       t->raw ? "files" : "images", t->classes, t->out);
+	return 0;
+}
+
+enum { O_RAW = 256, O_MIN, O_MAX, O_TOKENS, O_SHARDS, O_SHARD_TOKENS, O_VOCAB, O_DIST, O_ZIPF_S,
+       O_LLAMA3 };
+
+/* One table for both kinds of output, so that an option of the other kind
+ * gets a usage error that names it, not "unrecognized option". */
+static const struct option gen_opts[] = {
+	/* both */
+	{ "out", required_argument, 0, 'o' },         { "seed", required_argument, 0, 's' },
+	{ "help", no_argument, 0, 'h' },
+	/* JPEG and raw trees */
+	{ "count", required_argument, 0, 'n' },       { "classes", required_argument, 0, 'k' },
+	{ "quality", required_argument, 0, 'q' },     { "threads", required_argument, 0, 't' },
+	{ "raw", no_argument, 0, O_RAW },             { "min-size", required_argument, 0, O_MIN },
+	{ "max-size", required_argument, 0, O_MAX },
+	/* token shards */
+	{ "tokens", no_argument, 0, O_TOKENS },       { "shards", required_argument, 0, O_SHARDS },
+	{ "shard-tokens", required_argument, 0, O_SHARD_TOKENS },
+	{ "vocab", required_argument, 0, O_VOCAB },   { "dist", required_argument, 0, O_DIST },
+	{ "zipf-s", required_argument, 0, O_ZIPF_S }, { "llama3", no_argument, 0, O_LLAMA3 },
+	{ 0, 0, 0, 0 },
+};
+
+/* The name (no "--") of the option getopt_long returned as c; li: its long
+ * index, -1 when it was given in its short form. */
+static const char *opt_name(int c, int li)
+{
+	for (int i = 0; li < 0 && gen_opts[i].name; i++)
+		if (gen_opts[i].val == c)
+			li = i;
+	return li >= 0 ? gen_opts[li].name : "?";
+}
+
+enum { ANY, TREE, TOKENS };
+
+/* Which kind of output option c goes with. */
+static int kind_of(int c)
+{
+	switch (c) {
+	case 'n': case 'k': case 'q': case 't': case O_RAW: case O_MIN: case O_MAX:
+		return TREE;
+	case O_SHARDS: case O_SHARD_TOKENS: case O_VOCAB: case O_DIST: case O_ZIPF_S: case O_LLAMA3:
+		return TOKENS;
+	default:
+		return ANY;
+	}
 }
 
 int cmd_gen(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--tokens"))
-			return gen_tokens(argc, argv);
-	static const struct option opts[] = {
-		{ "out", required_argument, 0, 'o' },     { "count", required_argument, 0, 'n' },
-		{ "classes", required_argument, 0, 'k' }, { "seed", required_argument, 0, 's' },
-		{ "quality", required_argument, 0, 'q' }, { "threads", required_argument, 0, 't' },
-		{ "help", no_argument, 0, 'h' },          { "raw", no_argument, 0, 'r' },
-		{ "min-size", required_argument, 0, 'a' }, { "max-size", required_argument, 0, 'b' },
-		{ 0, 0, 0, 0 },
-	};
-	rf_synth_tree t = { .classes = 10, .seed = 1, .quality = 90, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN) };
+	rf_synth_tree t = { .classes = 10, .seed = 1, .quality = 90,
+			    .threads = (int)sysconf(_SC_NPROCESSORS_ONLN) };
+	rf_token_gen_opts o = { .zipf = 1, .zipf_s = 1.0 }; /* seed 0 */
 	long long v;
-	int have_count = 0, c;
-	int have_min = 0, have_max = 0;
-	while ((c = getopt_long(argc, argv, "o:n:k:s:q:t:h", opts, NULL)) != -1) {
+	uint64_t seed = 0;
+	int c, tokens = 0, have_seed = 0, have_count = 0, have_min = 0, have_max = 0;
+	int have_vocab = 0, have_zipf_s = 0;
+	const char *tree_opt = NULL, *token_opt = NULL; /* the first option of each kind seen */
+	for (;;) {
+		int li = -1;
+		if ((c = getopt_long(argc, argv, "o:n:k:s:q:t:h", gen_opts, &li)) == -1)
+			break;
+		if (kind_of(c) == TREE && !tree_opt)
+			tree_opt = opt_name(c, li);
+		if (kind_of(c) == TOKENS && !token_opt)
+			token_opt = opt_name(c, li);
 		switch (c) {
-		case 'o': t.out = optarg; break;
+		case 'o': t.out = o.out = optarg; break;
+		case 's': if (cli_u64("--seed", optarg, &seed)) return 2; have_seed = 1; break;
+		case 'h': usage(stdout); return 0;
 		case 'n':
 			if (cli_int("--count", optarg, 1, 1000000000, &v)) return 2;
 			t.count = (uint64_t)v;
@@ -176,9 +197,6 @@ int cmd_gen(int argc, char **argv)
 			if (cli_int("--classes", optarg, 1, 100000, &v)) return 2;
 			t.classes = (int)v;
 			break;
-		case 's':
-			if (cli_u64("--seed", optarg, &t.seed)) return 2;
-			break;
 		case 'q':
 			if (cli_int("--quality", optarg, 1, 100, &v)) return 2;
 			t.quality = (int)v;
@@ -187,15 +205,58 @@ int cmd_gen(int argc, char **argv)
 			if (cli_int("--threads", optarg, 1, 1024, &v)) return 2;
 			t.threads = (int)v;
 			break;
-		case 'r': t.raw = 1; break;
-		case 'a': if (cli_u64("--min-size", optarg, &t.min_size)) return 2; have_min = 1; break;
-		case 'b': if (cli_u64("--max-size", optarg, &t.max_size)) return 2; have_max = 1; break;
-		case 'h': usage(stdout); return 0;
+		case O_RAW: t.raw = 1; break;
+		case O_MIN: if (cli_u64("--min-size", optarg, &t.min_size)) return 2; have_min = 1; break;
+		case O_MAX: if (cli_u64("--max-size", optarg, &t.max_size)) return 2; have_max = 1; break;
+		case O_TOKENS: tokens = 1; break;
+		case O_SHARDS:
+			if (cli_int("--shards", optarg, 1, 1000000, &v)) return 2;
+			o.shards = (uint32_t)v;
+			break;
+		case O_SHARD_TOKENS:
+			if (cli_int("--shard-tokens", optarg, 1, INT32_MAX, &v)) return 2;
+			o.shard_tokens = (uint64_t)v;
+			break;
+		case O_VOCAB:
+			if (cli_int("--vocab", optarg, 1, UINT32_MAX, &v)) return 2;
+			o.vocab = (uint32_t)v;
+			have_vocab = 1;
+			break;
+		case O_DIST:
+			if (!strcmp(optarg, "zipf")) o.zipf = 1;
+			else if (!strcmp(optarg, "uniform")) o.zipf = 0;
+			else return cli_usage_error("gen", "--dist: expected zipf or uniform, not '%s'", optarg);
+			break;
+		case O_ZIPF_S: {
+			char *end;
+			o.zipf_s = strtod(optarg, &end);
+			if (end == optarg || *end || !(o.zipf_s > 0 && o.zipf_s < 100))
+				return cli_usage_error("gen", "--zipf-s: expected a number in (0, 100), not '%s'", optarg);
+			have_zipf_s = 1;
+			break;
+		}
+		case O_LLAMA3: o.llama3 = 1; break;
 		default: return cli_usage_error("gen", "bad option");
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error("gen", "unexpected argument '%s'", argv[optind]);
+	if (tokens && tree_opt)
+		return cli_usage_error("gen", "--%s makes JPEG or raw trees: not with --tokens", tree_opt);
+	if (!tokens && token_opt)
+		return cli_usage_error("gen", "--%s goes with --tokens", token_opt);
+	if (tokens) {
+		if (!o.out || !o.shards || !o.shard_tokens)
+			return cli_usage_error("gen", "--tokens needs --out DIR, --shards N and --shard-tokens M");
+		if (have_zipf_s && !o.zipf)
+			return cli_usage_error("gen", "--zipf-s goes with --dist zipf");
+		if (!have_vocab)
+			o.vocab = o.llama3 ? 128256 : 50257;
+		if (o.vocab > 65536 && !o.llama3)
+			return cli_usage_error("gen", "--vocab %u does not fit uint16 tokens (--llama3 writes uint32)", o.vocab);
+		o.seed = seed;
+		return gen_tokens(&o);
+	}
 	if (!t.out)
 		return cli_usage_error("gen", "--out DIR is required");
 	if (!have_count)
@@ -206,14 +267,7 @@ int cmd_gen(int argc, char **argv)
 		return cli_usage_error("gen", "--min-size must be <= --max-size <= 4 GiB");
 	if (!t.raw && (have_min || have_max))
 		return cli_usage_error("gen", "--min-size and --max-size go with --raw");
-	if (isatty(STDERR_FILENO))
-		t.progress = progress;
-	char err[512];
-	if (rf_synth_imagefolder(&t, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", cli_name, err);
-		return 1;
-	}
-	printf("wrote %llu %s in %d classes to %s\n", (unsigned long long)t.count,
-	       t.raw ? "files" : "images", t.classes, t.out);
-	return 0;
+	if (have_seed)
+		t.seed = seed;
+	return gen_tree(&t);
 }

@@ -63,12 +63,17 @@ static void usage(FILE *f)
 		"                      dictionary); too few samples for SIZE fails the pack\n"
 		"\n"
 		"With --tokens, SHARDS are llm.c token shards (.bin: a folder, a list file, a\n"
-		"glob or one file) and each is written as DIR/NAME.bin.zst: the tokens in\n"
-		"frames of F tokens, each frame one zstd frame (content size, checksum),\n"
-		"with a table of where each starts, so that a loader reads and decompresses\n"
-		"only the one or two frames a window of tokens lies in (ringfeed bench\n"
-		"--tokens reads them as it reads the .bin; llm.c's own loader does not).\n"
-		"  --frame-tokens F    tokens a frame, 1..%u (default %u)\n",
+		"glob, a brace pattern or one file) and each is written as DIR/NAME.bin.zst:\n"
+		"the tokens in frames of F tokens, each frame one zstd frame (content size,\n"
+		"checksum), with a table of where each starts, so that a loader reads and\n"
+		"decompresses only the one or two frames a window of tokens lies in (ringfeed\n"
+		"bench --tokens reads them as it reads the .bin; llm.c's own loader does not).\n"
+		"Every header is checked first: a shard that is not an llm.c shard, is cut\n"
+		"short or is a .bin.zst already fails the pack, naming it. A shard is read a\n"
+		"few MiB at a time, never whole; files appear whole, as tar shards do.\n"
+		"  --frame-tokens F    tokens a frame, 1..%u (default %u)\n"
+		"  --compress zstd[:LEVEL]\n"
+		"                      the frames' level (default 3)\n",
 		ZSTD_maxCLevel(), RF_TOKZ_FRAME_MAX, RF_TOKZ_FRAME_DEFAULT);
 }
 

@@ -28,8 +28,15 @@ int rf_out_open(rf_out_file *f, int dirfd, const char *dir, const char *name, ch
 	f->dirfd = dirfd;
 	f->dir = dir;
 	f->bytes = 0;
+	f->fd = -1;
+	/* a name cut to fit would be another file's: refuse it (pack --tokens
+	 * names its files after the source's, whatever their length) */
+	if (snprintf(f->tmp, sizeof(f->tmp), ".%s.tmp", name) >= (int)sizeof(f->tmp)) {
+		rf_fmt(err, errlen, "output file '%s/%s': too long a name (%zu bytes; its temporary "
+		       "form .NAME.tmp must fit in %d)", dir, name, strlen(name), NAME_MAX);
+		return -ENAMETOOLONG;
+	}
 	snprintf(f->name, sizeof(f->name), "%s", name);
-	snprintf(f->tmp, sizeof(f->tmp), ".%s.tmp", name);
 	f->fd = openat(dirfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (f->fd < 0)
 		return fail(f, "creating", f->tmp, err, errlen);

@@ -5,6 +5,7 @@
 #ifndef RF_PACK_OUT_FILE_H
 #define RF_PACK_OUT_FILE_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -14,8 +15,8 @@ typedef struct rf_out_file {
 	const char *dir; /* its path, for messages (not owned) */
 	int fd;          /* the temporary file; -1 when none is open */
 	uint64_t bytes;  /* written so far */
-	char name[64];   /* the final name in dir */
-	char tmp[80];    /* ".<name>.tmp" in dir */
+	char name[NAME_MAX + 1]; /* the final name in dir */
+	char tmp[NAME_MAX + 1];  /* ".<name>.tmp" in dir */
 } rf_out_file;
 
 /* A file not opened yet (rf_out_abort() on it does nothing). */
@@ -23,7 +24,8 @@ typedef struct rf_out_file {
 
 /* Creates dir/.<name>.tmp (exclusively: a leftover or a concurrent writer
  * is an error, never overwritten).
- * @return : 0, or a negative errno with err naming the file. */
+ * @return : 0, or a negative errno with err naming the file
+ *           (-ENAMETOOLONG: name + 5 is longer than a file name may be). */
 int rf_out_open(rf_out_file *f, int dirfd, const char *dir, const char *name, char *err,
 		size_t errlen);
 

@@ -159,7 +159,11 @@ static int check_source(const rf_index *idx, int dirfd, const char *out, char *e
 		return RF_ECONFIG;
 	}
 	for (size_t i = 0; i < idx->nshards; i++) {
-		if (idx->tokens->shards[i].frames || strstr(idx->shards[i], ".zst")) {
+		/* by its header, or by its name (an empty .bin.zst has no frames,
+		 * and a .bin.zst.zst would be no one's format) */
+		size_t n = strlen(idx->shards[i]);
+		if (idx->tokens->shards[i].frames ||
+		    (n >= 4 && !strcmp(idx->shards[i] + n - 4, ".zst"))) {
 			rf_fmt(err, errlen, "shard %s/%s is already a .bin.zst: pack takes plain .bin "
 			       "shards", idx->root, idx->shards[i]);
 			return RF_EINDEX;

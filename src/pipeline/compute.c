@@ -19,6 +19,11 @@ typedef struct worker {
 	rf_jpeg_decoder *dec;
 	rf_resampler rs;
 	rf_unzstd unzstd;    /* zstd members: context and output, kept */
+	/* .bin.zst windows: the frames now in unzstd's buffer (shard, first,
+	 * count; count 0: none), so that the next window in them (llm.c's
+	 * order: four windows of 1,024 tokens a frame of 4,096) is stored
+	 * without decompressing them again */
+	uint32_t z_shard, z_frame, z_frames;
 	uint64_t ns_decode, ns_transform, scaled, decoded_px, source_px;
 } worker;
 
@@ -65,6 +70,7 @@ static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *
  * raw_max_bytes, else 256 MiB (no JPEG of a trainable size comes near). */
 static int unzstd(rf_loader *l, worker *w, rf_request *q)
 {
+	w->z_frames = 0; /* the buffer is a member's now */
 	uint64_t t0 = rf_now_ns();
 	size_t max = l->cfg.raw ? l->cfg.raw_max_bytes : (size_t)256 << 20, len;
 	const uint8_t *out;
@@ -92,11 +98,26 @@ static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
 	uint64_t n = (uint64_t)tk->seq_len + 1, first = (uint64_t)tr.frame * sh->frame_tokens;
 	/* the frames read: up to the one holding the window's last token, the
 	 * last frame of the shard shorter */
-	uint64_t end = RF_MIN(((tr.token + n - 1) / sh->frame_tokens + 1) * sh->frame_tokens,
-			      sh->tokens);
+	uint32_t last = (uint32_t)((tr.token + n - 1) / sh->frame_tokens);
 	const uint8_t *out;
-	int err = rf_unzstd_frames(&w->unzstd, q->data, q->len, (size_t)((end - first) * tk->width),
-				   &out, q->reason, sizeof(q->reason));
+	int err = 0;
+	if (w->z_frames && w->z_shard == tr.shard && tr.frame >= w->z_frame &&
+	    last < w->z_frame + w->z_frames) {
+		/* in the frames decompressed last */
+		first = (uint64_t)w->z_frame * sh->frame_tokens;
+		out = w->unzstd.buf;
+	} else {
+		uint64_t end = RF_MIN(((uint64_t)last + 1) * sh->frame_tokens, sh->tokens);
+		w->z_frames = 0;
+		err = rf_unzstd_frames(&w->unzstd, q->data, q->len,
+				       (size_t)((end - first) * tk->width), &out, q->reason,
+				       sizeof(q->reason));
+		if (!err) {
+			w->z_shard = tr.shard;
+			w->z_frame = tr.frame;
+			w->z_frames = last - tr.frame + 1;
+		}
+	}
 	uint64_t t1 = rf_now_ns();
 	w->ns_decode += t1 - t0;
 	if (err == -ENOMEM)
