@@ -342,6 +342,12 @@ int main(int argc, char **argv)
 	if (o.resume) {
 		if (checkpoint_load(o.resume, params, o.vocab, o.dim, &steps_done, state, &state_len))
 			goto done;
+		if (steps_done >= o.steps) {
+			printf("%s: %s is at step %llu: --steps %llu are done\n", prog, o.resume,
+			       (unsigned long long)steps_done, (unsigned long long)o.steps);
+			status = 0;
+			goto done;
+		}
 	} else {
 		params_init(params, o.vocab, o.dim, o.seed);
 	}

@@ -121,6 +121,10 @@ awk 'NR == 1 { first = $4 } END { exit !($4 < first - 2) }' "$tmp/bin.full.loss"
 # a run is a function of its options: again, the same bytes
 "$tt" --source "$tmp/data" $common --steps 60 --checkpoint "$tmp/again" >/dev/null
 cmp -s "$tmp/again" "$tmp/bin.full" || fail "the same run wrote another checkpoint"
+# a checkpoint at or past --steps: nothing to train, not an error
+"$tt" --source "$tmp/data" $common --steps 30 --resume "$tmp/bin.half" >"$tmp/done.out" ||
+	fail "resuming a finished run: $?"
+grep -q "is at step 30: --steps 30 are done" "$tmp/done.out" || fail "finished: $(cat "$tmp/done.out")"
 
 # refusals, each with its message and status
 expect() { # STATUS WHAT_THE_MESSAGE_HOLDS ARGS...
