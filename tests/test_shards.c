@@ -34,19 +34,6 @@ static int have(const char *cmd)
 	return system(line) == 0;
 }
 
-/* Runs a shell command line; asserts it succeeded. */
-static void run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void run(const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	va_start(ap, fmt);
-	cr_assert(vasprintf(&cmd, fmt, ap) > 0);
-	va_end(ap);
-	int r = system(cmd);
-	cr_assert_eq(r, 0, "failed (%d): %s", r, cmd);
-	free(cmd);
-}
 
 /* Packs the tree with Python's tarfile into shards of `per` samples in
  * sample-id order (the ImageFolder order): KEY.jpg (or KEY.bin in raw
@@ -55,7 +42,7 @@ static void run(const char *fmt, ...)
 static void pack_python(const char *dir, const char *format, int per, int keylen, int cls,
 			const char *ext)
 {
-	run("python3 - '%s' '%s/%s' %s %d %d %d %s <<'EOF'\n"
+	tu_run("python3 - '%s' '%s/%s' %s %d %d %d %s <<'EOF'\n"
 	    "import io, os, sys, tarfile\n"
 	    "src, out, fmt, per, keylen, cls, ext = sys.argv[1], sys.argv[2], sys.argv[3], "
 	    "int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]\n"
@@ -184,7 +171,7 @@ Test(shards, gnu_tar_class_folders_label_by_folder, .init = setup, .fini = teard
 	/* one shard per class folder, written by GNU tar from the class's own
 	 * folder, no cls members: the label is the folder's */
 	for (int c = 0; c < CLASSES; c++)
-		run("mkdir -p '%s/byclass/c%d' && cd '%s/c%d' && tar --format=gnu -cf "
+		tu_run("mkdir -p '%s/byclass/c%d' && cd '%s/c%d' && tar --format=gnu -cf "
 		    "'%s/byclass/c%d/part-0.tar' $(ls | sort)", out, c, tree, c, out, c);
 	char *src = at("byclass");
 	rf_config cfg;
@@ -245,7 +232,7 @@ Test(shards, index_cache_round_trip, .init = setup, .fini = teardown, .timeout =
 	free(a);
 	free(b);
 	/* a shard rewritten in place: the cache is stale, the shards are scanned */
-	run("cd '%s/py' && cp shard-000001.tar x && mv x shard-000001.tar", out);
+	tu_run("cd '%s/py' && cp shard-000001.tar x && mv x shard-000001.tar", out);
 	b = tu_drain_bytes(&cfg, &n1, &st);
 	cr_assert_eq(st.index_cached, 0, "a stale cache was used");
 	free(b);
@@ -321,7 +308,7 @@ static void assert_ranks_cover(const rf_config *cfg, int world)
 static void pack_bad(const char *damage)
 {
 	pack_python("bad", "PAX", 12, 9, 1, "jpg");
-	run("python3 - '%s/bad/shard-000000.tar' <<'EOF'\n"
+	tu_run("python3 - '%s/bad/shard-000000.tar' <<'EOF'\n"
 	    "import io, sys, tarfile\n"
 	    "p = sys.argv[1]\n"
 	    "with tarfile.open(p) as t:\n"
@@ -335,11 +322,11 @@ static void pack_bad(const char *damage)
 	    "EOF",
 	    out);
 	if (!strcmp(damage, "truncate")) /* cut inside the last member's data */
-		run("cd '%s/bad' && python3 -c \"import os,sys; p='shard-000001.tar'; "
+		tu_run("cd '%s/bad' && python3 -c \"import os,sys; p='shard-000001.tar'; "
 		    "import tarfile; t=tarfile.open(p); m=t.getmembers()[-2]; t.close(); "
 		    "os.truncate(p, m.offset_data + m.size // 2)\"", out);
 	else if (!strcmp(damage, "checksum")) /* flip a byte in the 5th member's header */
-		run("cd '%s/bad' && python3 -c \"import tarfile; p='shard-000001.tar'; "
+		tu_run("cd '%s/bad' && python3 -c \"import tarfile; p='shard-000001.tar'; "
 		    "t=tarfile.open(p); o=t.getmembers()[4].offset; t.close(); "
 		    "f=open(p,'r+b'); f.seek(o+2); c=f.read(1); f.seek(o+2); "
 		    "f.write(bytes([c[0]^0x55])); f.close()\"", out);
@@ -532,7 +519,7 @@ Test(shards, wrong_dictionary_and_corrupt_frame, .init = setup, .fini = teardown
 	cfg.zstd_dict = NULL;
 	r.n = 0;
 	r.all[0] = '\0';
-	run("cd '%s' && python3 -c \"import tarfile; p='shard-000000.tar'; t=tarfile.open(p); "
+	tu_run("cd '%s' && python3 -c \"import tarfile; p='shard-000000.tar'; t=tarfile.open(p); "
 	    "m=[m for m in t.getmembers() if m.name.endswith('.zst')][2]; t.close(); "
 	    "f=open(p,'r+b'); f.seek(m.offset_data + m.size // 2); c=f.read(1); "
 	    "f.seek(m.offset_data + m.size // 2); f.write(bytes([c[0]^0xff])); f.close()\"", src);

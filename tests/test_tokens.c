@@ -25,19 +25,6 @@
 
 #include "testutil.h"
 
-/* Runs a shell command line; asserts it succeeded. */
-static void run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void run(const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	va_start(ap, fmt);
-	cr_assert(vasprintf(&cmd, fmt, ap) > 0);
-	va_end(ap);
-	int r = system(cmd);
-	cr_assert_eq(r, 0, "failed (%d): %s", r, cmd);
-	free(cmd);
-}
 
 /* llm.c's dev/data/data_common.py write_datafile, in plain Python (numpy
  * may be missing from the python3 on PATH): header = 256 int32 zeros with
@@ -46,7 +33,7 @@ static void run(const char *fmt, ...)
  * (i * 7919 + j * 31 + j / 5) % vocab, so windows differ everywhere. */
 static void write_shards(const char *dir, const char *counts, int llama3)
 {
-	run("mkdir -p '%s' && python3 - '%s' '%s' %d <<'EOF'\n"
+	tu_run("mkdir -p '%s' && python3 - '%s' '%s' %d <<'EOF'\n"
 	    "import struct, sys\n"
 	    "out, counts, llama3 = sys.argv[1], [int(c) for c in sys.argv[2].split(',')], int(sys.argv[3])\n"
 	    "magic, version, fmt, vocab = (20240801, 7, 'I', 128256) if llama3 else (20240520, 1, 'H', 50257)\n"
@@ -280,7 +267,7 @@ Test(tokens, sequential_is_llmc_order_and_sources_agree)
 	 * order; one file alone: its own windows */
 	char list[4096], glob[4096], brace[4096];
 	snprintf(list, sizeof(list), "%s/shards.txt", dir);
-	run("cd '%s' && printf '# shards\\ntrain_000000.bin\\ntrain_000001.bin\\ntrain_000002.bin\\n"
+	tu_run("cd '%s' && printf '# shards\\ntrain_000000.bin\\ntrain_000001.bin\\ntrain_000002.bin\\n"
 	    "train_000003.bin\\n\\ntrain_000004.bin\\n' > shards.txt", dir);
 	snprintf(glob, sizeof(glob), "%s/train_*.bin", dir);
 	snprintf(brace, sizeof(brace), "%s/train_{000000..000004}.bin", dir);
@@ -321,7 +308,7 @@ static void assert_refused(const char *dir, int code, const char *shard, const c
 /* Overwrites int32 header word k of dir/train_000001.bin. */
 static void set_word(const char *dir, int k, int32_t v)
 {
-	run("python3 -c \"import struct; f=open('%s/train_000001.bin','r+b'); f.seek(%d); "
+	tu_run("python3 -c \"import struct; f=open('%s/train_000001.bin','r+b'); f.seek(%d); "
 	    "f.write(struct.pack('<i', %d))\"", dir, 4 * k, v);
 }
 
@@ -357,25 +344,25 @@ Test(tokens, bad_shards_are_refused_naming_file_and_reason)
 		else if (!strcmp(w, "negative"))
 			set_word(dir, 2, -5);
 		else if (!strcmp(w, "truncated"))
-			run("truncate -s 4000 '%s/train_000001.bin'", dir);
+			tu_run("truncate -s 4000 '%s/train_000001.bin'", dir);
 		else if (!strcmp(w, "short"))
-			run("truncate -s 1000 '%s/train_000001.bin'", dir);
+			tu_run("truncate -s 1000 '%s/train_000001.bin'", dir);
 		else if (!strcmp(w, "empty"))
-			run("truncate -s 0 '%s/train_000001.bin'", dir);
+			tu_run("truncate -s 0 '%s/train_000001.bin'", dir);
 		else if (!strcmp(w, "mixed")) {
 			char *d32 = tu_tmpdir("tok32");
 			write_shards(d32, "3000,3000", 1);
-			run("cp '%s/train_000001.bin' '%s/train_000001.bin'", d32, dir);
+			tu_run("cp '%s/train_000001.bin' '%s/train_000001.bin'", d32, dir);
 			tu_rmrf(d32);
 			free(d32);
 		} else if (!strcmp(w, "fifo")) {
-			run("rm '%s/train_000001.bin' && mkfifo '%s/train_000001.bin'", dir, dir);
+			tu_run("rm '%s/train_000001.bin' && mkfifo '%s/train_000001.bin'", dir, dir);
 		}
 		assert_refused(dir, RF_EINDEX, "train_000001.bin", cases[i].reason);
 	}
 	/* no shard in the folder; shards too short for one window */
 	tu_rmrf(dir);
-	run("mkdir -p '%s'", dir);
+	tu_run("mkdir -p '%s'", dir);
 	tu_write(dir, "readme.txt", "x", 1);
 	assert_refused(dir, RF_EEMPTY, dir, "no token shards");
 	write_shards(dir, "20,64", 0);
@@ -383,7 +370,7 @@ Test(tokens, bad_shards_are_refused_naming_file_and_reason)
 	/* a list naming something else, a glob that matches nothing */
 	char src[4096];
 	snprintf(src, sizeof(src), "%s/list.txt", dir);
-	run("printf 'train_000000.bin\\nnotes.txt\\n' > '%s'", src);
+	tu_run("printf 'train_000000.bin\\nnotes.txt\\n' > '%s'", src);
 	rf_config cfg;
 	token_config(&cfg, src, 64);
 	rf_loader *l;
@@ -418,7 +405,7 @@ static void put32(uint8_t *p, uint32_t v)
 /* dir/train_i.bin -> zdir/train_i.bin.zst with frames of F tokens. */
 static void write_zst(const char *dir, const char *zdir, int nshards, uint32_t F)
 {
-	run("mkdir -p '%s'", zdir);
+	tu_run("mkdir -p '%s'", zdir);
 	for (int i = 0; i < nshards; i++) {
 		char rel[64];
 		snprintf(rel, sizeof(rel), "train_%06d.bin", i);
@@ -467,7 +454,7 @@ Test(tokens, zst_shards_give_the_same_batches)
 	 * many; F = 100000: one frame a shard */
 	const uint32_t frames[] = { 1000, 7, 100000 };
 	for (int k = 0; k < 3; k++) {
-		run("rm -rf '%s'", zdir);
+		tu_run("rm -rf '%s'", zdir);
 		write_zst(dir, zdir, NSHARDS, frames[k]);
 		for (int seq = 0; seq < 2; seq++) {
 			rf_config a, b;
@@ -494,12 +481,12 @@ Test(tokens, zst_shards_give_the_same_batches)
 		}
 	}
 	/* a damaged frame table is refused at create, naming the shard */
-	run("python3 -c \"import struct; f=open('%s/train_000002.bin.zst','r+b'); f.seek(1032); "
+	tu_run("python3 -c \"import struct; f=open('%s/train_000002.bin.zst','r+b'); f.seek(1032); "
 	    "f.write(struct.pack('<Q', 1))\"", zdir);
 	assert_refused(zdir, RF_EINDEX, "train_000002.bin.zst", "frame table");
 	/* a corrupt frame is a bad window: reported with the reason, replaced */
 	write_zst(dir, zdir, NSHARDS, 1000);
-	run("python3 -c \"f=open('%s/train_000000.bin.zst','r+b'); f.seek(1024 + 8 * 6 + 8); "
+	tu_run("python3 -c \"f=open('%s/train_000000.bin.zst','r+b'); f.seek(1024 + 8 * 6 + 8); "
 	    "f.write(b'\\xff' * 16)\"", zdir);
 	rf_config c;
 	token_config(&c, zdir, 100);

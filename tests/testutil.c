@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <ftw.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -354,4 +355,16 @@ int tu_wait_until(int (*cond)(void *ctx), void *ctx, double seconds)
 			return 0;
 		nanosleep(&ms, NULL);
 	}
+}
+
+void tu_run(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	va_start(ap, fmt);
+	cr_assert(vasprintf(&cmd, fmt, ap) > 0);
+	va_end(ap);
+	int r = system(cmd);
+	cr_assert_eq(r, 0, "failed (%d): %s", r, cmd);
+	free(cmd);
 }

@@ -66,6 +66,9 @@ typedef struct tu_bad_log {
 } tu_bad_log;
 void tu_on_bad(void *user, const char *path, int err, const char *reason);
 
+/* Runs a shell command line (printf-style); asserts it succeeded. */
+void tu_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Polls cond(ctx) every millisecond until it holds (returns 1) or `seconds`
  * pass (returns 0): tests wait for a condition, never for a time. */
 int tu_wait_until(int (*cond)(void *ctx), void *ctx, double seconds);

@@ -90,6 +90,20 @@ void cli_fail(const char *err, int code)
 		fprintf(stderr, "%s: %s (%s)\n", cli_name, err, why);
 }
 
+int cli_writer_status(int ret, const char *err)
+{
+	if (ret == -EINTR && cli_stop_signal) {
+		fprintf(stderr, "%s: stopped by %s; the shards written so far were removed\n", cli_name,
+			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+		return 128 + cli_stop_signal;
+	}
+	if (ret) {
+		cli_fail(err, ret);
+		return 1;
+	}
+	return 0;
+}
+
 int cli_float(const char *opt, const char *s, double lo, double hi, float *out)
 {
 	char *end;

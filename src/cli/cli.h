@@ -58,6 +58,10 @@ const char *cli_count(unsigned long long n, const char *word, int k);
 
 /* err, then " (reason)" unless err already says it: one line for a failure. */
 void cli_fail(const char *err, int code);
+/* The end of a shard writer (pack, gen --tokens) that returned ret: 0 when
+ * it succeeded; else says so (stopped by a signal: what was written was
+ * removed; failed: err) and returns the exit status (128 + the signal, or 1). */
+int cli_writer_status(int ret, const char *err);
 
 /* Saved states and sample ids for `bench` (src/cli/state.c). Each prints
  * "ringfeed CMD: ..." on failure and returns -1. */

@@ -89,15 +89,8 @@ static int gen_tokens(rf_token_gen_opts *o)
 	o->stop = &cli_stop_signal;
 	char err[512];
 	int ret = rf_token_gen(o, err, sizeof(err));
-	if (ret == -EINTR && cli_stop_signal) {
-		fprintf(stderr, "%s: stopped by %s; the shards written so far were removed\n", cli_name,
-			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
-		return 128 + cli_stop_signal;
-	}
-	if (ret) {
-		cli_fail(err, ret);
-		return 1;
-	}
+	if (ret)
+		return cli_writer_status(ret, err);
 	printf("wrote %u token shard%s of %llu %s tokens (%s, vocab %u) to %s\n", o->shards,
 	       o->shards == 1 ? "" : "s", (unsigned long long)o->shard_tokens,
 	       o->llama3 ? "uint32" : "uint16", o->zipf ? "zipf" : "uniform", o->vocab, o->out);

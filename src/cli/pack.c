@@ -174,15 +174,8 @@ static int pack_tokens(const char *source, const char *out, uint32_t frame, int 
 	double el = since(&vw.t0);
 	if (vw.tty)
 		fprintf(stderr, "\n");
-	if (ret == -EINTR && cli_stop_signal) {
-		fprintf(stderr, "%s: stopped by %s; the shards written so far were removed\n", cli_name,
-			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
-		return 128 + cli_stop_signal;
-	}
-	if (ret) {
-		cli_fail(err, ret);
-		return 1;
-	}
+	if (ret)
+		return cli_writer_status(ret, err);
 	printf("packed %s (%llu tokens) into %s: %.1f MB -> %.1f MB (frames of %u tokens, zstd "
 	       "level %d, compression ratio %.3f), %.2f s (%.1f M tokens/s)\n",
 	       cli_count(res.shards, "token shard", 0), (unsigned long long)res.tokens, out,
@@ -271,15 +264,8 @@ int cmd_pack(int argc, char **argv)
 	double el = since(&vw.t0);
 	if (vw.tty)
 		fprintf(stderr, "\n");
-	if (ret == -EINTR && cli_stop_signal) {
-		fprintf(stderr, "%s: stopped by %s; the shards written so far were removed\n", cli_name,
-			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
-		return 128 + cli_stop_signal;
-	}
-	if (ret) {
-		cli_fail(err, ret);
-		return 1;
-	}
+	if (ret)
+		return cli_writer_status(ret, err);
 	char how[160] = "";
 	if (o.compress)
 		/* the ratio of the members themselves: tar headers are no compressor's doing */
