@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/tokens.h"
 #include "pipeline/feeder_impl.h"
 #include "util/util.h"
 
@@ -25,6 +26,11 @@ int rf_chunks_init(struct rf_feeder *f)
 	while (f->chunk_bytes > 64u << 10 && f->chunk_bytes > f->pool.cap / 4)
 		f->chunk_bytes /= 2;
 	f->nchunks = (uint32_t)RF_MAX(2u, f->pool.cap / 2 / f->chunk_bytes);
+	/* token windows: each chunk read runs on past its end by the largest
+	 * window's read, so that a window starting in it lies in it whole (one
+	 * read alone for the window across each boundary held its batch, and
+	 * in order every batch behind it: a 2 KiB read's latency every 1 MiB) */
+	f->chunk_overlap = f->overlap_bytes;
 	f->chunks = calloc(f->nchunks, sizeof(*f->chunks));
 	if (!f->chunks)
 		return -ENOMEM;
@@ -55,13 +61,18 @@ static void drop(struct rf_feeder *f, rf_chunk *c)
 	c->state = CHUNK_FREE;
 }
 
-/* The least recently wanted chunk that nobody uses, or NULL. */
+/* The least recently wanted chunk that nobody uses, or NULL; a chunk read
+ * ahead and not wanted yet goes only when no other can (it is about to be
+ * wanted: evicting it by age would read it twice). */
 static rf_chunk *idle(struct rf_feeder *f)
 {
 	rf_chunk *best = NULL;
 	for (uint32_t i = 0; i < f->nchunks; i++) {
 		rf_chunk *c = &f->chunks[i];
-		if (c->state == CHUNK_READY && !c->refs && (!best || c->used < best->used))
+		if (c->state != CHUNK_READY || c->refs)
+			continue;
+		if (!best || (best->ahead && !c->ahead) ||
+		    (best->ahead == c->ahead && c->used < best->used))
 			best = c;
 	}
 	return best;
@@ -75,16 +86,12 @@ int rf_chunks_evict(struct rf_feeder *f)
 	return c != NULL;
 }
 
-/* A free entry, or the least recently wanted chunk that nobody uses. */
-static rf_chunk *take_entry(struct rf_feeder *f)
+static rf_chunk *free_entry(struct rf_feeder *f)
 {
 	for (uint32_t i = 0; i < f->nchunks; i++)
 		if (f->chunks[i].state == CHUNK_FREE)
 			return &f->chunks[i];
-	rf_chunk *c = idle(f);
-	if (c)
-		drop(f, c);
-	return c;
+	return NULL;
 }
 
 /* The bytes of request q's member, from its (read) chunk c: 0, or 1 when the
@@ -114,43 +121,93 @@ static void cut_short(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request
 	rf_feeder_place_failed(l, f, &p, sample, RF_EBADSAMPLE, reason);
 }
 
+/* Starts the read of chunk index of shard: an entry (a free one, or the
+ * least recently wanted idle one), pool room (idle chunks make way), engine
+ * room. @return : the chunk, READING; NULL when something is short (the
+ * entry stays free). */
+static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64_t index,
+		       int ahead)
+{
+	uint64_t cb = f->chunk_bytes;
+	uint32_t len = (uint32_t)cb + f->chunk_overlap;
+	size_t span = rf_io_span(f->io, index * cb, len);
+	if (!rf_io_ready(f->io, span))
+		return NULL;
+	/* an entry: a free one, or the least recently wanted idle chunk's; a
+	 * read ahead never pushes out another still to be wanted */
+	rf_chunk *c = free_entry(f);
+	if (!c) {
+		c = idle(f);
+		if (!c || (ahead && c->ahead))
+			return NULL; /* every chunk in use */
+		drop(f, c);
+	}
+	while (rf_bufpool_alloc(&f->pool, span, &c->ticket, &c->buf)) {
+		rf_chunk *e = idle(f); /* pool room: idle chunks make way */
+		if (!e || (ahead && e->ahead))
+			return NULL; /* the entry stays free */
+		drop(f, e);
+	}
+	rf_io_read rd = { .dirfd = l->index.root_fd, .file = -1, .offset = index * cb,
+			  .len = len, .buf = c->buf,
+			  .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
+	if (f->shard_files)
+		rd.file = f->shard_files[shard];
+	else
+		rd.path = l->index.shards[shard];
+	*c = (rf_chunk){ .state = CHUNK_READING, .shard = shard, .index = index, .buf = c->buf,
+			 .ticket = c->ticket, .waiting = NO_CHUNK, .used = ++f->tick };
+	rf_io_submit(f->io, &rd);
+	atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
+	return c;
+}
+
+/* Token windows in llm.c's order: the chunks after this one in its shard
+ * are wanted next, so they are read now, up to a quarter of the table
+ * ahead. Without this, the reads in flight would be bounded by the windows
+ * in flight (prefetch x batch_size places, a few hundred: less than one
+ * 1 MiB chunk of 2 KiB windows), one chunk at a time. Only where nothing
+ * else needs the room: read-ahead takes a free entry or an idle one (never
+ * another chunk read ahead and not wanted yet), never waits. It pays only
+ * with chunk_overlap: before it, the one window across each chunk boundary
+ * was a read of its own, and its batch (in order, every batch behind it)
+ * waited for that read whatever was read ahead. Tar shards read front to
+ * back keep their block shuffle's own spread (and the index has no shard
+ * sizes to stop at). */
+static void read_ahead(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64_t index)
+{
+	if (!l->index.tokens)
+		return;
+	uint64_t size = l->index.tokens->shards[shard].size, cb = f->chunk_bytes;
+	uint32_t ahead = RF_MAX(1u, f->nchunks / 4);
+	for (uint64_t k = index + 1; k <= index + ahead && k * cb < size; k++) {
+		if (find(f, shard, k))
+			continue;
+		rf_chunk *c = start(l, f, shard, k, 1);
+		if (!c)
+			return;
+		c->ahead = 1;
+	}
+}
+
 int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
 		   uint64_t epoch, uint64_t pos)
 {
 	rf_range m;
 	rf_feeder_range(l, sample, &m);
 	uint64_t cb = f->chunk_bytes, index = m.offset / cb;
-	if ((m.offset + m.len - 1) / cb != index)
+	if (m.offset + m.len > (index + 1) * cb + f->chunk_overlap)
 		return -1;
 	rf_chunk *c = find(f, m.shard, index);
 	if (c && c->state == CHUNK_READY && !c->got && !c->refs) {
 		drop(f, c); /* its read failed: read it again */
 		c = NULL;
 	}
-	if (!c) {
-		size_t span = rf_io_span(f->io, index * cb, (uint32_t)cb);
-		if (!rf_io_ready(f->io, span))
-			return 0;
-		c = take_entry(f);
-		if (!c)
-			return 0; /* every chunk in use: requests hand theirs back */
-		/* room in the pool: idle chunks make way */
-		while (rf_bufpool_alloc(&f->pool, span, &c->ticket, &c->buf))
-			if (!rf_chunks_evict(f))
-				return 0; /* wait for buffers to come back (the entry stays free) */
-		rf_io_read rd = { .dirfd = l->index.root_fd, .file = -1,
-				  .offset = index * cb, .len = (uint32_t)cb,
-				  .buf = c->buf, .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
-		if (f->shard_files)
-			rd.file = f->shard_files[m.shard];
-		else
-			rd.path = l->index.shards[m.shard];
-		*c = (rf_chunk){ .state = CHUNK_READING, .shard = m.shard, .index = index,
-				 .buf = c->buf, .ticket = c->ticket, .waiting = NO_CHUNK };
-		rf_io_submit(f->io, &rd);
-		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
-	}
+	if (!c && !(c = start(l, f, m.shard, index, 0)))
+		return 0; /* no room now: requests and buffers come back */
 	c->used = ++f->tick;
+	c->ahead = 0;
+	read_ahead(l, f, m.shard, index);
 	uint32_t id = f->free_reqs[--f->nfree];
 	rf_request *q = &l->req[id];
 	*q = (rf_request){ .place = *p, .sample = sample, .epoch = epoch, .pos = pos,

@@ -587,6 +587,8 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	/* chunks: shards read front to back (shard_access), or token windows
 	 * in llm.c's order, which tile the shards */
 	int chunked = l->shard_order || (l->index.tokens && l->order.kind == RF_SAMPLER_SEQUENTIAL);
+	if (l->index.tokens)
+		f->overlap_bytes = (uint32_t)RF_ALIGN_UP(rf_tokens_max_read(l->index.tokens), 4096);
 	if (chunked && rf_chunks_init(f)) {
 		rf_fmt(err, errlen, "out of memory");
 		return -ENOMEM;

@@ -30,6 +30,7 @@ typedef struct rf_chunk {
 	uint32_t refs;      /* requests that wait for it or use its bytes */
 	uint32_t waiting;   /* first request waiting for the read (rf_request.next), or NO_CHUNK */
 	uint64_t used;      /* when last wanted (a tick), for eviction */
+	int ahead;          /* read ahead (token windows in order) and not wanted yet */
 } rf_chunk;
 
 struct rf_feeder {
@@ -55,6 +56,9 @@ struct rf_feeder {
 	rf_chunk *chunks;      /* sequential shard access: the chunk table, or NULL */
 	uint32_t nchunks;
 	uint32_t chunk_bytes;  /* RF_CHUNK_BYTES, or a quarter of a smaller pool */
+	uint32_t overlap_bytes; /* set before rf_chunks_init: how far a chunk read runs on
+	                         * past its end (token windows: the largest window read) */
+	uint32_t chunk_overlap; /* in use */
 	uint64_t tick;
 };
 
