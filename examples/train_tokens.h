@@ -1,8 +1,9 @@
 /* train_tokens.h - what train_tokens.c (CPU) and train_tokens_cuda.c (GPU)
  * share, so that the two cannot drift apart: the command line, the model's
  * parameters and their initialization, the token check, the loader's
- * configuration and the checkpoint file (one format: a GPU run's checkpoint
- * resumes on the CPU and the other way round).
+ * configuration, the checkpoint file (one format: a GPU run's checkpoint
+ * resumes on the CPU and the other way round) and the loop's lines (start,
+ * plan, next batch, loss line, when to checkpoint).
  *
  * The model is a bigram language model through a low-rank table: a token x
  * predicts the next one with
@@ -417,6 +418,96 @@ static int checkpoint_load(const char *path, float *params, uint32_t vocab, uint
 	*step = h.step;
 	*state_len = h.state_bytes;
 	return 0;
+}
+
+/* ---- the loop's pieces ----------------------------------------------------- */
+
+/* Starts the model: from the checkpoint o->resume (its parameters, the steps
+ * it had done into *steps_done, the loader's state into
+ * state[RF_STATE_MAX_BYTES] and its size into *state_len), or fresh from
+ * o->seed.
+ * @return : 0 to train; 1 when the checkpoint has done o->steps already (said
+ *          on stdout: the run is complete, not failed); -1 with a message. */
+static int start_model(const struct options *o, float *params, uint64_t *steps_done,
+		       unsigned char *state, size_t *state_len)
+{
+	*steps_done = 0;
+	*state_len = 0;
+	if (!o->resume) {
+		params_init(params, o->vocab, o->dim, o->seed);
+		return 0;
+	}
+	if (checkpoint_load(o->resume, params, o->vocab, o->dim, steps_done, state, state_len))
+		return -1;
+	if (*steps_done >= o->steps) {
+		printf("%s: %s is at step %llu: --steps %llu are done\n", prog, o->resume,
+		       (unsigned long long)*steps_done, (unsigned long long)o->steps);
+		return 1;
+	}
+	return 0;
+}
+
+/* Prints the run's first line: windows, steps an epoch, parameters, steps. */
+static void print_plan(const struct options *o, rf_loader *loader, uint64_t steps_done)
+{
+	rf_order_info order;
+	rf_loader_order(loader, &order);
+	printf("%s: %llu windows of %u tokens, %llu steps an epoch; %zu parameters%s%s; "
+	       "steps %llu to %llu\n",
+	       prog, (unsigned long long)order.dataset_samples, o->seq + 1,
+	       (unsigned long long)order.batches_per_epoch, params_count(o->vocab, o->dim),
+	       o->resume ? " from " : "", o->resume ? o->resume : "", (unsigned long long)steps_done + 1,
+	       (unsigned long long)o->steps);
+}
+
+/* Borrows the next batch into *b and checks its tokens (check_tokens()).
+ * @return : 0 with *b lent; -1 with a message and nothing lent. */
+static int next_rows(const struct options *o, rf_loader *loader, rf_batch **b)
+{
+	int ret = rf_loader_next(loader, b);
+	if (ret) { /* never RF_EOF: the epochs are endless */
+		fprintf(stderr, "%s: rf_loader_next: %s: %s\n", prog, rf_strerror(ret),
+			rf_loader_error(loader));
+		return -1;
+	}
+	if (check_tokens(*b, o->seq, o->vocab)) {
+		rf_batch_release(loader, *b);
+		return -1;
+	}
+	return 0;
+}
+
+/* The time per step between two loss lines. */
+struct loss_clock {
+	double t0;      /* now_ms() at the last line (or the start) */
+	uint64_t steps; /* steps since then */
+};
+
+/* Prints step's loss line, or says the model diverged when loss is not
+ * finite.
+ * @return : 0, or -1 for a loss that is not finite. */
+static int print_loss(struct loss_clock *c, uint64_t step, double loss)
+{
+	if (!isfinite(loss)) {
+		fprintf(stderr, "%s: the loss is %f at step %llu: the model diverged "
+			"(a smaller --lr)\n", prog, loss, (unsigned long long)step);
+		return -1;
+	}
+	double t = now_ms();
+	printf("step %llu loss %.6f (%.1f ms/step)\n", (unsigned long long)step, loss,
+	       (t - c->t0) / (double)c->steps);
+	fflush(stdout);
+	c->t0 = t;
+	c->steps = 0;
+	return 0;
+}
+
+/* Whether a checkpoint is written after step (1-based, done): every
+ * --checkpoint-every steps and after the last. */
+static int checkpoint_due(const struct options *o, uint64_t step)
+{
+	return o->checkpoint && ((o->checkpoint_every && step % o->checkpoint_every == 0) ||
+				 step == o->steps);
 }
 
 #endif /* TRAIN_TOKENS_H */

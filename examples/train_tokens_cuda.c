@@ -99,55 +99,32 @@ int main(int argc, char **argv)
 	int status = 1;
 	rf_loader *loader = NULL;
 	struct device dev = { 0 };
-	uint64_t steps_done = 0;
+	uint64_t steps_done;
 	unsigned char state[RF_STATE_MAX_BYTES];
-	size_t state_len = 0;
+	size_t state_len;
 	size_t pbytes = params_count(o.vocab, o.dim) * sizeof(float);
 	float *params = malloc(pbytes); /* the host copy: initialization and checkpoints */
 	if (!params) {
 		fprintf(stderr, "%s: out of memory for vocab %u, dim %u\n", prog, o.vocab, o.dim);
 		goto done;
 	}
-	if (o.resume) {
-		if (checkpoint_load(o.resume, params, o.vocab, o.dim, &steps_done, state, &state_len))
-			goto done;
-		if (steps_done >= o.steps) {
-			printf("%s: %s is at step %llu: --steps %llu are done\n", prog, o.resume,
-			       (unsigned long long)steps_done, (unsigned long long)o.steps);
-			status = 0;
-			goto done;
-		}
-	} else {
-		params_init(params, o.vocab, o.dim, o.seed);
+	ret = start_model(&o, params, &steps_done, state, &state_len);
+	if (ret) {
+		status = ret > 0 ? 0 : 1;
+		goto done;
 	}
 	/* the loader's device is 0: the model's too */
 	if (cuda_check(cudaSetDevice(0), "device 0") || device_alloc(&dev, &o, params))
 		goto done;
 	if (open_loader(&o, 0, state_len ? state : NULL, state_len, &loader))
 		goto done;
-	rf_order_info order;
-	rf_loader_order(loader, &order);
-	printf("%s: %llu windows of %u tokens, %llu steps an epoch; %zu parameters%s%s; "
-	       "steps %llu to %llu\n",
-	       prog, (unsigned long long)order.dataset_samples, o.seq + 1,
-	       (unsigned long long)order.batches_per_epoch, params_count(o.vocab, o.dim),
-	       o.resume ? " from " : "", o.resume ? o.resume : "", (unsigned long long)steps_done + 1,
-	       (unsigned long long)o.steps);
+	print_plan(&o, loader, steps_done);
 
-	double t0 = now_ms();
-	uint64_t steps_timed = 0;
+	struct loss_clock clock = { now_ms(), 0 };
 	while (steps_done < o.steps) {
 		rf_batch *b;
-		ret = rf_loader_next(loader, &b);
-		if (ret) { /* never RF_EOF: the epochs are endless */
-			fprintf(stderr, "%s: rf_loader_next: %s: %s\n", prog, rf_strerror(ret),
-				rf_loader_error(loader));
+		if (next_rows(&o, loader, &b))                                      /* 1 */
 			goto done;
-		}
-		if (check_tokens(b, o.seq, o.vocab)) {
-			rf_batch_release(loader, b);
-			goto done;
-		}
 		ret = rf_batch_wait(b, dev.stream);                                   /* 2 */
 		if (ret) {
 			fprintf(stderr, "%s: rf_batch_wait: %s\n", prog, rf_strerror(ret));
@@ -162,33 +139,21 @@ int main(int argc, char **argv)
 		if (cuda_check((cudaError_t)ret, "the step's kernels"))
 			goto done;
 		steps_done++;
-		steps_timed++;
-		if (print_due(&o, steps_done)) {
+		clock.steps++;
+		if (print_due(&o, steps_done)) { /* the loss comes back, and is checked, here */
 			float loss;
 			if (cuda_check(cudaMemcpyAsync(&loss, dev.loss, sizeof(loss), cudaMemcpyDeviceToHost,
 						       dev.stream), "loss out") ||
-			    cuda_check(cudaStreamSynchronize(dev.stream), "the step"))
-				goto done;
-			if (!isfinite(loss)) { /* seen where the loss comes back: at a print */
-				fprintf(stderr, "%s: the loss is %f at step %llu: the model diverged "
-					"(a smaller --lr)\n", prog, loss, (unsigned long long)steps_done);
-				goto done;
-			}
-			double t = now_ms();
-			printf("step %llu loss %.6f (%.1f ms/step)\n", (unsigned long long)steps_done,
-			       loss, (t - t0) / (double)steps_timed);
-			fflush(stdout);
-			t0 = t;
-			steps_timed = 0;
-		}
-		if (o.checkpoint && ((o.checkpoint_every && steps_done % o.checkpoint_every == 0) ||
-				     steps_done == o.steps)) {
-			if (cuda_check(cudaMemcpyAsync(params, dev.params, pbytes, cudaMemcpyDeviceToHost,
-						       dev.stream), "parameters out") ||
 			    cuda_check(cudaStreamSynchronize(dev.stream), "the step") ||
-			    checkpoint_save(o.checkpoint, params, o.vocab, o.dim, steps_done, loader))
+			    print_loss(&clock, steps_done, loss))
 				goto done;
 		}
+		if (checkpoint_due(&o, steps_done) &&
+		    (cuda_check(cudaMemcpyAsync(params, dev.params, pbytes, cudaMemcpyDeviceToHost,
+						dev.stream), "parameters out") ||
+		     cuda_check(cudaStreamSynchronize(dev.stream), "the step") ||
+		     checkpoint_save(o.checkpoint, params, o.vocab, o.dim, steps_done, loader)))
+			goto done;
 	}
 	if (cuda_check(cudaStreamSynchronize(dev.stream), "the last step"))
 		goto done;
