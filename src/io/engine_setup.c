@@ -11,6 +11,7 @@
 
 #include "io/dio_align.h"
 #include "io/engine_impl.h"
+#include "rf_config.h" /* RF_TEST_HOOKS */
 #include "util/util.h"
 
 /* Newest first; the first the kernel accepts is used. DEFER_TASKRUN runs

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "rf_config.h" /* RF_TEST_HOOKS */
+
 struct rf_feeder;
 
 /* The thread's entry point: its argument is the rf_loader. It reports its
