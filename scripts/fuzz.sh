@@ -38,14 +38,14 @@ fi
 ninja -C build-fuzz >/dev/null
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The cache, manifest and tokens targets write every input to a file under
 # $TMPDIR (tests/fuzz/fuzz_file.h). On a disk file system half of each core
-# went to I/O wait; on tmpfs they run 3 to 9 times as many inputs a second
+# went to I/O wait; on tmpfs they run 2.7 to 9.3 times the inputs a second
 # (bench/RESULTS.md, hardening). A TMPDIR the caller set is kept.
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	export TMPDIR=/dev/shm
 fi
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # CPU seconds (user + system) of this script's finished children, into
 # $cpu_now: `times` in this shell (a $(...) subshell has no children yet)
 cpu_now=0

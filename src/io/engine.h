@@ -1,6 +1,6 @@
 /* engine.h - the read engine: reads of (file, offset, length) into a
  * caller's buffer go in, (tag, result) completions come out. It knows no
- * sample, batch or loader: the pipeline (src/pipeline/feeder.c) turns samples
+ * sample, batch or loader: the pipeline's ring thread (feeder.c) turns samples
  * into reads and judges what comes back, the way liburing's user_data and
  * zstd's POOL_add(ctx, fn, opaque) know nothing of their callers.
  *
