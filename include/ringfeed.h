@@ -72,6 +72,8 @@ enum {
 	RF_ESTATEMISMATCH = -5009, /* a saved state belongs to another dataset or config */
 	RF_EFORKED = -5010,      /* the loader belongs to another process (this one was fork()ed) */
 	RF_EABI = -5011,         /* the caller's structs do not match this library's (rf_abi_check) */
+	RF_ELOST = -5012,        /* on_sample_error only: a span of a shard is damaged or cut,
+	                          * and the samples in it are lost ("SHARD:bytes A..B") */
 };
 
 /* Bindings and plugins compiled against one version of this header and run

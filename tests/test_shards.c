@@ -393,24 +393,83 @@ Test(shards, bad_members_reported_and_replaced, .init = setup, .fini = teardown,
 	free(src);
 }
 
-Test(shards, bad_checksum_keeps_what_came_before, .init = setup, .fini = teardown,
+/* A shard cut just before a sample's cls member: that sample is bad (no
+ * label, in a labelled source), and the cut is reported; with on_error =
+ * fail the run fails. */
+Test(shards, cut_before_a_label, .init = setup, .fini = teardown, .timeout = 60)
+{
+	pack_python("cut", "GNU", 12, 9, 1, "jpg");
+	tu_run("cd '%s/cut' && python3 -c \"import os, tarfile; p='shard-000001.tar'; "
+	       "t=tarfile.open(p); m=t.getmembers()[-1]; t.close(); assert m.name.endswith('.cls'); "
+	       "os.truncate(p, m.offset)\"", out);
+	char *src = at("cut");
+	reports r = { .n = 0 };
+	rf_config cfg;
+	tu_config(&cfg, src);
+	cfg.on_sample_error = on_bad;
+	cfg.user = &r;
+	size_t n;
+	rf_stats st;
+	free(tu_drain_bytes(&cfg, &n, &st));
+	cr_assert(strstr(r.all, "shard-000001.tar:000000023.jpg: no cls member"), "%s", r.all);
+	cr_assert(strstr(r.all, "shard-000001.tar:bytes "), "%s", r.all);
+	cr_assert(strstr(r.all, "without its end-of-archive blocks"), "%s", r.all);
+	cr_assert_eq(st.bad_samples, 2, "%s", r.all);
+	cfg.on_error = RF_ON_ERROR_FAIL;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	int ret;
+	while ((ret = rf_loader_next(l, &b)) == 0)
+		rf_batch_release(l, b);
+	cr_assert_eq(ret, RF_EBADSAMPLE, "%s", rf_strerror(ret));
+	rf_loader_destroy(l);
+	free(src);
+}
+
+Test(shards, bad_checksum_resyncs_and_reports_the_span, .init = setup, .fini = teardown,
      .timeout = 60)
 {
 	pack_bad("checksum");
 	char *src = at("bad");
+	reports r = { .n = 0 };
 	rf_config cfg;
 	tu_config(&cfg, src);
-	cfg.log_level = RF_LOG_ERROR; /* the lost members are a warning at index time */
+	cfg.on_sample_error = on_bad;
+	cfg.user = &r;
 	rf_loader *l;
 	char err[512];
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
 	rf_order_info oi;
 	cr_assert_eq(rf_loader_order(l, &oi), 0);
-	/* shard 0: 12 samples but the one with no image counted as a (bad)
-	 * sample = 12; shard 1: the 2 samples before the damaged header (its
-	 * members 0-3); shard 2: 12 */
-	cr_assert_eq(oi.dataset_samples, 12 + 2 + 12, "%llu",
+	/* shard 0: 12 samples (the one with no image a bad one); shard 1: its
+	 * 12 samples and the damaged span as an entry of its own (member 4's
+	 * header is a pax header, tarfile's for the JPEG after it: that header
+	 * is lost, and the scan resumes at the JPEG's own ustar header, which
+	 * names it too); shard 2: 12 */
+	cr_assert_eq(oi.dataset_samples, 12 + 13 + 12, "%llu",
 		     (unsigned long long)oi.dataset_samples);
+	rf_loader_destroy(l);
+	r = (reports){ .n = 0 }; /* that loader read ahead, and reported */
+	size_t n;
+	rf_stats st;
+	free(tu_drain_bytes(&cfg, &n, &st));
+	/* the span: the pax header and its data block */
+	cr_assert(strstr(r.all, "shard-000001.tar:bytes "), "%s", r.all);
+	cr_assert(strstr(r.all, "damaged"), "%s", r.all);
+	/* everything after the damage is delivered: 37 entries, 3 reported
+	 * (shard 0's two, the span) and 1 undecodable JPEG */
+	cr_assert_eq(st.bad_samples, 4, "%s", r.all);
+	cr_assert_eq(st.samples, 37);
+	/* fail mode fails */
+	cfg.on_error = RF_ON_ERROR_FAIL;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	int ret;
+	while ((ret = rf_loader_next(l, &b)) == 0)
+		rf_batch_release(l, b);
+	cr_assert_eq(ret, RF_EBADSAMPLE, "%s", rf_strerror(ret));
 	rf_loader_destroy(l);
 	free(src);
 }

@@ -102,11 +102,26 @@ typedef struct got {
 	uint64_t off[64], size[64];
 	int had_data[64];
 	const uint8_t *shard; /* to check m->data against */
+	/* the lost spans */
+	size_t nlost;
+	rf_tar_lost lost[8];
+	uint64_t lost_off[8], lost_size[8];
+	char *lost_name[8], *lost_why[8];
 } got;
 
 static int collect(void *u, const rf_tar_member *m)
 {
 	got *g = u;
+	if (m->lost) {
+		cr_assert(g->nlost < 8);
+		cr_assert(m->why && m->why[0] && !m->data);
+		g->lost[g->nlost] = m->lost;
+		g->lost_off[g->nlost] = m->data_off;
+		g->lost_size[g->nlost] = m->size;
+		g->lost_name[g->nlost] = strdup(m->name);
+		g->lost_why[g->nlost++] = strdup(m->why);
+		return 0;
+	}
 	cr_assert(g->n < 64);
 	g->name[g->n] = strdup(m->name);
 	g->off[g->n] = m->data_off;
@@ -124,6 +139,11 @@ static void got_free(got *g)
 	for (size_t i = 0; i < g->n; i++)
 		free(g->name[i]);
 	g->n = 0;
+	for (size_t i = 0; i < g->nlost; i++) {
+		free(g->lost_name[i]);
+		free(g->lost_why[i]);
+	}
+	g->nlost = 0;
 }
 
 /* Scans shard[len], feeding windows of w bytes (or s.need, if larger) at
@@ -331,15 +351,27 @@ Test(tar, pax_size_overrides_the_header, .init = setup, .fini = teardown)
 
 /* Scans shard[len] whole and in 512-byte windows: both fail with code and a
  * message holding want (and want2 if not NULL). */
-static void fails(const uint8_t *shard, size_t len, int code, const char *want, const char *want2)
+/* Scans shard[len] (whole, and in 512-byte windows): the scan ends (0)
+ * with nmembers members and one lost span of kind, bytes [off, off + size)
+ * of the shard, whose reason says want (and want2). */
+static void loses(const uint8_t *shard, size_t len, size_t nmembers, rf_tar_lost kind,
+		  uint64_t off, uint64_t size, const char *want, const char *want2)
 {
 	for (int k = 0; k < 2; k++) {
 		got g = { 0 };
 		char err[512] = "";
 		int r = scan(shard, len, k ? 512 : SIZE_MAX, collect, &g, err, sizeof(err));
-		cr_assert_eq(r, code, "got %d (%s), expected %d", r, err, code);
-		cr_assert(strstr(err, want), "'%s' does not say '%s'", err, want);
-		cr_assert(!want2 || strstr(err, want2), "'%s' does not say '%s'", err, want2);
+		cr_assert_eq(r, 0, "got %d (%s)", r, err);
+		cr_assert_eq(g.n, nmembers, "%zu members, expected %zu", g.n, nmembers);
+		cr_assert_eq(g.nlost, 1, "%zu lost spans, expected 1", g.nlost);
+		cr_assert_eq(g.lost[0], kind);
+		cr_assert_eq(g.lost_off[0], off, "lost from %llu, expected %llu",
+			     (unsigned long long)g.lost_off[0], (unsigned long long)off);
+		cr_assert_eq(g.lost_size[0], size, "lost %llu bytes, expected %llu",
+			     (unsigned long long)g.lost_size[0], (unsigned long long)size);
+		const char *why = g.lost_why[0];
+		cr_assert(strstr(why, want), "'%s' does not say '%s'", why, want);
+		cr_assert(!want2 || strstr(why, want2), "'%s' does not say '%s'", why, want2);
 		got_free(&g);
 	}
 }
@@ -361,18 +393,22 @@ Test(tar, ends_at_a_header_boundary_or_zero_block)
 	tbuf b = three_members();
 	got g = { 0 };
 	char err[256];
-	/* without its end blocks: ends after c.jpg's padding */
-	cr_assert_eq(scan(b.p, b.len - 1024, 512, collect, &g, err, sizeof(err)), 0, "%s", err);
+	/* without its end blocks: ends after c.jpg's padding, and says it may
+	 * have been cut there */
+	loses(b.p, b.len - 1024, 3, RF_TAR_LOST_UNENDED, b.len - 1024, 0, "without its "
+	      "end-of-archive blocks", NULL);
+	/* cut inside the end blocks: nothing is lost */
+	cr_assert_eq(scan(b.p, b.len - 700, 512, collect, &g, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(g.n, 3);
+	cr_assert_eq(g.nlost, 0);
 	got_free(&g);
 	/* one zero block only, and junk after the end, are fine (as tarfile reads) */
 	memset(b.p + b.len - 512, 0xee, 512);
 	cr_assert_eq(scan(b.p, b.len, 4096, collect, &g, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(g.n, 3);
 	got_free(&g);
-	/* an empty shard is an empty archive */
-	cr_assert_eq(scan(b.p, 0, 512, collect, &g, err, sizeof(err)), 0);
-	cr_assert_eq(g.n, 0);
+	/* an empty file has no end blocks either: cut at 0 */
+	loses(b.p, 0, 0, RF_TAR_LOST_UNENDED, 0, 0, "without", NULL);
 	free(b.p);
 }
 
@@ -380,10 +416,17 @@ Test(tar, truncated)
 {
 	tbuf b = three_members();
 	/* b.jpg's header at 1024, data 1536..4536 (padded to 4608), c.jpg at 4608 */
-	fails(b.p, 1024 + 100, RF_EINDEX, "offset 1024", "truncated");
-	fails(b.p, 3000, RF_EINDEX, "'b.jpg'", "past the end");
-	fails(b.p, 4536, RF_EINDEX, "'b.jpg'", "truncated"); /* the padding is missing */
-	fails(b.p, 4608 + 511, RF_EINDEX, "offset 4608", "truncated");
+	loses(b.p, 1024 + 100, 1, RF_TAR_LOST_DAMAGED, 1024, 100, "offset 1024", "cut");
+	loses(b.p, 3000, 1, RF_TAR_LOST_TRUNCATED, 1024, 3000 - 1024, "'b.jpg'", "past the end");
+	/* the padding is missing */
+	loses(b.p, 4536, 1, RF_TAR_LOST_TRUNCATED, 1024, 4536 - 1024, "'b.jpg'", "truncated");
+	loses(b.p, 4608 + 511, 2, RF_TAR_LOST_DAMAGED, 4608, 511, "offset 4608", "cut");
+	/* the truncated member is named */
+	got g = { 0 };
+	char err[256];
+	cr_assert_eq(scan(b.p, 3000, 512, collect, &g, err, sizeof(err)), 0);
+	cr_assert_str_eq(g.lost_name[0], "b.jpg");
+	got_free(&g);
 	free(b.p);
 }
 
@@ -391,7 +434,9 @@ Test(tar, bad_checksum)
 {
 	tbuf b = three_members();
 	b.p[1024 + 3] ^= 0x20; /* b.jpg's name */
-	fails(b.p, b.len, RF_EINDEX, "offset 1024", "checksum");
+	/* b.jpg (header 1024, data to 4608) is lost; the scan finds c.jpg's
+	 * header and goes on */
+	loses(b.p, b.len, 2, RF_TAR_LOST_DAMAGED, 1024, 4608 - 1024, "offset 1024", "checksum");
 	free(b.p);
 	/* a header that sums its bytes as signed chars is accepted, as tar does */
 	b = three_members();
@@ -432,14 +477,15 @@ Test(tar, size_fields)
 	/* negative base-256, then a field that is not octal */
 	h[124] = 0xff;
 	set_checksum(h);
-	fails(b.p, b.len, RF_EINDEX, "'b.jpg'", "size field");
+	loses(b.p, b.len, 2, RF_TAR_LOST_DAMAGED, 1024, 4608 - 1024, "'b.jpg'", "size field");
 	memcpy(h + 124, "0000005x700\0", 12);
 	set_checksum(h);
-	fails(b.p, b.len, RF_EINDEX, "'b.jpg'", "size field");
-	/* a size that runs past the end of the shard */
+	loses(b.p, b.len, 2, RF_TAR_LOST_DAMAGED, 1024, 4608 - 1024, "'b.jpg'", "size field");
+	/* a size that runs past the end of the shard: a cut shard */
 	snprintf((char *)h + 124, 12, "%011o", 077777777);
 	set_checksum(h);
-	fails(b.p, b.len, RF_EINDEX, "'b.jpg'", "past the end of the shard");
+	loses(b.p, b.len, 1, RF_TAR_LOST_TRUNCATED, 1024, b.len - 1024, "'b.jpg'",
+	      "past the end of the shard");
 	free(b.p);
 }
 
@@ -488,8 +534,12 @@ Test(tar, pax_records)
 		tb_file(&c, "first.jpg", "1");
 		tb_member(&c, "././@PaxHeader", 'x', bad[i][0], strlen(bad[i][0]));
 		tb_file(&c, "a.jpg", "a");
+		tb_file(&c, "b.jpg", "b");
 		tb_end(&c);
-		fails(c.p, c.len, RF_EINDEX, "pax header at offset 1024", bad[i][1]);
+		/* the pax header and the member it describes are lost (its own
+		 * header would give it the wrong name); b.jpg is read */
+		loses(c.p, c.len, 2, RF_TAR_LOST_DAMAGED, 1024, 3072 - 1024,
+		      "pax header at offset 1024", bad[i][1]);
 		free(c.p);
 	}
 }
@@ -501,16 +551,20 @@ Test(tar, extended_header_limits)
 	tb_header(&b, "././@PaxHeader", RF_TAR_EXT_MAX + 1, 'x');
 	tb_put(&b, NULL, RF_TAR_EXT_MAX + 512);
 	tb_end(&b);
-	fails(b.p, b.len, RF_EINDEX, "pax header at offset 0", "at most");
+	/* its data blocks are zeros: lost with it up to the end */
+	loses(b.p, b.len, 0, RF_TAR_LOST_DAMAGED, 0, b.len, "pax header at offset 0", "at most");
 	free(b.p);
 	/* a GNU long name longer than RF_TAR_NAME_MAX */
 	b = (tbuf){ 0 };
 	static char name[RF_TAR_NAME_MAX + 2];
 	memset(name, 'n', sizeof(name) - 1);
 	tb_member(&b, "././@LongLink", 'L', name, sizeof(name)); /* with its NUL */
+	size_t at = b.len;
 	tb_file(&b, "x.jpg", "x");
+	tb_file(&b, "y.jpg", "y");
 	tb_end(&b);
-	fails(b.p, b.len, RF_EINDEX, "GNU long name at offset 0", "name too long");
+	loses(b.p, b.len, 1, RF_TAR_LOST_DAMAGED, 0, at + 1024, "GNU long name at offset 0",
+	      "name too long");
 	free(b.p);
 	/* one of RF_TAR_NAME_MAX is fine, and comes out whole */
 	b = (tbuf){ 0 };
@@ -530,14 +584,17 @@ Test(tar, extended_header_limits)
 	tb_member(&b, "././@LongLink", 'L', "abc.jpg", 8);
 	size_t cut = b.len;
 	tb_end(&b);
-	fails(b.p, b.len, RF_EINDEX, "extended header at offset 0", "end of the archive");
-	fails(b.p, cut, RF_EINDEX, "extended header at offset 0", "followed by no member");
+	loses(b.p, b.len, 0, RF_TAR_LOST_DAMAGED, 0, b.len, "extended header at offset 0",
+	      "end of the archive");
+	loses(b.p, cut, 0, RF_TAR_LOST_DAMAGED, 0, cut, "extended header at offset 0",
+	      "followed by no member");
 	free(b.p);
 	/* GNU sparse members cannot be read as one extent */
 	b = (tbuf){ 0 };
 	tb_member(&b, "s.jpg", 'S', "ss", 2);
+	tb_file(&b, "t.jpg", "t");
 	tb_end(&b);
-	fails(b.p, b.len, RF_EINDEX, "'s.jpg'", "sparse");
+	loses(b.p, b.len, 1, RF_TAR_LOST_DAMAGED, 0, 1024, "'s.jpg'", "sparse");
 	free(b.p);
 }
 
@@ -597,11 +654,16 @@ Test(tar, caller_contract)
 	/* the end is sticky, and so is an error */
 	cr_assert_eq(rf_tar_scan_feed(&s, NULL, 0, s.pos, collect, &g, err, sizeof(err)), 0);
 	got_free(&g);
+	/* damage is reported and the scan goes on; an error is sticky */
 	b.p[1024] ^= 1;
 	rf_tar_scan_init(&s, b.len);
-	cr_assert_eq(rf_tar_scan_feed(&s, b.p, b.len, 0, collect, &g, err, sizeof(err)), RF_EINDEX);
-	cr_assert_eq(rf_tar_scan_feed(&s, b.p, b.len, s.pos, collect, &g, err, sizeof(err)),
-		     RF_EINDEX);
+	cr_assert_eq(rf_tar_scan_feed(&s, b.p, b.len, 0, collect, &g, err, sizeof(err)), 0);
+	cr_assert_eq(g.n, 2);
+	cr_assert_eq(g.nlost, 1);
+	got_free(&g);
+	rf_tar_scan_init(&s, b.len);
+	cr_assert_eq(rf_tar_scan_feed(&s, b.p + 512, 512, 512, collect, &g, err, sizeof(err)),
+		     -EINVAL);
 	got_free(&g);
 	free(b.p);
 }

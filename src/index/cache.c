@@ -265,7 +265,7 @@ static int records_valid(const rf_index *t, int has_weights)
 		if ((uint64_t)e->path_len >= t->paths_len || e->path_off >= t->paths_len - e->path_len ||
 		    t->paths[e->path_off + e->path_len] != '\0')
 			return 0;
-		int reason = t->nshards && e->size <= RF_INDEX_NO_IMAGE && e->size >= RF_INDEX_TRUNCATED;
+		int reason = t->nshards && RF_INDEX_IS_REASON(e->size);
 		if ((e->size < -4095 && !reason) || e->label < -1 ||
 		    (t->nclasses > 0 && e->label >= (int64_t)t->nclasses))
 			return 0;

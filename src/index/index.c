@@ -85,8 +85,18 @@ const char *rf_index_bad_reason(int64_t size, char *buf, size_t len)
 {
 	switch (size) {
 	case RF_INDEX_NO_IMAGE: return "no image member (jpg, jpeg)";
-	case RF_INDEX_BAD_LABEL: return "its cls member is not a label (decimal text)";
+	case RF_INDEX_BAD_LABEL: return "its cls member is not a label (decimal text, 0 to 2147483647)";
 	case RF_INDEX_TRUNCATED: return "the member runs past the end of the shard (truncated)";
+	case RF_INDEX_TWO_LABELS: return "two cls members";
+	case RF_INDEX_TWO_IMAGES: return "two members of its image's extension (webdataset refuses "
+					"such a sample)";
+	case RF_INDEX_NO_MEMBER: return "no member besides cls";
+	case RF_INDEX_NO_LABEL: return "no cls member, in a source whose other samples have one";
+	case RF_INDEX_DAMAGED: return "damaged: these bytes of the shard are not tar members (a "
+				      "corrupt header and what follows it up to the next valid one); "
+				      "the samples in them are lost";
+	case RF_INDEX_UNENDED: return "the shard ends without its end-of-archive blocks: cut "
+				      "there, the samples after it are lost";
 	default:
 		rf_fmt(buf, len, "cannot stat: %s", strerror((int)-size));
 		return buf;

@@ -37,6 +37,21 @@ typedef struct rf_index_member {
 #define RF_INDEX_NO_IMAGE (-100000)  /* no image member (jpg, jpeg) */
 #define RF_INDEX_BAD_LABEL (-100001) /* a cls member that is not a label */
 #define RF_INDEX_TRUNCATED (-100002) /* runs past the end of its shard */
+#define RF_INDEX_TWO_LABELS (-100003) /* two cls members */
+#define RF_INDEX_TWO_IMAGES (-100004) /* two members of its image's extension */
+#define RF_INDEX_NO_MEMBER (-100005) /* raw mode: no member besides cls */
+#define RF_INDEX_NO_LABEL (-100006)  /* no cls member, in a source whose samples have one */
+/* Not samples: spans of a shard whose samples are lost, each an entry of
+ * its own (named "bytes A..B") so that it is reported, counted and, with
+ * on_error = fail, fails the run like a bad sample. */
+#define RF_INDEX_DAMAGED (-100007)   /* bytes that are not tar members */
+#define RF_INDEX_UNENDED (-100008)   /* the shard ends without end-of-archive blocks */
+#define RF_INDEX_REASON_FIRST RF_INDEX_UNENDED
+#define RF_INDEX_REASON_LAST RF_INDEX_NO_IMAGE
+/* Is size one of the codes above? */
+#define RF_INDEX_IS_REASON(size) ((size) >= RF_INDEX_REASON_FIRST && (size) <= RF_INDEX_REASON_LAST)
+/* Is it a lost span rather than a sample? */
+#define RF_INDEX_IS_LOST(size) ((size) == RF_INDEX_DAMAGED || (size) == RF_INDEX_UNENDED)
 
 /* What a shard source holds: WebDataset tars, or token shards (.bin,
  * .bin.zst; src/index/tokens.h). */

@@ -8,13 +8,18 @@
  * numbered in shard order (shards in sorted path order, or list order), so
  * that a pack of a tree numbers its samples as the tree does.
  *
- * A sample that cannot be used (no image member, a bad cls, a member that
- * runs past the end of a truncated shard) keeps its place with a negative
- * size that says why (rf_index_bad_reason): it is reported and replaced when
- * drawn, never the run. A shard whose headers stop making sense (a bad
- * checksum) keeps the samples before that point; the rest are logged as
- * lost at build time, naming the shard and the offset. */
+ * A sample that cannot be used (no image member, a bad cls, no cls in a
+ * source whose samples have one, a member that runs past the end of a
+ * truncated shard) keeps its place with a negative size that says why
+ * (rf_index_bad_reason): it is reported and replaced when drawn, never the
+ * run. Nothing is dropped in silence: a span of a shard that holds no
+ * readable members (a corrupt header and the bytes up to the next valid
+ * one, a shard cut without its end blocks, a read that failed) becomes an
+ * entry of its own, named "bytes A..B", reported like a bad sample when
+ * drawn (and failing the run with on_error = fail); the scan goes on after
+ * it. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -376,9 +381,11 @@ typedef struct shard_scan {
 		int64_t size;      /* or a negative code (rf_index_bad_reason) */
 		int32_t label;
 		uint32_t flags;
+		int has_cls;       /* the label came from a cls member */
 	} *found;
 	size_t nfound, cap;
 	int done;
+	rf_log_level log_level;
 } shard_scan;
 
 static int on_sample(void *user, const rf_tar_sample *s)
@@ -393,6 +400,16 @@ static int on_sample(void *user, const rf_tar_sample *s)
 		sc->found = x;
 		sc->cap = cap;
 	}
+	char span[64];
+	if (s->code == RF_TAR_DAMAGED || s->code == RF_TAR_UNENDED) {
+		/* a lost span: named by its bytes */
+		rf_fmt(span, sizeof(span), "bytes %llu..%llu", (unsigned long long)s->data_off,
+		       (unsigned long long)(s->data_off + s->size));
+		rf_log(sc->log_level, RF_LOG_WARN, "shard %s/%s: %s", sc->idx->root,
+		       sc->idx->shards[sc->shard], s->bad);
+		klen = strlen(span);
+		elen = 0;
+	}
 	size_t need = klen + 1 + elen + 1;
 	if (sc->names_len + need > sc->names_cap) {
 		size_t cap = sc->names_cap ? sc->names_cap * 2 : 16384;
@@ -405,22 +422,29 @@ static int on_sample(void *user, const rf_tar_sample *s)
 		sc->names_cap = cap;
 	}
 	char *name = sc->names + sc->names_len;
-	memcpy(name, s->key, klen);
+	memcpy(name, s->code == RF_TAR_DAMAGED || s->code == RF_TAR_UNENDED ? span : s->key, klen);
 	if (elen) {
 		name[klen] = '.';
 		memcpy(name + klen + 1, s->ext, elen + 1);
 	} else {
 		name[klen] = '\0';
 	}
+	static const int64_t codes[] = {
+		[RF_TAR_NO_IMAGE] = RF_INDEX_NO_IMAGE,     [RF_TAR_NO_MEMBER] = RF_INDEX_NO_MEMBER,
+		[RF_TAR_BAD_CLS] = RF_INDEX_BAD_LABEL,     [RF_TAR_TWO_CLS] = RF_INDEX_TWO_LABELS,
+		[RF_TAR_TWO_IMAGES] = RF_INDEX_TWO_IMAGES, [RF_TAR_TRUNCATED] = RF_INDEX_TRUNCATED,
+		[RF_TAR_DAMAGED] = RF_INDEX_DAMAGED,       [RF_TAR_UNENDED] = RF_INDEX_UNENDED,
+	};
 	int64_t size = (int64_t)s->size;
-	if (s->bad)
-		size = strstr(s->bad, "cls") ? RF_INDEX_BAD_LABEL : RF_INDEX_NO_IMAGE;
-	else if (s->size == 0)
-		size = 0; /* an empty member: the read path says "empty" */
+	if (s->code) {
+		assert((size_t)s->code < sizeof(codes) / sizeof(codes[0]) && codes[s->code]);
+		size = codes[s->code];
+	}
 	int32_t label = s->label >= 0 ? s->label : sc->idx->shard_labels[sc->shard];
 	sc->found[sc->nfound++] = (struct found){ .name_off = sc->names_len, .off = s->data_off,
 						  .size = size, .label = label,
-						  .flags = s->compressed ? RF_MEMBER_ZSTD : 0 };
+						  .flags = s->compressed ? RF_MEMBER_ZSTD : 0,
+						  .has_cls = s->has_cls };
 	sc->names_len += strlen(name) + 1;
 	return 0;
 }
@@ -433,59 +457,32 @@ static void scan_free(shard_scan *sc)
 	sc->found = NULL;
 }
 
-/* The scan of sc stopped on a malformed header: keep what came before, say
- * what was lost. A member that runs past the end (a truncated shard) is a
- * bad sample of its own. */
-static void scan_broken(rf_index *idx, shard_scan *sc, const char *why, int log_level)
+/* A read of sc's shard failed at the scan's position: the rest of the
+ * shard is a lost span (reported when drawn, like a damaged one). */
+static int scan_read_failed(shard_scan *sc, int res)
 {
-	rf_tar_samples_finish(&sc->group);
-	rf_log(log_level, RF_LOG_WARN, "shard %s/%s: %s%s", idx->root, idx->shards[sc->shard], why,
-	       sc->scan.pos < sc->size ? " (the members after it are not indexed)" : "");
-	if (!sc->scan.truncated)
-		return;
-	/* the cut member's sample: the last one found when it has the same key
-	 * (its image came before, whole), else one of its own */
-	const char *cut = sc->scan.name;
-	long klen = rf_tar_key_split(cut);
-	if (klen < 0)
-		return;
-	if (sc->nfound) {
-		struct found *last = &sc->found[sc->nfound - 1];
-		const char *name = sc->names + last->name_off;
-		if (rf_tar_key_split(name) == klen && !strncmp(name, cut, (size_t)klen)) {
-			last->size = RF_INDEX_TRUNCATED;
-			return;
-		}
-	}
-	char key[RF_TAR_NAME_MAX + 1];
-	rf_fmt(key, sizeof(key), "%.*s", (int)klen, cut);
-	rf_tar_sample s = { .key = key, .ext = cut + klen + 1, .label = -1 };
-	if (on_sample(sc, &s) == 0)
-		sc->found[sc->nfound - 1].size = RF_INDEX_TRUNCATED;
+	char why[192];
+	rf_fmt(why, sizeof(why), "read at offset %llu: %s", (unsigned long long)sc->scan.pos,
+	       strerror(-res));
+	rf_tar_member m = { .name = "", .data_off = sc->scan.pos, .size = sc->size - sc->scan.pos,
+			    .lost = RF_TAR_LOST_DAMAGED, .why = why };
+	int r = rf_tar_samples_member(&sc->group, &m);
+	return r ? r : rf_tar_samples_finish(&sc->group);
 }
 
-/* Feeds a finished window; returns 1 when the shard needs another. */
-static int scan_window(rf_index *idx, shard_scan *sc, const rf_io_done *d, int log_level)
+/* Feeds a finished window. @return : 1 when the shard needs another, 0
+ * when its scan is over, or a negative code (out of memory). */
+static int scan_window(shard_scan *sc, const rf_io_done *d, char *err, size_t errlen)
 {
-	char why[256];
-	if (d->res < 0) {
-		rf_fmt(why, sizeof(why), "read at offset %llu: %s",
-		       (unsigned long long)sc->scan.pos, strerror(-d->res));
-		scan_broken(idx, sc, why, log_level);
-		return 0;
-	}
+	if (d->res < 0)
+		return scan_read_failed(sc, d->res);
 	int r = rf_tar_scan_feed(&sc->scan, sc->buf + d->skip, (size_t)d->res, sc->scan.pos,
-				 rf_tar_samples_member, &sc->group, why, sizeof(why));
-	if (r == 1)
-		return 1;
-	if (r == 0) {
-		rf_tar_samples_finish(&sc->group);
-		return 0;
-	}
+				 rf_tar_samples_member, &sc->group, err, errlen);
+	if (r == 0)
+		r = rf_tar_samples_finish(&sc->group);
 	if (r == -ENOMEM)
-		rf_fmt(why, sizeof(why), "out of memory");
-	scan_broken(idx, sc, why, log_level);
-	return 0;
+		rf_fmt(err, errlen, "out of memory");
+	return r;
 }
 
 static uint32_t window_len(const shard_scan *sc)
@@ -533,19 +530,29 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 			shard_scan *s = &sc[next];
 			s->idx = idx;
 			s->shard = next++;
+			s->log_level = log_level;
 			struct stat st;
 			const char *path = idx->shards[s->shard];
-			if (fstatat(idx->root_fd, path, &st, 0) || !S_ISREG(st.st_mode)) {
-				int e = errno;
-				rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, path,
-				       S_ISREG(st.st_mode) ? strerror(e) : "not a regular file");
-				ret = -ENOENT;
+			if (fstatat(idx->root_fd, path, &st, 0)) {
+				ret = -errno;
+				rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, path, strerror(-ret));
+				break;
+			}
+			if (!S_ISREG(st.st_mode)) {
+				rf_fmt(err, errlen, "shard %s/%s: not a regular file (%s)", idx->root,
+				       path, rf_file_kind(st.st_mode));
+				ret = RF_EINDEX;
 				break;
 			}
 			s->size = (uint64_t)st.st_size;
 			rf_tar_scan_init(&s->scan, s->size);
 			rf_tar_samples_init(&s->group, raw, on_sample, s);
 			if (s->size == 0) {
+				/* no end blocks either: reported as cut at 0 */
+				char why[64];
+				int r = rf_tar_scan_feed(&s->scan, NULL, 0, 0, rf_tar_samples_member,
+							 &s->group, why, sizeof(why));
+				ret = r ? r : rf_tar_samples_finish(&s->group);
 				s->done = 1;
 				continue;
 			}
@@ -571,7 +578,12 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 		uint32_t k = rf_io_reap(io, done, width);
 		for (uint32_t i = 0; i < k && !ret; i++) {
 			shard_scan *s = &sc[done[i].tag];
-			if (scan_window(idx, s, &done[i], log_level)) {
+			int r = scan_window(s, &done[i], err, errlen);
+			if (r < 0) {
+				ret = r;
+				break;
+			}
+			if (r == 1) {
 				rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = s->scan.pos,
 								.len = window_len(s), .buf = s->buf,
 								.tag = s->shard });
@@ -590,6 +602,18 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 	 * its folder's mtime as it was */
 	for (uint32_t i = 0; i < n && !ret; i++)
 		ret = rf_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
+	/* A labelled source (a sample has a cls member, and its shards are not
+	 * in class folders): a sample without one is bad, not label -1. */
+	int labelled = 0;
+	for (uint32_t i = 0; i < n && !labelled; i++)
+		for (size_t j = 0; j < sc[i].nfound && !labelled; j++)
+			labelled = sc[i].found[j].has_cls;
+	for (uint32_t i = 0; i < n && labelled && !ret; i++)
+		for (size_t j = 0; j < sc[i].nfound; j++) {
+			struct found *f = &sc[i].found[j];
+			if (f->size >= 0 && !f->has_cls && idx->shard_labels[i] < 0)
+				f->size = RF_INDEX_NO_LABEL;
+		}
 	/* the samples, in shard order */
 	for (uint32_t i = 0; i < n && !ret; i++) {
 		for (size_t j = 0; j < sc[i].nfound && !ret; j++) {

@@ -227,6 +227,83 @@ static int has_data(uint8_t type)
 	return type < '1' || type > '6';
 }
 
+/* Reports a lost span [at, at + len) to fn. @return : 0, or what fn
+ * returned (RF_TAR_WANT_DATA means nothing for a span). */
+static int report_lost(rf_tar_lost kind, const char *name, uint64_t at, uint64_t len,
+		       const char *why, rf_tar_member_fn fn, void *user)
+{
+	if (!fn)
+		return 0;
+	rf_tar_member m = { .name = name ? name : "", .data_off = at, .size = len, .lost = kind,
+			    .why = why };
+	int r = fn(user, &m);
+	return r == RF_TAR_WANT_DATA ? 0 : r;
+}
+
+/* A malformed header at pos (why says how): the bytes from there (from
+ * the first pending extended header, whose member is lost with it) are
+ * lost up to the next valid header. Damage in an extended header loses
+ * the member it describes too (skip_member): its ustar header alone would
+ * give the wrong name. */
+static void damage(rf_tar_scan *s, uint64_t pos, int in_ext, const char *why)
+{
+	if (!s->resync) {
+		s->resync = 1;
+		s->lost_off = s->ext ? s->ext_off : pos;
+		rf_fmt(s->why, sizeof(s->why), "%s", why);
+	}
+	s->skip_member |= in_ext || s->ext;
+	s->ext = s->name_from = s->has_size = 0;
+	s->pos = pos + RF_TAR_BLOCK;
+}
+
+/* Could h (with room bytes of the shard from it) be where members start
+ * again after damage: a header with a right checksum and a size that fits?
+ * *size gets the size of its data (0 for types without data). */
+static int valid_header(const uint8_t *h, uint64_t room, uint64_t *size)
+{
+	uint64_t stored, sum;
+	if (is_zero_block(h) || !checksum_ok(h, &stored, &sum) || parse_size(h + H_SIZE, size))
+		return 0;
+	if (!has_data(h[H_TYPE]))
+		*size = 0;
+	return RF_ALIGN_UP(*size, RF_TAR_BLOCK) <= room - RF_TAR_BLOCK && *size <= room;
+}
+
+/* The end of the shard at s->pos, with left (< 512) bytes after it in
+ * buf: a damaged span still open, pending extended headers or a partial
+ * block that is not zeros are lost; no end blocks at all may be a cut. */
+static int at_end(rf_tar_scan *s, const uint8_t *tail, uint64_t left, rf_tar_member_fn fn,
+		  void *user)
+{
+	const uint64_t pos = s->pos, size = s->shard_size;
+	int zeros = 1;
+	for (uint64_t i = 0; i < left; i++)
+		zeros &= tail[i] == 0;
+	char why[192];
+	int r = 0;
+	s->pos = size;
+	s->status = 0;
+	if (s->resync || s->ext) {
+		if (!s->resync)
+			rf_fmt(s->why, sizeof(s->why), "extended header at offset %" PRIu64 " is "
+			       "followed by no member: the shard ends at %" PRIu64, s->ext_off, size);
+		uint64_t from = s->resync ? s->lost_off : s->ext_off;
+		s->resync = s->ext = 0;
+		r = report_lost(RF_TAR_LOST_DAMAGED, "", from, size - from, s->why, fn, user);
+	} else if (!zeros) {
+		rf_fmt(why, sizeof(why), "a partial header block at offset %" PRIu64 ": the shard "
+		       "ends at %" PRIu64 " (cut)", pos, size);
+		r = report_lost(RF_TAR_LOST_DAMAGED, "", pos, left, why, fn, user);
+	} else if (left == 0) {
+		rf_fmt(why, sizeof(why), "the shard ends at offset %" PRIu64 " without its "
+		       "end-of-archive blocks (cut there?)", size);
+		r = report_lost(RF_TAR_LOST_UNENDED, "", size, 0, why, fn, user);
+	}
+	/* else zeros of a cut end block: nothing lost */
+	return r;
+}
+
 int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		     rf_tar_member_fn fn, void *user, char *err, size_t errlen)
 {
@@ -246,32 +323,47 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		n = (size_t)(s->shard_size - off);
 	const uint64_t end = off + n;
 	char hname[H_PREFIX_LEN + 1 + H_NAME_LEN + 1];
+	char why[192 + RF_TAR_NAME_MAX];
 
 	for (;;) {
 		const uint64_t pos = s->pos, left = s->shard_size - pos;
 		s->need = RF_TAR_BLOCK;
-		if (left == 0 && !s->ext)
-			return stop(s, 0); /* no end blocks: ended at a header boundary */
-		if (left == 0) {
-			rf_fmt(err, errlen, "extended header at offset %" PRIu64 " is followed by "
-			       "no member: the shard ends at %" PRIu64, s->ext_off, pos);
-			return stop(s, RF_EINDEX);
-		}
 		if (left < RF_TAR_BLOCK) {
-			rf_fmt(err, errlen, "header at offset %" PRIu64 ": truncated (the shard ends "
-			       "at %" PRIu64 ")", pos, s->shard_size);
-			return stop(s, RF_EINDEX);
+			if (pos > end || end - pos < left)
+				return 1; /* the last bytes are not in */
+			return at_end(s, buf + (pos - off), left, fn, user);
 		}
 		if (pos > end || end - pos < RF_TAR_BLOCK)
 			return 1; /* hopped past the window, or the header is not all in */
 		const uint8_t *h = buf + (pos - off);
+		if (s->resync) {
+			uint64_t vsize;
+			if (!valid_header(h, left, &vsize)) {
+				s->pos = pos + RF_TAR_BLOCK;
+				continue;
+			}
+			const uint8_t t = h[H_TYPE];
+			if (s->skip_member && t != 'x' && t != 'X' && t != 'L' && t != 'K' &&
+			    t != 'g') {
+				/* the member the damaged extended header described */
+				s->skip_member = 0;
+				s->pos = pos + RF_TAR_BLOCK + RF_ALIGN_UP(vsize, RF_TAR_BLOCK);
+				continue;
+			}
+			s->resync = s->skip_member = 0;
+			int r = report_lost(RF_TAR_LOST_DAMAGED, "", s->lost_off, pos - s->lost_off,
+					    s->why, fn, user);
+			if (r)
+				return r; /* at this header: a later feed parses it */
+		}
 		if (is_zero_block(h)) {
 			/* the end: tar writes two zero blocks; the first is enough, as
 			 * Python's tarfile reads it */
 			if (s->ext) {
-				rf_fmt(err, errlen, "extended header at offset %" PRIu64 " is followed "
-				       "by the end of the archive, not a member", s->ext_off);
-				return stop(s, RF_EINDEX);
+				rf_fmt(why, sizeof(why), "extended header at offset %" PRIu64 " is "
+				       "followed by the end of the archive, not a member", s->ext_off);
+				damage(s, pos, 1, why);
+				continue;
 			}
 			return stop(s, 0);
 		}
@@ -280,10 +372,11 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 			char st[24] = "unreadable";
 			if (stored != UINT64_MAX)
 				rf_fmt(st, sizeof(st), "%06" PRIo64, stored);
-			rf_fmt(err, errlen, "header at offset %" PRIu64 ": bad checksum (stored %s, "
-			       "computed %06" PRIo64 "): not a tar header, or corrupted", pos, st,
+			rf_fmt(why, sizeof(why), "header at offset %" PRIu64 ": bad checksum (stored "
+			       "%s, computed %06" PRIo64 "): not a tar header, or corrupted", pos, st,
 			       sum);
-			return stop(s, RF_EINDEX);
+			damage(s, pos, 0, why);
+			continue;
 		}
 		const uint8_t type = h[H_TYPE];
 		/* extended headers, read here ('X': Solaris pax), and the other
@@ -294,54 +387,72 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		const char *name = !meta && s->name_from ? s->name : hname;
 		uint64_t size;
 		if (parse_size(h + H_SIZE, &size)) {
-			rf_fmt(err, errlen, "member '%s' (header at offset %" PRIu64 "): size field "
-			       "unparseable (not octal, or negative or past 64 bits in base-256)",
-			       name, pos);
-			return stop(s, RF_EINDEX);
+			rf_fmt(why, sizeof(why), "member '%s' (header at offset %" PRIu64 "): size "
+			       "field unparseable (not octal, or negative or past 64 bits in "
+			       "base-256)", name, pos);
+			damage(s, pos, meta, why);
+			continue;
 		}
 		if (!meta && s->has_size)
 			size = s->size;
 		const uint64_t data_off = pos + RF_TAR_BLOCK;
 		const uint64_t room = s->shard_size - data_off;
 		if (has_data(type) && (size > room || RF_ALIGN_UP(size, RF_TAR_BLOCK) > room)) {
-			rf_fmt(err, errlen, "member '%s' (header at offset %" PRIu64 "): its %" PRIu64
-			       " bytes of data run past the end of the shard (%" PRIu64 " bytes): "
-			       "truncated", name, pos, size, s->shard_size);
-			if (!meta) { /* say which member (the scan is over: name is free) */
-				if (name != s->name)
-					rf_fmt(s->name, sizeof(s->name), "%s", name);
-				s->truncated = 1;
+			rf_fmt(why, sizeof(why), "member '%s' (header at offset %" PRIu64 "): its %"
+			       PRIu64 " bytes of data run past the end of the shard (%" PRIu64
+			       " bytes): truncated", name, pos, size, s->shard_size);
+			if (meta) {
+				damage(s, pos, 1, why);
+				continue;
 			}
-			return stop(s, RF_EINDEX);
+			/* the scan is over: name is free */
+			if (name != s->name)
+				rf_fmt(s->name, sizeof(s->name), "%s", name);
+			uint64_t from = s->ext ? s->ext_off : pos;
+			s->ext = s->name_from = s->has_size = 0;
+			s->pos = s->shard_size;
+			s->status = 0;
+			return report_lost(RF_TAR_LOST_TRUNCATED, s->name, from, s->shard_size - from,
+					   why, fn, user);
 		}
 		const uint64_t next = data_off + (has_data(type) ? RF_ALIGN_UP(size, RF_TAR_BLOCK) : 0);
 
 		if (ext) {
 			if (size > RF_TAR_EXT_MAX) {
-				rf_fmt(err, errlen, "%s at offset %" PRIu64 ": %" PRIu64 " bytes (at "
+				rf_fmt(why, sizeof(why), "%s at offset %" PRIu64 ": %" PRIu64 " bytes (at "
 				       "most %d)", type == 'L' ? "GNU long name" : "pax header", pos,
 				       size, RF_TAR_EXT_MAX);
-				return stop(s, RF_EINDEX);
+				damage(s, pos, 1, why);
+				continue;
 			}
 			if (end - data_off < size) { /* end >= data_off: the header is in */
 				s->need = (size_t)(RF_TAR_BLOCK + size);
 				return 1; /* read it whole next time */
 			}
-			if (!s->ext)
-				s->ext_off = pos;
-			s->ext = 1;
 			const uint8_t *p = h + RF_TAR_BLOCK;
-			int bad = type == 'L' ? parse_long_name(s, p, (size_t)size, pos, err, errlen) :
-				  parse_pax(s, p, (size_t)size, pos, err, errlen);
-			if (bad)
-				return stop(s, RF_EINDEX);
+			uint64_t ext_off = s->ext ? s->ext_off : pos;
+			int bad = type == 'L' ? parse_long_name(s, p, (size_t)size, pos, why, sizeof(why)) :
+				  parse_pax(s, p, (size_t)size, pos, why, sizeof(why));
+			if (bad) {
+				damage(s, pos, 1, why);
+				continue;
+			}
+			s->ext_off = ext_off;
+			s->ext = 1;
 			s->pos = next;
 			continue;
 		}
 		if (type == 'S') {
-			rf_fmt(err, errlen, "member '%s' (header at offset %" PRIu64 "): GNU sparse "
-			       "file: not supported", name, pos);
-			return stop(s, RF_EINDEX);
+			/* not read: its bytes are not one extent; lost with its data */
+			rf_fmt(why, sizeof(why), "member '%s' (header at offset %" PRIu64 "): GNU "
+			       "sparse file: not supported", name, pos);
+			uint64_t from = s->ext ? s->ext_off : pos;
+			s->ext = s->name_from = s->has_size = 0;
+			s->pos = next;
+			int r = report_lost(RF_TAR_LOST_DAMAGED, "", from, next - from, why, fn, user);
+			if (r)
+				return r;
+			continue;
 		}
 		if (type == 'K' || type == 'g') {
 			/* a long link name, or pax globals: skipped; what is pending still
@@ -362,7 +473,7 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 					rf_fmt(err, errlen, "member '%s': its data was asked for, but it "
 					       "has %" PRIu64 " bytes (at most %d)", name, size,
 					       RF_TAR_EXT_MAX);
-					return -EINVAL;
+					return stop(s, -EINVAL);
 				}
 				/* stay at this header, with its pending name and size */
 				s->need = (size_t)(RF_TAR_BLOCK + size);

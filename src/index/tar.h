@@ -10,8 +10,14 @@
  * skipped), base-256 sizes; as Python's tarfile (USTAR_FORMAT, GNU_FORMAT,
  * PAX_FORMAT, and so webdataset's ShardWriter) and GNU tar write them.
  * Checksums are verified (the unsigned and the signed sum are accepted, as
- * tar does). Sparse members (GNU 'S', pax GNU.sparse.*) are refused: their
+ * tar does). Sparse members (GNU 'S', pax GNU.sparse.*) are not read: their
  * bytes are not one extent of the shard.
+ *
+ * Nothing is lost in silence: every byte of a shard is either in a member
+ * reported to the caller or in a lost span reported to the caller
+ * (rf_tar_member.lost). A malformed header does not end the scan: the scan
+ * resynchronises at the next block that is a valid header (members are
+ * 512-byte aligned) and reports the bytes between as one damaged span.
  *
  * Memory: an rf_tar_scan holds one name buffer (RF_TAR_NAME_MAX + 1) and
  * allocates nothing; extended headers larger than RF_TAR_EXT_MAX are an
@@ -29,14 +35,36 @@
  * the data of an extended header, or of a member whose data was asked for. */
 #define RF_TAR_NEED_MAX (RF_TAR_BLOCK + RF_TAR_EXT_MAX)
 
-/* A regular-file member of the shard. */
+/* Why a span of the shard is lost (rf_tar_member.lost). */
+typedef enum rf_tar_lost {
+	RF_TAR_LOST_NONE = 0,
+	/* Bytes that are not members: malformed headers (a bad checksum, an
+	 * unparseable size or pax record, a name too long, an extended header
+	 * with no member after it) and everything up to the next valid header
+	 * or the end of the shard; also a sparse member, which is not read. */
+	RF_TAR_LOST_DAMAGED = 1,
+	/* A member whose data runs past the end of the shard (a cut shard):
+	 * name is that member's; the span runs from its header to the end. */
+	RF_TAR_LOST_TRUNCATED = 2,
+	/* The shard ends at a header boundary without its end-of-archive
+	 * blocks: it may have been cut there (size 0, at the end). */
+	RF_TAR_LOST_UNENDED = 3,
+} rf_tar_lost;
+
+/* A regular-file member of the shard, or a lost span (lost != 0). */
 typedef struct rf_tar_member {
 	const char *name;    /* full name (pax path, GNU long name, or ustar prefix/name),
-	                      * NUL-terminated; valid during the callback only */
-	uint64_t data_off;   /* offset of the member's data in the shard (a multiple of 512) */
-	uint64_t size;       /* bytes of data (a pax size overrides the header's field) */
+	                      * NUL-terminated; valid during the callback only. A lost
+	                      * span: "" (RF_TAR_LOST_TRUNCATED: the cut member's name) */
+	uint64_t data_off;   /* offset of the member's data in the shard (a multiple of 512);
+	                      * a lost span: its first byte */
+	uint64_t size;       /* bytes of data (a pax size overrides the header's field);
+	                      * a lost span: its bytes */
 	const uint8_t *data; /* the data when all of it lies inside the window fed, else
-	                      * NULL; valid during the callback only */
+	                      * NULL; valid during the callback only. NULL for a lost span */
+	rf_tar_lost lost;    /* RF_TAR_LOST_NONE for a member */
+	const char *why;     /* a lost span: what was found there, with its offset (for
+	                      * messages); valid during the callback only. NULL otherwise */
 } rf_tar_member;
 
 /* A callback may return this when m->data is NULL and it needs the bytes
@@ -68,8 +96,10 @@ typedef struct rf_tar_scan {
 	int has_size;        /* a pax size is pending in size */
 	uint64_t size;
 	uint64_t ext_off;    /* offset of the first pending extended header */
-	int truncated;       /* the scan stopped at a member whose data runs past the end
-	                      * of the shard; its name is in name */
+	int resync;          /* looking for the next valid header after damage at lost_off */
+	int skip_member;     /* ... and the member a damaged extended header described */
+	uint64_t lost_off;
+	char why[192];       /* what the damage at lost_off was */
 	char name[RF_TAR_NAME_MAX + 1];
 } rf_tar_scan;
 
@@ -81,18 +111,16 @@ void rf_tar_scan_init(rf_tar_scan *s, uint64_t shard_size);
  * the window, calls fn for each regular-file member (directories, links,
  * devices, pax global headers 'g', GNU long link names 'K' and other types
  * are skipped) and advances s->pos past it: past the window too when a
- * member's data runs beyond it (a hop).
+ * member's data runs beyond it (a hop). Calls fn for each lost span too
+ * (rf_tar_lost), in shard order with the members: a malformed header
+ * starts one, which ends at the next valid header (or the shard's end).
  * @return : 1 more to read: feed the window at s->pos next, of at least
  *           s->need bytes (a smaller one returns 1 again without moving);
- *           0 the archive ended (a zero block, or the end of the shard exactly
- *           at a header boundary), also on any later call;
- *           RF_EINDEX malformed, with err[errlen] saying what and where (the
- *           offset, the member's name when known): bad header checksum,
- *           unparseable size, header or data running past shard_size
- *           (truncated shard), bad pax record, name too long, extended header
- *           too large or followed by no member, sparse member; later calls
- *           return it again;
- *           -EINVAL off is not s->pos, or fn asked for data too large;
+ *           0 the archive ended (a zero block, or the end of the shard),
+ *           also on any later call: every byte before the end was reported
+ *           as a member or a lost span;
+ *           -EINVAL off is not s->pos, or fn asked for data too large, with
+ *           err[errlen] saying so;
  *           or what fn returned to stop the scan. */
 int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		     rf_tar_member_fn fn, void *user, char *err, size_t errlen);
@@ -110,8 +138,22 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
  * (the extension starts at name + return + 1), or -1 when name has no key. */
 long rf_tar_key_split(const char *name);
 
+/* Why a sample cannot be used (rf_tar_sample.code). */
+typedef enum rf_tar_bad {
+	RF_TAR_GOOD = 0,
+	RF_TAR_NO_IMAGE,   /* no image member (jpg, jpeg) */
+	RF_TAR_NO_MEMBER,  /* raw mode: no member besides cls */
+	RF_TAR_BAD_CLS,    /* its cls member is not a label */
+	RF_TAR_TWO_CLS,    /* two cls members */
+	RF_TAR_TWO_IMAGES, /* two members of its image's extension */
+	RF_TAR_TRUNCATED,  /* a member of it runs past the end of the shard */
+	RF_TAR_DAMAGED,    /* not a sample: a lost span (RF_TAR_LOST_DAMAGED) */
+	RF_TAR_UNENDED,    /* not a sample: the shard ends without end blocks */
+} rf_tar_bad;
+
 /* A sample: its image member (or in raw mode its first member that is not
- * a label) and its label. */
+ * a label) and its label; or a lost span of the shard (code
+ * RF_TAR_DAMAGED / RF_TAR_UNENDED: key "", data_off and size the span). */
 typedef struct rf_tar_sample {
 	const char *key;   /* NUL-terminated; valid during the callback only */
 	const char *ext;   /* the chosen member's extension ("jpg", "jpeg.zst"); "" if none */
@@ -119,8 +161,11 @@ typedef struct rf_tar_sample {
 	uint64_t size;
 	int32_t label;     /* from the "cls" member, or -1 when there is none */
 	int compressed;    /* the chosen member is zstd-compressed (extension ends in .zst) */
-	const char *bad;   /* NULL, or why the sample cannot be used ("no image member (jpg,
-	                    * jpeg)", "cls '7x': not a label ..."); then only key holds */
+	int has_cls;       /* label came from a cls member */
+	rf_tar_bad code;   /* RF_TAR_GOOD, or why the sample cannot be used */
+	const char *bad;   /* NULL, or why in words ("no image member (jpg, jpeg)", "cls
+	                    * '7x': not a label ..."); then only key (and a lost span's
+	                    * data_off and size) holds */
 } rf_tar_sample;
 
 /* Called once per sample, in shard order. @return : 0 to go on, or non-zero
@@ -140,7 +185,8 @@ typedef struct rf_tar_samples {
 	int compressed;
 	int32_t label;
 	uint64_t off, size;
-	char bad[160];     /* why the sample is bad, "" when it is not */
+	rf_tar_bad code;   /* why the sample is bad, RF_TAR_GOOD when it is not */
+	char bad[160];     /* the same in words, "" when it is not bad */
 	char ext[32];      /* the chosen member's extension (cut if longer) */
 	char key[RF_TAR_NAME_MAX + 1];
 } rf_tar_samples;
@@ -150,7 +196,10 @@ void rf_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *
 
 /* The rf_tar_member_fn that groups: pass it to rf_tar_scan_feed() with g as
  * user. It reports each sample to g's fn when the next key starts, and asks
- * for the data of cls members (RF_TAR_WANT_DATA) to read their labels. */
+ * for the data of cls members (RF_TAR_WANT_DATA) to read their labels. A
+ * lost span ends the sample being gathered (a truncated member marks its
+ * own sample RF_TAR_TRUNCATED) and is reported to fn as a sample of its
+ * own (RF_TAR_DAMAGED, RF_TAR_UNENDED). */
 int rf_tar_samples_member(void *g, const rf_tar_member *m);
 
 /* Reports the last sample, once the scan has returned 0.

@@ -6,6 +6,8 @@
  * number of members a sample has. */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
@@ -110,25 +112,42 @@ void rf_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *
 	g->raw = raw;
 }
 
+/* Marks the sample being gathered bad, with its reason; the first stands. */
+__attribute__((format(printf, 3, 4)))
+static void bad(rf_tar_samples *g, rf_tar_bad code, const char *fmt, ...)
+{
+	if (g->code)
+		return;
+	g->code = code;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(g->bad, sizeof(g->bad), fmt, ap);
+	va_end(ap);
+}
+
 /* Hands the sample gathered so far, if any, to g->fn. */
 static int report(rf_tar_samples *g)
 {
 	if (!g->open)
 		return 0;
 	g->open = 0;
-	if (!g->bad[0] && !g->has_member)
-		rf_fmt(g->bad, sizeof(g->bad), "%s", g->raw ? "no member besides cls" :
-		       "no image member (jpg, jpeg)");
-	rf_tar_sample smp = { .key = g->key, .ext = "", .label = -1 };
-	if (g->bad[0]) {
+	if (!g->code && !g->has_member)
+		bad(g, g->raw ? RF_TAR_NO_MEMBER : RF_TAR_NO_IMAGE, "%s",
+		    g->raw ? "no member besides cls" : "no image member (jpg, jpeg)");
+	rf_tar_sample smp = { .key = g->key, .ext = "", .label = -1, .code = g->code };
+	if (g->code) {
 		smp.bad = g->bad;
+		if (g->code == RF_TAR_TRUNCATED)
+			smp.ext = g->ext; /* the member that was cut */
 	} else {
 		smp.ext = g->ext;
 		smp.data_off = g->off;
 		smp.size = g->size;
 		smp.compressed = g->compressed;
-		if (g->has_cls)
+		if (g->has_cls) {
 			smp.label = g->label;
+			smp.has_cls = 1;
+		}
 	}
 	return g->fn(g->user, &smp);
 }
@@ -139,6 +158,7 @@ static void start(rf_tar_samples *g, const char *key, size_t len)
 	g->key[len] = '\0';
 	g->open = 1;
 	g->has_member = g->has_cls = g->compressed = 0;
+	g->code = RF_TAR_GOOD;
 	g->bad[0] = g->ext[0] = '\0';
 }
 
@@ -146,25 +166,60 @@ static void start(rf_tar_samples *g, const char *key, size_t len)
 static int take_cls(rf_tar_samples *g, const rf_tar_member *m)
 {
 	if (g->has_cls) {
-		rf_fmt(g->bad, sizeof(g->bad), "two cls members");
+		bad(g, RF_TAR_TWO_CLS, "two cls members");
 		return 0;
 	}
 	if (m->size > CLS_MAX) {
-		rf_fmt(g->bad, sizeof(g->bad), "cls of %" PRIu64 " bytes: not a label", m->size);
+		bad(g, RF_TAR_BAD_CLS, "cls of %" PRIu64 " bytes: not a label", m->size);
 		return 0;
 	}
 	if (!m->data)
 		return RF_TAR_WANT_DATA; /* the scanner calls again with the bytes */
 	char why[96];
 	if (rf_tar_parse_cls(m->data, (size_t)m->size, &g->label, why, sizeof(why)))
-		rf_fmt(g->bad, sizeof(g->bad), "%s", why);
+		bad(g, RF_TAR_BAD_CLS, "%s", why);
 	g->has_cls = 1;
 	return 0;
+}
+
+/* A lost span: the sample being gathered ends (a truncated member is its
+ * own sample's, or one of its own), and a damaged span or a missing end is
+ * reported as a sample of its own. */
+static int lost(rf_tar_samples *g, const rf_tar_member *m)
+{
+	if (m->lost == RF_TAR_LOST_TRUNCATED) {
+		long k = rf_tar_key_split(m->name);
+		if (k >= 0 && !is_meta(m->name)) {
+			int ret = 0;
+			if (!g->open || strncmp(g->key, m->name, (size_t)k) || g->key[k]) {
+				ret = report(g);
+				start(g, m->name, (size_t)k);
+			}
+			if (ret)
+				return ret;
+			g->code = RF_TAR_GOOD; /* this reason wins: the shard is cut here */
+			rf_fmt(g->ext, sizeof(g->ext), "%s", m->name + k + 1);
+			bad(g, RF_TAR_TRUNCATED, "its member %s runs past the end of the shard "
+			    "(truncated)", m->name + k + 1);
+			return 0;
+		}
+		/* a member in no sample was cut: what came after it is lost */
+	}
+	int ret = report(g);
+	if (ret)
+		return ret;
+	rf_tar_sample smp = { .key = "", .ext = "", .label = -1, .data_off = m->data_off,
+			      .size = m->size, .bad = m->why ? m->why : "",
+			      .code = m->lost == RF_TAR_LOST_UNENDED ? RF_TAR_UNENDED :
+				      RF_TAR_DAMAGED };
+	return g->fn(g->user, &smp);
 }
 
 int rf_tar_samples_member(void *arg, const rf_tar_member *m)
 {
 	rf_tar_samples *g = arg;
+	if (m->lost)
+		return lost(g, m);
 	long k = rf_tar_key_split(m->name);
 	if (k < 0 || is_meta(m->name))
 		return 0; /* in no sample, as in webdataset */
@@ -178,7 +233,7 @@ int rf_tar_samples_member(void *arg, const rf_tar_member *m)
 	}
 	if (ret)
 		return ret;
-	if (g->bad[0])
+	if (g->code)
 		return 0; /* the first reason stands */
 	if (!strcasecmp(ext, "cls"))
 		return take_cls(g, m);
@@ -193,7 +248,7 @@ int rf_tar_samples_member(void *arg, const rf_tar_member *m)
 		rf_fmt(g->ext, sizeof(g->ext), "%s", ext);
 	} else if (strlen(ext) < sizeof(g->ext) && !strcasecmp(ext, g->ext)) {
 		/* webdataset refuses a sample with two members of one extension */
-		rf_fmt(g->bad, sizeof(g->bad), "two '%s' members", ext);
+		bad(g, RF_TAR_TWO_IMAGES, "two '%s' members", ext);
 	}
 	/* else another image (jpeg beside jpg) or raw member: the first wins */
 	return 0;

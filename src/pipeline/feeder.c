@@ -161,7 +161,7 @@ static int check_entry(rf_loader *l, struct rf_feeder *f, uint64_t sample, char 
 		char why[RF_REASON_LEN];
 		if (l->index.members) { /* a shard sample the index found unusable */
 			rf_fmt(reason, len, "%s", rf_index_bad_reason(size, why, sizeof(why)));
-			return RF_EBADSAMPLE;
+			return RF_INDEX_IS_LOST(size) ? RF_ELOST : RF_EBADSAMPLE;
 		}
 		assert(size >= -4095); /* an errno: the index and its cache check it */
 		if (!not_regular(l, sample, reason, len))

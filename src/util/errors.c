@@ -19,6 +19,7 @@ RF_API const char *rf_strerror(int err)
 	case RF_ESTATEVERSION: return "the saved state has a newer format than this library reads";
 	case RF_ESTATEMISMATCH: return "the saved state belongs to another dataset or configuration";
 	case RF_EFORKED: return "the loader belongs to another process (created before a fork)";
+	case RF_ELOST: return "part of a shard is damaged or cut: the samples in it are lost";
 	case RF_EABI: return "the caller's structs do not match this library's (built against another ringfeed.h)";
 	}
 	if (err < 0 && err > -4096)
