@@ -172,6 +172,23 @@ typedef enum rf_sampler {
 	RF_SAMPLER_BALANCED = 3,
 } rf_sampler;
 
+/* What a source folder holds (cfg.source_kind). Stable values. */
+typedef enum rf_source_kind {
+	/* Decided from what the folder holds: tar shards (*.tar in it, or in
+	 * its class folders) or loose files (ImageFolder, raw tree). A folder
+	 * that holds both, or .tar files where shards do not go, fails create
+	 * with RF_EINDEX saying what it found: a stray old.tar must never turn
+	 * a tree into a shard source, nor shards be mixed with loose files in
+	 * silence. The default. */
+	RF_SOURCE_AUTO = 0,
+	/* Loose files whatever else is there (a .tar is then a raw file in raw
+	 * mode, and not an image otherwise). */
+	RF_SOURCE_FILES = 1,
+	/* Tar shards (in the folder, or in its class folders) whatever else is
+	 * there; none is an error. */
+	RF_SOURCE_TAR = 2,
+} rf_source_kind;
+
 /* How a shard source is read (cfg.shard_access). Stable values. */
 typedef enum rf_shard_access {
 	/* Each sample a ranged read of its member: the sampler's global
@@ -388,7 +405,11 @@ typedef struct rf_config {
 	                                * default) = as the shards store them. UINT16 is
 	                                * refused for uint32 shards */
 
-	uint8_t reserved[56];          /* zeroed by rf_config_default(); must stay zero:
+	/* What a source folder holds (see rf_source_kind); lists, patterns and
+	 * manifests say it themselves. Must be AUTO for token sources. */
+	rf_source_kind source_kind;    /* default RF_SOURCE_AUTO */
+
+	uint8_t reserved[52];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
 	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;
@@ -440,6 +461,8 @@ typedef struct rf_batch {
 /* How rf_index_write() walks (its `raw` argument, a set of flags): */
 #define RF_INDEX_RAW 1    /* raw mode: every regular file (cfg.raw) */
 #define RF_INDEX_HIDDEN 2 /* include hidden names (cfg.include_hidden) */
+#define RF_INDEX_FILES 4  /* a folder is loose files (cfg.source_kind = RF_SOURCE_FILES) */
+#define RF_INDEX_TAR 8    /* a folder is tar shards (cfg.source_kind = RF_SOURCE_TAR) */
 
 /* Walks source (as rf_loader_create() would, with the RF_INDEX_* flags in
  * raw: 1 is raw mode as before) and writes its index to path (a temporary

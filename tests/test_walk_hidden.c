@@ -107,7 +107,9 @@ Test(walk_hidden, cache_remembers_the_mode, .init = setup, .fini = teardown)
 	uint64_t bad;
 	int classes;
 	cr_assert_eq(samples(&cfg, &bad, &classes), 6);
-	cr_assert_eq(rf_index_write(dir, 4, path, &files, NULL, NULL, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rf_index_write(dir, 16, path, &files, NULL, NULL, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rf_index_write(dir, RF_INDEX_FILES | RF_INDEX_TAR, path, &files, NULL, NULL,
+				    err, sizeof(err)), -EINVAL);
 	tu_rmrf(cache);
 	free(cache);
 }

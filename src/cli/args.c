@@ -151,3 +151,16 @@ void cli_catch_stop_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 }
+
+int cli_source_kind(const char *cmd, const char *s, rf_source_kind *out)
+{
+	static const char *const names[] = { [RF_SOURCE_AUTO] = "auto", [RF_SOURCE_FILES] = "files",
+					     [RF_SOURCE_TAR] = "tar" };
+	for (int k = RF_SOURCE_AUTO; k <= RF_SOURCE_TAR; k++)
+		if (!strcmp(s, names[k])) {
+			*out = (rf_source_kind)k;
+			return 0;
+		}
+	cli_usage_error(cmd, "--source-kind: expected auto, files or tar, not '%s'", s);
+	return 2;
+}

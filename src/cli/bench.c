@@ -29,6 +29,9 @@ static void usage(FILE *f)
 		"                    or WebDataset tar shards: a folder of *.tar (or of class\n"
 		"                    folders of them), a list file of .tar paths, or a brace\n"
 		"                    pattern 'train-{000000..000146}.tar' (see ringfeed pack)\n"
+		"  --source-kind auto|files|tar   what a source folder holds: decided from\n"
+		"                    its contents (default; a folder with both .tar files and\n"
+		"                    loose files is refused, naming both), or said\n"
 		"  --zstd-dict FILE  dictionary of the shards' .zst members (default: zstd.dict\n"
 		"                    beside the shards, when there is one)\n"
 		"  --shard-access random|sequential   shards: a ranged read per sample, global\n"
@@ -164,7 +167,7 @@ int cmd_bench(int argc, char **argv)
 	       O_RRC, O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION, O_VERIFY,
 	       O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_ZDICT, O_STEP, O_LOG, O_PROGRESS,
 	       O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE, O_HIDDEN,
-	       O_ACCESS, O_BLOCK, O_TOKENS, O_SEQ, O_STRIDE, O_TOKDTYPE };
+	       O_ACCESS, O_BLOCK, O_TOKENS, O_SEQ, O_STRIDE, O_TOKDTYPE, O_KIND };
 	/* Order, ranks and resume (issue 6). */
 	enum { O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME };
 	static const struct option opts[] = {
@@ -196,6 +199,7 @@ int cmd_bench(int argc, char **argv)
 		{ "device", required_argument, 0, O_DEVICE }, { "device-convert", no_argument, 0, O_DEVCONV },
 		{ "decode", required_argument, 0, O_DECODE },
 		{ "shard-access", required_argument, 0, O_ACCESS },
+		{ "source-kind", required_argument, 0, O_KIND },
 		{ "shuffle-block", required_argument, 0, O_BLOCK },
 		{ "tokens", no_argument, 0, O_TOKENS },    { "seq", required_argument, 0, O_SEQ },
 		{ "stride", required_argument, 0, O_STRIDE },
@@ -290,6 +294,9 @@ int cmd_bench(int argc, char **argv)
 			else if (!strcmp(optarg, "gpu")) cfg.decode = RF_DECODE_GPU;
 			else if (!strcmp(optarg, "auto")) cfg.decode = RF_DECODE_AUTO;
 			else return cli_usage_error("bench", "--decode: expected cpu, gpu or auto, not '%s'", optarg);
+			break;
+		case O_KIND:
+			if (cli_source_kind("bench", optarg, &cfg.source_kind)) return 2;
 			break;
 		case O_ACCESS:
 			if (!strcmp(optarg, "random")) cfg.shard_access = RF_SHARD_RANDOM;

@@ -26,6 +26,9 @@ int cli_u64(const char *opt, const char *s, uint64_t *out);
 int cli_size(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 int cli_float(const char *opt, const char *s, double lo, double hi, float *out);
 /* "R,G,B": three numbers. */
+/* --source-kind auto|files|tar: the rf_source_kind. @return : 0, or 2
+ * after a usage error (cmd names the command). */
+int cli_source_kind(const char *cmd, const char *s, rf_source_kind *out);
 int cli_float3(const char *opt, const char *s, float out[3]);
 
 /* Prints "ringfeed CMD: message" to stderr and returns 2 (usage) or 1. */

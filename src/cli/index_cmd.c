@@ -14,6 +14,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ringfeed index SOURCE -o FILE [--raw] [--include-hidden]\n"
+		"                      [--source-kind auto|files|tar]\n"
 		"\n"
 		"Walks SOURCE (an ImageFolder directory or a manifest), or scans the\n"
 		"headers of its tar shards (a folder, list or brace pattern of .tar),\n"
@@ -24,7 +25,12 @@ static void usage(FILE *f)
 		"  -o, --out FILE   the cache to write\n"
 		"  --raw            index every regular file (raw mode), not only JPEGs\n"
 		"  --include-hidden also names starting with '.' (skipped by default:\n"
-		"                   .DS_Store, ._x.jpg, .nfs*, .git)\n");
+		"                   .DS_Store, ._x.jpg, .nfs*, .git)\n"
+		"  --source-kind K  what a SOURCE folder holds: auto (default: from its\n"
+		"                   contents; both .tar files and loose files is refused),\n"
+		"                   files or tar\n"
+		"FILE is written only over nothing or an index cache: any other file is\n"
+		"refused, never replaced.\n");
 }
 
 /* The live line on a terminal: files so far and their rate. */
@@ -43,6 +49,7 @@ int cmd_index(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "out", required_argument, 0, 'o' }, { "raw", no_argument, 0, 'r' },
 		{ "include-hidden", no_argument, 0, 'H' },
+		{ "source-kind", required_argument, 0, 'k' },
 		{ "help", no_argument, 0, 'h' },      { 0, 0, 0, 0 },
 	};
 	const char *out = NULL;
@@ -52,6 +59,14 @@ int cmd_index(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'r': raw |= RF_INDEX_RAW; break;
 		case 'H': raw |= RF_INDEX_HIDDEN; break;
+		case 'k': {
+			rf_source_kind k;
+			if (cli_source_kind("index", optarg, &k))
+				return 2;
+			raw = (raw & ~(RF_INDEX_FILES | RF_INDEX_TAR)) |
+			      (k == RF_SOURCE_FILES ? RF_INDEX_FILES : k == RF_SOURCE_TAR ? RF_INDEX_TAR : 0);
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default: return cli_usage_error("index", "bad option");
 		}

@@ -2,6 +2,7 @@
  * prints one in words; the helpers `bench` uses to read and write states
  * and sample ids. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/util.h"
 
 /* A state is RF_STATE_MAX_BYTES at most; more is read so that a file with
  * something after the state is refused as such, not cut. */
@@ -17,9 +19,13 @@
 
 int cli_state_read(const char *path, void **buf, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	char why[512];
+	int fd = rf_open_regular(AT_FDCWD, path, "state", why, sizeof(why));
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	if (!f) {
-		fprintf(stderr, "%s: %s: %s\n", cli_name, path, strerror(errno));
+		fprintf(stderr, "%s: %s\n", cli_name, fd >= 0 ? strerror(errno) : why);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	uint8_t *b = malloc(READ_LIMIT);

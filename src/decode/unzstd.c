@@ -19,18 +19,12 @@
 int rf_zstd_dict_load(const char *path, ZSTD_DDict **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = rf_open_regular(AT_FDCWD, path, "zstd dictionary", err, errlen);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		int e = errno;
-		rf_fmt(err, errlen, "zstd dictionary '%s': %s", path, strerror(e));
-		if (fd >= 0)
-			close(fd);
-		return -e;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size <= 8 || (uint64_t)st.st_size > DICT_MAX) {
-		rf_fmt(err, errlen, "zstd dictionary '%s': %s", path,
-		       S_ISREG(st.st_mode) ? "not a zstd dictionary (size)" : "not a regular file");
+	if (fd < 0)
+		return fd == -EINVAL ? RF_EINDEX : fd;
+	if (fstat(fd, &st) != 0 || st.st_size <= 8 || (uint64_t)st.st_size > DICT_MAX) {
+		rf_fmt(err, errlen, "zstd dictionary '%s': not a zstd dictionary (size)", path);
 		close(fd);
 		return RF_EINDEX;
 	}

@@ -35,6 +35,8 @@
 #define CACHE_MAGIC "RFINDEX"
 #define CACHE_VERSION 4u /* 3: the mode word holds RF_INDEX_HIDDEN too; 4: shards */
 
+static int read_at(int fd, void *p, size_t n, off_t off);
+
 typedef struct writer {
 	FILE *f;
 	uint64_t sum;
@@ -120,9 +122,29 @@ static int name_temp(FILE *f, const char *tmp)
 	return linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW);
 }
 
+int rf_index_cache_check_target(const char *path, char *err, size_t errlen)
+{
+	int fd = rf_open_regular(AT_FDCWD, path, "index cache", err, errlen);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd == -EINVAL ? RF_ECONFIG : fd;
+	char magic[8];
+	int ours = read_at(fd, magic, sizeof(magic), 0) == 0 && !memcmp(magic, CACHE_MAGIC, 8);
+	close(fd);
+	if (ours)
+		return 0;
+	rf_fmt(err, errlen, "index cache '%s': the file exists and is not a ringfeed index cache; "
+	       "it is not overwritten (name a new file, or remove this one)", path);
+	return RF_ECONFIG;
+}
+
 int rf_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
 			 size_t errlen)
 {
+	int checked = rf_index_cache_check_target(path, err, errlen);
+	if (checked)
+		return checked;
 	char *tmp;
 	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
 		return -ENOMEM;
@@ -296,12 +318,9 @@ static int read_at(int fd, void *p, size_t n, off_t off)
 int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
 			char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		rf_fmt(err, errlen, "index cache '%s': %s", path, strerror(e));
-		return e == ENOENT ? 1 : -e;
-	}
+	int fd = rf_open_regular(AT_FDCWD, path, "index cache", err, errlen);
+	if (fd < 0)
+		return fd == -ENOENT ? 1 : fd;
 	/* The header and strings (small) are read first; the records and the
 	 * path arena (the bulk) straight into their final arrays, so loading
 	 * never holds the index twice. */

@@ -103,6 +103,77 @@ const char *rf_index_bad_reason(int64_t size, char *buf, size_t len)
 	}
 }
 
+/* The first entry of a walk that is a loose sample of its own (not a
+ * .tar or a zstd.dict taken in raw mode). */
+static const char *first_loose(const rf_index *idx)
+{
+	for (size_t i = 0; i < idx->count; i++) {
+		const char *p = rf_index_path(idx, i), *base = strrchr(p, '/');
+		size_t n = strlen(p);
+		base = base ? base + 1 : p;
+		if (!(n > 4 && !strcmp(p + n - 4, ".tar")) && strcmp(base, "zstd.dict"))
+			return p;
+	}
+	return "";
+}
+
+/* A folder: tar shards or loose files, as any_name's kind bits say, or
+ * (neither bit) as what it holds says. Loose files are walked first (an
+ * ImageFolder is walked once, as before); only when the walk saw .tar
+ * files is the folder looked at as shards. A folder that holds both, or
+ * .tar files where shards do not go, is refused with what was found:
+ * deciding the kind must never drop the files of the other. */
+static int build_folder(rf_index *idx, const char *source, int any_name, rf_log_level log_level,
+			char *err, size_t errlen)
+{
+	int raw = any_name & RF_INDEX_RAW;
+	int ret;
+	if (any_name & RF_INDEX_TAR) {
+		ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
+		if (ret == 0) {
+			rf_fmt(err, errlen, "source '%s': no .tar shards in it or in its class folders "
+			       "(source_kind = tar)", source);
+			return RF_EEMPTY;
+		}
+		return ret == 1 ? rf_index_scan_shards(idx, raw, log_level, err, errlen) : ret;
+	}
+	ret = rf_index_walk_imagefolder(idx, source, any_name, err, errlen);
+	if (ret || (any_name & RF_INDEX_FILES) || !idx->walk_tars)
+		return ret;
+	uint64_t tars = idx->walk_tars;
+	uint64_t loose = idx->count - (raw ? tars + idx->walk_dicts : 0);
+	char tar[256], file[256];
+	rf_fmt(tar, sizeof(tar), "%s", idx->walk_first_tar);
+	rf_fmt(file, sizeof(file), "%s", first_loose(idx));
+	if (loose) {
+		rf_fmt(err, errlen, "source '%s' holds both .tar files (%llu, such as '%s') and "
+		       "loose %s (%llu, such as '%s'): say which it is with source_kind = tar or "
+		       "files (--source-kind tar|files)", source, (unsigned long long)tars, tar,
+		       raw ? "files" : "images", (unsigned long long)loose, file);
+		return RF_EINDEX;
+	}
+	/* only .tar files: a shard source, if they are where shards go */
+	rf_progress_fn progress = idx->progress;
+	void *user = idx->progress_user;
+	rf_index_free(idx);
+	idx->progress = progress;
+	idx->progress_user = user;
+	idx->any_name = any_name;
+	ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 || idx->nshards != tars) {
+		rf_fmt(err, errlen, "source '%s': %llu of its %llu .tar files (such as '%s') are not "
+		       "where shards go (in the folder itself, or else in its class folders): move "
+		       "them, or say what the source is with source_kind = tar or files "
+		       "(--source-kind tar|files)", source,
+		       (unsigned long long)(tars - (ret ? idx->nshards : 0)), (unsigned long long)tars,
+		       tar);
+		return RF_EINDEX;
+	}
+	return rf_index_scan_shards(idx, raw, log_level, err, errlen);
+}
+
 int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen)
 {
 	return rf_index_build_progress(idx, source, any_name, NULL, NULL, RF_LOG_WARN, err, errlen);
@@ -140,16 +211,7 @@ int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_
 		return finish(idx, source, &st, err, errlen);
 	}
 	if (S_ISDIR(st.st_mode)) {
-		ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
-		if (ret == 1) {
-			ret = rf_index_scan_shards(idx, any_name & RF_INDEX_RAW, log_level, err, errlen);
-		} else if (ret == 0) {
-			rf_index_free(idx); /* not shards: an ImageFolder (or a raw tree) */
-			idx->progress = progress;
-			idx->progress_user = user;
-			idx->any_name = any_name;
-			ret = rf_index_walk_imagefolder(idx, source, any_name, err, errlen);
-		}
+		ret = build_folder(idx, source, any_name, log_level, err, errlen);
 	} else if (S_ISREG(st.st_mode) && rf_index_is_shard_list(source, RF_SHARDS_TAR)) {
 		ret = rf_index_shard_list(idx, source, RF_SHARDS_TAR, err, errlen);
 		if (!ret)

@@ -88,6 +88,11 @@ typedef struct rf_index {
 	char **shards;            /* shard paths, relative to root */
 	int32_t *shard_labels;    /* each shard's class folder label, or -1 */
 	size_t nshards;
+	/* What a directory walk saw besides samples, for deciding a folder's
+	 * kind (rf_source_kind): .tar files (added as samples in raw mode,
+	 * else not), the first of them, and zstd.dict files (raw mode). */
+	uint64_t walk_tars, walk_dicts;
+	char walk_first_tar[256];
 	/* Token sources (src/index/tokens.h): the shards' headers and windows;
 	 * count is 0 (windows are computed, not stored). NULL otherwise. */
 	struct rf_tokens *tokens;
@@ -110,8 +115,15 @@ int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_
 
 void rf_index_free(rf_index *idx);
 
-/* Index cache (src/index/cache.c). Writes idx to path (atomically: a
- * temporary file renamed). @return : 0 or a negative errno, err set. */
+/* Index cache (src/index/cache.c). Is path a file the cache may be written over: nothing yet, or a ringfeed
+ * index cache (of any version)? Anything else (a shard, a list, a folder,
+ * a FIFO) is refused, so that a mistyped --index-cache destroys nothing.
+ * @return : 0, or RF_ECONFIG (or a negative errno) with err[errlen] saying
+ *           why. rf_index_cache_write() checks it too. */
+int rf_index_cache_check_target(const char *path, char *err, size_t errlen);
+
+/* Writes idx to path (atomically: a temporary file renamed), when
+ * rf_index_cache_check_target() allows. @return : 0 or a negative code, err set. */
 int rf_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
 			 size_t errlen);
 /* Loads the cache at path into idx if it was built from source in the same

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "index/index_build.h"
 #include "ringfeed.h"
@@ -92,11 +93,14 @@ int rf_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t e
 	free(real);
 	if (ret)
 		return ret;
-	FILE *f = fopen(file, "re");
+	int fd = rf_open_regular(AT_FDCWD, file, "manifest", err, errlen);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
-		int e = errno;
-		rf_fmt(err, errlen, "manifest '%s': %s", file, strerror(e));
-		return -e;
+		if (fd >= 0) {
+			close(fd);
+			return -ENOMEM;
+		}
+		return fd;
 	}
 	char *line = NULL;
 	size_t cap = 0, weights_cap = 0;

@@ -302,9 +302,13 @@ int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind
  * names a shard of this kind and has no tab)? */
 int rf_index_is_shard_list(const char *file, rf_shard_kind kind)
 {
-	FILE *f = fopen(file, "re");
-	if (!f)
+	int fd = rf_open_regular(AT_FDCWD, file, "list", NULL, 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	char line[PATH_MAX + 2];
 	int yes = 0;
 	while (fgets(line, sizeof(line), f)) {
@@ -332,11 +336,14 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 	free(copy);
 	if (ret)
 		return ret;
-	FILE *f = fopen(file, "re");
+	int fd = rf_open_regular(AT_FDCWD, file, "shard list", err, errlen);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
-		int e = errno;
-		rf_fmt(err, errlen, "'%s': %s", file, strerror(e));
-		return -e;
+		if (fd >= 0) {
+			close(fd);
+			return -ENOMEM;
+		}
+		return fd;
 	}
 	char line[PATH_MAX + 2];
 	unsigned lineno = 0;

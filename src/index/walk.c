@@ -35,6 +35,19 @@ static int is_jpeg_name(const char *name)
 	return dot && (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
 }
 
+/* Notes what the walk saw that is not a loose sample of its own: .tar
+ * files (a shard source's, or a stray one) and pack dictionaries. */
+static void saw(rf_index *idx, const char *rel, const char *name)
+{
+	size_t n = strlen(name);
+	if (n > 4 && !strcmp(name + n - 4, ".tar")) {
+		if (!idx->walk_tars++)
+			rf_fmt(idx->walk_first_tar, sizeof(idx->walk_first_tar), "%s", rel);
+	} else if (!strcmp(name, "zstd.dict")) {
+		idx->walk_dicts++;
+	}
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -144,12 +157,15 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 			ret = walk_dir(idx, sub, rel, len, label, any_name, &self, err, errlen);
 			if (ret)
 				break;
-		} else if ((any_name & RF_INDEX_RAW) || is_jpeg_name(name)) {
+		} else if (!(any_name & RF_INDEX_RAW) && !is_jpeg_name(name)) {
+			saw(idx, rel, name);
+		} else {
 			struct stat st;
 			int64_t size = fstatat(dirfd(d), name, &st, 0) == 0 ? (int64_t)st.st_size
 									   : -(int64_t)errno;
 			if (size >= 0 && !S_ISREG(st.st_mode))
 				continue;
+			saw(idx, rel, name);
 			ret = rf_index_add(idx, rel, len, size, label);
 			if (ret)
 				break;
@@ -194,8 +210,11 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char
 		if (!entry_is_dir(dirfd(d), de)) {
 			/* raw mode: files beside the class folders, label -1 */
 			struct stat st;
+			if (!(any_name & RF_INDEX_RAW))
+				saw(idx, de->d_name, de->d_name);
 			if ((any_name & RF_INDEX_RAW) && fstatat(dirfd(d), de->d_name, &st, 0) == 0 &&
 			    S_ISREG(st.st_mode)) {
+				saw(idx, de->d_name, de->d_name);
 				ret = rf_index_add(idx, de->d_name, strlen(de->d_name),
 						   (int64_t)st.st_size, -1);
 				if (ret)

@@ -226,11 +226,9 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 	}
 	for (; !ret && written < idx.nshards; written++) {
 		const rf_token_shard *sh = &idx.tokens->shards[written];
-		int fd = openat(idx.root_fd, idx.shards[written], O_RDONLY | O_CLOEXEC);
+		int fd = rf_open_regular(idx.root_fd, idx.shards[written], "shard", err, errlen);
 		if (fd < 0) {
-			ret = -errno;
-			rf_fmt(err, errlen, "shard %s/%s: %s", idx.root, idx.shards[written],
-			       strerror(errno));
+			ret = fd;
 			break;
 		}
 		rf_token_header h = { .magic = idx.tokens->magic, .width = idx.tokens->width,

@@ -91,7 +91,8 @@ static int tokens_check(const rf_config *cfg, char *err, size_t errlen)
 	}
 	const char *no = cfg->raw ? "raw" : cfg->decode != RF_DECODE_CPU ? "decode"
 			 : cfg->device_convert ? "device_convert" : cfg->index_cache ? "index_cache"
-			 : cfg->shard_access != RF_SHARD_RANDOM ? "shard_access" : NULL;
+			 : cfg->shard_access != RF_SHARD_RANDOM ? "shard_access"
+			 : cfg->source_kind != RF_SOURCE_AUTO ? "source_kind" : NULL;
 	if (no) {
 		rf_fmt(err, errlen, "config: %s does not apply to token sources (seq_len = %u)", no,
 		       cfg->seq_len);
@@ -153,6 +154,7 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	}
 	CHECK_RANGE(decode, RF_DECODE_CPU, RF_DECODE_AUTO);
 	CHECK_RANGE(shard_access, RF_SHARD_RANDOM, RF_SHARD_SEQUENTIAL);
+	CHECK_RANGE(source_kind, RF_SOURCE_AUTO, RF_SOURCE_TAR);
 	CHECK_RANGE(shuffle_block, 0, 1 << 24);
 	if (cfg->shard_access == RF_SHARD_SEQUENTIAL && cfg->sampler != RF_SAMPLER_SHUFFLE &&
 	    cfg->sampler != RF_SAMPLER_SEQUENTIAL) {

@@ -367,9 +367,18 @@ static int build_index(rf_loader *l, char *err, size_t errlen)
 		return rf_tokens_build(&l->index, l->source, l->cfg.seq_len, l->cfg.stride, err,
 				       errlen);
 	const char *cache = l->cfg.index_cache;
-	int mode = (l->cfg.raw ? RF_INDEX_RAW : 0) | (l->cfg.include_hidden ? RF_INDEX_HIDDEN : 0);
+	int mode = (l->cfg.raw ? RF_INDEX_RAW : 0) | (l->cfg.include_hidden ? RF_INDEX_HIDDEN : 0) |
+		   (l->cfg.source_kind == RF_SOURCE_FILES ? RF_INDEX_FILES : 0) |
+		   (l->cfg.source_kind == RF_SOURCE_TAR ? RF_INDEX_TAR : 0);
 	char why[512];
 	if (cache) {
+		/* before the walk: a cache path that names a file of the user's
+		 * fails create, rather than the walk and then the write */
+		int bad = rf_index_cache_check_target(cache, why, sizeof(why));
+		if (bad) {
+			rf_fmt(err, errlen, "config: index_cache: %s", why);
+			return bad;
+		}
 		int r = rf_index_cache_load(&l->index, l->source, mode, cache, why, sizeof(why));
 		if (r == 0) {
 			l->index_cached = 1;
@@ -392,7 +401,8 @@ RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_
 		return -EINVAL;
 	}
 	rf_index idx;
-	if (raw & ~(RF_INDEX_RAW | RF_INDEX_HIDDEN)) {
+	if ((raw & ~(RF_INDEX_RAW | RF_INDEX_HIDDEN | RF_INDEX_FILES | RF_INDEX_TAR)) ||
+	    ((raw & RF_INDEX_FILES) && (raw & RF_INDEX_TAR))) {
 		rf_fmt(err, errlen, "rf_index_write: raw = %d: not a set of RF_INDEX_* flags", raw);
 		return -EINVAL;
 	}

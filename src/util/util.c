@@ -1,6 +1,7 @@
 /* util.c - clocks, CPU count, message formatting and logging helpers. */
 #define _GNU_SOURCE
 #include <sys/stat.h>
+#include <fcntl.h>
 
 #include "util/util.h"
 
@@ -122,4 +123,31 @@ const char *rf_file_kind(unsigned mode)
 	case S_IFLNK: return "a symbolic link";
 	default: return "not a file";
 	}
+}
+
+int rf_open_regular(int dirfd, const char *path, const char *what, char *err, size_t errlen)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int e = errno;
+		rf_fmt(err, errlen, "%s '%s': %s", what, path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rf_fmt(err, errlen, "%s '%s': not a regular file (%s)", what, path,
+		       rf_file_kind(st.st_mode));
+		close(fd);
+		return -EINVAL;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+		int e = errno;
+		rf_fmt(err, errlen, "%s '%s': %s", what, path, strerror(e));
+		close(fd);
+		return -e;
+	}
+	return fd;
 }

@@ -47,6 +47,15 @@ void rf_fmt(char *buf, size_t len, const char *fmt, ...)
  * file" included), for messages. Static strings. */
 const char *rf_file_kind(unsigned mode);
 
+/* Opens path (relative to dirfd, or AT_FDCWD) for reading, only if it is a
+ * regular file: the open itself is O_NONBLOCK, so that a FIFO (or a
+ * device) named where a file belongs is refused instead of hanging the
+ * caller; the descriptor is blocking again when returned. what names the
+ * file in the message ("zstd dictionary", "manifest").
+ * @return : the descriptor (O_CLOEXEC), or a negative errno (-EINVAL: not
+ *           a regular file) with err[errlen] saying "what 'path': why". */
+int rf_open_regular(int dirfd, const char *path, const char *what, char *err, size_t errlen);
+
 /* Writes "ringfeed: <level>: message" to stderr when level <= threshold. */
 void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
