@@ -573,7 +573,17 @@ typedef struct rf_stats {
 	uint32_t decode_path;
 	uint32_t reserved1;
 	uint64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
-	uint64_t reserved[24];    /* zero; later counters come from here */
+	/* What was lost, beside bad_samples (nothing is lost in silence):
+	 * places of delivered batches filled by a replacement sample (each bad
+	 * sample drawn is replaced); and the spans of tar shards that hold no
+	 * readable member (a corrupt header and the bytes up to the next valid
+	 * one, a shard cut short or without its end blocks), found when the
+	 * index was built, and their bytes. Each span is also an index entry
+	 * ("SHARD:bytes A..B"), reported like a bad sample (err RF_ELOST) when
+	 * drawn, so on_error = RF_ON_ERROR_FAIL fails on it. */
+	uint64_t replaced;
+	uint64_t lost_spans, lost_bytes;
+	uint64_t reserved[21];    /* zero; later counters come from here */
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

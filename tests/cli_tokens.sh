@@ -123,6 +123,24 @@ c = collections.Counter(struct.unpack('<%dH' % ((len(data) - 1024) // 2), data[1
 sys.exit(not (sorted(c) == list(range(100)) and max(c.values()) < 1.3 * min(c.values())))
 EOF
 
+# a token state in words: no image settings; another token_dtype on resume
+# is refused as that, not as image settings
+"$RF" gen --tokens --out "$T/st" --shards 2 --shard-tokens 5000 > /dev/null 2>&1
+"$RF" bench --tokens --source "$T/st" --seq 64 --batch 4 --after 3 --save-state "$T/tok.state" \
+	> /dev/null 2>&1
+"$RF" state "$T/tok.state" > "$T/state.out" 2>&1
+check "state of tokens: token rows, no resize or crop: $(cat "$T/state.out")" \
+	eval 'grep -q "output: token rows" "$T/state.out" && ! grep -q "resize" "$T/state.out"'
+"$RF" bench --tokens --source "$T/st" --seq 64 --batch 4 --token-dtype int32 \
+	--resume "$T/tok.state" > /dev/null 2> "$T/res.err"
+check "resume with another token_dtype: refused as that: $(cat "$T/res.err")" \
+	grep -q "another token_dtype" "$T/res.err"
+"$RF" bench --tokens --source "$T/st" --seq 64 --batch 4 --resume "$T/tok.state" \
+	> /dev/null 2> "$T/res2.err"
+rc=$?
+check "resume with the same settings: $(cat "$T/res2.err")" [ $rc = 0 ]
+rm -rf "$T/st"
+
 # bad options: exit 2, the reason, nothing written
 usage_error "gen --tokens --count" "--count makes JPEG or raw trees: not with --tokens" \
 	gen --tokens --out "$T/x" --shards 1 --shard-tokens 10 --count 5

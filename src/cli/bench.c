@@ -140,21 +140,50 @@ static long peak_rss_kib(void)
 }
 
 
+/* The kinds of loss the run tells apart, each summed up in one line at
+ * the end (nothing is lost in silence), by the code the loader reports. */
+enum { LOSS_SPAN, LOSS_UNREADABLE, LOSS_BAD, LOSS_KINDS };
+static const char *const loss_what[LOSS_KINDS] = {
+	[LOSS_SPAN] = "damaged or cut spans of shards (the samples in them)",
+	[LOSS_UNREADABLE] = "files that could not be read",
+	[LOSS_BAD] = "samples corrupt or unusable",
+};
+
 typedef struct bad_log {
 	unsigned long shown, total;
 	int fail; /* --on-error fail: the sample stops the run, it is not skipped */
+	unsigned long n[LOSS_KINDS];
+	char first[LOSS_KINDS][256]; /* the first of each kind, "path: reason" */
 } bad_log;
 
 static void on_bad(void *user, const char *path, int err, const char *reason)
 {
 	bad_log *b = user;
-	(void)err;
+	int kind = err == RF_ELOST ? LOSS_SPAN : err < 0 && err > -4096 ? LOSS_UNREADABLE : LOSS_BAD;
+	if (!b->n[kind]++)
+		snprintf(b->first[kind], sizeof(b->first[kind]), "%s: %s", path, reason);
 	if (b->shown < 10) {
 		fprintf(stderr, "%s: %s %s: %s\n", cli_name, b->fail ? "bad sample" : "skipped",
 			path, reason);
 		b->shown++;
 	}
 	b->total++;
+}
+
+/* One line a kind of loss, on stderr whatever the output format: what was
+ * reported during the run, and the damaged spans the index holds that
+ * the run did not reach. */
+static void tell_losses(const bad_log *b, const rf_stats *st)
+{
+	for (int k = 0; k < LOSS_KINDS; k++)
+		if (b->n[k])
+			fprintf(stderr, "%s: lost: %s: %lu%s; the first: %s\n", cli_name, loss_what[k],
+				b->n[k], b->fail ? "" : ", each replaced", b->first[k]);
+	if (st->lost_spans > b->n[LOSS_SPAN])
+		fprintf(stderr, "%s: lost: the source's shards hold %llu damaged or cut spans "
+			"(%llu bytes) whose samples are lost; %lu of them drawn in this run\n",
+			cli_name, (unsigned long long)st->lost_spans,
+			(unsigned long long)st->lost_bytes, b->n[LOSS_SPAN]);
 }
 
 /* SIGINT / SIGTERM during a run (cli_catch_stop_signals): the run stops after
@@ -414,7 +443,7 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 
-	bad_log bad = { 0, 0, cfg.on_error == RF_ON_ERROR_FAIL };
+	bad_log bad = { .fail = cfg.on_error == RF_ON_ERROR_FAIL };
 	cfg.on_sample_error = on_bad;
 	cfg.user = &bad;
 
@@ -523,7 +552,8 @@ int cmd_bench(int argc, char **argv)
 			       sps * (cfg.seq_len + 1.0));
 		printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 		       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
-		       "\"bad_samples\":%llu,\"create_s\":%.6f,\"first_batch_s\":%.6f,"
+		       "\"bad_samples\":%llu,\"replaced\":%llu,\"lost_spans\":%llu,\"lost_bytes\":%llu,"
+		       "\"create_s\":%.6f,\"first_batch_s\":%.6f,"
 		       "\"threads\":%u,\"io_depth\":%u,\"io_path\":\"%s\",\"direct_io\":%u,\"fixed_buffers\":%u,"
 		       "\"stages\":{\"read_wait_ms_per_sample\":%.4f,\"decode_ms_per_sample\":%.4f,"
 		       "\"transform_ms_per_sample\":%.4f,\"collate_ms_per_sample\":%.4f,"
@@ -533,7 +563,8 @@ int cmd_bench(int argc, char **argv)
 		       "\"decoded_pixels_pct\":%.1f},\"decode\":\"%s\",\"cpu_decodes\":%llu,"
 		       "\"gpu_decodes\":%llu,\"gpu_busy_s\":%.6f,\"gpu_host_s\":%.6f,\"checksum\":%llu}\n",
 		       samples, batches, secs, sps, mbps, (unsigned long long)st.bytes_read,
-		       (unsigned long long)st.bad_samples, t_created - t0,
+		       (unsigned long long)st.bad_samples, (unsigned long long)st.replaced,
+		       (unsigned long long)st.lost_spans, (unsigned long long)st.lost_bytes, t_created - t0,
 		       t_first ? t_first - t0 : 0.0, st.threads, st.io_depth, io_path_name(st.io_path),
 		       st.direct_io, st.fixed_buffers, readwait_ms, decode_ms, transform_ms, collate_ms, pct_readwait,
 		       pct_decode, pct_transform, pct_collate, pct_other, wait_pct, ring_us, ring_us * 10,
@@ -579,8 +610,11 @@ int cmd_bench(int argc, char **argv)
 		       wait_pct, ring_us);
 		}
 		if (st.bad_samples)
-			printf("  bad samples skipped and replaced: %llu\n", (unsigned long long)st.bad_samples);
+			printf("  bad samples skipped and replaced: %llu (%llu places of the delivered "
+			       "batches filled by a replacement)\n", (unsigned long long)st.bad_samples,
+			       (unsigned long long)st.replaced);
 	}
+	tell_losses(&bad, &st);
 	/* Order, ranks and resume (issue 6). */
 	if (!json) {
 		printf("  order: %s sampler, rank %u of %u (%s): %llu of the %llu samples and %s "

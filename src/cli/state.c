@@ -157,8 +157,12 @@ int cmd_state(int argc, char **argv)
 	printf("  batches of %u samples, last partial batch %s; bad samples %s\n", x.batch_size,
 	       x.drop_last ? "dropped" : "kept",
 	       x.on_error == RF_ON_ERROR_SKIP ? "replaced (on_error skip)" : "stop the run (on_error fail)");
-	printf("  output: resize %u, crop %u; output fingerprint %016llx\n", x.resize, x.crop,
-	       (unsigned long long)x.output_fingerprint);
+	if (x.resize || x.crop)
+		printf("  output: resize %u, crop %u; output fingerprint %016llx\n", x.resize, x.crop,
+		       (unsigned long long)x.output_fingerprint);
+	else /* a token source's state: no image settings */
+		printf("  output: token rows; output fingerprint %016llx (the token dtype)\n",
+		       (unsigned long long)x.output_fingerprint);
 	printf("  dataset: %llu samples, fingerprint %016llx (paths, sizes, labels%s)\n",
 	       (unsigned long long)x.dataset_samples, (unsigned long long)x.dataset_fingerprint,
 	       x.sampler == RF_SAMPLER_WEIGHTED ? ", weights" : "");

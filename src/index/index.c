@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -264,6 +265,21 @@ static int finish(rf_index *idx, const char *source, const struct stat *st, char
 		}
 	}
 	return 0;
+}
+
+void rf_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes)
+{
+	*spans = *bytes = 0;
+	if (!idx->members)
+		return;
+	for (size_t i = 0; i < idx->count; i++) {
+		if (!RF_INDEX_IS_LOST(idx->entries[i].size))
+			continue;
+		unsigned long long a, b;
+		(*spans)++;
+		if (sscanf(rf_index_path(idx, i), "bytes %llu..%llu", &a, &b) == 2 && b >= a)
+			*bytes += b - a;
+	}
 }
 
 void rf_index_free(rf_index *idx)

@@ -98,6 +98,10 @@ typedef struct rf_index {
 	struct rf_tokens *tokens;
 } rf_index;
 
+/* The lost spans of a shard source's index (RF_INDEX_IS_LOST entries,
+ * named "bytes A..B"): how many, and their bytes. */
+void rf_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes);
+
 /* Samples of the source: files, shard members, or token windows. */
 uint64_t rf_index_samples(const rf_index *idx);
 

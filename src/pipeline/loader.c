@@ -484,6 +484,8 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	l->cfg.resume_state_len = 0;
 
 	ret = build_index(l, err, errlen);
+	if (!ret)
+		rf_index_lost(&l->index, &l->lost_spans, &l->lost_bytes);
 	if (ret)
 		goto fail;
 	ret = l->index.tokens ? open_tokens(l, err, errlen) : open_zstd(l, err, errlen);
@@ -750,6 +752,7 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 	l->ns_wait += rf_now_ns() - t0;
 	l->delivered_batches++;
 	l->delivered_samples += s->batch.count;
+	l->delivered_replaced += s->batch.replaced;
 	l->next_batch++;
 	if (s->batch.index >= l->delivered_end)
 		l->delivered_end = s->batch.index + 1;
@@ -807,6 +810,9 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->samples_total = rf_index_samples(&l->index);
 	out->batches = l->delivered_batches;
 	out->samples = l->delivered_samples;
+	out->replaced = l->delivered_replaced;
+	out->lost_spans = l->lost_spans;
+	out->lost_bytes = l->lost_bytes;
 	out->ns_consumer_wait = l->ns_wait;
 	out->bytes_read = atomic_load_explicit(&l->st.bytes_read, memory_order_relaxed);
 	out->bad_samples = atomic_load_explicit(&l->st.bad_samples, memory_order_relaxed);

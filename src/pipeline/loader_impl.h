@@ -132,6 +132,8 @@ struct rf_loader {
 	char *source;          /* owned copy of cfg.source */
 	char *cache_path;      /* owned copy of cfg.index_cache, or NULL */
 	int index_cached;      /* the index came from the cache */
+	uint64_t lost_spans, lost_bytes; /* damaged spans in the index (rf_stats); read-only
+	                                  * after create */
 	rf_index index;        /* read-only after create */
 	uint64_t batches_per_epoch; /* this rank's; the same on every rank */
 	uint64_t total_batches; /* UINT64_MAX when epochs == 0 (endless) */
@@ -208,7 +210,7 @@ struct rf_loader {
 	                        * starts at start_batch */
 	uint64_t delivered_end; /* 1 + the highest batch index delivered (start_batch at first):
 	                         * equal to next_batch while the delivered batches are a prefix */
-	uint64_t delivered_batches, delivered_samples, ns_wait;
+	uint64_t delivered_batches, delivered_samples, delivered_replaced, ns_wait;
 	int failed;            /* sticky error returned by every later next() */
 	pid_t pid;             /* the process that created it: in a fork()ed child every
 	                        * call returns RF_EFORKED (read-only after create) */

@@ -11,7 +11,8 @@
  *   52  4  on_error                  56  4  batch_size
  *   60  4  drop_last                 64  4  rank
  *   68  4  world_size                72  4  rank_tail
- *   76  4  resize                    80  4  crop
+ *   76  4  resize                    80  4  crop  (both 0 for a token source, which
+ *                                          has no image settings)
  *   84  4  shard order: 0 random access (and every loose source), or
  *          1 | shuffle_block << 1 for sequential shard access
  *                                    88  8  global positions per epoch
@@ -179,8 +180,8 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	put32(s + 64, l->order.rank);
 	put32(s + 68, l->order.world);
 	put32(s + 72, (uint32_t)l->order.tail);
-	put32(s + 76, (uint32_t)l->cfg.resize);
-	put32(s + 80, (uint32_t)l->cfg.crop);
+	put32(s + 76, l->index.tokens ? 0 : (uint32_t)l->cfg.resize);
+	put32(s + 80, l->index.tokens ? 0 : (uint32_t)l->cfg.crop);
 	put32(s + 84, l->shard_order ? 1u | l->shard_order->block << 1 : 0);
 	put64(s + 88, l->order.epoch_len);
 	put64(s + 96, l->order.rank_len);
@@ -300,6 +301,12 @@ static const char *sampler_name(rf_sampler s)
 		return RF_ESTATEMISMATCH;                                             \
 	} while (0)
 
+static const char *token_dtype_name(rf_dtype d)
+{
+	return d == RF_DTYPE_UINT16 ? "uint16" : d == RF_DTYPE_UINT32 ? "uint32"
+	       : d == RF_DTYPE_INT32 ? "int32" : "as stored";
+}
+
 int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
 {
 	if (x->dataset_samples != rf_index_samples(&l->index)) {
@@ -345,10 +352,17 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 	if (x->rank_tail != l->order.tail)
 		DIFFER("rank_tail", "%s", x->rank_tail == RF_RANK_TAIL_PAD ? "pad" : "drop",
 		       l->order.tail == RF_RANK_TAIL_PAD ? "pad" : "drop");
-	if (x->resize != (uint32_t)l->cfg.resize)
+	/* token rows have no image settings (a state saved before they were
+	 * written as 0 holds the config's, ignored as they were) */
+	if (!l->index.tokens && x->resize != (uint32_t)l->cfg.resize)
 		DIFFER("resize", "%u", x->resize, (uint32_t)l->cfg.resize);
-	if (x->crop != (uint32_t)l->cfg.crop)
+	if (!l->index.tokens && x->crop != (uint32_t)l->cfg.crop)
 		DIFFER("crop", "%u", x->crop, (uint32_t)l->cfg.crop);
+	if (x->output_fingerprint != l->output_fp && l->index.tokens) {
+		rf_fmt(err, errlen, "state: saved with another token_dtype (%s now; 0 means as "
+		       "the shards store them)", token_dtype_name(l->token_dtype));
+		return RF_ESTATEMISMATCH;
+	}
 	if (x->output_fingerprint != l->output_fp) {
 		rf_fmt(err, errlen, "state: saved with other output settings: raw, "
 		       "random_resized_crop, rrc_scale, rrc_ratio, flip_p, dtype, layout, mean, "
