@@ -212,9 +212,10 @@ else
 fi
 
 # ---- signals ----------------------------------------------------------------------
-# SIGINT / SIGTERM while writing: exit 128 + signal, nothing written left.
-# zstd -19 over 1M shards is slow enough to catch with shards already renamed.
-for sig in INT TERM; do
+# SIGINT / SIGTERM / SIGHUP while writing: exit 128 + signal, nothing
+# written left. zstd -19 over 1M shards is slow enough to catch with shards
+# already renamed.
+for sig in INT TERM HUP; do
 	rm -rf "$T/sig"
 	"$RF" pack "$T/jpg" -o "$T/sig" --shard-size 1M --compress zstd:19 > /dev/null 2> "$T/sig.err" &
 	pid=$!
@@ -224,7 +225,7 @@ for sig in INT TERM; do
 	done
 	kill -$sig $pid 2> /dev/null
 	wait $pid; rc=$?
-	want=$((128 + $([ $sig = INT ] && echo 2 || echo 15)))
+	want=$((128 + $(kill -l $sig)))
 	check "SIG$sig: exit $rc, want $want: $(cat "$T/sig.err")" [ $rc = $want ]
 	check "SIG$sig: says so" grep -q "stopped by SIG$sig; the shards written so far were removed" "$T/sig.err"
 	check "SIG$sig: the folder it made is gone" [ ! -e "$T/sig" ]

@@ -9,8 +9,9 @@
 # ceil(count / F) frames for F = 1, 7, 4096 and counts that are and are not
 # multiples of F, frames that zstd -d turns back into the .bin's tokens; the
 # same bytes from a folder, a glob, a brace pattern, a list or one file;
-# interrupted (SIGINT, SIGTERM once its progress line is out) it leaves no
-# file; a non-token, cut-short or .bin.zst source is refused naming the file.
+# interrupted (SIGINT, SIGTERM, SIGHUP once its progress line is out) it
+# leaves no file; a non-token, cut-short or .bin.zst source is refused
+# naming the file.
 # tests/test_token_pack.c checks the frames and windows in C.
 # usage: cli_tokens.sh RINGFEED
 set -uo pipefail
@@ -233,12 +234,12 @@ check "pack: no output folder after usage errors" [ ! -e "$T/x" ]
 "$RF" pack --help | grep -q -- "--frame-tokens F" && ok || bad "pack --help: --frame-tokens"
 
 # ---- signals ------------------------------------------------------------------
-# SIGINT / SIGTERM once the pack's progress line is out (on a terminal:
-# script(1)): exit 128 + the signal, no file, no folder. zstd -19 over 48 MB
+# SIGINT / SIGTERM / SIGHUP once the pack's progress line is out (on a
+# terminal: script(1)): exit 128 + the signal, no file, no folder. zstd -19 over 48 MB
 # takes seconds after the first line.
 if command -v script > /dev/null && script -qec true /dev/null < /dev/null > /dev/null 2>&1; then
 	"$RF" gen --tokens --out "$T/big" --shards 1 --shard-tokens 24000000 > /dev/null 2>&1
-	for sig in INT TERM; do
+	for sig in INT TERM HUP; do
 		rm -rf "$T/sig" "$T/tty.out" "$T/pid"
 		# the shell that script(1) starts writes its pid, then becomes ringfeed
 		script -qefc "echo \$\$ > '$T/pid'; exec '$RF' pack --tokens '$T/big' -o '$T/sig' --compress zstd:19" \
@@ -251,7 +252,7 @@ if command -v script > /dev/null && script -qec true /dev/null < /dev/null > /de
 		done
 		kill -$sig "$(cat "$T/pid")" 2> /dev/null
 		wait $spid; rc=$?
-		want=$((128 + $([ $sig = INT ] && echo 2 || echo 15)))
+		want=$((128 + $(kill -l $sig)))
 		check "SIG$sig: exit $rc, want $want: $(tr '\r' '\n' < "$T/tty.out" | tail -3)" [ $rc = $want ]
 		check "SIG$sig: says so" grep -q "stopped by SIG$sig; the shards written so far were removed" "$T/tty.out"
 		check "SIG$sig: the folder it made is gone: $(ls -A "$T/sig" 2>&1)" [ ! -e "$T/sig" ]

@@ -77,7 +77,7 @@ static void usage(FILE *f)
 		ZSTD_maxCLevel(), RF_TOKZ_FRAME_MAX, RF_TOKZ_FRAME_DEFAULT);
 }
 
-/* SIGINT / SIGTERM once files are being written (cli_catch_stop_signals):
+/* SIGINT / SIGTERM / SIGHUP once files are being written (cli_catch_stop_signals):
  * the pack stops before its next sample and removes what it wrote, then
  * exits with 128 + the signal. Before that (walking, training) the default
  * action stands: there is nothing to clean up, and a long walk should not
