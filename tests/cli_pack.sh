@@ -153,6 +153,22 @@ check "pack into a pack: exit 1" [ $rc = 1 ]
 check "pack into a pack: says so" grep -q "already holds a pack ('shard-000000.tar')" "$T/again.err"
 check "pack into a pack: the old one is untouched" cmp -s "$T/keep.tar" "$T/plain/shard-000000.tar"
 
+# an output folder that is the source tree or lies inside it: refused before
+# anything is written (the shards would mix with the tree, and the next read
+# of the tree would find them instead); the source through a link too
+ln -s "$T/raw" "$T/rawlink"
+for out in "$T/raw" "$T/raw/" "$T/raw/packed" "$T/raw/class_000/packed" "$T/rawlink/packed"; do
+	"$RF" pack "$T/rawlink" -o "$out" --raw > /dev/null 2> "$T/in.err"; rc=$?
+	check "-o $out inside the source: exit 1 (rc $rc)" [ $rc = 1 ]
+	check "-o $out inside the source: says so: $(cat "$T/in.err")" \
+		grep -q "output folder '$out' is .*the source '$T/rawlink': the shards would mix" "$T/in.err"
+done
+check "-o inside the source: nothing written in it" [ -z "$(find "$T/raw" -name '*.tar' -o -name packed)" ]
+# the source inside the output folder: harmless (walked before anything is
+# written; a folder holding shards is read as its shards), so packed
+mkdir "$T/outer" && cp -r "$T/raw" "$T/outer/raw"
+pack "$T/outer/raw" "$T/outer" --raw && pycheck "$T/outer" "$T/outer/raw" --raw
+
 # an unreadable source file fails the pack with its path; nothing is left
 cp -r "$T/jpg" "$T/broken"
 ln -s "$T/nowhere.jpg" "$T/broken/class_002/img_00000002b.jpg" # a dangling link

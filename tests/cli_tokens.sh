@@ -221,6 +221,24 @@ refused "a file that is no token shard" "$T/bad" "shard $T/bad/words.bin: bad ma
 rm "$T/bad/words.bin"
 head -c 9000 "$T/g/tokens_000001.bin" > "$T/bad/cut.bin"
 refused "a shard cut short" "$T/bad" "shard $T/bad/cut.bin: truncated: the header says 10007 tokens"
+# an output folder that holds source shards: refused, whatever names the
+# source (its folder through a link, a glob with a wildcard in its folders)
+mkdir -p "$T/gg/d1" "$T/gg/d2"
+cp "$T/g/tokens_000000.bin" "$T/gg/d1/a.bin"
+cp "$T/g/tokens_000001.bin" "$T/gg/d2/b.bin"
+ln -s "$T/gg/d1" "$T/gg/link"
+for args in "$T/gg/d1|$T/gg/link" "$T/gg/link|$T/gg/d1/" "$T/gg/d*/?.bin|$T/gg/d2"; do
+	src=${args%|*} out=${args#*|}
+	"$RF" pack --tokens "$src" -o "$out" > /dev/null 2> "$T/same.err"; rc=$?
+	check "pack --tokens $src -o $out: exit $rc, want 1" [ $rc = 1 ]
+	check "pack --tokens $src -o $out: says so: $(cat "$T/same.err")" \
+		grep -q "output folder '$out' is the source's (it holds shard " "$T/same.err"
+done
+check "an output folder of the source's: nothing written" [ -z "$(find "$T/gg" -name '*.zst')" ]
+# below the source's folder: harmless (a folder of token shards is read
+# without its subfolders), so packed
+"$RF" pack --tokens "$T/gg/d1" -o "$T/gg/d1/zst" > /dev/null 2> "$T/below.err"
+check "an output folder below the source's: packed: $(cat "$T/below.err")" [ -s "$T/gg/d1/zst/a.bin.zst" ]
 "$RF" pack --tokens "$T/g" -o "$T/gz" > /dev/null 2> "$T/again.err"; rc=$?
 check "pack into .bin.zst shards: exit 1 (rc $rc)" [ $rc = 1 ]
 check "pack into .bin.zst shards: says so: $(cat "$T/again.err")" grep -q "already holds token shards" "$T/again.err"

@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -178,3 +179,50 @@ int rf_out_dir_open(const char *dir, const char *const *names, const char *what,
 	return ret;
 }
 
+
+/* out resolved into res (PATH_MAX bytes): its nearest existing ancestor by
+ * realpath, then the components below it as written. @return : 0 or -1. */
+static int resolve_out(const char *out, char *res)
+{
+	char path[PATH_MAX], tail[PATH_MAX] = "";
+	if (snprintf(path, sizeof(path), "%s", out) >= (int)sizeof(path) || !path[0])
+		return -1;
+	for (size_t n = strlen(path); n > 1 && path[n - 1] == '/';)
+		path[--n] = '\0';
+	while (!realpath(path, res)) {
+		if (errno != ENOENT)
+			return -1;
+		char *slash = strrchr(path, '/');
+		char t[PATH_MAX];
+		if (snprintf(t, sizeof(t), "%s%s%s", slash ? slash + 1 : path, tail[0] ? "/" : "",
+			     tail) >= (int)sizeof(t))
+			return -1;
+		memcpy(tail, t, sizeof(t));
+		if (!slash)
+			strcpy(path, ".");
+		else if (slash == path)
+			path[1] = '\0'; /* "/" */
+		else
+			for (*slash = '\0'; slash > path + 1 && slash[-1] == '/';)
+				*--slash = '\0';
+	}
+	size_t n = strlen(res);
+	if (tail[0] && snprintf(res + n, PATH_MAX - n, "%s%s", n > 1 ? "/" : "", tail) >=
+			       (int)(PATH_MAX - n))
+		return -1;
+	return 0;
+}
+
+rf_out_place rf_out_dir_place(const char *out, const char *in)
+{
+	char o[PATH_MAX], i[PATH_MAX];
+	if (resolve_out(out, o) || !realpath(in, i))
+		return RF_OUT_APART;
+	size_t n = strlen(i);
+	if (!strcmp(o, i))
+		return RF_OUT_SAME;
+	/* below in: in and a '/' start it ("/" itself ends in one) */
+	if (!strncmp(o, i, n) && (o[n] == '/' || i[n - 1] == '/'))
+		return RF_OUT_INSIDE;
+	return RF_OUT_APART;
+}

@@ -59,4 +59,19 @@ void rf_out_abort(rf_out_file *f);
 int rf_out_dir_open(const char *dir, const char *const *names, const char *what, int *dirfd,
 		    int *made, char *err, size_t errlen);
 
+typedef enum rf_out_place {
+	RF_OUT_APART = 0,  /* neither is the other nor below it, or out is above in */
+	RF_OUT_SAME = 1,   /* one folder */
+	RF_OUT_INSIDE = 2, /* out is below in */
+} rf_out_place;
+
+/* Where the output folder out lies against the folder in, both resolved
+ * with realpath (symbolic links, "..", relative paths): out, which may not
+ * exist yet, through its nearest existing parent, the rest of its path
+ * appended as written. Reads nothing but the paths; creates nothing.
+ * @return : RF_OUT_SAME, RF_OUT_INSIDE or RF_OUT_APART (also when in or out's
+ *           parents cannot be resolved: the caller's own opening of them
+ *           says why). */
+rf_out_place rf_out_dir_place(const char *out, const char *in);
+
 #endif

@@ -39,6 +39,28 @@ static int check_opts(const rf_pack_opts *o, char *err, size_t errlen)
 	return RF_ECONFIG;
 }
 
+/* A tree source (a folder: ImageFolder or --raw) and an output folder that
+ * is it or lies below it: the shards would land among the files they are
+ * packed from, and the next walk of the tree would find them (SRC -o SRC
+ * makes SRC a folder of shards, -o SRC/packed a class folder of shards).
+ * The other way round is harmless (the tree is walked before anything is
+ * written, and a folder holding shards is read as its shards), and so is a
+ * manifest beside or above the output: it names its files, it is not walked. */
+static int check_apart(const rf_pack_opts *o, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(o->source, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 0; /* a manifest, or missing (the index says why) */
+	rf_out_place where = rf_out_dir_place(o->out, o->source);
+	if (where == RF_OUT_APART)
+		return 0;
+	rf_fmt(err, errlen, "output folder '%s' is %s source '%s': the shards would mix with "
+	       "the files they are packed from, and a later read of '%s' would find the shards "
+	       "instead of them; choose a folder outside it", o->out,
+	       where == RF_OUT_SAME ? "the" : "inside the", o->source, o->source);
+	return RF_ECONFIG;
+}
+
 /* The names a pack writes (and their temporary forms): a folder holding
  * one already holds a pack, which a second pack must not mix with. */
 static const char *const pack_names[] = { "shard-*.tar", ".shard-*.tar.tmp", DICT_NAME,
@@ -123,6 +145,9 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 	size_t dict_len = 0;
 	int made = 0, dict_written = 0, have_index = 0;
 
+	ret = check_apart(o, err, errlen);
+	if (ret)
+		goto out;
 	ret = rf_out_dir_open(o->out, pack_names, "a pack", &p.dirfd, &made, err, errlen);
 	if (ret)
 		goto out;
