@@ -246,7 +246,10 @@ for sig in INT TERM HUP; do
 	check "SIG$sig: says so" grep -q "stopped by SIG$sig; the shards written so far were removed" "$T/sig.err"
 	check "SIG$sig: the folder it made is gone" [ ! -e "$T/sig" ]
 done
-# SIGKILL: nothing can clean up, but no shard is cut short under its name
+# SIGKILL (or the OOM killer, a crash): nothing can clean up, but no shard is
+# cut short under its name, and the marker the pack made before its first
+# shard stays: every reader refuses the folder, naming it, whatever names its
+# shards (the folder, a list, a brace pattern), and a new pack into it too
 rm -rf "$T/sig"
 "$RF" pack "$T/jpg" -o "$T/sig" --shard-size 1M --compress zstd:19 > /dev/null 2>&1 &
 pid=$!
@@ -258,8 +261,23 @@ kill -KILL $pid; wait $pid 2> /dev/null
 for s in "$T"/sig/shard-*.tar; do
 	check "SIGKILL: $s whole" eval 'tar -tf "$s" > /dev/null 2>&1'
 done
-"$RF" pack "$T/jpg" -o "$T/sig" > /dev/null 2> "$T/sig.err"
-check "after SIGKILL: a new pack in the folder is refused" grep -q "already holds a pack" "$T/sig.err"
+check "SIGKILL: the marker is left: $(ls -A "$T/sig" | tr '\n' ' ')" [ -e "$T/sig/.ringfeed-pack-incomplete" ]
+printf '%s\n' "$T/sig/shard-000001.tar" "$T/sig/shard-000000.tar" > "$T/sig.list"
+for src in "$T/sig" "$T/sig.list" "$T/sig/shard-{000000..000001}.tar" "$T/sig/shard-00000[01].tar"; do
+	"$RF" bench --source "$src" --batch 8 --threads 1 > /dev/null 2> "$T/killed.err"; rc=$?
+	check "after SIGKILL: bench --source $src: exit $rc, want 1" [ $rc = 1 ]
+	check "after SIGKILL: bench --source $src: names the pack and why: $(cat "$T/killed.err")" \
+		grep -q "$T/sig: an incomplete ringfeed pack (it holds .ringfeed-pack-incomplete: the pack that wrote it was interrupted" "$T/killed.err"
+done
+"$RF" index "$T/sig" -o "$T/sig.idx" > /dev/null 2> "$T/killed.err"
+check "after SIGKILL: ringfeed index refuses it: $(cat "$T/killed.err")" grep -q "incomplete ringfeed pack" "$T/killed.err"
+"$RF" pack "$T/sig" -o "$T/sigagain" > /dev/null 2> "$T/killed.err"
+check "after SIGKILL: packing it refuses it: $(cat "$T/killed.err")" grep -q "$T/sig: an incomplete ringfeed pack" "$T/killed.err"
+"$RF" pack "$T/jpg" -o "$T/sig" > /dev/null 2> "$T/sig.err"; rc=$?
+check "after SIGKILL: a new pack in the folder: exit $rc, want 1" [ $rc = 1 ]
+check "after SIGKILL: a new pack in the folder is refused: $(cat "$T/sig.err")" \
+	grep -q "output folder '$T/sig' holds an interrupted pack (.ringfeed-pack-incomplete is there" "$T/sig.err"
+check "a whole pack holds no marker" [ -z "$(find "$T" -path "$T/sig" -prune -o -name .ringfeed-pack-incomplete -print)" ]
 
 # ---- progress on a terminal only -------------------------------------------------
 pack "$T/jpg" "$T/quiet"

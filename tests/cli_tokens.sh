@@ -252,6 +252,34 @@ check "pack: no output folder after usage errors" [ ! -e "$T/x" ]
 "$RF" pack --help | grep -q -- "--frame-tokens F" && ok || bad "pack --help: --frame-tokens"
 
 # ---- signals ------------------------------------------------------------------
+# SIGKILL once the first .bin.zst is whole: the marker the pack made before
+# it stays; every reader refuses the folder, naming it, whatever names its
+# shards (the folder, a list, a brace pattern, a glob, one file), and a new
+# pack into it too. zstd -19 takes a good part of a second a shard here.
+"$RF" gen --tokens --out "$T/k" --shards 4 --shard-tokens 500000 > /dev/null 2>&1
+"$RF" pack --tokens "$T/k" -o "$T/kz" --compress zstd:19 > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 6000); do
+	[ -e "$T/kz/tokens_000000.bin.zst" ] || ! kill -0 $pid 2> /dev/null && break
+	sleep 0.01
+done
+kill -KILL $pid; wait $pid 2> /dev/null
+check "SIGKILL: the marker is left: $(ls -A "$T/kz" | tr '\n' ' ')" [ -e "$T/kz/.ringfeed-pack-incomplete" ]
+printf '%s\n' "$T/kz/tokens_000000.bin.zst" > "$T/kz.list"
+for src in "$T/kz" "$T/kz.list" "$T/kz/tokens_{000000..000000}.bin.zst" "$T/kz/*.bin.zst" \
+	"$T/kz/tokens_000000.bin.zst"; do
+	"$RF" bench --tokens --seq 64 --source "$src" > /dev/null 2> "$T/killed.err"; rc=$?
+	check "after SIGKILL: bench --tokens --source $src: exit $rc, want 1" [ $rc = 1 ]
+	check "after SIGKILL: bench --tokens --source $src: names the pack and why: $(cat "$T/killed.err")" \
+		grep -q "$T/kz: an incomplete ringfeed pack (it holds .ringfeed-pack-incomplete: the pack that wrote it was interrupted" "$T/killed.err"
+done
+"$RF" pack --tokens "$T/k" -o "$T/kz" > /dev/null 2> "$T/killed.err"; rc=$?
+check "after SIGKILL: a new pack in the folder: exit $rc, want 1" [ $rc = 1 ]
+check "after SIGKILL: a new pack in the folder is refused: $(cat "$T/killed.err")" \
+	grep -q "output folder '$T/kz' holds an interrupted pack (.ringfeed-pack-incomplete is there" "$T/killed.err"
+rm -rf "$T/k" "$T/kz" "$T/kz.list"
+check "a whole pack holds no marker" [ -z "$(find "$T" -name .ringfeed-pack-incomplete)" ]
+
 # SIGINT / SIGTERM / SIGHUP once the pack's progress line is out (on a
 # terminal: script(1)): exit 128 + the signal, no file, no folder. zstd -19 over 48 MB
 # takes seconds after the first line.

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "index/pack_marker.h"
 #include "util/util.h"
 
 static int fail(rf_out_file *f, const char *what, const char *name, char *err, size_t errlen)
@@ -168,17 +169,55 @@ int rf_out_dir_open(const char *dir, const char *const *names, const char *what,
 	}
 	int ret = 0;
 	for (struct dirent *de; (de = readdir(d));) {
-		if (matches(names, de->d_name)) {
+		if (!strcmp(de->d_name, RF_PACK_MARKER)) { /* said so whatever else is there */
+			rf_fmt(err, errlen, "output folder '%s' holds an interrupted pack (" RF_PACK_MARKER
+			       " is there: the pack that wrote it did not finish): remove the folder, or "
+			       "its shards and that file, or choose another output folder", dir);
+			ret = -EEXIST;
+			break;
+		}
+		if (!ret && matches(names, de->d_name)) {
 			rf_fmt(err, errlen, "output folder '%s' already holds %s ('%s'): remove it "
 			       "or choose another output folder", dir, what, de->d_name);
 			ret = -EEXIST;
-			break;
 		}
 	}
 	closedir(d);
 	return ret;
 }
 
+
+int rf_out_mark_begin(int dirfd, const char *dir, char *err, size_t errlen)
+{
+	static const char text[] = "ringfeed pack is writing this folder. While this file is here, "
+				   "the folder is no complete pack\n(if no pack is running, one was "
+				   "interrupted): ringfeed refuses to read it.\n";
+	rf_out_file f = { .dirfd = dirfd, .dir = dir };
+	int fd = openat(dirfd, RF_PACK_MARKER, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fail(&f, "creating", RF_PACK_MARKER, err, errlen);
+	ssize_t w = write(fd, text, sizeof(text) - 1);
+	int e = w < 0 ? errno : w != (ssize_t)sizeof(text) - 1 ? EIO : fsync(fd) != 0 ? errno : 0;
+	if (close(fd) != 0 && !e)
+		e = errno;
+	if (!e && fsync(dirfd) != 0) /* the marker is on disk before any shard can be */
+		e = errno;
+	if (!e)
+		return 0;
+	unlinkat(dirfd, RF_PACK_MARKER, 0);
+	errno = e;
+	return fail(&f, "writing", RF_PACK_MARKER, err, errlen);
+}
+
+int rf_out_mark_end(int dirfd, const char *dir, char *err, size_t errlen)
+{
+	rf_out_file f = { .dirfd = dirfd, .dir = dir };
+	if (unlinkat(dirfd, RF_PACK_MARKER, 0) != 0)
+		return fail(&f, "removing", RF_PACK_MARKER, err, errlen);
+	if (fsync(dirfd) != 0)
+		return fail(&f, "flushing the folder of", RF_PACK_MARKER, err, errlen);
+	return 0;
+}
 
 /* out resolved into res (PATH_MAX bytes): its nearest existing ancestor by
  * realpath, then the components below it as written. @return : 0 or -1. */

@@ -1,7 +1,8 @@
 /* pack.c - `ringfeed pack`'s set-up and tear-down: checks the options,
  * prepares the output folder, builds the index, sets up zstd (and trains
- * and writes the dictionary), runs the loop (pack_loop.c), and on failure
- * removes everything it wrote. */
+ * and writes the dictionary), marks the folder as an unfinished pack
+ * (index/pack_marker.h), runs the loop (pack_loop.c), removes the mark, and
+ * on failure removes everything it wrote. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "index/pack_marker.h"
 #include "pack/pack_impl.h"
 #include "pack/tar_write.h"
 #include "util/util.h"
@@ -122,8 +124,9 @@ static int write_dict(rf_packer *p, const rf_buf *dict, size_t len, char *err, s
 
 /* After a failure or a stop: the shards and dictionary this pack wrote go,
  * so that no partial pack is taken for a whole one (the loop has already
- * removed the shard it was writing). */
-static void remove_written(rf_packer *p, int dict_written)
+ * removed the shard it was writing), then the marker, last: a kill before
+ * that leaves the folder refused as an interrupted pack. */
+static void remove_written(rf_packer *p, int dict_written, int marked)
 {
 	for (uint32_t s = 0; s < p->res->shards; s++) {
 		char name[32];
@@ -132,6 +135,8 @@ static void remove_written(rf_packer *p, int dict_written)
 	}
 	if (dict_written)
 		unlinkat(p->dirfd, DICT_NAME, 0);
+	if (marked)
+		unlinkat(p->dirfd, RF_PACK_MARKER, 0);
 }
 
 int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t errlen)
@@ -143,7 +148,7 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 	rf_packer p = { .o = o, .res = res, .dirfd = -1, .shard = RF_OUT_FILE_NONE };
 	rf_buf dict = { 0 };
 	size_t dict_len = 0;
-	int made = 0, dict_written = 0, have_index = 0;
+	int made = 0, dict_written = 0, have_index = 0, marked = 0;
 
 	ret = check_apart(o, err, errlen);
 	if (ret)
@@ -176,9 +181,14 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 		goto out;
 
 	/* files are written from here on (a caller may now want to clean up
-	 * after a signal, not just die) */
+	 * after a signal, not just die), the marker first: until it goes, the
+	 * folder is no pack to a reader */
 	p.prog = (rf_pack_progress){ .phase = RF_PACK_WRITE, .total = p.idx.count };
 	rf_pack_tell(&p);
+	ret = rf_out_mark_begin(p.dirfd, o->out, err, errlen);
+	if (ret)
+		goto out;
+	marked = 1;
 	if (dict_len) {
 		ret = write_dict(&p, &dict, dict_len, err, errlen);
 		if (ret)
@@ -187,9 +197,11 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 		res->dict_bytes = dict_len;
 	}
 	ret = rf_pack_write_all(&p, err, errlen);
+	if (!ret) /* every shard and the dictionary are on disk: the pack is whole */
+		ret = rf_out_mark_end(p.dirfd, o->out, err, errlen);
 out:
 	if (ret && p.dirfd >= 0)
-		remove_written(&p, dict_written);
+		remove_written(&p, dict_written, marked);
 	if (ret && made)
 		rmdir(o->out); /* only if empty: what was there before stays */
 	if (p.dirfd >= 0)

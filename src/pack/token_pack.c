@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "index/pack_marker.h"
 #include "index/token_shard.h"
 #include "index/tokens.h"
 #include "pack/out_file.h"
@@ -235,6 +236,9 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 			ret = RF_ECONFIG;
 		}
 	}
+	int marked = 0; /* index/pack_marker.h: the folder is no pack until it goes */
+	if (!ret)
+		marked = (ret = rf_out_mark_begin(dirfd, o->out, err, errlen)) == 0;
 	for (; !ret && written < idx.nshards; written++) {
 		const rf_token_shard *sh = &idx.tokens->shards[written];
 		int fd = openat(idx.root_fd, idx.shards[written], O_RDONLY | O_CLOEXEC);
@@ -257,12 +261,16 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 			res->bytes_in += sh->size;
 		}
 	}
-	if (ret) { /* nothing half done stays */
+	if (!ret) /* every shard is on disk: the pack is whole */
+		ret = rf_out_mark_end(dirfd, o->out, err, errlen);
+	if (ret) { /* nothing half done stays; the marker goes last */
 		for (size_t i = 0; i < written && dirfd >= 0; i++) {
 			char name[PATH_MAX];
 			out_name(idx.shards[i], name, sizeof(name));
 			unlinkat(dirfd, name, 0);
 		}
+		if (marked)
+			unlinkat(dirfd, RF_PACK_MARKER, 0);
 		if (made)
 			rmdir(o->out);
 		if (ret == -ENOMEM && !err[0])
