@@ -116,7 +116,7 @@ if [ $have_zstd = 1 ]; then
 	cp "$T/jpg/class_000/img_00000000.jpg" "$T/jpg/class_000/img_00000004.jpg" "$T/few/c/"
 	"$RF" pack "$T/few" -o "$T/fewpack" --compress zstd --dict-size 112K > /dev/null 2> "$T/few.err" &&
 		bad "dictionary trained on 2 samples" ||
-		{ grep -q "dictionary training failed on 2 samples" "$T/few.err" && ok || bad "few samples: $(cat "$T/few.err")"; }
+		{ grep -q "dictionary training failed on 2 non-empty samples (.*): Src size is incorrect; too few files to train on (zstd needs 7 at least, .*): a smaller --dict-size does not help; pack without --dict-size" "$T/few.err" && ok || bad "few samples: $(cat "$T/few.err")"; }
 	check "failed dictionary: no output folder left" [ ! -e "$T/fewpack" ]
 else
 	skipped "zstd members: no zstd command to check them with"
@@ -135,6 +135,16 @@ check "--shard-size 8K: 200 shards" [ "$(ls "$T/tiny" | wc -l)" = 200 ]
 "$RF" pack "$T/jpg" -o "$T/bad" --align 3000 > /dev/null 2>&1; check "--align 3000 refused" [ $? = 2 ]
 "$RF" pack "$T/jpg" -o "$T/bad" --compress lz4 > /dev/null 2>&1; check "--compress lz4 refused" [ $? = 2 ]
 "$RF" pack "$T/jpg" -o "$T/bad" --dict-size 1K > /dev/null 2>&1; check "--dict-size without --compress refused" [ $? = 2 ]
+# below zstd's least dictionary (256 bytes): refused with the range, not
+# sent to the trainer (which said "Destination buffer is too small" and the
+# pack then asked for a smaller size)
+for size in 1 255; do
+	"$RF" pack "$T/jpg" -o "$T/bad" --compress zstd --dict-size $size > /dev/null 2> "$T/dict.err"; rc=$?
+	check "--dict-size $size: exit $rc, want 2" [ $rc = 2 ]
+	check "--dict-size $size: says the range: $(cat "$T/dict.err")" \
+		grep -q "^ringfeed pack: --dict-size $size: a zstd dictionary is 256 bytes to 16M; 16K to 112K suit most sources" "$T/dict.err"
+done
+check "--dict-size 1: nothing written" [ ! -e "$T/bad" ]
 
 # ---- reproducible, and nothing temporary left ---------------------------------
 pack "$T/jpg" "$T/rot2" --shard-size 1M --align 4096

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "pack/out_file.h"
+#include "pack/pack.h"
+#include "ringfeed.h"
 #include "pack/tar_write.h"
 
 static uint64_t field(const uint8_t *h, int off, int len)
@@ -189,4 +191,21 @@ Test(out_dir, place)
 	cr_assert_eq(chdir(cwd), 0);
 	snprintf(p, sizeof(p), "rm -rf '%s'", t);
 	cr_assert_eq(system(p), 0);
+}
+
+/* A dictionary size out of zstd's range is refused before anything is read
+ * or written, with the range (the trainer itself said "Destination buffer
+ * is too small", and the pack then asked for a smaller size). */
+Test(pack, dict_size_range)
+{
+	char err[512];
+	rf_pack_result res;
+	static const size_t sizes[] = { 1, 255, (16u << 20) + 1 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t size = sizes[i];
+		rf_pack_opts o = { .source = "/nonexistent-source", .out = "/nonexistent-out",
+				   .shard_size = 1 << 20, .compress = 1, .level = 3, .dict_size = size };
+		cr_assert_eq(rf_pack_run(&o, &res, err, sizeof(err)), RF_ECONFIG, "%zu: %s", size, err);
+		cr_assert(strstr(err, "a zstd dictionary is 256 bytes to 16777216"), "%s", err);
+	}
 }

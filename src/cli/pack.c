@@ -230,6 +230,10 @@ int cmd_pack(int argc, char **argv)
 			break;
 		case O_DICT:
 			if (cli_size("--dict-size", optarg, 0, RF_PACK_DICT_MAX, &v)) return 2;
+			if (v && v < RF_PACK_DICT_MIN) /* 0: none */
+				return cli_usage_error("pack", "--dict-size %s: a zstd dictionary is %u "
+						       "bytes to 16M; 16K to 112K suit most sources",
+						       optarg, RF_PACK_DICT_MIN);
 			o.dict_size = (size_t)v;
 			other = 1;
 			break;

@@ -33,9 +33,11 @@ static int check_opts(const rf_pack_opts *o, char *err, size_t errlen)
 	else if (o->compress && (o->level < ZSTD_minCLevel() || o->level > ZSTD_maxCLevel()))
 		rf_fmt(err, errlen, "zstd level %d: not in [%d, %d]", o->level, ZSTD_minCLevel(),
 		       ZSTD_maxCLevel());
-	else if (o->dict_size && (!o->compress || o->dict_size > RF_PACK_DICT_MAX))
-		rf_fmt(err, errlen, "--dict-size needs --compress zstd and at most %u bytes",
-		       RF_PACK_DICT_MAX);
+	else if (o->dict_size && !o->compress)
+		rf_fmt(err, errlen, "--dict-size needs --compress zstd");
+	else if (o->dict_size && (o->dict_size < RF_PACK_DICT_MIN || o->dict_size > RF_PACK_DICT_MAX))
+		rf_fmt(err, errlen, "--dict-size %zu: a zstd dictionary is %u bytes to %u (16M); "
+		       "16K to 112K suit most sources", o->dict_size, RF_PACK_DICT_MIN, RF_PACK_DICT_MAX);
 	else
 		return 0;
 	return RF_ECONFIG;

@@ -19,7 +19,8 @@
 #include <stdint.h>
 
 #define RF_PACK_ALIGN_MAX (16u << 20)    /* --align: 512 .. 16 MiB */
-#define RF_PACK_DICT_MAX (16u << 20)     /* --dict-size */
+#define RF_PACK_DICT_MIN 256u           /* --dict-size: zstd's least (ZDICT_DICTSIZE_MIN) .. */
+#define RF_PACK_DICT_MAX (16u << 20)     /* ... 16 MiB */
 #define RF_PACK_DICT_SAMPLES 10000u      /* dictionary training: at most this many samples */
 #define RF_PACK_DICT_BYTES (100u << 20)  /* ... and this many bytes of them */
 #define RF_PACK_DICT_CUT (128u << 10)    /* ... each cut to its first 128 KiB */
@@ -51,8 +52,8 @@ typedef struct rf_pack_opts {
 	                      * data member's bytes start at a multiple of it */
 	int compress;        /* 1: zstd frames */
 	int level;           /* zstd level (ZSTD_minCLevel() .. ZSTD_maxCLevel()) */
-	size_t dict_size;    /* 0, or a dictionary of this many bytes at most
-	                      * (needs compress) */
+	size_t dict_size;    /* 0, or a dictionary of this many bytes at most,
+	                      * RF_PACK_DICT_MIN..RF_PACK_DICT_MAX (needs compress) */
 	/* Told at each phase's start and after each file, sample or dictionary
 	 * sample (the caller throttles what it shows); may be NULL. */
 	void (*progress)(void *user, const rf_pack_progress *p);
