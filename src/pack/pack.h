@@ -5,7 +5,8 @@
  * library's.
  *
  * The output folder holds shard-000000.tar, shard-000001.tar, ... and, with
- * a dictionary, zstd.dict. In a shard, sample i is the members KEY.jpg
+ * a dictionary, zstd.dict; while the pack runs, .ringfeed-pack-incomplete
+ * too (index/pack_marker.h). In a shard, sample i is the members KEY.jpg
  * (KEY.bin in raw mode; KEY.jpg.zst / KEY.bin.zst compressed: one zstd
  * frame with its content size and checksum) then KEY.cls (the label in
  * decimal, no newline) when the label is >= 0; KEY is i zero-padded to 9
@@ -43,7 +44,9 @@ typedef struct rf_pack_progress {
 typedef struct rf_pack_opts {
 	const char *source;  /* ImageFolder folder or manifest (raw folder with RF_INDEX_RAW) */
 	const char *out;     /* output folder: created when absent (its parent must
-	                      * exist); must not hold a pack already */
+	                      * exist); must not hold a pack already (or the
+	                      * marker of an interrupted one), nor be a tree
+	                      * source or a folder inside it */
 	int index_flags;     /* RF_INDEX_RAW | RF_INDEX_HIDDEN (ringfeed.h) */
 	uint64_t shard_size; /* a shard ends before the sample that would take it
 	                      * past this many bytes; a bigger sample gets a shard
@@ -78,8 +81,9 @@ typedef struct rf_pack_result {
  *           negative errno or RF_E* code with err saying why (a source file
  *           that cannot be read fails the pack, naming the file: skipping it
  *           would change every later sample's id). On failure and on -EINTR
- *           every file the pack wrote is removed (and the output folder, if
- *           it created it and it is empty). */
+ *           every file the pack wrote is removed, the marker of
+ *           index/pack_marker.h last (and the output folder, if it created
+ *           it and it is empty); killed outright, it leaves the marker. */
 int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t errlen);
 
 #endif
