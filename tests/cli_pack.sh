@@ -116,7 +116,7 @@ if [ $have_zstd = 1 ]; then
 	cp "$T/jpg/class_000/img_00000000.jpg" "$T/jpg/class_000/img_00000004.jpg" "$T/few/c/"
 	"$RF" pack "$T/few" -o "$T/fewpack" --compress zstd --dict-size 112K > /dev/null 2> "$T/few.err" &&
 		bad "dictionary trained on 2 samples" ||
-		{ grep -q "dictionary training failed on 2 samples" "$T/few.err" && ok || bad "few samples: $(cat "$T/few.err")"; }
+		{ grep -q "dictionary training failed on 2 non-empty samples (.*): Src size is incorrect; too few files to train on (zstd needs 7 at least, .*): a smaller --dict-size does not help; pack without --dict-size" "$T/few.err" && ok || bad "few samples: $(cat "$T/few.err")"; }
 	check "failed dictionary: no output folder left" [ ! -e "$T/fewpack" ]
 else
 	skipped "zstd members: no zstd command to check them with"
@@ -135,6 +135,16 @@ check "--shard-size 8K: 200 shards" [ "$(ls "$T/tiny" | wc -l)" = 200 ]
 "$RF" pack "$T/jpg" -o "$T/bad" --align 3000 > /dev/null 2>&1; check "--align 3000 refused" [ $? = 2 ]
 "$RF" pack "$T/jpg" -o "$T/bad" --compress lz4 > /dev/null 2>&1; check "--compress lz4 refused" [ $? = 2 ]
 "$RF" pack "$T/jpg" -o "$T/bad" --dict-size 1K > /dev/null 2>&1; check "--dict-size without --compress refused" [ $? = 2 ]
+# below zstd's least dictionary (256 bytes): refused with the range, not
+# sent to the trainer (which said "Destination buffer is too small" and the
+# pack then asked for a smaller size)
+for size in 1 255; do
+	"$RF" pack "$T/jpg" -o "$T/bad" --compress zstd --dict-size $size > /dev/null 2> "$T/dict.err"; rc=$?
+	check "--dict-size $size: exit $rc, want 2" [ $rc = 2 ]
+	check "--dict-size $size: says the range: $(cat "$T/dict.err")" \
+		grep -q "^ringfeed pack: --dict-size $size: a zstd dictionary is 256 bytes to 16M; 16K to 112K suit most sources" "$T/dict.err"
+done
+check "--dict-size 1: nothing written" [ ! -e "$T/bad" ]
 
 # ---- reproducible, and nothing temporary left ---------------------------------
 pack "$T/jpg" "$T/rot2" --shard-size 1M --align 4096
@@ -152,6 +162,22 @@ cp "$T/plain/shard-000000.tar" "$T/keep.tar"
 check "pack into a pack: exit 1" [ $rc = 1 ]
 check "pack into a pack: says so" grep -q "already holds a pack ('shard-000000.tar')" "$T/again.err"
 check "pack into a pack: the old one is untouched" cmp -s "$T/keep.tar" "$T/plain/shard-000000.tar"
+
+# an output folder that is the source tree or lies inside it: refused before
+# anything is written (the shards would mix with the tree, and the next read
+# of the tree would find them instead); the source through a link too
+ln -s "$T/raw" "$T/rawlink"
+for out in "$T/raw" "$T/raw/" "$T/raw/packed" "$T/raw/class_000/packed" "$T/rawlink/packed"; do
+	"$RF" pack "$T/rawlink" -o "$out" --raw > /dev/null 2> "$T/in.err"; rc=$?
+	check "-o $out inside the source: exit 1 (rc $rc)" [ $rc = 1 ]
+	check "-o $out inside the source: says so: $(cat "$T/in.err")" \
+		grep -q "output folder '$out' is .*the source '$T/rawlink': the shards would mix" "$T/in.err"
+done
+check "-o inside the source: nothing written in it" [ -z "$(find "$T/raw" -name '*.tar' -o -name packed)" ]
+# the source inside the output folder: harmless (walked before anything is
+# written; a folder holding shards is read as its shards), so packed
+mkdir "$T/outer" && cp -r "$T/raw" "$T/outer/raw"
+pack "$T/outer/raw" "$T/outer" --raw && pycheck "$T/outer" "$T/outer/raw" --raw
 
 # an unreadable source file fails the pack with its path; nothing is left
 cp -r "$T/jpg" "$T/broken"
@@ -212,9 +238,10 @@ else
 fi
 
 # ---- signals ----------------------------------------------------------------------
-# SIGINT / SIGTERM while writing: exit 128 + signal, nothing written left.
-# zstd -19 over 1M shards is slow enough to catch with shards already renamed.
-for sig in INT TERM; do
+# SIGINT / SIGTERM / SIGHUP while writing: exit 128 + signal, nothing
+# written left. zstd -19 over 1M shards is slow enough to catch with shards
+# already renamed.
+for sig in INT TERM HUP; do
 	rm -rf "$T/sig"
 	"$RF" pack "$T/jpg" -o "$T/sig" --shard-size 1M --compress zstd:19 > /dev/null 2> "$T/sig.err" &
 	pid=$!
@@ -224,12 +251,15 @@ for sig in INT TERM; do
 	done
 	kill -$sig $pid 2> /dev/null
 	wait $pid; rc=$?
-	want=$((128 + $([ $sig = INT ] && echo 2 || echo 15)))
+	want=$((128 + $(kill -l $sig)))
 	check "SIG$sig: exit $rc, want $want: $(cat "$T/sig.err")" [ $rc = $want ]
 	check "SIG$sig: says so" grep -q "stopped by SIG$sig; the shards written so far were removed" "$T/sig.err"
 	check "SIG$sig: the folder it made is gone" [ ! -e "$T/sig" ]
 done
-# SIGKILL: nothing can clean up, but no shard is cut short under its name
+# SIGKILL (or the OOM killer, a crash): nothing can clean up, but no shard is
+# cut short under its name, and the marker the pack made before its first
+# shard stays: every reader refuses the folder, naming it, whatever names its
+# shards (the folder, a list, a brace pattern), and a new pack into it too
 rm -rf "$T/sig"
 "$RF" pack "$T/jpg" -o "$T/sig" --shard-size 1M --compress zstd:19 > /dev/null 2>&1 &
 pid=$!
@@ -241,8 +271,23 @@ kill -KILL $pid; wait $pid 2> /dev/null
 for s in "$T"/sig/shard-*.tar; do
 	check "SIGKILL: $s whole" eval 'tar -tf "$s" > /dev/null 2>&1'
 done
-"$RF" pack "$T/jpg" -o "$T/sig" > /dev/null 2> "$T/sig.err"
-check "after SIGKILL: a new pack in the folder is refused" grep -q "already holds a pack" "$T/sig.err"
+check "SIGKILL: the marker is left: $(ls -A "$T/sig" | tr '\n' ' ')" [ -e "$T/sig/.ringfeed-pack-incomplete" ]
+printf '%s\n' "$T/sig/shard-000001.tar" "$T/sig/shard-000000.tar" > "$T/sig.list"
+for src in "$T/sig" "$T/sig.list" "$T/sig/shard-{000000..000001}.tar" "$T/sig/shard-00000[01].tar"; do
+	"$RF" bench --source "$src" --batch 8 --threads 1 > /dev/null 2> "$T/killed.err"; rc=$?
+	check "after SIGKILL: bench --source $src: exit $rc, want 1" [ $rc = 1 ]
+	check "after SIGKILL: bench --source $src: names the pack and why: $(cat "$T/killed.err")" \
+		grep -q "$T/sig: an incomplete ringfeed pack (it holds .ringfeed-pack-incomplete: the pack that wrote it was interrupted" "$T/killed.err"
+done
+"$RF" index "$T/sig" -o "$T/sig.idx" > /dev/null 2> "$T/killed.err"
+check "after SIGKILL: ringfeed index refuses it: $(cat "$T/killed.err")" grep -q "incomplete ringfeed pack" "$T/killed.err"
+"$RF" pack "$T/sig" -o "$T/sigagain" > /dev/null 2> "$T/killed.err"
+check "after SIGKILL: packing it refuses it: $(cat "$T/killed.err")" grep -q "$T/sig: an incomplete ringfeed pack" "$T/killed.err"
+"$RF" pack "$T/jpg" -o "$T/sig" > /dev/null 2> "$T/sig.err"; rc=$?
+check "after SIGKILL: a new pack in the folder: exit $rc, want 1" [ $rc = 1 ]
+check "after SIGKILL: a new pack in the folder is refused: $(cat "$T/sig.err")" \
+	grep -q "output folder '$T/sig' holds an interrupted pack (.ringfeed-pack-incomplete is there" "$T/sig.err"
+check "a whole pack holds no marker" [ -z "$(find "$T" -path "$T/sig" -prune -o -name .ringfeed-pack-incomplete -print)" ]
 
 # ---- progress on a terminal only -------------------------------------------------
 pack "$T/jpg" "$T/quiet"

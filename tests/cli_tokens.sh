@@ -9,8 +9,9 @@
 # ceil(count / F) frames for F = 1, 7, 4096 and counts that are and are not
 # multiples of F, frames that zstd -d turns back into the .bin's tokens; the
 # same bytes from a folder, a glob, a brace pattern, a list or one file;
-# interrupted (SIGINT, SIGTERM once its progress line is out) it leaves no
-# file; a non-token, cut-short or .bin.zst source is refused naming the file.
+# interrupted (SIGINT, SIGTERM, SIGHUP once its progress line is out) it
+# leaves no file; a non-token, cut-short or .bin.zst source is refused
+# naming the file.
 # tests/test_token_pack.c checks the frames and windows in C.
 # usage: cli_tokens.sh RINGFEED
 set -uo pipefail
@@ -238,6 +239,24 @@ refused "a file that is no token shard" "$T/bad" "shard $T/bad/words.bin: bad ma
 rm "$T/bad/words.bin"
 head -c 9000 "$T/g/tokens_000001.bin" > "$T/bad/cut.bin"
 refused "a shard cut short" "$T/bad" "shard $T/bad/cut.bin: truncated: the header says 10007 tokens"
+# an output folder that holds source shards: refused, whatever names the
+# source (its folder through a link, a glob with a wildcard in its folders)
+mkdir -p "$T/gg/d1" "$T/gg/d2"
+cp "$T/g/tokens_000000.bin" "$T/gg/d1/a.bin"
+cp "$T/g/tokens_000001.bin" "$T/gg/d2/b.bin"
+ln -s "$T/gg/d1" "$T/gg/link"
+for args in "$T/gg/d1|$T/gg/link" "$T/gg/link|$T/gg/d1/" "$T/gg/d*/?.bin|$T/gg/d2"; do
+	src=${args%|*} out=${args#*|}
+	"$RF" pack --tokens "$src" -o "$out" > /dev/null 2> "$T/same.err"; rc=$?
+	check "pack --tokens $src -o $out: exit $rc, want 1" [ $rc = 1 ]
+	check "pack --tokens $src -o $out: says so: $(cat "$T/same.err")" \
+		grep -q "output folder '$out' is the source's (it holds shard " "$T/same.err"
+done
+check "an output folder of the source's: nothing written" [ -z "$(find "$T/gg" -name '*.zst')" ]
+# below the source's folder: harmless (a folder of token shards is read
+# without its subfolders), so packed
+"$RF" pack --tokens "$T/gg/d1" -o "$T/gg/d1/zst" > /dev/null 2> "$T/below.err"
+check "an output folder below the source's: packed: $(cat "$T/below.err")" [ -s "$T/gg/d1/zst/a.bin.zst" ]
 "$RF" pack --tokens "$T/g" -o "$T/gz" > /dev/null 2> "$T/again.err"; rc=$?
 check "pack into .bin.zst shards: exit 1 (rc $rc)" [ $rc = 1 ]
 check "pack into .bin.zst shards: says so: $(cat "$T/again.err")" grep -q "already holds token shards" "$T/again.err"
@@ -251,12 +270,40 @@ check "pack: no output folder after usage errors" [ ! -e "$T/x" ]
 "$RF" pack --help | grep -q -- "--frame-tokens F" && ok || bad "pack --help: --frame-tokens"
 
 # ---- signals ------------------------------------------------------------------
-# SIGINT / SIGTERM once the pack's progress line is out (on a terminal:
-# script(1)): exit 128 + the signal, no file, no folder. zstd -19 over 48 MB
+# SIGKILL once the first .bin.zst is whole: the marker the pack made before
+# it stays; every reader refuses the folder, naming it, whatever names its
+# shards (the folder, a list, a brace pattern, a glob, one file), and a new
+# pack into it too. zstd -19 takes a good part of a second a shard here.
+"$RF" gen --tokens --out "$T/k" --shards 4 --shard-tokens 500000 > /dev/null 2>&1
+"$RF" pack --tokens "$T/k" -o "$T/kz" --compress zstd:19 > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 6000); do
+	[ -e "$T/kz/tokens_000000.bin.zst" ] || ! kill -0 $pid 2> /dev/null && break
+	sleep 0.01
+done
+kill -KILL $pid; wait $pid 2> /dev/null
+check "SIGKILL: the marker is left: $(ls -A "$T/kz" | tr '\n' ' ')" [ -e "$T/kz/.ringfeed-pack-incomplete" ]
+printf '%s\n' "$T/kz/tokens_000000.bin.zst" > "$T/kz.list"
+for src in "$T/kz" "$T/kz.list" "$T/kz/tokens_{000000..000000}.bin.zst" "$T/kz/*.bin.zst" \
+	"$T/kz/tokens_000000.bin.zst"; do
+	"$RF" bench --tokens --seq 64 --source "$src" > /dev/null 2> "$T/killed.err"; rc=$?
+	check "after SIGKILL: bench --tokens --source $src: exit $rc, want 1" [ $rc = 1 ]
+	check "after SIGKILL: bench --tokens --source $src: names the pack and why: $(cat "$T/killed.err")" \
+		grep -q "$T/kz: an incomplete ringfeed pack (it holds .ringfeed-pack-incomplete: the pack that wrote it was interrupted" "$T/killed.err"
+done
+"$RF" pack --tokens "$T/k" -o "$T/kz" > /dev/null 2> "$T/killed.err"; rc=$?
+check "after SIGKILL: a new pack in the folder: exit $rc, want 1" [ $rc = 1 ]
+check "after SIGKILL: a new pack in the folder is refused: $(cat "$T/killed.err")" \
+	grep -q "output folder '$T/kz' holds an interrupted pack (.ringfeed-pack-incomplete is there" "$T/killed.err"
+rm -rf "$T/k" "$T/kz" "$T/kz.list"
+check "a whole pack holds no marker" [ -z "$(find "$T" -name .ringfeed-pack-incomplete)" ]
+
+# SIGINT / SIGTERM / SIGHUP once the pack's progress line is out (on a
+# terminal: script(1)): exit 128 + the signal, no file, no folder. zstd -19 over 48 MB
 # takes seconds after the first line.
 if command -v script > /dev/null && script -qec true /dev/null < /dev/null > /dev/null 2>&1; then
 	"$RF" gen --tokens --out "$T/big" --shards 1 --shard-tokens 24000000 > /dev/null 2>&1
-	for sig in INT TERM; do
+	for sig in INT TERM HUP; do
 		rm -rf "$T/sig" "$T/tty.out" "$T/pid"
 		# the shell that script(1) starts writes its pid, then becomes ringfeed
 		script -qefc "echo \$\$ > '$T/pid'; exec '$RF' pack --tokens '$T/big' -o '$T/sig' --compress zstd:19" \
@@ -269,7 +316,7 @@ if command -v script > /dev/null && script -qec true /dev/null < /dev/null > /de
 		done
 		kill -$sig "$(cat "$T/pid")" 2> /dev/null
 		wait $spid; rc=$?
-		want=$((128 + $([ $sig = INT ] && echo 2 || echo 15)))
+		want=$((128 + $(kill -l $sig)))
 		check "SIG$sig: exit $rc, want $want: $(tr '\r' '\n' < "$T/tty.out" | tail -3)" [ $rc = $want ]
 		check "SIG$sig: says so" grep -q "stopped by SIG$sig; the shards written so far were removed" "$T/tty.out"
 		check "SIG$sig: the folder it made is gone: $(ls -A "$T/sig" 2>&1)" [ ! -e "$T/sig" ]

@@ -2,14 +2,21 @@
  * field: ustar headers (octal fields, checksum, base-256 sizes), the padding
  * that puts data on an --align boundary for every offset and alignment, and
  * the pax record whose length prefix counts its own digits (the lengths
- * where the digit count changes included). tests/cli_pack.sh reads whole
+ * where the digit count changes included); where an output folder lies
+ * against the source (rf_out_dir_place). tests/cli_pack.sh reads whole
  * packs back with GNU tar, Python's tarfile and webdataset. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "pack/out_file.h"
+#include "pack/pack.h"
+#include "ringfeed.h"
 #include "pack/tar_write.h"
 
 static uint64_t field(const uint8_t *h, int off, int len)
@@ -135,4 +142,70 @@ Test(tar, padding_record_lengths)
 	cr_assert_eq(rf_tar_pad_member(buf, 512, "k.jpg"), -EINVAL, "no room for a record");
 	cr_assert_eq(rf_tar_pad_member(buf, 1000, "k.jpg"), -EINVAL, "not whole blocks");
 	free(buf);
+}
+
+/* Where an output folder lies against the source (rf_out_dir_place): by the
+ * resolved paths, the output through its nearest existing parent, so that
+ * neither a link, "..", a trailing '/' nor a folder not made yet hides that
+ * it is the source or inside it; a sibling whose name starts with the
+ * source's is apart. */
+Test(out_dir, place)
+{
+	char tmpl[] = "/tmp/rf-place.XXXXXX";
+	char *t = mkdtemp(tmpl);
+	cr_assert(t);
+	char src[256], sib[256], link[256], p[512];
+	snprintf(src, sizeof(src), "%s/src", t);
+	snprintf(sib, sizeof(sib), "%s/src2", t);
+	snprintf(link, sizeof(link), "%s/link", t);
+	cr_assert_eq(mkdir(src, 0755), 0);
+	cr_assert_eq(mkdir(sib, 0755), 0);
+	cr_assert_eq(symlink(src, link), 0);
+	static const struct {
+		const char *out; /* relative to t */
+		rf_out_place want;
+	} cases[] = {
+		{ "src", RF_OUT_SAME },        { "src/", RF_OUT_SAME },
+		{ "link", RF_OUT_SAME },       { "src2/../src", RF_OUT_SAME },
+		{ "src/new", RF_OUT_INSIDE },  { "link/new", RF_OUT_INSIDE },
+		{ "src/a/b/c", RF_OUT_INSIDE }, { "src//new/", RF_OUT_INSIDE },
+		{ "src2", RF_OUT_APART },      { "src2/new", RF_OUT_APART },
+		{ "new", RF_OUT_APART },       { "", RF_OUT_APART },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", t, cases[i].out);
+		cr_expect_eq(rf_out_dir_place(p, src), cases[i].want, "%s against %s", p, src);
+	}
+	cr_expect_eq(rf_out_dir_place(t, src), RF_OUT_APART, "the source inside the output");
+	cr_expect_eq(rf_out_dir_place(src, "/"), RF_OUT_INSIDE, "everything is below /");
+	cr_expect_eq(rf_out_dir_place("/", "/"), RF_OUT_SAME);
+	snprintf(p, sizeof(p), "%s/missing", t);
+	cr_expect_eq(rf_out_dir_place(src, p), RF_OUT_APART, "a source that is not there");
+	/* relative to the working folder */
+	char cwd[4096];
+	cr_assert(getcwd(cwd, sizeof(cwd)));
+	cr_assert_eq(chdir(src), 0);
+	cr_expect_eq(rf_out_dir_place("new", src), RF_OUT_INSIDE);
+	cr_expect_eq(rf_out_dir_place(".", src), RF_OUT_SAME);
+	cr_expect_eq(rf_out_dir_place("../src2/x", src), RF_OUT_APART);
+	cr_assert_eq(chdir(cwd), 0);
+	snprintf(p, sizeof(p), "rm -rf '%s'", t);
+	cr_assert_eq(system(p), 0);
+}
+
+/* A dictionary size out of zstd's range is refused before anything is read
+ * or written, with the range (the trainer itself said "Destination buffer
+ * is too small", and the pack then asked for a smaller size). */
+Test(pack, dict_size_range)
+{
+	char err[512];
+	rf_pack_result res;
+	static const size_t sizes[] = { 1, 255, (16u << 20) + 1 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t size = sizes[i];
+		rf_pack_opts o = { .source = "/nonexistent-source", .out = "/nonexistent-out",
+				   .shard_size = 1 << 20, .compress = 1, .level = 3, .dict_size = size };
+		cr_assert_eq(rf_pack_run(&o, &res, err, sizeof(err)), RF_ECONFIG, "%zu: %s", size, err);
+		cr_assert(strstr(err, "a zstd dictionary is 256 bytes to 16777216"), "%s", err);
+	}
 }

@@ -94,7 +94,7 @@ int cli_writer_status(int ret, const char *err)
 {
 	if (ret == -EINTR && cli_stop_signal) {
 		fprintf(stderr, "%s: stopped by %s; the shards written so far were removed\n", cli_name,
-			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+			cli_signal_name(cli_stop_signal));
 		return 128 + cli_stop_signal;
 	}
 	if (ret) {
@@ -150,6 +150,15 @@ void cli_catch_stop_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a closed terminal or ssh session: stop as cleanly as on SIGTERM, not
+	 * die with half a pack on disk */
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+const char *cli_signal_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
+									  : "a signal";
 }
 
 int cli_source_kind(const char *cmd, const char *s, rf_source_kind *out)

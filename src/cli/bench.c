@@ -186,7 +186,7 @@ static void tell_losses(const bad_log *b, const rf_stats *st)
 			(unsigned long long)st->lost_bytes, b->n[LOSS_SPAN]);
 }
 
-/* SIGINT / SIGTERM during a run (cli_catch_stop_signals): the run stops after
+/* SIGINT / SIGTERM / SIGHUP during a run (cli_catch_stop_signals): the run stops after
  * the batch in hand and ends as a finished one would (--ids whole lines,
  * --save-state written), then bench exits with 128 + the signal. */
 
@@ -629,7 +629,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (cli_stop_signal) {
 		fprintf(stderr, "%s: stopped by %s after %s\n", cli_name,
-			cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM", cli_count(batches, "batch", 0));
+			cli_signal_name(cli_stop_signal), cli_count(batches, "batch", 0));
 		return 128 + cli_stop_signal;
 	}
 	return 0;

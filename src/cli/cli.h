@@ -32,12 +32,14 @@ int cli_source_kind(const char *cmd, const char *s, rf_source_kind *out);
 int cli_float3(const char *opt, const char *s, float out[3]);
 
 /* Prints "ringfeed CMD: message" to stderr and returns 2 (usage) or 1. */
-/* SIGINT and SIGTERM from now on set cli_stop_signal (to the signal) instead
- * of ending the process, with SA_RESTART so that writes are not cut short:
- * bench and pack check it between batches or samples, finish cleanly and
- * exit with 128 + the signal. */
+/* SIGINT, SIGTERM and SIGHUP from now on set cli_stop_signal (to the
+ * signal) instead of ending the process, with SA_RESTART so that writes are
+ * not cut short: bench and pack check it between batches or samples, finish
+ * cleanly and exit with 128 + the signal. */
 extern volatile sig_atomic_t cli_stop_signal;
 void cli_catch_stop_signals(void);
+/* "SIGINT", "SIGTERM", "SIGHUP" (a static string). */
+const char *cli_signal_name(int sig);
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -35,12 +35,17 @@ static void usage(FILE *f)
 		"Shards are plain ustar (pax headers only with --align), mtime 0, owner 0/0,\n"
 		"no 10 KiB record padding: the same SOURCE gives byte-identical shards.\n"
 		"Each is written as DIR/.shard-NNNNNN.tar.tmp, flushed and renamed when\n"
-		"whole; a failed or interrupted (SIGINT, SIGTERM) pack removes what it wrote.\n"
+		"whole; a failed or interrupted (SIGINT, SIGTERM, SIGHUP) pack removes what\n"
+		"it wrote. DIR/.ringfeed-pack-incomplete exists from before the first shard\n"
+		"until every file is on disk: a pack killed outright (SIGKILL, the OOM\n"
+		"killer, a crash) leaves it, and ringfeed refuses to read such a folder or\n"
+		"to pack into it (remove the folder and pack again).\n"
 		"A file that cannot be read fails the pack, naming it: skipping it would\n"
 		"change the id of every sample after it.\n"
 		"\n"
 		"  -o, --out DIR       folder to write (created if absent, its parent must\n"
-		"                      exist; it must not hold a pack already)\n"
+		"                      exist; it must not hold a pack already, nor be SOURCE\n"
+		"                      or a folder inside it)\n"
 		"  --raw               every regular file is a sample (members KEY.bin)\n"
 		"  --include-hidden    also names starting with '.' (skipped by default)\n"
 		"  --shard-size SIZE   a shard ends before the sample that would take it past\n"
@@ -54,13 +59,14 @@ static void usage(FILE *f)
 		"                      each data member as one zstd frame, KEY.jpg.zst (content\n"
 		"                      size and checksum in the frame); LEVEL 1..%d, or\n"
 		"                      negative for faster (default 3)\n"
-		"  --dict-size SIZE    train a zstd dictionary of SIZE bytes (e.g. 112K), write\n"
-		"                      it to DIR/zstd.dict and compress every member with it\n"
+		"  --dict-size SIZE    train a zstd dictionary of SIZE bytes (256 to 16M; 16K\n"
+		"                      to 112K suit most sources), write it to DIR/zstd.dict\n"
+		"                      and compress every member with it\n"
 		"                      (zstd -d -D DIR/zstd.dict). Trained on up to 10,000\n"
 		"                      files spread evenly over SOURCE (sample j * count / n),\n"
 		"                      each cut to its first 128 KiB, 100 MB in all, on one\n"
 		"                      core (deterministic: the same SOURCE, the same\n"
-		"                      dictionary); too few samples for SIZE fails the pack\n"
+		"                      dictionary); fewer than 7 non-empty files fails the pack\n"
 		"\n"
 		"With --tokens, SHARDS are llm.c token shards (.bin: a folder, a list file, a\n"
 		"glob, a brace pattern or one file) and each is written as DIR/NAME.bin.zst:\n"
@@ -70,14 +76,16 @@ static void usage(FILE *f)
 		"bench --tokens reads them as it reads the .bin; llm.c's own loader does not).\n"
 		"Every header is checked first: a shard that is not an llm.c shard, is cut\n"
 		"short or is a .bin.zst already fails the pack, naming it. A shard is read a\n"
-		"few MiB at a time, never whole; files appear whole, as tar shards do.\n"
+		"few MiB at a time, never whole; files appear whole, as tar shards do, and\n"
+		"DIR/.ringfeed-pack-incomplete marks an unfinished pack the same way. DIR may\n"
+		"not be a folder that holds SHARDS.\n"
 		"  --frame-tokens F    tokens a frame, 1..%u (default %u)\n"
 		"  --compress zstd[:LEVEL]\n"
 		"                      the frames' level (default 3)\n",
 		ZSTD_maxCLevel(), RF_TOKZ_FRAME_MAX, RF_TOKZ_FRAME_DEFAULT);
 }
 
-/* SIGINT / SIGTERM once files are being written (cli_catch_stop_signals):
+/* SIGINT / SIGTERM / SIGHUP once files are being written (cli_catch_stop_signals):
  * the pack stops before its next sample and removes what it wrote, then
  * exits with 128 + the signal. Before that (walking, training) the default
  * action stands: there is nothing to clean up, and a long walk should not
@@ -230,6 +238,10 @@ int cmd_pack(int argc, char **argv)
 			break;
 		case O_DICT:
 			if (cli_size("--dict-size", optarg, 0, RF_PACK_DICT_MAX, &v)) return 2;
+			if (v && v < RF_PACK_DICT_MIN) /* 0: none */
+				return cli_usage_error("pack", "--dict-size %s: a zstd dictionary is %u "
+						       "bytes to 16M; 16K to 112K suit most sources",
+						       optarg, RF_PACK_DICT_MIN);
 			o.dict_size = (size_t)v;
 			other = 1;
 			break;

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "index/index_build.h"
+#include "index/pack_marker.h"
 #include "index/tar.h"
 #include "io/engine.h"
 #include "ringfeed.h"
@@ -504,6 +505,9 @@ static uint32_t window_len(const shard_scan *sc)
 int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
 			 size_t errlen)
 {
+	int whole = rf_index_check_shards_complete(idx, err, errlen); /* an interrupted pack */
+	if (whole)
+		return whole;
 	uint32_t n = (uint32_t)idx->nshards, width = RF_MIN(n, SCAN_SHARDS);
 	shard_scan *sc = calloc(n, sizeof(*sc));
 	if (!sc)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "index/index_build.h"
+#include "index/pack_marker.h"
 #include "index/token_shard.h"
 #include "index/tokens.h"
 #include "util/util.h"
@@ -162,6 +163,8 @@ int rf_tokens_build(rf_index *idx, const char *source, uint32_t seq_len, uint32_
 		rf_fmt(err, errlen, "source '%s': no token shards", source);
 		ret = RF_EEMPTY;
 	}
+	if (!ret) /* an interrupted pack --tokens: refused */
+		ret = rf_index_check_shards_complete(idx, err, errlen);
 	if (!ret && !(tk->shards = calloc(idx->nshards, sizeof(*tk->shards))))
 		ret = -ENOMEM;
 	if (!ret)

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <zdict.h>
+#include <zstd_errors.h>
 
 #include "pack/pack_impl.h"
 #include "util/util.h"
@@ -59,10 +60,18 @@ int rf_pack_train(rf_packer *p, rf_buf *dict, size_t *len, char *err, size_t err
 	p->res->dict_samples = k;
 	size_t r = k ? ZDICT_trainFromBuffer(dict->p, p->o->dict_size, buf.p, sizes, k) : 0;
 	if (!k || ZDICT_isError(r)) {
-		rf_fmt(err, errlen, "--dict-size %zu: zstd dictionary training failed on %u sample%s "
-		       "(%zu bytes): %s; it needs many times the dictionary's size in samples: try a "
-		       "smaller --dict-size, or none", p->o->dict_size, k, k == 1 ? "" : "s", used,
-		       k ? ZDICT_getErrorName(r) : "no data");
+		/* the size is in range (check_opts): what failed is the samples.
+		 * zstd's trainer (fastCover) keeps a quarter of them to test on
+		 * and wants 5 to train on: 7 non-empty files at the least, however
+		 * small the dictionary */
+		int few = !k || ZSTD_getErrorCode(r) == ZSTD_error_srcSize_wrong;
+		rf_fmt(err, errlen, "--dict-size %zu: zstd dictionary training failed on %u "
+		       "non-empty sample%s (%zu bytes): %s; %s", p->o->dict_size, k, k == 1 ? "" : "s",
+		       used, k ? ZDICT_getErrorName(r) : "no data",
+		       few ? "too few files to train on (zstd needs 7 at least, and a dictionary "
+			     "pays off with thousands): a smaller --dict-size does not help; pack "
+			     "without --dict-size"
+			   : "try another --dict-size, or none");
 		ret = RF_ECONFIG;
 		goto out;
 	}

@@ -8,10 +8,12 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "index/pack_marker.h"
 #include "util/util.h"
 
 static int fail(rf_out_file *f, const char *what, const char *name, char *err, size_t errlen)
@@ -167,14 +169,99 @@ int rf_out_dir_open(const char *dir, const char *const *names, const char *what,
 	}
 	int ret = 0;
 	for (struct dirent *de; (de = readdir(d));) {
-		if (matches(names, de->d_name)) {
+		if (!strcmp(de->d_name, RF_PACK_MARKER)) { /* said so whatever else is there */
+			rf_fmt(err, errlen, "output folder '%s' holds an interrupted pack (" RF_PACK_MARKER
+			       " is there: the pack that wrote it did not finish): remove the folder, or "
+			       "its shards and that file, or choose another output folder", dir);
+			ret = -EEXIST;
+			break;
+		}
+		if (!ret && matches(names, de->d_name)) {
 			rf_fmt(err, errlen, "output folder '%s' already holds %s ('%s'): remove it "
 			       "or choose another output folder", dir, what, de->d_name);
 			ret = -EEXIST;
-			break;
 		}
 	}
 	closedir(d);
 	return ret;
 }
 
+
+int rf_out_mark_begin(int dirfd, const char *dir, char *err, size_t errlen)
+{
+	static const char text[] = "ringfeed pack is writing this folder. While this file is here, "
+				   "the folder is no complete pack\n(if no pack is running, one was "
+				   "interrupted): ringfeed refuses to read it.\n";
+	rf_out_file f = { .dirfd = dirfd, .dir = dir };
+	int fd = openat(dirfd, RF_PACK_MARKER, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fail(&f, "creating", RF_PACK_MARKER, err, errlen);
+	ssize_t w = write(fd, text, sizeof(text) - 1);
+	int e = w < 0 ? errno : w != (ssize_t)sizeof(text) - 1 ? EIO : fsync(fd) != 0 ? errno : 0;
+	if (close(fd) != 0 && !e)
+		e = errno;
+	if (!e && fsync(dirfd) != 0) /* the marker is on disk before any shard can be */
+		e = errno;
+	if (!e)
+		return 0;
+	unlinkat(dirfd, RF_PACK_MARKER, 0);
+	errno = e;
+	return fail(&f, "writing", RF_PACK_MARKER, err, errlen);
+}
+
+int rf_out_mark_end(int dirfd, const char *dir, char *err, size_t errlen)
+{
+	rf_out_file f = { .dirfd = dirfd, .dir = dir };
+	if (unlinkat(dirfd, RF_PACK_MARKER, 0) != 0)
+		return fail(&f, "removing", RF_PACK_MARKER, err, errlen);
+	if (fsync(dirfd) != 0)
+		return fail(&f, "flushing the folder of", RF_PACK_MARKER, err, errlen);
+	return 0;
+}
+
+/* out resolved into res (PATH_MAX bytes): its nearest existing ancestor by
+ * realpath, then the components below it as written. @return : 0 or -1. */
+static int resolve_out(const char *out, char *res)
+{
+	char path[PATH_MAX], tail[PATH_MAX] = "";
+	if (snprintf(path, sizeof(path), "%s", out) >= (int)sizeof(path) || !path[0])
+		return -1;
+	for (size_t n = strlen(path); n > 1 && path[n - 1] == '/';)
+		path[--n] = '\0';
+	while (!realpath(path, res)) {
+		if (errno != ENOENT)
+			return -1;
+		char *slash = strrchr(path, '/');
+		char t[PATH_MAX];
+		if (snprintf(t, sizeof(t), "%s%s%s", slash ? slash + 1 : path, tail[0] ? "/" : "",
+			     tail) >= (int)sizeof(t))
+			return -1;
+		memcpy(tail, t, sizeof(t));
+		if (!slash)
+			strcpy(path, ".");
+		else if (slash == path)
+			path[1] = '\0'; /* "/" */
+		else
+			for (*slash = '\0'; slash > path + 1 && slash[-1] == '/';)
+				*--slash = '\0';
+	}
+	size_t n = strlen(res);
+	if (tail[0] && snprintf(res + n, PATH_MAX - n, "%s%s", n > 1 ? "/" : "", tail) >=
+			       (int)(PATH_MAX - n))
+		return -1;
+	return 0;
+}
+
+rf_out_place rf_out_dir_place(const char *out, const char *in)
+{
+	char o[PATH_MAX], i[PATH_MAX];
+	if (resolve_out(out, o) || !realpath(in, i))
+		return RF_OUT_APART;
+	size_t n = strlen(i);
+	if (!strcmp(o, i))
+		return RF_OUT_SAME;
+	/* below in: in and a '/' start it ("/" itself ends in one) */
+	if (!strncmp(o, i, n) && (o[n] == '/' || i[n - 1] == '/'))
+		return RF_OUT_INSIDE;
+	return RF_OUT_APART;
+}

@@ -51,12 +51,38 @@ int rf_out_commit(rf_out_file *f, char *err, size_t errlen);
 void rf_out_abort(rf_out_file *f);
 
 /* Opens the output folder dir into *dirfd, creating it (*made = 1) if
- * absent, and checks that it takes files and holds no file whose name
+ * absent, and checks that it takes files, holds no file whose name
  * matches one of names (shell patterns, NULL-terminated: what this writer
- * writes, and their temporary forms; what names it in the message).
+ * writes, and their temporary forms; what names it in the message) and no
+ * RF_PACK_MARKER (an interrupted pack, named so in the message).
  * @return : 0, or a negative errno (-EEXIST: such a file is there) with err
  *           set. */
 int rf_out_dir_open(const char *dir, const char *const *names, const char *what, int *dirfd,
 		    int *made, char *err, size_t errlen);
+
+/* A pack's first and last steps (index/pack_marker.h): rf_out_mark_begin()
+ * creates RF_PACK_MARKER in the output folder (exclusively) and flushes it
+ * and the folder, before the first output file; rf_out_mark_end() removes
+ * it and flushes the folder, after the last one is committed. A pack that
+ * fails or is stopped removes its files, then the marker (unlinkat): a kill
+ * during that clean-up still leaves the marker.
+ * @return : 0, or a negative errno with err naming the folder. */
+int rf_out_mark_begin(int dirfd, const char *dir, char *err, size_t errlen);
+int rf_out_mark_end(int dirfd, const char *dir, char *err, size_t errlen);
+
+typedef enum rf_out_place {
+	RF_OUT_APART = 0,  /* neither is the other nor below it, or out is above in */
+	RF_OUT_SAME = 1,   /* one folder */
+	RF_OUT_INSIDE = 2, /* out is below in */
+} rf_out_place;
+
+/* Where the output folder out lies against the folder in, both resolved
+ * with realpath (symbolic links, "..", relative paths): out, which may not
+ * exist yet, through its nearest existing parent, the rest of its path
+ * appended as written. Reads nothing but the paths; creates nothing.
+ * @return : RF_OUT_SAME, RF_OUT_INSIDE or RF_OUT_APART (also when in or out's
+ *           parents cannot be resolved: the caller's own opening of them
+ *           says why). */
+rf_out_place rf_out_dir_place(const char *out, const char *in);
 
 #endif

@@ -1,7 +1,8 @@
 /* pack.c - `ringfeed pack`'s set-up and tear-down: checks the options,
  * prepares the output folder, builds the index, sets up zstd (and trains
- * and writes the dictionary), runs the loop (pack_loop.c), and on failure
- * removes everything it wrote. */
+ * and writes the dictionary), marks the folder as an unfinished pack
+ * (index/pack_marker.h), runs the loop (pack_loop.c), removes the mark, and
+ * on failure removes everything it wrote. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "index/pack_marker.h"
 #include "pack/pack_impl.h"
 #include "pack/tar_write.h"
 #include "util/util.h"
@@ -31,11 +33,35 @@ static int check_opts(const rf_pack_opts *o, char *err, size_t errlen)
 	else if (o->compress && (o->level < ZSTD_minCLevel() || o->level > ZSTD_maxCLevel()))
 		rf_fmt(err, errlen, "zstd level %d: not in [%d, %d]", o->level, ZSTD_minCLevel(),
 		       ZSTD_maxCLevel());
-	else if (o->dict_size && (!o->compress || o->dict_size > RF_PACK_DICT_MAX))
-		rf_fmt(err, errlen, "--dict-size needs --compress zstd and at most %u bytes",
-		       RF_PACK_DICT_MAX);
+	else if (o->dict_size && !o->compress)
+		rf_fmt(err, errlen, "--dict-size needs --compress zstd");
+	else if (o->dict_size && (o->dict_size < RF_PACK_DICT_MIN || o->dict_size > RF_PACK_DICT_MAX))
+		rf_fmt(err, errlen, "--dict-size %zu: a zstd dictionary is %u bytes to %u (16M); "
+		       "16K to 112K suit most sources", o->dict_size, RF_PACK_DICT_MIN, RF_PACK_DICT_MAX);
 	else
 		return 0;
+	return RF_ECONFIG;
+}
+
+/* A tree source (a folder: ImageFolder or --raw) and an output folder that
+ * is it or lies below it: the shards would land among the files they are
+ * packed from, and the next walk of the tree would find them (SRC -o SRC
+ * makes SRC a folder of shards, -o SRC/packed a class folder of shards).
+ * The other way round is harmless (the tree is walked before anything is
+ * written, and a folder holding shards is read as its shards), and so is a
+ * manifest beside or above the output: it names its files, it is not walked. */
+static int check_apart(const rf_pack_opts *o, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(o->source, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 0; /* a manifest, or missing (the index says why) */
+	rf_out_place where = rf_out_dir_place(o->out, o->source);
+	if (where == RF_OUT_APART)
+		return 0;
+	rf_fmt(err, errlen, "output folder '%s' is %s source '%s': the shards would mix with "
+	       "the files they are packed from, and a later read of '%s' would find the shards "
+	       "instead of them; choose a folder outside it", o->out,
+	       where == RF_OUT_SAME ? "the" : "inside the", o->source, o->source);
 	return RF_ECONFIG;
 }
 
@@ -100,8 +126,9 @@ static int write_dict(rf_packer *p, const rf_buf *dict, size_t len, char *err, s
 
 /* After a failure or a stop: the shards and dictionary this pack wrote go,
  * so that no partial pack is taken for a whole one (the loop has already
- * removed the shard it was writing). */
-static void remove_written(rf_packer *p, int dict_written)
+ * removed the shard it was writing), then the marker, last: a kill before
+ * that leaves the folder refused as an interrupted pack. */
+static void remove_written(rf_packer *p, int dict_written, int marked)
 {
 	for (uint32_t s = 0; s < p->res->shards; s++) {
 		char name[32];
@@ -110,6 +137,8 @@ static void remove_written(rf_packer *p, int dict_written)
 	}
 	if (dict_written)
 		unlinkat(p->dirfd, DICT_NAME, 0);
+	if (marked)
+		unlinkat(p->dirfd, RF_PACK_MARKER, 0);
 }
 
 int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t errlen)
@@ -121,8 +150,11 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 	rf_packer p = { .o = o, .res = res, .dirfd = -1, .shard = RF_OUT_FILE_NONE };
 	rf_buf dict = { 0 };
 	size_t dict_len = 0;
-	int made = 0, dict_written = 0, have_index = 0;
+	int made = 0, dict_written = 0, have_index = 0, marked = 0;
 
+	ret = check_apart(o, err, errlen);
+	if (ret)
+		goto out;
 	ret = rf_out_dir_open(o->out, pack_names, "a pack", &p.dirfd, &made, err, errlen);
 	if (ret)
 		goto out;
@@ -151,9 +183,14 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 		goto out;
 
 	/* files are written from here on (a caller may now want to clean up
-	 * after a signal, not just die) */
+	 * after a signal, not just die), the marker first: until it goes, the
+	 * folder is no pack to a reader */
 	p.prog = (rf_pack_progress){ .phase = RF_PACK_WRITE, .total = p.idx.count };
 	rf_pack_tell(&p);
+	ret = rf_out_mark_begin(p.dirfd, o->out, err, errlen);
+	if (ret)
+		goto out;
+	marked = 1;
 	if (dict_len) {
 		ret = write_dict(&p, &dict, dict_len, err, errlen);
 		if (ret)
@@ -162,9 +199,11 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 		res->dict_bytes = dict_len;
 	}
 	ret = rf_pack_write_all(&p, err, errlen);
+	if (!ret) /* every shard and the dictionary are on disk: the pack is whole */
+		ret = rf_out_mark_end(p.dirfd, o->out, err, errlen);
 out:
 	if (ret && p.dirfd >= 0)
-		remove_written(&p, dict_written);
+		remove_written(&p, dict_written, marked);
 	if (ret && made)
 		rmdir(o->out); /* only if empty: what was there before stays */
 	if (p.dirfd >= 0)

@@ -5,7 +5,8 @@
  * library's.
  *
  * The output folder holds shard-000000.tar, shard-000001.tar, ... and, with
- * a dictionary, zstd.dict. In a shard, sample i is the members KEY.jpg
+ * a dictionary, zstd.dict; while the pack runs, .ringfeed-pack-incomplete
+ * too (index/pack_marker.h). In a shard, sample i is the members KEY.jpg
  * (KEY.bin in raw mode; KEY.jpg.zst / KEY.bin.zst compressed: one zstd
  * frame with its content size and checksum) then KEY.cls (the label in
  * decimal, no newline) when the label is >= 0; KEY is i zero-padded to 9
@@ -19,7 +20,8 @@
 #include <stdint.h>
 
 #define RF_PACK_ALIGN_MAX (16u << 20)    /* --align: 512 .. 16 MiB */
-#define RF_PACK_DICT_MAX (16u << 20)     /* --dict-size */
+#define RF_PACK_DICT_MIN 256u           /* --dict-size: zstd's least (ZDICT_DICTSIZE_MIN) .. */
+#define RF_PACK_DICT_MAX (16u << 20)     /* ... 16 MiB */
 #define RF_PACK_DICT_SAMPLES 10000u      /* dictionary training: at most this many samples */
 #define RF_PACK_DICT_BYTES (100u << 20)  /* ... and this many bytes of them */
 #define RF_PACK_DICT_CUT (128u << 10)    /* ... each cut to its first 128 KiB */
@@ -42,7 +44,9 @@ typedef struct rf_pack_progress {
 typedef struct rf_pack_opts {
 	const char *source;  /* ImageFolder folder or manifest (raw folder with RF_INDEX_RAW) */
 	const char *out;     /* output folder: created when absent (its parent must
-	                      * exist); must not hold a pack already */
+	                      * exist); must not hold a pack already (or the
+	                      * marker of an interrupted one), nor be a tree
+	                      * source or a folder inside it */
 	int index_flags;     /* RF_INDEX_RAW | RF_INDEX_HIDDEN (ringfeed.h) */
 	uint64_t shard_size; /* a shard ends before the sample that would take it
 	                      * past this many bytes; a bigger sample gets a shard
@@ -51,8 +55,8 @@ typedef struct rf_pack_opts {
 	                      * data member's bytes start at a multiple of it */
 	int compress;        /* 1: zstd frames */
 	int level;           /* zstd level (ZSTD_minCLevel() .. ZSTD_maxCLevel()) */
-	size_t dict_size;    /* 0, or a dictionary of this many bytes at most
-	                      * (needs compress) */
+	size_t dict_size;    /* 0, or a dictionary of this many bytes at most,
+	                      * RF_PACK_DICT_MIN..RF_PACK_DICT_MAX (needs compress) */
 	/* Told at each phase's start and after each file, sample or dictionary
 	 * sample (the caller throttles what it shows); may be NULL. */
 	void (*progress)(void *user, const rf_pack_progress *p);
@@ -77,8 +81,9 @@ typedef struct rf_pack_result {
  *           negative errno or RF_E* code with err saying why (a source file
  *           that cannot be read fails the pack, naming the file: skipping it
  *           would change every later sample's id). On failure and on -EINTR
- *           every file the pack wrote is removed (and the output folder, if
- *           it created it and it is empty). */
+ *           every file the pack wrote is removed, the marker of
+ *           index/pack_marker.h last (and the output folder, if it created
+ *           it and it is empty); killed outright, it leaves the marker. */
 int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t errlen);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "index/pack_marker.h"
 #include "index/token_shard.h"
 #include "index/tokens.h"
 #include "pack/out_file.h"
@@ -146,35 +147,46 @@ static void out_name(const char *path, char *name, size_t len)
 	rf_fmt(name, len, "%s.zst", base ? base + 1 : path);
 }
 
-/* Refuses what cannot be packed: .bin.zst sources, an output folder that is
- * the source's (a folder source would then hold each shard twice), two
- * shards of one name (from a list of several folders). */
-static int check_source(const rf_index *idx, int dirfd, const char *out, char *err, size_t errlen)
+/* Refuses what cannot be packed: .bin.zst sources, an output folder that
+ * holds source shards (it would then hold each twice, NAME.bin and
+ * NAME.bin.zst, and a read of it would count them twice), two shards of one
+ * name (from a list of several folders). An output folder below a source
+ * folder is harmless: a folder of token shards is read without its
+ * subfolders. */
+static int check_source(const rf_index *idx, const char *out, char *err, size_t errlen)
 {
-	struct stat a, b;
-	if (fstat(dirfd, &a) == 0 && fstatat(idx->root_fd, "", &b, AT_EMPTY_PATH) == 0 &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-		rf_fmt(err, errlen, "output folder '%s' is the source's: choose another (a folder "
-		       "source would then hold each shard twice)", out);
-		return RF_ECONFIG;
-	}
+	const char *last = NULL; /* the folder checked last (shards come folder by folder) */
+	size_t last_len = 0;
 	for (size_t i = 0; i < idx->nshards; i++) {
+		const char *sh = idx->shards[i], *slash = strrchr(sh, '/');
+		size_t len = slash ? (size_t)(slash - sh) : 0;
+		if (!last || len != last_len || memcmp(sh, last, len)) {
+			char dir[PATH_MAX];
+			rf_fmt(dir, sizeof(dir), "%s%s%.*s", idx->root, len ? "/" : "", (int)len, sh);
+			if (rf_out_dir_place(out, dir) == RF_OUT_SAME) {
+				rf_fmt(err, errlen, "output folder '%s' is the source's (it holds shard "
+				       "%s/%s): choose another (it would then hold each shard twice)",
+				       out, idx->root, sh);
+				return RF_ECONFIG;
+			}
+			last = sh;
+			last_len = len;
+		}
 		/* by its header, or by its name (an empty .bin.zst has no frames,
 		 * and a .bin.zst.zst would be no one's format) */
-		size_t n = strlen(idx->shards[i]);
-		if (idx->tokens->shards[i].frames ||
-		    (n >= 4 && !strcmp(idx->shards[i] + n - 4, ".zst"))) {
+		size_t n = strlen(sh);
+		if (idx->tokens->shards[i].frames || (n >= 4 && !strcmp(sh + n - 4, ".zst"))) {
 			rf_fmt(err, errlen, "shard %s/%s is already a .bin.zst: pack takes plain .bin "
-			       "shards", idx->root, idx->shards[i]);
+			       "shards", idx->root, sh);
 			return RF_EINDEX;
 		}
 		char ni[PATH_MAX], nj[PATH_MAX];
-		out_name(idx->shards[i], ni, sizeof(ni));
+		out_name(sh, ni, sizeof(ni));
 		for (size_t j = 0; j < i; j++) {
 			out_name(idx->shards[j], nj, sizeof(nj));
 			if (!strcmp(ni, nj)) {
 				rf_fmt(err, errlen, "shards %s and %s would both be written as %s/%s",
-				       idx->shards[j], idx->shards[i], out, ni);
+				       idx->shards[j], sh, out, ni);
 				return RF_EINDEX;
 			}
 		}
@@ -200,9 +212,9 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 	packer p = { .o = o, .total = idx.tokens->tokens };
 	int dirfd = -1, made = 0;
 	size_t written = 0;
-	ret = rf_out_dir_open(o->out, pack_names, "token shards", &dirfd, &made, err, errlen);
+	ret = check_source(&idx, o->out, err, errlen);
 	if (!ret)
-		ret = check_source(&idx, dirfd, o->out, err, errlen);
+		ret = rf_out_dir_open(o->out, pack_names, "token shards", &dirfd, &made, err, errlen);
 	if (!ret) {
 		uint32_t w = idx.tokens->width;
 		p.in_cap = RF_MAX((size_t)GROUP_BYTES, (size_t)o->frame_tokens * w);
@@ -224,6 +236,9 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 			ret = RF_ECONFIG;
 		}
 	}
+	int marked = 0; /* index/pack_marker.h: the folder is no pack until it goes */
+	if (!ret)
+		marked = (ret = rf_out_mark_begin(dirfd, o->out, err, errlen)) == 0;
 	for (; !ret && written < idx.nshards; written++) {
 		const rf_token_shard *sh = &idx.tokens->shards[written];
 		int fd = rf_open_regular(idx.root_fd, idx.shards[written], "shard", err, errlen);
@@ -244,12 +259,16 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 			res->bytes_in += sh->size;
 		}
 	}
-	if (ret) { /* nothing half done stays */
+	if (!ret) /* every shard is on disk: the pack is whole */
+		ret = rf_out_mark_end(dirfd, o->out, err, errlen);
+	if (ret) { /* nothing half done stays; the marker goes last */
 		for (size_t i = 0; i < written && dirfd >= 0; i++) {
 			char name[PATH_MAX];
 			out_name(idx.shards[i], name, sizeof(name));
 			unlinkat(dirfd, name, 0);
 		}
+		if (marked)
+			unlinkat(dirfd, RF_PACK_MARKER, 0);
 		if (made)
 			rmdir(o->out);
 		if (ret == -ENOMEM && !err[0])

@@ -32,7 +32,9 @@ int rf_token_gen(const rf_token_gen_opts *o, char *err, size_t errlen);
 
 typedef struct rf_token_pack_opts {
 	const char *source;     /* plain .bin shards: a folder, list, glob, pattern or one file */
-	const char *out;        /* folder for NAME.bin.zst (created when absent) */
+	const char *out;        /* folder for NAME.bin.zst (created when absent; not
+	                         * one that holds a source shard), marked while
+	                         * the pack runs (index/pack_marker.h) */
 	uint32_t frame_tokens;  /* tokens a frame: 1 .. RF_TOKZ_FRAME_MAX */
 	int level;              /* zstd level */
 	rf_tokens_progress_fn progress; /* may be NULL */
