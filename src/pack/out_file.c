@@ -1,6 +1,7 @@
 /* out_file.c - output files written whole or not at all (see out_file.h). */
 #define _GNU_SOURCE
 #include "pack/out_file.h"
+#include "rf_config.h" /* RF_TEST_HOOKS */
 
 #include <dirent.h>
 #include <errno.h>
@@ -96,6 +97,21 @@ int rf_out_pwrite(rf_out_file *f, const void *buf, size_t len, uint64_t off, cha
 	return 0;
 }
 
+#if RF_TEST_HOOKS
+/* Test-only (builds with -Dtest_hooks=true): RINGFEED_TEST_PACK_HANG_AFTER=N
+ * makes the N-th file this process commits its last: the writer then waits
+ * to be killed, so that a test kills a pack mid-write at a known point
+ * instead of racing it. */
+static void hang_after_commit(void)
+{
+	static int committed;
+	const char *v = getenv("RINGFEED_TEST_PACK_HANG_AFTER");
+	if (v && ++committed == atoi(v))
+		for (;;)
+			pause();
+}
+#endif
+
 int rf_out_commit(rf_out_file *f, char *err, size_t errlen)
 {
 	/* on disk before the rename gives it its name: after a crash the name
@@ -115,6 +131,9 @@ int rf_out_commit(rf_out_file *f, char *err, size_t errlen)
 	/* the rename itself is on disk once the folder is */
 	if (fsync(f->dirfd) != 0)
 		return fail(f, "flushing the folder of", f->name, err, errlen);
+#if RF_TEST_HOOKS
+	hang_after_commit();
+#endif
 	return 0;
 }
 
