@@ -68,7 +68,7 @@ def _enum_value(key, value, names):
             return names[value.lower()]
         except KeyError:
             raise Error(_ringfeed.ECONFIG, f"{key}: '{value}' is not one of {sorted(names)}")
-    return int(value)
+    return value   # a number: checked (an integer, in range) with the other fields
 
 
 def _device_index(device):
@@ -100,7 +100,10 @@ class Loader:
         if hold not in ("next", "gc"):
             raise Error(_ringfeed.ECONFIG, f"hold: '{hold}' is not 'next' or 'gc'")
         c_defaults = _c_defaults()
-        config = {"source": os.fspath(source), "epochs": int(epochs)}
+        # values are checked by the extension: integers stay integers (8.7 is
+        # a TypeError, not 8), unsigned fields refuse negatives, paths are
+        # str, bytes or os.PathLike without NUL (each error names the field)
+        config = {"source": source, "epochs": epochs}
         if options.get("seq_len") and "token_dtype" not in options:
             options["token_dtype"] = "int32"   # what embeddings take; any torch has it
         for key, value in options.items():
@@ -109,8 +112,6 @@ class Loader:
                 raise TypeError(f"Loader() got an unexpected keyword argument '{key}'")
             if field in _ENUMS:
                 value = _enum_value(key, value, _ENUMS[field])
-            elif isinstance(c_defaults[field], bool) or isinstance(c_defaults[field], int):
-                value = int(value)
             config[field] = value
         self._device = None if _device_index(device) < 0 else _torch().device(
             "cuda", _device_index(device))

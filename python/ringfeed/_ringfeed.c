@@ -31,7 +31,8 @@ static PyObject *RfError;
 
 /* ---- configuration: one table from Python names to rf_config fields ---- */
 
-enum field_kind { F_INT, F_U64, F_SIZE, F_FLOAT, F_FLOAT2, F_FLOAT3, F_STR };
+/* F_STR fields are paths: str, bytes or os.PathLike (PyUnicode_FSConverter). */
+enum field_kind { F_INT, F_U32, F_U64, F_SIZE, F_FLOAT, F_FLOAT2, F_FLOAT3, F_STR };
 
 struct field {
 	const char *name;
@@ -63,8 +64,8 @@ static const struct field fields[] = {
 	FIELD(device, F_INT),         FIELD(device_convert, F_INT),
 	FIELD(decode, F_INT),         FIELD(include_hidden, F_INT),
 	FIELD(verify_full, F_INT),    FIELD(zstd_dict, F_STR),
-	FIELD(shard_access, F_INT),   FIELD(shuffle_block, F_INT),
-	FIELD(seq_len, F_INT),        FIELD(stride, F_INT),
+	FIELD(shard_access, F_INT),   FIELD(shuffle_block, F_U32),
+	FIELD(seq_len, F_U32),        FIELD(stride, F_U32),
 	FIELD(token_dtype, F_INT),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -75,6 +76,7 @@ static PyObject *field_get(const rf_config *c, const struct field *f)
 	const float *v = (const float *)p;
 	switch (f->kind) {
 	case F_INT: return PyLong_FromLong(*(const int *)p);
+	case F_U32: return PyLong_FromUnsignedLong(*(const uint32_t *)p);
 	case F_U64: return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
 	case F_SIZE: return PyLong_FromSize_t(*(const size_t *)p);
 	case F_FLOAT: return PyFloat_FromDouble(*v);
@@ -83,44 +85,93 @@ static PyObject *field_get(const rf_config *c, const struct field *f)
 	case F_STR:
 		if (!*(const char *const *)p)
 			Py_RETURN_NONE;
-		return PyUnicode_FromString(*(const char *const *)p);
+		return PyUnicode_DecodeFSDefault(*(const char *const *)p);
 	}
 	Py_RETURN_NONE;
 }
 
-/* Sets one field from value; strings point into value (kept alive by the
- * caller's dict until rf_loader_create() has copied them). */
-static int field_set(rf_config *c, const struct field *f, PyObject *value)
+/* value as an integer: ints and what has __index__ (numpy's), never a float
+ * or a string, which would be truncated or parsed. NULL with TypeError naming
+ * the field. */
+static PyObject *field_index(const struct field *f, PyObject *value)
+{
+	PyObject *x = PyNumber_Index(value);
+	if (!x && PyErr_ExceptionMatches(PyExc_TypeError)) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_TypeError, "%s: expected an integer, not %.100s", f->name,
+			     Py_TYPE(value)->tp_name);
+	}
+	return x;
+}
+
+/* An integer field in [lo, hi] (unsigned fields: lo = 0); ValueError naming
+ * the field otherwise. */
+static int field_integer(const struct field *f, PyObject *value, long long lo,
+			 unsigned long long hi, unsigned long long *out)
+{
+	PyObject *x = field_index(f, value);
+	if (!x)
+		return -1;
+	int overflow;
+	long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+	if (v == -1 && PyErr_Occurred()) {
+		Py_DECREF(x);
+		return -1;
+	}
+	if (overflow > 0 && lo == 0) { /* above LLONG_MAX: an unsigned 64-bit value? */
+		unsigned long long u = PyLong_AsUnsignedLongLong(x);
+		if (!(u == (unsigned long long)-1 && PyErr_Occurred()) && u <= hi) {
+			Py_DECREF(x);
+			*out = u;
+			return 0;
+		}
+		PyErr_Clear();
+	}
+	if (overflow || v < lo || (v >= 0 && (unsigned long long)v > hi)) {
+		if (lo == 0 && (overflow < 0 || v < 0))
+			PyErr_Format(PyExc_ValueError, "%s: %R is negative (it must be 0 or more)",
+				     f->name, x);
+		else
+			PyErr_Format(PyExc_ValueError, "%s: %R is out of range (%lld to %llu)", f->name,
+				     x, lo, hi);
+		Py_DECREF(x);
+		return -1;
+	}
+	Py_DECREF(x);
+	*out = (unsigned long long)v;
+	return 0;
+}
+
+/* Sets one field from value. A string (F_STR) points into a bytes object
+ * appended to keep, which the caller holds until rf_loader_create() has
+ * copied it. */
+static int field_set(rf_config *c, const struct field *f, PyObject *value, PyObject *keep)
 {
 	char *p = (char *)c + f->offset;
 	float *v = (float *)p;
 	int n = f->kind == F_FLOAT2 ? 2 : 3;
+	unsigned long long u;
 	switch (f->kind) {
-	case F_INT: {
-		long x = PyLong_AsLong(value);
-		if (x == -1 && PyErr_Occurred())
+	case F_INT:
+		if (field_integer(f, value, INT32_MIN, INT32_MAX, &u) < 0)
 			return -1;
-		if (x < INT32_MIN || x > INT32_MAX) {
-			PyErr_Format(PyExc_ValueError, "%s: %ld is out of range", f->name, x);
-			return -1;
-		}
-		*(int *)p = (int)x;
+		*(int *)p = (int)(long long)u;
 		return 0;
-	}
-	case F_U64: {
-		unsigned long long x = PyLong_AsUnsignedLongLong(value);
-		if (x == (unsigned long long)-1 && PyErr_Occurred())
+	case F_U32:
+		if (field_integer(f, value, 0, UINT32_MAX, &u) < 0)
 			return -1;
-		*(uint64_t *)p = x;
+		*(uint32_t *)p = (uint32_t)u;
 		return 0;
-	}
-	case F_SIZE: {
-		size_t x = PyLong_AsSize_t(value);
-		if (x == (size_t)-1 && PyErr_Occurred())
+	case F_U64:
+		if (field_integer(f, value, 0, UINT64_MAX, &u) < 0)
 			return -1;
-		*(size_t *)p = x;
+		*(uint64_t *)p = u;
 		return 0;
-	}
+	case F_SIZE:
+		if (field_integer(f, value, 0, SIZE_MAX, &u) < 0)
+			return -1;
+		*(size_t *)p = (size_t)u;
+		return 0;
 	case F_FLOAT: {
 		double x = PyFloat_AsDouble(value);
 		if (x == -1.0 && PyErr_Occurred())
@@ -149,13 +200,32 @@ static int field_set(rf_config *c, const struct field *f, PyObject *value)
 		Py_DECREF(seq);
 		return 0;
 	}
-	case F_STR:
+	case F_STR: {
 		if (value == Py_None) {
 			*(const char **)p = NULL;
 			return 0;
 		}
-		*(const char **)p = PyUnicode_AsUTF8(value);
-		return *(const char **)p ? 0 : -1;
+		PyObject *b = NULL;
+		if (!PyUnicode_FSConverter(value, &b)) {
+			/* the same errors, naming the field: a wrong type, an embedded NUL */
+			PyObject *type, *val, *tb;
+			PyErr_Fetch(&type, &val, &tb);
+			PyErr_NormalizeException(&type, &val, &tb);
+			if (PyErr_GivenExceptionMatches(type, PyExc_TypeError))
+				PyErr_Format(PyExc_TypeError, "%s: expected str, bytes or os.PathLike, "
+					     "not %.100s", f->name, Py_TYPE(value)->tp_name);
+			else
+				PyErr_Format(type, "%s: %S", f->name, val ? val : Py_None);
+			Py_XDECREF(type);
+			Py_XDECREF(val);
+			Py_XDECREF(tb);
+			return -1;
+		}
+		int rc = PyList_Append(keep, b);
+		*(const char **)p = PyBytes_AS_STRING(b);
+		Py_DECREF(b);
+		return rc;
+	}
 	}
 	return 0;
 }
@@ -248,6 +318,7 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	PyObject *cfgdict;
 	int debug = 0;
 	Py_buffer state = { 0 };
+	PyObject *keep = NULL;
 	static char *kwlist[] = { "config", "resume_state", "debug", NULL };
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|z*p", kwlist, &PyDict_Type, &cfgdict,
 					 &state, &debug))
@@ -258,6 +329,9 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	}
 	rf_config cfg;
 	rf_config_default(&cfg);
+	keep = PyList_New(0); /* the paths' bytes, until create copied them */
+	if (!keep)
+		goto fail;
 	PyObject *key, *value;
 	Py_ssize_t pos = 0;
 	while (PyDict_Next(cfgdict, &pos, &key, &value)) {
@@ -271,7 +345,7 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 			PyErr_Format(PyExc_TypeError, "unknown config field '%s'", name);
 			goto fail;
 		}
-		if (field_set(&cfg, &fields[i], value) < 0)
+		if (field_set(&cfg, &fields[i], value, keep) < 0)
 			goto fail;
 	}
 	if (!self->reports) {
@@ -303,10 +377,12 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	self->l = l;
 	if (state.buf)
 		PyBuffer_Release(&state);
+	Py_DECREF(keep);
 	return 0;
 fail:
 	if (state.buf)
 		PyBuffer_Release(&state);
+	Py_XDECREF(keep);
 	return -1;
 }
 

@@ -371,3 +371,39 @@ def test_token_rows_match_the_shards_and_resume(tmp_path):
         assert torch.equal(r0, r1) and torch.equal(i0, i1)
     with pytest.raises(ringfeed.Error):
         ringfeed.Loader(str(tmp_path / "tok"), seq_len=T, token_dtype="float32")
+
+
+def test_options_are_checked_not_truncated(data, tmp_path):
+    # integers stay integers, unsigned fields refuse negatives, paths refuse
+    # NUL; every error names the option
+    with pytest.raises(ValueError, match="source.*null"):
+        ringfeed.Loader(data + "\0ignored", **SMALL)
+    with pytest.raises(ValueError, match="index_cache.*null"):
+        ringfeed.Loader(data, index_cache=str(tmp_path / "i\0x"), **SMALL)
+    with pytest.raises(TypeError, match="batch_size.*float"):
+        ringfeed.Loader(data, batch_size=8.7, **SMALL)
+    with pytest.raises(TypeError, match="epochs.*float"):
+        ringfeed.Loader(data, epochs=1.5, **SMALL)
+    with pytest.raises(TypeError, match="threads.*str"):
+        ringfeed.Loader(data, batch_size=8, threads="2")
+    with pytest.raises(TypeError, match="on_error.*float"):
+        ringfeed.Loader(data, on_error=1.0, **SMALL)
+    for key in ("seq_len", "stride", "shuffle_block", "seed", "max_pixels", "read_pool_bytes"):
+        with pytest.raises(ValueError, match=f"{key}: -1 is negative"):
+            ringfeed.Loader(data, **{key: -1}, **SMALL)
+    with pytest.raises(ValueError, match="batch_size.*out of range"):
+        ringfeed.Loader(data, batch_size=1 << 40, **SMALL)
+    with pytest.raises(TypeError, match="source: expected str, bytes or os.PathLike"):
+        ringfeed.Loader(123, **SMALL)
+    with pytest.raises(TypeError, match="zstd_dict: expected str, bytes or os.PathLike"):
+        ringfeed.Loader(data, zstd_dict=1.0, **SMALL)
+    # paths as str, bytes or os.PathLike: the same loader; bools are integers
+    import pathlib
+    ref = epoch_batches(ringfeed.Loader(data, batch_size=40, epochs=1, **SMALL))
+    for source in (os.fsencode(data), pathlib.Path(data)):
+        got = epoch_batches(ringfeed.Loader(source, batch_size=40, epochs=1, shuffle=True,
+                                            index_cache=pathlib.Path(tmp_path / "idx"),
+                                            **SMALL))
+        assert len(got) == len(ref) == 3
+        assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+                   for a, b in zip(ref, got))
