@@ -19,7 +19,8 @@
  *   by rf_loader_create() and joined by rf_loader_destroy(). io_uring may run
  *   blocking opens on its own kernel workers (iou-wrk). A loader is driven by one consumer thread:
  *   rf_loader_next(), rf_batch_release() and rf_loader_state functions must
- *   not be called concurrently on the same loader.
+ *   not be called concurrently on the same loader; rf_loader_interrupt() is
+ *   the exception (it wakes a waiting consumer from another thread).
  */
 #ifndef RINGFEED_H
 #define RINGFEED_H
@@ -505,6 +506,26 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg,
  *           error every later call returns the same error. RF_EFORKED in a
  *           fork()ed child (see rf_loader_destroy()). */
 RF_API int rf_loader_next(rf_loader *l, rf_batch **out);
+
+/* rf_loader_next() that waits at most timeout_ns nanoseconds (0: does not
+ * wait) for the next batch to become ready, so that a consumer can look
+ * at other things (a signal, a stop flag) between waits.
+ * @return : as rf_loader_next(); or -ETIMEDOUT when no batch became ready
+ *           in time, or -EINTR when rf_loader_interrupt() woke the call:
+ *           neither takes a batch nor moves the position (the next call,
+ *           and rf_loader_state_save(), stand where this one started), and
+ *           neither is sticky. */
+RF_API int rf_loader_next_timeout(rf_loader *l, rf_batch **out, uint64_t timeout_ns);
+
+/* Wakes the consumer: the rf_loader_next() or rf_loader_next_timeout() call
+ * waiting on l returns -EINTR at once, without taking a batch; when none is
+ * running, the next call that finds no error and no end of stream returns
+ * -EINTR instead (once). The one function that may be called from any
+ * thread while the consumer is inside rf_loader_next(): to stop a waiting
+ * consumer before rf_loader_destroy() (which must still be called after
+ * that consumer has returned, never concurrently with it). Accepts NULL;
+ * does nothing in a fork()ed child. */
+RF_API void rf_loader_interrupt(rf_loader *l);
 
 /* Makes stream (a cudaStream_t; NULL = the legacy default stream) wait,
  * on the device, until b's copy (and conversion) is done: no host

@@ -1,13 +1,17 @@
 /* test_lifecycle.c - destroy in the middle of an epoch with reads in flight
  * returns promptly (and, under the sanitizer build, leaks nothing); destroy
  * right after create; NULL handling; a caller who holds every slot gets
- * -EDEADLK instead of a hang; batches may be released out of order. */
+ * -EDEADLK instead of a hang; batches may be released out of order; a
+ * wait that times out or is interrupted takes nothing. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "pipeline/feeder.h"
 #include "testutil.h"
 
 static double now(void)
@@ -166,4 +170,133 @@ Test(lifecycle, every_slot_held_is_edeadlk_in_both_modes, .init = setup, .fini =
 		rf_batch_release(l, b[2]);
 		rf_loader_destroy(l);
 	}
+}
+
+/* A gate on every read (the read hook of test builds): closed, no batch can
+ * become ready, so a wait is a wait for sure. Bounded: a gate left closed
+ * opens by itself after 30 s so that a failing test cannot hang destroy. */
+static atomic_int gate_open = 1;
+
+#if RF_TEST_HOOKS
+static int gate(void *ctx, uint64_t sample, int res, int64_t size)
+{
+	(void)ctx, (void)sample, (void)size;
+	for (int i = 0; i < 30000 && !atomic_load(&gate_open); i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	return res;
+}
+#endif
+
+static void gate_teardown(void)
+{
+	atomic_store(&gate_open, 1);
+#if RF_TEST_HOOKS
+	rf_feeder_set_test_hook(NULL, NULL);
+#endif
+	teardown();
+}
+
+static rf_loader *gated_loader(void)
+{
+#if !RF_TEST_HOOKS
+	cr_skip_test("the read hook is compiled into test builds only (meson -Dtest_hooks=true)");
+#else
+	atomic_store(&gate_open, 0);
+	rf_feeder_set_test_hook(gate, NULL);
+#endif
+	return loader_with(dir, 1, 4);
+}
+
+static int state_of(rf_loader *l, uint8_t *buf)
+{
+	int n = rf_loader_state_save(l, buf, RF_STATE_MAX_BYTES);
+	cr_assert_gt(n, 0, "%s", rf_strerror(n));
+	return n;
+}
+
+/* A timed-out wait takes nothing: the state and the next batch are those
+ * from before it. */
+Test(lifecycle, next_timeout_takes_nothing, .init = setup, .fini = gate_teardown,
+     .timeout = 60)
+{
+	rf_loader *l = gated_loader();
+	uint8_t s0[RF_STATE_MAX_BYTES], s1[RF_STATE_MAX_BYTES];
+	int n0 = state_of(l, s0);
+	rf_batch *b = (rf_batch *)1;
+	double t0 = now();
+	cr_assert_eq(rf_loader_next_timeout(l, &b, 20 * 1000000ull), -ETIMEDOUT);
+	cr_assert_geq(now() - t0, 0.019, "it waited %.3f s", now() - t0);
+	cr_assert_null(b);
+	cr_assert_eq(rf_loader_next_timeout(l, &b, 0), -ETIMEDOUT, "0: a poll");
+	cr_assert_eq(state_of(l, s1), n0);
+	cr_assert_arr_eq(s0, s1, (size_t)n0, "a timed-out wait moved the position");
+	rf_order_info o;
+	rf_loader_order(l, &o);
+	cr_assert_eq(o.next_batch, 0);
+	atomic_store(&gate_open, 1);
+	cr_assert_eq(rf_loader_next_timeout(l, &b, 20 * 1000000000ull), 0, "%s",
+		     rf_loader_error(l));
+	cr_assert_eq(b->index, 0);
+	rf_batch_release(l, b);
+	cr_assert_eq(rf_loader_next(l, &b), 0);
+	cr_assert_eq(b->index, 1);
+	rf_batch_release(l, b);
+	rf_loader_destroy(l);
+}
+
+struct waiter {
+	rf_loader *l;
+	rf_batch *b;
+	atomic_int started;
+	int ret;
+};
+
+static void *wait_next(void *arg)
+{
+	struct waiter *w = arg;
+	atomic_store(&w->started, 1);
+	w->ret = rf_loader_next(w->l, &w->b);
+	return NULL;
+}
+
+/* rf_loader_interrupt() from another thread wakes a consumer waiting in
+ * rf_loader_next() (or makes its next call return at once, when it comes
+ * before the wait): -EINTR, nothing taken; the call after it delivers
+ * batch 0. Also before a call, once, even with a batch ready. */
+Test(lifecycle, interrupt_wakes_the_waiting_consumer, .init = setup, .fini = gate_teardown,
+     .timeout = 60)
+{
+	rf_loader_interrupt(NULL);
+	rf_loader *l = gated_loader();
+	struct waiter w = { .l = l };
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, wait_next, &w), 0);
+	while (!atomic_load(&w.started))
+		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+	rf_loader_interrupt(l);
+	pthread_join(t, NULL);
+	cr_assert_eq(w.ret, -EINTR, "%s", rf_strerror(w.ret));
+	cr_assert_null(w.b);
+	rf_order_info o;
+	rf_loader_order(l, &o);
+	cr_assert_eq(o.next_batch, 0);
+	atomic_store(&gate_open, 1);
+	rf_batch *b;
+	cr_assert_eq(rf_loader_next(l, &b), 0, "not sticky: %s", rf_loader_error(l));
+	cr_assert_eq(b->index, 0);
+	rf_batch_release(l, b);
+	/* before the call: that call returns -EINTR once, ready batch or not */
+	for (int i = 0; i < 20000; i++) { /* bounded: 20 s */
+		rf_stats st;
+		cr_assert_eq(rf_loader_stats(l, &st), 0);
+		if (st.batches_ready > 0)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	rf_loader_interrupt(l);
+	cr_assert_eq(rf_loader_next(l, &b), -EINTR);
+	cr_assert_eq(rf_loader_next(l, &b), 0);
+	cr_assert_eq(b->index, 1);
+	rf_batch_release(l, b);
+	rf_loader_destroy(l);
 }

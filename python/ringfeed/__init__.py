@@ -25,14 +25,40 @@ Token shards (llm.c's .bin, or .bin.zst from `ringfeed pack --tokens`):
 
 token_dtype is "int32" unless given ("stored", "uint16", "uint32"): this torch
 may have no unsigned types.
+
+Nothing is lost in silence: Ctrl-C while next() waits (or while it builds the
+tensors) leaves the loader where it was, so `except KeyboardInterrupt:` can
+save state_dict() and resume at the batch that was not handed out. Without
+an on_bad_sample callback, each kind of loss (samples replaced because they
+could not be read or decoded, ...) is reported once per loader with a
+SampleLossWarning.
+
+Threads: one Loader may be used from several threads; its calls take turns
+(a lock), and close() from another thread wakes a thread waiting in next(),
+which raises Error. Under hold="next" a batch's tensors are valid until the
+next step of any thread: give each thread copy=True or hold="gc".
 """
 
-import os
+import threading
+import warnings
 
 from ._ringfeed import Error, Batch, defaults as _c_defaults, state_at_epoch, state_parse
 from . import _ringfeed
 
-__all__ = ["Loader", "Error", "state_parse"]
+__all__ = ["Loader", "Error", "SampleLossWarning", "state_parse"]
+
+
+class SampleLossWarning(RuntimeWarning):
+    """Samples were lost or replaced and no on_bad_sample callback was given."""
+
+
+# Kinds of loss reported once per loader when no on_bad_sample callback is
+# given: (the stats() counter, the message; {n} is its value when first seen).
+_LOSSES = (
+    ("bad_samples", "{n} sample(s) could not be read or decoded and were replaced by "
+                    "others; pass on_bad_sample=callable(path, err, reason) to see which, "
+                    "or on_error='fail' to stop instead"),
+)
 
 _DTYPES = {"uint8": 0, "float32": 1, "float16": 2}
 _LAYOUTS = {"hwc": 0, "chw": 1}
@@ -68,7 +94,7 @@ def _enum_value(key, value, names):
             return names[value.lower()]
         except KeyError:
             raise Error(_ringfeed.ECONFIG, f"{key}: '{value}' is not one of {sorted(names)}")
-    return int(value)
+    return value   # a number: checked (an integer, in range) with the other fields
 
 
 def _device_index(device):
@@ -100,7 +126,10 @@ class Loader:
         if hold not in ("next", "gc"):
             raise Error(_ringfeed.ECONFIG, f"hold: '{hold}' is not 'next' or 'gc'")
         c_defaults = _c_defaults()
-        config = {"source": os.fspath(source), "epochs": int(epochs)}
+        # values are checked by the extension: integers stay integers (8.7 is
+        # a TypeError, not 8), unsigned fields refuse negatives, paths are
+        # str, bytes or os.PathLike without NUL (each error names the field)
+        config = {"source": source, "epochs": epochs}
         if options.get("seq_len") and "token_dtype" not in options:
             options["token_dtype"] = "int32"   # what embeddings take; any torch has it
         for key, value in options.items():
@@ -109,8 +138,6 @@ class Loader:
                 raise TypeError(f"Loader() got an unexpected keyword argument '{key}'")
             if field in _ENUMS:
                 value = _enum_value(key, value, _ENUMS[field])
-            elif isinstance(c_defaults[field], bool) or isinstance(c_defaults[field], int):
-                value = int(value)
             config[field] = value
         self._device = None if _device_index(device) < 0 else _torch().device(
             "cuda", _device_index(device))
@@ -121,6 +148,10 @@ class Loader:
         self._debug = bool(debug)
         self._on_bad_sample = on_bad_sample
         self._current = None      # the Batch lent under hold="next"
+        self._lock = threading.RLock()   # one call at a time, whatever the thread
+        self._closed = False
+        # loss counters not warned about yet (see _LOSSES)
+        self._unwarned = [] if on_bad_sample is not None else list(_LOSSES)
         self._c = _ringfeed.Loader(config, None, self._debug)
         self._order = self._c.order()
 
@@ -133,31 +164,35 @@ class Loader:
     @property
     def epoch(self):
         """The epoch the next batch belongs to."""
-        return int(self._c.order()["next_batch"]) // len(self)
+        with self._lock:
+            return int(self._c.order()["next_batch"]) // len(self)
 
     def set_epoch(self, epoch):
         """Starts the stream at the first batch of `epoch` (a no-op when the
         loader already stands there), as DistributedSampler.set_epoch."""
         epoch = int(epoch)
-        order = self._c.order()
-        if int(order["next_batch"]) == epoch * len(self):
-            return
-        self._release_current()
-        self._recreate(state_at_epoch(self._c.state_save(), epoch))
+        with self._lock:
+            order = self._c.order()
+            if int(order["next_batch"]) == epoch * len(self):
+                return
+            self._release_current()
+            self._recreate(state_at_epoch(self._c.state_save(), epoch))
 
     def __iter__(self):
         start = self.epoch
         while True:
-            order = self._c.order()
-            if int(order["next_batch"]) >= (start + 1) * len(self):
-                return
-            item = self._next()
+            with self._lock:
+                order = self._c.order()
+                if int(order["next_batch"]) >= (start + 1) * len(self):
+                    return
+                item = self._next()
             if item is None:
                 return
             yield item
 
     def __next__(self):
-        item = self._next()
+        with self._lock:
+            item = self._next()
         if item is None:
             raise StopIteration
         return item
@@ -167,22 +202,29 @@ class Loader:
     def state_dict(self):
         """The position for an exact resume, to put in a checkpoint: the batch
         the next iteration returns, then the same batches in the same order."""
-        return {"ringfeed_state": self._c.state_save(), "epoch": self.epoch}
+        with self._lock:
+            return {"ringfeed_state": self._c.state_save(), "epoch": self.epoch}
 
     def load_state_dict(self, state):
         """Restarts at the position of state_dict() (checked: a state from
         another dataset or other output settings raises Error)."""
-        self._release_current()
-        self._recreate(bytes(state["ringfeed_state"]))
+        with self._lock:
+            self._release_current()
+            self._recreate(bytes(state["ringfeed_state"]))
 
     def stats(self):
-        return self._c.stats()
+        with self._lock:
+            return self._c.stats()
 
     def close(self):
         """Gives the loader's threads and memory back (after the last batch
-        under hold='gc' is collected)."""
+        under hold='gc' is collected). From another thread: a next() waiting
+        there raises Error (close does not wait for the lock)."""
+        self._closed = True
         self._release_current()
-        self._c.close()
+        c = self._c
+        if c is not None:
+            c.close()
 
     def __enter__(self):
         return self
@@ -193,11 +235,15 @@ class Loader:
     # ---- inside ----
 
     def _recreate(self, state):
+        """With the lock held."""
         old = self._c
-        self._c = None
         old.close()
-        self._c = _ringfeed.Loader(self._config, state, self._debug)
-        self._order = self._c.order()
+        new = _ringfeed.Loader(self._config, state, self._debug)
+        if self._closed:                 # close() came from another thread meanwhile
+            new.close()
+            raise Error(_ringfeed.ECONFIG, "the loader is closed")
+        self._c = new
+        self._order = new.order()
 
     def _release_current(self):
         current, self._current = self._current, None
@@ -215,20 +261,40 @@ class Loader:
             for path, err, reason in reports:
                 self._on_bad_sample(path, err, reason)
 
+    def _warn_losses(self):
+        stats = self._c.stats()
+        for kind in list(self._unwarned):
+            n = stats.get(kind[0], 0)
+            if n:
+                self._unwarned.remove(kind)
+                warnings.warn(kind[1].format(n=n), SampleLossWarning, stacklevel=4)
+
     def _next(self):
+        """With the lock held. An exception after the C next() (Ctrl-C while
+        the tensors are built, a callback or warning that raises) gives the
+        batch back: the next call returns it."""
         self._release_current()
         batch = self._c.next()
-        if self._on_bad_sample is not None:
-            self._report_bad()
-        if batch is None:
-            return None
-        images, labels = self._tensors(batch)
-        if self._copy:
-            images = images.clone()
-            batch.release(self._stream_handle())
-        elif self._hold == "next":
-            self._current = batch
-        return images, labels
+        try:
+            if self._on_bad_sample is not None:
+                self._report_bad()
+            elif self._unwarned:
+                self._warn_losses()
+            if batch is None:
+                return None
+            images, labels = self._tensors(batch)
+            if self._copy:
+                images = images.clone()
+                batch.release(self._stream_handle())
+            elif self._hold == "next":
+                self._current = batch
+            return images, labels
+        except BaseException:
+            if batch is not None and not batch.released:
+                if self._current is batch:
+                    self._current = None
+                self._c.hold_back(batch)
+            raise
 
     def _tensors(self, batch):
         torch = _torch()

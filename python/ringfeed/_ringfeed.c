@@ -11,9 +11,21 @@
  * tensor faults instead of reading a recycled slot.
  *
  * Threads: every call below runs with the GIL, which is released around
- * rf_loader_create/next/destroy (they block). Bad-sample reports arrive on
- * the loader's threads and are queued under report_mu, then handed to
- * Python on the consumer's thread by take_bad_samples(). */
+ * rf_loader_create/next/destroy (they block). While one thread waits in
+ * next() (in_next), the other calls on that loader raise RuntimeError
+ * (the package's Loader serialises its calls with a lock), except close():
+ * it wakes the waiter (rf_loader_interrupt), which raises Error and leaves
+ * the destroy to whoever is last out (the waiter, or the last Batch).
+ * Bad-sample reports arrive on the loader's threads and are queued under
+ * report_mu, then handed to Python on the consumer's thread by
+ * take_bad_samples().
+ *
+ * Signals: next() waits in slices of NEXT_POLL_NS, looking at signals
+ * between them: Ctrl-C during a wait raises KeyboardInterrupt with no batch
+ * taken. A batch taken when a signal handler raises (or that the package
+ * gives back with hold_back() when its own code was interrupted) is kept in
+ * `held` and returned by the next next(); state_save() and order() then
+ * stand at it, so an interrupted next() leaves the loader where it was. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
@@ -25,13 +37,15 @@
 #include <sys/mman.h>
 
 #include "ringfeed.h"
-#include "pipeline/state.h"   /* rf_state_checksum: state_at_epoch() */
+#include "pipeline/state.h"   /* rf_state_checksum: state_move() */
+#include "rf_config.h"       /* RF_TEST_HOOKS: tests that need the read delay */
 
 static PyObject *RfError;
 
 /* ---- configuration: one table from Python names to rf_config fields ---- */
 
-enum field_kind { F_INT, F_U64, F_SIZE, F_FLOAT, F_FLOAT2, F_FLOAT3, F_STR };
+/* F_STR fields are paths: str, bytes or os.PathLike (PyUnicode_FSConverter). */
+enum field_kind { F_INT, F_U32, F_U64, F_SIZE, F_FLOAT, F_FLOAT2, F_FLOAT3, F_STR };
 
 struct field {
 	const char *name;
@@ -63,8 +77,8 @@ static const struct field fields[] = {
 	FIELD(device, F_INT),         FIELD(device_convert, F_INT),
 	FIELD(decode, F_INT),         FIELD(include_hidden, F_INT),
 	FIELD(verify_full, F_INT),    FIELD(zstd_dict, F_STR),
-	FIELD(shard_access, F_INT),   FIELD(shuffle_block, F_INT),
-	FIELD(seq_len, F_INT),        FIELD(stride, F_INT),
+	FIELD(shard_access, F_INT),   FIELD(shuffle_block, F_U32),
+	FIELD(seq_len, F_U32),        FIELD(stride, F_U32),
 	FIELD(token_dtype, F_INT),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -75,6 +89,7 @@ static PyObject *field_get(const rf_config *c, const struct field *f)
 	const float *v = (const float *)p;
 	switch (f->kind) {
 	case F_INT: return PyLong_FromLong(*(const int *)p);
+	case F_U32: return PyLong_FromUnsignedLong(*(const uint32_t *)p);
 	case F_U64: return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
 	case F_SIZE: return PyLong_FromSize_t(*(const size_t *)p);
 	case F_FLOAT: return PyFloat_FromDouble(*v);
@@ -83,44 +98,93 @@ static PyObject *field_get(const rf_config *c, const struct field *f)
 	case F_STR:
 		if (!*(const char *const *)p)
 			Py_RETURN_NONE;
-		return PyUnicode_FromString(*(const char *const *)p);
+		return PyUnicode_DecodeFSDefault(*(const char *const *)p);
 	}
 	Py_RETURN_NONE;
 }
 
-/* Sets one field from value; strings point into value (kept alive by the
- * caller's dict until rf_loader_create() has copied them). */
-static int field_set(rf_config *c, const struct field *f, PyObject *value)
+/* value as an integer: ints and what has __index__ (numpy's), never a float
+ * or a string, which would be truncated or parsed. NULL with TypeError naming
+ * the field. */
+static PyObject *field_index(const struct field *f, PyObject *value)
+{
+	PyObject *x = PyNumber_Index(value);
+	if (!x && PyErr_ExceptionMatches(PyExc_TypeError)) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_TypeError, "%s: expected an integer, not %.100s", f->name,
+			     Py_TYPE(value)->tp_name);
+	}
+	return x;
+}
+
+/* An integer field in [lo, hi] (unsigned fields: lo = 0); ValueError naming
+ * the field otherwise. */
+static int field_integer(const struct field *f, PyObject *value, long long lo,
+			 unsigned long long hi, unsigned long long *out)
+{
+	PyObject *x = field_index(f, value);
+	if (!x)
+		return -1;
+	int overflow;
+	long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+	if (v == -1 && PyErr_Occurred()) {
+		Py_DECREF(x);
+		return -1;
+	}
+	if (overflow > 0 && lo == 0) { /* above LLONG_MAX: an unsigned 64-bit value? */
+		unsigned long long u = PyLong_AsUnsignedLongLong(x);
+		if (!(u == (unsigned long long)-1 && PyErr_Occurred()) && u <= hi) {
+			Py_DECREF(x);
+			*out = u;
+			return 0;
+		}
+		PyErr_Clear();
+	}
+	if (overflow || v < lo || (v >= 0 && (unsigned long long)v > hi)) {
+		if (lo == 0 && (overflow < 0 || v < 0))
+			PyErr_Format(PyExc_ValueError, "%s: %R is negative (it must be 0 or more)",
+				     f->name, x);
+		else
+			PyErr_Format(PyExc_ValueError, "%s: %R is out of range (%lld to %llu)", f->name,
+				     x, lo, hi);
+		Py_DECREF(x);
+		return -1;
+	}
+	Py_DECREF(x);
+	*out = (unsigned long long)v;
+	return 0;
+}
+
+/* Sets one field from value. A string (F_STR) points into a bytes object
+ * appended to keep, which the caller holds until rf_loader_create() has
+ * copied it. */
+static int field_set(rf_config *c, const struct field *f, PyObject *value, PyObject *keep)
 {
 	char *p = (char *)c + f->offset;
 	float *v = (float *)p;
 	int n = f->kind == F_FLOAT2 ? 2 : 3;
+	unsigned long long u;
 	switch (f->kind) {
-	case F_INT: {
-		long x = PyLong_AsLong(value);
-		if (x == -1 && PyErr_Occurred())
+	case F_INT:
+		if (field_integer(f, value, INT32_MIN, INT32_MAX, &u) < 0)
 			return -1;
-		if (x < INT32_MIN || x > INT32_MAX) {
-			PyErr_Format(PyExc_ValueError, "%s: %ld is out of range", f->name, x);
-			return -1;
-		}
-		*(int *)p = (int)x;
+		*(int *)p = (int)(long long)u;
 		return 0;
-	}
-	case F_U64: {
-		unsigned long long x = PyLong_AsUnsignedLongLong(value);
-		if (x == (unsigned long long)-1 && PyErr_Occurred())
+	case F_U32:
+		if (field_integer(f, value, 0, UINT32_MAX, &u) < 0)
 			return -1;
-		*(uint64_t *)p = x;
+		*(uint32_t *)p = (uint32_t)u;
 		return 0;
-	}
-	case F_SIZE: {
-		size_t x = PyLong_AsSize_t(value);
-		if (x == (size_t)-1 && PyErr_Occurred())
+	case F_U64:
+		if (field_integer(f, value, 0, UINT64_MAX, &u) < 0)
 			return -1;
-		*(size_t *)p = x;
+		*(uint64_t *)p = u;
 		return 0;
-	}
+	case F_SIZE:
+		if (field_integer(f, value, 0, SIZE_MAX, &u) < 0)
+			return -1;
+		*(size_t *)p = (size_t)u;
+		return 0;
 	case F_FLOAT: {
 		double x = PyFloat_AsDouble(value);
 		if (x == -1.0 && PyErr_Occurred())
@@ -149,15 +213,47 @@ static int field_set(rf_config *c, const struct field *f, PyObject *value)
 		Py_DECREF(seq);
 		return 0;
 	}
-	case F_STR:
+	case F_STR: {
 		if (value == Py_None) {
 			*(const char **)p = NULL;
 			return 0;
 		}
-		*(const char **)p = PyUnicode_AsUTF8(value);
-		return *(const char **)p ? 0 : -1;
+		PyObject *b = NULL;
+		if (!PyUnicode_FSConverter(value, &b)) {
+			/* the same errors, naming the field: a wrong type, an embedded NUL */
+			PyObject *type, *val, *tb;
+			PyErr_Fetch(&type, &val, &tb);
+			PyErr_NormalizeException(&type, &val, &tb);
+			if (PyErr_GivenExceptionMatches(type, PyExc_TypeError))
+				PyErr_Format(PyExc_TypeError, "%s: expected str, bytes or os.PathLike, "
+					     "not %.100s", f->name, Py_TYPE(value)->tp_name);
+			else
+				PyErr_Format(type, "%s: %S", f->name, val ? val : Py_None);
+			Py_XDECREF(type);
+			Py_XDECREF(val);
+			Py_XDECREF(tb);
+			return -1;
+		}
+		int rc = PyList_Append(keep, b);
+		*(const char **)p = PyBytes_AS_STRING(b);
+		Py_DECREF(b);
+		return rc;
+	}
 	}
 	return 0;
+}
+
+/* Moves a version-1 state s (parsed into *x) to batch `batch`: the position
+ * fields (next batch, epoch, batch in epoch), then the checksum. */
+static void state_move(uint8_t s[RF_STATE_V1_BYTES], const rf_state_info *x, uint64_t batch)
+{
+	uint64_t pos[3] = { batch, batch / x->batches_per_epoch, batch % x->batches_per_epoch };
+	for (int f = 0; f < 3; f++)
+		for (int i = 0; i < 8; i++)
+			s[16 + 8 * f + i] = (uint8_t)(pos[f] >> (8 * i));
+	uint64_t sum = rf_state_checksum(s, 144);   /* bytes before the checksum */
+	for (int i = 0; i < 8; i++)
+		s[144 + i] = (uint8_t)(sum >> (8 * i));
 }
 
 static PyObject *raise_rf(int code, const char *detail)
@@ -210,9 +306,15 @@ typedef struct {
 	rf_loader *l;          /* NULL once destroyed */
 	struct reports *reports;
 	Py_ssize_t batches_alive; /* Batch objects not yet deallocated */
-	int closing;           /* close() asked while batches were alive */
+	int closing;           /* close() asked while batches were alive or next() waited */
+	int in_next;           /* a thread waits in next() with the GIL released */
+	rf_batch *held;        /* taken from the loader, not handed out yet: the next
+	                        * next() returns it (see "Signals" above) */
 	int debug;             /* batches are guarded copies (see Batch) */
 } LoaderObject;
+
+/* How long next() waits without looking at signals and close(). */
+#define NEXT_POLL_NS (50 * 1000 * 1000ull)
 
 typedef struct {
 	PyObject_HEAD
@@ -236,6 +338,7 @@ static void loader_destroy_now(LoaderObject *self)
 {
 	rf_loader *l = self->l;
 	self->l = NULL;
+	self->held = NULL; /* its slot goes with the loader */
 	if (l) {
 		Py_BEGIN_ALLOW_THREADS
 		rf_loader_destroy(l);
@@ -248,6 +351,7 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	PyObject *cfgdict;
 	int debug = 0;
 	Py_buffer state = { 0 };
+	PyObject *keep = NULL;
 	static char *kwlist[] = { "config", "resume_state", "debug", NULL };
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|z*p", kwlist, &PyDict_Type, &cfgdict,
 					 &state, &debug))
@@ -258,6 +362,9 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	}
 	rf_config cfg;
 	rf_config_default(&cfg);
+	keep = PyList_New(0); /* the paths' bytes, until create copied them */
+	if (!keep)
+		goto fail;
 	PyObject *key, *value;
 	Py_ssize_t pos = 0;
 	while (PyDict_Next(cfgdict, &pos, &key, &value)) {
@@ -271,7 +378,7 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 			PyErr_Format(PyExc_TypeError, "unknown config field '%s'", name);
 			goto fail;
 		}
-		if (field_set(&cfg, &fields[i], value) < 0)
+		if (field_set(&cfg, &fields[i], value, keep) < 0)
 			goto fail;
 	}
 	if (!self->reports) {
@@ -303,10 +410,12 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	self->l = l;
 	if (state.buf)
 		PyBuffer_Release(&state);
+	Py_DECREF(keep);
 	return 0;
 fail:
 	if (state.buf)
 		PyBuffer_Release(&state);
+	Py_XDECREF(keep);
 	return -1;
 }
 
@@ -320,10 +429,22 @@ static void Loader_dealloc(LoaderObject *self)
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* After close(): destroys the C loader once nothing uses it any more. */
+static void loader_destroy_if_unused(LoaderObject *self)
+{
+	if (self->closing && self->batches_alive == 0 && !self->in_next)
+		loader_destroy_now(self);
+}
+
 static int loader_open(LoaderObject *self)
 {
 	if (!self->l || self->closing) {
-		PyErr_SetString(RfError, "the loader is closed");
+		raise_rf(-EBADF, "the loader is closed");
+		return 0;
+	}
+	if (self->in_next) {
+		PyErr_SetString(PyExc_RuntimeError, "another thread is in next() on this loader: "
+				"one call at a time (ringfeed.Loader serialises them)");
 		return 0;
 	}
 	return 1;
@@ -347,26 +468,9 @@ static int guard_copy(BatchObject *bo)
 	return 0;
 }
 
-/* Loader.next() -> Batch, or None at the end of the stream. */
-static PyObject *Loader_next(LoaderObject *self, PyObject *unused)
+/* A Batch over b; on failure b is given back to the loader. */
+static PyObject *wrap_batch(LoaderObject *self, rf_batch *b)
 {
-	(void)unused;
-	if (!loader_open(self))
-		return NULL;
-	rf_batch *b = NULL;
-	int rc;
-	Py_BEGIN_ALLOW_THREADS
-	rc = rf_loader_next(self->l, &b);
-	Py_END_ALLOW_THREADS
-	if (rc == RF_EOF)
-		Py_RETURN_NONE;
-	if (rc < 0)
-		return raise_rf(rc, rf_loader_error(self->l));
-	/* Ctrl-C while we waited: give the batch back and let it raise. */
-	if (PyErr_CheckSignals() < 0) {
-		rf_batch_release(self->l, b);
-		return NULL;
-	}
 	BatchObject *bo = PyObject_New(BatchObject, &BatchType);
 	if (!bo) {
 		rf_batch_release(self->l, b);
@@ -402,6 +506,78 @@ static PyObject *Loader_next(LoaderObject *self, PyObject *unused)
 	return (PyObject *)bo;
 }
 
+/* Keeps bo's slot in self->held for the next next(); bo reads as released. */
+static void hold_back(LoaderObject *self, BatchObject *bo)
+{
+	if (!bo->b || self->held)
+		return;
+	self->held = bo->b;
+	bo->b = NULL;
+	if (bo->guard)
+		mprotect(bo->guard, bo->guard_len, PROT_NONE);
+}
+
+/* Loader.next() -> Batch, or None at the end of the stream. */
+static PyObject *Loader_next(LoaderObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (!loader_open(self))
+		return NULL;
+	rf_batch *b = self->held;
+	if (b) {
+		self->held = NULL;
+		return wrap_batch(self, b);
+	}
+	int rc;
+	self->in_next = 1;
+	for (;;) {
+		Py_BEGIN_ALLOW_THREADS
+		rc = rf_loader_next_timeout(self->l, &b, NEXT_POLL_NS);
+		Py_END_ALLOW_THREADS
+		if ((rc != -ETIMEDOUT && rc != -EINTR) || self->closing)
+			break;
+		/* nothing taken: Ctrl-C raises here and loses nothing */
+		if (PyErr_CheckSignals() < 0) {
+			self->in_next = 0;
+			return NULL;
+		}
+	}
+	self->in_next = 0;
+	if (self->closing) { /* close() from another thread woke us */
+		if (rc == 0)
+			rf_batch_release(self->l, b);
+		loader_destroy_if_unused(self);
+		return raise_rf(-ECANCELED, "the loader was closed while next() waited");
+	}
+	if (rc == RF_EOF)
+		Py_RETURN_NONE;
+	if (rc < 0)
+		return raise_rf(rc, rf_loader_error(self->l));
+	PyObject *bo = wrap_batch(self, b);
+	/* a signal that came with the batch: its handler runs now, and the
+	 * batch waits for the next call instead of being dropped */
+	if (bo && PyErr_CheckSignals() < 0) {
+		hold_back(self, (BatchObject *)bo);
+		Py_DECREF(bo);
+		return NULL;
+	}
+	return bo;
+}
+
+/* Loader.hold_back(batch): batch (just returned by next(), unreleased) is
+ * returned again by the next next(); for the package, when its own code
+ * was interrupted between next() and handing the batch out. */
+static PyObject *Loader_hold_back(LoaderObject *self, PyObject *arg)
+{
+	if (!PyObject_TypeCheck(arg, &BatchType) || ((BatchObject *)arg)->owner != self) {
+		PyErr_SetString(PyExc_ValueError, "hold_back: not a batch of this loader");
+		return NULL;
+	}
+	if (!self->held && self->l && !self->closing)
+		hold_back(self, (BatchObject *)arg);
+	Py_RETURN_NONE;
+}
+
 static PyObject *Loader_state_save(LoaderObject *self, PyObject *unused)
 {
 	(void)unused;
@@ -411,6 +587,20 @@ static PyObject *Loader_state_save(LoaderObject *self, PyObject *unused)
 	int n = rf_loader_state_save(self->l, buf, sizeof(buf));
 	if (n < 0)
 		return raise_rf(n, "cannot save the state now (in_order = 0 with a gap)");
+	if (self->held) { /* the position of the batch the next next() returns */
+		rf_state_info x;
+		char msg[256] = "";
+		int rc = rf_state_parse(buf, (size_t)n, &x, msg, sizeof(msg));
+		if (rc == 0 && (x.version != RF_STATE_VERSION || n != RF_STATE_V1_BYTES ||
+				x.next_batch != self->held->index + 1)) {
+			rc = -EAGAIN;
+			snprintf(msg, sizeof(msg), "cannot save the state now: the batch held back "
+				 "by an interrupted next() is not the last one delivered");
+		}
+		if (rc < 0)
+			return raise_rf(rc, msg);
+		state_move(buf, &x, self->held->index);
+	}
 	return PyBytes_FromStringAndSize((const char *)buf, n);
 }
 
@@ -421,6 +611,8 @@ static PyObject *Loader_order(LoaderObject *self, PyObject *unused)
 		return NULL;
 	rf_order_info o;
 	rf_loader_order(self->l, &o);
+	if (self->held)
+		o.next_batch--; /* the held batch comes next */
 	return Py_BuildValue("{s:i,s:I,s:I,s:s,s:K,s:K,s:K,s:K,s:K,s:K}",
 			     "sampler", (int)o.sampler, "rank", o.rank, "world_size",
 			     o.world_size, "rank_source", o.rank_source, "dataset_samples",
@@ -439,6 +631,10 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 		return NULL;
 	rf_stats s;
 	rf_loader_stats(self->l, &s);
+	if (self->held) { /* not delivered yet */
+		s.batches--;
+		s.samples -= self->held->count;
+	}
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I}",
 			     "samples_total", (unsigned long long)s.samples_total, "batches",
 			     (unsigned long long)s.batches, "samples",
@@ -486,26 +682,32 @@ static PyObject *Loader_take_bad_samples(LoaderObject *self, PyObject *unused)
 	return Py_BuildValue("(NK)", list, (unsigned long long)dropped);
 }
 
-/* Destroys the C loader now, or once the last Batch of it is gone. */
+/* Destroys the C loader now, or once the last Batch of it is gone and the
+ * thread waiting in next() (woken here) has left. */
 static PyObject *Loader_close(LoaderObject *self, PyObject *unused)
 {
 	(void)unused;
-	if (self->batches_alive > 0)
-		self->closing = 1;
-	else
-		loader_destroy_now(self);
+	if (!self->l)
+		Py_RETURN_NONE;
+	self->closing = 1;
+	if (self->in_next)
+		rf_loader_interrupt(self->l);
+	loader_destroy_if_unused(self);
 	Py_RETURN_NONE;
 }
 
 static PyObject *Loader_error_detail(LoaderObject *self, PyObject *unused)
 {
 	(void)unused;
-	return PyUnicode_FromString(self->l ? rf_loader_error(self->l) : "");
+	return PyUnicode_FromString(self->l && !self->in_next ? rf_loader_error(self->l) : "");
 }
 
 static PyMethodDef Loader_methods[] = {
 	{ "next", (PyCFunction)Loader_next, METH_NOARGS,
-	  "next() -> Batch or None at the end; releases the GIL while waiting" },
+	  "next() -> Batch or None at the end; releases the GIL while waiting, "
+	  "interruptible by signals and by close() from another thread" },
+	{ "hold_back", (PyCFunction)Loader_hold_back, METH_O,
+	  "hold_back(batch): the next next() returns this batch again" },
 	{ "state_save", (PyCFunction)Loader_state_save, METH_NOARGS, "state bytes" },
 	{ "order", (PyCFunction)Loader_order, METH_NOARGS, "rf_order_info as a dict" },
 	{ "stats", (PyCFunction)Loader_stats, METH_NOARGS, "some rf_stats as a dict" },
@@ -558,8 +760,7 @@ static void Batch_dealloc(BatchObject *self)
 	LoaderObject *owner = self->owner;
 	if (owner) {
 		owner->batches_alive--;
-		if (owner->closing && owner->batches_alive == 0)
-			loader_destroy_now(owner);
+		loader_destroy_if_unused(owner);
 		Py_DECREF(owner);
 	}
 	PyObject_Free(self);
@@ -748,13 +949,7 @@ static PyObject *mod_state_at_epoch(PyObject *m, PyObject *args)
 	uint8_t s[RF_STATE_V1_BYTES];
 	memcpy(s, buf.buf, sizeof(s));
 	PyBuffer_Release(&buf);
-	uint64_t pos[3] = { epoch * x.batches_per_epoch, epoch, 0 };
-	for (int f = 0; f < 3; f++)
-		for (int i = 0; i < 8; i++)
-			s[16 + 8 * f + i] = (uint8_t)(pos[f] >> (8 * i));
-	uint64_t sum = rf_state_checksum(s, 144);   /* bytes before the checksum */
-	for (int i = 0; i < 8; i++)
-		s[144 + i] = (uint8_t)(sum >> (8 * i));
+	state_move(s, &x, epoch * x.batches_per_epoch);
 	return PyBytes_FromStringAndSize((const char *)s, sizeof(s));
 }
 
@@ -795,7 +990,8 @@ PyMODINIT_FUNC PyInit__ringfeed(void)
 	    PyModule_AddIntConstant(m, "EEMPTY", RF_EEMPTY) < 0 ||
 	    PyModule_AddIntConstant(m, "ESTATEMISMATCH", RF_ESTATEMISMATCH) < 0 ||
 	    PyModule_AddIntConstant(m, "ESTATE", RF_ESTATE) < 0 ||
-	    PyModule_AddIntConstant(m, "STATE_MAX_BYTES", RF_STATE_MAX_BYTES) < 0)
+	    PyModule_AddIntConstant(m, "STATE_MAX_BYTES", RF_STATE_MAX_BYTES) < 0 ||
+	    PyModule_AddIntConstant(m, "TEST_HOOKS", RF_TEST_HOOKS) < 0)
 		goto fail;
 	return m;
 fail:

@@ -10,7 +10,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+import warnings
 
 import pytest
 
@@ -371,3 +373,234 @@ def test_token_rows_match_the_shards_and_resume(tmp_path):
         assert torch.equal(r0, r1) and torch.equal(i0, i1)
     with pytest.raises(ringfeed.Error):
         ringfeed.Loader(str(tmp_path / "tok"), seq_len=T, token_dtype="float32")
+
+
+def test_options_are_checked_not_truncated(data, tmp_path):
+    # integers stay integers, unsigned fields refuse negatives, paths refuse
+    # NUL; every error names the option
+    with pytest.raises(ValueError, match="source.*null"):
+        ringfeed.Loader(data + "\0ignored", **SMALL)
+    with pytest.raises(ValueError, match="index_cache.*null"):
+        ringfeed.Loader(data, index_cache=str(tmp_path / "i\0x"), **SMALL)
+    with pytest.raises(TypeError, match="batch_size.*float"):
+        ringfeed.Loader(data, batch_size=8.7, **SMALL)
+    with pytest.raises(TypeError, match="epochs.*float"):
+        ringfeed.Loader(data, epochs=1.5, **SMALL)
+    with pytest.raises(TypeError, match="threads.*str"):
+        ringfeed.Loader(data, batch_size=8, threads="2")
+    with pytest.raises(TypeError, match="on_error.*float"):
+        ringfeed.Loader(data, on_error=1.0, **SMALL)
+    for key in ("seq_len", "stride", "shuffle_block", "seed", "max_pixels", "read_pool_bytes"):
+        with pytest.raises(ValueError, match=f"{key}: -1 is negative"):
+            ringfeed.Loader(data, **{key: -1}, **SMALL)
+    with pytest.raises(ValueError, match="batch_size.*out of range"):
+        ringfeed.Loader(data, batch_size=1 << 40, **SMALL)
+    with pytest.raises(TypeError, match="source: expected str, bytes or os.PathLike"):
+        ringfeed.Loader(123, **SMALL)
+    with pytest.raises(TypeError, match="zstd_dict: expected str, bytes or os.PathLike"):
+        ringfeed.Loader(data, zstd_dict=1.0, **SMALL)
+    # paths as str, bytes or os.PathLike: the same loader; bools are integers
+    import pathlib
+    ref = epoch_batches(ringfeed.Loader(data, batch_size=40, epochs=1, **SMALL))
+    for source in (os.fsencode(data), pathlib.Path(data)):
+        got = epoch_batches(ringfeed.Loader(source, batch_size=40, epochs=1, shuffle=True,
+                                            index_cache=pathlib.Path(tmp_path / "idx"),
+                                            **SMALL))
+        assert len(got) == len(ref) == 3
+        assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+                   for a, b in zip(ref, got))
+
+
+# ---- nothing lost in silence (issue 23): Ctrl-C, threads, warnings ----
+
+def _test_hooks():
+    """Whether this build has the test hooks (RINGFEED_TEST_READ_DELAY_US)."""
+    hooks = getattr(ringfeed._ringfeed, "TEST_HOOKS", None)
+    if hooks is None:   # an extension from before the constant: the build's config
+        cfg = os.path.join(os.path.dirname(os.path.abspath(RINGFEED)), "rf_config.h")
+        hooks = os.path.exists(cfg) and "#define RF_TEST_HOOKS 1" in open(cfg).read()
+    if not hooks:
+        pytest.skip("needs the read delay of test builds (meson -Dtest_hooks=true)")
+
+
+WAIT_PRELUDE = textwrap.dedent('''
+    import inspect, os, signal, sys, threading, time
+    import ringfeed
+
+    def slow_loader(source, delay_us, **opts):
+        """A loader whose every read lands delay_us late: next() waits."""
+        os.environ["RINGFEED_TEST_READ_DELAY_US"] = str(delay_us)
+        try:
+            return ringfeed.Loader(source, **opts)
+        finally:
+            del os.environ["RINGFEED_TEST_READ_DELAY_US"]
+
+    def when_waiting(thread, action, timeout=30):
+        """Runs action() on a helper thread once `thread` is inside the C
+        next() (its Python frame stands at the call in Loader._next, three
+        looks in a row); bounded."""
+        lines, first = inspect.getsourcelines(ringfeed.Loader._next)
+        line = first + next(i for i, text in enumerate(lines) if "self._c.next()" in text)
+        code = ringfeed.Loader._next.__code__
+        def run():
+            deadline, seen = time.monotonic() + timeout, 0
+            while time.monotonic() < deadline:
+                f = sys._current_frames().get(thread.ident)
+                seen = seen + 1 if f is not None and f.f_code is code and f.f_lineno == line else 0
+                if seen == 3:
+                    action()
+                    return
+                time.sleep(0.005)
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        return t
+''')
+
+
+def run_script(body, timeout=120):
+    r = subprocess.run([sys.executable, "-c", WAIT_PRELUDE + textwrap.dedent(body)],
+                       capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, PYTHONFAULTHANDLER="1"))
+    return r, r.stdout + r.stderr
+
+
+SLOW = dict(batch_size=2, prefetch=2, io_depth=2, resize=72, crop=64, threads=1, seed=11)
+
+
+def test_ctrl_c_while_next_waits_loses_no_batch(data):
+    # the `except KeyboardInterrupt: save()` pattern: the batch next() was
+    # waiting for is neither consumed nor skipped by state_dict()
+    _test_hooks()
+    ns = {}
+    exec(WAIT_PRELUDE, ns)
+    ref = [x.clone() for _, (x, _) in zip(range(2), ringfeed.Loader(data, **SLOW))]
+    loader = ns["slow_loader"](data, 300000, **SLOW)
+    main = threading.main_thread()
+    helper = ns["when_waiting"](main, lambda: signal.pthread_kill(main.ident, signal.SIGINT))
+    with pytest.raises(KeyboardInterrupt):
+        next(loader)
+    helper.join(30)
+    state = loader.state_dict()
+    assert ringfeed.state_parse(state["ringfeed_state"])["next_batch"] == 0
+    assert loader.epoch == 0 and loader.stats()["batches"] == 0
+    x, _ = next(loader)                      # the batch it waited for
+    assert torch.equal(x, ref[0])
+    loader.close()
+    resumed = ringfeed.Loader(data, **SLOW)
+    resumed.load_state_dict(state)
+    assert torch.equal(next(resumed)[0], ref[0])
+
+
+def test_a_batch_taken_as_ctrl_c_comes_is_held_back(data):
+    # the signal lands after the C library handed the batch out, while the
+    # package builds its tensors: the batch is kept for the next call
+    loader = ringfeed.Loader(data, batch_size=16, **SMALL)
+    ref = [x.clone() for _, (x, _) in zip(range(2), ringfeed.Loader(data, batch_size=16,
+                                                                    **SMALL))]
+    tensors = loader._tensors
+    calls = []
+
+    def interrupted(batch):
+        calls.append(batch)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return tensors(batch)
+    loader._tensors = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        next(loader)
+    assert ringfeed.state_parse(loader.state_dict()["ringfeed_state"])["next_batch"] == 0
+    assert loader.epoch == 0
+    assert torch.equal(next(loader)[0], ref[0])
+    assert torch.equal(next(loader)[0], ref[1])
+    assert ringfeed.state_parse(loader.state_dict()["ringfeed_state"])["next_batch"] == 2
+
+
+def test_two_threads_share_one_loader(data):
+    # both threads take batches until the stream ends: every batch once, no hang
+    loader = ringfeed.Loader(data, batch_size=16, epochs=3, copy=True, **SMALL)
+    got, errors = [[], []], []
+
+    def consume(i):
+        try:
+            for _, labels in iter(lambda: next(loader, None), None):
+                got[i].append(labels)
+        except BaseException as e:   # noqa: B902 - reported by the test
+            errors.append(e)
+    threads = [threading.Thread(target=consume, args=(i,), daemon=True) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads), "a thread hangs in next()"
+    assert errors == []
+    assert len(got[0]) + len(got[1]) == 3 * len(loader)
+    assert sum(len(y) for g in got for y in g) == 3 * 120
+
+
+def test_close_from_another_thread_wakes_next(data):
+    _test_hooks()
+    r, out = run_script(f"""
+        loader = slow_loader({data!r}, 2000000, batch_size=2, prefetch=2, io_depth=2,
+                             resize=72, crop=64, threads=1)
+        helper = when_waiting(threading.main_thread(), loader.close)
+        try:
+            next(loader)
+            print("no error")
+        except ringfeed.Error as e:
+            print("raised:", e.args[1])
+        helper.join(30)
+        try:
+            next(loader)
+        except ringfeed.Error as e:
+            print("then:", e.args[1])
+        print("done", flush=True)
+    """, timeout=60)
+    assert r.returncode == 0, out
+    assert "raised: the loader was closed while next() waited" in out
+    assert "then: the loader is closed" in out and out.rstrip().endswith("done")
+
+
+def test_restart_from_another_thread_while_next_waits(data):
+    # load_state_dict() and set_epoch() from another thread take their turn:
+    # the waiting next() gets its batch, then the loader restarts
+    _test_hooks()
+    r, out = run_script(f"""
+        import torch
+        opts = dict(batch_size=2, prefetch=2, io_depth=2, resize=72, crop=64, threads=1,
+                    seed=4)
+        ref = ringfeed.Loader({data!r}, **opts)
+        first = next(ref)[0].clone()
+        ref.set_epoch(1)
+        epoch1 = next(ref)[0].clone()
+        for restart in ("set_epoch", "load_state_dict"):
+            loader = slow_loader({data!r}, 300000, **opts)
+            state = ref.state_dict()          # epoch 1, batch 1
+            action = (lambda: loader.set_epoch(1)) if restart == "set_epoch" else (
+                lambda: loader.load_state_dict(state))
+            helper = when_waiting(threading.main_thread(), action)
+            x, _ = next(loader)
+            helper.join(30)
+            assert not helper.is_alive(), restart + " hangs"
+            assert torch.equal(x, first), restart
+            assert loader.epoch == 1, restart
+            y, _ = next(loader)
+            if restart == "set_epoch":
+                assert torch.equal(y, epoch1)
+            loader.close()
+            print(restart, "ok", flush=True)
+    """, timeout=120)
+    assert r.returncode == 0, out
+    assert "set_epoch ok" in out and "load_state_dict ok" in out
+
+
+def test_bad_samples_warn_once_without_a_callback(bad_data):
+    root, bad = bad_data
+    loader = ringfeed.Loader(root, batch_size=8, epochs=2, **SMALL)
+    with pytest.warns(ringfeed.SampleLossWarning, match="could not be read") as w:
+        batches = epoch_batches(loader) + epoch_batches(loader)
+    assert len([x for x in w if issubclass(x.category, ringfeed.SampleLossWarning)]) == 1
+    assert len(batches) == 12 and loader.stats()["bad_samples"] == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # a callback means no warning
+        epoch_batches(ringfeed.Loader(root, batch_size=8, epochs=1,
+                                      on_bad_sample=lambda *a: None, **SMALL))

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpu/gpu.h"
@@ -434,7 +435,11 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		return -ENOMEM;
 	/* Everything destroy() touches is valid from here on. */
 	pthread_mutex_init(&l->mu, NULL);
-	pthread_cond_init(&l->ready, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* next_timeout's deadline */
+	pthread_cond_init(&l->ready, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&l->init_mu, NULL);
 	pthread_cond_init(&l->init_cv, NULL);
 	pthread_mutex_init(&l->report_mu, NULL);
@@ -715,7 +720,9 @@ static int all_lent(rf_loader *l)
 	return 1;
 }
 
-RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
+/* Waits for the next batch until deadline_ns (CLOCK_MONOTONIC; UINT64_MAX:
+ * no deadline). -ETIMEDOUT and -EINTR take nothing and leave the position. */
+static int next_until(rf_loader *l, rf_batch **out, uint64_t deadline_ns)
 {
 	if (!l || !out)
 		return -EINVAL;
@@ -734,9 +741,25 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 		       "caller: release a batch before asking for the next", l->cfg.prefetch);
 		return -EDEADLK;
 	}
-	rf_slot *s;
-	while (!(s = ready_slot(l)) && !l->ring_err)
-		pthread_cond_wait(&l->ready, &l->mu);
+	struct timespec until = {
+		.tv_sec = (time_t)(deadline_ns / 1000000000u),
+		.tv_nsec = (long)(deadline_ns % 1000000000u),
+	};
+	rf_slot *s = NULL;
+	int timed_out = 0;
+	while (!l->interrupted && !(s = ready_slot(l)) && !l->ring_err && !timed_out) {
+		if (deadline_ns == UINT64_MAX)
+			pthread_cond_wait(&l->ready, &l->mu);
+		else
+			timed_out = pthread_cond_timedwait(&l->ready, &l->mu, &until) == ETIMEDOUT;
+	}
+	if (l->interrupted || (timed_out && !s && !l->ring_err)) {
+		int ret = l->interrupted ? -EINTR : -ETIMEDOUT;
+		l->interrupted = 0;
+		pthread_mutex_unlock(&l->mu);
+		l->ns_wait += rf_now_ns() - t0;
+		return ret;
+	}
 	int err = s ? s->err : l->ring_err;
 	if (err) {
 		rf_fmt(l->err_detail, sizeof(l->err_detail), "%s", s ? s->errmsg : l->ring_errmsg);
@@ -758,6 +781,29 @@ RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
 		l->delivered_end = s->batch.index + 1;
 	*out = &s->batch;
 	return 0;
+}
+
+RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
+{
+	return next_until(l, out, UINT64_MAX);
+}
+
+RF_API int rf_loader_next_timeout(rf_loader *l, rf_batch **out, uint64_t timeout_ns)
+{
+	uint64_t now = rf_now_ns();
+	/* the deadline saturates below UINT64_MAX, which means none */
+	uint64_t deadline = timeout_ns < UINT64_MAX - 1 - now ? now + timeout_ns : UINT64_MAX - 1;
+	return next_until(l, out, deadline);
+}
+
+RF_API void rf_loader_interrupt(rf_loader *l)
+{
+	if (!l || rf_loader_forked(l))
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->interrupted = 1;
+	pthread_cond_broadcast(&l->ready);
+	pthread_mutex_unlock(&l->mu);
 }
 
 RF_API int rf_batch_wait(const rf_batch *b, void *stream)

@@ -168,8 +168,11 @@ struct rf_loader {
 	uint8_t *slot_mem;
 	size_t slot_mem_len;
 	pthread_mutex_t mu;
-	pthread_cond_t ready;   /* a slot became READY, or ring_err was set */
+	pthread_cond_t ready;   /* a slot became READY, ring_err or interrupted was set
+	                         * (CLOCK_MONOTONIC, for rf_loader_next_timeout) */
 	int ring_err;           /* guarded by mu: the ring thread stopped on this error */
+	int interrupted;        /* guarded by mu: rf_loader_interrupt() was called and no
+	                         * next() has returned -EINTR for it yet */
 	char ring_errmsg[256];  /* guarded by mu */
 
 	rf_request *req;       /* io_depth of them */
