@@ -58,6 +58,9 @@ _LOSSES = (
     ("bad_samples", "{n} sample(s) could not be read or decoded and were replaced by "
                     "others; pass on_bad_sample=callable(path, err, reason) to see which, "
                     "or on_error='fail' to stop instead"),
+    ("lost_spans", "the source's tar shards hold {n} damaged or cut span(s) whose samples "
+                   "are lost (found when indexing; each is reported like a bad sample, "
+                   "'SHARD:bytes A..B', when drawn); stats()['lost_bytes'] says how much"),
 )
 
 _DTYPES = {"uint8": 0, "float32": 1, "float16": 2}

@@ -634,13 +634,17 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 	if (self->held) { /* not delivered yet */
 		s.batches--;
 		s.samples -= self->held->count;
+		s.replaced -= self->held->replaced;
 	}
-	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I}",
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I}",
 			     "samples_total", (unsigned long long)s.samples_total, "batches",
 			     (unsigned long long)s.batches, "samples",
 			     (unsigned long long)s.samples, "bytes_read",
 			     (unsigned long long)s.bytes_read, "bad_samples",
-			     (unsigned long long)s.bad_samples, "ns_consumer_wait",
+			     (unsigned long long)s.bad_samples, "replaced",
+			     (unsigned long long)s.replaced, "lost_spans",
+			     (unsigned long long)s.lost_spans, "lost_bytes",
+			     (unsigned long long)s.lost_bytes, "ns_consumer_wait",
 			     (unsigned long long)s.ns_consumer_wait, "threads", s.threads,
 			     "io_path", s.io_path, "direct_io", s.direct_io);
 }

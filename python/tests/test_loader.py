@@ -604,3 +604,34 @@ def test_bad_samples_warn_once_without_a_callback(bad_data):
         warnings.simplefilter("error")   # a callback means no warning
         epoch_batches(ringfeed.Loader(root, batch_size=8, epochs=1,
                                       on_bad_sample=lambda *a: None, **SMALL))
+
+
+def test_damaged_shard_warns_of_its_lost_span(data, tmp_path):
+    """A tar shard with a corrupt header: the rest of it is delivered, and
+    without a callback the lost span is a warning of its own kind."""
+    import tarfile
+    jpgs = sorted(os.path.join(d, f) for d, _, fs in os.walk(data) for f in fs)[:12]
+    shard = tmp_path / "shards" / "s-000000.tar"
+    shard.parent.mkdir()
+    with tarfile.open(shard, "w", format=tarfile.GNU_FORMAT) as t:
+        for i, p in enumerate(jpgs):
+            t.add(p, arcname="%04d.jpg" % i)
+            cls = tarfile.TarInfo("%04d.cls" % i)
+            cls.size = 1
+            t.addfile(cls, io.BytesIO(b"1"))
+    with tarfile.open(shard) as t:
+        at = t.getmembers()[6].offset    # sample 3's JPEG header
+    raw = bytearray(shard.read_bytes())
+    raw[at + 3] ^= 0x20
+    shard.write_bytes(bytes(raw))
+    loader = ringfeed.Loader(str(shard.parent), batch_size=4, epochs=1, shuffle=False, **SMALL)
+    with pytest.warns(ringfeed.SampleLossWarning) as w:
+        batches = epoch_batches(loader)
+    kinds = [str(x.message) for x in w if issubclass(x.category, ringfeed.SampleLossWarning)]
+    assert any("damaged or cut span" in k for k in kinds), kinds
+    stats = loader.stats()
+    # 12 samples: sample 3 lost its image (a bad one), the span is an entry
+    # of its own; everything after the damage is delivered
+    assert stats["lost_spans"] == 1 and stats["lost_bytes"] > 0
+    assert stats["samples_total"] == 13 and stats["bad_samples"] == 2
+    assert sum(len(y) for _, y in batches) == 13 and stats["replaced"] == 2
