@@ -402,11 +402,32 @@ Test(tar, ends_at_a_header_boundary_or_zero_block)
 	cr_assert_eq(g.n, 3);
 	cr_assert_eq(g.nlost, 0);
 	got_free(&g);
-	/* one zero block only, and junk after the end, are fine (as tarfile reads) */
+	/* one zero block only is fine (as tarfile reads); bytes after the end
+	 * that are not zeros (where members may have been, cut off from their
+	 * headers) are reported */
 	memset(b.p + b.len - 512, 0xee, 512);
-	cr_assert_eq(scan(b.p, b.len, 4096, collect, &g, err, sizeof(err)), 0, "%s", err);
+	loses(b.p, b.len, 3, RF_TAR_LOST_DAMAGED, b.len - 1024, 1024, "followed by bytes that are "
+	      "not zeros", NULL);
+	/* zeros after the end: the end as GNU tar pads it */
+	tbuf z = three_members();
+	z.p = realloc(z.p, z.len + 8192);
+	memset(z.p + z.len, 0, 8192);
+	cr_assert_eq(scan(z.p, z.len + 8192, 4096, collect, &g, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(g.n, 3);
+	cr_assert_eq(g.nlost, 0);
 	got_free(&g);
+	free(z.p);
+	/* members after the end blocks (tars concatenated): read on, nothing lost */
+	z = three_members();
+	tbuf two = { 0 };
+	tb_put(&two, z.p, z.len);
+	tb_put(&two, z.p, z.len);
+	cr_assert_eq(scan(two.p, two.len, 4096, collect, &g, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(g.n, 6);
+	cr_assert_eq(g.nlost, 0);
+	got_free(&g);
+	free(z.p);
+	free(two.p);
 	/* an empty file has no end blocks either: cut at 0 */
 	loses(b.p, 0, 0, RF_TAR_LOST_UNENDED, 0, 0, "without", NULL);
 	free(b.p);

@@ -284,7 +284,18 @@ static int at_end(rf_tar_scan *s, const uint8_t *tail, uint64_t left, rf_tar_mem
 	int r = 0;
 	s->pos = size;
 	s->status = 0;
-	if (s->resync || s->ext) {
+	if (s->after_end) {
+		/* zeros after the end blocks are the end as tar writes it; other
+		 * bytes there may be members cut off from their headers (a
+		 * zero block written over a header, a misaligned splice): lost */
+		if (s->junk || (left && !zeros)) {
+			rf_fmt(s->why, sizeof(s->why), "a zero block (the end of an archive) at offset "
+			       "%" PRIu64 " is followed by bytes that are not zeros nor tar members, up "
+			       "to the end of the shard at %" PRIu64, s->end_off, size);
+			r = report_lost(RF_TAR_LOST_DAMAGED, "", s->end_off, size - s->end_off, s->why,
+					fn, user);
+		}
+	} else if (s->resync || s->ext) {
 		if (!s->resync)
 			rf_fmt(s->why, sizeof(s->why), "extended header at offset %" PRIu64 " is "
 			       "followed by no member: the shard ends at %" PRIu64, s->ext_off, size);
@@ -336,6 +347,28 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		if (pos > end || end - pos < RF_TAR_BLOCK)
 			return 1; /* hopped past the window, or the header is not all in */
 		const uint8_t *h = buf + (pos - off);
+		if (s->after_end) {
+			uint64_t vsize;
+			if (is_zero_block(h) || !valid_header(h, left, &vsize)) {
+				s->junk |= !is_zero_block(h);
+				s->pos = pos + RF_TAR_BLOCK;
+				continue;
+			}
+			/* more members after the end blocks: a zero block written over
+			 * members, or tars concatenated; bytes between that are not
+			 * zeros were damaged */
+			s->after_end = 0;
+			if (s->junk) {
+				s->junk = 0;
+				rf_fmt(why, sizeof(why), "a zero block (the end of an archive) at offset %"
+				       PRIu64 " is followed by bytes that are not tar members, then by "
+				       "more members at offset %" PRIu64, s->end_off, pos);
+				int r = report_lost(RF_TAR_LOST_DAMAGED, "", s->end_off, pos - s->end_off,
+						    why, fn, user);
+				if (r)
+					return r; /* at this header: a later feed parses it */
+			}
+		}
 		if (s->resync) {
 			uint64_t vsize;
 			if (!valid_header(h, left, &vsize)) {
@@ -358,14 +391,19 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		}
 		if (is_zero_block(h)) {
 			/* the end: tar writes two zero blocks; the first is enough, as
-			 * Python's tarfile reads it */
+			 * Python's tarfile reads it. What follows is looked at for more
+			 * members (after_end) up to the end of the shard. */
 			if (s->ext) {
 				rf_fmt(why, sizeof(why), "extended header at offset %" PRIu64 " is "
 				       "followed by the end of the archive, not a member", s->ext_off);
 				damage(s, pos, 1, why);
 				continue;
 			}
-			return stop(s, 0);
+			s->after_end = 1;
+			s->junk = 0;
+			s->end_off = pos;
+			s->pos = pos + RF_TAR_BLOCK;
+			continue;
 		}
 		uint64_t stored = UINT64_MAX, sum;
 		if (!checksum_ok(h, &stored, &sum)) {

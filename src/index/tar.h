@@ -18,6 +18,10 @@
  * (rf_tar_member.lost). A malformed header does not end the scan: the scan
  * resynchronises at the next block that is a valid header (members are
  * 512-byte aligned) and reports the bytes between as one damaged span.
+ * The end of the archive (a zero block) is looked past too: zeros up to
+ * the end of the shard are the end as tar writes it; a valid header
+ * further on means more members (as tar -i reads them); other bytes there
+ * (where tar would stop reading) are reported as damaged.
  *
  * Memory: an rf_tar_scan holds one name buffer (RF_TAR_NAME_MAX + 1) and
  * allocates nothing; extended headers larger than RF_TAR_EXT_MAX are an
@@ -98,6 +102,9 @@ typedef struct rf_tar_scan {
 	uint64_t ext_off;    /* offset of the first pending extended header */
 	int resync;          /* looking for the next valid header after damage at lost_off */
 	int skip_member;     /* ... and the member a damaged extended header described */
+	int after_end;       /* past a zero block (at end_off): looking for more members */
+	int junk;            /* ... and bytes that are neither zeros nor a header seen */
+	uint64_t end_off;
 	uint64_t lost_off;
 	char why[192];       /* what the damage at lost_off was */
 	char name[RF_TAR_NAME_MAX + 1];
