@@ -5,8 +5,9 @@
  * past the checksum); the rest is the shard. It is scanned twice, whole and in windows (each window copied to
  * an allocation of its own, so that a read past it shows under ASan), and
  * both scans must agree: the same result, members and samples. Every member
- * must lie inside the shard, after the one before it; pos only grows, in
- * whole blocks, and each call moves on or asks for a larger window. */
+ * must lie inside the shard, after the one before it, and so must every
+ * lost span the scan reports; pos only grows, in whole blocks, and each
+ * call moves on or asks for a larger window. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,9 +52,26 @@ static int on_sample(void *u, const rf_tar_sample *s)
 	return 0;
 }
 
+/* A lost span: inside the shard, after the member before it, in whole
+ * blocks from a header's place; a missing end is empty, at the end. */
+static int on_lost(run *r, const rf_tar_member *m)
+{
+	must(m->why && m->why[0] && !m->data && m->lost <= RF_TAR_LOST_UNENDED);
+	must(m->data_off % RF_TAR_BLOCK == 0 && m->data_off + RF_TAR_BLOCK >= r->next_min);
+	must(m->size <= r->len && m->data_off <= r->len - m->size);
+	must(m->lost != RF_TAR_LOST_UNENDED || (m->size == 0 && m->data_off == r->len));
+	must(m->lost != RF_TAR_LOST_TRUNCATED || m->data_off + m->size == r->len);
+	must(rf_tar_samples_member(&r->g, m) == 0);
+	r->next_min = m->data_off + m->size + RF_TAR_BLOCK;
+	r->hash = rf_hash_u64(r->hash, m->data_off ^ m->size << 20 ^ (uint64_t)m->lost << 60);
+	return 0;
+}
+
 static int on_member(void *u, const rf_tar_member *m)
 {
 	run *r = u;
+	if (m->lost)
+		return on_lost(r, m);
 	size_t len = strlen(m->name);
 	must(len <= RF_TAR_NAME_MAX);
 	must(m->data_off % RF_TAR_BLOCK == 0 && m->data_off >= r->next_min);
