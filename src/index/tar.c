@@ -272,7 +272,9 @@ static int valid_header(const uint8_t *h, uint64_t room, uint64_t *size)
 
 /* The end of the shard at s->pos, with left (< 512) bytes after it in
  * buf: a damaged span still open, pending extended headers or a partial
- * block that is not zeros are lost; no end blocks at all may be a cut. */
+ * block that is not zeros are lost; no end block at all (nothing, or part
+ * of a block of zeros) may be a cut. Past a whole zero block, the end is
+ * as tar writes it, unless bytes other than zeros were seen. */
 static int at_end(rf_tar_scan *s, const uint8_t *tail, uint64_t left, rf_tar_member_fn fn,
 		  void *user)
 {
@@ -294,6 +296,14 @@ static int at_end(rf_tar_scan *s, const uint8_t *tail, uint64_t left, rf_tar_mem
 			       "to the end of the shard at %" PRIu64, s->end_off, size);
 			r = report_lost(RF_TAR_LOST_DAMAGED, "", s->end_off, size - s->end_off, s->why,
 					fn, user);
+		} else if (size - s->end_off < 2 * RF_TAR_BLOCK) {
+			/* tar writes two zero blocks; one, or part of the second, is
+			 * what a cut inside them (or right after a zero block) leaves */
+			rf_fmt(why, sizeof(why), "the shard ends %" PRIu64 " bytes into its end-of-archive "
+			       "blocks (two blocks of zeros) at offset %" PRIu64 " (cut there?)",
+			       size - s->end_off, s->end_off);
+			r = report_lost(RF_TAR_LOST_UNENDED, "", s->end_off, size - s->end_off, why, fn,
+					user);
 		}
 	} else if (s->resync || s->ext) {
 		if (!s->resync)
@@ -306,12 +316,13 @@ static int at_end(rf_tar_scan *s, const uint8_t *tail, uint64_t left, rf_tar_mem
 		rf_fmt(why, sizeof(why), "a partial header block at offset %" PRIu64 ": the shard "
 		       "ends at %" PRIu64 " (cut)", pos, size);
 		r = report_lost(RF_TAR_LOST_DAMAGED, "", pos, left, why, fn, user);
-	} else if (left == 0) {
+	} else {
+		/* nothing, or less than a block of zeros, where a header or the
+		 * end blocks belong */
 		rf_fmt(why, sizeof(why), "the shard ends at offset %" PRIu64 " without its "
 		       "end-of-archive blocks (cut there?)", size);
-		r = report_lost(RF_TAR_LOST_UNENDED, "", size, 0, why, fn, user);
+		r = report_lost(RF_TAR_LOST_UNENDED, "", pos, left, why, fn, user);
 	}
-	/* else zeros of a cut end block: nothing lost */
 	return r;
 }
 

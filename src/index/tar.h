@@ -50,8 +50,9 @@ typedef enum rf_tar_lost {
 	/* A member whose data runs past the end of the shard (a cut shard):
 	 * name is that member's; the span runs from its header to the end. */
 	RF_TAR_LOST_TRUNCATED = 2,
-	/* The shard ends at a header boundary without its end-of-archive
-	 * blocks: it may have been cut there (size 0, at the end). */
+	/* The shard ends without its end-of-archive blocks (nothing, or less
+	 * than two blocks of zeros, follows its last member): it may have been
+	 * cut there. The span runs to the end. */
 	RF_TAR_LOST_UNENDED = 3,
 } rf_tar_lost;
 

@@ -53,13 +53,14 @@ static int on_sample(void *u, const rf_tar_sample *s)
 }
 
 /* A lost span: inside the shard, after the member before it, in whole
- * blocks from a header's place; a missing end is empty, at the end. */
+ * blocks from a header's place; a missing end is less than two blocks, at
+ * the end. */
 static int on_lost(run *r, const rf_tar_member *m)
 {
 	must(m->why && m->why[0] && !m->data && m->lost <= RF_TAR_LOST_UNENDED);
 	must(m->data_off % RF_TAR_BLOCK == 0 && m->data_off + RF_TAR_BLOCK >= r->next_min);
 	must(m->size <= r->len && m->data_off <= r->len - m->size);
-	must(m->lost != RF_TAR_LOST_UNENDED || (m->size == 0 && m->data_off == r->len));
+	must(m->lost != RF_TAR_LOST_UNENDED || (m->size < 2 * RF_TAR_BLOCK && m->data_off + m->size == r->len));
 	must(m->lost != RF_TAR_LOST_TRUNCATED || m->data_off + m->size == r->len);
 	must(rf_tar_samples_member(&r->g, m) == 0);
 	r->next_min = m->data_off + m->size + RF_TAR_BLOCK;

@@ -240,16 +240,15 @@ static void touch(mutant *m, uint64_t lo, uint64_t hi)
 	}
 }
 
-/* The mutant offset of original offset o, or UINT64_MAX when it is gone. */
-static uint64_t map(const mutant *m, uint64_t o)
+/* Where original offset o went in the mutant: where it is, or for bytes
+ * deleted the place of the deletion, or for bytes cut off the end. */
+static uint64_t place(const mutant *m, uint64_t o)
 {
 	if (o >= m->cut)
-		return UINT64_MAX;
-	if (!m->moved || o < m->at)
-		return o;
-	if (o < m->at + m->del)
-		return UINT64_MAX;
-	return o - m->del + m->ins;
+		return m->len;
+	if (m->moved && o >= m->at && o < m->at + m->del)
+		return m->at;
+	return o < m->at || !m->moved ? o : o - m->del + m->ins;
 }
 
 /* Was any original byte of [lo, hi) touched (changed, deleted, cut)? */
@@ -588,13 +587,13 @@ static int check(const char *dir, const shard_buf *orig, const mutant *m, int ra
 				const report *rp = &log.r[r];
 				if (rp->shard != s)
 					continue;
+				/* a span to the mutant's end, or a cut member named, says the
+				 * shard was cut: what lies past the mutant's end is covered */
+				int cut_said = rp->truncated || (rp->span && rp->b >= m[s].len);
 				for (int h = 0; h < st->nheaders && !ok; h++) {
-					uint64_t at = map(&m[s], st->headers[h]);
-					if (at == UINT64_MAX)
-						at = m[s].moved ? m[s].at : m[s].len; /* gone: where */
-					/* a span to the mutant's end covers what was cut too */
-					int to_end = rp->truncated || rp->b >= m[s].len;
-					ok = rp->span && at >= rp->a && (at < rp->b || to_end);
+					uint64_t at = place(&m[s], st->headers[h]);
+					ok = rp->span && at >= rp->a && (at < rp->b || cut_said);
+					ok |= cut_said && at >= m[s].len;
 				}
 				if (!ok && rp->truncated && !rp->span) {
 					/* the cut sample was named: it and what came after */
@@ -609,8 +608,7 @@ static int check(const char *dir, const shard_buf *orig, const mutant *m, int ra
 				t->by_span++;
 				continue;
 			}
-			uint64_t first = map(&m[s], st->first_header) == UINT64_MAX
-						 ? m[s].at : map(&m[s], st->first_header);
+			uint64_t first = place(&m[s], st->first_header);
 			if (touched(&m[s], st->first_header, st->end) &&
 			    (valid_header_at(m[s].p, m[s].len, first) || in_forged_member(&m[s], first))) {
 				t->overwritten++;
