@@ -377,6 +377,10 @@ int rf_io_wait(rf_io *io)
 	start_again(io);
 	if (io->backend == BACKEND_PREAD) {
 		reap_pread(io);
+		/* what that reap put back (a shortage of descriptors with nothing
+		 * else in flight) goes out again before this thread sleeps: else
+		 * no read is in flight to wake it, and it sleeps for good */
+		start_again(io);
 		if (io->done_count)
 			return 0;
 		uint64_t v;
