@@ -33,7 +33,11 @@
 #include "util/util.h"
 
 #define CACHE_MAGIC "RFINDEX"
-#define CACHE_VERSION 4u /* 3: the mode word holds RF_INDEX_HIDDEN too; 4: shards */
+/* 3: the mode word holds RF_INDEX_HIDDEN too; 4: shards; 5: shard entries may
+ * be lost spans and carry the finer reasons (issue 23), and the mode word the
+ * source kind; a version-4 cache of a damaged shard holds only what the old
+ * scan kept, so it is scanned again */
+#define CACHE_VERSION 5u
 
 static int read_at(int fd, void *p, size_t n, off_t off);
 
