@@ -251,6 +251,26 @@ static uint64_t place(const mutant *m, uint64_t o)
 	return o < m->at || !m->moved ? o : o - m->del + m->ins;
 }
 
+/* Was original offset o deleted (by a splice out)? */
+static int deleted(const mutant *m, uint64_t o)
+{
+	return m->moved && o >= m->at && o < m->at + m->del;
+}
+
+/* Where, in the mutant, the first original header after a deletion is
+ * (its end, when none is left). */
+static uint64_t next_header(const mutant *m, const shard_buf *b)
+{
+	uint64_t best = m->len;
+	for (int j = 0; j < b->n; j++)
+		for (int h = 0; h < b->s[j].nheaders; h++) {
+			uint64_t o = b->s[j].headers[h];
+			if (o >= m->at + m->del && o < m->cut)
+				best = RF_MIN(best, place(m, o));
+		}
+	return best;
+}
+
 /* Was any original byte of [lo, hi) touched (changed, deleted, cut)? */
 static int touched(const mutant *m, uint64_t lo, uint64_t hi)
 {
@@ -591,9 +611,14 @@ static int check(const char *dir, const shard_buf *orig, const mutant *m, int ra
 				 * shard was cut: what lies past the mutant's end is covered */
 				int cut_said = rp->truncated || (rp->span && rp->b >= m[s].len);
 				for (int h = 0; h < st->nheaders && !ok; h++) {
-					uint64_t at = place(&m[s], st->headers[h]);
+					uint64_t o = st->headers[h], at = place(&m[s], o);
 					ok = rp->span && at >= rp->a && (at < rp->b || cut_said);
 					ok |= cut_said && at >= m[s].len;
+					if (!ok && rp->span && deleted(&m[s], o))
+						/* a header deleted: the structure breaks where the
+						 * next header was due, between the deletion and the
+						 * first header after it */
+						ok = rp->a >= m[s].at && rp->a <= next_header(&m[s], &orig[s]);
 				}
 				if (!ok && rp->truncated && !rp->span) {
 					/* the cut sample was named: it and what came after */
