@@ -304,6 +304,36 @@ if command -v script > /dev/null; then
 else
 	skipped "progress on a terminal: no script(1)"
 fi
+# ---- a damaged pack: nothing lost in silence ---------------------------------
+# one header byte flipped: the rest is delivered, and bench says what was
+# lost, one line a kind, with no log level asked for; --json counts it
+cp -r "$T/plain" "$T/damaged"
+"$PY" - "$T/damaged/shard-000000.tar" << 'EOF'
+import sys, tarfile
+p = sys.argv[1]
+with tarfile.open(p) as t:
+    at = t.getmembers()[20].offset
+with open(p, "r+b") as f:
+    f.seek(at + 5); c = f.read(1); f.seek(at + 5); f.write(bytes([c[0] ^ 1]))
+EOF
+"$RF" bench --source "$T/damaged" --batch 50 --resize 48 --crop 40 --threads 1 --no-shuffle \
+	> "$T/damaged.out" 2> "$T/damaged.err"; rc=$?
+check "damaged pack: exit $rc, want 0 (skip mode)" [ $rc = 0 ]
+check "damaged pack: a lost: line for the span: $(cat "$T/damaged.err")" \
+	grep -q "^ringfeed bench: lost: damaged or cut spans of shards (the samples in them): 1, each replaced; the first: shard-000000.tar:bytes " "$T/damaged.err"
+check "damaged pack: a lost: line for the sample left without its image: $(cat "$T/damaged.err")" \
+	grep -q "^ringfeed bench: lost: samples corrupt or unusable: 1, each replaced; the first: shard-000000.tar:.*: no image member" "$T/damaged.err"
+check "damaged pack: every sample after the damage delivered: $(head -1 "$T/damaged.out")" \
+	grep -q "^ringfeed bench: 201 samples in 5 batches" "$T/damaged.out"
+"$RF" bench --source "$T/damaged" --batch 50 --resize 48 --crop 40 --threads 1 --json \
+	> "$T/damaged.json" 2> /dev/null
+check "damaged pack: --json counts the span: $(cat "$T/damaged.json")" \
+	grep -q '"bad_samples":2,"replaced":2,"lost_spans":1,"lost_bytes":[1-9]' "$T/damaged.json"
+"$RF" bench --source "$T/damaged" --batch 50 --resize 48 --crop 40 --threads 1 --on-error fail \
+	> /dev/null 2> "$T/damaged.err"; rc=$?
+check "damaged pack: --on-error fail: exit $rc, want 1: $(cat "$T/damaged.err")" [ $rc = 1 ]
+rm -rf "$T/damaged"
+
 "$RF" pack --help | grep -q "zstd -d -D DIR/zstd.dict" && ok || bad "pack --help"
 "$RF" --help | grep -q "^  pack " && ok || bad "ringfeed --help lists pack"
 
