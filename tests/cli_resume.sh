@@ -57,6 +57,13 @@ grep -q "world_size 2" "$tmp/e" || fail "world refusal: $(cat "$tmp/e")"
 head -c 100 "$tmp/s.state" >"$tmp/short.state"
 if "$rf" state "$tmp/short.state" >/dev/null 2>"$tmp/e"; then fail "truncated state described"; fi
 grep -q "truncated" "$tmp/e" || fail "truncation: $(cat "$tmp/e")"
+# a FIFO where a state belongs is refused, not waited on (timeout: a hang fails)
+mkfifo "$tmp/fifo.state"
+rc=0; timeout 30 "$rf" state "$tmp/fifo.state" >/dev/null 2>"$tmp/e" || rc=$?
+[ $rc = 1 ] && grep -q "not a regular file (a FIFO)" "$tmp/e" || fail "state of a FIFO: rc $rc: $(cat "$tmp/e")"
+rc=0; timeout 30 "$rf" bench --source "$tmp/data" --batch 10 --resize 64 --crop 56 \
+	--resume "$tmp/fifo.state" >/dev/null 2>"$tmp/e" || rc=$?
+[ $rc = 1 ] && grep -q "not a regular file (a FIFO)" "$tmp/e" || fail "--resume FIFO: rc $rc: $(cat "$tmp/e")"
 set +e
 "$rf" bench $common --after 2 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--after without --save-state is a usage error"
