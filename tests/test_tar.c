@@ -442,6 +442,9 @@ Test(tar, truncated)
 	/* the padding is missing */
 	loses(b.p, 4536, 1, RF_TAR_LOST_TRUNCATED, 1024, 4536 - 1024, "'b.jpg'", "truncated");
 	loses(b.p, 4608 + 511, 2, RF_TAR_LOST_DAMAGED, 4608, 511, "offset 4608", "cut");
+	/* cut right after a member whose data was hopped over (windows smaller
+	 * than it): the scan ends there, reporting the missing end */
+	loses(b.p, 4608, 2, RF_TAR_LOST_UNENDED, 4608, 0, "without", NULL);
 	/* the truncated member is named */
 	got g = { 0 };
 	char err[256];

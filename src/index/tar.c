@@ -351,6 +351,8 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		const uint64_t pos = s->pos, left = s->shard_size - pos;
 		s->need = RF_TAR_BLOCK;
 		if (left < RF_TAR_BLOCK) {
+			if (!left) /* no bytes needed (a hop may have landed past the window) */
+				return at_end(s, NULL, 0, fn, user);
 			if (pos > end || end - pos < left)
 				return 1; /* the last bytes are not in */
 			return at_end(s, buf + (pos - off), left, fn, user);

@@ -5,11 +5,14 @@
  * Beside the libFuzzer targets, but a plain program: it needs the whole
  * loader (threads, io_uring, decode), not one parser.
  *
- *   mutate [--mutants N | --seconds S] [--seed X] [--keep DIR]
+ *   mutate [--mutants N | --seconds S] [--seed X] [--keep DIR] [--shards DIR]
  *
  * The shards are written here, as webdataset's writers and `ringfeed pack`
  * write them: ustar members, pax headers for long names, pax padding
- * members (pack --align), members beside the image (json), labels (cls).
+ * members (pack --align), members beside the image (json), labels (cls);
+ * or, with --shards, they are the *.tar of DIR (up to 8, undamaged, as
+ * `ringfeed pack`, Python's tarfile or GNU tar wrote them), their samples
+ * listed by the library's own scanner.
  * Each mutant copies them, applies one to three mutations, runs a loader
  * over the folder (one epoch, index order, raw or decoded, skip on error),
  * and checks every original sample:
@@ -37,16 +40,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#include <strings.h>
+
 #include "index/index.h"
+#include "index/tar.h"
 #include "ringfeed.h"
 #include "testutil.h"
 #include "util/util.h"
 
-#define NSHARDS 3
-#define PER_SHARD 14
+#define MAX_SHARDS 8
+#define PER_SHARD 14 /* the shards written here */
 #define BLOCK 512
 
+static int nshards = 3;
+static char shard_file[MAX_SHARDS][64] = { "m-000.tar", "m-001.tar", "m-002.tar" };
+
 /* ---- the undamaged shards ---- */
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 typedef struct sample_truth {
 	char key[160];
@@ -60,11 +72,22 @@ typedef struct sample_truth {
 typedef struct shard_buf {
 	uint8_t *p;
 	size_t len, cap;
-	sample_truth s[PER_SHARD];
-	int n;
+	sample_truth *s;
+	int n, ns_cap;
 } shard_buf;
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static sample_truth *new_sample(shard_buf *b)
+{
+	if (b->n == b->ns_cap) {
+		b->ns_cap = b->ns_cap ? 2 * b->ns_cap : 64;
+		b->s = realloc(b->s, (size_t)b->ns_cap * sizeof(*b->s));
+		if (!b->s)
+			die("out of memory");
+	}
+	memset(&b->s[b->n], 0, sizeof(b->s[0]));
+	return &b->s[b->n++];
+}
+
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -161,11 +184,11 @@ static void pad_to(shard_buf *b, uint64_t align)
 
 static void make_shards(shard_buf *shards, const char *jpeg_dir, uint64_t seed)
 {
-	for (int s = 0; s < NSHARDS; s++) {
+	for (int s = 0; s < nshards; s++) {
 		shard_buf *b = &shards[s];
 		memset(b, 0, sizeof(*b));
 		for (int i = 0; i < PER_SHARD; i++) {
-			sample_truth *t = &b->s[b->n++];
+			sample_truth *t = new_sample(b);
 			int g = s * PER_SHARD + i;
 			if (i % 5 == 3) /* a long key: pax headers */
 				snprintf(t->key, sizeof(t->key), "%s/%06d",
@@ -199,6 +222,88 @@ static void make_shards(shard_buf *shards, const char *jpeg_dir, uint64_t seed)
 			t->end = b->len;
 		}
 		put(b, NULL, 2 * BLOCK);
+	}
+}
+
+/* ---- or shards written by real writers (--shards DIR) ---- */
+
+/* The undamaged shard's samples, as the library's own scanner lists them
+ * (it is trusted on whole shards: tests/test_tar.c checks it against
+ * Python's tarfile and GNU tar). */
+typedef struct truth_ctx {
+	shard_buf *b;
+	int lost;
+} truth_ctx;
+
+static int truth_member(void *u, const rf_tar_member *m)
+{
+	truth_ctx *c = u;
+	if (m->lost) {
+		c->lost = 1;
+		return 0;
+	}
+	long k = rf_tar_key_split(m->name);
+	if (k < 0 || k >= 160 || !strncmp(m->name, "__", 2))
+		return 0; /* in no sample */
+	shard_buf *b = c->b;
+	sample_truth *t = b->n ? &b->s[b->n - 1] : NULL;
+	uint64_t header = m->data_off - BLOCK;
+	if (!t || strncmp(t->key, m->name, (size_t)k) || t->key[k]) {
+		t = new_sample(b);
+		memcpy(t->key, m->name, (size_t)k);
+		t->key[k] = '\0';
+		t->first_header = header;
+	}
+	if (t->nheaders < 4)
+		t->headers[t->nheaders++] = header;
+	t->end = m->data_off + (m->size + BLOCK - 1) / BLOCK * BLOCK;
+	const char *ext = m->name + k + 1;
+	if (!t->img_len && (!strcasecmp(ext, "jpg") || !strcasecmp(ext, "jpeg"))) {
+		t->img_off = m->data_off;
+		t->img_len = m->size;
+	}
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+/* Reads the *.tar of folder (at most MAX_SHARDS, sorted) as the originals. */
+static void load_shards(shard_buf *shards, const char *folder)
+{
+	DIR *d = opendir(folder);
+	if (!d)
+		die("%s: %s", folder, strerror(errno));
+	nshards = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+		if (n < 5 || strcmp(de->d_name + n - 4, ".tar") || de->d_name[0] == '.')
+			continue;
+		if (nshards == MAX_SHARDS)
+			die("%s: more than %d shards", folder, MAX_SHARDS);
+		if (n >= sizeof(shard_file[0]))
+			die("%s: name too long", de->d_name);
+		memcpy(shard_file[nshards++], de->d_name, n + 1);
+	}
+	closedir(d);
+	if (!nshards)
+		die("%s: no .tar shards", folder);
+	qsort(shard_file, (size_t)nshards, sizeof(shard_file[0]), cmp_name);
+	for (int s = 0; s < nshards; s++) {
+		shard_buf *b = &shards[s];
+		memset(b, 0, sizeof(*b));
+		b->p = tu_read(folder, shard_file[s], &b->len);
+		rf_tar_scan scan;
+		rf_tar_scan_init(&scan, b->len);
+		truth_ctx c = { b, 0 };
+		char err[256];
+		if (rf_tar_scan_feed(&scan, b->p, b->len, 0, truth_member, &c, err, sizeof(err)) != 0)
+			die("%s: %s", shard_file[s], err);
+		if (c.lost || !b->n)
+			die("%s: not an undamaged shard of samples", shard_file[s]);
 	}
 }
 
@@ -329,7 +434,7 @@ static const char *mutate(mutant *m, const shard_buf *b, const shard_buf *all)
 			break;
 		}
 		case 4: { /* a splice over: bytes of another shard (or this one) copied in place */
-			const shard_buf *src = &all[below(NSHARDS)];
+			const shard_buf *src = &all[below((uint64_t)nshards)];
 			uint64_t len = 1 + below(rnd() & 1 ? 64 : 4096);
 			uint64_t from = below(src->len), at = pick_offset(b, m->len);
 			if (m->moved || at >= m->len)
@@ -359,7 +464,7 @@ static const char *mutate(mutant *m, const shard_buf *b, const shard_buf *all)
 			if (at > m->len || (!del && !ins))
 				break;
 			del = RF_MIN(del, m->len - at);
-			const shard_buf *src = &all[below(NSHARDS)];
+			const shard_buf *src = &all[below((uint64_t)nshards)];
 			ins = RF_MIN(ins, src->len);
 			uint64_t from = below(src->len - ins + 1);
 			uint8_t *q = malloc(m->len - del + ins + 1);
@@ -397,11 +502,10 @@ typedef struct run_log {
 	const rf_index *names; /* unused by the callback */
 } run_log;
 
-static const char *shard_file[NSHARDS] = { "m-000.tar", "m-001.tar", "m-002.tar" };
 
 static int shard_of(const char *name)
 {
-	for (int s = 0; s < NSHARDS; s++) {
+	for (int s = 0; s < nshards; s++) {
 		size_t k = strlen(shard_file[s]);
 		if (!strncmp(name, shard_file[s], k) && name[k] == ':')
 			return s;
@@ -533,8 +637,8 @@ static int check(const char *dir, const shard_buf *orig, const mutant *m, int ra
 	}
 	size_t cap = idx.count + 1;
 	uint8_t *seen = calloc(cap, 1);
-	int forgery[NSHARDS];
-	for (int s = 0; s < NSHARDS; s++)
+	int forgery[MAX_SHARDS];
+	for (int s = 0; s < nshards; s++)
 		forgery[s] = forged(&m[s]);
 	rf_batch *b;
 	int failed = 0;
@@ -578,7 +682,7 @@ static int check(const char *dir, const shard_buf *orig, const mutant *m, int ra
 		failed = 1;
 	}
 	/* the keys delivered, per shard */
-	for (int s = 0; s < NSHARDS && !failed; s++) {
+	for (int s = 0; s < nshards && !failed; s++) {
 		for (int j = 0; j < orig[s].n && !failed; j++) {
 			const sample_truth *st = &orig[s].s[j];
 			t->samples++;
@@ -634,8 +738,11 @@ static int check(const char *dir, const shard_buf *orig, const mutant *m, int ra
 				continue;
 			}
 			uint64_t first = place(&m[s], st->first_header);
-			if (touched(&m[s], st->first_header, st->end) &&
-			    (valid_header_at(m[s].p, m[s].len, first) || in_forged_member(&m[s], first))) {
+			/* overwritten in place: a well-formed header the mutation made
+			 * stands where its header was, or claims its bytes as data */
+			if ((touched(&m[s], st->first_header, st->end) &&
+			     valid_header_at(m[s].p, m[s].len, first)) ||
+			    in_forged_member(&m[s], first)) {
 				t->overwritten++;
 				continue;
 			}
@@ -676,7 +783,7 @@ int main(int argc, char **argv)
 {
 	uint64_t mutants = 200, seed = (uint64_t)time(NULL);
 	double seconds = 0;
-	const char *keep = NULL;
+	const char *keep = NULL, *real = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--mutants") && i + 1 < argc)
 			mutants = strtoull(argv[++i], NULL, 10);
@@ -686,17 +793,26 @@ int main(int argc, char **argv)
 			seed = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
 			keep = argv[++i];
+		else if (!strcmp(argv[i], "--shards") && i + 1 < argc)
+			real = argv[++i];
 		else {
-			fprintf(stderr, "usage: mutate [--mutants N | --seconds S] [--seed X] [--keep DIR]\n");
+			fprintf(stderr, "usage: mutate [--mutants N | --seconds S] [--seed X] [--keep DIR] "
+				"[--shards DIR]\n");
 			return 2;
 		}
 	}
 	signal(SIGALRM, on_alarm);
 	char *jpegs = tu_tmpdir("mutate-jpegs"), *dir = tu_tmpdir("mutate");
-	shard_buf orig[NSHARDS];
-	make_shards(orig, jpegs, seed);
-	printf("mutate: seed %llu, %d shards of %d samples (%zu, %zu, %zu bytes)\n",
-	       (unsigned long long)seed, NSHARDS, PER_SHARD, orig[0].len, orig[1].len, orig[2].len);
+	shard_buf orig[MAX_SHARDS];
+	if (real)
+		load_shards(orig, real);
+	else
+		make_shards(orig, jpegs, seed);
+	printf("mutate: seed %llu, %d shards (%s):", (unsigned long long)seed, nshards,
+	       real ? real : "written here");
+	for (int s = 0; s < nshards; s++)
+		printf(" %s %d samples %zu bytes,", shard_file[s], orig[s].n, orig[s].len);
+	printf("\n");
 	fflush(stdout);
 	rnd_state = seed;
 	totals t = { 0 };
@@ -710,12 +826,12 @@ int main(int argc, char **argv)
 			if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9 > seconds)
 				break;
 		}
-		mutant m[NSHARDS];
+		mutant m[MAX_SHARDS];
 		char what[1024] = "";
 		/* one to three shards damaged; the others as they were */
 		int damaged = 0;
-		for (int s = 0; s < NSHARDS; s++) {
-			if ((rnd() % 3 == 0 || (s == NSHARDS - 1 && !damaged))) {
+		for (int s = 0; s < nshards; s++) {
+			if ((rnd() % 3 == 0 || (s == nshards - 1 && !damaged))) {
 				const char *w = mutate(&m[s], &orig[s], orig);
 				size_t n = strlen(what);
 				snprintf(what + n, sizeof(what) - n, " %s:%s", shard_file[s], w);
@@ -746,7 +862,7 @@ int main(int argc, char **argv)
 			}
 			failed = 1;
 		}
-		for (int s = 0; s < NSHARDS; s++)
+		for (int s = 0; s < nshards; s++)
 			free(m[s].p);
 		if (failed)
 			break;
@@ -771,7 +887,9 @@ int main(int argc, char **argv)
 	tu_rmrf(jpegs);
 	free(dir);
 	free(jpegs);
-	for (int s = 0; s < NSHARDS; s++)
+	for (int s = 0; s < nshards; s++) {
 		free(orig[s].p);
+		free(orig[s].s);
+	}
 	return failed;
 }
