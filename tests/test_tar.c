@@ -166,6 +166,9 @@ static int scan(const uint8_t *shard, size_t len, size_t w, rf_tar_member_fn fn,
 			return r;
 		cr_assert(s.pos > pos || s.need > n, "window %zu at %llu: no progress", n,
 			  (unsigned long long)pos);
+		/* more to read means bytes are left: a reader cannot read none */
+		cr_assert(s.pos < len, "window %zu at %llu: more asked for at the end (%llu)", n,
+			  (unsigned long long)pos, (unsigned long long)s.pos);
 		cr_assert(s.pos % 512 == 0 && s.pos <= len && s.need <= RF_TAR_NEED_MAX);
 	}
 }

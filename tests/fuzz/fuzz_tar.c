@@ -131,6 +131,7 @@ static int scan(run *r, size_t w, int raw)
 		must(s.pos >= pos && s.pos % RF_TAR_BLOCK == 0 && s.pos <= r->len);
 		must(s.need >= RF_TAR_BLOCK && s.need <= RF_TAR_NEED_MAX);
 		must(s.pos > pos || s.need > n); /* moved on, or asks for more */
+		must(s.pos < r->len);             /* ... of bytes that are left */
 	}
 }
 

@@ -284,6 +284,25 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof(name), "shard%d", v);
 		tar_seed(name);
 	}
+	/* what a damaged shard looks like: cut right after a member larger
+	 * than the window (the end found by a hop), a zero block between
+	 * members, a block of junk where a header was */
+	static uint8_t big[2000];
+	memset(big, 'b', sizeof(big));
+	tar_len = 0;
+	tar_put((uint8_t[]){ 1 }, 1); /* windows of 512 */
+	tar_member("c.jpg", NULL, '0', big, sizeof(big), 0, 0);
+	put("tar", "cut-after-hop", tar, tar_len);
+	for (int v = 0; v < 2; v++) {
+		tar_len = 0;
+		tar_put((uint8_t[]){ 2 }, 1);
+		tar_member("d1.jpg", NULL, '0', "d1", 2, 0, 0);
+		uint8_t block[512];
+		memset(block, v ? 0x5a : 0, sizeof(block));
+		tar_put(block, sizeof(block));
+		tar_member("d2.jpg", NULL, '0', "d2", 2, 0, 0);
+		tar_seed(v ? "junk-block" : "zero-block");
+	}
 	token_seeds();
 	return 0;
 }
