@@ -182,6 +182,19 @@ static int take_cls(rf_tar_samples *g, const rf_tar_member *m)
 	return 0;
 }
 
+/* The member name (key of k bytes) belongs to the sample being gathered,
+ * or ends it (reported) and starts the next. The next sample starts even
+ * when fn stops the scan, so that a scan resumed from rf_tar_scan.pos loses
+ * no member. @return : 0, or what fn returned. */
+static int join(rf_tar_samples *g, const char *name, long k)
+{
+	if (g->open && !strncmp(g->key, name, (size_t)k) && !g->key[k])
+		return 0;
+	int ret = report(g);
+	start(g, name, (size_t)k);
+	return ret;
+}
+
 /* A lost span: the sample being gathered ends (a truncated member is its
  * own sample's, or one of its own), and a damaged span or a missing end is
  * reported as a sample of its own. */
@@ -190,11 +203,7 @@ static int lost(rf_tar_samples *g, const rf_tar_member *m)
 	if (m->lost == RF_TAR_LOST_TRUNCATED) {
 		long k = rf_tar_key_split(m->name);
 		if (k >= 0 && !is_meta(m->name)) {
-			int ret = 0;
-			if (!g->open || strncmp(g->key, m->name, (size_t)k) || g->key[k]) {
-				ret = report(g);
-				start(g, m->name, (size_t)k);
-			}
+			int ret = join(g, m->name, k);
 			if (ret)
 				return ret;
 			g->code = RF_TAR_GOOD; /* this reason wins: the shard is cut here */
@@ -224,13 +233,7 @@ int rf_tar_samples_member(void *arg, const rf_tar_member *m)
 	if (k < 0 || is_meta(m->name))
 		return 0; /* in no sample, as in webdataset */
 	const char *ext = m->name + k + 1;
-	int ret = 0;
-	if (!g->open || strncmp(g->key, m->name, (size_t)k) || g->key[k]) {
-		ret = report(g);
-		/* the next sample starts even when fn stops the scan, so that a
-		 * scan resumed from rf_tar_scan.pos loses no member */
-		start(g, m->name, (size_t)k);
-	}
+	int ret = join(g, m->name, k);
 	if (ret)
 		return ret;
 	if (g->code)
