@@ -354,6 +354,23 @@ static void on_bad(void *user, const char *path, int err, const char *reason)
 	r->n++;
 }
 
+/* Runs cfg with on_error = fail to its end: the stream must stop with
+ * RF_EBADSAMPLE (no hang); the error detail is copied to detail. */
+static void fails_on_bad(rf_config *cfg, char *detail, size_t len)
+{
+	cfg->on_error = RF_ON_ERROR_FAIL;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	int ret;
+	while ((ret = rf_loader_next(l, &b)) == 0)
+		rf_batch_release(l, b);
+	cr_assert_eq(ret, RF_EBADSAMPLE, "%s", rf_strerror(ret));
+	snprintf(detail, len, "%s", rf_loader_error(l));
+	rf_loader_destroy(l);
+}
+
 Test(shards, bad_members_reported_and_replaced, .init = setup, .fini = teardown,
      .timeout = 60)
 {
@@ -379,17 +396,9 @@ Test(shards, bad_members_reported_and_replaced, .init = setup, .fini = teardown,
 	cr_assert_eq(count_reasons(r.all, "\n"), 4, "%s", r.all);
 	cr_assert_eq(st.bad_samples, 4);
 	/* fail mode: the stream fails with the first of them, no hang */
-	cfg.on_error = RF_ON_ERROR_FAIL;
-	rf_loader *l;
-	char err[512];
-	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-	rf_batch *b;
-	int ret;
-	while ((ret = rf_loader_next(l, &b)) == 0)
-		rf_batch_release(l, b);
-	cr_assert_eq(ret, RF_EBADSAMPLE, "%s", rf_strerror(ret));
-	cr_assert(strstr(rf_loader_error(l), ".tar:"), "%s", rf_loader_error(l));
-	rf_loader_destroy(l);
+	char detail[1024];
+	fails_on_bad(&cfg, detail, sizeof(detail));
+	cr_assert(strstr(detail, ".tar:"), "%s", detail);
 	free(src);
 }
 
@@ -415,16 +424,8 @@ Test(shards, cut_before_a_label, .init = setup, .fini = teardown, .timeout = 60)
 	cr_assert(strstr(r.all, "shard-000001.tar:bytes "), "%s", r.all);
 	cr_assert(strstr(r.all, "without its end-of-archive blocks"), "%s", r.all);
 	cr_assert_eq(st.bad_samples, 2, "%s", r.all);
-	cfg.on_error = RF_ON_ERROR_FAIL;
-	rf_loader *l;
-	char err[512];
-	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-	rf_batch *b;
-	int ret;
-	while ((ret = rf_loader_next(l, &b)) == 0)
-		rf_batch_release(l, b);
-	cr_assert_eq(ret, RF_EBADSAMPLE, "%s", rf_strerror(ret));
-	rf_loader_destroy(l);
+	char detail[1024];
+	fails_on_bad(&cfg, detail, sizeof(detail));
 	free(src);
 }
 
@@ -463,14 +464,8 @@ Test(shards, bad_checksum_resyncs_and_reports_the_span, .init = setup, .fini = t
 	cr_assert_eq(st.bad_samples, 4, "%s", r.all);
 	cr_assert_eq(st.samples, 37);
 	/* fail mode fails */
-	cfg.on_error = RF_ON_ERROR_FAIL;
-	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
-	rf_batch *b;
-	int ret;
-	while ((ret = rf_loader_next(l, &b)) == 0)
-		rf_batch_release(l, b);
-	cr_assert_eq(ret, RF_EBADSAMPLE, "%s", rf_strerror(ret));
-	rf_loader_destroy(l);
+	char detail[1024];
+	fails_on_bad(&cfg, detail, sizeof(detail));
 	free(src);
 }
 
