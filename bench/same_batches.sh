@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# same_batches.sh - do two builds deliver the same batches? Runs `ringfeed
+# bench --json` of each build over one matrix of sources, options and read
+# paths and compares the "checksum" (a hash of every delivered byte, label
+# and id, in delivery order: src/cli/run.c) of each run. For refactors that
+# must not change behaviour (issue 24).
+#
+#   bench/same_batches.sh BEFORE AFTER
+#
+# BEFORE and AFTER are each a ringfeed executable or a git revision (built
+# with scripts/build.sh in a temporary worktree). Sources, generated once
+# into DATA_DIR (bench/data/same-batches): a JPEG tree with one damaged
+# file (replaced: the replacement path), raw files, a manifest of the JPEG
+# tree with weights, the tree as tar shards (plain, and zstd members), the
+# raw files as zstd tar shards, token shards (.bin and .bin.zst). Runs: each
+# source with its options (random and sequential shard access, random
+# resized crop with flips, float CHW, the weighted sampler, two epochs, in
+# and out of order) on each read path (--io-path fixed, plain, pread).
+# Prints one line per run and exits 1 when any checksum differs, 2 on a
+# run that fails. Environment: DATA_DIR, IO_PATHS ("fixed plain pread"),
+# THREADS (2).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ $# -ne 2 ] || [ "$1" = "--help" ] || [ "$1" = "-h" ]; then
+	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+	[ $# -eq 2 ] || [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]
+	exit $?
+fi
+DATA_DIR=${DATA_DIR:-$ROOT/bench/data/same-batches}
+IO_PATHS=${IO_PATHS:-fixed plain pread}
+THREADS=${THREADS:-2}
+WORK=$(mktemp -d)
+trap 'for w in "$WORK"/wt-*; do [ -d "$w" ] && git -C "$ROOT" worktree remove --force "$w"; done; rm -rf "$WORK"' EXIT
+
+# A ringfeed executable for $1: itself, or the build of a revision.
+binary() {
+	if [ -x "$1" ] && [ -f "$1" ]; then
+		realpath "$1"
+		return
+	fi
+	local rev wt
+	rev=$(git -C "$ROOT" rev-parse --verify "$1^{commit}")
+	wt="$WORK/wt-$rev"
+	git -C "$ROOT" worktree add --detach "$wt" "$rev" >&2
+	(cd "$wt" && scripts/build.sh build >&2)
+	echo "$wt/build/ringfeed"
+}
+BEFORE=$(binary "$1")
+AFTER=$(binary "$2")
+GEN=$AFTER
+
+mkdir -p "$DATA_DIR"
+D=$DATA_DIR
+if [ ! -e "$D/.done" ]; then
+	rm -rf "$D" && mkdir -p "$D"
+	"$GEN" gen --out "$D/jpeg" --count 400 --classes 4 --seed 3 >/dev/null
+	head -c 3000 "$D/jpeg/class_001/img_00000001.jpg" > "$D/jpeg/class_001/img_cut.jpg"
+	"$GEN" gen --raw --out "$D/raw" --count 1500 --min-size 1 --max-size 20000 --seed 4 >/dev/null
+	(cd "$D/jpeg" && find . -name '*.jpg' | sort | awk '{ printf "%s/jpeg/%s\t%d\t%d\n", D, substr($0, 3), NR % 4, 1 + NR % 3 }' D="$D") > "$D/manifest.txt"
+	"$GEN" pack "$D/jpeg" -o "$D/jpeg.pack" --shard-size 2M >/dev/null
+	"$GEN" pack "$D/jpeg" -o "$D/jpeg.zpack" --shard-size 2M --compress zstd:3 >/dev/null
+	"$GEN" pack --raw "$D/raw" -o "$D/raw.zpack" --shard-size 4M --compress zstd:3 >/dev/null
+	"$GEN" gen --tokens --out "$D/tokens" --shards 3 --shard-tokens 200000 --seed 5 >/dev/null
+	"$GEN" pack --tokens "$D/tokens" -o "$D/tokens.zst" --frame-tokens 4096 --compress zstd:3 >/dev/null
+	touch "$D/.done"
+fi
+
+# name | options (the source included)
+RUNS=(
+	"jpeg-center|--source $D/jpeg --batch 32 --epochs 2"
+	"jpeg-rrc-flip|--source $D/jpeg --batch 32 --random-resized-crop 160 --flip 0.5 --seed 7"
+	"jpeg-float-chw|--source $D/jpeg --batch 16 --crop 96 --resize 112 --dtype float32 --layout chw --mean 0.5,0.4,0.3 --std 0.2,0.2,0.2 --out-of-order"
+	"raw|--source $D/raw --raw --batch 64 --epochs 2"
+	"raw-in-order|--source $D/raw --raw --batch 50 --no-shuffle"
+	"manifest|--source $D/manifest.txt --batch 32"
+	"manifest-weighted|--source $D/manifest.txt --batch 32 --sampler weighted --samples-per-epoch 500"
+	"tar-random|--source $D/jpeg.pack --batch 32 --epochs 2"
+	"tar-sequential|--source $D/jpeg.pack --batch 32 --shard-access sequential --shuffle-block 64"
+	"tar-zstd-jpeg|--source $D/jpeg.zpack --batch 32"
+	"tar-zstd-raw|--source $D/raw.zpack --raw --batch 64"
+	"tar-zstd-raw-sequential|--source $D/raw.zpack --raw --batch 64 --shard-access sequential"
+	"tokens-random|--source $D/tokens --seq 128 --batch 16 --epochs 2"
+	"tokens-sequential|--source $D/tokens --seq 128 --batch 16 --no-shuffle"
+	"tokens-stride|--source $D/tokens --seq 100 --stride 37 --batch 8 --token-dtype int32 --batches 200"
+	"tokens-zstd-random|--source $D/tokens.zst --seq 128 --batch 16"
+	"tokens-zstd-sequential|--source $D/tokens.zst --seq 128 --batch 16 --no-shuffle"
+)
+
+checksum() { # binary, options...
+	local bin=$1 out
+	shift
+	# shellcheck disable=SC2068
+	if ! out=$("$bin" bench $@ --threads "$THREADS" --json 2>"$WORK/err"); then
+		echo "FAILED: $bin bench $* --threads $THREADS --json" >&2
+		cat "$WORK/err" >&2
+		return 2
+	fi
+	printf '%s\n' "$out" | sed -n 's/.*"samples":\([0-9]*\).*"checksum":\([0-9]*\).*/\2 \1/p'
+}
+
+differ=0
+failed=0
+printf '%-26s %-6s %-22s %-22s %s\n' run path before after samples
+for run in "${RUNS[@]}"; do
+	name=${run%%|*}
+	opts=${run#*|}
+	for path in $IO_PATHS; do
+		b=$(checksum "$BEFORE" $opts --io-path "$path") || { failed=1; continue; }
+		a=$(checksum "$AFTER" $opts --io-path "$path") || { failed=1; continue; }
+		mark=same
+		[ "${b% *}" = "${a% *}" ] || { mark=DIFFERENT; differ=1; }
+		printf '%-26s %-6s %-22s %-22s %-7s %s\n' "$name" "$path" "${b% *}" "${a% *}" "${a#* }" "$mark"
+	done
+done
+[ $failed = 0 ] || exit 2
+[ $differ = 0 ] || { echo "checksums differ" >&2; exit 1; }
+echo "every run delivered the same batches"
