@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "index/index.h"
+#include "source/source.h"
 #include "testutil.h"
 
 typedef struct reports {

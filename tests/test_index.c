@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "index/index.h"
+#include "source/source.h"
 #include "testutil.h"
 
 static int find(const rf_index *idx, const char *path)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "index/index.h"
+#include "source/source.h"
 #include "testutil.h"
 
 static const char *names[] = { "420", "422", "444", "progressive", "gray", "ycck", "cmyk" };

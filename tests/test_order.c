@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "index/index.h"
+#include "source/source.h"
 #include "sample/order.h"
 #include "testutil.h"
 

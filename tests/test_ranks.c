@@ -41,7 +41,7 @@ Test(ranks, positions_partition_every_epoch)
 				for (uint32_t r = 0; r < w; r++) {
 					rf_order o;
 					char err[256];
-					int ret = rf_order_init(&o, &idx, RF_SAMPLER_SHUFFLE, 0, 5, r, w,
+					int ret = rf_order_init(&o, &idx, idx.count, RF_SAMPLER_SHUFFLE, 0, 5, r, w,
 								(rf_rank_tail)tail, err, sizeof(err));
 					if (tail == RF_RANK_TAIL_DROP && n < w) {
 						cr_assert_eq(ret, RF_EEMPTY, "n %llu w %u",

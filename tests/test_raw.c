@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "index/index.h"
+#include "source/source.h"
 #include "testutil.h"
 
 Test(raw, bytes_offsets_labels_every_path)

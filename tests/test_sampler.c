@@ -59,7 +59,7 @@ Test(sampler, alias_draws_follow_the_weights)
 	rf_order o;
 	char err[256];
 	const uint64_t draws = 600000;
-	cr_assert_eq(rf_order_init(&o, &idx, RF_SAMPLER_WEIGHTED, draws, 42, 0, 1,
+	cr_assert_eq(rf_order_init(&o, &idx, idx.count, RF_SAMPLER_WEIGHTED, draws, 42, 0, 1,
 				   RF_RANK_TAIL_PAD, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(rf_order_memory(&o), (size_t)N * RF_ALIAS_BYTES_PER_SAMPLE);
 	cr_assert_eq(RF_ALIAS_BYTES_PER_SAMPLE, 8);
@@ -87,17 +87,17 @@ Test(sampler, alias_draws_follow_the_weights)
 	/* bad weights */
 	double bad[3] = { 1, -1, 2 };
 	rf_index b = { .count = 3, .weights = bad };
-	cr_assert_eq(rf_order_init(&o, &b, RF_SAMPLER_WEIGHTED, 0, 1, 0, 1, RF_RANK_TAIL_PAD,
+	cr_assert_eq(rf_order_init(&o, &b, b.count, RF_SAMPLER_WEIGHTED, 0, 1, 0, 1, RF_RANK_TAIL_PAD,
 				   err, sizeof(err)), RF_ECONFIG);
 	cr_assert(strstr(err, "sample 1"), "%s", err);
 	double zero[3] = { 0, 0, 0 };
 	b.weights = zero;
-	cr_assert_eq(rf_order_init(&o, &b, RF_SAMPLER_WEIGHTED, 0, 1, 0, 1, RF_RANK_TAIL_PAD,
+	cr_assert_eq(rf_order_init(&o, &b, b.count, RF_SAMPLER_WEIGHTED, 0, 1, 0, 1, RF_RANK_TAIL_PAD,
 				   err, sizeof(err)), RF_ECONFIG);
 	cr_assert(strstr(err, "sum to 0"), "%s", err);
 	double one[1] = { 3 };
 	b = (rf_index){ .count = 1, .weights = one };
-	cr_assert_eq(rf_order_init(&o, &b, RF_SAMPLER_WEIGHTED, 10, 1, 0, 1, RF_RANK_TAIL_PAD,
+	cr_assert_eq(rf_order_init(&o, &b, b.count, RF_SAMPLER_WEIGHTED, 10, 1, 0, 1, RF_RANK_TAIL_PAD,
 				   err, sizeof(err)), 0, "%s", err);
 	for (uint64_t g = 0; g < 10; g++)
 		cr_assert_eq(rf_order_sample(&o, 0, g, 0), 0);

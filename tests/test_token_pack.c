@@ -23,7 +23,8 @@
 
 #include "index/index.h"
 #include "index/token_shard.h"
-#include "index/tokens.h"
+#include "source/token_windows.h"
+#include "source/source.h"
 #include "pack/tokens.h"
 #include "testutil.h"
 
@@ -131,10 +132,12 @@ static void check_packed(const char *bdir, const char *zdir, const char *name, u
  * frames), decompressed and trimmed, equals the same tokens of the .bin. */
 static void check_windows(const char *bdir, const char *zdir, uint32_t T, uint32_t stride)
 {
-	rf_index idx;
+	rf_source src;
 	char err[512];
-	cr_assert_eq(rf_tokens_build(&idx, zdir, T, stride, err, sizeof(err)), 0, "%s", err);
-	const rf_tokens *tk = idx.tokens;
+	rf_source_params sp = { .seq_len = T, .stride = stride, .log_level = RF_LOG_WARN };
+	cr_assert_eq(rf_source_open(&src, zdir, &sp, err, sizeof(err)), 0, "%s", err);
+	const rf_index idx = src.index;
+	const rf_tokens *tk = src.tokens;
 	cr_assert(tk->any_zstd);
 	uint8_t **b = calloc(idx.nshards, sizeof(*b)), **z = calloc(idx.nshards, sizeof(*z));
 	cr_assert(b && z);
@@ -176,7 +179,7 @@ static void check_windows(const char *bdir, const char *zdir, uint32_t T, uint32
 	}
 	free(b);
 	free(z);
-	rf_index_free(&idx);
+	rf_source_free(&src);
 }
 
 Test(token_pack, frames_and_windows_equal_the_plain_shards)

@@ -1,9 +1,10 @@
-/* index.c - index storage (records + path arena) and the entry point that
- * picks the directory walk or the manifest parser. */
+/* index.c - index storage: records, the path arena, stamps, and the names
+ * and reasons of records. What fills an index (the walk, the manifest
+ * parser, the shard scan) calls in here; nothing here calls out (the kinds
+ * that pick one are src/source/). */
 #define _GNU_SOURCE
 #include "index/index.h"
 #include "index/index_build.h"
-#include "index/tokens.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,9 +50,6 @@ int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int3
 	return 0;
 }
 
-static int finish(rf_index *idx, const char *source, const struct stat *st, char *err,
-		  size_t errlen);
-
 int rf_index_add_member(rf_index *idx, uint64_t offset, uint32_t shard, uint32_t flags)
 {
 	/* entries were added first: one member beside each */
@@ -68,14 +66,7 @@ int rf_index_add_member(rf_index *idx, uint64_t offset, uint32_t shard, uint32_t
 
 const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len)
 {
-	if (idx->tokens) {
-		uint32_t shard;
-		uint64_t token;
-		rf_tokens_locate(idx->tokens, i, &shard, &token);
-		rf_fmt(buf, len, "%s:tokens %llu..%llu (window %llu)", idx->shards[shard],
-		       (unsigned long long)token,
-		       (unsigned long long)(token + idx->tokens->seq_len), (unsigned long long)i);
-	} else if (idx->members)
+	if (idx->members)
 		rf_fmt(buf, len, "%s:%s", idx->shards[idx->members[i].shard], rf_index_path(idx, i));
 	else
 		rf_fmt(buf, len, "%s", rf_index_path(idx, i));
@@ -104,144 +95,8 @@ const char *rf_index_bad_reason(int64_t size, char *buf, size_t len)
 	}
 }
 
-/* The first entry of a walk that is a loose sample of its own (not a
- * .tar or a zstd.dict taken in raw mode). */
-static const char *first_loose(const rf_index *idx)
+void rf_index_trim(rf_index *idx)
 {
-	for (size_t i = 0; i < idx->count; i++) {
-		const char *p = rf_index_path(idx, i), *base = strrchr(p, '/');
-		size_t n = strlen(p);
-		base = base ? base + 1 : p;
-		if (!(n > 4 && !strcmp(p + n - 4, ".tar")) && strcmp(base, "zstd.dict"))
-			return p;
-	}
-	return "";
-}
-
-/* A folder: tar shards or loose files, as any_name's kind bits say, or
- * (neither bit) as what it holds says. Loose files are walked first (an
- * ImageFolder is walked once, as before); only when the walk saw .tar
- * files is the folder looked at as shards. A folder that holds both, or
- * .tar files where shards do not go, is refused with what was found:
- * deciding the kind must never drop the files of the other. */
-static int build_folder(rf_index *idx, const char *source, int any_name, rf_log_level log_level,
-			char *err, size_t errlen)
-{
-	int raw = any_name & RF_INDEX_RAW;
-	int ret;
-	if (any_name & RF_INDEX_TAR) {
-		ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
-		if (ret == 0) {
-			rf_fmt(err, errlen, "source '%s': no .tar shards in it or in its class folders "
-			       "(source_kind = tar)", source);
-			return RF_EEMPTY;
-		}
-		return ret == 1 ? rf_index_scan_shards(idx, raw, log_level, err, errlen) : ret;
-	}
-	ret = rf_index_walk_imagefolder(idx, source, any_name, err, errlen);
-	if (ret || (any_name & RF_INDEX_FILES) || !idx->walk_tars)
-		return ret;
-	uint64_t tars = idx->walk_tars;
-	uint64_t loose = idx->count - (raw ? tars + idx->walk_dicts : 0);
-	char tar[256], file[256];
-	rf_fmt(tar, sizeof(tar), "%s", idx->walk_first_tar);
-	rf_fmt(file, sizeof(file), "%s", first_loose(idx));
-	if (loose) {
-		rf_fmt(err, errlen, "source '%s' holds both .tar files (%llu, such as '%s') and "
-		       "loose %s (%llu, such as '%s'): say which it is with source_kind = tar or "
-		       "files (--source-kind tar|files)", source, (unsigned long long)tars, tar,
-		       raw ? "files" : "images", (unsigned long long)loose, file);
-		return RF_EINDEX;
-	}
-	/* only .tar files: a shard source, if they are where shards go */
-	rf_progress_fn progress = idx->progress;
-	void *user = idx->progress_user;
-	rf_index_free(idx);
-	idx->progress = progress;
-	idx->progress_user = user;
-	idx->any_name = any_name;
-	ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
-	if (ret < 0)
-		return ret;
-	if (ret == 0 || idx->nshards != tars) {
-		rf_fmt(err, errlen, "source '%s': %llu of its %llu .tar files (such as '%s') are not "
-		       "where shards go (in the folder itself, or else in its class folders): move "
-		       "them, or say what the source is with source_kind = tar or files "
-		       "(--source-kind tar|files)", source,
-		       (unsigned long long)(tars - (ret ? idx->nshards : 0)), (unsigned long long)tars,
-		       tar);
-		return RF_EINDEX;
-	}
-	return rf_index_scan_shards(idx, raw, log_level, err, errlen);
-}
-
-int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen)
-{
-	return rf_index_build_progress(idx, source, any_name, NULL, NULL, RF_LOG_WARN, err, errlen);
-}
-
-int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
-			    void *user, rf_log_level log_level, char *err, size_t errlen)
-{
-	memset(idx, 0, sizeof(*idx));
-	idx->root_fd = -1;
-	idx->progress = progress;
-	idx->progress_user = user;
-	if (!source || !*source) {
-		rf_fmt(err, errlen, "source: not set");
-		return -EINVAL;
-	}
-	struct stat st;
-	memset(&st, 0, sizeof(st));
-	int ret;
-	idx->any_name = any_name;
-	if (stat(source, &st) != 0) {
-		int e = errno;
-		/* not a path: a brace pattern of shard names, or missing */
-		ret = e == ENOENT ? rf_index_shard_pattern(idx, source, RF_SHARDS_TAR, err, errlen) : 0;
-		if (ret == 0) {
-			rf_fmt(err, errlen, "source '%s': %s", source, strerror(e));
-			ret = -e;
-		} else if (ret == 1) {
-			ret = rf_index_scan_shards(idx, any_name & RF_INDEX_RAW, log_level, err, errlen);
-		}
-		if (ret) {
-			rf_index_free(idx);
-			return ret;
-		}
-		return finish(idx, source, &st, err, errlen);
-	}
-	if (S_ISDIR(st.st_mode)) {
-		ret = build_folder(idx, source, any_name, log_level, err, errlen);
-	} else if (S_ISREG(st.st_mode) && rf_index_is_shard_list(source, RF_SHARDS_TAR)) {
-		ret = rf_index_shard_list(idx, source, RF_SHARDS_TAR, err, errlen);
-		if (!ret)
-			ret = rf_index_scan_shards(idx, any_name & RF_INDEX_RAW, log_level, err, errlen);
-	} else if (S_ISREG(st.st_mode)) {
-		ret = rf_index_parse_manifest(idx, source, err, errlen);
-	} else {
-		rf_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
-		ret = RF_EINDEX;
-	}
-	if (ret != 0) {
-		rf_index_free(idx);
-		return ret;
-	}
-	return finish(idx, source, &st, err, errlen);
-}
-
-/* Refuses an empty index, and trims the growth slack: the index lives as
- * long as the loader. */
-static int finish(rf_index *idx, const char *source, const struct stat *st, char *err,
-		  size_t errlen)
-{
-	if (idx->count == 0) {
-		rf_fmt(err, errlen, "source '%s': no samples found%s", source,
-		       idx->nshards ? " in its shards"
-		       : S_ISDIR(st->st_mode) ? " (ImageFolder layout: CLASS/.../*.jpg)" : "");
-		rf_index_free(idx);
-		return RF_EEMPTY;
-	}
 	rf_index_entry *e = realloc(idx->entries, idx->count * sizeof(*e));
 	char *p = realloc(idx->paths, idx->paths_len);
 	if (e) {
@@ -264,7 +119,6 @@ static int finish(rf_index *idx, const char *source, const struct stat *st, char
 			idx->members_cap = idx->count;
 		}
 	}
-	return 0;
 }
 
 void rf_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes)
@@ -294,7 +148,6 @@ void rf_index_free(rf_index *idx)
 		free(idx->shards[i]);
 	free(idx->shards);
 	free(idx->shard_labels);
-	rf_tokens_free(idx->tokens);
 	free(idx->root);
 	if (idx->root_fd >= 0)
 		close(idx->root_fd);
@@ -320,14 +173,7 @@ size_t rf_index_memory(const rf_index *idx)
 		n += strlen(idx->shards[i]) + 1 + sizeof(char *) + sizeof(int32_t);
 	for (int i = 0; i < idx->nclasses; i++)
 		n += strlen(idx->classes[i]) + 1 + sizeof(char *);
-	if (idx->tokens)
-		n += rf_tokens_memory(idx->tokens);
 	return n;
-}
-
-uint64_t rf_index_samples(const rf_index *idx)
-{
-	return idx->tokens ? idx->tokens->windows : idx->count;
 }
 
 int rf_index_stamp_add(rf_index *idx, int dirfd, const char *rel, const char *name)

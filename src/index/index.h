@@ -4,8 +4,8 @@
  * root folder, or absolute) plus one fixed-size record per file. The index
  * costs RF_INDEX_RECORD_BYTES + path length + 1 bytes per file, plus one
  * string per class, plus 8 bytes per file for a manifest with weights.
- * Built once by rf_loader_create(), then read-only and shared by every
- * thread without locks. */
+ * Filled once by a source kind (src/source/), then read-only and shared by
+ * every thread without locks. */
 #ifndef RF_INDEX_H
 #define RF_INDEX_H
 
@@ -93,29 +93,14 @@ typedef struct rf_index {
 	 * else not), the first of them, and zstd.dict files (raw mode). */
 	uint64_t walk_tars, walk_dicts;
 	char walk_first_tar[256];
-	/* Token sources (src/index/tokens.h): the shards' headers and windows;
-	 * count is 0 (windows are computed, not stored). NULL otherwise. */
-	struct rf_tokens *tokens;
 } rf_index;
 
 /* The lost spans of a shard source's index (RF_INDEX_IS_LOST entries,
  * named "bytes A..B"): how many, and their bytes. */
 void rf_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes);
 
-/* Samples of the source: files, shard members, or token windows. */
-uint64_t rf_index_samples(const rf_index *idx);
-
-/* Builds the index of source (a directory or a manifest file). any_name, the
- * RF_INDEX_* flags: RF_INDEX_RAW takes every regular file of a directory
- * (raw mode), not only JPEG names; files directly in the directory then get
- * label -1. RF_INDEX_HIDDEN takes names starting with '.' too. Returns 0, or
- * -ENOENT / -ENOTDIR / -EACCES (source unusable), RF_EINDEX (malformed
- * manifest), RF_EEMPTY (no sample), -ENOMEM; err[errlen] then says why. */
-int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen);
-/* The same, telling progress (if not NULL) how it goes, and logging what it
- * notices (damaged shards) at log_level. */
-int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
-			    void *user, rf_log_level log_level, char *err, size_t errlen);
+/* Trims the growth slack of a built index (it lives as long as the loader). */
+void rf_index_trim(rf_index *idx);
 
 void rf_index_free(rf_index *idx);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "index/pack_marker.h"
+#include "source/source.h"
 #include "pack/pack_impl.h"
 #include "pack/tar_write.h"
 #include "util/util.h"

@@ -18,7 +18,8 @@
 
 #include "index/pack_marker.h"
 #include "index/token_shard.h"
-#include "index/tokens.h"
+#include "source/token_windows.h"
+#include "source/source.h"
 #include "pack/out_file.h"
 #include "pack/tokens.h"
 #include "ringfeed.h"
@@ -153,8 +154,9 @@ static void out_name(const char *path, char *name, size_t len)
  * name (from a list of several folders). An output folder below a source
  * folder is harmless: a folder of token shards is read without its
  * subfolders. */
-static int check_source(const rf_index *idx, const char *out, char *err, size_t errlen)
+static int check_source(const rf_source *src, const char *out, char *err, size_t errlen)
 {
+	const rf_index *idx = &src->index;
 	const char *last = NULL; /* the folder checked last (shards come folder by folder) */
 	size_t last_len = 0;
 	for (size_t i = 0; i < idx->nshards; i++) {
@@ -175,7 +177,7 @@ static int check_source(const rf_index *idx, const char *out, char *err, size_t 
 		/* by its header, or by its name (an empty .bin.zst has no frames,
 		 * and a .bin.zst.zst would be no one's format) */
 		size_t n = strlen(sh);
-		if (idx->tokens->shards[i].frames || (n >= 4 && !strcmp(sh + n - 4, ".zst"))) {
+		if (src->tokens->shards[i].frames || (n >= 4 && !strcmp(sh + n - 4, ".zst"))) {
 			rf_fmt(err, errlen, "shard %s/%s is already a .bin.zst: pack takes plain .bin "
 			       "shards", idx->root, sh);
 			return RF_EINDEX;
@@ -203,20 +205,21 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 	int ret = check_opts(o, err, errlen);
 	if (ret)
 		return ret;
-	rf_index idx;
+	rf_source src;
 	/* T = 1: every shard with 2 tokens has a window; what matters here is
 	 * that every header was checked */
-	ret = rf_tokens_build(&idx, o->source, 1, 1, err, errlen);
+	rf_source_params sp = { .seq_len = 1, .stride = 1, .log_level = RF_LOG_WARN };
+	ret = rf_source_open(&src, o->source, &sp, err, errlen);
 	if (ret)
 		return ret;
-	packer p = { .o = o, .total = idx.tokens->tokens };
+	packer p = { .o = o, .total = src.tokens->tokens };
 	int dirfd = -1, made = 0;
 	size_t written = 0;
-	ret = check_source(&idx, o->out, err, errlen);
+	ret = check_source(&src, o->out, err, errlen);
 	if (!ret)
 		ret = rf_out_dir_open(o->out, pack_names, "token shards", &dirfd, &made, err, errlen);
 	if (!ret) {
-		uint32_t w = idx.tokens->width;
+		uint32_t w = src.tokens->width;
 		p.in_cap = RF_MAX((size_t)GROUP_BYTES, (size_t)o->frame_tokens * w);
 		p.z_cap = RF_MAX(ZSTD_compressBound((size_t)o->frame_tokens * w), (size_t)65536);
 		p.in = malloc(p.in_cap);
@@ -239,18 +242,18 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 	int marked = 0; /* index/pack_marker.h: the folder is no pack until it goes */
 	if (!ret)
 		marked = (ret = rf_out_mark_begin(dirfd, o->out, err, errlen)) == 0;
-	for (; !ret && written < idx.nshards; written++) {
-		const rf_token_shard *sh = &idx.tokens->shards[written];
-		int fd = rf_open_regular(idx.root_fd, idx.shards[written], "shard", err, errlen);
+	for (; !ret && written < src.index.nshards; written++) {
+		const rf_token_shard *sh = &src.tokens->shards[written];
+		int fd = rf_open_regular(src.index.root_fd, src.index.shards[written], "shard", err, errlen);
 		if (fd < 0) {
 			ret = fd;
 			break;
 		}
-		rf_token_header h = { .magic = idx.tokens->magic, .width = idx.tokens->width,
+		rf_token_header h = { .magic = src.tokens->magic, .width = src.tokens->width,
 				      .tokens = sh->tokens };
 		char name[PATH_MAX];
-		out_name(idx.shards[written], name, sizeof(name));
-		ret = pack_shard(&p, &idx, written, fd, &h, dirfd, name, &res->bytes_out, err,
+		out_name(src.index.shards[written], name, sizeof(name));
+		ret = pack_shard(&p, &src.index, written, fd, &h, dirfd, name, &res->bytes_out, err,
 				 errlen);
 		close(fd);
 		if (!ret) {
@@ -264,7 +267,7 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 	if (ret) { /* nothing half done stays; the marker goes last */
 		for (size_t i = 0; i < written && dirfd >= 0; i++) {
 			char name[PATH_MAX];
-			out_name(idx.shards[i], name, sizeof(name));
+			out_name(src.index.shards[i], name, sizeof(name));
 			unlinkat(dirfd, name, 0);
 		}
 		if (marked)
@@ -280,6 +283,6 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 	free(p.in);
 	free(p.z);
 	free(p.off);
-	rf_index_free(&idx);
+	rf_source_free(&src);
 	return ret;
 }

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/tokens.h"
 #include "pipeline/feeder_impl.h"
 #include "util/util.h"
 
@@ -99,8 +98,8 @@ static rf_chunk *free_entry(struct rf_feeder *f)
 static int point_into(const rf_loader *l, const struct rf_feeder *f, const rf_chunk *c,
 		      rf_request *q)
 {
-	rf_range r;
-	rf_feeder_range(l, q->sample, &r);
+	rf_source_read r;
+	rf_source_read_of(&l->src, q->sample, &r);
 	uint64_t at = r.offset - c->index * f->chunk_bytes;
 	uint32_t len = r.len;
 	if (at + len > c->got)
@@ -148,13 +147,13 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 			return NULL; /* the entry stays free */
 		drop(f, e);
 	}
-	rf_io_read rd = { .dirfd = l->index.root_fd, .file = -1, .offset = index * cb,
+	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = index * cb,
 			  .len = len, .buf = c->buf,
 			  .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
 	if (f->shard_files)
 		rd.file = f->shard_files[shard];
 	else
-		rd.path = l->index.shards[shard];
+		rd.path = l->src.index.shards[shard];
 	*c = (rf_chunk){ .state = CHUNK_READING, .shard = shard, .index = index, .buf = c->buf,
 			 .ticket = c->ticket, .waiting = NO_CHUNK, .used = ++f->tick };
 	rf_io_submit(f->io, &rd);
@@ -176,9 +175,9 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
  * sizes to stop at). */
 static void read_ahead(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64_t index)
 {
-	if (!l->index.tokens)
+	uint64_t size = l->src.ops->shard_bytes(&l->src, shard), cb = f->chunk_bytes;
+	if (!size)
 		return;
-	uint64_t size = l->index.tokens->shards[shard].size, cb = f->chunk_bytes;
 	uint32_t ahead = RF_MAX(1u, f->nchunks / 4);
 	for (uint64_t k = index + 1; k <= index + ahead && k * cb < size; k++) {
 		if (find(f, shard, k))
@@ -191,10 +190,9 @@ static void read_ahead(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 }
 
 int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
-		   uint64_t epoch, uint64_t pos)
+		   const rf_source_read *r, uint64_t epoch, uint64_t pos)
 {
-	rf_range m;
-	rf_feeder_range(l, sample, &m);
+	const rf_source_read m = *r;
 	uint64_t cb = f->chunk_bytes, index = m.offset / cb;
 	if (m.offset + m.len > (index + 1) * cb + f->chunk_overlap)
 		return -1;
@@ -211,7 +209,8 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_
 	uint32_t id = f->free_reqs[--f->nfree];
 	rf_request *q = &l->req[id];
 	*q = (rf_request){ .place = *p, .sample = sample, .epoch = epoch, .pos = pos,
-			   .ticket = NO_TICKET, .chunk = (uint32_t)(c - f->chunks), .next = NO_CHUNK };
+			   .ticket = NO_TICKET, .chunk = (uint32_t)(c - f->chunks), .next = NO_CHUNK,
+			   .expect = r->expect };
 	c->refs++;
 	if (c->state == CHUNK_READING) {
 		q->next = c->waiting; /* landed when the read is in (order does not matter) */

@@ -3,13 +3,14 @@
  * needs (DCT scale, rows, columns), resample it straight into its place in
  * the batch slot, hand the read buffer back to the ring thread, count the
  * batch down (the thread that lands the last sample publishes the batch). */
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
 #include "decode/jpeg.h"
 #include "decode/unzstd.h"
-#include "index/tokens.h"
+#include "source/token_windows.h"
 #include "pipeline/loader_impl.h"
 #include "transform/token_row.h"
 #include "util/util.h"
@@ -38,7 +39,7 @@ static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *
 	if (err)
 		return err;
 	rf_window win;
-	rf_window_for(&l->window, q->epoch, q->sample, W, H, &win);
+	rf_window_for(&l->plan.window, q->epoch, q->sample, W, H, &win);
 	/* beside the GPU's engines, which decode at full scale, so does the pool:
 	 * which decoder takes a sample should change its pixels as little as it can */
 	int denom = l->cfg.no_scaled_decode || l->decode != RF_DECODE_CPU ? 1 : rf_denom_for_window(&win, C);
@@ -55,7 +56,7 @@ static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *
 	w->ns_decode += t1 - t0;
 	if (err)
 		return err;
-	err = rf_resample_store(&w->rs, &l->output, img.rgb, img.stride, img.x0, img.y0, dst);
+	err = rf_resample_store(&w->rs, &l->plan.output, img.rgb, img.stride, img.x0, img.y0, dst);
 	if (err)
 		rf_fmt(q->reason, sizeof(q->reason), "out of memory for resampling");
 	w->ns_transform += rf_now_ns() - t1;
@@ -91,7 +92,7 @@ static int unzstd(rf_loader *l, worker *w, rf_request *q)
 static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
 {
 	uint64_t t0 = rf_now_ns();
-	const rf_tokens *tk = l->index.tokens;
+	const rf_tokens *tk = l->src.tokens;
 	rf_token_read tr;
 	rf_tokens_read_of(tk, q->sample, &tr);
 	const rf_token_shard *sh = &tk->shards[tr.shard];
@@ -124,7 +125,7 @@ static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
 		rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
 	if (err)
 		return err;
-	rf_token_row_store(row, l->token_bytes, out + (tr.token - first) * tk->width, tk->width, n);
+	rf_token_row_store(row, l->plan.token_bytes, out + (tr.token - first) * tk->width, tk->width, n);
 	w->ns_transform += rf_now_ns() - t1;
 	return 0;
 }
@@ -145,6 +146,34 @@ static int land_raw(rf_loader *l, rf_slot *s, rf_request *q)
 	return 0;
 }
 
+/* Turns request q's bytes into its place in slot s, as its stage says.
+ * @return : 0, or a negative code with q->reason set. */
+static int run_stage(rf_loader *l, worker *w, rf_request *q, rf_slot *s, rf_stage stage)
+{
+	uint8_t *dst = s->host + (size_t)q->place.index * l->plan.sample_bytes;
+	int err;
+	switch (stage) {
+	case RF_STAGE_FETCH:
+		return 0; /* storage alone: the read is all there is */
+	case RF_STAGE_ZSTD_TOKENS:
+		return token_window(l, w, q, dst);
+	case RF_STAGE_ZSTD_RAW:
+		err = unzstd(l, w, q);
+		return err ? err : land_raw(l, s, q);
+	case RF_STAGE_ZSTD_JPEG:
+		err = unzstd(l, w, q);
+		return err ? err : process(l, w, q, q->len, dst);
+	case RF_STAGE_JPEG:
+		return process(l, w, q, q->len, dst);
+	case RF_STAGE_RAW:
+	case RF_STAGE_TOKENS:
+		break; /* the ring thread's: never dispatched */
+	}
+	assert(!"a ring thread stage reached the compute pool");
+	rf_fmt(q->reason, sizeof(q->reason), "internal error: stage %d in the compute pool", (int)stage);
+	return -EINVAL;
+}
+
 static void flush_counters(rf_loader *l, worker *w)
 {
 	atomic_fetch_add_explicit(&l->st.ns_decode, w->ns_decode, memory_order_relaxed);
@@ -161,7 +190,7 @@ void *rf_compute_main(void *arg)
 	worker w = { 0 };
 	int ok = rf_jpeg_decoder_create(&w.dec) == 0;
 	ok = rf_resampler_init(&w.rs, l->cfg.crop) == 0 && ok;
-	ok = (!l->has_zstd || rf_unzstd_init(&w.unzstd, l->zstd_dict) == 0) && ok;
+	ok = (!l->src.any_zstd || rf_unzstd_init(&w.unzstd, l->zstd_dict) == 0) && ok;
 
 	for (;;) {
 		uint32_t id;
@@ -170,45 +199,28 @@ void *rf_compute_main(void *arg)
 			break;
 		rf_request *q = &l->req[id];
 		rf_slot *s = rf_slot_of(l, &q->place);
-		int32_t label = l->index.tokens ? -1 : l->index.entries[q->sample].label;
-		uint32_t place = q->place.index, attempt = q->place.attempt;
-		int err;
+		rf_place place = q->place;
+		uint64_t sample = q->sample;
 		uint64_t prep0 = w.ns_decode + w.ns_transform;
-		uint8_t *dst = s->host + (size_t)place * l->sample_bytes;
-		if (!ok) {
-			err = -ENOMEM;
+		rf_stage stage = rf_loader_stage(l, sample);
+		int err = ok ? run_stage(l, &w, q, s, stage) : -ENOMEM;
+		if (!ok)
 			rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
-		} else if (l->cfg.fetch_only) {
-			err = 0; /* storage alone: the read is all there is */
-		} else if (l->index.tokens) {
-			err = token_window(l, &w, q, dst);
-		} else {
-			err = rf_loader_zstd(l, q->sample) ? unzstd(l, &w, q) : 0;
-			if (!err)
-				err = l->cfg.raw ? land_raw(l, s, q) : process(l, &w, q, q->len, dst);
-		}
 		atomic_fetch_add_explicit(&s->prep_ns, w.ns_decode + w.ns_transform - prep0,
 					  memory_order_relaxed);
 		uint64_t t0 = rf_now_ns();
-		if (!err) {
-			s->batch.labels[place] = label;
-			s->batch.ids[place] = q->sample;
-			if (s->on_host) /* GPU decode: this one is copied to the device */
-				s->on_host[place] = 1;
-			if (!l->cfg.fetch_only && !l->cfg.raw && !l->index.tokens)
-				atomic_fetch_add_explicit(&l->st.cpu_decodes, 1, memory_order_relaxed);
-		}
+		if (!err && s->on_host) /* GPU decode: this one is copied to the device */
+			s->on_host[place.index] = 1;
+		if (!err && (stage == RF_STAGE_JPEG || stage == RF_STAGE_ZSTD_JPEG))
+			atomic_fetch_add_explicit(&l->st.cpu_decodes, 1, memory_order_relaxed);
 		q->err = err;
 		atomic_fetch_sub_explicit(&l->split.cpu_out, 1, memory_order_relaxed);
 		/* Hand the request back first, so its buffer is reused sooner; from
 		 * here on q belongs to the ring thread. */
 		if (rf_idq_push(&l->done, id))
 			rf_loader_wake_ring(l);
-		if (!err) {
-			if (attempt)
-				atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
-			rf_loader_place_landed(l, s);
-		}
+		if (!err)
+			rf_loader_land(l, &place, sample);
 		atomic_fetch_add_explicit(&l->st.ns_collate, rf_now_ns() - t0, memory_order_relaxed);
 		atomic_fetch_add_explicit(&l->st.ns_read_wait, idle, memory_order_relaxed);
 		flush_counters(l, &w);

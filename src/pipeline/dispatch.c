@@ -50,9 +50,11 @@ static void measure(rf_loader *l, rf_split *sp)
 void rf_loader_dispatch(rf_loader *l, uint32_t id)
 {
 	rf_split *sp = &l->split;
-	/* zstd members are decompressed on the CPU, so decoded there too */
-	int gpu = l->decode == RF_DECODE_GPU && !rf_loader_zstd(l, l->req[id].sample);
-	if (l->decode == RF_DECODE_AUTO && !rf_loader_zstd(l, l->req[id].sample)) {
+	/* only plain JPEGs go to the engines: zstd members are decompressed
+	 * on the CPU, so decoded there too */
+	int jpeg = rf_loader_stage(l, l->req[id].sample) == RF_STAGE_JPEG;
+	int gpu = l->decode == RF_DECODE_GPU && jpeg;
+	if (l->decode == RF_DECODE_AUTO && jpeg) {
 		measure(l, sp);
 		uint32_t go = atomic_load_explicit(&sp->gpu_out, memory_order_relaxed);
 		uint32_t co = atomic_load_explicit(&sp->cpu_out, memory_order_relaxed);

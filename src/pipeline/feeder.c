@@ -17,7 +17,7 @@
 
 #include "gpu/gpu.h"
 #include "io/bufpool.h"
-#include "index/tokens.h"
+#include "source/token_windows.h" /* rf_tokens.width: the TOKENS stage */
 #include "io/engine.h"
 #include "pipeline/feeder.h"
 #include "pipeline/feeder_impl.h"
@@ -77,7 +77,7 @@ static rf_slot *take_slot(rf_loader *l, uint64_t b)
 		s->state = SLOT_FILLING;
 		s->err = 0;
 		s->batch.index = b;
-		s->batch.epoch = (uint32_t)(b / l->batches_per_epoch);
+		s->batch.epoch = (uint32_t)(b / l->plan.batches_per_epoch);
 		s->batch.count = rf_loader_batch_count(l, b);
 		atomic_store(&s->remaining, s->batch.count);
 		atomic_store(&s->replaced, 0);
@@ -102,7 +102,7 @@ static int next_place(rf_loader *l, struct rf_feeder *f, rf_place *out)
 			f->retry_first = (f->retry_first + 1) % f->retry_cap;
 			f->retry_count--;
 		} else {
-			if (f->next_batch >= l->total_batches)
+			if (f->next_batch >= l->plan.total_batches)
 				return 0;
 			if (f->next_index == 0) {
 				rf_slot *s = take_slot(l, f->next_batch);
@@ -129,109 +129,42 @@ static int next_place(rf_loader *l, struct rf_feeder *f, rf_place *out)
 	return 1;
 }
 
-/* Cold path, after a read of sample failed or came short: when the path is
- * no longer a regular file (a FIFO, a device, a folder), says so in reason
- * and returns 1. */
-static int not_regular(rf_loader *l, uint64_t sample, char *reason, size_t len)
+/* What is wrong with a sample before any read: what its record says (the
+ * source's check), or a size the read pool (raw: the batch) cannot take.
+ * 0 if nothing, with its read in *r; else the error with reason set. */
+static int check_entry(rf_loader *l, struct rf_feeder *f, uint64_t sample, rf_source_read *r,
+		       char *reason, size_t len)
 {
-	const rf_index *idx = &l->index;
-	uint32_t shard = 0;
-	uint64_t token;
-	if (idx->tokens)
-		rf_tokens_locate(idx->tokens, sample, &shard, &token);
-	else if (idx->members)
-		shard = idx->members[sample].shard;
-	const char *path = idx->tokens || idx->members ? idx->shards[shard] : rf_index_path(idx, sample);
-	struct stat st;
-	if (fstatat(idx->root_fd, path, &st, 0) || S_ISREG(st.st_mode))
-		return 0;
-	rf_fmt(reason, len, "not a regular file (%s)", rf_file_kind(st.st_mode));
-	return 1;
-}
-
-/* What is wrong with a sample before any read, from its index entry: 0 if
- * nothing, else the error with reason set. */
-static int check_entry(rf_loader *l, struct rf_feeder *f, uint64_t sample, char *reason,
-		       size_t len)
-{
-	if (l->index.tokens)
-		return 0; /* every shard was checked at set-up */
-	int64_t size = l->index.entries[sample].size;
-	if (size < 0) {
-		char why[RF_REASON_LEN];
-		if (l->index.members) { /* a shard sample the index found unusable */
-			rf_fmt(reason, len, "%s", rf_index_bad_reason(size, why, sizeof(why)));
-			return RF_INDEX_IS_LOST(size) ? RF_ELOST : RF_EBADSAMPLE;
-		}
-		assert(size >= -4095); /* an errno: the index and its cache check it */
-		if (!not_regular(l, sample, reason, len))
-			rf_fmt(reason, len, "%s", rf_index_bad_reason(size, why, sizeof(why)));
-		return (int)size;
-	}
-	if (size == 0) {
-		rf_fmt(reason, len, "empty file");
-		return RF_EBADSAMPLE;
-	}
-	if ((uint64_t)size > f->max_file) {
+	int err = l->src.ops->check(&l->src, sample, reason, len);
+	if (err)
+		return err;
+	rf_source_read_of(&l->src, sample, r);
+	if (r->expect > f->max_file) {
 		if (l->cfg.raw)
 			rf_fmt(reason, len, "%lld bytes is more than the largest sample raw mode "
-			       "takes (raw_max_bytes, --raw-max: %zu bytes)", (long long)size,
+			       "takes (raw_max_bytes, --raw-max: %zu bytes)", (long long)r->expect,
 			       f->max_file);
 		else
 			rf_fmt(reason, len, "%lld bytes is more than the largest file the read pool "
-			       "takes (%zu bytes: read_pool_bytes / 4)", (long long)size, f->max_file);
+			       "takes (%zu bytes: read_pool_bytes / 4)", (long long)r->expect, f->max_file);
 		return -EFBIG;
 	}
 	return 0;
 }
 
-void rf_feeder_range(const rf_loader *l, uint64_t sample, rf_range *r)
+/* The engine's read for a source read: through the shard kept open, or
+ * else opened for this read. */
+static void engine_read(const rf_loader *l, const struct rf_feeder *f, const rf_source_read *r,
+			rf_io_read *rd)
 {
-	const rf_index *idx = &l->index;
-	if (idx->tokens) {
-		rf_token_read tr;
-		rf_tokens_read_of(idx->tokens, sample, &tr);
-		*r = (rf_range){ .shard = tr.shard, .offset = tr.offset, .len = tr.len };
+	*rd = (rf_io_read){ .dirfd = l->src.index.root_fd, .file = -1, .offset = r->offset,
+			    .len = r->len, .path = r->path };
+	if (r->path)
 		return;
-	}
-	const rf_index_member *m = &idx->members[sample];
-	*r = (rf_range){ .shard = m->shard, .offset = m->offset,
-			 .len = (uint32_t)idx->entries[sample].size };
-}
-
-/* The read that fetches sample: a loose file whole, and one byte more than
- * the index says, so that a file that grew shows; a shard member's range or
- * a token window's (its tokens, or the zstd frames that hold them), through
- * the shard kept open, or else opened for this read. */
-static void read_of(const rf_loader *l, const struct rf_feeder *f, uint64_t sample,
-		    rf_io_read *rd)
-{
-	const rf_index *idx = &l->index;
-	*rd = (rf_io_read){ .dirfd = idx->root_fd, .file = -1 };
-	if (!idx->members && !idx->tokens) {
-		rd->path = rf_index_path(idx, sample);
-		rd->len = (uint32_t)idx->entries[sample].size + 1;
-		return;
-	}
-	rf_range r;
-	rf_feeder_range(l, sample, &r);
-	rd->offset = r.offset;
-	rd->len = r.len;
 	if (f->shard_files)
-		rd->file = f->shard_files[r.shard];
+		rd->file = f->shard_files[r->shard];
 	else
-		rd->path = idx->shards[r.shard];
-}
-
-/* The bytes a finished read of sample must give: a loose file's or a
- * member's size, or a token window's read. */
-static int64_t expected_bytes(const rf_loader *l, uint64_t sample)
-{
-	if (!l->index.tokens)
-		return l->index.entries[sample].size;
-	rf_range r;
-	rf_feeder_range(l, sample, &r);
-	return r.len;
+		rd->path = l->src.index.shards[r->shard];
 }
 
 /* Starts reads while a request, buffer space, engine room and a place exist. */
@@ -242,30 +175,31 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 	while (!f->failed && f->nfree && next_place(l, f, &p)) {
 		uint64_t sample, epoch, pos;
 		rf_loader_place_sample(l, &p, &sample, &epoch, &pos);
-		int err = check_entry(l, f, sample, reason, sizeof(reason));
+		rf_source_read r;
+		int err = check_entry(l, f, sample, &r, reason, sizeof(reason));
 		if (err) {
 			f->cur_valid = 0;
 			rf_feeder_place_failed(l, f, &p, sample, err, reason);
 			continue;
 		}
 		if (f->chunks) {
-			int r = rf_chunk_issue(l, f, &p, sample, epoch, pos);
-			if (r == 0)
+			int c = rf_chunk_issue(l, f, &p, sample, &r, epoch, pos);
+			if (c == 0)
 				break; /* resources come back at the next wait */
-			if (r == 1) {
+			if (c == 1) {
 				f->cur_valid = 0;
 				continue;
 			}
 			/* -1: a member across chunks, read alone */
 		}
 		rf_io_read rd;
-		read_of(l, f, sample, &rd);
+		engine_read(l, f, &r, &rd);
 		size_t span = rf_io_span(f->io, rd.offset, rd.len);
 		if (!rf_io_ready(f->io, span))
 			break; /* room comes back at the next wait */
 		uint32_t ticket = NO_TICKET;
 		uint8_t *buf;
-		if (l->cfg.raw && !rf_loader_zstd(l, sample)) {
+		if (rf_loader_stage(l, sample) == RF_STAGE_RAW) {
 			/* straight into the batch, after the samples issued before
 			 * (a zstd member goes through the pool: a compute thread
 			 * puts its decompressed bytes in the batch) */
@@ -275,8 +209,7 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 				/* only replacements can use up the room */
 				f->cur_valid = 0;
 				rf_fmt(reason, sizeof(reason), "no room left in the batch for a "
-				       "replacement of %lld bytes",
-				       (long long)l->index.entries[sample].size);
+				       "replacement of %lld bytes", (long long)r.expect);
 				rf_feeder_place_failed(l, f, &p, sample, -ENOSPC, reason);
 				continue;
 			}
@@ -289,7 +222,8 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 		uint32_t id = f->free_reqs[--f->nfree];
 		rf_request *q = &l->req[id];
 		*q = (rf_request){ .place = p, .sample = sample, .epoch = epoch, .pos = pos,
-				   .buf = buf, .ticket = ticket, .chunk = NO_CHUNK };
+				   .buf = buf, .ticket = ticket, .chunk = NO_CHUNK,
+				   .expect = r.expect };
 		rd.buf = buf;
 		rd.tag = id;
 		rf_io_submit(f->io, &rd);
@@ -334,7 +268,7 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	}
 	uint32_t id = (uint32_t)d->tag;
 	rf_request *q = &l->req[id];
-	int64_t size = expected_bytes(l, q->sample);
+	int64_t size = q->expect;
 	int res = d->res;
 	char reason[RF_REASON_LEN];
 	int err = 0;
@@ -352,8 +286,8 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		getrlimit(RLIMIT_NOFILE, &lim);
 		char what[256], name[1024];
 		rf_fmt(what, sizeof(what), "%s of %s/%s with no other read in flight (the "
-		       "descriptor limit, ulimit -n, is %llu)", step, l->index.root,
-		       rf_index_name(&l->index, q->sample, name, sizeof(name)),
+		       "descriptor limit, ulimit -n, is %llu)", step, l->src.index.root,
+		       rf_source_name(&l->src, q->sample, name, sizeof(name)),
 		       (unsigned long long)lim.rlim_cur);
 		rf_feeder_release(f, id, q);
 		feeder_failed(l, res, what);
@@ -376,21 +310,14 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 			return;
 		}
 		err = RF_EBADSAMPLE;
-		if (l->index.tokens)
-			rf_fmt(reason, sizeof(reason), "window cut short: the shard shrank since "
-			       "set-up (%lld bytes, read %d)", (long long)size, res);
-		else if (l->index.members) /* a range: only shorter can show */
-			rf_fmt(reason, sizeof(reason), "member cut short: the shard shrank since it "
-			       "was indexed (%lld bytes, read %d)", (long long)size, res);
-		else
-			rf_fmt(reason, sizeof(reason), "file %s since it was indexed (%lld bytes "
-			       "then, read %d)", (int64_t)res < size ? "shrank" : "grew",
-			       (long long)size, res);
+		rf_source_read r = { .expect = q->expect };
+		l->src.ops->cut_short(&l->src, &r, res, reason, sizeof(reason));
 	}
 	if (err) {
 		rf_place p = q->place;
 		uint64_t sample = q->sample;
-		if (not_regular(l, sample, reason, sizeof(reason)) && d->step == RF_IO_STEP_READ)
+		if (rf_source_not_regular(&l->src, sample, reason, sizeof(reason)) &&
+		    d->step == RF_IO_STEP_READ)
 			err = RF_EBADSAMPLE;
 		rf_feeder_release(f, id, q);
 		rf_feeder_place_failed(l, f, &p, sample, err, reason);
@@ -401,15 +328,19 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	rf_feeder_landed(l, f, id);
 }
 
-/* Is token window sample in a .bin.zst (decompressed by a compute thread)? */
-static int token_zstd(const rf_loader *l, uint64_t sample)
+/* A raw sample read in a chunk: copied into the batch after the samples
+ * already there (a read of its own went straight there). @return : 0, or
+ * -ENOSPC (reason set) when only a replacement found no room. */
+static int raw_from_chunk(rf_loader *l, rf_slot *s, rf_request *q, char *reason, size_t len)
 {
-	if (!l->has_zstd)
-		return 0;
-	uint32_t shard;
-	uint64_t token;
-	rf_tokens_locate(l->index.tokens, sample, &shard, &token);
-	return l->index.tokens->shards[shard].frames != 0;
+	size_t off;
+	if (rf_slot_reserve(s, q->len, l->raw_align, &off)) {
+		rf_fmt(reason, len, "no room left in the batch for a replacement of %u bytes", q->len);
+		return -ENOSPC;
+	}
+	memcpy(s->batch.data + off, q->data, q->len);
+	q->data = s->batch.data + off;
+	return 0;
 }
 
 void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
@@ -419,48 +350,31 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
 	rf_slot *s = rf_slot_of(l, &q->place);
 	atomic_fetch_add_explicit(&s->read_bytes, q->len, memory_order_relaxed);
 	atomic_store_explicit(&s->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
-	/* raw: read straight into the batch (no pool ticket, no chunk) */
-	int in_slot = q->ticket == NO_TICKET && q->chunk == NO_CHUNK;
-	if (l->cfg.raw && q->chunk != NO_CHUNK && !rf_loader_zstd(l, q->sample)) {
-		/* raw, from a chunk: copied into the batch here (no decoder) */
-		size_t off;
-		if (rf_slot_reserve(s, q->len, l->raw_align, &off)) {
-			char reason[RF_REASON_LEN];
-			rf_fmt(reason, sizeof(reason), "no room left in the batch for a replacement "
-			       "of %u bytes", q->len);
-			rf_place p = q->place;
-			uint64_t sample = q->sample;
+	rf_place p = q->place;
+	uint64_t sample = q->sample;
+	switch (rf_loader_stage(l, sample)) {
+	case RF_STAGE_RAW: { /* no decode: the bytes are the sample */
+		char reason[RF_REASON_LEN];
+		if (q->chunk != NO_CHUNK && raw_from_chunk(l, s, q, reason, sizeof(reason))) {
 			rf_feeder_release(f, id, q);
 			rf_feeder_place_failed(l, f, &p, sample, -ENOSPC, reason);
 			return;
 		}
-		memcpy(s->batch.data + off, q->data, q->len);
-		q->data = s->batch.data + off;
-		in_slot = 1;
+		s->batch.offsets[p.index] = (uint64_t)(q->data - s->batch.data);
+		s->batch.sizes[p.index] = q->len;
+		break;
 	}
-	if (l->index.tokens && !token_zstd(l, q->sample)) {
-		/* a window: trimmed (the O_DIRECT over-read is outside q->data)
-		 * and stored into its row here, no decode stage */
-		uint32_t i = q->place.index, n = l->cfg.seq_len + 1;
-		rf_token_row_store(s->host + (size_t)i * l->sample_bytes, l->token_bytes, q->data,
-				   l->index.tokens->width, n);
-		in_slot = 1;
-	}
-	if (in_slot) { /* raw: the bytes are in place, the sample has landed */
-		uint32_t i = q->place.index;
-		if (l->cfg.raw) {
-			s->batch.offsets[i] = (uint64_t)(q->data - s->batch.data);
-			s->batch.sizes[i] = q->len;
-		}
-		s->batch.labels[i] = l->index.tokens ? -1 : l->index.entries[q->sample].label;
-		s->batch.ids[i] = q->sample;
-		if (q->place.attempt)
-			atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
-		rf_feeder_release(f, id, q);
-		rf_loader_place_landed(l, s);
+	case RF_STAGE_TOKENS: /* a window, stored into its row (the O_DIRECT over-read
+			       * is outside q->data) */
+		rf_token_row_store(s->host + (size_t)p.index * l->plan.sample_bytes, l->plan.token_bytes,
+				   q->data, l->src.tokens->width, l->cfg.seq_len + 1);
+		break;
+	default:
+		rf_loader_dispatch(l, id); /* now a decoder's, until handed back */
 		return;
 	}
-	rf_loader_dispatch(l, id); /* now a decoder's, until handed back */
+	rf_feeder_release(f, id, q);
+	rf_loader_land(l, &p, sample);
 }
 
 /* Requests the decoders handed back: free their buffers; a failed decode
@@ -499,12 +413,12 @@ static int keep_shards(const rf_loader *l)
 {
 	struct rlimit lim = { 0 };
 	getrlimit(RLIMIT_NOFILE, &lim);
-	return (l->index.members || l->index.tokens) && l->index.nshards <= lim.rlim_cur / 4;
+	return l->src.index.nshards && l->src.index.nshards <= lim.rlim_cur / 4;
 }
 
 static int open_shards(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
 {
-	const rf_index *idx = &l->index;
+	const rf_index *idx = &l->src.index;
 	f->shard_files = malloc(idx->nshards * sizeof(int));
 	if (!f->shard_files) {
 		rf_fmt(err, errlen, "out of memory");
@@ -541,18 +455,17 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	f->next_batch = l->start_batch;
 	/* Pool: a quarter of it is the largest file, so a big file never waits
 	 * for the whole pool to drain. */
-	f->max_file = l->cfg.raw ? l->cfg.raw_max_bytes
-		      : l->index.tokens ? rf_tokens_max_read(l->index.tokens)
-		      : l->cfg.read_pool_bytes / 4;
+	f->max_file = l->plan.max_read;
 	rf_io_params p = {
 		.path = l->cfg.io_path, .depth = depth,
 		.max_read = RF_ALIGN_UP(f->max_file + 1, 4096) + 4096,
 		.direct = !l->cfg.no_direct_io,
-		.probe_dirfd = l->index.root_fd,
-		.probe_path = l->index.nshards ? l->index.shards[0] : rf_index_path(&l->index, 0),
-		.max_files = keep_shards(l) ? (uint32_t)l->index.nshards : 0,
+		.probe_dirfd = l->src.index.root_fd,
+		.probe_path = l->src.index.nshards ? l->src.index.shards[0]
+						   : rf_index_path(&l->src.index, 0),
+		.max_files = keep_shards(l) ? (uint32_t)l->src.index.nshards : 0,
 		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
-		.name = l->index.root, .log_level = l->cfg.log_level,
+		.name = l->src.index.root, .log_level = l->cfg.log_level,
 	};
 	int ret = rf_io_create(&f->io, &p, err, errlen);
 	if (ret)
@@ -572,7 +485,7 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	 * quarter of the pool must still fit) */
 	l->raw_align = (uint32_t)info.align;
 	size_t pool_bytes = !l->cfg.raw ? l->cfg.read_pool_bytes
-			    : !l->has_zstd && !l->shard_order ? info.align
+			    : !l->src.any_zstd && !l->shard_order ? info.align
 			    : RF_MAX(l->cfg.read_pool_bytes, 4 * RF_ALIGN_UP(f->max_file + 1, info.align));
 	ret = rf_bufpool_init(&f->pool, pool_bytes, info.align, depth);
 	if (ret) {
@@ -586,9 +499,9 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 
 	/* chunks: shards read front to back (shard_access), or token windows
 	 * in llm.c's order, which tile the shards */
-	int chunked = l->shard_order || (l->index.tokens && l->order.kind == RF_SAMPLER_SEQUENTIAL);
-	if (l->index.tokens)
-		f->overlap_bytes = (uint32_t)RF_ALIGN_UP(rf_tokens_max_read(l->index.tokens), 4096);
+	int chunked = l->shard_order ||
+		      (l->src.ops->in_order_tiles && l->order.kind == RF_SAMPLER_SEQUENTIAL);
+	f->overlap_bytes = (uint32_t)RF_ALIGN_UP(l->src.ops->largest_read(&l->src), 4096);
 	if (chunked && rf_chunks_init(f)) {
 		rf_fmt(err, errlen, "out of memory");
 		return -ENOMEM;

@@ -62,16 +62,7 @@ struct rf_feeder {
 	uint64_t tick;
 };
 
-/* Where a shard sample's bytes lie: its shard, offset and length (a tar
- * member, or a token window's tokens or zstd frames). */
-typedef struct rf_range {
-	uint32_t shard;
-	uint32_t len;
-	uint64_t offset;
-} rf_range;
-
 /* feeder.c */
-void rf_feeder_range(const rf_loader *l, uint64_t sample, rf_range *r);
 void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
 			    uint64_t sample, int err, const char *reason);
 void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q);
@@ -82,12 +73,12 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id);
 /* chunks.c */
 int rf_chunks_init(struct rf_feeder *f);
 void rf_chunks_free(struct rf_feeder *f);
-/* Issues the place p (sample) through its chunk. @return : 1 done (the
+/* Issues the place p (sample, read as r) through its chunk. @return : 1 done (the
  * request waits for the chunk, or has landed); 0 not now (no request, no
  * chunk entry or buffer, no engine room: try again after a wait); -1 the
  * member does not lie in one chunk (read it alone). */
 int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
-		   uint64_t epoch, uint64_t pos);
+		   const rf_source_read *r, uint64_t epoch, uint64_t pos);
 /* A chunk read finished. */
 void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d);
 /* Request q no longer needs its chunk. */

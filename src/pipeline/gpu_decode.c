@@ -108,7 +108,7 @@ static int prepare(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w, uint32
 	    (uint64_t)W * (uint64_t)H > l->cfg.max_pixels)
 		return 1; /* the CPU decoder reports what is wrong with it, if anything */
 	rf_window win;
-	rf_window_for(&l->window, q->epoch, q->sample, W, H, &win);
+	rf_window_for(&l->plan.window, q->epoch, q->sample, W, H, &win);
 	rf_taps *tx = &w->tx[k], *ty = &w->ty[k];
 	taps_entry *c = NULL;
 	if (!l->cfg.random_resized_crop && l->cfg.flip_p == 0) {
@@ -135,7 +135,7 @@ static int prepare(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w, uint32
 		.roi_x = tx->lo, .roi_y = ty->lo, .roi_w = tx->hi - tx->lo, .roi_h = ty->hi - ty->lo,
 		.xstart = tx->start, .ystart = ty->start, .xweight = tx->weight, .yweight = ty->weight,
 		.kx = tx->taps, .ky = ty->taps,
-		.dst = rf_gpu_slot_device(l->gpu, slot) + (size_t)q->place.index * l->sample_bytes,
+		.dst = rf_gpu_slot_device(l->gpu, slot) + (size_t)q->place.index * l->plan.sample_bytes,
 	};
 	/* the slot's device memory may still be read by the consumer's last
 	 * step on its previous batch */
@@ -148,14 +148,9 @@ static void land_group(rf_loader *l, gpu_worker *w, uint32_t n, uint64_t host_ns
 {
 	for (uint32_t k = 0; k < n; k++) {
 		rf_request *q = &l->req[w->ids[k]];
-		rf_slot *s = rf_slot_of(l, &q->place);
-		uint32_t place = q->place.index;
-		s->batch.labels[place] = l->index.entries[q->sample].label;
-		s->batch.ids[place] = q->sample;
-		atomic_fetch_add_explicit(&s->prep_ns, host_ns / n, memory_order_relaxed);
-		if (q->place.attempt)
-			atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
-		rf_loader_place_landed(l, s);
+		atomic_fetch_add_explicit(&rf_slot_of(l, &q->place)->prep_ns, host_ns / n,
+					  memory_order_relaxed);
+		rf_loader_land(l, &q->place, q->sample);
 	}
 	atomic_fetch_add_explicit(&l->st.gpu_decodes, n, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&l->split.gpu_out, n, memory_order_relaxed);

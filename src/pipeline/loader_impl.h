@@ -25,10 +25,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "index/index.h"
 #include "ringfeed.h"
 #include "sample/order.h"
+#include "pipeline/plan.h"
 #include "sample/sampler.h"
+#include "source/source.h"
 #include "transform/resample.h"
 #include "transform/window.h"
 #include "util/idq.h"
@@ -60,6 +61,7 @@ typedef struct rf_request {
 	uint32_t chunk;      /* sequential shard access: the chunk its bytes are in
 	                      * (ring thread's, feeder_impl.h), or UINT32_MAX */
 	uint32_t next;       /* the next request waiting for that chunk's read */
+	uint32_t expect;     /* bytes its read must give (rf_source_read.expect) */
 	/* set when the read landed (the feeder), read by the decoder: */
 	const uint8_t *data; /* the sample's bytes (inside buf, past any over-read) */
 	uint32_t len;
@@ -131,22 +133,15 @@ struct rf_loader {
 	rf_config cfg;         /* copy, validated, defaults resolved; read-only after create */
 	char *source;          /* owned copy of cfg.source */
 	char *cache_path;      /* owned copy of cfg.index_cache, or NULL */
-	int index_cached;      /* the index came from the cache */
 	uint64_t lost_spans, lost_bytes; /* damaged spans in the index (rf_stats); read-only
 	                                  * after create */
-	rf_index index;        /* read-only after create */
-	uint64_t batches_per_epoch; /* this rank's; the same on every rank */
-	uint64_t total_batches; /* UINT64_MAX when epochs == 0 (endless) */
-	size_t sample_bytes;
-	rf_output output;         /* how samples are stored on the host; read-only after create */
-	rf_output dev_output;     /* with device_convert: how the device stores them */
+	rf_source src;         /* the samples: their kind, records, reads, stages;
+	                        * read-only after create */
+	rf_plan plan;          /* sizes, counts, output format (pipeline/plan.h);
+	                        * read-only after create */
 	struct rf_gpu *gpu;       /* with cfg.device: the transfer path (src/gpu/); else NULL */
-	rf_window_params window;  /* how windows are chosen; read-only after create */
-	int has_zstd;             /* some shard member is zstd (compute threads decompress) */
 	struct ZSTD_DDict_s *zstd_dict; /* its dictionary, or NULL; read-only, shared */
 	char *zstd_dict_path;     /* owned copy of cfg.zstd_dict */
-	rf_dtype token_dtype;     /* token sources: the rows' type (resolved), and */
-	uint32_t token_bytes;     /* its size; read-only after create */
 	uint32_t raw_align;       /* raw mode: where samples start in a slot (the O_DIRECT
 	                           * alignment); set by the ring thread at set-up */
 
@@ -243,11 +238,21 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
  * (only replacements can use it up). Any thread. */
 int rf_slot_reserve(rf_slot *s, size_t len, size_t align, size_t *off);
 
-/* Is sample a zstd member? */
-static inline int rf_loader_zstd(const rf_loader *l, uint64_t sample)
+/* The stage that turns sample's bytes into its place in the batch: the
+ * source's, except that with fetch_only the decoders do nothing (the read
+ * is all there is; what the ring thread does itself stays). */
+static inline rf_stage rf_loader_stage(const rf_loader *l, uint64_t sample)
 {
-	return l->has_zstd && l->index.members && (l->index.members[sample].flags & RF_MEMBER_ZSTD);
+	rf_stage st = rf_source_stage(&l->src, sample);
+	return l->cfg.fetch_only && st != RF_STAGE_RAW && st != RF_STAGE_TOKENS ? RF_STAGE_FETCH : st;
 }
+
+/* Lands the sample of place p: its label and id into the batch, a
+ * replacement counted, the place counted down (the thread that counts the
+ * last publishes the batch). Called once per landed place, by whichever
+ * thread finished it: the ring thread (RAW, TOKENS), a compute thread or a
+ * GPU decode thread; the sample's bytes are in the slot by then. */
+void rf_loader_land(rf_loader *l, const rf_place *p, uint64_t sample);
 
 /* Counts one place of slot s down; publishes the batch when it was the last. */
 void rf_loader_place_landed(rf_loader *l, rf_slot *s);

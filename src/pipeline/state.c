@@ -24,7 +24,7 @@
  *  144  8  checksum: rf_hash_bytes() of bytes 0..143
  * A later version may add fields; this library refuses versions above its
  * own, so that a state is never half understood. */
-#include "index/tokens.h"
+#include "source/token_windows.h"
 #include "pipeline/state.h"
 #include "sample/shard_order.h"
 
@@ -69,41 +69,6 @@ uint64_t rf_state_checksum(const uint8_t *state, size_t len)
 	return rf_hash_bytes(0x636865636b73756dull, state, len);
 }
 
-/* A token source: its shards (paths, token counts, widths) and the windows
- * cut from them. */
-static uint64_t tokens_fingerprint(const rf_index *idx)
-{
-	const rf_tokens *tk = idx->tokens;
-	uint64_t h = rf_hash_u64(0x746f6b656e732121ull, tk->windows);
-	h = rf_hash_u64(h, tk->seq_len);
-	h = rf_hash_u64(h, tk->stride);
-	h = rf_hash_u64(h, tk->width);
-	for (size_t i = 0; i < idx->nshards; i++) {
-		h = rf_hash_bytes(h, idx->shards[i], strlen(idx->shards[i]));
-		h = rf_hash_u64(h, tk->shards[i].tokens);
-	}
-	return h;
-}
-
-uint64_t rf_state_dataset_fingerprint(const rf_index *idx, int with_weights)
-{
-	if (idx->tokens)
-		return tokens_fingerprint(idx);
-	uint64_t h = rf_hash_u64(0x6461746173657421ull, idx->count);
-	for (size_t i = 0; i < idx->count; i++) {
-		const rf_index_entry *e = &idx->entries[i];
-		h = rf_hash_bytes(h, idx->paths + e->path_off, e->path_len);
-		h = rf_hash_u64(h, (uint64_t)e->size);
-		h = rf_hash_u64(h, (uint64_t)(uint32_t)e->label);
-		if (with_weights && idx->weights) {
-			uint64_t bits;
-			memcpy(&bits, &idx->weights[i], sizeof(bits));
-			h = rf_hash_u64(h, bits);
-		}
-	}
-	return h;
-}
-
 static uint64_t hash_float(uint64_t h, float f)
 {
 	uint32_t bits;
@@ -114,11 +79,11 @@ static uint64_t hash_float(uint64_t h, float f)
 uint64_t rf_state_output_fingerprint(const rf_loader *l)
 {
 	const rf_config *c = &l->cfg;
-	if (l->index.tokens) /* rows of tokens: only their type is an output setting */
-		return rf_hash_u64(0x726f777321212121ull, (uint64_t)l->token_dtype);
+	if (l->src.kind == RF_KIND_TOKENS) /* rows of tokens: only their type is an output setting */
+		return rf_hash_u64(0x726f777321212121ull, (uint64_t)l->plan.token_dtype);
 	int64_t largest = 0;
-	for (size_t i = 0; i < l->index.count; i++)
-		largest = RF_MAX(largest, l->index.entries[i].size);
+	for (size_t i = 0; i < l->src.index.count; i++)
+		largest = RF_MAX(largest, l->src.index.entries[i].size);
 	/* The ring thread refuses files above this size as bad samples
 	 * (src/io/ring_setup.c), which changes the stream only if some file
 	 * is that large. */
@@ -165,7 +130,7 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	if (l->delivered_end != l->next_batch)
 		return -EAGAIN;
 	uint8_t s[RF_STATE_V1_BYTES] = { 0 };
-	uint64_t b = l->next_batch, bpe = l->batches_per_epoch;
+	uint64_t b = l->next_batch, bpe = l->plan.batches_per_epoch;
 	memcpy(s, magic, sizeof(magic));
 	put32(s + 8, RF_STATE_VERSION);
 	put32(s + 12, RF_STATE_V1_BYTES);
@@ -180,14 +145,14 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	put32(s + 64, l->order.rank);
 	put32(s + 68, l->order.world);
 	put32(s + 72, (uint32_t)l->order.tail);
-	put32(s + 76, l->index.tokens ? 0 : (uint32_t)l->cfg.resize);
-	put32(s + 80, l->index.tokens ? 0 : (uint32_t)l->cfg.crop);
+	put32(s + 76, l->src.kind == RF_KIND_TOKENS ? 0 : (uint32_t)l->cfg.resize);
+	put32(s + 80, l->src.kind == RF_KIND_TOKENS ? 0 : (uint32_t)l->cfg.crop);
 	put32(s + 84, l->shard_order ? 1u | l->shard_order->block << 1 : 0);
 	put64(s + 88, l->order.epoch_len);
 	put64(s + 96, l->order.rank_len);
 	put64(s + 104, bpe);
 	put64(s + 112, (uint64_t)l->cfg.epochs);
-	put64(s + 120, rf_index_samples(&l->index));
+	put64(s + 120, rf_source_samples(&l->src));
 	put64(s + 128, l->dataset_fp);
 	put64(s + 136, l->output_fp);
 	put64(s + 144, rf_state_checksum(s, 144));
@@ -309,16 +274,16 @@ static const char *token_dtype_name(rf_dtype d)
 
 int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
 {
-	if (x->dataset_samples != rf_index_samples(&l->index)) {
+	if (x->dataset_samples != rf_source_samples(&l->src)) {
 		rf_fmt(err, errlen, "state: saved from another dataset (%llu samples then, %llu "
 		       "in '%s' now)", (unsigned long long)x->dataset_samples,
-		       (unsigned long long)rf_index_samples(&l->index), l->source);
+		       (unsigned long long)rf_source_samples(&l->src), l->source);
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->dataset_fingerprint != l->dataset_fp) {
 		rf_fmt(err, errlen, "state: saved from another dataset (the same %llu samples in "
 		       "number, but other paths, sizes, labels%s in '%s')",
-		       (unsigned long long)rf_index_samples(&l->index),
+		       (unsigned long long)rf_source_samples(&l->src),
 		       l->order.kind == RF_SAMPLER_WEIGHTED ? " or weights" : "", l->source);
 		return RF_ESTATEMISMATCH;
 	}
@@ -354,13 +319,13 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 		       l->order.tail == RF_RANK_TAIL_PAD ? "pad" : "drop");
 	/* token rows have no image settings (a state saved before they were
 	 * written as 0 holds the config's, ignored as they were) */
-	if (!l->index.tokens && x->resize != (uint32_t)l->cfg.resize)
+	if (l->src.kind != RF_KIND_TOKENS && x->resize != (uint32_t)l->cfg.resize)
 		DIFFER("resize", "%u", x->resize, (uint32_t)l->cfg.resize);
-	if (!l->index.tokens && x->crop != (uint32_t)l->cfg.crop)
+	if (l->src.kind != RF_KIND_TOKENS && x->crop != (uint32_t)l->cfg.crop)
 		DIFFER("crop", "%u", x->crop, (uint32_t)l->cfg.crop);
-	if (x->output_fingerprint != l->output_fp && l->index.tokens) {
+	if (x->output_fingerprint != l->output_fp && l->src.kind == RF_KIND_TOKENS) {
 		rf_fmt(err, errlen, "state: saved with another token_dtype (%s now; 0 means as "
-		       "the shards store them)", token_dtype_name(l->token_dtype));
+		       "the shards store them)", token_dtype_name(l->plan.token_dtype));
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->output_fingerprint != l->output_fp) {
@@ -372,19 +337,19 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 		return RF_ESTATEMISMATCH;
 	}
 	/* Implied by the checks above; a mismatch here is a bug, refused anyway. */
-	if (x->rank_samples != l->order.rank_len || x->batches_per_epoch != l->batches_per_epoch) {
+	if (x->rank_samples != l->order.rank_len || x->batches_per_epoch != l->plan.batches_per_epoch) {
 		rf_fmt(err, errlen, "state: %llu samples and %llu batches per rank and epoch then, "
 		       "%llu and %llu now", (unsigned long long)x->rank_samples,
 		       (unsigned long long)x->batches_per_epoch,
 		       (unsigned long long)l->order.rank_len,
-		       (unsigned long long)l->batches_per_epoch);
+		       (unsigned long long)l->plan.batches_per_epoch);
 		return RF_ESTATEMISMATCH;
 	}
-	if (x->next_batch > l->total_batches) {
+	if (x->next_batch > l->plan.total_batches) {
 		rf_fmt(err, errlen, "state: its position (batch %llu, epoch %llu) lies past the "
 		       "end of this config's %d epochs (%llu batches)",
 		       (unsigned long long)x->next_batch, (unsigned long long)x->epoch,
-		       l->cfg.epochs, (unsigned long long)l->total_batches);
+		       l->cfg.epochs, (unsigned long long)l->plan.total_batches);
 		return RF_ESTATEMISMATCH;
 	}
 	return 0;

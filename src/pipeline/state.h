@@ -13,10 +13,10 @@
 #define RF_STATE_VERSION 1
 #define RF_STATE_V1_BYTES 152
 
-/* Fingerprint of what the order depends on in the dataset: the count, and
- * each file's path, size and label (and weight when the sampler uses
- * weights). Not its root folder: a dataset moved elsewhere still matches. */
-uint64_t rf_state_dataset_fingerprint(const rf_index *idx, int with_weights);
+/* The dataset fingerprint is the source's (rf_source_ops.fingerprint): the
+ * count, and each record's name, size and label (and weight when the
+ * sampler uses weights), or a token source's shards and windows. Not its
+ * root folder: a dataset moved elsewhere still matches. */
 
 /* Fingerprint of the settings that decide a batch's content beyond its ids:
  * resize, crop, the decode and augment settings (raw, random_resized_crop,

@@ -59,13 +59,13 @@ static double *balanced_weights(const rf_index *idx)
 	return w;
 }
 
-int rf_order_init(rf_order *o, const rf_index *idx, rf_sampler kind,
-		  uint64_t samples_per_epoch, uint64_t seed, uint32_t rank, uint32_t world,
-		  rf_rank_tail tail, char *err, size_t errlen)
+int rf_order_plan(rf_order *o, uint64_t n, rf_sampler kind, uint64_t samples_per_epoch,
+		  uint64_t seed, uint32_t rank, uint32_t world, rf_rank_tail tail, char *err,
+		  size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
 	o->kind = kind;
-	o->n = rf_index_samples(idx);
+	o->n = n;
 	o->epoch_len = samples_per_epoch ? samples_per_epoch : o->n;
 	o->seed = seed;
 	o->rank = rank;
@@ -78,7 +78,12 @@ int rf_order_init(rf_order *o, const rf_index *idx, rf_sampler kind,
 		       "(rank_tail = drop)", (unsigned long long)o->epoch_len, world);
 		return RF_EEMPTY;
 	}
-	if (kind == RF_SAMPLER_WEIGHTED) {
+	return 0;
+}
+
+int rf_order_tables(rf_order *o, const rf_index *idx, char *err, size_t errlen)
+{
+	if (o->kind == RF_SAMPLER_WEIGHTED) {
 		if (!idx->weights) {
 			rf_fmt(err, errlen, "config: sampler = weighted needs per-sample weights: a "
 			       "manifest with a third column (path<TAB>label<TAB>weight)");
@@ -86,7 +91,7 @@ int rf_order_init(rf_order *o, const rf_index *idx, rf_sampler kind,
 		}
 		return rf_alias_build(&o->alias, idx->weights, o->n, err, errlen);
 	}
-	if (kind == RF_SAMPLER_BALANCED) {
+	if (o->kind == RF_SAMPLER_BALANCED) {
 		double *w = balanced_weights(idx);
 		if (!w) {
 			rf_fmt(err, errlen, "balanced sampler: out of memory");
@@ -97,6 +102,14 @@ int rf_order_init(rf_order *o, const rf_index *idx, rf_sampler kind,
 		return ret;
 	}
 	return 0;
+}
+
+int rf_order_init(rf_order *o, const rf_index *idx, uint64_t n, rf_sampler kind,
+		  uint64_t samples_per_epoch, uint64_t seed, uint32_t rank, uint32_t world,
+		  rf_rank_tail tail, char *err, size_t errlen)
+{
+	int ret = rf_order_plan(o, n, kind, samples_per_epoch, seed, rank, world, tail, err, errlen);
+	return ret ? ret : rf_order_tables(o, idx, err, errlen);
 }
 
 void rf_order_free(rf_order *o)

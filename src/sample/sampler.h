@@ -28,13 +28,22 @@ typedef struct rf_order {
 	rf_alias alias;      /* WEIGHTED and BALANCED: the draw table */
 } rf_order;
 
-/* Builds the sampler over idx. samples_per_epoch is 0 (= n) or, for
+/* Builds the sampler over the n samples of a source (idx: their labels
+ * and weights, for BALANCED and WEIGHTED). samples_per_epoch is 0 (= n) or, for
  * WEIGHTED and BALANCED, the draws per epoch. WEIGHTED needs idx->weights.
  * Returns 0; RF_ECONFIG (no weights for WEIGHTED, bad weights), RF_EEMPTY
  * (rank_tail DROP leaves no position per rank) or -ENOMEM, with err set. */
-int rf_order_init(rf_order *o, const rf_index *idx, rf_sampler kind,
+int rf_order_init(rf_order *o, const rf_index *idx, uint64_t n, rf_sampler kind,
 		  uint64_t samples_per_epoch, uint64_t seed, uint32_t rank, uint32_t world,
 		  rf_rank_tail tail, char *err, size_t errlen);
+
+/* rf_order_init() in its two steps: the arithmetic (pure: kind, n, epoch
+ * and rank lengths; RF_EEMPTY when rank_tail DROP leaves no position per
+ * rank), then the tables WEIGHTED and BALANCED draw from (allocated). */
+int rf_order_plan(rf_order *o, uint64_t n, rf_sampler kind, uint64_t samples_per_epoch,
+		  uint64_t seed, uint32_t rank, uint32_t world, rf_rank_tail tail, char *err,
+		  size_t errlen);
+int rf_order_tables(rf_order *o, const rf_index *idx, char *err, size_t errlen);
 
 void rf_order_free(rf_order *o);
 

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* mkdtemp (fuzz_file.h) */
 #include "fuzz_file.h"
 #include "index/index.h"
+#include "source/source.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -19,7 +19,8 @@
 #include "fuzz_file.h"
 #include "index/index.h"
 #include "index/token_shard.h"
-#include "index/tokens.h"
+#include "source/token_windows.h"
+#include "source/source.h"
 
 #define must(c)                                                                       \
 	do {                                                                          \
@@ -42,14 +43,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!z.dctx && rf_unzstd_init(&z, NULL))
 		abort();
 	const char *path = fuzz_file(shard, len, zst ? "x.bin.zst" : "x.bin");
-	rf_index idx;
+	rf_source src;
 	char err[512] = "";
-	int ret = rf_tokens_build(&idx, path, T, T, err, sizeof(err));
+	rf_source_params sp = { .seq_len = T, .stride = T, .log_level = RF_LOG_ERROR };
+	int ret = rf_source_open(&src, path, &sp, err, sizeof(err));
 	if (ret) {
 		must(err[0]);
 		return 0;
 	}
-	const rf_tokens *tk = idx.tokens;
+	const rf_index idx = src.index;
+	const rf_tokens *tk = src.tokens;
 	must(tk && tk->nshards == 1 && (tk->width == 2 || tk->width == 4));
 	const rf_token_shard *sh = &tk->shards[0];
 	must(tk->windows == rf_token_windows(sh->tokens, T, T) && tk->windows > 0);
@@ -79,6 +82,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (e == 0)
 			must(out != NULL);
 	}
-	rf_index_free(&idx);
+	rf_source_free(&src);
 	return 0;
 }

@@ -44,6 +44,7 @@
 #include <strings.h>
 
 #include "index/index.h"
+#include "source/source.h"
 #include "index/tar.h"
 #include "ringfeed.h"
 #include "testutil.h"

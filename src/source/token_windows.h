@@ -1,13 +1,14 @@
-/* tokens.h - the index of a token source (cfg.seq_len): its shards, what
+/* token_windows.h - the index of a token source (cfg.seq_len): its shards, what
  * their headers say, and the windows they hold. A window is not stored: its
  * id maps to (shard, first token) by a binary search over the shards' first
  * window ids, so the index costs a few words per shard (and 8 bytes per
  * frame of a .bin.zst), whatever the token count.
  *
- * Built once by rf_loader_create() (rf_tokens_build), then read-only and
- * shared by every thread without locks. The shard paths, the root folder
- * and its descriptor live in the rf_index that owns this (idx->shards,
- * idx->root_fd); idx->count stays 0. */
+ * Built once by rf_loader_create() (rf_tokens_scan, through the token
+ * kind: src/source/token_shards.c), then read-only and shared by every
+ * thread without locks. The shard paths, the root folder and its
+ * descriptor live in the source's rf_index (shards, root_fd); its count
+ * stays 0. */
 #ifndef RF_TOKENS_H
 #define RF_TOKENS_H
 
@@ -39,15 +40,16 @@ typedef struct rf_tokens {
 	size_t nshards;
 } rf_tokens;
 
-/* Finds the shards of source (a folder of *.bin / *.bin.zst, a list file,
- * a glob, a brace pattern, or one shard file), checks every header (and
- * frame table) and numbers the windows. Fills idx (root, shards, stamps)
- * and idx->tokens.
- * @return : 0; -ENOENT and kin (source unusable); RF_EINDEX (a bad shard:
- *           err names it and says why); RF_EEMPTY (no shard, or no shard
- *           holds a window); -ENOMEM. */
-int rf_tokens_build(rf_index *idx, const char *source, uint32_t seq_len, uint32_t stride,
-		    char *err, size_t errlen);
+/* Reads and checks the header (and frame table) of every shard listed in
+ * idx (root and shards set: src/source/token_shards.c finds them) and
+ * numbers the windows into *out (set even on failure, for
+ * rf_tokens_free); records each shard's stamp in idx. source names the
+ * source in messages.
+ * @return : 0; RF_EINDEX (a bad shard: err names it and says why);
+ *           RF_EEMPTY (no shard, or no shard holds a window); -errno;
+ *           -ENOMEM. */
+int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t seq_len,
+		   uint32_t stride, char *err, size_t errlen);
 
 void rf_tokens_free(rf_tokens *tk);
 

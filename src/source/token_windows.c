@@ -1,5 +1,5 @@
-/* tokens.c - builds the index of a token source: finds the shards (as tar
- * shards are found: shards.c), reads and checks each header (and a
+/* token_windows.c - the index of a token source, once its shards are listed
+ * (src/source/token_shards.c): reads and checks each header (and a
  * .bin.zst's frame table) with one pread, and numbers the windows shard
  * after shard. Any bad shard fails the build naming it: a token source has
  * no per-sample replacement to fall back on (every window of a shard would
@@ -16,72 +16,8 @@
 #include "index/index_build.h"
 #include "index/pack_marker.h"
 #include "index/token_shard.h"
-#include "index/tokens.h"
+#include "source/token_windows.h"
 #include "util/util.h"
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n > k && !strcmp(s + n - k, suffix);
-}
-
-/* One shard file given as the source: its folder is the root. */
-static int single_shard(rf_index *idx, const char *source, char *err, size_t errlen)
-{
-	const char *slash = strrchr(source, '/');
-	char root[PATH_MAX];
-	if (slash)
-		rf_fmt(root, sizeof(root), "%.*s", (int)(slash == source ? 1 : slash - source), source);
-	else
-		rf_fmt(root, sizeof(root), ".");
-	int ret = rf_index_set_root(idx, root, err, errlen);
-	if (ret)
-		return ret;
-	idx->shards = malloc(sizeof(char *));
-	idx->shard_labels = malloc(sizeof(int32_t));
-	if (!idx->shards || !idx->shard_labels || !(idx->shards[0] = strdup(slash ? slash + 1 : source)))
-		return -ENOMEM;
-	idx->shard_labels[0] = -1;
-	idx->nshards = 1;
-	return 0;
-}
-
-/* The shards of source, listed in idx (not read yet). */
-static int find_shards(rf_index *idx, const char *source, char *err, size_t errlen)
-{
-	struct stat st;
-	if (stat(source, &st) != 0) {
-		int e = errno;
-		int ret = e == ENOENT ? rf_index_shard_pattern(idx, source, RF_SHARDS_TOKENS, err, errlen)
-				      : 0;
-		if (ret == 0) {
-			rf_fmt(err, errlen, "source '%s': %s", source, strerror(e));
-			return -e;
-		}
-		return ret < 0 ? ret : 0;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		int ret = rf_index_shard_folder(idx, source, RF_SHARDS_TOKENS, err, errlen);
-		if (ret == 0) {
-			rf_fmt(err, errlen, "source '%s': no token shards (*.bin, *.bin.zst) in it", source);
-			return RF_EEMPTY;
-		}
-		return ret < 0 ? ret : 0;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rf_fmt(err, errlen, "source '%s': not a folder, a list or a shard (%s)", source,
-		       rf_file_kind(st.st_mode));
-		return RF_EINDEX;
-	}
-	if (ends_with(source, ".bin") || ends_with(source, ".bin.zst"))
-		return single_shard(idx, source, err, errlen);
-	if (!rf_index_is_shard_list(source, RF_SHARDS_TOKENS)) {
-		rf_fmt(err, errlen, "source '%s': neither a token shard (.bin, .bin.zst) nor a list "
-		       "of them (one path a line)", source);
-		return RF_EINDEX;
-	}
-	return rf_index_shard_list(idx, source, RF_SHARDS_TOKENS, err, errlen);
-}
 
 /* Reads and checks shard i's header (and frame table) into sh. */
 static int read_shard(const rf_index *idx, size_t i, rf_token_shard *sh, rf_token_header *h,
@@ -147,19 +83,17 @@ static uint64_t largest_frame(const rf_token_shard *sh)
 	return m;
 }
 
-int rf_tokens_build(rf_index *idx, const char *source, uint32_t seq_len, uint32_t stride,
-		    char *err, size_t errlen)
+int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t seq_len,
+		   uint32_t stride, char *err, size_t errlen)
 {
-	memset(idx, 0, sizeof(*idx));
-	idx->root_fd = -1;
 	rf_tokens *tk = calloc(1, sizeof(*tk));
+	*out = tk;
 	if (!tk)
 		return -ENOMEM;
-	idx->tokens = tk;
 	tk->seq_len = seq_len;
 	tk->stride = stride ? stride : seq_len;
-	int ret = find_shards(idx, source, err, errlen);
-	if (!ret && !idx->nshards) {
+	int ret = 0;
+	if (!idx->nshards) {
 		rf_fmt(err, errlen, "source '%s': no token shards", source);
 		ret = RF_EEMPTY;
 	}
@@ -206,8 +140,6 @@ int rf_tokens_build(rf_index *idx, const char *source, uint32_t seq_len, uint32_
 		       idx->nshards == 1 ? "" : "s", seq_len);
 		ret = RF_EEMPTY;
 	}
-	if (ret)
-		rf_index_free(idx);
 	return ret;
 }
 

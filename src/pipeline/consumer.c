@@ -1,0 +1,246 @@
+/* consumer.c - the caller's side of the batch ring: next (in order or as
+ * batches complete, with a deadline or interrupted), release, and what the
+ * loader reports of itself (stats, order, the last error). Runs on the
+ * caller's thread; see loader_impl.h for what it owns. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu/gpu.h"
+#include "pipeline/loader_impl.h"
+#include "util/util.h"
+
+/* The slot to hand out next, or NULL: in order, the next batch's slot once
+ * it is ready; otherwise the ready slot with the lowest batch number.
+ * Called with l->mu held. */
+static rf_slot *ready_slot(rf_loader *l)
+{
+	rf_slot *best = NULL;
+	for (int i = 0; i < l->cfg.prefetch; i++) {
+		rf_slot *s = &l->slots[i];
+		if (s->state == SLOT_READY && (!best || s->batch.index < best->batch.index))
+			best = s;
+	}
+	if (best && l->cfg.in_order && best->batch.index != l->next_batch)
+		return NULL; /* batches are issued in order: the next one is not ready yet */
+	return best;
+}
+
+/* Nothing can become ready while every slot is lent to the caller: the ring
+ * issues batches in order, each into any free slot, so one slot that is not
+ * lent is enough for the next batch to come (in either order mode). */
+static int all_lent(rf_loader *l)
+{
+	for (int i = 0; i < l->cfg.prefetch; i++)
+		if (l->slots[i].state != SLOT_LENT)
+			return 0;
+	return 1;
+}
+
+/* Waits for the next batch until deadline_ns (CLOCK_MONOTONIC; UINT64_MAX:
+ * no deadline). -ETIMEDOUT and -EINTR take nothing and leave the position. */
+static int next_until(rf_loader *l, rf_batch **out, uint64_t deadline_ns)
+{
+	if (!l || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
+	if (l->failed)
+		return l->failed;
+	if (l->next_batch >= l->plan.total_batches)
+		return RF_EOF;
+	uint64_t t0 = rf_now_ns();
+	pthread_mutex_lock(&l->mu);
+	if (all_lent(l)) {
+		pthread_mutex_unlock(&l->mu);
+		rf_fmt(l->err_detail, sizeof(l->err_detail), "all %d batch slots are held by the "
+		       "caller: release a batch before asking for the next", l->cfg.prefetch);
+		return -EDEADLK;
+	}
+	struct timespec until = {
+		.tv_sec = (time_t)(deadline_ns / 1000000000u),
+		.tv_nsec = (long)(deadline_ns % 1000000000u),
+	};
+	rf_slot *s = NULL;
+	int timed_out = 0;
+	while (!l->interrupted && !(s = ready_slot(l)) && !l->ring_err && !timed_out) {
+		if (deadline_ns == UINT64_MAX)
+			pthread_cond_wait(&l->ready, &l->mu);
+		else
+			timed_out = pthread_cond_timedwait(&l->ready, &l->mu, &until) == ETIMEDOUT;
+	}
+	if (l->interrupted || (timed_out && !s && !l->ring_err)) {
+		int ret = l->interrupted ? -EINTR : -ETIMEDOUT;
+		l->interrupted = 0;
+		pthread_mutex_unlock(&l->mu);
+		l->ns_wait += rf_now_ns() - t0;
+		return ret;
+	}
+	int err = s ? s->err : l->ring_err;
+	if (err) {
+		rf_fmt(l->err_detail, sizeof(l->err_detail), "%s", s ? s->errmsg : l->ring_errmsg);
+		if (s)
+			s->state = SLOT_FREE;
+		pthread_mutex_unlock(&l->mu);
+		l->failed = err;
+		return err;
+	}
+	s->state = SLOT_LENT;
+	pthread_mutex_unlock(&l->mu);
+	s->batch.replaced = atomic_load_explicit(&s->replaced, memory_order_relaxed);
+	l->ns_wait += rf_now_ns() - t0;
+	l->delivered_batches++;
+	l->delivered_samples += s->batch.count;
+	l->delivered_replaced += s->batch.replaced;
+	l->next_batch++;
+	if (s->batch.index >= l->delivered_end)
+		l->delivered_end = s->batch.index + 1;
+	*out = &s->batch;
+	return 0;
+}
+
+RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
+{
+	return next_until(l, out, UINT64_MAX);
+}
+
+RF_API int rf_loader_next_timeout(rf_loader *l, rf_batch **out, uint64_t timeout_ns)
+{
+	uint64_t now = rf_now_ns();
+	/* the deadline saturates below UINT64_MAX, which means none */
+	uint64_t deadline = timeout_ns < UINT64_MAX - 1 - now ? now + timeout_ns : UINT64_MAX - 1;
+	return next_until(l, out, deadline);
+}
+
+RF_API void rf_loader_interrupt(rf_loader *l)
+{
+	if (!l || rf_loader_forked(l))
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->interrupted = 1;
+	pthread_cond_broadcast(&l->ready);
+	pthread_mutex_unlock(&l->mu);
+}
+
+RF_API int rf_batch_wait(const rf_batch *b, void *stream)
+{
+	if (!b || !b->ready_event)
+		return -EINVAL;
+	return rf_gpu_stream_wait(b->ready_event, stream);
+}
+
+RF_API int rf_batch_sync(const rf_batch *b)
+{
+	if (!b || !b->ready_event)
+		return -EINVAL;
+	return rf_gpu_event_sync(b->ready_event);
+}
+
+RF_API void rf_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
+{
+	if (l && b && l->gpu && !rf_loader_forked(l)) {
+		rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
+		if (s >= l->slots && s < l->slots + l->cfg.prefetch)
+			rf_gpu_mark_release(l->gpu, (int)(s - l->slots), stream);
+	}
+	rf_batch_release(l, b);
+}
+
+RF_API void rf_batch_release(rf_loader *l, rf_batch *b)
+{
+	if (!l || !b || rf_loader_forked(l))
+		return;
+	rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
+	if (s < l->slots || s >= l->slots + l->cfg.prefetch)
+		return; /* not one of ours */
+	pthread_mutex_lock(&l->mu);
+	int lent = s->state == SLOT_LENT;
+	if (lent)
+		s->state = SLOT_FREE;
+	pthread_mutex_unlock(&l->mu);
+	if (lent)
+		rf_loader_wake_ring(l);
+}
+
+RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
+{
+	if (!l || !out)
+		return -EINVAL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
+	memset(out, 0, sizeof(*out));
+	out->samples_total = rf_source_samples(&l->src);
+	out->batches = l->delivered_batches;
+	out->samples = l->delivered_samples;
+	out->replaced = l->delivered_replaced;
+	out->lost_spans = l->lost_spans;
+	out->lost_bytes = l->lost_bytes;
+	out->ns_consumer_wait = l->ns_wait;
+	out->bytes_read = atomic_load_explicit(&l->st.bytes_read, memory_order_relaxed);
+	out->bad_samples = atomic_load_explicit(&l->st.bad_samples, memory_order_relaxed);
+	out->reads_submitted = atomic_load_explicit(&l->st.reads_submitted, memory_order_relaxed);
+	out->ns_decode = atomic_load_explicit(&l->st.ns_decode, memory_order_relaxed);
+	out->ns_transform = atomic_load_explicit(&l->st.ns_transform, memory_order_relaxed);
+	out->ns_ring_cpu = atomic_load_explicit(&l->st.ns_ring_cpu, memory_order_relaxed);
+	out->ns_collate = atomic_load_explicit(&l->st.ns_collate, memory_order_relaxed);
+	out->ns_read_wait = atomic_load_explicit(&l->st.ns_read_wait, memory_order_relaxed);
+	out->scaled_decodes = atomic_load_explicit(&l->st.scaled_decodes, memory_order_relaxed);
+	out->decoded_pixels = atomic_load_explicit(&l->st.decoded_pixels, memory_order_relaxed);
+	out->source_pixels = atomic_load_explicit(&l->st.source_pixels, memory_order_relaxed);
+	out->index_bytes = l->src.ops->memory(&l->src);
+	if (l->gpu)
+		rf_gpu_copy_stats(l->gpu, &out->device_bytes, &out->ns_device_copy);
+	out->reads_in_flight = atomic_load_explicit(&l->st.reads_in_flight, memory_order_relaxed);
+	rf_loader *m = (rf_loader *)l; /* the locks are not part of the loader's value */
+	pthread_mutex_lock(&m->work.mu);
+	out->reads_waiting = m->work.count;
+	pthread_mutex_unlock(&m->work.mu);
+	pthread_mutex_lock(&m->mu);
+	for (int i = 0; i < l->cfg.prefetch; i++)
+		out->batches_ready += l->slots[i].state == SLOT_READY;
+	pthread_mutex_unlock(&m->mu);
+	out->index_cached = (uint32_t)l->src.cached;
+	out->threads = (uint32_t)l->cfg.threads;
+	out->io_depth = (uint32_t)l->cfg.io_depth;
+	out->direct_io = atomic_load(&l->st.direct_io);
+	out->fixed_buffers = atomic_load(&l->st.fixed_buffers);
+	out->io_path = atomic_load(&l->st.io_path);
+	out->dio_align = atomic_load(&l->st.dio_align);
+	out->decode_path = (uint32_t)l->decode;
+	out->cpu_decodes = atomic_load_explicit(&l->st.cpu_decodes, memory_order_relaxed);
+	out->gpu_decodes = atomic_load_explicit(&l->st.gpu_decodes, memory_order_relaxed);
+	out->ns_gpu_decode = atomic_load_explicit(&l->st.ns_gpu_decode, memory_order_relaxed);
+	out->ns_gpu_host = atomic_load_explicit(&l->st.ns_gpu_host, memory_order_relaxed);
+	return 0;
+}
+
+RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out)
+{
+	if (!l || !out)
+		return -EINVAL;
+	if (rf_loader_forked(l))
+		return RF_EFORKED;
+	memset(out, 0, sizeof(*out));
+	out->sampler = l->order.kind;
+	out->rank_tail = l->order.tail;
+	out->rank = l->order.rank;
+	out->world_size = l->order.world;
+	out->rank_source = l->rank_source;
+	out->dataset_samples = rf_source_samples(&l->src);
+	out->epoch_samples = l->order.epoch_len;
+	out->rank_samples = l->order.rank_len;
+	out->batches_per_epoch = l->plan.batches_per_epoch;
+	out->next_batch = l->next_batch;
+	out->total_batches = l->plan.total_batches;
+	out->sampler_bytes = rf_order_memory(&l->order);
+	return 0;
+}
+
+RF_API const char *rf_loader_error(const rf_loader *l)
+{
+	return l ? l->err_detail : "";
+}

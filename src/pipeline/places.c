@@ -1,0 +1,178 @@
+/* places.c - the bookkeeping of places, shared by the ring thread, the
+ * compute threads and the GPU decode threads: which sample fills a place,
+ * room in a raw batch, a place landed (written once: rf_loader_land) or
+ * failed (reported once per epoch, then replaced or the batch failed), and
+ * the batch published by whoever lands its last place. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu/gpu.h"
+#include "pipeline/loader_impl.h"
+#include "sample/shard_order.h"
+#include "util/hash.h"
+#include "util/util.h"
+
+uint32_t rf_loader_batch_count(const rf_loader *l, uint64_t b)
+{
+	uint64_t m = l->order.rank_len, bs = (uint64_t)l->cfg.batch_size;
+	uint64_t first = (b % l->plan.batches_per_epoch) * bs;
+	return (uint32_t)RF_MIN(bs, m - first);
+}
+
+void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sample,
+			    uint64_t *epoch, uint64_t *pos)
+{
+	uint64_t e = p->batch / l->plan.batches_per_epoch;
+	uint64_t q = (p->batch % l->plan.batches_per_epoch) * (uint64_t)l->cfg.batch_size + p->index;
+	uint64_t g = rf_order_global(&l->order, q);
+	*epoch = e;
+	*pos = g;
+	*sample = l->shard_order && !p->attempt ? rf_shard_order_sample(l->shard_order, e, g)
+						 : rf_order_sample(&l->order, e, g, p->attempt);
+}
+
+int rf_loader_forked(const rf_loader *l)
+{
+	return l->pid != getpid();
+}
+
+void rf_loader_wake_ring(rf_loader *l)
+{
+	uint64_t one = 1;
+	/* Can only fail if the counter would overflow, which a pending read
+	 * rules out; the ring thread re-reads it on every wake. */
+	ssize_t r = write(l->wake_fd, &one, sizeof(one));
+	(void)r;
+}
+
+int rf_slot_reserve(rf_slot *s, size_t len, size_t align, size_t *off)
+{
+	size_t used = atomic_load_explicit(&s->raw_used, memory_order_relaxed), at;
+	do {
+		at = RF_ALIGN_UP(used, align);
+		if (at + len > s->raw_cap)
+			return -ENOSPC;
+	} while (!atomic_compare_exchange_weak_explicit(&s->raw_used, &used, at + len,
+						       memory_order_relaxed, memory_order_relaxed));
+	*off = at;
+	return 0;
+}
+
+void rf_loader_place_landed(rf_loader *l, rf_slot *s)
+{
+	if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) != 1)
+		return;
+	if (l->cfg.raw) /* every sample of the batch has its room by now */
+		s->batch.bytes = atomic_load_explicit(&s->raw_used, memory_order_relaxed);
+	uint64_t last = atomic_load_explicit(&s->t_last_read, memory_order_relaxed);
+	s->batch.fetch_ns = last > s->t_start ? last - s->t_start : 0;
+	if (l->gpu) {
+		/* the copy goes out now, from the thread that finished the batch */
+		pthread_mutex_lock(&l->mu);
+		int failed = s->err;
+		pthread_mutex_unlock(&l->mu);
+		char why[256];
+		size_t bytes = l->cfg.raw ? s->batch.bytes : (size_t)s->batch.count * l->plan.sample_bytes;
+		if (!failed && rf_gpu_copy(l->gpu, (int)(s - l->slots), s->host, bytes, s->batch.count,
+					   s->on_host, l->plan.sample_bytes, &s->batch.device_data,
+					   &s->batch.ready_event, why, sizeof(why))) {
+			pthread_mutex_lock(&l->mu);
+			s->err = -EIO;
+			rf_fmt(s->errmsg, sizeof(s->errmsg), "batch %llu to device %d: %s",
+			       (unsigned long long)s->batch.index, l->cfg.device, why);
+			pthread_mutex_unlock(&l->mu);
+		}
+	}
+	s->batch.prep_ns = atomic_load_explicit(&s->prep_ns, memory_order_relaxed);
+	s->batch.read_bytes = atomic_load_explicit(&s->read_bytes, memory_order_relaxed);
+	pthread_mutex_lock(&l->mu);
+	s->state = SLOT_READY;
+	pthread_cond_broadcast(&l->ready);
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* 1 when (epoch, sample) was not reported yet (and now is). With
+ * report_mu held. Out of memory, it reports again rather than not at all. */
+static int first_report(rf_loader *l, uint64_t epoch, uint64_t sample)
+{
+	uint64_t key = ((epoch << 40) | (sample & ((1ull << 40) - 1))) + 1;
+	if (2 * (l->bad_n + 1) > l->bad_cap) {
+		size_t cap = l->bad_cap ? 2 * l->bad_cap : 64;
+		uint64_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return 1;
+		for (size_t i = 0; i < l->bad_cap; i++)
+			if (l->bad_seen[i]) {
+				size_t j = rf_mix64(l->bad_seen[i]) & (cap - 1);
+				while (t[j])
+					j = (j + 1) & (cap - 1);
+				t[j] = l->bad_seen[i];
+			}
+		free(l->bad_seen);
+		l->bad_seen = t;
+		l->bad_cap = cap;
+	}
+	size_t j = rf_mix64(key) & (l->bad_cap - 1);
+	for (; l->bad_seen[j]; j = (j + 1) & (l->bad_cap - 1))
+		if (l->bad_seen[j] == key)
+			return 0;
+	l->bad_seen[j] = key;
+	l->bad_n++;
+	return 1;
+}
+
+int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
+			   const char *reason, rf_place *retry)
+{
+	char name[1024];
+	const char *path = rf_source_name(&l->src, sample, name, sizeof(name));
+	pthread_mutex_lock(&l->report_mu);
+	if (first_report(l, p->batch / l->plan.batches_per_epoch, sample)) {
+		atomic_fetch_add_explicit(&l->st.bad_samples, 1, memory_order_relaxed);
+		if (l->cfg.on_sample_error)
+			l->cfg.on_sample_error(l->cfg.user, path, err, reason);
+		rf_log(l->cfg.log_level, RF_LOG_WARN, "bad sample %s/%s: %s",
+		       l->src.index.root, path, reason);
+	}
+	pthread_mutex_unlock(&l->report_mu);
+
+	int fatal = 0;
+	if (l->cfg.on_error == RF_ON_ERROR_FAIL)
+		fatal = RF_EBADSAMPLE;
+	else if (p->attempt + 1 >= RF_MAX_ATTEMPTS)
+		fatal = RF_ETOOMANYBAD;
+	if (!fatal) {
+		*retry = *p;
+		retry->attempt++;
+		retry->transient = 0;
+		return 1;
+	}
+	rf_slot *s = rf_slot_of(l, p);
+	pthread_mutex_lock(&l->mu);
+	if (!s->err) {
+		s->err = fatal;
+		if (fatal == RF_ETOOMANYBAD)
+			rf_fmt(s->errmsg, sizeof(s->errmsg), "%d bad samples in a row for batch %llu "
+			       "place %u; the last: %s/%s: %s", RF_MAX_ATTEMPTS,
+			       (unsigned long long)p->batch, p->index, l->src.index.root, path, reason);
+		else
+			rf_fmt(s->errmsg, sizeof(s->errmsg), "%s/%s: %s", l->src.index.root, path, reason);
+	}
+	pthread_mutex_unlock(&l->mu);
+	rf_loader_place_landed(l, s);
+	return 0;
+}
+
+void rf_loader_land(rf_loader *l, const rf_place *p, uint64_t sample)
+{
+	rf_slot *s = rf_slot_of(l, p);
+	s->batch.labels[p->index] = rf_source_label(&l->src, sample);
+	s->batch.ids[p->index] = sample;
+	if (p->attempt)
+		atomic_fetch_add_explicit(&s->replaced, 1, memory_order_relaxed);
+	rf_loader_place_landed(l, s);
+}

@@ -1,0 +1,136 @@
+/* files.c - the loose-files kind: one file, one sample. A folder is walked
+ * (an ImageFolder: class folders of images; raw mode: every file), a
+ * regular file is a manifest (path<TAB>label[<TAB>weight] lines). A folder
+ * whose walk saw only .tar files is a folder of shards: it goes to the tar
+ * kind (tar_shards.c); a folder of both is refused, naming both, since
+ * taking either would drop the files of the other. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "index/index_build.h"
+#include "source/source.h"
+#include "util/util.h"
+
+static int claims(const char *source, const struct stat *st, const rf_source_params *p)
+{
+	(void)source, (void)st, (void)p;
+	return 1; /* the last row of the table: what no other kind claims */
+}
+
+/* The first entry of a walk that is a loose sample of its own (not a
+ * .tar or a zstd.dict taken in raw mode). */
+static const char *first_loose(const rf_index *idx)
+{
+	for (size_t i = 0; i < idx->count; i++) {
+		const char *p = rf_index_path(idx, i), *base = strrchr(p, '/');
+		size_t n = strlen(p);
+		base = base ? base + 1 : p;
+		if (!(n > 4 && !strcmp(p + n - 4, ".tar")) && strcmp(base, "zstd.dict"))
+			return p;
+	}
+	return "";
+}
+
+/* A folder: walked once; .tar files beside loose ones are refused, a
+ * folder of only .tar files is a shard source. */
+static int build_folder(rf_source *s, const char *source, const rf_source_params *p, char *err,
+			size_t errlen)
+{
+	rf_index *idx = &s->index;
+	int ret = rf_index_walk_imagefolder(idx, source, p->mode, err, errlen);
+	if (ret || (p->mode & RF_INDEX_FILES) || !idx->walk_tars)
+		return ret;
+	uint64_t tars = idx->walk_tars;
+	uint64_t loose = idx->count - (s->raw ? tars + idx->walk_dicts : 0);
+	char tar[256], file[256];
+	rf_fmt(tar, sizeof(tar), "%s", idx->walk_first_tar);
+	rf_fmt(file, sizeof(file), "%s", first_loose(idx));
+	if (loose) {
+		rf_fmt(err, errlen, "source '%s' holds both .tar files (%llu, such as '%s') and "
+		       "loose %s (%llu, such as '%s'): say which it is with source_kind = tar or "
+		       "files (--source-kind tar|files)", source, (unsigned long long)tars, tar,
+		       s->raw ? "files" : "images", (unsigned long long)loose, file);
+		return RF_EINDEX;
+	}
+	return rf_source_tar_folder(s, source, tars, tar, p, err, errlen);
+}
+
+static int build(rf_source *s, const char *source, const struct stat *st,
+		 const rf_source_params *p, char *err, size_t errlen)
+{
+	int ret;
+	if (S_ISDIR(st->st_mode)) {
+		ret = build_folder(s, source, p, err, errlen);
+	} else if (S_ISREG(st->st_mode)) {
+		ret = rf_index_parse_manifest(&s->index, source, err, errlen);
+	} else {
+		rf_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
+		ret = RF_EINDEX;
+	}
+	return ret ? ret : rf_records_finish(s, source, st, err, errlen);
+}
+
+static const char *name(const rf_source *s, uint64_t i, char *buf, size_t len)
+{
+	rf_fmt(buf, len, "%s", rf_index_path(&s->index, i));
+	return buf;
+}
+
+static int check(const rf_source *s, uint64_t i, char *reason, size_t len)
+{
+	int64_t size = s->index.entries[i].size;
+	if (size < 0) { /* an errno: the walk and the cache check it */
+		char why[RF_SOURCE_REASON_LEN];
+		if (!rf_source_not_regular(s, i, reason, len))
+			rf_fmt(reason, len, "%s", rf_index_bad_reason(size, why, sizeof(why)));
+		return (int)size;
+	}
+	if (size == 0) {
+		rf_fmt(reason, len, "empty file");
+		return RF_EBADSAMPLE;
+	}
+	return 0;
+}
+
+/* The whole file, and one byte more than the index says, so that a file
+ * that grew shows. */
+static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
+{
+	uint32_t size = (uint32_t)s->index.entries[i].size;
+	*r = (rf_source_read){ .path = rf_index_path(&s->index, i), .shard = RF_NO_SHARD,
+			       .len = size + 1, .expect = size };
+}
+
+static rf_stage stage(const rf_source *s, uint64_t i)
+{
+	(void)i;
+	return s->raw ? RF_STAGE_RAW : RF_STAGE_JPEG;
+}
+
+static void cut_short(const rf_source *s, const rf_source_read *r, int got, char *reason,
+		      size_t len)
+{
+	(void)s;
+	rf_fmt(reason, len, "file %s since it was indexed (%lld bytes then, read %d)",
+	       (int64_t)got < (int64_t)r->expect ? "shrank" : "grew", (long long)r->expect, got);
+}
+
+const rf_source_ops rf_source_files = {
+	.name = "loose files",
+	.claims = claims,
+	.build = build,
+	.name_of = name,
+	.label = rf_records_label,
+	.check = check,
+	.read_of = read_of,
+	.stage = stage,
+	.cut_short = cut_short,
+	.fingerprint = rf_records_fingerprint,
+	.samples = rf_records_samples,
+	.largest_read = rf_records_no_largest,
+	.shard_bytes = rf_records_no_shard_bytes,
+	.memory = rf_records_memory,
+	.cached = 1,
+};

@@ -1,0 +1,178 @@
+/* source.c - the probe table and the one way a source is opened: its kind
+ * picked by asking each kind in turn whether the source string is its own,
+ * then its index loaded from the cache or built. */
+#define _GNU_SOURCE
+#include "source/source.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "source/token_windows.h"
+#include "util/util.h"
+
+/* Probe order: a token source is said by the config (seq_len); a pattern,
+ * a list of .tar paths or source_kind = tar is tar shards; anything else is
+ * loose files (a folder walk, which hands a folder of only shards to the
+ * tar kind, or a manifest). */
+static const rf_source_ops *const probe_table[] = {
+	&rf_source_tokens,
+	&rf_source_tar,
+	&rf_source_files,
+};
+
+const rf_source_ops *rf_source_kind_ops(rf_kind kind)
+{
+	switch (kind) {
+	case RF_KIND_FILES: return &rf_source_files;
+	case RF_KIND_TAR: return &rf_source_tar;
+	case RF_KIND_TOKENS: return &rf_source_tokens;
+	default: return NULL;
+	}
+}
+
+static void source_init(rf_source *s, const rf_source_params *p)
+{
+	memset(s, 0, sizeof(*s));
+	s->index.root_fd = -1;
+	s->index.progress = p->progress;
+	s->index.progress_user = p->progress_user;
+	s->index.any_name = p->mode;
+	s->raw = (p->mode & RF_INDEX_RAW) != 0;
+}
+
+/* The kind of source (stat'ed as st, or NULL when no such path exists). */
+static const rf_source_ops *probe(const char *source, const struct stat *st,
+				  const rf_source_params *p)
+{
+	for (size_t i = 0; i < sizeof(probe_table) / sizeof(probe_table[0]); i++)
+		if (probe_table[i]->claims(source, st, p))
+			return probe_table[i];
+	return &rf_source_files; /* unreachable: files claims anything */
+}
+
+static int build(rf_source *s, const char *source, const rf_source_params *p, char *err,
+		 size_t errlen)
+{
+	if (!source || !*source) {
+		rf_fmt(err, errlen, "source: not set");
+		return -EINVAL;
+	}
+	struct stat st;
+	int exists = stat(source, &st) == 0;
+	if (!exists && errno != ENOENT) {
+		int e = errno;
+		rf_fmt(err, errlen, "source '%s': %s", source, strerror(e));
+		return -e;
+	}
+	s->ops = probe(source, exists ? &st : NULL, p);
+	s->kind = s->ops == &rf_source_tar ? RF_KIND_TAR
+		  : s->ops == &rf_source_tokens ? RF_KIND_TOKENS : RF_KIND_FILES;
+	return s->ops->build(s, source, exists ? &st : NULL, p, err, errlen);
+}
+
+/* Loads the cache into s when it matches source. @return : 0 loaded, 1 not
+ * (stale, missing: logged), negative: the path is not a cache (err set). */
+static int load_cache(rf_source *s, const char *source, const rf_source_params *p, char *err,
+		      size_t errlen)
+{
+	char why[512];
+	/* before the walk: a cache path that names a file of the user's fails
+	 * open, rather than the walk and then the write */
+	int bad = rf_index_cache_check_target(p->cache, why, sizeof(why));
+	if (bad) {
+		rf_fmt(err, errlen, "config: index_cache: %s", why);
+		return bad;
+	}
+	if (rf_index_cache_load(&s->index, source, p->mode, p->cache, why, sizeof(why))) {
+		rf_log(p->log_level, RF_LOG_INFO, "%s: walking the source", why);
+		return 1;
+	}
+	/* a cache records the shards a folder turned out to hold */
+	s->kind = s->index.nshards ? RF_KIND_TAR : RF_KIND_FILES;
+	s->ops = rf_source_kind_ops(s->kind);
+	s->cached = 1;
+	return 0;
+}
+
+int rf_source_open(rf_source *s, const char *source, const rf_source_params *p, char *err,
+		   size_t errlen)
+{
+	source_init(s, p);
+	int ret = 1;
+	if (p->cache && !p->seq_len) /* token sources are not cached: a few headers */
+		ret = load_cache(s, source, p, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (ret == 1) {
+		ret = build(s, source, p, err, errlen);
+		if (ret) {
+			rf_source_free(s);
+			return ret;
+		}
+		char why[512];
+		if (p->cache && s->ops->cached &&
+		    rf_index_cache_write(&s->index, source, p->cache, why, sizeof(why)))
+			rf_log(p->log_level, RF_LOG_WARN, "%s", why);
+	}
+	if (!s->ops->zstd_dict)
+		return 0;
+	for (size_t i = 0; s->index.members && i < s->index.count && !s->any_zstd; i++)
+		s->any_zstd = (s->index.members[i].flags & RF_MEMBER_ZSTD) != 0;
+	return 0;
+}
+
+void rf_source_free(rf_source *s)
+{
+	if (!s)
+		return;
+	if (s->ops && s->ops->free)
+		s->ops->free(s);
+	rf_index_free(&s->index);
+	memset(s, 0, sizeof(*s));
+	s->index.root_fd = -1;
+}
+
+int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
+			    void *user, rf_log_level log_level, char *err, size_t errlen)
+{
+	rf_source s;
+	rf_source_params p = { .mode = any_name, .progress = progress, .progress_user = user,
+			       .log_level = log_level };
+	int ret = rf_source_open(&s, source, &p, err, errlen);
+	memset(idx, 0, sizeof(*idx));
+	idx->root_fd = -1;
+	if (ret)
+		return ret;
+	*idx = s.index; /* the records move out; a records kind holds nothing else */
+	return 0;
+}
+
+int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen)
+{
+	return rf_index_build_progress(idx, source, any_name, NULL, NULL, RF_LOG_WARN, err, errlen);
+}
+
+RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_t *files,
+			  rf_progress_fn progress, void *user, char *err, size_t errlen)
+{
+	if (!source || !path) {
+		rf_fmt(err, errlen, "rf_index_write: source and path must not be NULL");
+		return -EINVAL;
+	}
+	rf_index idx;
+	if ((raw & ~(RF_INDEX_RAW | RF_INDEX_HIDDEN | RF_INDEX_FILES | RF_INDEX_TAR)) ||
+	    ((raw & RF_INDEX_FILES) && (raw & RF_INDEX_TAR))) {
+		rf_fmt(err, errlen, "rf_index_write: raw = %d: not a set of RF_INDEX_* flags", raw);
+		return -EINVAL;
+	}
+	int ret = rf_index_build_progress(&idx, source, raw, progress, user, RF_LOG_WARN, err, errlen);
+	if (ret)
+		return ret;
+	ret = rf_index_cache_write(&idx, source, path, err, errlen);
+	if (files)
+		*files = idx.count;
+	rf_index_free(&idx);
+	return ret;
+}

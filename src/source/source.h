@@ -1,0 +1,205 @@
+/* source.h - a source of samples, whatever its format: loose files (a
+ * folder walk or a manifest), WebDataset tar shards, or token shards. Each
+ * kind is one module (files.c, tar_shards.c, token_shards.c) behind the same
+ * table, rf_source_ops; one probe table (source.c) picks the kind of a
+ * source string. The rest of the loader knows a sample only through this
+ * table: its name for messages, its label, the read that fetches its bytes
+ * (file, offset, length) and the stage that turns those bytes into a sample.
+ *
+ * The records themselves (src/index/index.h) are kind-free: a name, a size,
+ * a label, and for a sample inside a container file (a shard) where it lies.
+ *
+ * Built once by rf_loader_create() (or `ringfeed index`, `pack`), then
+ * read-only and shared by every thread without locks. Private. */
+#ifndef RF_SOURCE_H
+#define RF_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "index/index.h"
+#include "ringfeed.h"
+
+struct rf_tokens; /* src/index/tokens.h */
+
+/* What a source holds: the tag every sample's handling follows from. */
+typedef enum rf_kind {
+	RF_KIND_FILES = 0,  /* loose files: one file, one sample */
+	RF_KIND_TAR = 1,    /* WebDataset tar shards: a sample is a member's byte range */
+	RF_KIND_TOKENS = 2, /* token shards: a sample is a window of seq_len + 1 tokens */
+	RF_KIND_COUNT
+} rf_kind;
+
+/* What turns a sample's read bytes into the sample in its batch slot, and
+ * which thread does it: the ring thread (RAW, TOKENS: a copy, no decode) or
+ * a decoder (the rest: the compute pool; JPEG also the GPU's engines). */
+typedef enum rf_stage {
+	RF_STAGE_RAW = 0,      /* the bytes as they are (raw mode) */
+	RF_STAGE_TOKENS,       /* a window's tokens into its row */
+	RF_STAGE_JPEG,         /* decode, crop, resize into the slot */
+	RF_STAGE_ZSTD_RAW,     /* one zstd frame, then as RAW */
+	RF_STAGE_ZSTD_JPEG,    /* one zstd frame, then as JPEG */
+	RF_STAGE_ZSTD_TOKENS,  /* the zstd frames that hold a window, then as TOKENS */
+	RF_STAGE_FETCH,        /* nothing: the read is all there is (fetch_only) */
+} rf_stage;
+
+/* What a source is built with (from rf_config). */
+typedef struct rf_source_params {
+	int mode;          /* RF_INDEX_RAW | RF_INDEX_HIDDEN | RF_INDEX_FILES | RF_INDEX_TAR */
+	uint32_t seq_len;  /* > 0: a token source, windows of seq_len + 1 tokens */
+	uint32_t stride;   /* tokens between window starts (0: seq_len) */
+	const char *cache; /* index cache file, or NULL */
+	rf_progress_fn progress; /* told every 4,096 files while walking, or NULL */
+	void *progress_user;
+	rf_log_level log_level;  /* of what the build notices (damaged shards) */
+} rf_source_params;
+
+/* The read that fetches a sample's bytes: a file of its own (path, relative
+ * to the root) or a range of shard `shard`. */
+#define RF_NO_SHARD UINT32_MAX
+typedef struct rf_source_read {
+	const char *path;  /* its own file, or NULL */
+	uint32_t shard;    /* else: the shard (index.shards[shard]) */
+	uint64_t offset;
+	uint32_t len;      /* bytes to read */
+	uint32_t expect;   /* bytes a read of an unchanged source gives (a loose
+	                    * file is read one byte past its size, so that a file
+	                    * that grew shows) */
+} rf_source_read;
+
+typedef struct rf_source rf_source;
+
+/* One kind: a row of the probe table. Functions taking a sample id get one
+ * below rf_source_samples(). */
+typedef struct rf_source_ops {
+	const char *name; /* for messages: "loose files", "tar shards", ... */
+	/* Is source this kind's? st: its stat, or NULL when no such path exists
+	 * (a pattern). 1 yes, 0 no. Asked in table order; the first yes builds. */
+	int (*claims)(const char *source, const struct stat *st, const rf_source_params *p);
+	/* Fills s->index and the kind's own state from source. 0, or a
+	 * negative code with err set (s is freed by the caller). */
+	int (*build)(rf_source *s, const char *source, const struct stat *st,
+		     const rf_source_params *p, char *err, size_t errlen);
+	const char *(*name_of)(const rf_source *s, uint64_t i, char *buf, size_t len);
+	int32_t (*label)(const rf_source *s, uint64_t i);
+	/* What is wrong with sample i before any read, from its record: 0, or
+	 * the error (RF_EBADSAMPLE, RF_ELOST, -errno) with reason set. */
+	int (*check)(const rf_source *s, uint64_t i, char *reason, size_t len);
+	void (*read_of)(const rf_source *s, uint64_t i, rf_source_read *r);
+	rf_stage (*stage)(const rf_source *s, uint64_t i);
+	/* Why a read gave got bytes instead of r->expect. */
+	void (*cut_short)(const rf_source *s, const rf_source_read *r, int got, char *reason,
+			  size_t len);
+	/* A hash of what the samples are (saved states refuse another
+	 * dataset); with_weights: a manifest's weights count too. */
+	uint64_t (*fingerprint)(const rf_source *s, int with_weights);
+	/* Samples the source holds. */
+	uint64_t (*samples)(const rf_source *s);
+	/* Bytes of the largest read read_of() gives, or 0 when only the
+	 * records say (files, tar members: their sizes). */
+	uint64_t (*largest_read)(const rf_source *s);
+	/* Bytes of shard `shard` when the source knows them (token shards:
+	 * read ahead stops there), else 0 (tar shards: no read-ahead). */
+	uint64_t (*shard_bytes)(const rf_source *s, uint32_t shard);
+	size_t (*memory)(const rf_source *s);
+	void (*free)(rf_source *s);
+	int cached;        /* its index may come from and go to an index cache */
+	int zstd_dict;     /* its zstd members may use a dictionary (cfg.zstd_dict,
+	                    * or zstd.dict beside the shards) */
+	int in_order_tiles; /* its samples in index order tile its shards (windows
+	                    * of stride <= seq_len): read in chunks when in order */
+} rf_source_ops;
+
+struct rf_source {
+	rf_kind kind;
+	const rf_source_ops *ops;  /* the kind's row of the table */
+	rf_index index;            /* the records; root, shards, stamps */
+	int raw;                   /* samples are bytes, not images (RF_INDEX_RAW) */
+	int any_zstd;              /* some sample is zstd (the compute pool decompresses) */
+	int cached;                /* the index came from the cache */
+	struct rf_tokens *tokens;  /* RF_KIND_TOKENS: the shards' headers and windows */
+};
+
+/* Builds the source: picks its kind (the probe table), then loads its
+ * index from p->cache when that still matches, or builds it (and then
+ * rewrites the cache; failing to write it is logged, not fatal).
+ * @return : 0; -ENOENT and kin (source unusable); RF_EINDEX; RF_EEMPTY (no
+ *           sample); RF_ECONFIG (a cache path that is not a cache);
+ *           -ENOMEM; err[errlen] then says why. */
+int rf_source_open(rf_source *s, const char *source, const rf_source_params *p, char *err,
+		   size_t errlen);
+/* Frees what open built; accepts a zeroed or freed source. */
+void rf_source_free(rf_source *s);
+
+/* Room for a reason (the loader's RF_REASON_LEN). */
+#define RF_SOURCE_REASON_LEN 192
+
+/* The kinds, in probe order, and the one of each tag. */
+extern const rf_source_ops rf_source_files, rf_source_tar, rf_source_tokens;
+const rf_source_ops *rf_source_kind_ops(rf_kind kind);
+
+static inline uint64_t rf_source_samples(const rf_source *s)
+{
+	return s->ops->samples(s);
+}
+
+static inline const char *rf_source_name(const rf_source *s, uint64_t i, char *buf, size_t len)
+{
+	return s->ops->name_of(s, i, buf, len);
+}
+
+static inline int32_t rf_source_label(const rf_source *s, uint64_t i)
+{
+	return s->ops->label(s, i);
+}
+
+static inline void rf_source_read_of(const rf_source *s, uint64_t i, rf_source_read *r)
+{
+	s->ops->read_of(s, i, r);
+}
+
+static inline rf_stage rf_source_stage(const rf_source *s, uint64_t i)
+{
+	return s->ops->stage(s, i);
+}
+
+/* The file a read is from, relative to the root. */
+static inline const char *rf_source_file(const rf_source *s, const rf_source_read *r)
+{
+	return r->path ? r->path : s->index.shards[r->shard];
+}
+
+/* Helpers the kinds of records share (records.c): a record's label, its
+ * check, name, fingerprint and memory. */
+int32_t rf_records_label(const rf_source *s, uint64_t i);
+int rf_records_check(const rf_source *s, uint64_t i, char *reason, size_t len);
+uint64_t rf_records_fingerprint(const rf_source *s, int with_weights);
+uint64_t rf_records_samples(const rf_source *s);
+size_t rf_records_memory(const rf_source *s);
+uint64_t rf_records_no_largest(const rf_source *s);
+uint64_t rf_records_no_shard_bytes(const rf_source *s, uint32_t shard);
+/* After a build: refuses an empty index (naming the source, st: its stat
+ * or NULL), and trims the growth slack (the index lives as long as the
+ * loader). */
+int rf_records_finish(rf_source *s, const char *source, const struct stat *st, char *err,
+		      size_t errlen);
+
+/* Cold path, after a read of sample i failed or came short, or its stat
+ * did: when its file is no longer a regular file (a FIFO, a device, a
+ * folder), says so in reason and returns 1. */
+int rf_source_not_regular(const rf_source *s, uint64_t i, char *reason, size_t len);
+
+/* files.c: a folder of only .tar files is a shard source; tar_shards.c
+ * builds it from the walk's count. */
+int rf_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,
+			 const rf_source_params *p, char *err, size_t errlen);
+
+/* The index of a loose-files or tar source (no cache), for what reads its
+ * records alone (pack, tests): rf_source_open() with the kind's state
+ * dropped. Token sources are refused (RF_EINDEX). */
+int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen);
+int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
+			    void *user, rf_log_level log_level, char *err, size_t errlen);
+
+#endif

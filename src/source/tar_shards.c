@@ -1,0 +1,147 @@
+/* tar_shards.c - the tar shards kind (WebDataset): a sample is the members
+ * of one key (KEY.jpg or, raw, KEY.bin; KEY.cls its label); its record says
+ * where its image member lies in which shard. The shards are a brace
+ * pattern or glob, a list file of .tar paths, or a folder of them (or of
+ * class folders of them); each is scanned once (src/index/shards.c) and
+ * damaged spans become records of their own (lost: reported, counted). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "index/index_build.h"
+#include "source/source.h"
+#include "util/util.h"
+
+static int claims(const char *source, const struct stat *st, const rf_source_params *p)
+{
+	if (!st) /* no such path: a pattern, or nothing (build says which) */
+		return 1;
+	if (S_ISDIR(st->st_mode))
+		return (p->mode & RF_INDEX_TAR) != 0;
+	return S_ISREG(st->st_mode) && rf_index_is_shard_list(source, RF_SHARDS_TAR);
+}
+
+static int scan(rf_source *s, const rf_source_params *p, char *err, size_t errlen)
+{
+	return rf_index_scan_shards(&s->index, s->raw, p->log_level, err, errlen);
+}
+
+int rf_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,
+			 const rf_source_params *p, char *err, size_t errlen)
+{
+	rf_index *idx = &s->index;
+	rf_progress_fn progress = idx->progress;
+	void *user = idx->progress_user;
+	rf_index_free(idx); /* the walk's records: .tar files, not samples */
+	idx->progress = progress;
+	idx->progress_user = user;
+	idx->any_name = p->mode;
+	s->kind = RF_KIND_TAR;
+	s->ops = &rf_source_tar;
+	int ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 || idx->nshards != tars) {
+		rf_fmt(err, errlen, "source '%s': %llu of its %llu .tar files (such as '%s') are not "
+		       "where shards go (in the folder itself, or else in its class folders): move "
+		       "them, or say what the source is with source_kind = tar or files "
+		       "(--source-kind tar|files)", source,
+		       (unsigned long long)(tars - (ret ? idx->nshards : 0)), (unsigned long long)tars,
+		       first_tar);
+		return RF_EINDEX;
+	}
+	return scan(s, p, err, errlen);
+}
+
+static int build(rf_source *s, const char *source, const struct stat *st,
+		 const rf_source_params *p, char *err, size_t errlen)
+{
+	rf_index *idx = &s->index;
+	int ret;
+	if (!st) {
+		ret = rf_index_shard_pattern(idx, source, RF_SHARDS_TAR, err, errlen);
+		if (ret == 0) {
+			rf_fmt(err, errlen, "source '%s': %s", source, strerror(ENOENT));
+			ret = -ENOENT;
+		}
+	} else if (S_ISDIR(st->st_mode)) {
+		ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
+		if (ret == 0) {
+			rf_fmt(err, errlen, "source '%s': no .tar shards in it or in its class folders "
+			       "(source_kind = tar)", source);
+			ret = RF_EEMPTY;
+		}
+	} else {
+		ret = rf_index_shard_list(idx, source, RF_SHARDS_TAR, err, errlen);
+	}
+	if (ret < 0)
+		return ret;
+	ret = scan(s, p, err, errlen);
+	return ret ? ret : rf_records_finish(s, source, st, err, errlen);
+}
+
+static const char *name(const rf_source *s, uint64_t i, char *buf, size_t len)
+{
+	return rf_index_name(&s->index, i, buf, len);
+}
+
+/* A sample the scan found unusable (its reason is its size), or a lost
+ * span of a damaged shard. */
+static int check(const rf_source *s, uint64_t i, char *reason, size_t len)
+{
+	int64_t size = s->index.entries[i].size;
+	if (size < 0) {
+		char why[RF_SOURCE_REASON_LEN];
+		rf_fmt(reason, len, "%s", rf_index_bad_reason(size, why, sizeof(why)));
+		return RF_INDEX_IS_LOST(size) ? RF_ELOST : RF_EBADSAMPLE;
+	}
+	if (size == 0) {
+		rf_fmt(reason, len, "empty file");
+		return RF_EBADSAMPLE;
+	}
+	return 0;
+}
+
+static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
+{
+	const rf_index_member *m = &s->index.members[i];
+	uint32_t size = (uint32_t)s->index.entries[i].size;
+	*r = (rf_source_read){ .shard = m->shard, .offset = m->offset, .len = size,
+			       .expect = size };
+}
+
+static rf_stage stage(const rf_source *s, uint64_t i)
+{
+	if (s->index.members[i].flags & RF_MEMBER_ZSTD)
+		return s->raw ? RF_STAGE_ZSTD_RAW : RF_STAGE_ZSTD_JPEG;
+	return s->raw ? RF_STAGE_RAW : RF_STAGE_JPEG;
+}
+
+/* A range: only shorter can show. */
+static void cut_short(const rf_source *s, const rf_source_read *r, int got, char *reason,
+		      size_t len)
+{
+	(void)s;
+	rf_fmt(reason, len, "member cut short: the shard shrank since it was indexed (%lld bytes, "
+	       "read %d)", (long long)r->expect, got);
+}
+
+const rf_source_ops rf_source_tar = {
+	.name = "tar shards",
+	.claims = claims,
+	.build = build,
+	.name_of = name,
+	.label = rf_records_label,
+	.check = check,
+	.read_of = read_of,
+	.stage = stage,
+	.cut_short = cut_short,
+	.fingerprint = rf_records_fingerprint,
+	.samples = rf_records_samples,
+	.largest_read = rf_records_no_largest,
+	.shard_bytes = rf_records_no_shard_bytes,
+	.memory = rf_records_memory,
+	.cached = 1,
+	.zstd_dict = 1,
+};

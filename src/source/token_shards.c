@@ -1,0 +1,210 @@
+/* token_shards.c - the token shards kind (llm.c's .bin, ringfeed's
+ * .bin.zst): a sample is a window of seq_len + 1 tokens, found by its id
+ * (src/index/tokens.h), never stored. The shards are a folder of them, a
+ * list file, a glob or brace pattern, or one shard file. The source is one
+ * by the config's saying so (seq_len), not by its look: a folder of .bin
+ * files may as well be raw samples. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "index/index_build.h"
+#include "source/token_windows.h"
+#include "source/source.h"
+#include "util/hash.h"
+#include "util/util.h"
+
+static int claims(const char *source, const struct stat *st, const rf_source_params *p)
+{
+	(void)source, (void)st;
+	return p->seq_len > 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n > k && !strcmp(s + n - k, suffix);
+}
+
+/* One shard file given as the source: its folder is the root. */
+static int single_shard(rf_index *idx, const char *source, char *err, size_t errlen)
+{
+	const char *slash = strrchr(source, '/');
+	char root[PATH_MAX];
+	if (slash)
+		rf_fmt(root, sizeof(root), "%.*s", (int)(slash == source ? 1 : slash - source), source);
+	else
+		rf_fmt(root, sizeof(root), ".");
+	int ret = rf_index_set_root(idx, root, err, errlen);
+	if (ret)
+		return ret;
+	idx->shards = malloc(sizeof(char *));
+	idx->shard_labels = malloc(sizeof(int32_t));
+	if (!idx->shards || !idx->shard_labels || !(idx->shards[0] = strdup(slash ? slash + 1 : source)))
+		return -ENOMEM;
+	idx->shard_labels[0] = -1;
+	idx->nshards = 1;
+	return 0;
+}
+
+/* The shards of source (stat'ed as st, NULL: no such path), listed in idx
+ * (not read yet). */
+static int find_shards(rf_index *idx, const char *source, const struct stat *st, char *err,
+		       size_t errlen)
+{
+	if (!st) {
+		int ret = rf_index_shard_pattern(idx, source, RF_SHARDS_TOKENS, err, errlen);
+		if (ret == 0) {
+			rf_fmt(err, errlen, "source '%s': %s", source, strerror(ENOENT));
+			return -ENOENT;
+		}
+		return ret < 0 ? ret : 0;
+	}
+	if (S_ISDIR(st->st_mode)) {
+		int ret = rf_index_shard_folder(idx, source, RF_SHARDS_TOKENS, err, errlen);
+		if (ret == 0) {
+			rf_fmt(err, errlen, "source '%s': no token shards (*.bin, *.bin.zst) in it", source);
+			return RF_EEMPTY;
+		}
+		return ret < 0 ? ret : 0;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		rf_fmt(err, errlen, "source '%s': not a folder, a list or a shard (%s)", source,
+		       rf_file_kind(st->st_mode));
+		return RF_EINDEX;
+	}
+	if (ends_with(source, ".bin") || ends_with(source, ".bin.zst"))
+		return single_shard(idx, source, err, errlen);
+	if (!rf_index_is_shard_list(source, RF_SHARDS_TOKENS)) {
+		rf_fmt(err, errlen, "source '%s': neither a token shard (.bin, .bin.zst) nor a list "
+		       "of them (one path a line)", source);
+		return RF_EINDEX;
+	}
+	return rf_index_shard_list(idx, source, RF_SHARDS_TOKENS, err, errlen);
+}
+
+static int build(rf_source *s, const char *source, const struct stat *st,
+		 const rf_source_params *p, char *err, size_t errlen)
+{
+	int ret = find_shards(&s->index, source, st, err, errlen);
+	if (!ret)
+		ret = rf_tokens_scan(&s->index, &s->tokens, source, p->seq_len, p->stride, err, errlen);
+	if (!ret)
+		s->any_zstd = s->tokens->any_zstd;
+	return ret;
+}
+
+static const char *name(const rf_source *s, uint64_t i, char *buf, size_t len)
+{
+	uint32_t shard;
+	uint64_t token;
+	rf_tokens_locate(s->tokens, i, &shard, &token);
+	rf_fmt(buf, len, "%s:tokens %llu..%llu (window %llu)", s->index.shards[shard],
+	       (unsigned long long)token, (unsigned long long)(token + s->tokens->seq_len),
+	       (unsigned long long)i);
+	return buf;
+}
+
+static int32_t label(const rf_source *s, uint64_t i)
+{
+	(void)s, (void)i;
+	return -1;
+}
+
+static int check(const rf_source *s, uint64_t i, char *reason, size_t len)
+{
+	(void)s, (void)i, (void)reason, (void)len;
+	return 0; /* every shard was checked when the source was built */
+}
+
+/* Its tokens, or the zstd frames that hold them. */
+static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
+{
+	rf_token_read tr;
+	rf_tokens_read_of(s->tokens, i, &tr);
+	*r = (rf_source_read){ .shard = tr.shard, .offset = tr.offset, .len = tr.len,
+			       .expect = tr.len };
+}
+
+static rf_stage stage(const rf_source *s, uint64_t i)
+{
+	if (!s->any_zstd)
+		return RF_STAGE_TOKENS;
+	uint32_t shard;
+	uint64_t token;
+	rf_tokens_locate(s->tokens, i, &shard, &token);
+	return s->tokens->shards[shard].frames ? RF_STAGE_ZSTD_TOKENS : RF_STAGE_TOKENS;
+}
+
+static void cut_short(const rf_source *s, const rf_source_read *r, int got, char *reason,
+		      size_t len)
+{
+	(void)s;
+	rf_fmt(reason, len, "window cut short: the shard shrank since set-up (%lld bytes, read %d)",
+	       (long long)r->expect, got);
+}
+
+/* Its shards (paths, token counts, widths) and the windows cut from them. */
+static uint64_t fingerprint(const rf_source *s, int with_weights)
+{
+	(void)with_weights;
+	const rf_tokens *tk = s->tokens;
+	const rf_index *idx = &s->index;
+	uint64_t h = rf_hash_u64(0x746f6b656e732121ull, tk->windows);
+	h = rf_hash_u64(h, tk->seq_len);
+	h = rf_hash_u64(h, tk->stride);
+	h = rf_hash_u64(h, tk->width);
+	for (size_t i = 0; i < idx->nshards; i++) {
+		h = rf_hash_bytes(h, idx->shards[i], strlen(idx->shards[i]));
+		h = rf_hash_u64(h, tk->shards[i].tokens);
+	}
+	return h;
+}
+
+static uint64_t samples(const rf_source *s)
+{
+	return s->tokens->windows;
+}
+
+static uint64_t largest_read(const rf_source *s)
+{
+	return rf_tokens_max_read(s->tokens);
+}
+
+static uint64_t shard_bytes(const rf_source *s, uint32_t shard)
+{
+	return s->tokens->shards[shard].size;
+}
+
+static size_t memory(const rf_source *s)
+{
+	return rf_index_memory(&s->index) + rf_tokens_memory(s->tokens);
+}
+
+static void free_tokens(rf_source *s)
+{
+	rf_tokens_free(s->tokens);
+	s->tokens = NULL;
+}
+
+const rf_source_ops rf_source_tokens = {
+	.name = "token shards",
+	.claims = claims,
+	.build = build,
+	.name_of = name,
+	.label = label,
+	.check = check,
+	.read_of = read_of,
+	.stage = stage,
+	.cut_short = cut_short,
+	.fingerprint = fingerprint,
+	.samples = samples,
+	.largest_read = largest_read,
+	.shard_bytes = shard_bytes,
+	.memory = memory,
+	.free = free_tokens,
+	.in_order_tiles = 1,
+};
