@@ -780,6 +780,21 @@ typedef struct rf_state_info {
 RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out,
 			  char *errmsg, size_t errmsg_len);
 
+/* Moves a state written by rf_loader_state_save() to another batch of the
+ * same stream: a loader created with it resumes at batch next_batch (an
+ * rf_batch.index; its epoch is next_batch / batches_per_epoch), everything
+ * else as saved, so that rf_loader_create() checks it as it would the
+ * original. The first batch of epoch E is E * rf_state_info.batches_per_epoch
+ * (what the Python package's set_epoch() asks for). Whether next_batch lies
+ * within a loader's epochs is checked when one resumes from it. buf[len] is
+ * checked as by rf_state_parse(), then rewritten in place (the position and
+ * the checksum) only on success.
+ * @return : 0; RF_ESTATE or RF_ESTATEVERSION (buf untouched), with a message
+ *           in errmsg[errmsg_len] when errmsg is not NULL, as rf_state_parse();
+ *           -EINVAL when buf is NULL. */
+RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *errmsg,
+			 size_t errmsg_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,6 +28,7 @@
 #include "pipeline/state.h"
 #include "sample/shard_order.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -67,6 +68,20 @@ static uint64_t get64(const uint8_t *p)
 uint64_t rf_state_checksum(const uint8_t *state, size_t len)
 {
 	return rf_hash_bytes(0x636865636b73756dull, state, len);
+}
+
+/* The position fields (bytes 16..39) of a version-1 state: all that
+ * rf_state_seek() changes, besides the checksum. */
+static void put_position(uint8_t *s, uint64_t batch, uint64_t batches_per_epoch)
+{
+	put64(s + 16, batch);
+	put64(s + 24, batch / batches_per_epoch);
+	put64(s + 32, batch % batches_per_epoch);
+}
+
+static void put_checksum(uint8_t *s)
+{
+	put64(s + 144, rf_state_checksum(s, 144));
 }
 
 /* A token source: its shards (paths, token counts, widths) and the windows
@@ -169,9 +184,7 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	memcpy(s, magic, sizeof(magic));
 	put32(s + 8, RF_STATE_VERSION);
 	put32(s + 12, RF_STATE_V1_BYTES);
-	put64(s + 16, b);
-	put64(s + 24, b / bpe);
-	put64(s + 32, b % bpe);
+	put_position(s, b, bpe);
 	put64(s + 40, l->cfg.seed);
 	put32(s + 48, (uint32_t)l->order.kind);
 	put32(s + 52, (uint32_t)l->cfg.on_error);
@@ -190,7 +203,7 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	put64(s + 120, rf_index_samples(&l->index));
 	put64(s + 128, l->dataset_fp);
 	put64(s + 136, l->output_fp);
-	put64(s + 144, rf_state_checksum(s, 144));
+	put_checksum(s);
 	memcpy(buf, s, sizeof(s));
 	return RF_STATE_V1_BYTES;
 }
@@ -280,6 +293,26 @@ RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out, char 
 		return RF_ESTATE;
 	}
 	*out = x;
+	return 0;
+}
+
+/* Only version 1 exists: rf_state_parse() refuses any other, so the state
+ * it accepted has version 1's offsets. A version 2 rewrites its own here. */
+_Static_assert(RF_STATE_VERSION == 1, "rf_state_seek() knows version 1's layout only");
+
+RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, size_t errlen)
+{
+	if (!buf) {
+		rf_fmt(err, errlen, "rf_state_seek: buf must not be NULL");
+		return -EINVAL;
+	}
+	rf_state_info x;
+	int ret = rf_state_parse(buf, len, &x, err, errlen);
+	if (ret)
+		return ret;
+	assert(x.batches_per_epoch > 0 && len == RF_STATE_V1_BYTES); /* parse refuses others */
+	put_position(buf, next_batch, x.batches_per_epoch);
+	put_checksum(buf);
 	return 0;
 }
 
