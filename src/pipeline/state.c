@@ -316,15 +316,12 @@ RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, 
 	return 0;
 }
 
-static const char *sampler_name(rf_sampler s)
+/* The name of a field's value in a message, from the one table
+ * (src/util/names.c); parse and rf_config_check() let no other value by. */
+static const char *enum_name(rf_enum_kind kind, int value)
 {
-	switch (s) {
-	case RF_SAMPLER_SHUFFLE: return "shuffle";
-	case RF_SAMPLER_SEQUENTIAL: return "sequential";
-	case RF_SAMPLER_WEIGHTED: return "weighted";
-	case RF_SAMPLER_BALANCED: return "balanced";
-	}
-	return "?";
+	const char *name = rf_enum_name(kind, value);
+	return name ? name : "?";
 }
 
 #define DIFFER(what, fmt, then, now)                                                  \
@@ -333,12 +330,6 @@ static const char *sampler_name(rf_sampler s)
 		       fmt ": refused (resume with the same " what ")", then, now);          \
 		return RF_ESTATEMISMATCH;                                             \
 	} while (0)
-
-static const char *token_dtype_name(rf_dtype d)
-{
-	return d == RF_DTYPE_UINT16 ? "uint16" : d == RF_DTYPE_UINT32 ? "uint32"
-	       : d == RF_DTYPE_INT32 ? "int32" : "as stored";
-}
 
 int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
 {
@@ -356,11 +347,12 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->sampler != l->order.kind)
-		DIFFER("sampler", "%s", sampler_name(x->sampler), sampler_name(l->order.kind));
+		DIFFER("sampler", "%s", enum_name(RF_ENUM_SAMPLER, x->sampler),
+		       enum_name(RF_ENUM_SAMPLER, l->order.kind));
 	rf_shard_access access = l->shard_order ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
 	if (x->shard_access != access)
-		DIFFER("shard_access", "%s", x->shard_access ? "sequential" : "random",
-		       access ? "sequential" : "random");
+		DIFFER("shard_access", "%s", enum_name(RF_ENUM_SHARD_ACCESS, x->shard_access),
+		       enum_name(RF_ENUM_SHARD_ACCESS, access));
 	if (l->shard_order && x->shuffle_block != l->shard_order->block)
 		DIFFER("shuffle_block", "%u", x->shuffle_block, l->shard_order->block);
 	if (x->seed != l->cfg.seed)
@@ -373,8 +365,8 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 	if (x->drop_last != (uint32_t)l->cfg.drop_last)
 		DIFFER("drop_last", "%u", x->drop_last, (uint32_t)l->cfg.drop_last);
 	if (x->on_error != l->cfg.on_error)
-		DIFFER("on_error", "%s", x->on_error == RF_ON_ERROR_SKIP ? "skip" : "fail",
-		       l->cfg.on_error == RF_ON_ERROR_SKIP ? "skip" : "fail");
+		DIFFER("on_error", "%s", enum_name(RF_ENUM_ON_ERROR, x->on_error),
+		       enum_name(RF_ENUM_ON_ERROR, l->cfg.on_error));
 	if (x->world_size != l->order.world) {
 		rf_fmt(err, errlen, "state: saved with world_size %u, this loader has %u: a "
 		       "different world size is refused (the rest of the epoch is not "
@@ -383,8 +375,8 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->rank_tail != l->order.tail)
-		DIFFER("rank_tail", "%s", x->rank_tail == RF_RANK_TAIL_PAD ? "pad" : "drop",
-		       l->order.tail == RF_RANK_TAIL_PAD ? "pad" : "drop");
+		DIFFER("rank_tail", "%s", enum_name(RF_ENUM_RANK_TAIL, x->rank_tail),
+		       enum_name(RF_ENUM_RANK_TAIL, l->order.tail));
 	/* token rows have no image settings (a state saved before they were
 	 * written as 0 holds the config's, ignored as they were) */
 	if (!l->index.tokens && x->resize != (uint32_t)l->cfg.resize)
@@ -393,7 +385,7 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 		DIFFER("crop", "%u", x->crop, (uint32_t)l->cfg.crop);
 	if (x->output_fingerprint != l->output_fp && l->index.tokens) {
 		rf_fmt(err, errlen, "state: saved with another token_dtype (%s now; 0 means as "
-		       "the shards store them)", token_dtype_name(l->token_dtype));
+		       "the shards store them)", enum_name(RF_ENUM_TOKEN_DTYPE, l->token_dtype));
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->output_fingerprint != l->output_fp) {
