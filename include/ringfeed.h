@@ -419,6 +419,57 @@ typedef struct rf_config {
  * the fields you need: fields added later get sensible defaults this way. */
 RF_API void rf_config_default(rf_config *cfg);
 
+/* ---- names of the enums ---------------------------------------------------
+ * One table gives the names of the values that rf_config's enum fields take,
+ * the spellings the ringfeed command's options and the Python package accept
+ * and print ("float16" for cfg.dtype = RF_DTYPE_FLOAT16). A kind is one such
+ * field; its names are the values that field takes, no others (RF_ENUM_DTYPE
+ * names uint8, float16 and float32: the token types are RF_ENUM_TOKEN_DTYPE's).
+ * Kinds, names and values are stable; later versions may add kinds and names.
+ * Every string returned below is static. */
+typedef enum rf_enum_kind {
+	RF_ENUM_DTYPE = 0,        /* cfg.dtype: uint8, float16, float32 */
+	RF_ENUM_LAYOUT = 1,       /* cfg.layout: hwc, chw */
+	RF_ENUM_ON_ERROR = 2,     /* cfg.on_error: skip, fail */
+	RF_ENUM_LOG_LEVEL = 3,    /* cfg.log_level: none, error, warn, info */
+	RF_ENUM_IO_PATH = 4,      /* cfg.io_path: auto, fixed, plain, pread
+	                           * (also uring_fixed, uring_plain) */
+	RF_ENUM_SAMPLER = 5,      /* cfg.sampler: shuffle, sequential, weighted, balanced */
+	RF_ENUM_RANK_TAIL = 6,    /* cfg.rank_tail: pad, drop */
+	RF_ENUM_DECODE = 7,       /* cfg.decode: cpu, gpu, auto */
+	RF_ENUM_SHARD_ACCESS = 8, /* cfg.shard_access: random, sequential */
+	RF_ENUM_TOKEN_DTYPE = 9,  /* cfg.token_dtype: uint16, uint32, int32 (also stored: 0) */
+	RF_ENUM_SOURCE_KIND = 10, /* cfg.source_kind: auto, files, tar */
+	RF_ENUM_KINDS = 11        /* kinds this header knows (a newer library may know more) */
+} rf_enum_kind;
+
+/* @return : the rf_config field that kind names ("dtype", "io_path", ...), or
+ *           NULL when this library does not know kind (so that a caller can
+ *           walk kinds 0, 1, ... until NULL). */
+RF_API const char *rf_enum_kind_name(rf_enum_kind kind);
+
+/* @return : the name of value in kind ("chw" for RF_ENUM_LAYOUT, RF_LAYOUT_CHW;
+ *           the first in rf_enum_entry()'s order when a value has several),
+ *           or NULL when kind is unknown or the field does not take value. */
+RF_API const char *rf_enum_name(rf_enum_kind kind, int value);
+
+/* Looks name up among kind's names, listed or not (see rf_enum_entry()); the
+ * comparison is exact (case matters). name is read during the call only.
+ * @return : 0 with *value set; -ENOENT when name is not one of them, or
+ *           -EINVAL when kind is unknown or name or value is NULL (*value
+ *           untouched on error). */
+RF_API int rf_enum_value(rf_enum_kind kind, const char *name, int *value);
+
+/* Walks kind's names, i = 0, 1, ...: first those that help texts list, in
+ * their order there ("uint8|float16|float32", "expected skip or fail"), each
+ * value once; then the other spellings rf_enum_value() also takes for a
+ * value already named (*listed = 0: "uring_fixed" for RF_IO_URING_FIXED, as
+ * the Python package has always spelled it) or for a value that needs no
+ * option ("stored", token_dtype 0: the shards' own type).
+ * @return : the i-th name, with *value and *listed (1 or 0) set where they
+ *           are not NULL; NULL when i is past the last or kind is unknown. */
+RF_API const char *rf_enum_entry(rf_enum_kind kind, size_t i, int *value, int *listed);
+
 /* ---- batches ------------------------------------------------------------ */
 
 typedef struct rf_batch {
@@ -728,6 +779,21 @@ typedef struct rf_state_info {
  *           out is NULL. */
 RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out,
 			  char *errmsg, size_t errmsg_len);
+
+/* Moves a state written by rf_loader_state_save() to another batch of the
+ * same stream: a loader created with it resumes at batch next_batch (an
+ * rf_batch.index; its epoch is next_batch / batches_per_epoch), everything
+ * else as saved, so that rf_loader_create() checks it as it would the
+ * original. The first batch of epoch E is E * rf_state_info.batches_per_epoch
+ * (what the Python package's set_epoch() asks for). Whether next_batch lies
+ * within a loader's epochs is checked when one resumes from it. buf[len] is
+ * checked as by rf_state_parse(), then rewritten in place (the position and
+ * the checksum) only on success.
+ * @return : 0; RF_ESTATE or RF_ESTATEVERSION (buf untouched), with a message
+ *           in errmsg[errmsg_len] when errmsg is not NULL, as rf_state_parse();
+ *           -EINVAL when buf is NULL. */
+RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *errmsg,
+			 size_t errmsg_len);
 
 #ifdef __cplusplus
 }

@@ -289,3 +289,73 @@ Test(state, newer_version_refused, .init = setup, .fini = teardown)
 	cr_assert(strstr(rf_strerror(RF_ESTATE), "corrupted"));
 	cr_assert(strstr(rf_strerror(RF_ESTATEMISMATCH), "another dataset"));
 }
+
+/* The batches a loader over cfg resumed from buf[len] delivers to the end. */
+static size_t resumed(const rf_config *cfg, const void *buf, size_t len, tu_batch **out)
+{
+	rf_config c = *cfg;
+	c.resume_state = buf;
+	c.resume_state_len = len;
+	rf_loader *l;
+	char err[512] = "";
+	cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), 0, "%s", err);
+	size_t n = tu_take(l, SIZE_MAX, out);
+	rf_loader_destroy(l);
+	return n;
+}
+
+Test(state, seek_moves_a_state_to_any_batch, .init = setup, .fini = teardown)
+{
+	/* the whole stream from the start: 20 samples, batches of 8, 2 epochs */
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &base, err, sizeof(err)), 0, "%s", err);
+	tu_batch *all;
+	size_t total = tu_take(l, SIZE_MAX, &all);
+	rf_loader_destroy(l);
+	cr_assert_eq(total, 6);
+	/* the state saved at batch 2, moved to each batch (and to the end):
+	 * resuming from it gives the rest of the same stream */
+	for (uint64_t to = 0; to <= total; to++) {
+		uint8_t s[RF_STATE_MAX_BYTES];
+		memcpy(s, state, state_len);
+		cr_assert_eq(rf_state_seek(s, state_len, to, err, sizeof(err)), 0, "%s", err);
+		rf_state_info x;
+		cr_assert_eq(rf_state_parse(s, state_len, &x, err, sizeof(err)), 0, "%s", err);
+		cr_assert(x.next_batch == to && x.epoch == to / 3 && x.batch_in_epoch == to % 3);
+		cr_assert_eq(x.seed, 11); /* the rest as saved */
+		tu_batch *rest;
+		size_t n = resumed(&base, s, state_len, &rest);
+		cr_assert_eq(n, total - to, "moved to %llu", (unsigned long long)to);
+		for (size_t i = 0; i < n; i++)
+			tu_assert_same_batch(&all[to + i], &rest[i], "after rf_state_seek");
+		tu_batches_free(rest, n);
+	}
+	tu_batches_free(all, total);
+	/* past this config's last epoch: the state is written, a resume refuses it */
+	uint8_t s[RF_STATE_MAX_BYTES];
+	memcpy(s, state, state_len);
+	cr_assert_eq(rf_state_seek(s, state_len, 7, err, sizeof(err)), 0, "%s", err);
+	refused(&base, s, state_len, RF_ESTATEMISMATCH, "past the end", "moved past the end");
+	tu_assert_no_leaks();
+}
+
+Test(state, seek_refuses_what_parse_refuses, .init = setup, .fini = teardown)
+{
+	char err[256];
+	uint8_t s[RF_STATE_MAX_BYTES], before[RF_STATE_MAX_BYTES];
+	memcpy(s, state, state_len);
+	s[100] ^= 1; /* checksum mismatch */
+	memcpy(before, s, state_len);
+	cr_assert_eq(rf_state_seek(s, state_len, 0, err, sizeof(err)), RF_ESTATE);
+	cr_assert(strstr(err, "corrupted"), "%s", err);
+	cr_assert(!memcmp(s, before, state_len), "a refused state is left as it was");
+	memcpy(s, state, state_len);
+	cr_assert_eq(rf_state_seek(s, state_len - 1, 0, err, sizeof(err)), RF_ESTATE);
+	cr_assert(strstr(err, "truncated"), "%s", err);
+	cr_assert(!memcmp(s, state, state_len), "a refused state is left as it was");
+	s[8] = 2; /* a newer format */
+	cr_assert_eq(rf_state_seek(s, state_len, 0, err, sizeof(err)), RF_ESTATEVERSION);
+	cr_assert_eq(rf_state_seek(NULL, state_len, 0, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rf_state_seek(NULL, 0, 0, NULL, 0), -EINVAL);
+}

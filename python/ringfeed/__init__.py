@@ -43,6 +43,7 @@ import threading
 import warnings
 
 from ._ringfeed import Error, Batch, defaults as _c_defaults, state_at_epoch, state_parse
+from ._ringfeed import ENUM_NAMES, ENUM_VALUES
 from . import _ringfeed
 
 __all__ = ["Loader", "Error", "SampleLossWarning", "state_parse"]
@@ -63,24 +64,19 @@ _LOSSES = (
                    "'SHARD:bytes A..B', when drawn); stats()['lost_bytes'] says how much"),
 )
 
-_DTYPES = {"uint8": 0, "float32": 1, "float16": 2}
-_LAYOUTS = {"hwc": 0, "chw": 1}
-_ON_ERROR = {"skip": 0, "fail": 1}
-_SAMPLERS = {"shuffle": 0, "sequential": 1, "weighted": 2, "balanced": 3}
-_RANK_TAILS = {"pad": 0, "drop": 1}
-_IO_PATHS = {"auto": 0, "uring_fixed": 1, "uring_plain": 2, "pread": 3}
-_LOG = {"none": 0, "error": 1, "warn": 2, "info": 3}
-_DECODE = {"cpu": 0, "gpu": 1, "auto": 2}
-_SHARD_ACCESS = {"random": 0, "sequential": 1}
-_TOKEN_DTYPES = {"stored": 0, "uint16": 3, "uint32": 4, "int32": 5}
-_TOKEN_TYPESTR = {3: "<u2", 4: "<u4", 5: "<i4"}
+# The names of rf_config's enum values come from the C library's one table
+# (ENUM_VALUES[field][name] -> value, ENUM_NAMES[field][value] -> name), never
+# from a copy here. Image batches hold the dtype field's types; token rows
+# the token_dtype field's.
+_IMAGE_DTYPES = ENUM_NAMES["dtype"]
+_TOKEN_DTYPES = ENUM_NAMES["token_dtype"]
+_CHW = ENUM_VALUES["layout"]["chw"]
+# numpy's typestr of each element type (__cuda_array_interface__), by name
+_TYPESTR = {"uint8": "|u1", "float32": "<f4", "float16": "<f2",
+            "uint16": "<u2", "uint32": "<u4", "int32": "<i4"}
 
-# Python keyword -> (rf_config field, names accepted for an enum or None)
+# Python keyword -> rf_config field
 _RENAMED = {"flip": "flip_p"}
-_ENUMS = {"dtype": _DTYPES, "layout": _LAYOUTS, "on_error": _ON_ERROR,
-          "sampler": _SAMPLERS, "rank_tail": _RANK_TAILS, "io_path": _IO_PATHS,
-          "log_level": _LOG, "decode": _DECODE, "shard_access": _SHARD_ACCESS,
-          "token_dtype": _TOKEN_DTYPES}
 # set by the package itself: epochs run endless under the Python loop, the
 # callback and the device come from their own keywords
 _INTERNAL = {"source", "epochs", "device", "resume_state"}
@@ -115,8 +111,10 @@ class Loader:
     """An iterable over batches of (images, labels) torch tensors.
 
     Every field of the C rf_config that a user sets is a keyword, with the C
-    default (see ringfeed.defaults()); flip is flip_p; dtype, layout,
-    on_error, sampler, rank_tail, io_path and log_level take names.
+    default (see ringfeed.defaults()); flip is flip_p; the enum fields
+    (dtype, layout, on_error, sampler, rank_tail, io_path, log_level,
+    decode, shard_access, token_dtype) take the C library's names of their
+    values (ringfeed._ringfeed.ENUM_VALUES), or the numbers.
     epochs: the Python loop is one epoch per `for`; `epochs` (0 = endless,
     the default) bounds how many. Ranks come from the torchrun environment
     (RANK, WORLD_SIZE) as in C unless rank and world_size are given.
@@ -139,8 +137,8 @@ class Loader:
             field = _RENAMED.get(key, key)
             if field not in c_defaults or field in _INTERNAL:
                 raise TypeError(f"Loader() got an unexpected keyword argument '{key}'")
-            if field in _ENUMS:
-                value = _enum_value(key, value, _ENUMS[field])
+            if field in ENUM_VALUES:
+                value = _enum_value(key, value, ENUM_VALUES[field])
             config[field] = value
         self._device = None if _device_index(device) < 0 else _torch().device(
             "cuda", _device_index(device))
@@ -301,14 +299,14 @@ class Loader:
 
     def _tensors(self, batch):
         torch = _torch()
-        if batch.dtype in _TOKEN_TYPESTR:
+        if batch.dtype not in _IMAGE_DTYPES:
             return self._token_tensors(batch)
         labels = torch.frombuffer(bytearray(batch.labels), dtype=torch.int32).long()
         if self._device is not None:
             return self._device_tensors(batch, labels)
-        dtype = {0: torch.uint8, 1: torch.float32, 2: torch.float16}[batch.dtype]
+        dtype = getattr(torch, _IMAGE_DTYPES[batch.dtype])
         flat = torch.frombuffer(batch, dtype=dtype)   # views the slot; holds `batch`
-        if batch.layout == 1:
+        if batch.layout == _CHW:
             shape = (batch.count, batch.channels, batch.height, batch.width)
         else:
             shape = (batch.count, batch.height, batch.width, batch.channels)
@@ -318,16 +316,16 @@ class Loader:
         """Rows of seq_len + 1 tokens, (count, seq_len + 1), and the window ids."""
         torch = _torch()
         ids = torch.frombuffer(bytearray(batch.ids), dtype=torch.int64)
-        names = {3: "uint16", 4: "uint32", 5: "int32"}
-        dtype = getattr(torch, names[batch.dtype], None)
+        name = _TOKEN_DTYPES[batch.dtype]
+        dtype = getattr(torch, name, None)
         if dtype is None:
             raise Error(_ringfeed.ECONFIG, f"token_dtype: this torch ({torch.__version__}) has "
-                        f"no {names[batch.dtype]}: use token_dtype='int32'")
+                        f"no {name}: use token_dtype='int32'")
         shape = (batch.count, batch.width)
         if self._device is not None:
             stream = torch.cuda.current_stream(self._device)
             batch.wait(stream.cuda_stream)
-            view = _DeviceView(batch, shape, _TOKEN_TYPESTR[batch.dtype])
+            view = _DeviceView(batch, shape, _TYPESTR[name])
             rows = torch.as_tensor(view, device=self._device)
             return rows, ids.to(self._device, non_blocking=True)
         return torch.frombuffer(batch, dtype=dtype).view(shape), ids
@@ -337,8 +335,8 @@ class Loader:
         stream = torch.cuda.current_stream(self._device)
         batch.wait(stream.cuda_stream)   # the stream waits for the copy, no host sync
         dtype, layout = batch.device_dtype, batch.device_layout
-        typestr = {0: "|u1", 1: "<f4", 2: "<f2"}[dtype]
-        if layout == 1:
+        typestr = _TYPESTR[_IMAGE_DTYPES[dtype]]
+        if layout == _CHW:
             shape = (batch.count, batch.channels, batch.height, batch.width)
         else:
             shape = (batch.count, batch.height, batch.width, batch.channels)

@@ -1,7 +1,8 @@
 /* _ringfeed.c - the CPython extension under the ringfeed package: a Loader
  * type over rf_loader and a Batch type that lends a batch slot's memory
- * through the buffer protocol. Compiled against include/ringfeed.h, so
- * rf_config's layout comes from the header, never from a copy.
+ * through the buffer protocol. Compiled against include/ringfeed.h alone,
+ * so rf_config's layout comes from the header, never from a copy, and so
+ * do the names of its enum values (exported as ENUM_VALUES, ENUM_NAMES).
  *
  * Lifetimes: a Batch holds a strong reference to its Loader; a Loader's
  * rf_loader is destroyed only once no Batch of it is alive (close() with
@@ -36,9 +37,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "ringfeed.h"
-#include "pipeline/state.h"   /* rf_state_checksum: state_move() */
-#include "rf_config.h"       /* RF_TEST_HOOKS: tests that need the read delay */
+#include "ringfeed.h"   /* the only header: the library's public API, nothing private */
+
+/* Whether the library linked in has the test-only hooks (the read delay the
+ * Python tests use); meson passes it, as the library's build decided. */
+#ifndef RINGFEED_TEST_HOOKS
+#define RINGFEED_TEST_HOOKS 0
+#endif
 
 static PyObject *RfError;
 
@@ -241,19 +246,6 @@ static int field_set(rf_config *c, const struct field *f, PyObject *value, PyObj
 	}
 	}
 	return 0;
-}
-
-/* Moves a version-1 state s (parsed into *x) to batch `batch`: the position
- * fields (next batch, epoch, batch in epoch), then the checksum. */
-static void state_move(uint8_t s[RF_STATE_V1_BYTES], const rf_state_info *x, uint64_t batch)
-{
-	uint64_t pos[3] = { batch, batch / x->batches_per_epoch, batch % x->batches_per_epoch };
-	for (int f = 0; f < 3; f++)
-		for (int i = 0; i < 8; i++)
-			s[16 + 8 * f + i] = (uint8_t)(pos[f] >> (8 * i));
-	uint64_t sum = rf_state_checksum(s, 144);   /* bytes before the checksum */
-	for (int i = 0; i < 8; i++)
-		s[144 + i] = (uint8_t)(sum >> (8 * i));
 }
 
 static PyObject *raise_rf(int code, const char *detail)
@@ -591,15 +583,15 @@ static PyObject *Loader_state_save(LoaderObject *self, PyObject *unused)
 		rf_state_info x;
 		char msg[256] = "";
 		int rc = rf_state_parse(buf, (size_t)n, &x, msg, sizeof(msg));
-		if (rc == 0 && (x.version != RF_STATE_VERSION || n != RF_STATE_V1_BYTES ||
-				x.next_batch != self->held->index + 1)) {
+		if (rc == 0 && x.next_batch != self->held->index + 1) {
 			rc = -EAGAIN;
 			snprintf(msg, sizeof(msg), "cannot save the state now: the batch held back "
 				 "by an interrupted next() is not the last one delivered");
 		}
+		if (rc == 0)
+			rc = rf_state_seek(buf, (size_t)n, self->held->index, msg, sizeof(msg));
 		if (rc < 0)
 			return raise_rf(rc, msg);
-		state_move(buf, &x, self->held->index);
 	}
 	return PyBytes_FromStringAndSize((const char *)buf, n);
 }
@@ -930,8 +922,8 @@ static PyObject *mod_state_parse(PyObject *m, PyObject *args)
 			     "world_size", x.world_size);
 }
 
-/* state_at_epoch(state, epoch) -> bytes: the same state moved to the first
- * batch of epoch (for set_epoch()); the checksum is recomputed. */
+/* state_at_epoch(state, epoch) -> bytes: a copy of the state moved to the
+ * first batch of epoch (for set_epoch()), with rf_state_seek(). */
 static PyObject *mod_state_at_epoch(PyObject *m, PyObject *args)
 {
 	(void)m;
@@ -941,20 +933,58 @@ static PyObject *mod_state_at_epoch(PyObject *m, PyObject *args)
 		return NULL;
 	rf_state_info x;
 	char msg[256] = "";
+	PyObject *moved = NULL;
 	int rc = rf_state_parse(buf.buf, (size_t)buf.len, &x, msg, sizeof(msg));
-	if (rc == 0 && x.version != RF_STATE_VERSION) {
-		rc = RF_ESTATEVERSION;
-		snprintf(msg, sizeof(msg), "state version %u cannot be moved", x.version);
-	}
+	if (rc == 0)
+		moved = PyBytes_FromStringAndSize(buf.buf, buf.len);
+	if (moved) /* a new bytes object, not shared yet: written in place */
+		rc = rf_state_seek(PyBytes_AS_STRING(moved), (size_t)buf.len,
+				   epoch * x.batches_per_epoch, msg, sizeof(msg));
+	PyBuffer_Release(&buf);
 	if (rc < 0) {
-		PyBuffer_Release(&buf);
+		Py_XDECREF(moved);
 		return raise_rf(rc, msg);
 	}
-	uint8_t s[RF_STATE_V1_BYTES];
-	memcpy(s, buf.buf, sizeof(s));
-	PyBuffer_Release(&buf);
-	state_move(s, &x, epoch * x.batches_per_epoch);
-	return PyBytes_FromStringAndSize((const char *)s, sizeof(s));
+	return moved; /* NULL with MemoryError when the copy failed */
+}
+
+/* The names table (rf_enum_entry()) as two dicts keyed by rf_config field:
+ * ENUM_VALUES[field][name] = value for every name the library takes, and
+ * ENUM_NAMES[field][value] = the value's name (rf_enum_name()).
+ * @return : 0, or -1 with an exception set. */
+static int add_enum_names(PyObject *m)
+{
+	PyObject *values = PyDict_New(), *names = PyDict_New();
+	const char *field;
+	for (int k = 0; values && names && (field = rf_enum_kind_name((rf_enum_kind)k)); k++) {
+		PyObject *by_name = PyDict_New(), *by_value = PyDict_New();
+		int ok = by_name && by_value && PyDict_SetItemString(values, field, by_name) == 0 &&
+			 PyDict_SetItemString(names, field, by_value) == 0;
+		const char *name;
+		int value;
+		for (size_t i = 0; ok && (name = rf_enum_entry((rf_enum_kind)k, i, &value, NULL)); i++) {
+			PyObject *v = PyLong_FromLong(value);
+			PyObject *n = PyUnicode_FromString(rf_enum_name((rf_enum_kind)k, value));
+			ok = v && n && PyDict_SetItemString(by_name, name, v) == 0 &&
+			     PyDict_SetItem(by_value, v, n) == 0;
+			Py_XDECREF(v);
+			Py_XDECREF(n);
+		}
+		Py_XDECREF(by_name);
+		Py_XDECREF(by_value);
+		if (!ok)
+			goto fail;
+	}
+	if (!values || !names || PyModule_AddObject(m, "ENUM_VALUES", values) < 0)
+		goto fail;
+	values = NULL; /* the module holds it now */
+	if (PyModule_AddObject(m, "ENUM_NAMES", names) < 0)
+		goto fail;
+	return 0;
+fail:
+	Py_XDECREF(values);
+	Py_XDECREF(names);
+	return -1;
 }
 
 static PyMethodDef module_methods[] = {
@@ -995,7 +1025,8 @@ PyMODINIT_FUNC PyInit__ringfeed(void)
 	    PyModule_AddIntConstant(m, "ESTATEMISMATCH", RF_ESTATEMISMATCH) < 0 ||
 	    PyModule_AddIntConstant(m, "ESTATE", RF_ESTATE) < 0 ||
 	    PyModule_AddIntConstant(m, "STATE_MAX_BYTES", RF_STATE_MAX_BYTES) < 0 ||
-	    PyModule_AddIntConstant(m, "TEST_HOOKS", RF_TEST_HOOKS) < 0)
+	    PyModule_AddIntConstant(m, "TEST_HOOKS", RINGFEED_TEST_HOOKS) < 0 ||
+	    add_enum_names(m) < 0)
 		goto fail;
 	return m;
 fail:

@@ -161,15 +161,43 @@ const char *cli_signal_name(int sig)
 									  : "a signal";
 }
 
-int cli_source_kind(const char *cmd, const char *s, rf_source_kind *out)
+/* kind's listed names as "a, b or c" into buf[len]. */
+static void choices(rf_enum_kind kind, char *buf, size_t len)
 {
-	static const char *const names[] = { [RF_SOURCE_AUTO] = "auto", [RF_SOURCE_FILES] = "files",
-					     [RF_SOURCE_TAR] = "tar" };
-	for (int k = RF_SOURCE_AUTO; k <= RF_SOURCE_TAR; k++)
-		if (!strcmp(s, names[k])) {
-			*out = (rf_source_kind)k;
+	size_t count = 0, k = 0, at = 0;
+	int listed;
+	const char *name;
+	for (size_t i = 0; rf_enum_entry(kind, i, NULL, &listed); i++)
+		count += (size_t)listed;
+	buf[0] = '\0';
+	for (size_t i = 0; (name = rf_enum_entry(kind, i, NULL, &listed)); i++) {
+		if (!listed)
+			continue;
+		int n = snprintf(buf + at, len - at, "%s%s", k == 0 ? "" : k + 1 == count ? " or " : ", ",
+				 name);
+		if (n < 0 || (size_t)n >= len - at)
+			return;
+		at += (size_t)n;
+		k++;
+	}
+}
+
+int cli_enum(const char *opt, rf_enum_kind kind, const char *s, int *out)
+{
+	int value, listed;
+	const char *name;
+	for (size_t i = 0; (name = rf_enum_entry(kind, i, &value, &listed)); i++)
+		if (listed && !strcmp(name, s)) {
+			*out = value;
 			return 0;
 		}
-	cli_usage_error(cmd, "--source-kind: expected auto, files or tar, not '%s'", s);
-	return 2;
+	char expected[256];
+	choices(kind, expected, sizeof(expected));
+	return cli_usage_error(cli_name, "%s: expected %s, not '%s'", opt, expected, s);
+}
+
+const char *cli_enum_name(rf_enum_kind kind, int value)
+{
+	const char *name = rf_enum_name(kind, value);
+	return name ? name : "unknown";
 }

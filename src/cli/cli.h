@@ -26,10 +26,14 @@ int cli_u64(const char *opt, const char *s, uint64_t *out);
 int cli_size(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 int cli_float(const char *opt, const char *s, double lo, double hi, float *out);
 /* "R,G,B": three numbers. */
-/* --source-kind auto|files|tar: the rf_source_kind. @return : 0, or 2
- * after a usage error (cmd names the command). */
-int cli_source_kind(const char *cmd, const char *s, rf_source_kind *out);
 int cli_float3(const char *opt, const char *s, float out[3]);
+/* An option whose value is one of the names of kind that help texts list
+ * (the library's table, rf_enum_entry()): --dtype float16, --io-path pread.
+ * @return : 0 with *out set to its value; 2 after a usage error
+ * "ringfeed CMD: OPT: expected a, b or c, not 'S'". */
+int cli_enum(const char *opt, rf_enum_kind kind, const char *s, int *out);
+/* The name of value in kind (rf_enum_name()), or "unknown": for reports. */
+const char *cli_enum_name(rf_enum_kind kind, int value);
 
 /* Prints "ringfeed CMD: message" to stderr and returns 2 (usage) or 1. */
 /* SIGINT, SIGTERM and SIGHUP from now on set cli_stop_signal (to the
@@ -96,8 +100,5 @@ typedef struct tune_opts {
 	const char *report;    /* HTML report path, or NULL */
 } tune_opts;
 int cli_tune(const rf_config *cfg, const tune_opts *o);
-/* "shuffle", "sequential", "weighted", "balanced" <-> rf_sampler. */
-int cli_sampler_parse(const char *s, rf_sampler *out);
-const char *cli_sampler_name(rf_sampler s);
 
 #endif

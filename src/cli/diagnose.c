@@ -69,155 +69,202 @@ static int run_stage(const rf_config *cfg, long long batches, double step_ms, in
 	return 0;
 }
 
-int cli_diagnose(const rf_config *base, const diag_opts *o)
+/* The stages' results and what follows from them. */
+typedef struct diagnosis {
+	long long nb;         /* batches per stage */
+	stage_result fetch, full, cons, eng;
+	int gpu;              /* the full run used the GPU's engines (eng is measured) */
+	double prep;          /* the compute pool's samples/s; INFINITY in raw mode */
+	unsigned threads;     /* compute threads of the full run */
+	double step;          /* the consumer's ms per batch */
+	double *waits;        /* the consumer stage's wait per batch, nb of them (malloc'ed) */
+	const char *verdict;
+	char why[512];
+} diagnosis;
+
+/* Runs the stages one after the other (fetch, full, the engines alone when
+ * the full run used them, then with a consumer) into *d.
+ * @return : 0, or -1 when a stage failed (said). */
+static int run_stages(const rf_config *base, const diag_opts *o, diagnosis *d)
 {
-	long long nb = o->batches > 0 ? o->batches : 100;
-	if (nb < base->prefetch + 3)
-		nb = base->prefetch + 3; /* a steady part after the warm-up */
+	long long nb = d->nb;
 	rf_config cfg = *base;
 	cfg.epochs = 0; /* endless: every stage runs nb batches */
 	cfg.on_sample_error = NULL;
-	stage_result fetch, full, cons, eng = { 0 };
 	if (!o->json)
 		fprintf(stderr, "diagnose: fetch (reads only, %lld batches)...\n", nb);
 	cfg.fetch_only = 1;
 	cfg.decode = RF_DECODE_CPU; /* nothing is decoded */
-	if (run_stage(&cfg, nb, 0, o->progress, NULL, 0, &fetch))
+	if (run_stage(&cfg, nb, 0, o->progress, NULL, 0, &d->fetch))
 		return -1;
 	cfg.fetch_only = 0;
 	cfg.decode = base->decode;
 	if (!o->json)
 		fprintf(stderr, "diagnose: full pipeline...\n");
-	if (run_stage(&cfg, nb, 0, o->progress, NULL, 0, &full))
+	if (run_stage(&cfg, nb, 0, o->progress, NULL, 0, &d->full))
 		return -1;
 	/* the engines alone, when the full run used them */
-	int gpu = full.st.decode_path != RF_DECODE_CPU;
-	if (gpu) {
+	d->gpu = d->full.st.decode_path != RF_DECODE_CPU;
+	if (d->gpu) {
 		if (!o->json)
 			fprintf(stderr, "diagnose: the GPU's JPEG engines alone...\n");
 		rf_config e = cfg;
 		e.decode = RF_DECODE_GPU;
 		e.threads = 1;
-		if (run_stage(&e, nb, 0, o->progress, NULL, 0, &eng))
+		if (run_stage(&e, nb, 0, o->progress, NULL, 0, &d->eng))
 			return -1;
 	}
 	/* the pool's own samples (with GPU decode it decodes only its share) */
-	uint64_t n = gpu ? full.st.cpu_decodes : full.st.samples;
+	const rf_stats *full = &d->full.st;
+	uint64_t n = d->gpu ? full->cpu_decodes : full->samples;
 	n = n ? n : 1;
-	double compute_ns = (double)(full.st.ns_decode + full.st.ns_transform + full.st.ns_collate) / (double)n;
-	unsigned threads = full.st.threads ? full.st.threads : 1;
+	double compute_ns = (double)(full->ns_decode + full->ns_transform + full->ns_collate) / (double)n;
+	d->threads = full->threads ? full->threads : 1;
 	/* raw mode has no compute stage: prep is as fast as the reads come */
-	double prep = cfg.raw || compute_ns <= 0 ? INFINITY : threads * 1e9 / compute_ns;
+	d->prep = cfg.raw || compute_ns <= 0 ? INFINITY : d->threads * 1e9 / compute_ns;
 	double batch = cfg.batch_size;
-	double step = o->step_ms > 0 ? o->step_ms : (full.rate > 0 ? 1e3 * batch / full.rate : 10);
-	double *waits = calloc((size_t)nb, sizeof(double));
+	d->step = o->step_ms > 0 ? o->step_ms : (d->full.rate > 0 ? 1e3 * batch / d->full.rate : 10);
+	d->waits = calloc((size_t)nb, sizeof(double));
 	if (!o->json)
-		fprintf(stderr, "diagnose: with a consumer of %.2f ms per batch...\n", step);
-	if (!waits || run_stage(&cfg, nb, step, o->progress, waits, (size_t)nb, &cons)) {
-		free(waits);
+		fprintf(stderr, "diagnose: with a consumer of %.2f ms per batch...\n", d->step);
+	if (!d->waits || run_stage(&cfg, nb, d->step, o->progress, d->waits, (size_t)nb, &d->cons))
 		return -1;
-	}
+	return 0;
+}
 
-	const char *verdict;
-	char why[512];
-	double idle = cons.wait_frac;
+/* decode-bound without GPU decode: how many compute threads would match
+ * storage, and whether this machine has them. */
+static void why_decode_bound(diagnosis *d)
+{
+	double prep = d->prep, fetch = d->fetch.rate, per_thread = prep / d->threads;
+	int cores = cli_cores(), need = (int)ceil(fetch / per_thread);
+	int most = cores > 1 ? cores - 1 : 1; /* the ring thread and the consumer need a core */
+	if (need <= most)
+		snprintf(d->why, sizeof(d->why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
+			 "each compute thread does %.0f samples/s: about %d threads would match "
+			 "storage (this machine lets %d run)", prep, fetch, per_thread, need, most);
+	else if ((int)d->threads < most)
+		snprintf(d->why, sizeof(d->why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
+			 "each compute thread does %.0f samples/s: use up to %d threads (%d cores "
+			 "available; storage would take about %d)", prep, fetch, per_thread, most,
+			 cores, need);
+	else
+		snprintf(d->why, sizeof(d->why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s "
+			 "with %u threads on %d cores available: more cores (storage would take about "
+			 "%d threads), or GPU decode (--decode auto)", prep, fetch, d->threads, cores,
+			 need);
+}
+
+/* The verdict and the sentence behind it, into d->verdict and d->why. */
+static void judge(const diag_opts *o, int batch_size, diagnosis *d)
+{
+	const stage_result *fetch = &d->fetch, *full = &d->full, *eng = &d->eng;
+	double prep = d->prep, step = d->step, idle = d->cons.wait_frac;
 	if (o->step_ms > 0 && idle < 0.05) {
-		verdict = "consumer-bound";
-		snprintf(why, sizeof(why), "consumer-bound: a %.1f ms step per batch of %d needs %.0f "
+		d->verdict = "consumer-bound";
+		snprintf(d->why, sizeof(d->why), "consumer-bound: a %.1f ms step per batch of %d needs %.0f "
 			 "samples/s, the input gives %.0f; the consumer waits %.2f ms per batch (%.1f%% of "
-			 "the run): the input is not the bottleneck", step, cfg.batch_size,
-			 1e3 * batch / step, full.rate, cons.wait_ms_batch, 100 * idle);
-	} else if (gpu && eng.rate + (full.st.decode_path == RF_DECODE_AUTO ? prep : 0) < fetch.rate) {
-		int aut = full.st.decode_path == RF_DECODE_AUTO;
-		verdict = "decode-bound";
-		snprintf(why, sizeof(why), "decode-bound: the GPU's JPEG engines give %.0f samples/s%s%.0f, "
+			 "the run): the input is not the bottleneck", step, batch_size,
+			 1e3 * (double)batch_size / step, full->rate, d->cons.wait_ms_batch, 100 * idle);
+	} else if (d->gpu && eng->rate + (full->st.decode_path == RF_DECODE_AUTO ? prep : 0) < fetch->rate) {
+		int aut = full->st.decode_path == RF_DECODE_AUTO;
+		d->verdict = "decode-bound";
+		snprintf(d->why, sizeof(d->why), "decode-bound: the GPU's JPEG engines give %.0f samples/s%s%.0f, "
 			 "fetch %.0f samples/s; the full pipeline %.0f (%.0f%% decoded by the engines)%s",
-			 eng.rate, aut ? " and the compute pool " : " (the pool decodes only what they refuse: ",
-			 aut ? prep : (double)full.st.cpu_decodes, fetch.rate, full.rate,
-			 100.0 * (double)full.st.gpu_decodes / (double)(full.st.samples ? full.st.samples : 1),
-			 aut ? (eng.rate >= prep ? "; the engines do the larger part: more compute threads add "
-						   "the rest" : "; the pool does the larger part")
+			 eng->rate, aut ? " and the compute pool " : " (the pool decodes only what they refuse: ",
+			 aut ? prep : (double)full->st.cpu_decodes, fetch->rate, full->rate,
+			 100.0 * (double)full->st.gpu_decodes / (double)(full->st.samples ? full->st.samples : 1),
+			 aut ? (eng->rate >= prep ? "; the engines do the larger part: more compute threads add "
+						    "the rest" : "; the pool does the larger part")
 			     : " samples); --decode auto adds the compute pool");
-	} else if (prep < fetch.rate && !gpu) {
-		verdict = "decode-bound";
-		double per_thread = prep / threads;
-		int cores = cli_cores(), need = (int)ceil(fetch.rate / per_thread);
-		int most = cores > 1 ? cores - 1 : 1; /* the ring thread and the consumer need a core */
-		if (need <= most)
-			snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
-				 "each compute thread does %.0f samples/s: about %d threads would match "
-				 "storage (this machine lets %d run)", prep, fetch.rate, per_thread, need, most);
-		else if ((int)threads < most)
-			snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s; "
-				 "each compute thread does %.0f samples/s: use up to %d threads (%d cores "
-				 "available; storage would take about %d)", prep, fetch.rate, per_thread, most,
-				 cores, need);
-		else
-			snprintf(why, sizeof(why), "decode-bound: prep %.0f samples/s < fetch %.0f samples/s "
-				 "with %u threads on %d cores available: more cores (storage would take about "
-				 "%d threads), or GPU decode (--decode auto)", prep, fetch.rate, threads, cores,
-				 need);
+	} else if (prep < fetch->rate && !d->gpu) {
+		d->verdict = "decode-bound";
+		why_decode_bound(d);
 	} else {
-		verdict = "storage-bound";
-		snprintf(why, sizeof(why), "storage-bound: fetch %.0f samples/s < prep %.0f samples/s "
+		d->verdict = "storage-bound";
+		snprintf(d->why, sizeof(d->why), "storage-bound: fetch %.0f samples/s < prep %.0f samples/s "
 			 "(%.1fx more than storage delivers); %u reads in flight at most: try a deeper "
-			 "io_depth or faster storage", fetch.rate, isinf(prep) ? fetch.rate : prep,
-			 isinf(prep) ? 1.0 : prep / fetch.rate, full.st.io_depth);
+			 "io_depth or faster storage", fetch->rate, isinf(prep) ? fetch->rate : prep,
+			 isinf(prep) ? 1.0 : prep / fetch->rate, full->st.io_depth);
 	}
+}
 
+static void print_diagnosis(const rf_config *cfg, const diag_opts *o, const diagnosis *d)
+{
+	double prep = d->prep, step = d->step, idle = d->cons.wait_frac;
 	if (o->json) {
 		printf("{\"source\":");
-		cli_json_str(stdout, cfg.source);
-		printf(",\"verdict\":\"%s\",\"why\":", verdict);
-		cli_json_str(stdout, why);
+		cli_json_str(stdout, cfg->source);
+		printf(",\"verdict\":\"%s\",\"why\":", d->verdict);
+		cli_json_str(stdout, d->why);
 		printf(",\"stages\":{\"fetch\":%.2f,\"prep\":%.2f,"
 		       "\"full\":%.2f,\"with_consumer\":%.2f,\"engines\":%.2f},\"step_ms\":%.3f,\"consumer_wait_ms_per_batch\":%.3f,"
 		       "\"accelerator_idle_pct\":%.2f,\"threads\":%u,\"io_depth\":%u,\"batches_per_stage\":%lld,"
 		       "\"prep_note\":\"compute threads over their decode+transform+collate time per sample in the full run\"}\n",
-		       fetch.rate, isinf(prep) ? -1.0 : prep, full.rate, cons.rate,
-		       gpu ? eng.rate : -1.0, step,
-		       cons.wait_ms_batch, 100 * idle, threads, full.st.io_depth, nb);
-	} else {
-		printf("ringfeed diagnosis (%s of %d per stage, %s, io_depth %u)\n",
-		       cli_count((unsigned long long)nb, "batch", 0), cfg.batch_size,
-		       cli_count(threads, "compute thread", 1), full.st.io_depth);
-		printf("  fetch (reads only)          %10.0f samples/s\n", fetch.rate);
-		if (isinf(prep))
-			printf("  prep (compute)                      none (raw mode)\n");
-		else
-			printf("  prep (compute, from timers) %10.0f samples/s\n", prep);
-		if (gpu)
-			printf("  GPU JPEG engines alone      %10.0f samples/s\n", eng.rate);
-		printf("  full pipeline               %10.0f samples/s\n", full.rate);
-		printf("  with a %.2f ms step         %10.0f samples/s; waits %.2f ms per batch, "
-		       "an accelerator would idle %.1f%%\n", step, cons.rate, cons.wait_ms_batch, 100 * idle);
-		printf("verdict: %s\n", why);
+		       d->fetch.rate, isinf(prep) ? -1.0 : prep, d->full.rate, d->cons.rate,
+		       d->gpu ? d->eng.rate : -1.0, step,
+		       d->cons.wait_ms_batch, 100 * idle, d->threads, d->full.st.io_depth, d->nb);
+		return;
 	}
-	int ret = 0;
-	if (o->report) {
-		char err[512], machine[256], title[1024];
-		snprintf(title, sizeof(title), "ringfeed diagnosis: %s", cfg.source);
-		rf_report_stage stages[4] = {
-			{ "fetch (reads only)", fetch.rate },
-			{ "prep (compute)", isinf(prep) ? fetch.rate : prep },
-			{ "full pipeline", full.rate },
-			{ "with consumer", cons.rate },
-		};
-		rf_report r = { .title = title, .verdict = verdict, .explanation = why,
-				.machine = cli_machine_line(machine, sizeof(machine)), .stages = stages,
-				.nstages = 4,
-				/* the first batch's wait is the start-up (index, threads,
-				 * first reads): left out, it would flatten the chart */
-				.batch_wait_ms = cons.nwaits > 1 ? waits + 1 : waits,
-				.nbatches = cons.nwaits > 1 ? cons.nwaits - 1 : cons.nwaits,
-				.step_ms = step };
-		if (rf_report_write_html(o->report, &r, err, sizeof(err))) {
-			fprintf(stderr, "ringfeed bench --report: %s\n", err);
-			ret = -1;
-		} else if (!o->json) {
-			printf("report: %s\n", o->report);
-		}
+	printf("ringfeed diagnosis (%s of %d per stage, %s, io_depth %u)\n",
+	       cli_count((unsigned long long)d->nb, "batch", 0), cfg->batch_size,
+	       cli_count(d->threads, "compute thread", 1), d->full.st.io_depth);
+	printf("  fetch (reads only)          %10.0f samples/s\n", d->fetch.rate);
+	if (isinf(prep))
+		printf("  prep (compute)                      none (raw mode)\n");
+	else
+		printf("  prep (compute, from timers) %10.0f samples/s\n", prep);
+	if (d->gpu)
+		printf("  GPU JPEG engines alone      %10.0f samples/s\n", d->eng.rate);
+	printf("  full pipeline               %10.0f samples/s\n", d->full.rate);
+	printf("  with a %.2f ms step         %10.0f samples/s; waits %.2f ms per batch, "
+	       "an accelerator would idle %.1f%%\n", step, d->cons.rate, d->cons.wait_ms_batch, 100 * idle);
+	printf("verdict: %s\n", d->why);
+}
+
+/* --report FILE.html. @return : 0, or -1 when it could not be written (said). */
+static int write_report(const rf_config *cfg, const diag_opts *o, const diagnosis *d)
+{
+	char err[512], machine[256], title[1024];
+	snprintf(title, sizeof(title), "ringfeed diagnosis: %s", cfg->source);
+	rf_report_stage stages[4] = {
+		{ "fetch (reads only)", d->fetch.rate },
+		{ "prep (compute)", isinf(d->prep) ? d->fetch.rate : d->prep },
+		{ "full pipeline", d->full.rate },
+		{ "with consumer", d->cons.rate },
+	};
+	size_t nwaits = d->cons.nwaits;
+	rf_report r = { .title = title, .verdict = d->verdict, .explanation = d->why,
+			.machine = cli_machine_line(machine, sizeof(machine)), .stages = stages,
+			.nstages = 4,
+			/* the first batch's wait is the start-up (index, threads,
+			 * first reads): left out, it would flatten the chart */
+			.batch_wait_ms = nwaits > 1 ? d->waits + 1 : d->waits,
+			.nbatches = nwaits > 1 ? nwaits - 1 : nwaits,
+			.step_ms = d->step };
+	if (rf_report_write_html(o->report, &r, err, sizeof(err))) {
+		fprintf(stderr, "ringfeed bench --report: %s\n", err);
+		return -1;
 	}
-	free(waits);
+	if (!o->json)
+		printf("report: %s\n", o->report);
+	return 0;
+}
+
+int cli_diagnose(const rf_config *base, const diag_opts *o)
+{
+	diagnosis d;
+	memset(&d, 0, sizeof(d));
+	d.nb = o->batches > 0 ? o->batches : 100;
+	if (d.nb < base->prefetch + 3)
+		d.nb = base->prefetch + 3; /* a steady part after the warm-up */
+	int ret = run_stages(base, o, &d);
+	if (ret == 0) {
+		judge(o, base->batch_size, &d);
+		print_diagnosis(base, o, &d);
+		if (o->report)
+			ret = write_report(base, o, &d);
+	}
+	free(d.waits);
 	return ret;
 }

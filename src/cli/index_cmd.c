@@ -60,8 +60,8 @@ int cmd_index(int argc, char **argv)
 		case 'r': raw |= RF_INDEX_RAW; break;
 		case 'H': raw |= RF_INDEX_HIDDEN; break;
 		case 'k': {
-			rf_source_kind k;
-			if (cli_source_kind("index", optarg, &k))
+			int k;
+			if (cli_enum("--source-kind", RF_ENUM_SOURCE_KIND, optarg, &k))
 				return 2;
 			raw = (raw & ~(RF_INDEX_FILES | RF_INDEX_TAR)) |
 			      (k == RF_SOURCE_FILES ? RF_INDEX_FILES : k == RF_SOURCE_TAR ? RF_INDEX_TAR : 0);

@@ -78,23 +78,6 @@ int cli_ids_write(FILE *f, const rf_batch *b)
 	return fputc('\n', f) == EOF ? -1 : 0;
 }
 
-static const char *const sampler_names[] = { "shuffle", "sequential", "weighted", "balanced" };
-
-int cli_sampler_parse(const char *s, rf_sampler *out)
-{
-	for (int i = 0; i < 4; i++)
-		if (!strcmp(s, sampler_names[i])) {
-			*out = (rf_sampler)i;
-			return 0;
-		}
-	return -1;
-}
-
-const char *cli_sampler_name(rf_sampler s)
-{
-	return (unsigned)s < 4 ? sampler_names[s] : "unknown";
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -147,7 +130,7 @@ int cmd_state(int argc, char **argv)
 	else
 		printf("  the saving loader was set for endless epochs\n");
 	printf("  order: %s sampler, seed %llu, %llu positions per epoch over all ranks\n",
-	       cli_sampler_name(x.sampler), (unsigned long long)x.seed,
+	       cli_enum_name(RF_ENUM_SAMPLER, x.sampler), (unsigned long long)x.seed,
 	       (unsigned long long)x.epoch_samples);
 	printf("  ranks: rank %u of %u, tail %s: %llu samples per rank and epoch\n", x.rank,
 	       x.world_size,

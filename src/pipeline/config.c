@@ -71,7 +71,7 @@ RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order,
 }
 
 /* Token sources (cfg.seq_len): what goes with them. */
-static int tokens_check(const rf_config *cfg, char *err, size_t errlen)
+static int check_tokens(const rf_config *cfg, char *err, size_t errlen)
 {
 	if (!cfg->seq_len) {
 		if (cfg->stride || cfg->token_dtype) {
@@ -106,7 +106,8 @@ static int tokens_check(const rf_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
+/* What every config needs: zero reserved bytes and a source. */
+static int check_source(const rf_config *cfg, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < sizeof(cfg->reserved); i++)
 		if (cfg->reserved[i]) {
@@ -119,6 +120,13 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 		rf_fmt(err, errlen, "config: source is not set (a directory or a manifest file)");
 		return RF_ECONFIG;
 	}
+	return 0;
+}
+
+/* Each number and enum field within its range (device_convert's needs are
+ * checked as soon as the fields they name are). */
+static int check_ranges(const rf_config *cfg, char *err, size_t errlen)
+{
 	CHECK_RANGE(batch_size, 1, 1 << 16);
 	CHECK_RANGE(resize, 1, 1 << 14);
 	CHECK_RANGE(crop, 1, 1 << 14);
@@ -156,6 +164,13 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(shard_access, RF_SHARD_RANDOM, RF_SHARD_SEQUENTIAL);
 	CHECK_RANGE(source_kind, RF_SOURCE_AUTO, RF_SOURCE_TAR);
 	CHECK_RANGE(shuffle_block, 0, 1 << 24);
+	return 0;
+}
+
+/* Settings that go together or not: sequential shard access and the
+ * sampler, GPU decode and what it decodes, raw mode's file size. */
+static int check_modes(const rf_config *cfg, char *err, size_t errlen)
+{
 	if (cfg->shard_access == RF_SHARD_SEQUENTIAL && cfg->sampler != RF_SAMPLER_SHUFFLE &&
 	    cfg->sampler != RF_SAMPLER_SEQUENTIAL) {
 		rf_fmt(err, errlen, "config: shard_access = sequential reads shards front to back: "
@@ -173,6 +188,12 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 		       cfg->raw_max_bytes);
 		return RF_ECONFIG;
 	}
+	return 0;
+}
+
+/* Decode and augment: the values a sample's pixels depend on. */
+static int check_augment(const rf_config *cfg, char *err, size_t errlen)
+{
 	if (cfg->max_pixels < 1) {
 		rf_fmt(err, errlen, "config: max_pixels must be at least 1");
 		return RF_ECONFIG;
@@ -199,14 +220,19 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 			return RF_ECONFIG;
 		}
 	}
-	/* Order, ranks and resume (issue 6); rank and world_size are checked
-	 * with the environment they may come from (sample/ranks.c). */
+	return 0;
+}
+
+/* Order, ranks and resume (issue 6); rank and world_size are checked with
+ * the environment they may come from (sample/ranks.c). */
+static int check_order(const rf_config *cfg, char *err, size_t errlen)
+{
 	CHECK_RANGE(sampler, RF_SAMPLER_SHUFFLE, RF_SAMPLER_BALANCED);
 	CHECK_RANGE(rank_tail, RF_RANK_TAIL_PAD, RF_RANK_TAIL_DROP);
 	int weighted = cfg->sampler == RF_SAMPLER_WEIGHTED || cfg->sampler == RF_SAMPLER_BALANCED;
 	if (weighted && !cfg->shuffle) {
 		rf_fmt(err, errlen, "config: shuffle = 0 asks for index order, which contradicts "
-		       "sampler = %s", cfg->sampler == RF_SAMPLER_WEIGHTED ? "weighted" : "balanced");
+		       "sampler = %s", rf_enum_name(RF_ENUM_SAMPLER, cfg->sampler));
 		return RF_ECONFIG;
 	}
 	if (cfg->samples_per_epoch && !weighted) {
@@ -225,14 +251,22 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 		       cfg->resume_state_len);
 		return RF_ECONFIG;
 	}
+	return 0;
+}
+
+static int check_crop(const rf_config *cfg, char *err, size_t errlen)
+{
 	if (!cfg->raw && !cfg->random_resized_crop && cfg->crop > cfg->resize) {
 		rf_fmt(err, errlen, "config: crop = %d is larger than resize = %d "
 		       "(the center crop must fit in the resized image)", cfg->crop, cfg->resize);
 		return RF_ECONFIG;
 	}
-	int ret = tokens_check(cfg, err, errlen);
-	if (ret)
-		return ret;
+	return 0;
+}
+
+/* The batch slots, all prefetch of them, within 64 GiB. */
+static int check_memory(const rf_config *cfg, char *err, size_t errlen)
+{
 	unsigned long long elem = cfg->dtype == RF_DTYPE_FLOAT32 ? 4 : cfg->dtype == RF_DTYPE_FLOAT16 ? 2 : 1;
 	unsigned long long slot_bytes = (unsigned long long)cfg->batch_size * elem *
 					(unsigned long long)cfg->crop * (unsigned long long)cfg->crop * 3ull;
@@ -244,6 +278,21 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 		rf_fmt(err, errlen, "config: prefetch x batch_size x crop^2 x 3 x element size = %llu bytes "
 		       "exceeds the 64 GiB limit", slot_bytes * (unsigned long long)cfg->prefetch);
 		return RF_ECONFIG;
+	}
+	return 0;
+}
+
+int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
+{
+	/* In this order: the first problem found is the one reported. */
+	static int (*const checks[])(const rf_config *, char *, size_t) = {
+		check_source, check_ranges, check_modes, check_augment,
+		check_order, check_crop, check_tokens, check_memory,
+	};
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
+		int ret = checks[i](cfg, err, errlen);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

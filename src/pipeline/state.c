@@ -28,6 +28,7 @@
 #include "pipeline/state.h"
 #include "sample/shard_order.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -67,6 +68,20 @@ static uint64_t get64(const uint8_t *p)
 uint64_t rf_state_checksum(const uint8_t *state, size_t len)
 {
 	return rf_hash_bytes(0x636865636b73756dull, state, len);
+}
+
+/* The position fields (bytes 16..39) of a version-1 state: all that
+ * rf_state_seek() changes, besides the checksum. */
+static void put_position(uint8_t *s, uint64_t batch, uint64_t batches_per_epoch)
+{
+	put64(s + 16, batch);
+	put64(s + 24, batch / batches_per_epoch);
+	put64(s + 32, batch % batches_per_epoch);
+}
+
+static void put_checksum(uint8_t *s)
+{
+	put64(s + 144, rf_state_checksum(s, 144));
 }
 
 static uint64_t hash_float(uint64_t h, float f)
@@ -134,9 +149,7 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	memcpy(s, magic, sizeof(magic));
 	put32(s + 8, RF_STATE_VERSION);
 	put32(s + 12, RF_STATE_V1_BYTES);
-	put64(s + 16, b);
-	put64(s + 24, b / bpe);
-	put64(s + 32, b % bpe);
+	put_position(s, b, bpe);
 	put64(s + 40, l->cfg.seed);
 	put32(s + 48, (uint32_t)l->order.kind);
 	put32(s + 52, (uint32_t)l->cfg.on_error);
@@ -155,7 +168,7 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	put64(s + 120, rf_source_samples(&l->src));
 	put64(s + 128, l->dataset_fp);
 	put64(s + 136, l->output_fp);
-	put64(s + 144, rf_state_checksum(s, 144));
+	put_checksum(s);
 	memcpy(buf, s, sizeof(s));
 	return RF_STATE_V1_BYTES;
 }
@@ -248,15 +261,32 @@ RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out, char 
 	return 0;
 }
 
-static const char *sampler_name(rf_sampler s)
+/* Only version 1 exists: rf_state_parse() refuses any other, so the state
+ * it accepted has version 1's offsets. A version 2 rewrites its own here. */
+_Static_assert(RF_STATE_VERSION == 1, "rf_state_seek() knows version 1's layout only");
+
+RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, size_t errlen)
 {
-	switch (s) {
-	case RF_SAMPLER_SHUFFLE: return "shuffle";
-	case RF_SAMPLER_SEQUENTIAL: return "sequential";
-	case RF_SAMPLER_WEIGHTED: return "weighted";
-	case RF_SAMPLER_BALANCED: return "balanced";
+	if (!buf) {
+		rf_fmt(err, errlen, "rf_state_seek: buf must not be NULL");
+		return -EINVAL;
 	}
-	return "?";
+	rf_state_info x;
+	int ret = rf_state_parse(buf, len, &x, err, errlen);
+	if (ret)
+		return ret;
+	assert(x.batches_per_epoch > 0 && len == RF_STATE_V1_BYTES); /* parse refuses others */
+	put_position(buf, next_batch, x.batches_per_epoch);
+	put_checksum(buf);
+	return 0;
+}
+
+/* The name of a field's value in a message, from the one table
+ * (src/util/names.c); parse and rf_config_check() let no other value by. */
+static const char *enum_name(rf_enum_kind kind, int value)
+{
+	const char *name = rf_enum_name(kind, value);
+	return name ? name : "?";
 }
 
 #define DIFFER(what, fmt, then, now)                                                  \
@@ -265,12 +295,6 @@ static const char *sampler_name(rf_sampler s)
 		       fmt ": refused (resume with the same " what ")", then, now);          \
 		return RF_ESTATEMISMATCH;                                             \
 	} while (0)
-
-static const char *token_dtype_name(rf_dtype d)
-{
-	return d == RF_DTYPE_UINT16 ? "uint16" : d == RF_DTYPE_UINT32 ? "uint32"
-	       : d == RF_DTYPE_INT32 ? "int32" : "as stored";
-}
 
 int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
 {
@@ -288,11 +312,12 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->sampler != l->order.kind)
-		DIFFER("sampler", "%s", sampler_name(x->sampler), sampler_name(l->order.kind));
+		DIFFER("sampler", "%s", enum_name(RF_ENUM_SAMPLER, x->sampler),
+		       enum_name(RF_ENUM_SAMPLER, l->order.kind));
 	rf_shard_access access = l->shard_order ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
 	if (x->shard_access != access)
-		DIFFER("shard_access", "%s", x->shard_access ? "sequential" : "random",
-		       access ? "sequential" : "random");
+		DIFFER("shard_access", "%s", enum_name(RF_ENUM_SHARD_ACCESS, x->shard_access),
+		       enum_name(RF_ENUM_SHARD_ACCESS, access));
 	if (l->shard_order && x->shuffle_block != l->shard_order->block)
 		DIFFER("shuffle_block", "%u", x->shuffle_block, l->shard_order->block);
 	if (x->seed != l->cfg.seed)
@@ -305,8 +330,8 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 	if (x->drop_last != (uint32_t)l->cfg.drop_last)
 		DIFFER("drop_last", "%u", x->drop_last, (uint32_t)l->cfg.drop_last);
 	if (x->on_error != l->cfg.on_error)
-		DIFFER("on_error", "%s", x->on_error == RF_ON_ERROR_SKIP ? "skip" : "fail",
-		       l->cfg.on_error == RF_ON_ERROR_SKIP ? "skip" : "fail");
+		DIFFER("on_error", "%s", enum_name(RF_ENUM_ON_ERROR, x->on_error),
+		       enum_name(RF_ENUM_ON_ERROR, l->cfg.on_error));
 	if (x->world_size != l->order.world) {
 		rf_fmt(err, errlen, "state: saved with world_size %u, this loader has %u: a "
 		       "different world size is refused (the rest of the epoch is not "
@@ -315,8 +340,8 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->rank_tail != l->order.tail)
-		DIFFER("rank_tail", "%s", x->rank_tail == RF_RANK_TAIL_PAD ? "pad" : "drop",
-		       l->order.tail == RF_RANK_TAIL_PAD ? "pad" : "drop");
+		DIFFER("rank_tail", "%s", enum_name(RF_ENUM_RANK_TAIL, x->rank_tail),
+		       enum_name(RF_ENUM_RANK_TAIL, l->order.tail));
 	/* token rows have no image settings (a state saved before they were
 	 * written as 0 holds the config's, ignored as they were) */
 	if (l->src.kind != RF_KIND_TOKENS && x->resize != (uint32_t)l->cfg.resize)
@@ -325,7 +350,7 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 		DIFFER("crop", "%u", x->crop, (uint32_t)l->cfg.crop);
 	if (x->output_fingerprint != l->output_fp && l->src.kind == RF_KIND_TOKENS) {
 		rf_fmt(err, errlen, "state: saved with another token_dtype (%s now; 0 means as "
-		       "the shards store them)", token_dtype_name(l->plan.token_dtype));
+		       "the shards store them)", enum_name(RF_ENUM_TOKEN_DTYPE, l->plan.token_dtype));
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->output_fingerprint != l->output_fp) {
