@@ -51,7 +51,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		must(err[0]);
 		return 0;
 	}
-	const rf_index idx = src.index;
 	const rf_tokens *tk = src.tokens;
 	must(tk && tk->nshards == 1 && (tk->width == 2 || tk->width == 4));
 	const rf_token_shard *sh = &tk->shards[0];
