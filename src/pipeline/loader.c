@@ -876,9 +876,7 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 		rf_gpu_copy_stats(l->gpu, &out->device_bytes, &out->ns_device_copy);
 	out->reads_in_flight = atomic_load_explicit(&l->st.reads_in_flight, memory_order_relaxed);
 	rf_loader *m = (rf_loader *)l; /* the locks are not part of the loader's value */
-	pthread_mutex_lock(&m->work.mu);
-	out->reads_waiting = m->work.count;
-	pthread_mutex_unlock(&m->work.mu);
+	out->reads_waiting = rf_idq_count(&m->work);
 	pthread_mutex_lock(&m->mu);
 	for (int i = 0; i < l->cfg.prefetch; i++)
 		out->batches_ready += l->slots[i].state == SLOT_READY;
