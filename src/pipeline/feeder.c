@@ -338,9 +338,9 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	int res = d->res;
 	char reason[RF_REASON_LEN];
 	int err = 0;
-	if (f->test_delay_us) /* test-only: a slow device (see feeder_setup) */
-		usleep(f->test_delay_us);
 #if RF_TEST_HOOKS
+	if (f->test_delay_us) /* a slow device (see feeder_setup) */
+		usleep(f->test_delay_us);
 	if (test_hook && !(res < 0 && d->step == RF_IO_STEP_OPEN))
 		res = test_hook(test_hook_ctx, q->sample, res, size);
 #endif

@@ -7,6 +7,7 @@
 #include "io/bufpool.h"
 #include "io/engine.h"
 #include "pipeline/loader_impl.h"
+#include "rf_config.h" /* RF_TEST_HOOKS */
 
 #define NO_TICKET UINT32_MAX /* a raw read: its buffer is the batch slot, not the pool */
 
@@ -38,7 +39,9 @@ struct rf_feeder {
 	rf_bufpool pool;       /* read buffers (a token one in raw mode) */
 	size_t max_file;       /* larger files are bad samples */
 	int failed;            /* the stream failed: issue nothing more */
-	unsigned test_delay_us; /* test-only: RINGFEED_TEST_READ_DELAY_US, a slow device */
+#if RF_TEST_HOOKS
+	unsigned test_delay_us; /* RINGFEED_TEST_READ_DELAY_US, a slow device */
+#endif
 
 	uint32_t *free_reqs;   /* request ids not in use */
 	uint32_t nfree;
