@@ -50,10 +50,9 @@ static void feeder_failed(rf_loader *l, int err, const char *what)
 
 static void retry_push(struct rf_feeder *f, const rf_place *p)
 {
-	/* Bounded: one entry per request plus the place being issued. */
-	assert(f->retry_count < f->retry_cap);
-	f->retry[(f->retry_first + f->retry_count) % f->retry_cap] = *p;
-	f->retry_count++;
+	/* Bounded: one entry per request plus the place being issued (the
+	 * push asserts room). */
+	f->retry[rf_fifo_push(&f->retry_q)] = *p;
 }
 
 void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
@@ -97,10 +96,8 @@ static rf_slot *take_slot(rf_loader *l, uint64_t b)
 static int next_place(rf_loader *l, struct rf_feeder *f, rf_place *out)
 {
 	if (!f->cur_valid) {
-		if (f->retry_count) {
-			f->cur = f->retry[f->retry_first];
-			f->retry_first = (f->retry_first + 1) % f->retry_cap;
-			f->retry_count--;
+		if (f->retry_q.count) {
+			f->cur = f->retry[rf_fifo_pop(&f->retry_q)];
 		} else {
 			if (f->next_batch >= l->total_batches)
 				return 0;
@@ -596,8 +593,8 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	f->free_reqs = malloc(depth * sizeof(uint32_t));
 	f->drain = malloc(depth * sizeof(uint32_t));
 	f->done = malloc(depth * sizeof(rf_io_done));
-	f->retry_cap = depth + 2;
-	f->retry = malloc(f->retry_cap * sizeof(rf_place));
+	rf_fifo_init(&f->retry_q, depth + 2);
+	f->retry = malloc(f->retry_q.cap * sizeof(rf_place));
 	if (!f->free_reqs || !f->drain || !f->done || !f->retry) {
 		rf_fmt(err, errlen, "out of memory");
 		return -ENOMEM;

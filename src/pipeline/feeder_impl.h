@@ -8,6 +8,7 @@
 #include "io/engine.h"
 #include "pipeline/loader_impl.h"
 #include "rf_config.h" /* RF_TEST_HOOKS */
+#include "util/fifo.h"
 
 #define NO_TICKET UINT32_MAX /* a raw read: its buffer is the batch slot, not the pool */
 
@@ -45,8 +46,8 @@ struct rf_feeder {
 
 	uint32_t *free_reqs;   /* request ids not in use */
 	uint32_t nfree;
-	rf_place *retry;       /* places waiting for a replacement read, FIFO */
-	uint32_t retry_cap, retry_first, retry_count;
+	rf_place *retry;       /* places waiting for a replacement read: cells of retry_q */
+	rf_fifo retry_q;
 	rf_place cur;          /* the next place to issue, held while resources are short */
 	int cur_valid;
 	uint64_t next_batch;   /* cursor over new places; starts at l->start_batch */
