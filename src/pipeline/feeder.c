@@ -73,7 +73,10 @@ static rf_slot *take_slot(rf_loader *l, uint64_t b)
 		if (l->slots[i].state == SLOT_FREE)
 			s = &l->slots[i];
 	if (s) {
-		s->state = SLOT_FILLING;
+		/* a free slot has no place in flight: its batch, if any, was
+		 * counted down to 0 before it was READY */
+		assert(atomic_load(&s->remaining) == 0);
+		rf_slot_set_state(s, SLOT_FREE, SLOT_FILLING);
 		s->err = 0;
 		s->batch.index = b;
 		s->batch.epoch = (uint32_t)(b / l->batches_per_epoch);

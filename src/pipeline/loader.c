@@ -60,6 +60,7 @@ void rf_loader_wake_ring(rf_loader *l)
 	/* Can only fail if the counter would overflow, which a pending read
 	 * rules out; the ring thread re-reads it on every wake. */
 	ssize_t r = write(l->wake_fd, &one, sizeof(one));
+	assert(r == (ssize_t)sizeof(one));
 	(void)r;
 }
 
@@ -78,7 +79,9 @@ int rf_slot_reserve(rf_slot *s, size_t len, size_t align, size_t *off)
 
 void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 {
-	if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) != 1)
+	unsigned before = atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel);
+	assert(before >= 1 && before <= s->batch.count); /* each place lands once */
+	if (before != 1)
 		return;
 	if (l->cfg.raw) /* every sample of the batch has its room by now */
 		s->batch.bytes = atomic_load_explicit(&s->raw_used, memory_order_relaxed);
@@ -104,7 +107,7 @@ void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 	s->batch.prep_ns = atomic_load_explicit(&s->prep_ns, memory_order_relaxed);
 	s->batch.read_bytes = atomic_load_explicit(&s->read_bytes, memory_order_relaxed);
 	pthread_mutex_lock(&l->mu);
-	s->state = SLOT_READY;
+	rf_slot_set_state(s, SLOT_FILLING, SLOT_READY);
 	pthread_cond_broadcast(&l->ready);
 	pthread_mutex_unlock(&l->mu);
 }
@@ -764,12 +767,12 @@ static int next_until(rf_loader *l, rf_batch **out, uint64_t deadline_ns)
 	if (err) {
 		rf_fmt(l->err_detail, sizeof(l->err_detail), "%s", s ? s->errmsg : l->ring_errmsg);
 		if (s)
-			s->state = SLOT_FREE;
+			rf_slot_set_state(s, SLOT_READY, SLOT_FREE);
 		pthread_mutex_unlock(&l->mu);
 		l->failed = err;
 		return err;
 	}
-	s->state = SLOT_LENT;
+	rf_slot_set_state(s, SLOT_READY, SLOT_LENT);
 	pthread_mutex_unlock(&l->mu);
 	s->batch.replaced = atomic_load_explicit(&s->replaced, memory_order_relaxed);
 	l->ns_wait += rf_now_ns() - t0;
@@ -838,9 +841,9 @@ RF_API void rf_batch_release(rf_loader *l, rf_batch *b)
 	if (s < l->slots || s >= l->slots + l->cfg.prefetch)
 		return; /* not one of ours */
 	pthread_mutex_lock(&l->mu);
-	int lent = s->state == SLOT_LENT;
+	int lent = s->state == SLOT_LENT; /* else released twice, or never handed out */
 	if (lent)
-		s->state = SLOT_FREE;
+		rf_slot_set_state(s, SLOT_LENT, SLOT_FREE);
 	pthread_mutex_unlock(&l->mu);
 	if (lent)
 		rf_loader_wake_ring(l);
