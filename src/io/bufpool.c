@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "io/bufpool.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@ int rf_bufpool_init(rf_bufpool *p, size_t cap, size_t align, uint32_t max_live)
 	memset(p, 0, sizeof(*p));
 	p->align = align;
 	p->cap = RF_ALIGN_UP(cap, align);
-	p->nrec = max_live;
+	rf_fifo_init(&p->live, max_live);
 	p->rec = calloc(max_live, sizeof(*p->rec));
 	if (!p->rec)
 		return -ENOMEM;
@@ -46,10 +47,10 @@ void rf_bufpool_destroy(rf_bufpool *p)
 int rf_bufpool_alloc(rf_bufpool *p, size_t len, uint32_t *ticket, uint8_t **ptr)
 {
 	len = RF_ALIGN_UP(len ? len : 1, p->align);
-	if (p->rec_count == p->nrec || len > p->cap)
+	if (rf_fifo_full(&p->live) || len > p->cap)
 		return -ENOSPC;
 	size_t off;
-	if (p->rec_count == 0) {
+	if (p->live.count == 0) {
 		p->head = p->tail = off = 0;
 	} else if (p->head > p->tail) {
 		/* free: [head, cap) and [0, tail) */
@@ -66,9 +67,9 @@ int rf_bufpool_alloc(rf_bufpool *p, size_t len, uint32_t *ticket, uint8_t **ptr)
 		else
 			return -ENOSPC;
 	}
-	uint32_t t = (p->rec_first + p->rec_count) % p->nrec;
+	assert(off + len <= p->cap);
+	uint32_t t = rf_fifo_push(&p->live);
 	p->rec[t] = (rf_bufpool_rec){ .off = off, .end = off + len, .freed = 0 };
-	p->rec_count++;
 	p->head = off + len;
 	*ticket = t;
 	*ptr = p->base + off;
@@ -77,10 +78,9 @@ int rf_bufpool_alloc(rf_bufpool *p, size_t len, uint32_t *ticket, uint8_t **ptr)
 
 void rf_bufpool_free(rf_bufpool *p, uint32_t ticket)
 {
+	/* a live allocation, not given back yet */
+	assert(rf_fifo_holds(&p->live, ticket) && !p->rec[ticket].freed);
 	p->rec[ticket].freed = 1;
-	while (p->rec_count && p->rec[p->rec_first].freed) {
-		p->tail = p->rec[p->rec_first].end;
-		p->rec_first = (p->rec_first + 1) % p->nrec;
-		p->rec_count--;
-	}
+	while (p->live.count && p->rec[rf_fifo_peek(&p->live)].freed)
+		p->tail = p->rec[rf_fifo_pop(&p->live)].end;
 }

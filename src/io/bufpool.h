@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/fifo.h"
+
 typedef struct rf_bufpool_rec {
 	size_t off, end; /* [off, end) of the allocation */
 	int freed;
@@ -25,8 +27,9 @@ typedef struct rf_bufpool {
 	size_t align;
 	size_t head;  /* next allocation starts here (or at 0 after a wrap) */
 	size_t tail;  /* the oldest live allocation starts here */
-	rf_bufpool_rec *rec; /* live allocations in allocation order */
-	uint32_t nrec, rec_first, rec_count;
+	rf_bufpool_rec *rec; /* live allocations in allocation order: cells of `live`; an
+	                      * allocation's ticket is its cell */
+	rf_fifo live;
 } rf_bufpool;
 
 /* Maps cap bytes (rounded up to align) and room for max_live allocations.
@@ -38,7 +41,8 @@ void rf_bufpool_destroy(rf_bufpool *p);
  * or -ENOSPC when the space is not free now (try again after a free). */
 int rf_bufpool_alloc(rf_bufpool *p, size_t len, uint32_t *ticket, uint8_t **ptr);
 
-/* Gives back the allocation named by ticket. */
+/* Gives back the allocation named by ticket (once: a ticket given back
+ * twice is a bug, asserted). */
 void rf_bufpool_free(rf_bufpool *p, uint32_t ticket);
 
 #endif

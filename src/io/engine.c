@@ -18,6 +18,13 @@
 
 #define WAKE_POLL_MS 100 /* the pread path's longest sleep without a wake-up */
 
+/* The engine's bookkeeping adds up (see engine_impl.h): for asserts. */
+static int accounted(const rf_io *io)
+{
+	return (uint64_t)io->nfree + io->inflight + io->again_q.count + io->done_q.count ==
+	       io->p.depth;
+}
+
 static uint16_t chunks_of(uint32_t span)
 {
 	return (uint16_t)((span + RF_IO_CHUNK - 1) / RF_IO_CHUNK);
@@ -131,11 +138,16 @@ static void start(rf_io *io, uint32_t id)
 {
 	rf_io_req *q = &io->reqs[id];
 	const rf_io_file *f = q->chain ? NULL : &io->files[q->rd.file];
+	uint32_t was = q->span; /* 0: its first start (rf_io_submit cleared q) */
 	q->direct = (uint8_t)(f ? f->direct : io->direct);
 	q->start = q->direct ? q->rd.offset & ~((uint64_t)io->align - 1) : q->rd.offset;
 	q->skip = (uint32_t)(q->rd.offset - q->start);
 	q->span = (uint32_t)(q->direct ? RF_ALIGN_UP(q->rd.offset + q->rd.len, io->align) - q->start
 				       : q->rd.len);
+	/* started again, it needs no more of the caller's buffer than at first
+	 * (direct only ever turns off) */
+	assert(!was || q->span <= was);
+	(void)was;
 	q->open_res = q->read_res = q->close_res = q->read_err = 0;
 	q->cqes = 0;
 	q->ncqes = (uint16_t)sqes_of(q->span, q->chain);
@@ -171,14 +183,13 @@ static void start(rf_io *io, uint32_t id)
  * room. */
 static void start_again(rf_io *io)
 {
-	while (io->again_count && io->inflight < io->cap) {
-		uint32_t id = io->again[io->again_first];
+	while (io->again_q.count && io->inflight < io->cap) {
+		uint32_t id = io->again[rf_fifo_peek(&io->again_q)];
 		const rf_io_req *q = &io->reqs[id];
 		/* the span is at most what it was (direct only ever turns off) */
 		if (!have_room(io, sqes_of(q->span, q->chain)))
 			return;
-		io->again_first = (io->again_first + 1) % io->p.depth;
-		io->again_count--;
+		rf_fifo_pop(&io->again_q);
 		start(io, id);
 	}
 }
@@ -186,7 +197,7 @@ static void start_again(rf_io *io)
 int rf_io_ready(rf_io *io, size_t span)
 {
 	start_again(io);
-	return !io->again_count && io->nfree && io->inflight < io->cap &&
+	return !io->again_q.count && io->nfree && io->inflight < io->cap &&
 	       have_room(io, sqes_of((uint32_t)span, 1));
 }
 
@@ -201,14 +212,14 @@ void rf_io_submit(rf_io *io, const rf_io_read *rd)
 	assert(q->chain || (rd->file >= 0 && (uint32_t)rd->file < io->p.max_files &&
 			    io->files[rd->file].fd >= 0));
 	start(io, id);
+	assert(accounted(io));
 }
 
 static void read_again(rf_io *io, uint32_t id)
 {
-	/* Bounded: a read is either in flight, waiting here, or free. */
-	assert(io->again_count < io->p.depth);
-	io->again[(io->again_first + io->again_count) % io->p.depth] = id;
-	io->again_count++;
+	/* Bounded: a read is either in flight, waiting here, or free (the
+	 * push asserts room). */
+	io->again[rf_fifo_push(&io->again_q)] = id;
 }
 
 /* Queues the result of read id; its number is freed when it is reaped, so
@@ -220,9 +231,7 @@ static void complete(rf_io *io, uint32_t id, int32_t res, int step)
 		res = res <= (int32_t)q->skip ? 0 : (int32_t)RF_MIN((uint32_t)res - q->skip, q->rd.len);
 	q->result = res;
 	q->step = (uint8_t)step;
-	assert(io->done_count < io->p.depth);
-	io->done[(io->done_first + io->done_count) % io->p.depth] = id;
-	io->done_count++;
+	io->done[rf_fifo_push(&io->done_q)] = id; /* bounded as above */
 }
 
 /* Errors that say the system is short of something (descriptors, memory),
@@ -244,6 +253,7 @@ static int is_regular(const rf_io_req *q)
 static void finished(rf_io *io, uint32_t id)
 {
 	rf_io_req *q = &io->reqs[id];
+	assert(io->inflight > 0); /* id was in flight */
 	io->inflight--;
 	if (q->read_err)
 		q->read_res = q->read_err;
@@ -326,7 +336,11 @@ static void reap_ring(rf_io *io)
 		if (cqe->user_data == UD_CANCEL)
 			continue;
 		uint32_t id = (uint32_t)(cqe->user_data >> 2);
+		assert(id < io->p.depth);
 		rf_io_req *q = &io->reqs[id];
+		/* a chain posts exactly the ncqes it was counted for (a plain
+		 * open's CQE is counted in plain_opened) */
+		assert(q->cqes < q->ncqes);
 		switch (cqe->user_data & 3) {
 		case OP_OPEN:
 			if (io->backend == BACKEND_PLAIN) {
@@ -363,15 +377,15 @@ uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max)
 	if (io->backend == BACKEND_PREAD)
 		reap_pread(io);
 	uint32_t n = 0;
-	while (n < max && io->done_count) {
-		uint32_t id = io->done[io->done_first];
+	while (n < max && io->done_q.count) {
+		uint32_t id = io->done[rf_fifo_pop(&io->done_q)];
 		const rf_io_req *q = &io->reqs[id];
 		done[n++] = (rf_io_done){ .tag = q->rd.tag, .res = q->result, .skip = q->skip,
 					  .step = q->step };
-		io->done_first = (io->done_first + 1) % io->p.depth;
-		io->done_count--;
+		assert(io->nfree < io->p.depth);
 		io->free_ids[io->nfree++] = id;
 	}
+	assert(accounted(io));
 	return n;
 }
 
@@ -384,7 +398,7 @@ int rf_io_wait(rf_io *io)
 		 * else in flight) goes out again before this thread sleeps: else
 		 * no read is in flight to wake it, and it sleeps for good */
 		start_again(io);
-		if (io->done_count)
+		if (io->done_q.count)
 			return 0;
 		/* Sleep on the wake descriptor, but never for good: a lost wake-up
 		 * (seen once in a few loaded runs of io::no_descriptor_left_fails_
@@ -409,7 +423,7 @@ int rf_io_wait(rf_io *io)
 		arm_wake(io);
 	/* with results waiting, only collect what else finished (DEFER_TASKRUN
 	 * posts completions only when this thread asks the kernel for them) */
-	int ret = io->done_count ? io_uring_submit_and_get_events(&io->ring)
+	int ret = io->done_q.count ? io_uring_submit_and_get_events(&io->ring)
 				 : io_uring_submit_and_wait(&io->ring, 1);
 	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 		return ret;

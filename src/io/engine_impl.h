@@ -9,6 +9,7 @@
 
 #include "io/engine.h"
 #include "io/pread_pool.h"
+#include "util/fifo.h"
 
 /* user_data of a chain's SQEs: read number << 2 | op. */
 enum { OP_OPEN = 0, OP_READ = 1, OP_CLOSE = 2 };
@@ -68,10 +69,14 @@ struct rf_io {
 	                        * system runs short of descriptors or memory */
 	uint32_t starved;      /* such shortages in a row with nothing else in flight */
 	uint32_t opened_since_cap; /* opens that succeeded while cap < depth */
-	uint32_t *again;       /* reads to start again (retries), FIFO of numbers */
-	uint32_t again_first, again_count;
-	uint32_t *done;        /* finished, not reaped yet: FIFO of read numbers */
-	uint32_t done_first, done_count;
+	uint32_t *again;       /* reads to start again (retries): depth cells, FIFO of numbers */
+	rf_fifo again_q;
+	uint32_t *done;        /* finished, not reaped yet: depth cells, FIFO of read numbers */
+	rf_fifo done_q;
+	/* Every read number is in exactly one place: free (nfree), in flight
+	 * (inflight), waiting to start again (again_q) or finished and not
+	 * reaped (done_q); they add up to depth (engine.c asserts it). */
+
 	uint32_t *drain;       /* scratch for the pread pool's finished numbers */
 
 	rf_io_file *files;     /* max_files of them */

@@ -179,6 +179,8 @@ int rf_io_setup(rf_io *io, char *err, size_t errlen)
 		io->free_ids[i] = depth - 1 - i;
 	io->nfree = depth;
 	io->cap = depth;
+	rf_fifo_init(&io->again_q, depth);
+	rf_fifo_init(&io->done_q, depth);
 	if (io->backend == BACKEND_PREAD) {
 		int n = p->pread_threads ? p->pread_threads : 16;
 		ret = rf_pread_pool_start(&io->pread, io, n);

@@ -4,6 +4,7 @@
 #include "io/engine_impl.h"
 #include "util/util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -60,7 +61,9 @@ static void *worker(void *arg)
 		if (rf_idq_push(&p->done, id)) {
 			uint64_t one = 1; /* the engine may sleep in a read of wake_fd */
 			ssize_t w = write(io->p.wake_fd, &one, sizeof(one));
-			(void)w; /* the counter cannot overflow: see rf_loader_wake_ring */
+			/* the counter cannot overflow: see rf_loader_wake_ring */
+			assert(w == (ssize_t)sizeof(one));
+			(void)w;
 		}
 	}
 	return NULL;

@@ -11,6 +11,7 @@
  * wanted first), so samples that come a little later still find it. Ring
  * thread only. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +55,11 @@ static rf_chunk *find(struct rf_feeder *f, uint32_t shard, uint64_t index)
 	return NULL;
 }
 
+/* READY -> FREE: only a chunk whose read is in and that nobody uses (a
+ * READING one still has its read in the engine, into its buffer). */
 static void drop(struct rf_feeder *f, rf_chunk *c)
 {
+	assert(c->state == CHUNK_READY && c->refs == 0 && c->waiting == NO_CHUNK);
 	rf_bufpool_free(&f->pool, c->ticket);
 	c->state = CHUNK_FREE;
 }
@@ -154,6 +158,7 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 		rd.file = f->shard_files[shard];
 	else
 		rd.path = l->src.index.shards[shard];
+	assert(c->state == CHUNK_FREE); /* FREE -> READING */
 	*c = (rf_chunk){ .state = CHUNK_READING, .shard = shard, .index = index, .buf = c->buf,
 			 .ticket = c->ticket, .waiting = NO_CHUNK, .used = ++f->tick };
 	rf_io_submit(f->io, &rd);
@@ -206,6 +211,7 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_
 	c->used = ++f->tick;
 	c->ahead = 0;
 	read_ahead(l, f, m.shard, index);
+	assert(f->nfree > 0); /* issue() calls only with a free request */
 	uint32_t id = f->free_reqs[--f->nfree];
 	rf_request *q = &l->req[id];
 	*q = (rf_request){ .place = *p, .sample = sample, .epoch = epoch, .pos = pos,
@@ -226,7 +232,9 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_
 
 void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 {
+	assert((uint32_t)(d->tag & ~CHUNK_TAG) < f->nchunks);
 	rf_chunk *c = &f->chunks[(uint32_t)(d->tag & ~CHUNK_TAG)];
+	assert(c->state == CHUNK_READING); /* READING -> READY, once per read */
 	char reason[RF_REASON_LEN] = "";
 	if (d->res < 0)
 		rf_fmt(reason, sizeof(reason), "%s of its chunk: %s",
@@ -241,6 +249,7 @@ void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	c->refs++; /* held while its waiters land */
 	while (id != NO_CHUNK) {
 		rf_request *q = &l->req[id];
+		assert(q->chunk == (uint32_t)(c - f->chunks));
 		uint32_t next = q->next;
 		if (reason[0])
 			cut_short(l, f, id, q, reason);
@@ -251,6 +260,7 @@ void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 			rf_feeder_landed(l, f, id);
 		id = next;
 	}
+	assert(c->refs > 0); /* the hold above */
 	c->refs--;
 	if (reason[0] && !c->refs)
 		drop(f, c); /* read it again when next wanted */
@@ -258,7 +268,9 @@ void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 
 void rf_chunk_unref(struct rf_feeder *f, rf_request *q)
 {
+	assert(q->chunk < f->nchunks);
 	rf_chunk *c = &f->chunks[q->chunk];
+	assert(c->refs > 0 && c->state != CHUNK_FREE); /* q's reference is one of them */
 	q->chunk = NO_CHUNK;
 	if (--c->refs == 0 && c->state == CHUNK_READY && !c->got)
 		drop(f, c); /* a failed read: nothing to keep */

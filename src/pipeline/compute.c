@@ -214,7 +214,7 @@ void *rf_compute_main(void *arg)
 		if (!err && (stage == RF_STAGE_JPEG || stage == RF_STAGE_ZSTD_JPEG))
 			atomic_fetch_add_explicit(&l->st.cpu_decodes, 1, memory_order_relaxed);
 		q->err = err;
-		atomic_fetch_sub_explicit(&l->split.cpu_out, 1, memory_order_relaxed);
+		rf_split_done(&l->split.cpu_out, 1);
 		/* Hand the request back first, so its buffer is reused sooner; from
 		 * here on q belongs to the ring thread. */
 		if (rf_idq_push(&l->done, id))

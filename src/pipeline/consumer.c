@@ -84,12 +84,12 @@ static int next_until(rf_loader *l, rf_batch **out, uint64_t deadline_ns)
 	if (err) {
 		rf_fmt(l->err_detail, sizeof(l->err_detail), "%s", s ? s->errmsg : l->ring_errmsg);
 		if (s)
-			s->state = SLOT_FREE;
+			rf_slot_set_state(s, SLOT_READY, SLOT_FREE);
 		pthread_mutex_unlock(&l->mu);
 		l->failed = err;
 		return err;
 	}
-	s->state = SLOT_LENT;
+	rf_slot_set_state(s, SLOT_READY, SLOT_LENT);
 	pthread_mutex_unlock(&l->mu);
 	s->batch.replaced = atomic_load_explicit(&s->replaced, memory_order_relaxed);
 	l->ns_wait += rf_now_ns() - t0;
@@ -158,9 +158,9 @@ RF_API void rf_batch_release(rf_loader *l, rf_batch *b)
 	if (s < l->slots || s >= l->slots + l->cfg.prefetch)
 		return; /* not one of ours */
 	pthread_mutex_lock(&l->mu);
-	int lent = s->state == SLOT_LENT;
+	int lent = s->state == SLOT_LENT; /* else released twice, or never handed out */
 	if (lent)
-		s->state = SLOT_FREE;
+		rf_slot_set_state(s, SLOT_LENT, SLOT_FREE);
 	pthread_mutex_unlock(&l->mu);
 	if (lent)
 		rf_loader_wake_ring(l);
@@ -196,9 +196,7 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 		rf_gpu_copy_stats(l->gpu, &out->device_bytes, &out->ns_device_copy);
 	out->reads_in_flight = atomic_load_explicit(&l->st.reads_in_flight, memory_order_relaxed);
 	rf_loader *m = (rf_loader *)l; /* the locks are not part of the loader's value */
-	pthread_mutex_lock(&m->work.mu);
-	out->reads_waiting = m->work.count;
-	pthread_mutex_unlock(&m->work.mu);
+	out->reads_waiting = rf_idq_count(&m->work);
 	pthread_mutex_lock(&m->mu);
 	for (int i = 0; i < l->cfg.prefetch; i++)
 		out->batches_ready += l->slots[i].state == SLOT_READY;

@@ -50,10 +50,9 @@ static void feeder_failed(rf_loader *l, int err, const char *what)
 
 static void retry_push(struct rf_feeder *f, const rf_place *p)
 {
-	/* Bounded: one entry per request plus the place being issued. */
-	assert(f->retry_count < f->retry_cap);
-	f->retry[(f->retry_first + f->retry_count) % f->retry_cap] = *p;
-	f->retry_count++;
+	/* Bounded: one entry per request plus the place being issued (the
+	 * push asserts room). */
+	f->retry[rf_fifo_push(&f->retry_q)] = *p;
 }
 
 void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
@@ -74,7 +73,10 @@ static rf_slot *take_slot(rf_loader *l, uint64_t b)
 		if (l->slots[i].state == SLOT_FREE)
 			s = &l->slots[i];
 	if (s) {
-		s->state = SLOT_FILLING;
+		/* a free slot has no place in flight: its batch, if any, was
+		 * counted down to 0 before it was READY */
+		assert(atomic_load(&s->remaining) == 0);
+		rf_slot_set_state(s, SLOT_FREE, SLOT_FILLING);
 		s->err = 0;
 		s->batch.index = b;
 		s->batch.epoch = (uint32_t)(b / l->plan.batches_per_epoch);
@@ -97,10 +99,8 @@ static rf_slot *take_slot(rf_loader *l, uint64_t b)
 static int next_place(rf_loader *l, struct rf_feeder *f, rf_place *out)
 {
 	if (!f->cur_valid) {
-		if (f->retry_count) {
-			f->cur = f->retry[f->retry_first];
-			f->retry_first = (f->retry_first + 1) % f->retry_cap;
-			f->retry_count--;
+		if (f->retry_q.count) {
+			f->cur = f->retry[rf_fifo_pop(&f->retry_q)];
 		} else {
 			if (f->next_batch >= l->plan.total_batches)
 				return 0;
@@ -272,9 +272,9 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	int res = d->res;
 	char reason[RF_REASON_LEN];
 	int err = 0;
-	if (f->test_delay_us) /* test-only: a slow device (see feeder_setup) */
-		usleep(f->test_delay_us);
 #if RF_TEST_HOOKS
+	if (f->test_delay_us) /* a slow device (see feeder_setup) */
+		usleep(f->test_delay_us);
 	if (test_hook && !(res < 0 && d->step == RF_IO_STEP_OPEN))
 		res = test_hook(test_hook_ctx, q->sample, res, size);
 #endif
@@ -509,8 +509,8 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	f->free_reqs = malloc(depth * sizeof(uint32_t));
 	f->drain = malloc(depth * sizeof(uint32_t));
 	f->done = malloc(depth * sizeof(rf_io_done));
-	f->retry_cap = depth + 2;
-	f->retry = malloc(f->retry_cap * sizeof(rf_place));
+	rf_fifo_init(&f->retry_q, depth + 2);
+	f->retry = malloc(f->retry_q.cap * sizeof(rf_place));
 	if (!f->free_reqs || !f->drain || !f->done || !f->retry) {
 		rf_fmt(err, errlen, "out of memory");
 		return -ENOMEM;

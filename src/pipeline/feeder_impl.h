@@ -7,6 +7,8 @@
 #include "io/bufpool.h"
 #include "io/engine.h"
 #include "pipeline/loader_impl.h"
+#include "rf_config.h" /* RF_TEST_HOOKS */
+#include "util/fifo.h"
 
 #define NO_TICKET UINT32_MAX /* a raw read: its buffer is the batch slot, not the pool */
 
@@ -38,12 +40,14 @@ struct rf_feeder {
 	rf_bufpool pool;       /* read buffers (a token one in raw mode) */
 	size_t max_file;       /* larger files are bad samples */
 	int failed;            /* the stream failed: issue nothing more */
-	unsigned test_delay_us; /* test-only: RINGFEED_TEST_READ_DELAY_US, a slow device */
+#if RF_TEST_HOOKS
+	unsigned test_delay_us; /* RINGFEED_TEST_READ_DELAY_US, a slow device */
+#endif
 
 	uint32_t *free_reqs;   /* request ids not in use */
 	uint32_t nfree;
-	rf_place *retry;       /* places waiting for a replacement read, FIFO */
-	uint32_t retry_cap, retry_first, retry_count;
+	rf_place *retry;       /* places waiting for a replacement read: cells of retry_q */
+	rf_fifo retry_q;
 	rf_place cur;          /* the next place to issue, held while resources are short */
 	int cur_valid;
 	uint64_t next_batch;   /* cursor over new places; starts at l->start_batch */

@@ -76,7 +76,7 @@ static void worker_free(gpu_worker *w)
 /* Passes a request the engines will not decode to the compute pool. */
 static void to_pool(rf_loader *l, uint32_t id)
 {
-	atomic_fetch_sub_explicit(&l->split.gpu_out, 1, memory_order_relaxed);
+	rf_split_done(&l->split.gpu_out, 1);
 	atomic_fetch_add_explicit(&l->split.cpu_out, 1, memory_order_relaxed);
 	rf_idq_push(&l->work, id); /* the compute pool's now */
 }
@@ -153,7 +153,7 @@ static void land_group(rf_loader *l, gpu_worker *w, uint32_t n, uint64_t host_ns
 		rf_loader_land(l, &q->place, q->sample);
 	}
 	atomic_fetch_add_explicit(&l->st.gpu_decodes, n, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&l->split.gpu_out, n, memory_order_relaxed);
+	rf_split_done(&l->split.gpu_out, n);
 }
 
 /* Takes the next group's requests: at least one (blocking), at most

@@ -74,7 +74,7 @@ enum rf_slot_state { SLOT_FREE = 0, SLOT_FILLING, SLOT_READY, SLOT_LENT };
 
 typedef struct rf_slot {
 	rf_batch batch;        /* consumer's view; header set when filling starts */
-	int state;             /* enum rf_slot_state; guarded by mu */
+	int state;             /* enum rf_slot_state; guarded by mu; set by rf_slot_set_state */
 	int err;               /* first error of this batch (fail mode); guarded by mu */
 	char errmsg[512];      /* guarded by mu */
 	atomic_uint remaining; /* places not landed yet; the thread that takes it to 0 publishes */
@@ -90,6 +90,21 @@ typedef struct rf_slot {
 	                        * copied). Set by the thread that lands the place, read
 	                        * and cleared by the one that lands the last */
 } rf_slot;
+
+/* Moves slot s from `from` to `to`, with mu held. The only moves:
+ * FREE -> FILLING (the ring takes the slot for a batch), FILLING -> READY
+ * (its last place landed), READY -> LENT (next() hands it out), READY ->
+ * FREE (next() fails with the batch's error), LENT -> FREE (released). */
+static inline void rf_slot_set_state(rf_slot *s, enum rf_slot_state from, enum rf_slot_state to)
+{
+	assert(s->state == (int)from);
+	assert((from == SLOT_FREE && to == SLOT_FILLING) ||
+	       (from == SLOT_FILLING && to == SLOT_READY) ||
+	       (from == SLOT_READY && (to == SLOT_LENT || to == SLOT_FREE)) ||
+	       (from == SLOT_LENT && to == SLOT_FREE));
+	(void)from;
+	s->state = (int)to;
+}
 
 /* Counters; relaxed atomics, read by rf_loader_stats(). */
 typedef struct rf_counters {
@@ -121,6 +136,16 @@ typedef struct rf_split {
 	uint64_t t_last, gpu_done, cpu_done;
 	int gpu_busy, cpu_busy;        /* the side had work since the last measure */
 } rf_split;
+
+/* A side is done with n requests dispatched to it: its outstanding count
+ * (gpu_out or cpu_out) goes down, never below 0 (each was counted up before
+ * it was queued to that side). Any thread. */
+static inline void rf_split_done(atomic_uint *out, unsigned n)
+{
+	unsigned was = atomic_fetch_sub_explicit(out, n, memory_order_relaxed);
+	assert(was >= n);
+	(void)was;
+}
 
 typedef struct rf_gpu_decoder {
 	struct rf_loader *l;

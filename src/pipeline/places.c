@@ -4,6 +4,7 @@
  * failed (reported once per epoch, then replaced or the batch failed), and
  * the batch published by whoever lands its last place. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ void rf_loader_wake_ring(rf_loader *l)
 	/* Can only fail if the counter would overflow, which a pending read
 	 * rules out; the ring thread re-reads it on every wake. */
 	ssize_t r = write(l->wake_fd, &one, sizeof(one));
+	assert(r == (ssize_t)sizeof(one));
 	(void)r;
 }
 
@@ -64,7 +66,12 @@ int rf_slot_reserve(rf_slot *s, size_t len, size_t align, size_t *off)
 
 void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 {
-	if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) != 1)
+	/* never below 0: each place lands once. (Not checked against the
+	 * batch's count: once another thread lands the last place, the slot may
+	 * already hold the next batch.) */
+	unsigned before = atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel);
+	assert(before >= 1);
+	if (before != 1)
 		return;
 	if (l->cfg.raw) /* every sample of the batch has its room by now */
 		s->batch.bytes = atomic_load_explicit(&s->raw_used, memory_order_relaxed);
@@ -90,7 +97,7 @@ void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 	s->batch.prep_ns = atomic_load_explicit(&s->prep_ns, memory_order_relaxed);
 	s->batch.read_bytes = atomic_load_explicit(&s->read_bytes, memory_order_relaxed);
 	pthread_mutex_lock(&l->mu);
-	s->state = SLOT_READY;
+	rf_slot_set_state(s, SLOT_FILLING, SLOT_READY);
 	pthread_cond_broadcast(&l->ready);
 	pthread_mutex_unlock(&l->mu);
 }

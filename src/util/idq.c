@@ -1,6 +1,5 @@
 /* idq.c - the bounded id queue (see idq.h): ring -> compute (work),
  * compute -> ring (done), and the read engine's pread pool. */
-#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -12,8 +11,7 @@ int rf_idq_init(rf_idq *q, uint32_t cap)
 	q->ids = calloc(cap, sizeof(*q->ids));
 	if (!q->ids)
 		return -ENOMEM;
-	q->cap = cap;
-	q->first = q->count = 0;
+	rf_fifo_init(&q->fifo, cap);
 	q->shutdown = 0;
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->nonempty, NULL);
@@ -33,10 +31,10 @@ void rf_idq_destroy(rf_idq *q)
 int rf_idq_push(rf_idq *q, uint32_t id)
 {
 	pthread_mutex_lock(&q->mu);
-	/* Cannot overflow: cap is the number of ids in existence. */
-	assert(q->count < q->cap);
-	q->ids[(q->first + q->count) % q->cap] = id;
-	int was_empty = q->count++ == 0;
+	/* Cannot overflow: cap is the number of ids in existence (rf_fifo_push
+	 * asserts it). */
+	int was_empty = q->fifo.count == 0;
+	q->ids[rf_fifo_push(&q->fifo)] = id;
 	pthread_cond_signal(&q->nonempty);
 	pthread_mutex_unlock(&q->mu);
 	return was_empty;
@@ -47,9 +45,9 @@ int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns)
 	uint64_t t0 = 0;
 	*waited_ns = 0;
 	pthread_mutex_lock(&q->mu);
-	if (!q->count && !q->shutdown)
+	if (!q->fifo.count && !q->shutdown)
 		t0 = rf_now_ns();
-	while (!q->count && !q->shutdown)
+	while (!q->fifo.count && !q->shutdown)
 		pthread_cond_wait(&q->nonempty, &q->mu);
 	if (t0)
 		*waited_ns = rf_now_ns() - t0;
@@ -57,9 +55,7 @@ int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns)
 		pthread_mutex_unlock(&q->mu);
 		return -1;
 	}
-	*id = q->ids[q->first];
-	q->first = (q->first + 1) % q->cap;
-	q->count--;
+	*id = q->ids[rf_fifo_pop(&q->fifo)];
 	pthread_mutex_unlock(&q->mu);
 	return 0;
 }
@@ -68,11 +64,16 @@ uint32_t rf_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max)
 {
 	pthread_mutex_lock(&q->mu);
 	uint32_t n = 0;
-	while (q->count && n < max) {
-		ids[n++] = q->ids[q->first];
-		q->first = (q->first + 1) % q->cap;
-		q->count--;
-	}
+	while (q->fifo.count && n < max)
+		ids[n++] = q->ids[rf_fifo_pop(&q->fifo)];
+	pthread_mutex_unlock(&q->mu);
+	return n;
+}
+
+uint32_t rf_idq_count(rf_idq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	uint32_t n = q->fifo.count;
 	pthread_mutex_unlock(&q->mu);
 	return n;
 }

@@ -8,11 +8,13 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "util/fifo.h"
+
 typedef struct rf_idq {
 	pthread_mutex_t mu;
 	pthread_cond_t nonempty;
-	uint32_t *ids;
-	uint32_t cap, first, count;
+	uint32_t *ids;         /* fifo.cap of them; guarded by mu, as is the rest */
+	rf_fifo fifo;
 	int shutdown;
 } rf_idq;
 
@@ -28,6 +30,8 @@ int rf_idq_push(rf_idq *q, uint32_t id);
 int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns);
 /* Takes up to max ids without blocking. @return : how many. */
 uint32_t rf_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max);
+/* @return : ids queued now (a snapshot: others may push or pop next). */
+uint32_t rf_idq_count(rf_idq *q);
 /* Wakes every waiter; pops return -1 from now on. */
 void rf_idq_shutdown(rf_idq *q);
 
