@@ -146,7 +146,8 @@ static int consume(const bench_opts *o, rf_loader *l, FILE *ids, FILE *log, benc
 	cli_catch_stop_signals();
 	run_hooks hooks = { .max_batches = o->max_batches, .step_ms = o->step_ms, .log = log,
 			    .ids = ids, .progress = o->progress, .raw = o->cfg.raw,
-			    .stop = &cli_stop_signal, .device_sync = o->cfg.device >= 0 };
+			    .stop = &cli_stop_signal, .device_sync = o->cfg.device >= 0,
+			    .checksum = o->json };
 	int ret = run_consume(l, &hooks, &r->run);
 	if (ret == -EIO)
 		fprintf(stderr, "%s: writing --ids or --log, or waiting for the device: %s\n", cli_name, strerror(errno));

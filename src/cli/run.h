@@ -23,6 +23,9 @@ typedef struct run_hooks {
 	long long warm_batches; /* the steady figures start after this many batches:
 	                         * prefetched batches would flatter a short run */
 	int device_sync;     /* wait (rf_batch_sync) for each batch on the device */
+	int checksum;        /* hash every delivered byte, label and id into
+	                      * run_out.checksum (--json prints it): about 4 GB/s
+	                      * of the consumer's thread, so only when asked */
 	volatile sig_atomic_t *stop; /* when not NULL and set (by a signal handler):
 	                              * stop after the batch in hand */
 } run_hooks;
