@@ -1,6 +1,7 @@
 /* loader_impl.h - the loader's state, shared by the ring thread (feeder.c),
- * the compute pool (src/pipeline/compute.c) and the consumer
- * (src/pipeline/loader.c). Private.
+ * the compute pool (compute.c), the GPU decode threads (gpu_decode.c) and
+ * the consumer (consumer.c); set up and torn down by loader.c, the places'
+ * bookkeeping in places.c. Private.
  *
  * Threads and who owns what:
  * - the consumer (caller's thread) owns next_batch, delivered_end and err_detail;
