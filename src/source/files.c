@@ -118,6 +118,7 @@ static void cut_short(const rf_source *s, const rf_source_read *r, int got, char
 }
 
 const rf_source_ops rf_source_files = {
+	.kind = RF_KIND_FILES,
 	.name = "loose files",
 	.claims = claims,
 	.build = build,

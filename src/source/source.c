@@ -67,8 +67,7 @@ static int build(rf_source *s, const char *source, const rf_source_params *p, ch
 		return -e;
 	}
 	s->ops = probe(source, exists ? &st : NULL, p);
-	s->kind = s->ops == &rf_source_tar ? RF_KIND_TAR
-		  : s->ops == &rf_source_tokens ? RF_KIND_TOKENS : RF_KIND_FILES;
+	s->kind = s->ops->kind; /* files.c may still hand a folder to the tar kind */
 	return s->ops->build(s, source, exists ? &st : NULL, p, err, errlen);
 }
 

@@ -73,6 +73,7 @@ typedef struct rf_source rf_source;
 /* One kind: a row of the probe table. Functions taking a sample id get one
  * below rf_source_samples(). */
 typedef struct rf_source_ops {
+	rf_kind kind;     /* the tag of the sources it builds */
 	const char *name; /* for messages: "loose files", "tar shards", ... */
 	/* Is source this kind's? st: its stat, or NULL when no such path exists
 	 * (a pattern). 1 yes, 0 no. Asked in table order; the first yes builds. */

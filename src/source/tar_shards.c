@@ -128,6 +128,7 @@ static void cut_short(const rf_source *s, const rf_source_read *r, int got, char
 }
 
 const rf_source_ops rf_source_tar = {
+	.kind = RF_KIND_TAR,
 	.name = "tar shards",
 	.claims = claims,
 	.build = build,

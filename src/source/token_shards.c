@@ -191,6 +191,7 @@ static void free_tokens(rf_source *s)
 }
 
 const rf_source_ops rf_source_tokens = {
+	.kind = RF_KIND_TOKENS,
 	.name = "token shards",
 	.claims = claims,
 	.build = build,
