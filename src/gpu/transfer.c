@@ -45,9 +45,22 @@ int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen
 	*out = NULL;
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess || p->device >= n) {
-		rf_fmt(err, errlen, "config: device = %d: %s", p->device,
-		       e != cudaSuccess ? cudaGetErrorString(e) : "no such CUDA device");
+	if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+	    (e == cudaSuccess && n == 0)) {
+		/* the runtime's own words ("CUDA driver version is insufficient")
+		 * read as a version problem on a machine with no GPU at all */
+		rf_fmt(err, errlen, "config: device = %d: this machine has no CUDA GPU (or no "
+		       "NVIDIA driver): %s", p->device,
+		       e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+		return -ENODEV;
+	}
+	if (e != cudaSuccess) {
+		rf_fmt(err, errlen, "config: device = %d: %s", p->device, cudaGetErrorString(e));
+		return -ENODEV;
+	}
+	if (p->device >= n) {
+		rf_fmt(err, errlen, "config: device = %d: no such CUDA device (this machine has %d: "
+		       "0..%d)", p->device, n, n - 1);
 		return -ENODEV;
 	}
 	rf_gpu *g = calloc(1, sizeof(*g));
