@@ -260,7 +260,8 @@ typedef struct rf_config {
 	float flip_p;                  /* horizontal flip probability; default 0 */
 	rf_dtype dtype;                /* default RF_DTYPE_UINT8 */
 	rf_layout layout;              /* default RF_LAYOUT_HWC */
-	float mean[3], std[3];         /* per channel, for float output; default 0 and 1 */
+	float mean[3], std[3];         /* per channel, for float output; default 0 and 1
+	                                * (anything else with dtype UINT8: RF_ECONFIG) */
 	uint64_t max_pixels;           /* larger images are bad samples; default 100,000,000 */
 	int no_scaled_decode;          /* 1 = always decode at full scale; default 0 */
 	int no_region_decode;          /* 1 = decode every row and column; default 0 */

@@ -112,3 +112,23 @@ Test(config, strerror_names_codes)
 	cr_assert(strstr(rf_version_string(), RF_VERSION_STRING));
 	cr_assert(strstr(rf_version_string(), "cuda"));
 }
+
+/* mean and std normalise float output; with uint8 output they were silently
+ * ignored (a model trained on pixels it was not meant to see). */
+Test(config, mean_and_std_with_uint8_output_are_refused, .init = setup, .fini = teardown)
+{
+	rf_config c;
+	tu_config(&c, dir);
+	c.mean[1] = 0.456f;
+	refused(&c, RF_ECONFIG, "with dtype = uint8 they would be ignored");
+	tu_config(&c, dir);
+	c.std[2] = 0.225f;
+	refused(&c, RF_ECONFIG, "with dtype = uint8 they would be ignored");
+	tu_config(&c, dir);
+	c.mean[0] = 0.485f;
+	c.dtype = RF_DTYPE_FLOAT16;
+	rf_loader *l;
+	char err[256];
+	cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), 0, "%s", err);
+	rf_loader_destroy(l);
+}

@@ -27,8 +27,10 @@ int main(int argc, char **argv)
 	cfg.layout = (rf_layout)atoi(argv[9]);
 	cfg.seed = strtoull(argv[10], NULL, 10);
 	cfg.threads = atoi(argv[11]);
-	cfg.mean[0] = cfg.mean[1] = cfg.mean[2] = 0.45f;
-	cfg.std[0] = cfg.std[1] = cfg.std[2] = 0.25f;
+	if (cfg.dtype != RF_DTYPE_UINT8) { /* normalised float output only */
+		cfg.mean[0] = cfg.mean[1] = cfg.mean[2] = 0.45f;
+		cfg.std[0] = cfg.std[1] = cfg.std[2] = 0.25f;
+	}
 	rf_loader *l;
 	char msg[512];
 	int rc = rf_loader_create(&l, &cfg, msg, sizeof(msg));

@@ -220,6 +220,16 @@ static int check_augment(const rf_config *cfg, char *err, size_t errlen)
 			return RF_ECONFIG;
 		}
 	}
+	int normalised = 0;
+	for (int c = 0; c < 3; c++)
+		normalised |= cfg->mean[c] != 0.0f || cfg->std[c] != 1.0f;
+	if (normalised && cfg->dtype == RF_DTYPE_UINT8) {
+		/* silently ignored, it trained a model on unnormalised pixels */
+		rf_fmt(err, errlen, "config: mean and std normalise float output (dtype = float16 or "
+		       "float32); with dtype = uint8 they would be ignored: set a float dtype, or "
+		       "leave them at 0 and 1");
+		return RF_ECONFIG;
+	}
 	return 0;
 }
 
