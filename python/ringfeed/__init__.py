@@ -88,6 +88,8 @@ def _torch():
 
 
 def _enum_value(key, value, names):
+    if type(value).__name__ == "dtype" and str(value).startswith("torch."):
+        value = str(value)[len("torch."):]   # torch.float16 -> "float16"
     if isinstance(value, str):
         try:
             return names[value.lower()]
@@ -96,14 +98,40 @@ def _enum_value(key, value, names):
     return value   # a number: checked (an integer, in range) with the other fields
 
 
+def _three_floats(key, value):
+    """mean / std: a sequence or a tensor of 3 numbers, as floats."""
+    if hasattr(value, "tolist"):   # a tensor or an array
+        value = value.tolist()
+    try:
+        values = [float(v) for v in value]
+    except TypeError:
+        raise TypeError(f"{key}: expected 3 numbers (a sequence or a tensor), not "
+                        f"{type(value).__name__}") from None
+    if len(values) != 3:
+        raise Error(_ringfeed.ECONFIG, f"{key}: {len(values)} numbers, not 3 (R, G, B)")
+    return tuple(values)
+
+
 def _device_index(device):
-    if device is None or device == "cpu":
+    """device: None, "cpu", "cuda", "cuda:N", a torch.device, or N."""
+    if device is None:
         return -1
+    if isinstance(device, int) and not isinstance(device, bool):
+        if device < 0:
+            raise Error(_ringfeed.ECONFIG, f"device: {device} is not a CUDA device number")
+        return device
+    if not isinstance(device, str) and type(device).__name__ != "device":
+        raise TypeError(f"device: expected 'cpu', 'cuda:N', a torch.device or an int, not "
+                        f"{type(device).__name__}")
     text = str(device)
-    if text == "cuda":
-        return _torch().cuda.current_device()
-    if text.startswith("cuda:"):
-        return int(text[5:])
+    if text == "cpu":
+        return -1
+    if text == "cuda" or (text.startswith("cuda:") and text[5:].isdigit()):
+        torch = _torch()
+        if not torch.cuda.is_available():
+            raise Error(_ringfeed.ECONFIG, f"device: '{text}': this machine has no CUDA GPU "
+                        f"(torch.cuda.is_available() is False)")
+        return torch.cuda.current_device() if text == "cuda" else int(text[5:])
     raise Error(_ringfeed.ECONFIG, f"device: '{device}' is not 'cpu' or 'cuda:N'")
 
 
@@ -120,12 +148,21 @@ class Loader:
     (RANK, WORLD_SIZE) as in C unless rank and world_size are given.
     on_bad_sample: a callable(path, err, reason) called on the iterating
     thread, before the batch that replaced the sample is returned.
+    with_ids: image batches are (images, labels, ids), ids the samples'
+    index ids (int64, as `ringfeed bench --ids` writes them); token batches
+    are (rows, ids) either way.
+    Torch's own types are taken where names are: device=torch.device(...)
+    (or "cuda:N", or N), dtype=torch.float16, token_dtype=torch.int32;
+    mean and std as sequences or tensors of 3 numbers.
     """
 
     def __init__(self, source, *, device="cpu", hold="next", copy=False, debug=False,
-                 on_bad_sample=None, epochs=0, **options):
-        if hold not in ("next", "gc"):
+                 on_bad_sample=None, with_ids=False, epochs=0, **options):
+        if not isinstance(hold, str) or hold not in ("next", "gc"):
             raise Error(_ringfeed.ECONFIG, f"hold: '{hold}' is not 'next' or 'gc'")
+        if on_bad_sample is not None and not callable(on_bad_sample):
+            raise TypeError(f"on_bad_sample: expected a callable(path, err, reason), not "
+                            f"{type(on_bad_sample).__name__}")
         c_defaults = _c_defaults()
         # values are checked by the extension: integers stay integers (8.7 is
         # a TypeError, not 8), unsigned fields refuse negatives, paths are
@@ -139,6 +176,8 @@ class Loader:
                 raise TypeError(f"Loader() got an unexpected keyword argument '{key}'")
             if field in ENUM_VALUES:
                 value = _enum_value(key, value, ENUM_VALUES[field])
+            elif field in ("mean", "std"):
+                value = _three_floats(key, value)
             config[field] = value
         self._device = None if _device_index(device) < 0 else _torch().device(
             "cuda", _device_index(device))
@@ -148,6 +187,7 @@ class Loader:
         self._copy = bool(copy)
         self._debug = bool(debug)
         self._on_bad_sample = on_bad_sample
+        self._with_ids = bool(with_ids)
         self._current = None      # the Batch lent under hold="next"
         self._lock = threading.RLock()   # one call at a time, whatever the thread
         self._closed = False
@@ -284,18 +324,26 @@ class Loader:
             if batch is None:
                 return None
             images, labels = self._tensors(batch)
+            ids = self._image_ids(batch) if self._with_ids else None
             if self._copy:
                 images = images.clone()
                 batch.release(self._stream_handle())
             elif self._hold == "next":
                 self._current = batch
-            return images, labels
+            return (images, labels) if ids is None else (images, labels, ids)
         except BaseException:
             if batch is not None and not batch.released:
                 if self._current is batch:
                     self._current = None
                 self._c.hold_back(batch)
             raise
+
+    def _image_ids(self, batch):
+        """An image batch's sample ids (int64), where its labels are; None for rows."""
+        if batch.dtype not in _IMAGE_DTYPES:
+            return None   # token batches carry their window ids already
+        ids = _torch().frombuffer(bytearray(batch.ids), dtype=_torch().int64)
+        return ids if self._device is None else ids.to(self._device, non_blocking=True)
 
     def _tensors(self, batch):
         torch = _torch()
