@@ -116,6 +116,7 @@ typedef enum rf_dtype {
 	RF_DTYPE_UINT16 = 3,
 	RF_DTYPE_UINT32 = 4,
 	RF_DTYPE_INT32 = 5,
+	RF_DTYPE_INT64 = 6,   /* what torch's cross_entropy takes as targets */
 } rf_dtype;
 
 /* Order of a sample's values. Values are stable. */
@@ -403,7 +404,7 @@ typedef struct rf_config {
 	uint32_t stride;               /* tokens from one window's start to the next;
 	                                * 0 = seq_len (default: windows tile each shard,
 	                                * sharing one token, as llm.c's batches do) */
-	rf_dtype token_dtype;          /* RF_DTYPE_UINT16, UINT32 or INT32; 0 (UINT8, the
+	rf_dtype token_dtype;          /* RF_DTYPE_UINT16, UINT32, INT32 or INT64; 0 (UINT8, the
 	                                * default) = as the shards store them. UINT16 is
 	                                * refused for uint32 shards */
 

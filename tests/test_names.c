@@ -23,7 +23,7 @@ static const char *const expected[RF_ENUM_KINDS] = {
 	[RF_ENUM_RANK_TAIL] = "rank_tail: pad=0 drop=1",
 	[RF_ENUM_DECODE] = "decode: cpu=0 gpu=1 auto=2",
 	[RF_ENUM_SHARD_ACCESS] = "shard_access: random=0 sequential=1",
-	[RF_ENUM_TOKEN_DTYPE] = "token_dtype: uint16=3 uint32=4 int32=5 (stored=0)",
+	[RF_ENUM_TOKEN_DTYPE] = "token_dtype: uint16=3 uint32=4 int32=5 int64=6 (stored=0)",
 	[RF_ENUM_SOURCE_KIND] = "source_kind: auto=0 files=1 tar=2",
 };
 

@@ -118,7 +118,8 @@ static uint64_t *check_rows(const rf_config *cfg, const ref *r, uint32_t stride,
 	rf_loader *l;
 	char err[512];
 	cr_assert_eq(rf_loader_create(&l, cfg, err, sizeof(err)), 0, "%s", err);
-	uint32_t T = cfg->seq_len, width = cfg->token_dtype == RF_DTYPE_UINT16 ? 2 : 4;
+	uint32_t T = cfg->seq_len, width = cfg->token_dtype == RF_DTYPE_UINT16 ? 2
+					   : cfg->token_dtype == RF_DTYPE_INT64 ? 8 : 4;
 	size_t cap = 1024;
 	uint64_t *ids = malloc(cap * sizeof(*ids));
 	*n = 0;
@@ -134,10 +135,11 @@ static uint64_t *check_rows(const rf_config *cfg, const ref *r, uint32_t stride,
 			const uint32_t *want = ref_window(r, b->ids[i], stride);
 			const uint8_t *row = b->data + (size_t)i * b->sample_bytes;
 			for (uint32_t j = 0; j <= T; j++) {
-				uint32_t v = 0;
+				uint64_t v = 0;
 				memcpy(&v, row + (size_t)j * width, width);
-				cr_assert_eq(v, want[j], "window %llu token %u: %u, the file has %u",
-					     (unsigned long long)b->ids[i], j, v, want[j]);
+				cr_assert_eq(v, want[j], "window %llu token %u: %llu, the file has %u",
+					     (unsigned long long)b->ids[i], j, (unsigned long long)v,
+					     want[j]);
 			}
 			cr_assert_eq(b->labels[i], -1);
 			if (*n == cap)
@@ -208,9 +210,10 @@ Test(tokens, every_row_type_read_path_and_buffering)
 		const char *d = llama ? dir32 : dir;
 		ref r;
 		ref_load(&r, d, NSHARDS, 100, 100);
-		for (int t = 0; t < 3; t++) {
+		for (int t = 0; t < 4; t++) {
 			rf_dtype want = t == 0 ? (llama ? RF_DTYPE_UINT32 : RF_DTYPE_UINT16)
-				      : t == 1 ? RF_DTYPE_INT32 : RF_DTYPE_UINT32;
+				      : t == 1 ? RF_DTYPE_INT32 : t == 2 ? RF_DTYPE_UINT32
+				      : RF_DTYPE_INT64;
 			for (int p = 0; p < 3; p++) {
 				rf_config cfg;
 				token_config(&cfg, d, 100);

@@ -23,8 +23,9 @@ Token shards (llm.c's .bin, or .bin.zst from `ringfeed pack --tokens`):
     for rows, ids in loader:               # rows: (16, 1025) int32, ids: window ids
         x, y = rows[:, :-1], rows[:, 1:]
 
-token_dtype is "int32" unless given ("stored", "uint16", "uint32"): this torch
-may have no unsigned types.
+token_dtype is "int32" unless given ("stored", "uint16", "uint32", "int64":
+what cross_entropy takes as targets, without .long()): this torch may have
+no unsigned types.
 
 Nothing is lost in silence: Ctrl-C while next() waits (or while it builds the
 tensors) leaves the loader where it was, so `except KeyboardInterrupt:` can
@@ -73,7 +74,7 @@ _TOKEN_DTYPES = ENUM_NAMES["token_dtype"]
 _CHW = ENUM_VALUES["layout"]["chw"]
 # numpy's typestr of each element type (__cuda_array_interface__), by name
 _TYPESTR = {"uint8": "|u1", "float32": "<f4", "float16": "<f2",
-            "uint16": "<u2", "uint32": "<u4", "int32": "<i4"}
+            "uint16": "<u2", "uint32": "<u4", "int32": "<i4", "int64": "<i8"}
 
 # Python keyword -> rf_config field
 _RENAMED = {"flip": "flip_p"}

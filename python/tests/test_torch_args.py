@@ -85,3 +85,20 @@ def test_cuda_without_a_gpu_says_so(data):
     for device in ("cuda:0", torch.device("cuda", 0), "cuda"):
         with pytest.raises(ringfeed.Error, match="no CUDA GPU"):
             ringfeed.Loader(data, device=device, **SMALL)
+
+
+def test_int64_token_rows_feed_cross_entropy(tmp_path):
+    shards = tmp_path / "tokens"
+    subprocess.run([RINGFEED, "gen", "--tokens", "--out", str(shards), "--shards", "2",
+                    "--shard-tokens", "5000", "--vocab", "100"], check=True,
+                   stdout=subprocess.DEVNULL)
+    opts = dict(seq_len=16, batch_size=4, seed=5)
+    with ringfeed.Loader(str(shards), token_dtype="int32", **opts) as loader:
+        rows32, ids32 = [t.clone() for t in next(iter(loader))]
+    with ringfeed.Loader(str(shards), token_dtype=torch.int64, **opts) as loader:
+        rows64, ids64 = [t.clone() for t in next(iter(loader))]
+    assert rows64.dtype == torch.int64 and tuple(rows64.shape) == (4, 17)
+    assert torch.equal(ids32, ids64) and torch.equal(rows32.long(), rows64)
+    logits = torch.zeros(4, 16, 100)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 100), rows64[:, 1:].reshape(-1))
+    assert torch.isfinite(loss)

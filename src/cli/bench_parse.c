@@ -68,7 +68,7 @@ static void usage(FILE *f)
 		"                    rows (windows/s, tokens/s; --no-shuffle is llm.c's order)\n"
 		"  --seq T           tokens per row, plus one (default 1024; implies --tokens)\n"
 		"  --stride S        tokens between window starts (default T)\n"
-		"  --token-dtype uint16|uint32|int32   row type (default: as stored)\n"
+		"  --token-dtype uint16|uint32|int32|int64   row type (default: as stored)\n"
 		"  --step-ms T       simulate a training step of T ms per batch (the batch is\n"
 		"                    held meanwhile); the report shows how long it waited\n"
 		"  --log FILE        one JSON line per batch: index, wait, fetch and prep ms, bytes\n"

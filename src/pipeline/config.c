@@ -84,9 +84,10 @@ static int check_tokens(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(seq_len, 1, 1 << 24);
 	CHECK_RANGE(stride, 0, 1 << 30);
 	if (cfg->token_dtype != RF_DTYPE_UINT8 && cfg->token_dtype != RF_DTYPE_UINT16 &&
-	    cfg->token_dtype != RF_DTYPE_UINT32 && cfg->token_dtype != RF_DTYPE_INT32) {
-		rf_fmt(err, errlen, "config: token_dtype = %d is not uint16, uint32, int32 or 0 (as "
-		       "stored)", (int)cfg->token_dtype);
+	    cfg->token_dtype != RF_DTYPE_UINT32 && cfg->token_dtype != RF_DTYPE_INT32 &&
+	    cfg->token_dtype != RF_DTYPE_INT64) {
+		rf_fmt(err, errlen, "config: token_dtype = %d is not uint16, uint32, int32, int64 or 0 "
+		       "(as stored)", (int)cfg->token_dtype);
 		return RF_ECONFIG;
 	}
 	const char *no = cfg->raw ? "raw" : cfg->decode != RF_DECODE_CPU ? "decode"

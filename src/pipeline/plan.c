@@ -29,7 +29,7 @@ static int plan_tokens(rf_plan *p, const rf_config *cfg, const rf_source_facts *
 		       "(Llama-3's): uint32 or int32");
 		return RF_ECONFIG;
 	}
-	p->token_bytes = p->token_dtype == RF_DTYPE_UINT16 ? 2 : 4;
+	p->token_bytes = p->token_dtype == RF_DTYPE_UINT16 ? 2 : p->token_dtype == RF_DTYPE_INT64 ? 8 : 4;
 	if (src->largest_read + 8192 > cfg->read_pool_bytes / 4) {
 		rf_fmt(err, errlen, "config: a window of %u + 1 tokens reads up to %llu bytes, more "
 		       "than a quarter of the read pool (read_pool_bytes = %zu)", cfg->seq_len,

@@ -81,6 +81,7 @@ static const name token_dtype[] = {
 	{ "uint16", RF_DTYPE_UINT16, 1 },
 	{ "uint32", RF_DTYPE_UINT32, 1 },
 	{ "int32", RF_DTYPE_INT32, 1 },
+	{ "int64", RF_DTYPE_INT64, 1 },
 	{ "stored", 0, 0 },
 	{ NULL, 0, 0 },
 };
