@@ -4,7 +4,8 @@
 #
 # For each round and each transform (Resize+CenterCrop, RandomResizedCrop),
 # runs in turn: `ringfeed bench` (C), bench/peers/ringfeed_py.py (the
-# package: a Python loop that only touches each batch), and
+# package: a Python loop that only touches each batch; with its default
+# lifetime, hold="gc", then with hold="next", lending), and
 # bench/peers/torch_imagefolder.py (ImageFolder + PIL, num_workers = cores,
 # pin_memory). Each run goes through bench/peers/measure.py: images/s from
 # the loader itself; CPU cores used (CPU time of the process and its workers
@@ -58,6 +59,10 @@ def commands(transform, seed):
         "Python ringfeed": [py, "bench/peers/ringfeed_py.py", "--source", data, "--threads",
                             str(threads), "--transform", transform, "--epochs", str(epochs),
                             "--seed", str(seed), "--json"],
+        "Python ringfeed hold=next (lending)": [
+            py, "bench/peers/ringfeed_py.py", "--source", data, "--threads", str(threads),
+            "--transform", transform, "--epochs", str(epochs), "--seed", str(seed), "--hold",
+            "next", "--json"],
         f"torch DataLoader (workers={workers}, pin_memory)": [
             py, "bench/peers/torch_imagefolder.py", "--source", data, "--workers",
             str(workers), "--transform", transform, "--epochs", str(epochs), "--seed",
@@ -87,12 +92,14 @@ for transform in ("center", "rrc"):
               f"{rss:7.1f} MiB peak RSS")
     names = list(med)
     # ratio per round (side by side), then the median of the ratios
-    pc = [p[0] / c[0] for p, c in zip(results[(transform, names[1])], results[(transform, names[0])])]
-    print(f"  {transform:6s} Python / C rate: {statistics.median(pc):.3f} "
-          f"(rounds: {', '.join(f'{x:.3f}' for x in pc)})")
+    for py_name in names[1:3]:
+        pc = [p[0] / c[0] for p, c in zip(results[(transform, py_name)],
+                                          results[(transform, names[0])])]
+        print(f"  {transform:6s} {py_name} / C rate: {statistics.median(pc):.3f} "
+              f"(rounds: {', '.join(f'{x:.3f}' for x in pc)})")
     if not with_torch:
         continue
-    pt = [p[0] / t[0] for p, t in zip(results[(transform, names[1])], results[(transform, names[2])])]
+    pt = [p[0] / t[0] for p, t in zip(results[(transform, names[1])], results[(transform, names[3])])]
     print(f"  {transform:6s} Python ringfeed / torch rate: {statistics.median(pt):.2f}; "
-          f"peak RSS torch / Python: {med[names[2]][2] / med[names[1]][2]:.2f}")
+          f"peak RSS torch / Python: {med[names[3]][2] / med[names[1]][2]:.2f}")
 PY

@@ -28,6 +28,8 @@ def main(argv):
     p.add_argument("--flip", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--hold", choices=("gc", "next"), default=None,
+                   help="the package's hold= (default: the package's default)")
     args = p.parse_args(argv)
 
     import torch  # noqa: F401  (imported before the clock starts, as the peer does)
@@ -37,7 +39,8 @@ def main(argv):
     loader = ringfeed.Loader(args.source, batch_size=args.batch, threads=args.threads,
                              resize=args.resize, crop=args.crop, seed=args.seed,
                              random_resized_crop=args.transform == "rrc", flip=args.flip,
-                             epochs=args.epochs)
+                             epochs=args.epochs,
+                             **({"hold": args.hold} if args.hold else {}))
     samples = batches = 0
     for _ in range(args.epochs):
         for images, _labels in loader:
@@ -45,7 +48,7 @@ def main(argv):
             batches += 1
     seconds = time.perf_counter() - start
     loader.close()
-    result = {"loader": "ringfeed-python", "threads": args.threads,
+    result = {"loader": "ringfeed-python", "hold": args.hold or "default", "threads": args.threads,
               "transform": args.transform, "samples": samples,
               "seconds": round(seconds, 6), "samples_per_s": round(samples / seconds, 3),
               "batches": batches}

@@ -8,13 +8,19 @@
             ...
 
 Lifetime of a batch (the tensors view the loader's batch slot itself):
-  hold="next" (default)  the slot is given back at the next iteration step:
-                         the tensors are valid until then. Keep data longer
-                         with .clone(). With debug=True a use after that
-                         faults (SIGSEGV) instead of reading recycled memory.
-  hold="gc"              the slot is given back when the last tensor viewing
-                         it is garbage-collected. Holding cfg.prefetch
-                         batches at once stalls the loader.
+  hold="gc" (default)    the slot is given back when the last tensor viewing
+                         it is garbage-collected: a tensor you still hold
+                         never changes, after close() and `del loader` too.
+                         Each held batch keeps one of `prefetch` slots (6 by
+                         default here: the batch in hand and one kept ahead,
+                         as CUDA prefetchers do, leave 4 to the loader);
+                         holding all of them raises Error (EDEADLK) rather
+                         than hang.
+  hold="next"            lending: the slot is given back at the next
+                         iteration step, whether or not its tensors are still
+                         used; .clone() what you keep. Slightly less work per
+                         batch; with debug=True a use after the step faults
+                         (SIGSEGV) instead of reading recycled memory.
   copy=True              the tensors are copies; the slot is given back at once.
 
 Token shards (llm.c's .bin, or .bin.zst from `ringfeed pack --tokens`):
@@ -37,7 +43,7 @@ SampleLossWarning.
 Threads: one Loader may be used from several threads; its calls take turns
 (a lock), and close() from another thread wakes a thread waiting in next(),
 which raises Error. Under hold="next" a batch's tensors are valid until the
-next step of any thread: give each thread copy=True or hold="gc".
+next step of any thread: use the default (hold="gc") or copy=True there.
 """
 
 import threading
@@ -157,7 +163,7 @@ class Loader:
     mean and std as sequences or tensors of 3 numbers.
     """
 
-    def __init__(self, source, *, device="cpu", hold="next", copy=False, debug=False,
+    def __init__(self, source, *, device="cpu", hold="gc", copy=False, debug=False,
                  on_bad_sample=None, with_ids=False, epochs=0, **options):
         if not isinstance(hold, str) or hold not in ("next", "gc"):
             raise Error(_ringfeed.ECONFIG, f"hold: '{hold}' is not 'next' or 'gc'")
@@ -169,6 +175,10 @@ class Loader:
         # a TypeError, not 8), unsigned fields refuse negatives, paths are
         # str, bytes or os.PathLike without NUL (each error names the field)
         config = {"source": source, "epochs": epochs}
+        if hold == "gc" and "prefetch" not in options:
+            # the loop holds the batch in hand while it asks for the next,
+            # and a prefetcher one more: two slots more than C's default
+            options["prefetch"] = c_defaults["prefetch"] + 2
         if options.get("seq_len") and "token_dtype" not in options:
             options["token_dtype"] = "int32"   # what embeddings take; any torch has it
         for key, value in options.items():

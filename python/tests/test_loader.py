@@ -159,7 +159,8 @@ def test_copy_true_tensors_outlive_the_slot(data):
 def test_debug_mode_catches_a_use_after_the_next_step(data):
     code = textwrap.dedent(f"""
         import ringfeed, torch
-        loader = ringfeed.Loader({data!r}, batch_size=8, debug=True, resize=72, crop=64)
+        loader = ringfeed.Loader({data!r}, batch_size=8, hold="next", debug=True, resize=72,
+                                 crop=64)
         it = iter(loader)
         stale, _ = next(it)
         stale.float().sum()           # valid until the next step

@@ -1,0 +1,73 @@
+"""test_hold.py - a tensor the user still holds never changes under them
+(issue 28, item 1): the default lifetime (hold="gc") against the patterns
+that broke the lending one: a prefetcher that keeps one batch while taking
+the next, tensors kept after close() and after `del loader`."""
+
+import gc
+import os
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed for this python "
+                            "(Debian: python3-torch, installed by scripts/deps.sh)")
+import ringfeed  # noqa: E402
+
+RINGFEED = os.environ.get("RINGFEED", "build/ringfeed")
+SMALL = dict(resize=40, crop=32, threads=2, batch_size=4, seed=9)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data") / "jpegs"
+    subprocess.run([RINGFEED, "gen", "--out", str(root), "--count", "128", "--classes", "4",
+                    "--threads", "1"], check=True, stdout=subprocess.DEVNULL)
+    return str(root)
+
+
+def test_a_batch_kept_ahead_never_changes(data):
+    """timm's PrefetchLoader: hold batch k while batch k + 1 is taken."""
+    with ringfeed.Loader(data, **SMALL) as loader:
+        it = iter(loader)
+        ahead = next(it)
+        snap = [t.clone() for t in ahead]
+        changed = 0
+        for batch in it:
+            changed += sum(not torch.equal(a, b) for a, b in zip(ahead, snap))
+            ahead, snap = batch, [t.clone() for t in batch]
+        assert changed == 0, f"{changed} tensors changed while held"
+
+
+def test_tensors_kept_after_close_and_del_stay_intact(data):
+    loader = ringfeed.Loader(data, **SMALL)
+    it = iter(loader)
+    kept = [next(it)[0] for _ in range(3)]
+    snaps = [t.clone() for t in kept]
+    loader.close()
+    assert all(torch.equal(a, b) for a, b in zip(kept, snaps))
+    loader = ringfeed.Loader(data, **SMALL)
+    images, _ = next(iter(loader))
+    snap = images.clone()
+    del loader
+    gc.collect()
+    other = ringfeed.Loader(data, **dict(SMALL, seed=10))   # reuses freed memory, if any
+    for _ in zip(range(8), other):
+        pass
+    other.close()
+    assert torch.equal(images, snap)
+
+
+def test_the_default_keeps_going_while_two_batches_are_held(data):
+    with ringfeed.Loader(data, **SMALL) as loader:
+        it = iter(loader)
+        held = [next(it), next(it)]
+        n = sum(1 for _ in it)
+        assert n == 128 // 4 - 2
+        del held
+
+
+def test_lending_is_still_there_on_request(data):
+    """hold="next": the slot goes back at the next step (debug=True faults
+    on a later use: test_loader.py)."""
+    with ringfeed.Loader(data, hold="next", **SMALL) as loader:
+        assert sum(1 for _ in loader) == 128 // 4
