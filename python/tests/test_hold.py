@@ -71,3 +71,22 @@ def test_lending_is_still_there_on_request(data):
     on a later use: test_loader.py)."""
     with ringfeed.Loader(data, hold="next", **SMALL) as loader:
         assert sum(1 for _ in loader) == 128 // 4
+
+
+def test_a_for_after_a_break_goes_on_with_the_same_epoch(data):
+    """Decided (README): the rest of the epoch, not the epoch again as a
+    DataLoader would: every sample once per epoch across the two loops."""
+    with ringfeed.Loader(data, with_ids=True, **SMALL) as loader:
+        ids = []
+        for i, (_, _, batch_ids) in enumerate(loader):
+            ids += batch_ids.tolist()
+            if i == 9:
+                break
+        assert loader.epoch == 0
+        for _, _, batch_ids in loader:
+            ids += batch_ids.tolist()
+        assert sorted(ids) == list(range(128)), "the epoch once, across both loops"
+        assert loader.epoch == 1
+        loader.set_epoch(1)
+        again = [batch for _, batch in zip(range(3), loader)]
+        assert loader.epoch == 1 and len(again) == 3
