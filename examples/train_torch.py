@@ -35,12 +35,21 @@ def main():
     p.add_argument("--device", default="cuda:0" if torch.cuda.is_available() else "cpu")
     p.add_argument("--checkpoint", default="/tmp/ringfeed-ckpt.pt")
     p.add_argument("--save-every", type=int, default=50)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seeds torch (the model's initial weights) and the loader's order")
+    p.add_argument("--weights-out", help="write the final model weights here (to check that "
+                   "a stopped and resumed run ends where a straight one does)")
     args = p.parse_args()
+    # Everything random is seeded, so that a run stopped and resumed from its
+    # checkpoint ends with the weights of a run that went straight through:
+    # the loader resumes at the batch that came next, the model and the
+    # optimizer at their saved state, and the initial weights are the seed's.
+    torch.manual_seed(args.seed)
 
     loader = ringfeed.Loader(args.data, batch_size=args.batch, crop=args.crop,
                              threads=args.threads, random_resized_crop=True, flip=0.5,
                              dtype="float32", layout="chw", mean=MEAN, std=STD,
-                             device=args.device, seed=0)
+                             device=args.device, seed=args.seed)
     classes = len(next(os.walk(args.data))[1])
     model = torchvision.models.resnet18(num_classes=classes).to(args.device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
@@ -74,6 +83,8 @@ def main():
             if step == args.steps:
                 break
     loader.close()
+    if args.weights_out:
+        torch.save(model.state_dict(), args.weights_out)
     print(f"done: {step} steps", flush=True)
 
 

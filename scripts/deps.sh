@@ -9,7 +9,10 @@ pkgs=(gcc g++ meson ninja-build pkg-config python3 python3-pip clang libclang-rt
       liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev libcriterion-dev
       openmpi-bin libopenmpi-dev chromium
       python3-dev python3-pytest python3-torch python3-venv python3-pip
+      python3-torchvision
       "$@")
+# python3-torchvision: the tests run examples/train_torch.py (a torchvision
+# ResNet) and compare pixels with torchvision's; without it they would skip
 missing=()
 for p in "${pkgs[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -6,6 +6,7 @@ the next, tensors kept after close() and after `del loader`."""
 import gc
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -90,3 +91,29 @@ def test_a_for_after_a_break_goes_on_with_the_same_epoch(data):
         loader.set_epoch(1)
         again = [batch for _, batch in zip(range(3), loader)]
         assert loader.epoch == 1 and len(again) == 3
+
+
+def test_the_example_resumed_ends_where_a_straight_run_does(data, tmp_path):
+    """examples/train_torch.py: 6 steps straight, and 3 steps, stopped, then
+    resumed to 6 from its checkpoint: the same final weights."""
+    pytest.importorskip("torchvision", reason="torchvision is not installed for this python "
+                        "(Debian: python3-torchvision, installed by scripts/deps.sh)")
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_torch.py")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+
+    def train(steps, ckpt, out):
+        subprocess.run([sys.executable, example, data, "--steps", str(steps), "--batch", "8",
+                        "--crop", "32", "--threads", "1", "--device", "cpu", "--save-every",
+                        "3", "--checkpoint", str(ckpt), "--weights-out", str(out)],
+                       check=True, env=env, stdout=subprocess.DEVNULL, timeout=300)
+
+    train(6, tmp_path / "straight.pt", tmp_path / "straight.w")
+    train(3, tmp_path / "resumed.pt", tmp_path / "half.w")
+    train(6, tmp_path / "resumed.pt", tmp_path / "resumed.w")
+    straight = torch.load(tmp_path / "straight.w")
+    resumed = torch.load(tmp_path / "resumed.w")
+    half = torch.load(tmp_path / "half.w")
+    assert straight.keys() == resumed.keys()
+    for k in straight:
+        assert torch.equal(straight[k], resumed[k]), f"{k} differs after the resume"
+    assert any(not torch.equal(straight[k], half[k]) for k in straight), "it trained on"
