@@ -339,3 +339,32 @@ Test(errors, a_bad_file_is_reported_once_an_epoch)
 	tu_rmrf(d);
 	free(d);
 }
+
+/* A manifest's absolute path is named as it is in messages (it read
+ * "ROOT//abs/path": the root put before a path that needed none). */
+Test(errors, an_absolute_manifest_path_is_named_as_it_is)
+{
+	char *d = tu_tmpdir("abs");
+	tu_write(d, "bad.jpg", "not a jpeg at all, not at all", 29);
+	char line[1024], *man;
+	int n = snprintf(line, sizeof(line), "%s/bad.jpg\t0\n", d);
+	tu_write(d, "list.txt", line, (size_t)n);
+	cr_assert(asprintf(&man, "%s/list.txt", d) > 0);
+	rf_config cfg;
+	tu_config(&cfg, man);
+	cfg.batch_size = 1;
+	cfg.on_error = RF_ON_ERROR_FAIL;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	cr_assert_eq(rf_loader_next(l, &b), RF_EBADSAMPLE);
+	char want[1024];
+	snprintf(want, sizeof(want), "%s/bad.jpg: ", d);
+	cr_assert(!strncmp(rf_loader_error(l), want, strlen(want)), "%s", rf_loader_error(l));
+	cr_assert_null(strstr(rf_loader_error(l), "//"), "%s", rf_loader_error(l));
+	rf_loader_destroy(l);
+	tu_rmrf(d);
+	free(d);
+	free(man);
+}

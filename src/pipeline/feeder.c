@@ -284,10 +284,10 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		 * than count good samples as bad */
 		struct rlimit lim = { 0 };
 		getrlimit(RLIMIT_NOFILE, &lim);
-		char what[256], name[1024];
-		rf_fmt(what, sizeof(what), "%s of %s/%s with no other read in flight (the "
-		       "descriptor limit, ulimit -n, is %llu)", step, l->src.index.root,
-		       rf_source_name(&l->src, q->sample, name, sizeof(name)),
+		char what[256], name[1280];
+		rf_fmt(what, sizeof(what), "%s of %s with no other read in flight (the "
+		       "descriptor limit, ulimit -n, is %llu)", step,
+		       rf_source_path(&l->src, q->sample, name, sizeof(name)),
 		       (unsigned long long)lim.rlim_cur);
 		rf_feeder_release(f, id, q);
 		feeder_failed(l, res, what);

@@ -80,3 +80,14 @@ int rf_records_finish(rf_source *s, const char *source, const struct stat *st, c
 	rf_index_trim(idx);
 	return 0;
 }
+
+const char *rf_source_path(const rf_source *s, uint64_t i, char *buf, size_t len)
+{
+	char name[1024];
+	rf_source_name(s, i, name, sizeof(name));
+	if (name[0] == '/' || !s->index.root)
+		rf_fmt(buf, len, "%s", name);
+	else
+		rf_fmt(buf, len, "%s/%s", s->index.root, name);
+	return buf;
+}

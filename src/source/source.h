@@ -165,6 +165,12 @@ static inline rf_stage rf_source_stage(const rf_source *s, uint64_t i)
 	return s->ops->stage(s, i);
 }
 
+/* What to call sample i in a message or a report to the user: its name
+ * (rf_source_name) under the source's root folder, or as it is when the
+ * name is already absolute (a manifest's absolute paths). Every message
+ * and the on_sample_error callback name a sample this one way. @return : buf. */
+const char *rf_source_path(const rf_source *s, uint64_t i, char *buf, size_t len);
+
 /* The file a read is from, relative to the root. */
 static inline const char *rf_source_file(const rf_source *s, const rf_source_read *r)
 {
