@@ -151,10 +151,11 @@ typedef enum rf_decode {
 
 /* Called once per bad sample and epoch (a bad file drawn again as another
  * place's replacement in the same epoch is not reported again), from one of
- * the loader's threads, never two at a time for one loader. path is the
- * sample's name under the source's root folder (a manifest's absolute path
- * as it is; SHARD:MEMBER or SHARD:bytes A..B for shards); messages put the
- * root before it. path and reason are valid during the call only.
+ * the loader's threads, never two at a time for one loader. path names the
+ * sample as every message does: the source's root folder joined with its
+ * name (a manifest's absolute path as it is; ROOT/SHARD:MEMBER or
+ * ROOT/SHARD:bytes A..B for shards). path and reason are valid during the
+ * call only.
  * err is the negative code behind it. */
 typedef void (*rf_sample_error_fn)(void *user, const char *path, int err,
 				   const char *reason);

@@ -320,9 +320,9 @@ EOF
 	> "$T/damaged.out" 2> "$T/damaged.err"; rc=$?
 check "damaged pack: exit $rc, want 0 (skip mode)" [ $rc = 0 ]
 check "damaged pack: a lost: line for the span: $(cat "$T/damaged.err")" \
-	grep -q "^ringfeed bench: lost: damaged or cut spans of shards (the samples in them): 1, each replaced; the first: shard-000000.tar:bytes " "$T/damaged.err"
+	grep -q "^ringfeed bench: lost: damaged or cut spans of shards (the samples in them): 1, each replaced; the first: $T/damaged/shard-000000.tar:bytes " "$T/damaged.err"
 check "damaged pack: a lost: line for the sample left without its image: $(cat "$T/damaged.err")" \
-	grep -q "^ringfeed bench: lost: samples corrupt or unusable: 1, each replaced; the first: shard-000000.tar:.*: no image member" "$T/damaged.err"
+	grep -q "^ringfeed bench: lost: samples corrupt or unusable: 1, each replaced; the first: $T/damaged/shard-000000.tar:.*: no image member" "$T/damaged.err"
 check "damaged pack: every sample after the damage delivered: $(head -1 "$T/damaged.out")" \
 	grep -q "^ringfeed bench: 201 samples in 5 batches" "$T/damaged.out"
 "$RF" bench --source "$T/damaged" --batch 50 --resize 48 --crop 40 --threads 1 --json \

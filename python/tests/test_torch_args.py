@@ -102,3 +102,22 @@ def test_int64_token_rows_feed_cross_entropy(tmp_path):
     logits = torch.zeros(4, 16, 100)
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 100), rows64[:, 1:].reshape(-1))
     assert torch.isfinite(loss)
+
+
+def test_a_bad_sample_is_named_alike_in_the_callback_and_the_error(tmp_path):
+    root = tmp_path / "tree"
+    subprocess.run([RINGFEED, "gen", "--out", str(root), "--count", "6", "--classes", "2",
+                    "--threads", "1"], check=True, stdout=subprocess.DEVNULL)
+    bad = root / "class_001" / "broken.jpg"
+    bad.write_bytes(b"not a jpeg" * 20)
+    seen = []
+    with ringfeed.Loader(str(root), epochs=1, on_bad_sample=lambda p, e, r: seen.append(p),
+                         **SMALL) as loader:
+        for _ in loader:
+            pass
+    assert seen == [str(bad)], seen
+    with pytest.raises(ringfeed.Error) as e:
+        with ringfeed.Loader(str(root), epochs=1, on_error="fail", **SMALL) as loader:
+            for _ in loader:
+                pass
+    assert str(bad) + ": " in str(e.value), str(e.value)

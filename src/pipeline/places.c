@@ -135,16 +135,15 @@ static int first_report(rf_loader *l, uint64_t epoch, uint64_t sample)
 int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
 			   const char *reason, rf_place *retry)
 {
-	/* the callback gets the name under the root (its contract); messages
-	 * the path a user can open (rf_source_path) */
-	char name[1024], full[1280];
+	/* one name for the sample in the callback and in every message: a
+	 * path the user can open (rf_source_path) */
+	char full[1280];
 	const char *path = rf_source_path(&l->src, sample, full, sizeof(full));
 	pthread_mutex_lock(&l->report_mu);
 	if (first_report(l, p->batch / l->plan.batches_per_epoch, sample)) {
 		atomic_fetch_add_explicit(&l->st.bad_samples, 1, memory_order_relaxed);
 		if (l->cfg.on_sample_error)
-			l->cfg.on_sample_error(l->cfg.user, rf_source_name(&l->src, sample, name,
-									   sizeof(name)), err, reason);
+			l->cfg.on_sample_error(l->cfg.user, path, err, reason);
 		rf_log(l->cfg.log_level, RF_LOG_WARN, "bad sample %s: %s", path, reason);
 	}
 	pthread_mutex_unlock(&l->report_mu);

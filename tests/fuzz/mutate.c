@@ -504,11 +504,18 @@ typedef struct run_log {
 } run_log;
 
 
+/* The shard a report names: "FOLDER/SHARD:member" (the callback's path is
+ * the shard's under the source's folder). */
 static int shard_of(const char *name)
 {
+	const char *colon = strchr(name, ':');
+	if (!colon)
+		return -1;
+	const char *start = memrchr(name, '/', (size_t)(colon - name));
+	start = start ? start + 1 : name;
 	for (int s = 0; s < nshards; s++) {
 		size_t k = strlen(shard_file[s]);
-		if (!strncmp(name, shard_file[s], k) && name[k] == ':')
+		if ((size_t)(colon - start) == k && !strncmp(start, shard_file[s], k))
 			return s;
 	}
 	return -1;
