@@ -161,16 +161,20 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 		goto out;
 	p.prog.phase = RF_PACK_INDEX;
 	rf_pack_tell(&p);
-	ret = rf_index_build_progress(&p.idx, o->source, o->index_flags, index_progress, &p,
-				      RF_LOG_WARN, err, errlen);
+	rf_source src;
+	rf_source_params sp = { .mode = o->index_flags, .progress = index_progress,
+				.progress_user = &p, .log_level = RF_LOG_WARN };
+	ret = rf_source_open(&src, o->source, &sp, err, errlen);
 	if (ret)
 		goto out;
-	if (p.idx.members) {
+	if (src.kind != RF_KIND_FILES) {
 		rf_fmt(err, errlen, "'%s' is already a set of shards: pack takes an ImageFolder, a "
 		       "manifest or (--raw) a tree of files", o->source);
+		rf_source_free(&src);
 		ret = -EINVAL;
 		goto out;
 	}
+	p.idx = src.index; /* the records move to the packer: a files source holds nothing else */
 	have_index = 1;
 	/* every key the same width, so that names sort in id order */
 	p.key_width = 9;
