@@ -37,7 +37,7 @@
 
 #define RF_MAX_ATTEMPTS 64 /* replacements tried for one place before RF_ETOOMANYBAD */
 #define RF_MAX_TRANSIENT 3 /* re-reads of one file after a short read or EAGAIN */
-#define RF_REASON_LEN 192
+#define RF_REASON_LEN RF_SOURCE_REASON_LEN /* 192: a reason, as the source kinds write them */
 
 /* A place in the output: the index-th sample of global batch `batch`,
  * filled by the attempt-th candidate (0 = the sample the order puts there). */
