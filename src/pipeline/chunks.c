@@ -216,7 +216,7 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_
 	rf_request *q = &l->req[id];
 	*q = (rf_request){ .place = *p, .sample = sample, .epoch = epoch, .pos = pos,
 			   .ticket = NO_TICKET, .chunk = (uint32_t)(c - f->chunks), .next = NO_CHUNK,
-			   .expect = r->expect };
+			   .expect = r->expect, .stage = (uint8_t)rf_loader_stage(l, sample) };
 	c->refs++;
 	if (c->state == CHUNK_READING) {
 		q->next = c->waiting; /* landed when the read is in (order does not matter) */

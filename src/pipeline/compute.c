@@ -202,7 +202,7 @@ void *rf_compute_main(void *arg)
 		rf_place place = q->place;
 		uint64_t sample = q->sample;
 		uint64_t prep0 = w.ns_decode + w.ns_transform;
-		rf_stage stage = rf_loader_stage(l, sample);
+		rf_stage stage = (rf_stage)q->stage;
 		int err = ok ? run_stage(l, &w, q, s, stage) : -ENOMEM;
 		if (!ok)
 			rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");

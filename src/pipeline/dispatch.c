@@ -52,7 +52,7 @@ void rf_loader_dispatch(rf_loader *l, uint32_t id)
 	rf_split *sp = &l->split;
 	/* only plain JPEGs go to the engines: zstd members are decompressed
 	 * on the CPU, so decoded there too */
-	int jpeg = rf_loader_stage(l, l->req[id].sample) == RF_STAGE_JPEG;
+	int jpeg = l->req[id].stage == RF_STAGE_JPEG;
 	int gpu = l->decode == RF_DECODE_GPU && jpeg;
 	if (l->decode == RF_DECODE_AUTO && jpeg) {
 		measure(l, sp);

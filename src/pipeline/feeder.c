@@ -199,7 +199,8 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 			break; /* room comes back at the next wait */
 		uint32_t ticket = NO_TICKET;
 		uint8_t *buf;
-		if (rf_loader_stage(l, sample) == RF_STAGE_RAW) {
+		rf_stage stage = rf_loader_stage(l, sample);
+		if (stage == RF_STAGE_RAW) {
 			/* straight into the batch, after the samples issued before
 			 * (a zstd member goes through the pool: a compute thread
 			 * puts its decompressed bytes in the batch) */
@@ -223,7 +224,7 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 		rf_request *q = &l->req[id];
 		*q = (rf_request){ .place = p, .sample = sample, .epoch = epoch, .pos = pos,
 				   .buf = buf, .ticket = ticket, .chunk = NO_CHUNK,
-				   .expect = r.expect };
+				   .expect = r.expect, .stage = (uint8_t)stage };
 		rd.buf = buf;
 		rd.tag = id;
 		rf_io_submit(f->io, &rd);
@@ -352,7 +353,7 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
 	atomic_store_explicit(&s->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
 	rf_place p = q->place;
 	uint64_t sample = q->sample;
-	switch (rf_loader_stage(l, sample)) {
+	switch ((rf_stage)q->stage) {
 	case RF_STAGE_RAW: { /* no decode: the bytes are the sample */
 		char reason[RF_REASON_LEN];
 		if (q->chunk != NO_CHUNK && raw_from_chunk(l, s, q, reason, sizeof(reason))) {

@@ -63,6 +63,8 @@ typedef struct rf_request {
 	                      * (ring thread's, feeder_impl.h), or UINT32_MAX */
 	uint32_t next;       /* the next request waiting for that chunk's read */
 	uint32_t expect;     /* bytes its read must give (rf_source_read.expect) */
+	uint8_t stage;       /* rf_stage: what turns its bytes into the sample; decided
+	                      * once, when it is issued (rf_loader_stage) */
 	/* set when the read landed (the feeder), read by the decoder: */
 	const uint8_t *data; /* the sample's bytes (inside buf, past any over-read) */
 	uint32_t len;
