@@ -703,15 +703,23 @@ typedef struct rf_order_info {
 	uint64_t total_batches;      /* where the stream ends; UINT64_MAX when endless */
 	size_t sampler_bytes;        /* memory of the sampler: 0, or 8 per sample (the alias
 	                              * table of WEIGHTED and BALANCED) */
-	uint64_t reserved[8];
+	uint64_t epoch_first_batch;  /* the first batch of next_batch's epoch: epoch *
+	                              * batches_per_epoch, or later in an epoch resumed on
+	                              * another world size or batch size (its rest fills
+	                              * the epoch's last batches; see rf_loader_state_save) */
+	uint64_t reserved[7];
 } rf_order_info;
 
 /* Fills *out; callable at any time from the consumer thread.
  * @return : 0, or -EINVAL when an argument is NULL. */
 RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out);
 
-/* Bytes of every state this version writes; a buffer of this size always fits. */
-#define RF_STATE_MAX_BYTES 256
+/* Bytes of every state this version writes; a buffer of this size always
+ * fits. A state is 152 bytes, except inside an epoch resumed on another
+ * world size or batch size: 168 bytes + 16 per run of positions left (one
+ * with interleaved ranks, up to a run per rank with sequential shard
+ * access, 1024 at most). */
+#define RF_STATE_MAX_BYTES 16552
 
 /* Writes the loader's position into buf[len] so that a loader created with
  * cfg.resume_state = buf continues exactly where this one stands: its first
@@ -733,14 +741,29 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out);
  * no_region_decode, and which files the read pool or raw_max_bytes leaves
  * too large).
  * rf_loader_create() refuses a state whose dataset or any of those settings
- * differ (RF_ESTATEMISMATCH, the message says which), one that is truncated,
- * corrupted or not a state (RF_ESTATE), one of a newer format
- * (RF_ESTATEVERSION), or one whose position lies past this config's last
- * epoch (RF_ESTATEMISMATCH). A different world_size is refused: the rest of
- * the epoch is not re-partitioned. A different rank is accepted, because the
- * position is the same on every rank of a synchronous job: each rank may
- * resume from rank 0's state. cfg.epochs may differ (it decides where the
- * stream ends, not what it holds), and so may in_order.
+ * but world_size and batch_size differ (RF_ESTATEMISMATCH, the message says
+ * which), one that is truncated, corrupted or not a state (RF_ESTATE), one
+ * of a newer format (RF_ESTATEVERSION), or one whose position lies past
+ * this config's last epoch (RF_ESTATEMISMATCH). A different rank is
+ * accepted, because the position is the same on every rank of a synchronous
+ * job: each rank resumes from rank 0's state. cfg.epochs may differ (it
+ * decides where the stream ends, not what it holds), and so may in_order.
+ *
+ * Elastic resume: world_size and batch_size may differ (a job checkpointed
+ * on W ranks resumes on W' ranks: torchrun's elastic restarts, a node lost,
+ * a bigger allocation). At an epoch's start that changes nothing. Inside an
+ * epoch the state says which of the epoch's global positions every rank has
+ * handed out (all ranks stand at the same batch); the new ranks split what
+ * is left the way they split an epoch (interleaved, or in runs with
+ * sequential shard access; padded or dropped per rank_tail), so that across
+ * both runs each position of the epoch is delivered once; the next epochs
+ * are whole. The rest's batches come last in its epoch: the first is
+ * rf_order_info.epoch_first_batch, and epoch E still starts at
+ * E * batches_per_epoch. Such a loader saves the rest in its state (see
+ * RF_STATE_MAX_BYTES), so it can be resumed again, on any world size. The
+ * one refusal (RF_ESTATEMISMATCH): sequential shard access whose rest would
+ * take more than 1024 runs of positions (resume on the saving world size,
+ * or from a state at an epoch's start).
  *
  * With in_order = 0 a position exists only while the batches handed out are
  * exactly those before some batch (they usually are: the lowest ready batch
@@ -774,7 +797,13 @@ typedef struct rf_state_info {
 	uint64_t output_fingerprint;
 	rf_shard_access shard_access; /* (a state from before shards: RANDOM) */
 	uint32_t shuffle_block;      /* SEQUENTIAL: resolved, 1 without shuffle */
-	uint64_t reserved[7];
+	uint64_t rest_epoch;         /* version 2: the epoch whose rest the state carries */
+	uint64_t rest_samples;       /* positions left of it (0: the state carries no rest) */
+	uint32_t rest_runs;          /* the runs they make */
+	uint32_t reserved32;
+	uint64_t epoch_first_batch;  /* the first batch of the state's epoch (as
+	                              * rf_order_info.epoch_first_batch) */
+	uint64_t reserved[3];
 } rf_state_info;
 
 /* Decodes and checks (magic, version, length, checksum) a state written by
@@ -791,7 +820,9 @@ RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out,
  * rf_batch.index; its epoch is next_batch / batches_per_epoch), everything
  * else as saved, so that rf_loader_create() checks it as it would the
  * original. The first batch of epoch E is E * rf_state_info.batches_per_epoch
- * (what the Python package's set_epoch() asks for). Whether next_batch lies
+ * (what the Python package's set_epoch() asks for), except in the epoch
+ * whose rest a version-2 state carries: its batches start later, and a
+ * next_batch before them moves to the first. Whether next_batch lies
  * within a loader's epochs is checked when one resumes from it. buf[len] is
  * checked as by rf_state_parse(), then rewritten in place (the position and
  * the checksum) only on success.

@@ -3,6 +3,7 @@
 # `bench --ids` of a whole run equals the ids of a run stopped by
 # `--save-state --after K` followed by one started with `--resume` (other
 # threads and io-depth); two ranks' ids are disjoint and cover each epoch;
+# their state resumed on one rank delivers the rest of the epoch (elastic);
 # `ringfeed state` describes the state; mismatches and usage errors fail
 # with a message. Usage (meson does this): cli_resume.sh PATH_TO_ringfeed
 set -eu
@@ -50,10 +51,25 @@ if "$rf" bench $common --rank 1 --world 2 --seed 4 --resume "$tmp/s.state" >/dev
 	fail "another seed resumed"
 fi
 grep -q "seed 3" "$tmp/e" || fail "seed refusal: $(cat "$tmp/e")"
-if "$rf" bench $common --resume "$tmp/s.state" >/dev/null 2>"$tmp/e"; then
-	fail "another world size resumed"
-fi
-grep -q "world_size 2" "$tmp/e" || fail "world refusal: $(cat "$tmp/e")"
+
+# another world size (elastic resume): both ranks took 3 batches of epoch 0,
+# 24 of its 30 samples; one rank delivers the 6 left (2 batches), then
+# epoch 1 whole (8 batches)
+"$rf" bench $common --resume "$tmp/s.state" --ids "$tmp/w1.ids" >/dev/null 2>"$tmp/e" ||
+	fail "one rank did not resume 2 ranks' state: $(cat "$tmp/e")"
+[ "$(wc -l <"$tmp/w1.ids")" -eq 10 ] || fail "one rank: $(wc -l <"$tmp/w1.ids") batches, want 2 + 8"
+ids=$( (sed -n 1,3p "$tmp/r0.ids"; sed -n 1,3p "$tmp/full.ids"; sed -n 1,2p "$tmp/w1.ids") |
+	tr ' ' '\n' | sort -n)
+[ "$(echo "$ids" | wc -l)" -eq 30 ] && [ "$(echo "$ids" | uniq | wc -l)" -eq 30 ] ||
+	fail "2 ranks then 1: epoch 0 not each sample once: $(echo $ids)"
+# a state saved inside that rest carries it (format version 2)
+"$rf" bench $common --resume "$tmp/s.state" --save-state "$tmp/w1.state" --after 1 \
+	>/dev/null 2>&1 || fail "save inside the rest"
+"$rf" state "$tmp/w1.state" >"$tmp/w1.txt"
+for want in "format version 2" "6 of its positions were left, in 1 run" \
+	"this epoch's first batch is 6"; do
+	grep -q "$want" "$tmp/w1.txt" || fail "state: no '$want' in: $(cat "$tmp/w1.txt")"
+done
 head -c 100 "$tmp/s.state" >"$tmp/short.state"
 if "$rf" state "$tmp/short.state" >/dev/null 2>"$tmp/e"; then fail "truncated state described"; fi
 grep -q "truncated" "$tmp/e" || fail "truncation: $(cat "$tmp/e")"

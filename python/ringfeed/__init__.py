@@ -225,7 +225,9 @@ class Loader:
         epoch = int(epoch)
         with self._lock:
             order = self._c.order()
-            if int(order["next_batch"]) == epoch * len(self):
+            # an epoch resumed on another world size starts at its rest's first batch
+            first = int(order["epoch_first_batch"])
+            if first // len(self) == epoch and int(order["next_batch"]) == first:
                 return
             self._release_current()
             self._recreate(state_at_epoch(self._c.state_save(), epoch))

@@ -596,6 +596,20 @@ static PyObject *Loader_state_save(LoaderObject *self, PyObject *unused)
 	return PyBytes_FromStringAndSize((const char *)buf, n);
 }
 
+/* The first batch of the held batch's epoch, when that is the epoch before
+ * the loader's (a state moved back to it knows, rest of an epoch included);
+ * o->epoch_first_batch if the state cannot be had. */
+static uint64_t held_epoch_first_batch(LoaderObject *self, const rf_order_info *o)
+{
+	uint8_t buf[RF_STATE_MAX_BYTES];
+	rf_state_info x;
+	int n = rf_loader_state_save(self->l, buf, sizeof(buf));
+	if (n < 0 || rf_state_seek(buf, (size_t)n, self->held->index, NULL, 0) ||
+	    rf_state_parse(buf, (size_t)n, &x, NULL, 0))
+		return o->epoch_first_batch;
+	return x.epoch_first_batch;
+}
+
 static PyObject *Loader_order(LoaderObject *self, PyObject *unused)
 {
 	(void)unused;
@@ -603,9 +617,12 @@ static PyObject *Loader_order(LoaderObject *self, PyObject *unused)
 		return NULL;
 	rf_order_info o;
 	rf_loader_order(self->l, &o);
-	if (self->held)
-		o.next_batch--; /* the held batch comes next */
-	return Py_BuildValue("{s:i,s:I,s:I,s:s,s:K,s:K,s:K,s:K,s:K,s:K}",
+	if (self->held) { /* the held batch comes next */
+		o.next_batch--;
+		if (o.next_batch < o.epoch_first_batch) /* from the epoch before: ask a state */
+			o.epoch_first_batch = held_epoch_first_batch(self, &o);
+	}
+	return Py_BuildValue("{s:i,s:I,s:I,s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
 			     "sampler", (int)o.sampler, "rank", o.rank, "world_size",
 			     o.world_size, "rank_source", o.rank_source, "dataset_samples",
 			     (unsigned long long)o.dataset_samples, "epoch_samples",
@@ -613,7 +630,8 @@ static PyObject *Loader_order(LoaderObject *self, PyObject *unused)
 			     (unsigned long long)o.rank_samples, "batches_per_epoch",
 			     (unsigned long long)o.batches_per_epoch, "next_batch",
 			     (unsigned long long)o.next_batch, "total_batches",
-			     (unsigned long long)o.total_batches);
+			     (unsigned long long)o.total_batches, "epoch_first_batch",
+			     (unsigned long long)o.epoch_first_batch);
 }
 
 static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
@@ -914,12 +932,14 @@ static PyObject *mod_state_parse(PyObject *m, PyObject *args)
 	PyBuffer_Release(&buf);
 	if (rc < 0)
 		return raise_rf(rc, msg);
-	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:I,s:I}", "next_batch",
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:I,s:I,s:I,s:K,s:K}", "next_batch",
 			     (unsigned long long)x.next_batch, "epoch",
 			     (unsigned long long)x.epoch, "batch_in_epoch",
 			     (unsigned long long)x.batch_in_epoch, "batches_per_epoch",
 			     (unsigned long long)x.batches_per_epoch, "rank", x.rank,
-			     "world_size", x.world_size);
+			     "world_size", x.world_size, "batch_size", x.batch_size,
+			     "rest_samples", (unsigned long long)x.rest_samples,
+			     "epoch_first_batch", (unsigned long long)x.epoch_first_batch);
 }
 
 /* state_at_epoch(state, epoch) -> bytes: a copy of the state moved to the

@@ -123,6 +123,14 @@ int cmd_state(int argc, char **argv)
 	printf("  resumes at batch %llu: epoch %llu, batch %llu of the %llu in each epoch\n",
 	       (unsigned long long)x.next_batch, (unsigned long long)x.epoch,
 	       (unsigned long long)x.batch_in_epoch, (unsigned long long)x.batches_per_epoch);
+	if (x.rest_runs) /* saved by a loader resumed on another split inside an epoch */
+		printf("  epoch %llu was resumed on another world size or batch size: %llu of its "
+		       "positions were left, in %u run%s, for its last batches\n",
+		       (unsigned long long)x.rest_epoch, (unsigned long long)x.rest_samples,
+		       x.rest_runs, x.rest_runs == 1 ? "" : "s");
+	if (x.rest_runs && x.rest_epoch == x.epoch)
+		printf("  this epoch's first batch is %llu\n",
+		       (unsigned long long)x.epoch_first_batch);
 	if (x.epochs)
 		printf("  the saving loader was set for %llu epochs (%llu batches on each rank)\n",
 		       (unsigned long long)x.epochs,

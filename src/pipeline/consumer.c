@@ -235,6 +235,7 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out)
 	out->next_batch = l->next_batch;
 	out->total_batches = l->plan.total_batches;
 	out->sampler_bytes = rf_order_memory(&l->order);
+	out->epoch_first_batch = rf_loader_epoch_first_batch(l, l->next_batch);
 	return 0;
 }
 

@@ -50,7 +50,8 @@ static rf_loader *loader_new(void)
 }
 
 /* The loader's own copy of cfg: its strings duplicated, the caller's
- * resume bytes dropped (parsed into *resume first). */
+ * resume bytes dropped (parsed into *resume first; the rest of an epoch
+ * they carry, into l->rest until rf_state_resume_at() decides). */
 static int copy_config(rf_loader *l, const rf_config *cfg, rf_state_info *resume, char *err,
 		       size_t errlen)
 {
@@ -66,7 +67,8 @@ static int copy_config(rf_loader *l, const rf_config *cfg, rf_state_info *resume
 		return -ENOMEM;
 	/* checked before indexing, which may take a while on a large source */
 	if (cfg->resume_state)
-		return rf_state_parse(cfg->resume_state, cfg->resume_state_len, resume, err, errlen);
+		return rf_state_read(cfg->resume_state, cfg->resume_state_len, resume, &l->rest,
+				     err, errlen);
 	return 0;
 }
 
@@ -314,9 +316,10 @@ static int acquire(rf_loader *l, const rf_state_info *resume, char *err, size_t 
 	l->src.index.weights = NULL;
 	if (resume) {
 		ret = rf_state_check_resume(l, resume, err, errlen);
+		if (!ret)
+			ret = rf_state_resume_at(l, resume, err, errlen);
 		if (ret)
 			return ret;
-		l->start_batch = resume->next_batch;
 	}
 	l->next_batch = l->start_batch;
 	l->delivered_end = l->start_batch;
@@ -419,6 +422,7 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	if (l->slot_mem)
 		munmap(l->slot_mem, l->slot_mem_len);
 	rf_order_free(&l->order);
+	free(l->rest);
 	if (l->shard_order)
 		rf_shard_order_free(l->shard_order);
 	free(l->shard_order);

@@ -180,6 +180,10 @@ struct rf_loader {
 	                          * NULL; its cache is the ring thread's */
 	const char *rank_source; /* static: where rank and world size came from */
 	uint64_t start_batch;    /* first batch to deliver: 0, or the resumed position */
+	struct rf_rest *rest;    /* resumed on another world size or batch size inside an
+	                          * epoch: what is left of it (sample/rest.h), which
+	                          * fills that epoch's last rest->batches batches; else
+	                          * NULL (owned) */
 	uint64_t dataset_fp;     /* fingerprints written into saved states */
 	uint64_t output_fp;
 
@@ -295,6 +299,13 @@ static inline rf_slot *rf_slot_of(rf_loader *l, const rf_place *p)
  * epoch (the same place gives the same sample on every run and resume). */
 void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sample,
 			    uint64_t *epoch, uint64_t *pos);
+
+/* The rest (sample/rest.h) that fills epoch, or NULL when it is whole. */
+const struct rf_rest *rf_loader_rest_of(const rf_loader *l, uint64_t epoch);
+
+/* The first batch of batch b's epoch: its start, or where its rest's
+ * batches start. */
+uint64_t rf_loader_epoch_first_batch(const rf_loader *l, uint64_t b);
 
 /* Places in global batch b (batch_size, or fewer for a last partial batch). */
 uint32_t rf_loader_batch_count(const rf_loader *l, uint64_t b);

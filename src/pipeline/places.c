@@ -13,27 +13,56 @@
 
 #include "gpu/gpu.h"
 #include "pipeline/loader_impl.h"
+#include "sample/rest.h"
 #include "sample/shard_order.h"
 #include "util/hash.h"
 #include "util/util.h"
 
+const rf_rest *rf_loader_rest_of(const rf_loader *l, uint64_t epoch)
+{
+	return l->rest && l->rest->epoch == epoch ? l->rest : NULL;
+}
+
+uint64_t rf_loader_epoch_first_batch(const rf_loader *l, uint64_t b)
+{
+	uint64_t bpe = l->plan.batches_per_epoch;
+	const rf_rest *rest = rf_loader_rest_of(l, b / bpe);
+	return b / bpe * bpe + (rest ? bpe - rest->batches : 0);
+}
+
+/* Batch b's first position of this rank's share of its epoch (or of the
+ * rest that fills it: its batches come last, numbered up to the epoch's end,
+ * so that every epoch starts at epoch * batches_per_epoch). */
+static uint64_t batch_first(const rf_loader *l, uint64_t b, const rf_rest *rest)
+{
+	uint64_t k = b % l->plan.batches_per_epoch;
+	if (rest) {
+		assert(k >= l->plan.batches_per_epoch - rest->batches);
+		k -= l->plan.batches_per_epoch - rest->batches;
+	}
+	return k * (uint64_t)l->cfg.batch_size;
+}
+
 uint32_t rf_loader_batch_count(const rf_loader *l, uint64_t b)
 {
-	uint64_t m = l->order.rank_len, bs = (uint64_t)l->cfg.batch_size;
-	uint64_t first = (b % l->plan.batches_per_epoch) * bs;
-	return (uint32_t)RF_MIN(bs, m - first);
+	const rf_rest *rest = rf_loader_rest_of(l, b / l->plan.batches_per_epoch);
+	uint64_t m = rest ? rest->rank_len : l->order.rank_len;
+	return (uint32_t)RF_MIN((uint64_t)l->cfg.batch_size, m - batch_first(l, b, rest));
 }
 
 void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sample,
 			    uint64_t *epoch, uint64_t *pos)
 {
 	uint64_t e = p->batch / l->plan.batches_per_epoch;
-	uint64_t q = (p->batch % l->plan.batches_per_epoch) * (uint64_t)l->cfg.batch_size + p->index;
-	uint64_t g = rf_order_global(&l->order, q);
+	const rf_rest *rest = rf_loader_rest_of(l, e);
+	uint64_t q = batch_first(l, p->batch, rest) + p->index;
+	const rf_order *o = &l->order;
+	uint64_t g = rest ? rf_rest_global(rest, o->rank, o->world, o->blocked, q)
+			  : rf_order_global(o, q);
 	*epoch = e;
 	*pos = g;
 	*sample = l->shard_order && !p->attempt ? rf_shard_order_sample(l->shard_order, e, g)
-						 : rf_order_sample(&l->order, e, g, p->attempt);
+						 : rf_order_sample(o, e, g, p->attempt);
 }
 
 int rf_loader_forked(const rf_loader *l)

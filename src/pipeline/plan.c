@@ -59,7 +59,7 @@ static int plan_batches(rf_plan *p, rf_order *order, const rf_config *cfg,
 		order->blocked = 1; /* each rank reads its own run of shards */
 	}
 	uint64_t m = order->rank_len, bs = (uint64_t)cfg->batch_size;
-	p->batches_per_epoch = cfg->drop_last ? m / bs : (m + bs - 1) / bs;
+	p->batches_per_epoch = rf_rank_batches(m, (uint32_t)bs, cfg->drop_last);
 	if (p->batches_per_epoch == 0) {
 		rf_fmt(err, errlen, "source '%s': %llu samples per epoch%s make no full batch of "
 		       "%llu (drop_last is set)", src->name, (unsigned long long)m,

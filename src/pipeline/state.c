@@ -1,5 +1,6 @@
 /* state.c - the saved state: its byte format, rf_loader_state_save(),
- * rf_state_parse(), the fingerprints, and the checks before a resume.
+ * rf_state_parse(), the fingerprints, the checks before a resume and where
+ * a resumed loader starts.
  *
  * Format version 1, 152 bytes, every field little-endian:
  *    0  8  magic "rfstate\0"
@@ -22,14 +23,26 @@
  *  120  8  samples in the dataset   128  8  dataset fingerprint
  *  136  8  output fingerprint
  *  144  8  checksum: rf_hash_bytes() of bytes 0..143
+ *
+ * Format version 2 is written only by a loader that resumed inside an
+ * epoch on another world size or batch size: it carries the rest of that
+ * epoch (sample/rest.h), which applies to that epoch only; every other
+ * state is version 1, which older libraries read. Bytes 0..143 as version 1, then:
+ *  144  8  the epoch the runs are the rest of
+ *  152  4  runs n (1 .. RF_REST_MAX_RUNS)    156  4  0
+ *  160     n runs of global positions: 8 first, 8 count (ascending, disjoint)
+ *  160 + 16n  8  checksum: rf_hash_bytes() of the bytes before it
+ * (168 + 16n bytes.)
  * A later version may add fields; this library refuses versions above its
  * own, so that a state is never half understood. */
 #include "source/token_windows.h"
 #include "pipeline/state.h"
+#include "sample/rest.h"
 #include "sample/shard_order.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/hash.h"
@@ -79,9 +92,10 @@ static void put_position(uint8_t *s, uint64_t batch, uint64_t batches_per_epoch)
 	put64(s + 32, batch % batches_per_epoch);
 }
 
-static void put_checksum(uint8_t *s)
+/* The checksum closes the state: its last 8 of len bytes. */
+static void put_checksum(uint8_t *s, size_t len)
 {
-	put64(s + 144, rf_state_checksum(s, 144));
+	put64(s + len - 8, rf_state_checksum(s, len - 8));
 }
 
 static uint64_t hash_float(uint64_t h, float f)
@@ -136,19 +150,24 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 		return -EINVAL;
 	if (rf_loader_forked(l))
 		return RF_EFORKED;
+	uint64_t b = l->next_batch, bpe = l->plan.batches_per_epoch;
+	/* A resumed loader's rest goes into every state it saves, also past
+	 * its epoch: a state moved back into that epoch (rf_state_seek) needs it. */
+	const rf_rest *rest = l->rest;
+	size_t bytes = rest ? RF_STATE_V2_BYTES(rest->runs) : RF_STATE_V1_BYTES;
 	if (!buf && len == 0)
-		return RF_STATE_V1_BYTES;
-	if (!buf || len < RF_STATE_V1_BYTES)
+		return (int)bytes;
+	if (!buf || len < bytes)
 		return -ENOSPC;
 	/* Out of order, the position is one number only while the batches
 	 * handed out are all those before it. */
 	if (l->delivered_end != l->next_batch)
 		return -EAGAIN;
-	uint8_t s[RF_STATE_V1_BYTES] = { 0 };
-	uint64_t b = l->next_batch, bpe = l->plan.batches_per_epoch;
+	uint8_t *s = buf;
+	memset(s, 0, bytes);
 	memcpy(s, magic, sizeof(magic));
-	put32(s + 8, RF_STATE_VERSION);
-	put32(s + 12, RF_STATE_V1_BYTES);
+	put32(s + 8, rest ? 2 : 1);
+	put32(s + 12, (uint32_t)bytes);
 	put_position(s, b, bpe);
 	put64(s + 40, l->cfg.seed);
 	put32(s + 48, (uint32_t)l->order.kind);
@@ -168,16 +187,143 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	put64(s + 120, rf_source_samples(&l->src));
 	put64(s + 128, l->dataset_fp);
 	put64(s + 136, l->output_fp);
-	put_checksum(s);
-	memcpy(buf, s, sizeof(s));
-	return RF_STATE_V1_BYTES;
+	if (rest) {
+		put64(s + 144, rest->epoch);
+		put32(s + 152, rest->runs);
+		for (uint32_t i = 0; i < rest->runs; i++) {
+			put64(s + 160 + 16 * (size_t)i, rest->start[i]);
+			put64(s + 168 + 16 * (size_t)i, rest->len[i]);
+		}
+	}
+	put_checksum(s, bytes);
+	return (int)bytes;
 }
 
-RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out, char *err,
-			  size_t errlen)
+/* The header's length check: version 1 is 152 bytes, version 2 168 + 16
+ * per run. 0, or RF_ESTATE with err set. */
+static int check_length(const uint8_t *s, size_t len, uint32_t version, uint32_t bytes,
+			char *err, size_t errlen)
+{
+	uint32_t runs = version == 2 && len >= 156 ? get32(s + 152) : 0;
+	int ok = version == 1 ? bytes == RF_STATE_V1_BYTES
+		 : version == 2 && (len < 156 || (runs >= 1 && runs <= RF_REST_MAX_RUNS &&
+						  bytes == RF_STATE_V2_BYTES(runs)));
+	if (version == 0 || !ok) {
+		rf_fmt(err, errlen, "state: corrupted header (version %u, %u bytes; version 1 "
+		       "has %d, version 2 168 + 16 per run)", version, bytes, RF_STATE_V1_BYTES);
+		return RF_ESTATE;
+	}
+	if (len < bytes) {
+		rf_fmt(err, errlen, "state: truncated: %zu of its %u bytes", len, bytes);
+		return RF_ESTATE;
+	}
+	if (len > bytes) {
+		rf_fmt(err, errlen, "state: %zu bytes where the state has %u: something else "
+		       "follows it (corrupted, or more than one state)", len, bytes);
+		return RF_ESTATE;
+	}
+	uint64_t sum = get64(s + bytes - 8);
+	if (sum != rf_state_checksum(s, bytes - 8)) {
+		rf_fmt(err, errlen, "state: corrupted (checksum mismatch)");
+		return RF_ESTATE;
+	}
+	return 0;
+}
+
+static void decode_fields(const uint8_t *s, rf_state_info *x)
+{
+	x->next_batch = get64(s + 16);
+	x->epoch = get64(s + 24);
+	x->batch_in_epoch = get64(s + 32);
+	x->seed = get64(s + 40);
+	x->sampler = (rf_sampler)get32(s + 48);
+	x->on_error = (rf_on_error)get32(s + 52);
+	x->batch_size = get32(s + 56);
+	x->drop_last = get32(s + 60);
+	x->rank = get32(s + 64);
+	x->world_size = get32(s + 68);
+	x->rank_tail = (rf_rank_tail)get32(s + 72);
+	x->resize = get32(s + 76);
+	x->crop = get32(s + 80);
+	uint32_t so = get32(s + 84);
+	x->shard_access = so & 1 ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
+	x->shuffle_block = so >> 1;
+	x->epoch_samples = get64(s + 88);
+	x->rank_samples = get64(s + 96);
+	x->batches_per_epoch = get64(s + 104);
+	x->epochs = get64(s + 112);
+	x->dataset_samples = get64(s + 120);
+	x->dataset_fingerprint = get64(s + 128);
+	x->output_fingerprint = get64(s + 136);
+}
+
+/* A version-2 state's runs, checked (ascending, disjoint, inside the
+ * epoch) and counted into x; copied into rest when not NULL. 0, or -1. */
+static int decode_runs(const uint8_t *s, rf_state_info *x, rf_rest *rest)
+{
+	x->rest_epoch = get64(s + 144);
+	x->rest_runs = get32(s + 152);
+	if (get32(s + 156))
+		return -1;
+	uint64_t end = 0, total = 0;
+	for (uint32_t i = 0; i < x->rest_runs; i++) {
+		uint64_t first = get64(s + 160 + 16 * (size_t)i), n = get64(s + 168 + 16 * (size_t)i);
+		if (n == 0 || (i && first <= end) || first > x->epoch_samples ||
+		    n > x->epoch_samples - first)
+			return -1;
+		end = first + n;
+		total += n;
+		if (rest) {
+			rest->start[i] = first;
+			rest->len[i] = n;
+		}
+	}
+	x->rest_samples = total;
+	if (rest) {
+		rest->epoch = x->rest_epoch;
+		rest->runs = x->rest_runs;
+	}
+	return 0;
+}
+
+/* The batches of the saving loader's ranks in the rest x carries. */
+static uint64_t saved_rest_batches(const rf_state_info *x)
+{
+	return rf_rank_batches(rf_rank_len(x->rest_samples, x->world_size, x->rank_tail),
+			       x->batch_size, (int)x->drop_last);
+}
+
+/* Fields that a correct checksum cannot vouch for: a writer's bug, not
+ * damage; refused all the same. 1 when consistent. */
+static int consistent(const rf_state_info *x, uint32_t so)
+{
+	if (x->batches_per_epoch == 0 || x->epoch != x->next_batch / x->batches_per_epoch ||
+	    x->batch_in_epoch != x->next_batch % x->batches_per_epoch ||
+	    (uint32_t)x->sampler > RF_SAMPLER_BALANCED || (uint32_t)x->rank_tail > RF_RANK_TAIL_DROP ||
+	    (uint32_t)x->on_error > RF_ON_ERROR_FAIL || x->world_size == 0 ||
+	    x->rank >= x->world_size || x->batch_size == 0 || (so != 0 && !(so & 1)) ||
+	    (so & 1 && so >> 1 == 0))
+		return 0;
+	if (x->rank_samples != rf_rank_len(x->epoch_samples, x->world_size, x->rank_tail) ||
+	    x->batches_per_epoch != rf_rank_batches(x->rank_samples, x->batch_size, (int)x->drop_last))
+		return 0;
+	if (x->rest_runs) { /* the rest's batches end its epoch, and it has some */
+		uint64_t n = saved_rest_batches(x);
+		if (n == 0 || n > x->batches_per_epoch)
+			return 0;
+		if (x->rest_epoch == x->epoch && x->batch_in_epoch < x->batches_per_epoch - n)
+			return 0;
+	}
+	return 1;
+}
+
+int rf_state_read(const void *buf, size_t len, rf_state_info *out, rf_rest **rest, char *err,
+		  size_t errlen)
 {
 	if (err && errlen)
 		err[0] = '\0';
+	if (rest)
+		*rest = NULL;
 	if (!buf || !out) {
 		rf_fmt(err, errlen, "rf_state_parse: buf and out must not be NULL");
 		return -EINVAL;
@@ -200,70 +346,43 @@ RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out, char 
 		       RF_STATE_VERSION);
 		return RF_ESTATEVERSION;
 	}
-	if (version == 0 || bytes != RF_STATE_V1_BYTES) {
-		rf_fmt(err, errlen, "state: corrupted header (version %u, %u bytes; version 1 "
-		       "has %d)", version, bytes, RF_STATE_V1_BYTES);
-		return RF_ESTATE;
-	}
-	if (len < bytes) {
-		rf_fmt(err, errlen, "state: truncated: %zu of its %u bytes", len, bytes);
-		return RF_ESTATE;
-	}
-	if (len > bytes) {
-		rf_fmt(err, errlen, "state: %zu bytes where the state has %u: something else "
-		       "follows it (corrupted, or more than one state)", len, bytes);
-		return RF_ESTATE;
-	}
-	uint64_t sum = get64(s + 144);
-	if (sum != rf_state_checksum(s, 144)) {
-		rf_fmt(err, errlen, "state: corrupted (checksum mismatch)");
-		return RF_ESTATE;
-	}
+	int ret = check_length(s, len, version, bytes, err, errlen);
+	if (ret)
+		return ret;
 	rf_state_info x;
 	memset(&x, 0, sizeof(x));
 	x.version = version;
 	x.bytes = bytes;
-	x.next_batch = get64(s + 16);
-	x.epoch = get64(s + 24);
-	x.batch_in_epoch = get64(s + 32);
-	x.seed = get64(s + 40);
-	x.sampler = (rf_sampler)get32(s + 48);
-	x.on_error = (rf_on_error)get32(s + 52);
-	x.batch_size = get32(s + 56);
-	x.drop_last = get32(s + 60);
-	x.rank = get32(s + 64);
-	x.world_size = get32(s + 68);
-	x.rank_tail = (rf_rank_tail)get32(s + 72);
-	x.resize = get32(s + 76);
-	x.crop = get32(s + 80);
-	uint32_t so = get32(s + 84);
-	x.shard_access = so & 1 ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
-	x.shuffle_block = so >> 1;
-	x.epoch_samples = get64(s + 88);
-	x.rank_samples = get64(s + 96);
-	x.batches_per_epoch = get64(s + 104);
-	x.epochs = get64(s + 112);
-	x.dataset_samples = get64(s + 120);
-	x.dataset_fingerprint = get64(s + 128);
-	x.output_fingerprint = get64(s + 136);
-	/* A correct checksum over wrong values means a writer's bug, not
-	 * damage; refused all the same. */
-	if (x.batches_per_epoch == 0 || x.epoch != x.next_batch / x.batches_per_epoch ||
-	    x.batch_in_epoch != x.next_batch % x.batches_per_epoch ||
-	    (uint32_t)x.sampler > RF_SAMPLER_BALANCED || (uint32_t)x.rank_tail > RF_RANK_TAIL_DROP ||
-	    (uint32_t)x.on_error > RF_ON_ERROR_FAIL || x.world_size == 0 ||
-	    x.rank >= x.world_size || x.batch_size == 0 || (so != 0 && !(so & 1)) ||
-	    (so & 1 && so >> 1 == 0)) {
+	decode_fields(s, &x);
+	rf_rest *r = NULL;
+	if (version == 2 && rest && !(r = malloc(sizeof(*r)))) {
+		rf_fmt(err, errlen, "state: out of memory");
+		return -ENOMEM;
+	}
+	if ((version == 2 && decode_runs(s, &x, r)) || !consistent(&x, get32(s + 84))) {
+		free(r);
 		rf_fmt(err, errlen, "state: inconsistent fields (written by a faulty program?)");
 		return RF_ESTATE;
 	}
+	uint64_t bpe = x.batches_per_epoch;
+	x.epoch_first_batch = x.epoch * bpe;
+	if (x.rest_runs && x.rest_epoch == x.epoch)
+		x.epoch_first_batch += bpe - saved_rest_batches(&x);
 	*out = x;
+	if (rest)
+		*rest = r;
 	return 0;
 }
 
-/* Only version 1 exists: rf_state_parse() refuses any other, so the state
- * it accepted has version 1's offsets. A version 2 rewrites its own here. */
-_Static_assert(RF_STATE_VERSION == 1, "rf_state_seek() knows version 1's layout only");
+RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out, char *err,
+			  size_t errlen)
+{
+	return rf_state_read(buf, len, out, NULL, err, errlen);
+}
+
+/* rf_state_parse() knows every version's layout: the position fields are
+ * where version 1 has them in every version, the checksum closes each. */
+_Static_assert(RF_STATE_VERSION == 2, "rf_state_seek() knows versions 1 and 2");
 
 RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, size_t errlen)
 {
@@ -275,9 +394,15 @@ RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, 
 	int ret = rf_state_parse(buf, len, &x, err, errlen);
 	if (ret)
 		return ret;
-	assert(x.batches_per_epoch > 0 && len == RF_STATE_V1_BYTES); /* parse refuses others */
-	put_position(buf, next_batch, x.batches_per_epoch);
-	put_checksum(buf);
+	uint64_t bpe = x.batches_per_epoch;
+	assert(bpe > 0 && len == x.bytes); /* parse refuses others */
+	if (x.rest_runs && next_batch / bpe == x.rest_epoch) {
+		/* the rest fills its epoch's last batches only */
+		uint64_t first = x.rest_epoch * bpe + bpe - saved_rest_batches(&x);
+		next_batch = RF_MAX(next_batch, first);
+	}
+	put_position(buf, next_batch, bpe);
+	put_checksum(buf, len);
 	return 0;
 }
 
@@ -325,20 +450,11 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 	if (x->epoch_samples != l->order.epoch_len)
 		DIFFER("samples per epoch", "%llu", (unsigned long long)x->epoch_samples,
 		       (unsigned long long)l->order.epoch_len);
-	if (x->batch_size != (uint32_t)l->cfg.batch_size)
-		DIFFER("batch_size", "%u", x->batch_size, (uint32_t)l->cfg.batch_size);
 	if (x->drop_last != (uint32_t)l->cfg.drop_last)
 		DIFFER("drop_last", "%u", x->drop_last, (uint32_t)l->cfg.drop_last);
 	if (x->on_error != l->cfg.on_error)
 		DIFFER("on_error", "%s", enum_name(RF_ENUM_ON_ERROR, x->on_error),
 		       enum_name(RF_ENUM_ON_ERROR, l->cfg.on_error));
-	if (x->world_size != l->order.world) {
-		rf_fmt(err, errlen, "state: saved with world_size %u, this loader has %u: a "
-		       "different world size is refused (the rest of the epoch is not "
-		       "re-partitioned; resume on %u ranks)", x->world_size, l->order.world,
-		       x->world_size);
-		return RF_ESTATEMISMATCH;
-	}
 	if (x->rank_tail != l->order.tail)
 		DIFFER("rank_tail", "%s", enum_name(RF_ENUM_RANK_TAIL, x->rank_tail),
 		       enum_name(RF_ENUM_RANK_TAIL, l->order.tail));
@@ -361,21 +477,80 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 		       "%zu now)", l->cfg.read_pool_bytes);
 		return RF_ESTATEMISMATCH;
 	}
-	/* Implied by the checks above; a mismatch here is a bug, refused anyway. */
-	if (x->rank_samples != l->order.rank_len || x->batches_per_epoch != l->plan.batches_per_epoch) {
-		rf_fmt(err, errlen, "state: %llu samples and %llu batches per rank and epoch then, "
-		       "%llu and %llu now", (unsigned long long)x->rank_samples,
-		       (unsigned long long)x->batches_per_epoch,
-		       (unsigned long long)l->order.rank_len,
-		       (unsigned long long)l->plan.batches_per_epoch);
+	return 0;
+}
+
+/* What is left of epoch x->epoch after the saving ranks' position: their
+ * split of it (the whole epoch, or the rest they were given: saved) minus
+ * what each handed out, split between this loader's ranks, into *out. */
+static int rest_after(const rf_loader *l, const rf_state_info *x, rf_rest *saved, rf_rest *out,
+		      char *err, size_t errlen)
+{
+	rf_rest *whole = NULL, *from = saved;
+	if (!saved || saved->epoch != x->epoch) { /* the whole epoch: one run */
+		if (!(from = whole = malloc(sizeof(*whole))))
+			return -ENOMEM;
+		whole->epoch = x->epoch;
+		whole->runs = 1;
+		whole->start[0] = 0;
+		whole->len[0] = x->epoch_samples;
+	}
+	rf_rest_split(from, x->world_size, x->rank_tail, x->batch_size, (int)x->drop_last);
+	/* Every saving rank handed out the batches before the position: those
+	 * of the epoch's last from->batches before it. */
+	uint64_t taken = (x->batch_in_epoch - (x->batches_per_epoch - from->batches)) * x->batch_size;
+	uint64_t delivered = RF_MIN(from->rank_len, from->batches * x->batch_size);
+	int ret = rf_rest_left(from, x->world_size, l->order.blocked, from->rank_len, delivered,
+			       taken, out);
+	free(whole);
+	if (ret) {
+		rf_fmt(err, errlen, "state: the rest of epoch %llu, saved on %u ranks at batch %llu, "
+		       "takes more than %d runs of positions with sequential shard access: "
+		       "refused (resume on %u ranks with batch_size %u, or from a state saved at "
+		       "an epoch's start)", (unsigned long long)x->epoch, x->world_size,
+		       (unsigned long long)x->next_batch, RF_REST_MAX_RUNS, x->world_size,
+		       x->batch_size);
 		return RF_ESTATEMISMATCH;
 	}
-	if (x->next_batch > l->plan.total_batches) {
+	rf_rest_split(out, l->order.world, l->order.tail, (uint32_t)l->cfg.batch_size,
+		      l->cfg.drop_last);
+	return 0;
+}
+
+int rf_state_resume_at(rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
+{
+	uint64_t bpe = l->plan.batches_per_epoch, e = x->epoch;
+	rf_rest *saved = l->rest && l->rest->epoch == e ? l->rest : NULL; /* else moot */
+	rf_rest *rest = NULL;
+	int ret = 0;
+	if (x->world_size == l->order.world && x->batch_size == (uint32_t)l->cfg.batch_size) {
+		/* the saving split: the same batches from the same index on */
+		l->start_batch = x->next_batch;
+		if (saved) {
+			rf_rest_split(saved, l->order.world, l->order.tail,
+				      (uint32_t)l->cfg.batch_size, l->cfg.drop_last);
+			rest = saved;
+		}
+	} else if (x->batch_in_epoch == 0 && !saved) {
+		l->start_batch = e * bpe; /* an epoch's start: the same on any split */
+	} else if (!(rest = malloc(sizeof(*rest)))) {
+		ret = -ENOMEM;
+	} else if (!(ret = rest_after(l, x, saved, rest, err, errlen)) && rest->batches) {
+		l->start_batch = e * bpe + (bpe - rest->batches);
+	} else {
+		l->start_batch = (e + 1) * bpe; /* nothing left for these ranks */
+		free(rest);
+		rest = NULL;
+	}
+	if (l->rest != rest)
+		free(l->rest);
+	l->rest = rest;
+	if (!ret && l->start_batch > l->plan.total_batches) {
 		rf_fmt(err, errlen, "state: its position (batch %llu, epoch %llu) lies past the "
 		       "end of this config's %d epochs (%llu batches)",
-		       (unsigned long long)x->next_batch, (unsigned long long)x->epoch,
-		       l->cfg.epochs, (unsigned long long)l->plan.total_batches);
-		return RF_ESTATEMISMATCH;
+		       (unsigned long long)x->next_batch, (unsigned long long)e, l->cfg.epochs,
+		       (unsigned long long)l->plan.total_batches);
+		ret = RF_ESTATEMISMATCH;
 	}
-	return 0;
+	return ret;
 }

@@ -71,8 +71,7 @@ int rf_order_plan(rf_order *o, uint64_t n, rf_sampler kind, uint64_t samples_per
 	o->rank = rank;
 	o->world = world;
 	o->tail = tail;
-	o->rank_len = tail == RF_RANK_TAIL_DROP ? o->epoch_len / world
-						 : o->epoch_len / world + (o->epoch_len % world != 0);
+	o->rank_len = rf_rank_len(o->epoch_len, world, tail);
 	if (o->rank_len == 0) {
 		rf_fmt(err, errlen, "%llu positions per epoch cannot give each of %u ranks one "
 		       "(rank_tail = drop)", (unsigned long long)o->epoch_len, world);

@@ -28,6 +28,20 @@ typedef struct rf_order {
 	rf_alias alias;      /* WEIGHTED and BALANCED: the draw table */
 } rf_order;
 
+/* Positions each of world ranks takes of a stream of total positions:
+ * total / world, rounded up (rank_tail PAD: the short ranks repeat the
+ * stream's first positions) or down (DROP). */
+static inline uint64_t rf_rank_len(uint64_t total, uint32_t world, rf_rank_tail tail)
+{
+	return tail == RF_RANK_TAIL_DROP ? total / world : total / world + (total % world != 0);
+}
+
+/* Batches of batch_size in rank_len positions (drop_last: full ones only). */
+static inline uint64_t rf_rank_batches(uint64_t rank_len, uint32_t batch_size, int drop_last)
+{
+	return drop_last ? rank_len / batch_size : (rank_len + batch_size - 1) / batch_size;
+}
+
 /* Builds the sampler over the n samples of a source (idx: their labels
  * and weights, for BALANCED and WEIGHTED). samples_per_epoch is 0 (= n) or, for
  * WEIGHTED and BALANCED, the draws per epoch. WEIGHTED needs idx->weights.

@@ -227,6 +227,37 @@ int main(int argc, char **argv)
 		}
 		rf_loader_destroy(l);
 	}
+	/* a version-2 state: 2 ranks' state resumed on 1 rank, saved in the rest */
+	{
+		rf_config cfg;
+		rf_config_default(&cfg);
+		cfg.source = data;
+		cfg.batch_size = 2;
+		cfg.resize = 32;
+		cfg.crop = 24;
+		cfg.threads = 1;
+		cfg.read_pool_bytes = 1 << 20;
+		cfg.rank = 0;
+		cfg.world_size = 2;
+		uint8_t st[RF_STATE_MAX_BYTES];
+		int n = 0;
+		for (int pass = 0; pass < 2; pass++) {
+			rf_loader *l;
+			if (rf_loader_create(&l, &cfg, err, sizeof(err)))
+				return fprintf(stderr, "make_seeds: %s\n", err), 1;
+			rf_batch *bt;
+			if (rf_loader_next(l, &bt) == 0)
+				rf_batch_release(l, bt);
+			n = rf_loader_state_save(l, st, sizeof(st));
+			rf_loader_destroy(l);
+			if (n <= 0)
+				return fprintf(stderr, "make_seeds: state: %s\n", rf_strerror(n)), 1;
+			cfg.world_size = 1; /* the second pass resumes on one rank */
+			cfg.resume_state = st;
+			cfg.resume_state_len = (size_t)n;
+		}
+		put("state", "elastic", st, (size_t)n);
+	}
 
 	/* JPEGs: sizes around the MCU, qualities, behind setting bytes */
 	int sizes[][2] = { { 1, 1 }, { 8, 8 }, { 17, 9 }, { 64, 48 }, { 33, 200 }, { 250, 70 } };
