@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """ringfeed's Python package timed the way torch_imagefolder.py times the
 DataLoader: a Python loop that only touches each batch (reads its shape).
+Output uint8 CHW (as PILToTensor) or, with --output float16, float16 CHW
+normalized with ImageNet's mean and std (as ToTensor + Normalize + a cast).
 
 Needs the package importable (PYTHONPATH=build/python, or pip-installed) and
 torch for that interpreter. Prints one JSON object with --json:
@@ -15,6 +17,10 @@ import json
 import sys
 import time
 
+# The two outputs bench/python.sh compares, as torch_imagefolder.py makes them.
+OUTPUTS = {"uint8": dict(dtype="uint8"),
+           "float16": dict(dtype="float16", mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))}
+
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -28,6 +34,8 @@ def main(argv):
     p.add_argument("--flip", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--output", choices=("uint8", "float16"), default="uint8",
+                   help="uint8 CHW, or float16 CHW normalized with ImageNet's mean and std")
     p.add_argument("--hold", choices=("gc", "next"), default=None,
                    help="the package's hold= (default: the package's default)")
     args = p.parse_args(argv)
@@ -39,7 +47,7 @@ def main(argv):
     loader = ringfeed.Loader(args.source, batch_size=args.batch, threads=args.threads,
                              resize=args.resize, crop=args.crop, seed=args.seed,
                              random_resized_crop=args.transform == "rrc", flip=args.flip,
-                             epochs=args.epochs,
+                             epochs=args.epochs, layout="chw", **OUTPUTS[args.output],
                              **({"hold": args.hold} if args.hold else {}))
     samples = batches = 0
     for _ in range(args.epochs):
@@ -49,7 +57,7 @@ def main(argv):
     seconds = time.perf_counter() - start
     loader.close()
     result = {"loader": "ringfeed-python", "hold": args.hold or "default", "threads": args.threads,
-              "transform": args.transform, "samples": samples,
+              "transform": args.transform, "output": args.output, "samples": samples,
               "seconds": round(seconds, 6), "samples_per_s": round(samples / seconds, 3),
               "batches": batches}
     print(json.dumps(result) if args.json else

@@ -3,7 +3,8 @@
 
 Loads an ImageFolder tree with torchvision's default PIL loader and the
 transform Resize(resize) -> CenterCrop(crop) -> PILToTensor() (uint8 CHW, no
-normalisation), batched by torch.utils.data.DataLoader with shuffling, and
+normalisation; --output float16: ToTensor() -> Normalize(ImageNet's mean and
+std) -> ConvertImageDtype(float16), float16 CHW), batched by torch.utils.data.DataLoader with shuffling, and
 reports how many images per second arrive in the main process.
 
 Run it with Debian's interpreter, /usr/bin/python3: python3-torch and
@@ -71,6 +72,9 @@ def parse_args(argv):
                         help="RandomHorizontalFlip(P) after the crop (default: 0)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed for the shuffle order (default: %(default)s)")
+    parser.add_argument("--output", choices=("uint8", "float16"), default="uint8",
+                        help="uint8 CHW (PILToTensor), or float16 CHW normalized with "
+                             "ImageNet's mean and std")
     parser.add_argument("--pin-memory", action="store_true",
                         help="DataLoader pin_memory=True (batches copied to page-locked memory)")
     parser.add_argument("--json", action="store_true",
@@ -100,7 +104,13 @@ def run(args):
         steps = [transforms.Resize(args.resize), transforms.CenterCrop(args.crop)]
     if args.flip > 0:
         steps.append(transforms.RandomHorizontalFlip(args.flip))
-    transform = transforms.Compose(steps + [transforms.PILToTensor()])
+    if args.output == "float16":
+        steps += [transforms.ToTensor(),
+                  transforms.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
+                  transforms.ConvertImageDtype(torch.float16)]
+    else:
+        steps.append(transforms.PILToTensor())
+    transform = transforms.Compose(steps)
     dataset = datasets.ImageFolder(args.source, transform=transform)
     if len(dataset) == 0:
         raise RuntimeError(f"no images found under {args.source}")
@@ -133,6 +143,7 @@ def run(args):
         "loader": "torch",
         "workers": args.workers,
         "transform": args.transform,
+        "output": args.output,
         "flip": args.flip,
         "samples": samples,
         "seconds": round(seconds, 6),
