@@ -53,7 +53,11 @@ from ._ringfeed import Error, Batch, defaults as _c_defaults, state_at_epoch, st
 from ._ringfeed import ENUM_NAMES, ENUM_VALUES
 from . import _ringfeed
 
-__all__ = ["Loader", "Error", "SampleLossWarning", "state_parse"]
+__all__ = ["Loader", "Error", "SampleLossWarning", "state_parse", "__version__"]
+
+# meson.build's project() version (the wheel's too), through the header the
+# extension is compiled against (meson checks that they agree)
+__version__ = _ringfeed.VERSION
 
 
 class SampleLossWarning(RuntimeWarning):
