@@ -8,10 +8,10 @@ default antialias: PIL's bilinear filter, widened on every downscale).
 Two sets from bench/gpu/photos.py (scikit-image's colour photographs):
   photos  COUNT (500) cut to about 500x375 (ImageNet's typical size; its
           defaults: 5% progressive or gray);
-  large   LARGE (150) with photos.py --size 800,1600,3000 --grain 2: landscape
-          widths about 800, 1600 and 3000 (shorter sides about 600, 1200,
-          2250), enlarged from the sources and given sensor-like grain, so
-          that the DCT scales 1/2, 1/4 and 1/8 occur.
+  large   LARGE (200) with photos.py --size 700,1000,1400,2000,2800 --grain 2:
+          longer sides of 595 to 3220 pixels (shorter sides 446 to 2415,
+          shrinks of 1.7x to 9.4x), enlarged from the sources and given
+          sensor-like grain, so that the DCT scales 1/2, 1/4 and 1/8 occur.
 Each set is loaded twice, with ringfeed's DCT-scaled decode on (the default)
 and off (no_scaled_decode=1). Printed per set, decode and DCT scale (the one
 ringfeed picks for the photo's size, rule of rf_denom_for_window, whether or
@@ -20,7 +20,7 @@ values (0-255, each channel value counts), the worst photo's mean and its
 largest single difference; then one JSON line with everything.
 
   PYTHONPATH=build/python /usr/bin/python3 bench/pixels.py [--data DIR]
-      [--count 500] [--large 150] [--threads 2] [--json FILE]
+      [--count 500] [--large 200] [--threads 2] [--json FILE]
 
 (bench/pixels.sh installs what it needs and runs it on a build folder.)
 """
@@ -92,14 +92,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="/tmp/ringfeed-pixels")
     ap.add_argument("--count", type=int, default=500)
-    ap.add_argument("--large", type=int, default=150)
+    ap.add_argument("--large", type=int, default=200)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json", help="write the JSON line here instead of stdout")
     a = ap.parse_args()
     import ringfeed
     sets = [("photos", os.path.join(a.data, "photos-%d" % a.count), a.count, []),
             ("large", os.path.join(a.data, "large-%d" % a.large), a.large,
-             ["--size", "800,1600,3000", "--grain", "2"])]
+             ["--size", "700,1000,1400,2000,2800", "--grain", "2"])]
     for name, root, count, extra in sets:
         if count > 0:
             make_set(root, count, extra)
