@@ -204,7 +204,11 @@ int rf_taps_for_window(rf_taps *tx, rf_taps *ty, const struct rf_window *win, in
 		       int denom, int crop)
 {
 	int sw = (W + denom - 1) / denom, sh = (H + denom - 1) / denom; /* libjpeg's scaled size */
-	double fx = (double)sw / W, fy = (double)sh / H;
+	/* Scaled pixel i is the IDCT's reduction of pixels [i * denom, (i + 1) *
+	 * denom): coordinates scale by exactly 1/denom (a last pixel that is
+	 * partly past the edge does not stretch the others; sw / W would shift
+	 * the window by up to (denom - 1) / 2 pixels of the image at its centre). */
+	double fx = 1.0 / denom, fy = 1.0 / denom;
 	int bx0 = (int)floor(win->bound_x0 * fx), bx1 = (int)ceil(win->bound_x1 * fx);
 	int by0 = (int)floor(win->bound_y0 * fy), by1 = (int)ceil(win->bound_y1 * fy);
 	bx1 = bx1 < sw ? bx1 : sw;
