@@ -7,7 +7,14 @@ quality 75-95 in ImageFolder layout. A share (--odd) is saved the way some
 files of real collections are: progressive, or grayscale; the GPU's engines
 refuse those and the loader routes them to the CPU.
 
+--size: the landscape width (a portrait's height) before the +-15% draw,
+500 by default; several, comma-separated, are drawn from at random. Sizes
+past the sources' (at most 741 pixels wide) are enlargements, smooth at the
+pixel scale; --grain SIGMA adds sensor-like noise (per pixel, mostly
+luminance, SIGMA in 0-255 units) after the resize to give them detail there.
+
   photos.py --out DIR [--count 1000] [--classes 10] [--odd 0.05] [--seed 0]
+            [--size 500[,W...]] [--grain 0]
 """
 import argparse, os, random, sys
 from multiprocessing import Pool
@@ -41,7 +48,7 @@ SRC = None
 
 def make(job):
     from PIL import Image
-    i, path, seed, odd = job
+    i, path, seed, odd, size, grain = job
     r = random.Random(seed)
     name, img = SRC[i % len(SRC)]
     h, w = img.shape[:2]
@@ -51,8 +58,14 @@ def make(job):
     cw, ch = min(cw, w), min(ch, h)
     x, y = r.randrange(0, w - cw + 1), r.randrange(0, h - ch + 1)
     im = Image.fromarray(img[y:y + ch, x:x + cw])
-    tw = int(500 * r.uniform(0.85, 1.15)) if cw >= ch else int(375 * r.uniform(0.85, 1.15))
+    tw = int(size * r.uniform(0.85, 1.15)) if cw >= ch else int(size * 0.75 * r.uniform(0.85, 1.15))
     im = im.resize((tw, max(1, round(tw * ch / cw))), Image.BICUBIC)
+    if grain > 0:
+        import numpy as np
+        g = np.random.default_rng(seed)
+        a = np.asarray(im, dtype=np.float32)
+        noise = g.normal(0, grain, a.shape[:2])[:, :, None] + g.normal(0, grain / 3, a.shape)
+        im = Image.fromarray(np.clip(a + noise + 0.5, 0, 255).astype(np.uint8))
     if r.random() < 0.5:
         im = im.transpose(Image.FLIP_LEFT_RIGHT)
     q = r.randint(75, 95)
@@ -72,7 +85,10 @@ def main():
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--odd", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--size", default="500")
+    ap.add_argument("--grain", type=float, default=0.0)
     a = ap.parse_args()
+    sizes = [int(v) for v in a.size.split(",")]
     SRC = sources()
     if len(SRC) < 3:
         print("photos.py: scikit-image ships fewer than 3 colour photographs here", file=sys.stderr)
@@ -82,8 +98,11 @@ def main():
     for i in range(a.count):
         d = os.path.join(a.out, "c%02d" % (i % a.classes))
         os.makedirs(d, exist_ok=True)
-        jobs.append((r.randrange(1 << 30), os.path.join(d, "p%06d.jpg" % i), r.randrange(1 << 62),
-                     r.random() < a.odd))
+        job = (r.randrange(1 << 30), os.path.join(d, "p%06d.jpg" % i), r.randrange(1 << 62),
+               r.random() < a.odd)
+        # the default draws as before, so that a set made earlier is made again
+        size = sizes[0] if len(sizes) == 1 else sizes[r.randrange(len(sizes))]
+        jobs.append(job + (size, a.grain))
     with Pool(os.cpu_count()) as p:
         res = p.map(make, jobs, chunksize=16)
     kb = sum(s for s, _ in res) / len(res) / 1024

@@ -127,12 +127,18 @@ int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int
 		  int flip)
 {
 	double scale = len / n;
-	double fscale = scale > 2.0 ? scale : 1.0; /* antialias only past 2x */
-	double support = fscale;                   /* the triangle's half-width, widened */
+	/* PIL's ImagingResample (precompute_coeffs), which torchvision's Resize
+	 * runs on PIL images: on every downscale the triangle is widened to the
+	 * shrink factor (antialiasing); enlarging, it stays bilinear's, of
+	 * half-width 1. Output o's inputs are those from round(center - support)
+	 * to round(center + support) (the +0.5 and floor below), weighted by
+	 * 1 - |x + 0.5 - center| / fscale and renormalized over the bounds. */
+	double fscale = scale > 1.0 ? scale : 1.0;
+	double support = fscale; /* the triangle's half-width, widened */
 	double inv_fscale = 1.0 / fscale;
 	/* Every output gets the same number of taps K, the widest footprint
 	 * (zero weights fill the narrower ones), so the passes run fixed-length
-	 * loops; K = 2 for plain bilinear. */
+	 * loops; K = 2 enlarging, 3 or 4 for shrinks of 1x to 2x. */
 	int K = 1;
 	for (int o = 0; o < n; o++) {
 		int x0, x1;
@@ -198,7 +204,11 @@ int rf_taps_for_window(rf_taps *tx, rf_taps *ty, const struct rf_window *win, in
 		       int denom, int crop)
 {
 	int sw = (W + denom - 1) / denom, sh = (H + denom - 1) / denom; /* libjpeg's scaled size */
-	double fx = (double)sw / W, fy = (double)sh / H;
+	/* Scaled pixel i is the IDCT's reduction of pixels [i * denom, (i + 1) *
+	 * denom): coordinates scale by exactly 1/denom (a last pixel that is
+	 * partly past the edge does not stretch the others; sw / W would shift
+	 * the window by up to (denom - 1) / 2 pixels of the image at its centre). */
+	double fx = 1.0 / denom, fy = 1.0 / denom;
 	int bx0 = (int)floor(win->bound_x0 * fx), bx1 = (int)ceil(win->bound_x1 * fx);
 	int by0 = (int)floor(win->bound_y0 * fy), by1 = (int)ceil(win->bound_y1 * fy);
 	bx1 = bx1 < sw ? bx1 : sw;

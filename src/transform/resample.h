@@ -6,10 +6,9 @@
  * per CPU (plain C here, SIMD in resample_x86.c), all giving the same bytes.
  * Private.
  *
- * Filter: bilinear (triangle of support 1) at pixel centres; when shrinking
- * by more than 2x the triangle is widened to the shrink factor, which
- * antialiases as PIL's and torchvision's resize do. Between 1x and 2x it stays
- * plain bilinear (scaled decode keeps most shrinks in that range).
+ * Filter: PIL's bilinear (triangle of support 1) at pixel centres; on every
+ * shrink the triangle is widened to the shrink factor, which antialiases as
+ * PIL's resize does (and so torchvision's Resize on PIL images).
  *
  * Thread rule: an rf_resampler is per compute thread; it grows its tables to
  * the largest image seen and never shrinks, so steady state allocates nothing. */
@@ -48,8 +47,9 @@ typedef struct rf_output {
  *          for x < C, c < 3, where wv holds the taps of output x two by two,
  *          each pair four times: wv[(x * pairs + j) * 8 + 2i + h] = w_x(2j+h)
  *          (a zero weight pads an odd tap count; its pixel is read, not used).
- * hpass may read RF_MID_SLACK bytes past the last tap it uses. Two taps is
- * the common case (scaled decode keeps most shrinks under 2x). */
+ * hpass may read RF_MID_SLACK bytes past the last tap it uses. Two taps
+ * (enlarging) and 3 or 4 (shrinking by up to 2x: scaled decode keeps most
+ * shrinks in that range) are the common cases. */
 typedef void rf_vpass_fn(const uint8_t *in, size_t stride, const int16_t *w, int taps,
 			 uint8_t *mid, int n);
 typedef void rf_hpass_fn(const uint8_t *m, const int32_t *off, const int16_t *wv, int pairs,

@@ -71,13 +71,18 @@ INLINE void vpass_body(const uint8_t *in, size_t stride, const int16_t *w, int t
 		rf_vpass_c(in + i, stride, w, taps, mid + i, n - i);
 }
 
-/* Two taps (bilinear within 2x, the common case) gets its own copy, the loop
- * over taps unrolled away by the compiler. */
+/* The common tap counts get their own copies, the loop over taps unrolled
+ * away by the compiler: 2 (enlarging: bilinear), 3 and 4 (shrinking by 1x to
+ * 2x, antialiased; scaled decode leaves most shrinks in that range). */
 static void vpass_sse2(const uint8_t *in, size_t stride, const int16_t *w, int taps, uint8_t *mid,
 		       int n)
 {
 	if (taps == 2)
 		vpass_body(in, stride, w, 2, mid, n);
+	else if (taps == 3)
+		vpass_body(in, stride, w, 3, mid, n);
+	else if (taps == 4)
+		vpass_body(in, stride, w, 4, mid, n);
 	else
 		vpass_body(in, stride, w, taps, mid, n);
 }
@@ -125,6 +130,10 @@ AVX2 static void vpass_avx2(const uint8_t *in, size_t stride, const int16_t *w, 
 {
 	if (taps == 2)
 		vpass_avx2_body(in, stride, w, 2, mid, n);
+	else if (taps == 3)
+		vpass_avx2_body(in, stride, w, 3, mid, n);
+	else if (taps == 4)
+		vpass_avx2_body(in, stride, w, 4, mid, n);
 	else
 		vpass_avx2_body(in, stride, w, taps, mid, n);
 }
@@ -167,12 +176,14 @@ SSSE3 INLINE void hpass_body(const uint8_t *m, const int32_t *off, const int16_t
 		rf_hpass_c(m, off + x, wv + (size_t)x * step, pairs, row + 3 * x, C - x);
 }
 
-/* One pair of taps gets its own copy, as in vpass_sse2. */
+/* One and two pairs of taps get their own copies, as in vpass_sse2. */
 SSSE3 static void hpass_ssse3(const uint8_t *m, const int32_t *off, const int16_t *wv, int pairs,
 			      uint8_t *row, int C)
 {
 	if (pairs == 1)
 		hpass_body(m, off, wv, 1, row, C);
+	else if (pairs == 2)
+		hpass_body(m, off, wv, 2, row, C);
 	else
 		hpass_body(m, off, wv, pairs, row, C);
 }

@@ -48,19 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	rf_window win;
 	rf_window_for(&wp, k3 >> 4, k2, W, H, &win);
-	int denom = 1;
-	for (int d = 8; scaled && d > 1; d /= 2)
-		if (fmin(win.w, win.h) / d >= C) {
-			denom = d;
-			break;
-		}
-	int sw = rf_jpeg_scaled(W, denom), sh = rf_jpeg_scaled(H, denom);
-	double fx = (double)sw / W, fy = (double)sh / H;
-	int bx0 = (int)floor(win.bound_x0 * fx), bx1 = RF_MIN(sw, (int)ceil(win.bound_x1 * fx));
-	int by0 = (int)floor(win.bound_y0 * fy), by1 = RF_MIN(sh, (int)ceil(win.bound_y1 * fy));
+	int denom = scaled ? rf_denom_for_window(&win, C) : 1;
 	rf_resampler *r = &rs[ci];
-	if (rf_taps_build(&r->tx, C, win.x * fx, win.w * fx, bx0, RF_MAX(bx1, bx0 + 1), win.flip) ||
-	    rf_taps_build(&r->ty, C, win.y * fy, win.h * fy, by0, RF_MAX(by1, by0 + 1), 0)) {
+	if (rf_taps_for_window(&r->tx, &r->ty, &win, W, H, denom, C)) { /* as compute.c */
 		rf_jpeg_abort(dec);
 		return 0;
 	}
