@@ -14,7 +14,7 @@
 # tree with weights, the tree as tar shards (plain, and zstd members), the
 # raw files as zstd tar shards, token shards (.bin and .bin.zst). Runs: each
 # source with its options (random and sequential shard access, random
-# resized crop with flips, float CHW, the weighted sampler, two epochs, in
+# resized crop with flips, float32, float16 and uint8 CHW, the weighted sampler, two epochs, in
 # and out of order) on each read path (--io-path fixed, plain, pread).
 # Prints one line per run and exits 1 when any checksum differs, 2 on a
 # run that fails. Environment: DATA_DIR, IO_PATHS ("fixed plain pread"),
@@ -70,6 +70,8 @@ RUNS=(
 	"jpeg-center|--source $D/jpeg --batch 32 --epochs 2"
 	"jpeg-rrc-flip|--source $D/jpeg --batch 32 --random-resized-crop 160 --flip 0.5 --seed 7"
 	"jpeg-float-chw|--source $D/jpeg --batch 16 --crop 96 --resize 112 --dtype float32 --layout chw --mean 0.5,0.4,0.3 --std 0.2,0.2,0.2 --out-of-order"
+	"jpeg-uint8-chw|--source $D/jpeg --batch 16 --crop 96 --resize 112 --layout chw"
+	"jpeg-half-chw|--source $D/jpeg --batch 16 --crop 90 --resize 100 --dtype float16 --layout chw --mean 0.5,0.4,0.3 --std 0.2,0.2,0.2"
 	"raw|--source $D/raw --raw --batch 64 --epochs 2"
 	"raw-in-order|--source $D/raw --raw --batch 50 --no-shuffle"
 	"manifest|--source $D/manifest.txt --batch 32"

@@ -328,6 +328,9 @@ static void init_level(rf_resampler *r, int crop, rf_simd level)
 	cr_assert_eq(rf_resampler_init(r, crop), 0);
 	r->vpass = rf_vpass_c;
 	r->hpass = rf_hpass_c;
+	r->split = rf_split_c;
+	r->norm32 = rf_norm32_c;
+	r->norm16 = rf_norm16_c;
 	rf_resample_kernels_x86(r, level);
 }
 
@@ -413,3 +416,85 @@ static void check_horizontal(rf_simd level)
 Test(pixels, simd_vertical_kernel_sse2) { check_vertical(RF_SIMD_SSE2); }
 Test(pixels, simd_vertical_kernel_avx2) { check_vertical(RF_SIMD_AVX2); }
 Test(pixels, simd_horizontal_kernel_ssse3) { check_horizontal(RF_SIMD_SSSE3); }
+
+/* The split of a row into planes (CHW): the SIMD kernel gives the C one's
+ * bytes for every width 0..100 (steps of 16 and tails), writing nothing
+ * past the width. */
+Test(pixels, simd_split_kernel_ssse3)
+{
+	rf_resampler r, below;
+	init_level(&r, 8, RF_SIMD_SSSE3);
+	init_level(&below, 8, RF_SIMD_SSE2);
+	int same = r.split == below.split;
+	rf_resampler_destroy(&below);
+	if (same) {
+		rf_resampler_destroy(&r);
+		cr_skip_test("this CPU has no SSSE3 split kernel");
+	}
+	enum { N = 100 };
+	uint8_t rgb[3 * N], want[3][N + 1], got[3][N + 1];
+	uint32_t s = 7;
+	for (int i = 0; i < 3 * N; i++)
+		rgb[i] = (uint8_t)lcg(&s);
+	for (int n = 0; n <= N; n++) {
+		memset(got, 0xA5, sizeof(got));
+		rf_split_c(rgb, want[0], want[1], want[2], n);
+		r.split(rgb, got[0], got[1], got[2], n);
+		for (int c = 0; c < 3; c++) {
+			cr_assert_eq(memcmp(want[c], got[c], (size_t)n), 0, "width %d, channel %d", n, c);
+			cr_assert_eq(got[c][n], 0xA5, "width %d: wrote past it", n);
+		}
+	}
+	rf_resampler_destroy(&r);
+}
+
+/* Normalization for float CHW: the SIMD kernels (FMA, F16C) give exactly
+ * the tables' values, float32 and half, for every byte, for mean and std
+ * from ImageNet's to extremes (values past half's range: infinities; tiny
+ * ones: half subnormals), at every width 0..40. */
+Test(pixels, simd_norm_kernels_avx2)
+{
+	rf_resampler r, below;
+	init_level(&r, 8, RF_SIMD_AVX2);
+	init_level(&below, 8, RF_SIMD_SSSE3);
+	int same = r.norm16 == below.norm16;
+	rf_resampler_destroy(&below);
+	if (same) {
+		rf_resampler_destroy(&r);
+		cr_skip_test("this CPU has no AVX2 + FMA + F16C");
+	}
+	static const float ms[][6] = {
+		{ 0.485f, 0.456f, 0.406f, 0.229f, 0.224f, 0.225f },
+		{ 0.0f, 0.0f, 0.0f, 1.0f, 1.0f, 1.0f },
+		{ 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f },
+		{ 0.5f, 0.25f, 1.0f, 1e-6f, 3e-5f, 1e-3f },   /* past 65504: inf */
+		{ 0.0f, 0.5f, -2.0f, 1e5f, 3e4f, 7.0f },      /* tiny: subnormal halves */
+	};
+	uint8_t v[256];
+	for (int i = 0; i < 256; i++)
+		v[i] = (uint8_t)(i * 37 + 11); /* every byte once, out of order */
+	for (size_t k = 0; k < sizeof(ms) / sizeof(ms[0]); k++) {
+		rf_output o;
+		rf_output_init(&o, 8, RF_DTYPE_FLOAT16, RF_LAYOUT_CHW, ms[k], ms[k] + 3);
+		for (int c = 0; c < 3; c++) {
+			float want32[256], got32[257];
+			uint16_t want16[256], got16[257];
+			rf_norm32_c(v, 256, &o, c, want32);
+			rf_norm16_c(v, 256, &o, c, want16);
+			got32[256] = -1.0f;
+			got16[256] = 0xA5A5;
+			r.norm32(v, 256, &o, c, got32);
+			r.norm16(v, 256, &o, c, got16);
+			cr_assert_eq(memcmp(want32, got32, sizeof(want32)), 0, "set %zu channel %d", k, c);
+			cr_assert_eq(memcmp(want16, got16, sizeof(want16)), 0, "set %zu channel %d", k, c);
+			cr_assert(got32[256] == -1.0f && got16[256] == 0xA5A5, "wrote past 256");
+			for (int n = 0; n <= 40; n++) {
+				memset(got16, 0xA5, sizeof(got16));
+				r.norm16(v + 3, n, &o, c, got16);
+				cr_assert_eq(memcmp(want16 + 3, got16, (size_t)n * 2), 0, "width %d", n);
+				cr_assert_eq(got16[n], 0xA5A5, "width %d: wrote past it", n);
+			}
+		}
+	}
+	rf_resampler_destroy(&r);
+}

@@ -36,8 +36,12 @@ typedef struct rf_output {
 	int crop;
 	rf_dtype dtype;
 	rf_layout layout;
+	/* Byte v of channel c normalized is fmaf(v, scale[c], shift[c]):
+	 * torchvision's (v / 255 - mean) / std as one multiply-add, so that
+	 * SIMD kernels compute exactly the tables' values (resample_x86.c). */
+	float scale[3], shift[3];
 	float lut32[3][256];     /* value of byte v in channel c, normalized */
-	uint16_t lut16[3][256];  /* the same as IEEE half */
+	uint16_t lut16[3][256];  /* the same as IEEE half, rounded to nearest even */
 } rf_output;
 
 /* The two kernels, each rounding its sums as (sum + 2^13) >> 14:
@@ -50,6 +54,14 @@ typedef struct rf_output {
  * hpass may read RF_MID_SLACK bytes past the last tap it uses. Two taps
  * (enlarging) and 3 or 4 (shrinking by up to 2x: scaled decode keeps most
  * shrinks in that range) are the common cases. */
+/*   split: r[i] = rgb[3i], g[i] = rgb[3i + 1], b[i] = rgb[3i + 2] for i < n: an
+ *          output row of interleaved pixels into three planes (CHW output). */
+typedef void rf_split_fn(const uint8_t *rgb, uint8_t *r, uint8_t *g, uint8_t *b, int n);
+/*   norm32: out[i] = o->lut32[c][v[i]], norm16: out[i] = o->lut16[c][v[i]], for
+ *          i < n (a plane's row of channel c normalized; float CHW output). */
+typedef void rf_norm32_fn(const uint8_t *v, int n, const struct rf_output *o, int c, float *out);
+typedef void rf_norm16_fn(const uint8_t *v, int n, const struct rf_output *o, int c,
+			  uint16_t *out);
 typedef void rf_vpass_fn(const uint8_t *in, size_t stride, const int16_t *w, int taps,
 			 uint8_t *mid, int n);
 typedef void rf_hpass_fn(const uint8_t *m, const int32_t *off, const int16_t *wv, int pairs,
@@ -61,16 +73,23 @@ typedef struct rf_resampler {
 	uint8_t *mid;     /* one row after the vertical pass (columns read x 3, + slack) */
 	size_t mid_cap;
 	uint8_t *row;     /* one output row (crop x 3) before conversion */
+	uint8_t *planes;  /* that row split into planes (3 x crop), for float CHW */
 	int32_t *xoff;    /* horizontal pass: byte offset of each output's first tap */
 	int16_t *xw;      /* and its weights, laid out for hpass (see above) */
 	size_t xw_cap;
 	rf_vpass_fn *vpass; /* the fastest kernels this CPU runs (chosen by init) */
 	rf_hpass_fn *hpass;
+	rf_split_fn *split;
+	rf_norm32_fn *norm32;
+	rf_norm16_fn *norm16;
 } rf_resampler;
 
 /* The plain C kernels (the reference the SIMD ones must match byte for byte). */
 rf_vpass_fn rf_vpass_c;
 rf_hpass_fn rf_hpass_c;
+rf_split_fn rf_split_c;
+rf_norm32_fn rf_norm32_c;
+rf_norm16_fn rf_norm16_c;
 /* Replaces r's kernels with the x86 SIMD ones this CPU supports, none beyond
  * `upto` (resample_x86.c; does nothing elsewhere). rf_resampler_init asks
  * for the best; tests ask for each level in turn. */

@@ -12,8 +12,9 @@
  * transform went from 0.142 to 0.040 ms per 224 x 224 image.
  *
  * SSE2 is part of x86-64, so the SSE2 vertical kernel needs no check; its
- * AVX2 twin (32 columns a step) and the horizontal kernel (SSSE3, for
- * pshufb) are chosen at run time, by rf_resample_kernels_x86. */
+ * AVX2 twin (32 columns a step), the horizontal kernel and the split of a
+ * row into planes for CHW output (SSSE3, for pshufb) are chosen at run
+ * time, by rf_resample_kernels_x86. */
 #include "transform/resample.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -188,15 +189,88 @@ SSSE3 static void hpass_ssse3(const uint8_t *m, const int32_t *off, const int16_
 		hpass_body(m, off, wv, pairs, row, C);
 }
 
+/* 16 pixels a step: three 16-byte loads, and for each channel three pshufb
+ * that move its bytes of each load to their lanes (zero elsewhere) and two
+ * ors. The masks: channel c's byte of pixel i sits at 3i + c. */
+SSSE3 static void split_ssse3(const uint8_t *rgb, uint8_t *r, uint8_t *g, uint8_t *b, int n)
+{
+#define Z -128 /* pshufb: a zero lane */
+	const __m128i m[3][3] = {
+		{ _mm_setr_epi8(0, 3, 6, 9, 12, 15, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z),
+		  _mm_setr_epi8(Z, Z, Z, Z, Z, Z, 2, 5, 8, 11, 14, Z, Z, Z, Z, Z),
+		  _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 1, 4, 7, 10, 13) },
+		{ _mm_setr_epi8(1, 4, 7, 10, 13, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z),
+		  _mm_setr_epi8(Z, Z, Z, Z, Z, 0, 3, 6, 9, 12, 15, Z, Z, Z, Z, Z),
+		  _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 2, 5, 8, 11, 14) },
+		{ _mm_setr_epi8(2, 5, 8, 11, 14, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z),
+		  _mm_setr_epi8(Z, Z, Z, Z, Z, 1, 4, 7, 10, 13, Z, Z, Z, Z, Z, Z),
+		  _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 0, 3, 6, 9, 12, 15) },
+	};
+#undef Z
+	uint8_t *out[3] = { r, g, b };
+	int i = 0;
+	for (; i + 16 <= n; i += 16) {
+		const uint8_t *p = rgb + 3 * i;
+		__m128i in[3] = { _mm_loadu_si128((const __m128i *)p),
+				  _mm_loadu_si128((const __m128i *)(p + 16)),
+				  _mm_loadu_si128((const __m128i *)(p + 32)) };
+		for (int c = 0; c < 3; c++) {
+			__m128i v = _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(in[0], m[c][0]),
+							      _mm_shuffle_epi8(in[1], m[c][1])),
+						 _mm_shuffle_epi8(in[2], m[c][2]));
+			_mm_storeu_si128((__m128i *)(out[c] + i), v);
+		}
+	}
+	rf_split_c(rgb + 3 * i, r + i, g + i, b + i, n - i);
+}
+
+/* Normalization 8 values a step: bytes widened to floats, then the tables'
+ * own fmaf(v, scale, shift) (one rounding, as fmaf), and for half the
+ * conversion with round to nearest even, to_half's rounding (F16C). */
+#define FMA_F16C __attribute__((target("avx2,fma,f16c")))
+
+FMA_F16C static inline __m256 norm8(const uint8_t *v, __m256 scale, __m256 shift)
+{
+	__m128i b = _mm_loadl_epi64((const __m128i *)v);
+	return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), scale, shift);
+}
+
+FMA_F16C static void norm32_fma(const uint8_t *v, int n, const rf_output *o, int c, float *out)
+{
+	__m256 scale = _mm256_set1_ps(o->scale[c]), shift = _mm256_set1_ps(o->shift[c]);
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(out + i, norm8(v + i, scale, shift));
+	rf_norm32_c(v + i, n - i, o, c, out + i);
+}
+
+FMA_F16C static void norm16_f16c(const uint8_t *v, int n, const rf_output *o, int c,
+				 uint16_t *out)
+{
+	__m256 scale = _mm256_set1_ps(o->scale[c]), shift = _mm256_set1_ps(o->shift[c]);
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(out + i),
+				 _mm256_cvtps_ph(norm8(v + i, scale, shift), _MM_FROUND_TO_NEAREST_INT));
+	rf_norm16_c(v + i, n - i, o, c, out + i);
+}
+
 void rf_resample_kernels_x86(rf_resampler *r, rf_simd upto)
 {
 	__builtin_cpu_init();
 	if (upto >= RF_SIMD_SSE2)
 		r->vpass = vpass_sse2;
-	if (upto >= RF_SIMD_SSSE3 && __builtin_cpu_supports("ssse3"))
+	if (upto >= RF_SIMD_SSSE3 && __builtin_cpu_supports("ssse3")) {
 		r->hpass = hpass_ssse3;
+		r->split = split_ssse3;
+	}
 	if (upto >= RF_SIMD_AVX2 && __builtin_cpu_supports("avx2"))
 		r->vpass = vpass_avx2;
+	if (upto >= RF_SIMD_AVX2 && __builtin_cpu_supports("avx2") &&
+	    __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+		r->norm32 = norm32_fma;
+		r->norm16 = norm16_f16c;
+	}
 }
 
 #else
