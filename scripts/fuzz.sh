@@ -35,7 +35,13 @@ if [ ! -f build-fuzz/build.ninja ]; then
 	CC=clang meson setup build-fuzz -Dfuzzing=true -Dtests=false -Dcuda=disabled \
 		-Dbuildtype=debugoptimized -Db_lundef=false >/dev/null
 fi
-ninja -C build-fuzz >/dev/null
+# quiet unless it fails: then its errors, and the closing line says failed
+if ! ninja -C build-fuzz >build-fuzz/ninja.log 2>&1; then
+	grep -B2 -A8 "error" build-fuzz/ninja.log | head -40 >&2
+	echo "fuzz: the clang build failed (build-fuzz/ninja.log)"
+	echo "fuzz: 0 passed, ${#targets[@]} failed, 0 skipped"
+	exit 1
+fi
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

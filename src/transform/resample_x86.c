@@ -19,6 +19,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
+#include <cpuid.h>
 #include <emmintrin.h>
 #include <immintrin.h>
 #include <string.h>
@@ -255,6 +256,14 @@ FMA_F16C static void norm16_f16c(const uint8_t *v, int n, const rf_output *o, in
 	rf_norm16_c(v + i, n - i, o, c, out + i);
 }
 
+/* FMA and F16C, from CPUID leaf 1 (clang 14's __builtin_cpu_supports knows
+ * no "f16c"); AVX's OS support is implied by the AVX2 check beside it. */
+static int fma_f16c(void)
+{
+	unsigned a, b, c, d;
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_FMA) && (c & bit_F16C);
+}
+
 void rf_resample_kernels_x86(rf_resampler *r, rf_simd upto)
 {
 	__builtin_cpu_init();
@@ -266,8 +275,7 @@ void rf_resample_kernels_x86(rf_resampler *r, rf_simd upto)
 	}
 	if (upto >= RF_SIMD_AVX2 && __builtin_cpu_supports("avx2"))
 		r->vpass = vpass_avx2;
-	if (upto >= RF_SIMD_AVX2 && __builtin_cpu_supports("avx2") &&
-	    __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+	if (upto >= RF_SIMD_AVX2 && __builtin_cpu_supports("avx2") && fma_f16c()) {
 		r->norm32 = norm32_fma;
 		r->norm16 = norm16_f16c;
 	}
