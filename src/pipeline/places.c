@@ -33,21 +33,18 @@ uint64_t rf_loader_epoch_first_batch(const rf_loader *l, uint64_t b)
 /* Batch b's first position of this rank's share of its epoch (or of the
  * rest that fills it: its batches come last, numbered up to the epoch's end,
  * so that every epoch starts at epoch * batches_per_epoch). */
-static uint64_t batch_first(const rf_loader *l, uint64_t b, const rf_rest *rest)
+static uint64_t batch_first(const rf_loader *l, uint64_t b)
 {
-	uint64_t k = b % l->plan.batches_per_epoch;
-	if (rest) {
-		assert(k >= l->plan.batches_per_epoch - rest->batches);
-		k -= l->plan.batches_per_epoch - rest->batches;
-	}
-	return k * (uint64_t)l->cfg.batch_size;
+	uint64_t first = rf_loader_epoch_first_batch(l, b);
+	assert(b >= first);
+	return (b - first) * (uint64_t)l->cfg.batch_size;
 }
 
 uint32_t rf_loader_batch_count(const rf_loader *l, uint64_t b)
 {
 	const rf_rest *rest = rf_loader_rest_of(l, b / l->plan.batches_per_epoch);
 	uint64_t m = rest ? rest->rank_len : l->order.rank_len;
-	return (uint32_t)RF_MIN((uint64_t)l->cfg.batch_size, m - batch_first(l, b, rest));
+	return (uint32_t)RF_MIN((uint64_t)l->cfg.batch_size, m - batch_first(l, b));
 }
 
 void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sample,
@@ -55,7 +52,7 @@ void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sam
 {
 	uint64_t e = p->batch / l->plan.batches_per_epoch;
 	const rf_rest *rest = rf_loader_rest_of(l, e);
-	uint64_t q = batch_first(l, p->batch, rest) + p->index;
+	uint64_t q = batch_first(l, p->batch) + p->index;
 	const rf_order *o = &l->order;
 	uint64_t g = rest ? rf_rest_global(rest, o->rank, o->world, o->blocked, q)
 			  : rf_order_global(o, q);

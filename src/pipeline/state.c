@@ -293,6 +293,14 @@ static uint64_t saved_rest_batches(const rf_state_info *x)
 			       x->batch_size, (int)x->drop_last);
 }
 
+/* The first batch of the rest x carries: the saving ranks' batches of it
+ * are the last of its epoch. */
+static uint64_t rest_first_batch(const rf_state_info *x)
+{
+	uint64_t bpe = x->batches_per_epoch;
+	return x->rest_epoch * bpe + bpe - saved_rest_batches(x);
+}
+
 /* Fields that a correct checksum cannot vouch for: a writer's bug, not
  * damage; refused all the same. 1 when consistent. */
 static int consistent(const rf_state_info *x, uint32_t so)
@@ -311,7 +319,7 @@ static int consistent(const rf_state_info *x, uint32_t so)
 		uint64_t n = saved_rest_batches(x);
 		if (n == 0 || n > x->batches_per_epoch)
 			return 0;
-		if (x->rest_epoch == x->epoch && x->batch_in_epoch < x->batches_per_epoch - n)
+		if (x->rest_epoch == x->epoch && x->next_batch < rest_first_batch(x))
 			return 0;
 	}
 	return 1;
@@ -364,10 +372,8 @@ int rf_state_read(const void *buf, size_t len, rf_state_info *out, rf_rest **res
 		rf_fmt(err, errlen, "state: inconsistent fields (written by a faulty program?)");
 		return RF_ESTATE;
 	}
-	uint64_t bpe = x.batches_per_epoch;
-	x.epoch_first_batch = x.epoch * bpe;
-	if (x.rest_runs && x.rest_epoch == x.epoch)
-		x.epoch_first_batch += bpe - saved_rest_batches(&x);
+	x.epoch_first_batch = x.rest_runs && x.rest_epoch == x.epoch ? rest_first_batch(&x)
+				: x.epoch * x.batches_per_epoch;
 	*out = x;
 	if (rest)
 		*rest = r;
@@ -396,11 +402,8 @@ RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, 
 		return ret;
 	uint64_t bpe = x.batches_per_epoch;
 	assert(bpe > 0 && len == x.bytes); /* parse refuses others */
-	if (x.rest_runs && next_batch / bpe == x.rest_epoch) {
-		/* the rest fills its epoch's last batches only */
-		uint64_t first = x.rest_epoch * bpe + bpe - saved_rest_batches(&x);
-		next_batch = RF_MAX(next_batch, first);
-	}
+	if (x.rest_runs && next_batch / bpe == x.rest_epoch) /* the rest's batches only */
+		next_batch = RF_MAX(next_batch, rest_first_batch(&x));
 	put_position(buf, next_batch, bpe);
 	put_checksum(buf, len);
 	return 0;
@@ -496,9 +499,8 @@ static int rest_after(const rf_loader *l, const rf_state_info *x, rf_rest *saved
 		whole->len[0] = x->epoch_samples;
 	}
 	rf_rest_split(from, x->world_size, x->rank_tail, x->batch_size, (int)x->drop_last);
-	/* Every saving rank handed out the batches before the position: those
-	 * of the epoch's last from->batches before it. */
-	uint64_t taken = (x->batch_in_epoch - (x->batches_per_epoch - from->batches)) * x->batch_size;
+	/* Every saving rank handed out its batches of from before the position */
+	uint64_t taken = (x->next_batch - x->epoch_first_batch) * x->batch_size;
 	uint64_t delivered = RF_MIN(from->rank_len, from->batches * x->batch_size);
 	int ret = rf_rest_left(from, x->world_size, l->order.blocked, from->rank_len, delivered,
 			       taken, out);
