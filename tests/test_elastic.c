@@ -19,6 +19,7 @@
 
 #include "pack/pack.h"
 #include "pack/tokens.h"
+#include "pipeline/state.h"
 #include "sample/rest.h"
 #include "util/util.h"
 #include "testutil.h"
@@ -166,6 +167,35 @@ Test(elastic, runs_beyond_the_limit_are_refused)
 	cr_assert_eq(b.runs, 1);
 	cr_assert_eq(b.start[0], 1100);
 	cr_assert_eq(b.len[0], 1100);
+}
+
+/* A version-2 header whose byte count is not a whole version-2 state is
+ * refused before any field is read (the fuzzer found a 24-byte one read
+ * as 152): each is exactly as long as it claims, in a buffer of that size,
+ * with a correct checksum, so the count is the only thing wrong. */
+Test(elastic, a_version_2_header_of_the_wrong_size_is_refused)
+{
+	const uint32_t sizes[] = { 24, 32, 152, 160, 167, 168, 176, 184 + 1,
+				   (uint32_t)RF_STATE_V2_BYTES(RF_REST_MAX_RUNS + 1) };
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t n = sizes[k];
+		uint8_t *s = calloc(1, n);
+		cr_assert(s);
+		memcpy(s, "rfstate", 8);
+		s[8] = 2;
+		for (int i = 0; i < 4; i++)
+			s[12 + i] = (uint8_t)(n >> (8 * i));
+		if (n >= 156) /* a run count that matches none of these sizes */
+			s[152] = 1;
+		uint64_t sum = rf_state_checksum(s, n - 8);
+		for (int i = 0; i < 8; i++)
+			s[n - 8 + i] = (uint8_t)(sum >> (8 * i));
+		rf_state_info x;
+		char err[256] = "";
+		cr_assert_eq(rf_state_parse(s, n, &x, err, sizeof(err)), RF_ESTATE, "%u bytes", n);
+		cr_assert(strstr(err, "corrupted header"), "%u bytes: %s", n, err);
+		free(s);
+	}
 }
 
 /* ---- loaders --------------------------------------------------------------- */

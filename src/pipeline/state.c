@@ -200,14 +200,21 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 }
 
 /* The header's length check: version 1 is 152 bytes, version 2 168 + 16
- * per run. 0, or RF_ESTATE with err set. */
+ * per run. The byte count alone must be a whole state of its version
+ * before len is compared with it: every field read later lies inside it.
+ * 0, or RF_ESTATE with err set. */
 static int check_length(const uint8_t *s, size_t len, uint32_t version, uint32_t bytes,
 			char *err, size_t errlen)
 {
-	uint32_t runs = version == 2 && len >= 156 ? get32(s + 152) : 0;
 	int ok = version == 1 ? bytes == RF_STATE_V1_BYTES
-		 : version == 2 && (len < 156 || (runs >= 1 && runs <= RF_REST_MAX_RUNS &&
-						  bytes == RF_STATE_V2_BYTES(runs)));
+		 : version == 2 && bytes >= RF_STATE_V2_BYTES(1) &&
+			   bytes <= RF_STATE_V2_BYTES(RF_REST_MAX_RUNS) &&
+			   (bytes - RF_STATE_V2_BYTES(0)) % 16 == 0;
+	/* a version-2 state's run count agrees with its length (read only
+	 * once len holds the count) */
+	if (ok && version == 2 && len >= 156 &&
+	    get32(s + 152) != (bytes - RF_STATE_V2_BYTES(0)) / 16)
+		ok = 0;
 	if (version == 0 || !ok) {
 		rf_fmt(err, errlen, "state: corrupted header (version %u, %u bytes; version 1 "
 		       "has %d, version 2 168 + 16 per run)", version, bytes, RF_STATE_V1_BYTES);
