@@ -57,6 +57,19 @@ RF_API int rf_version_number(void);
  * and a device was found, e.g. "0.1.0 (cuda: built, 1 device)". */
 RF_API const char *rf_version_string(void);
 
+/* The image formats this library decodes, a bit each: JPEG always; PNG and
+ * WebP when it was built with libspng and libwebp (otherwise such an image
+ * is a bad sample that says so). A sample's format is told by its bytes,
+ * never by its name. Values are stable. */
+enum {
+	RF_FORMAT_JPEG_BIT = 1,
+	RF_FORMAT_PNG_BIT = 2,
+	RF_FORMAT_WEBP_BIT = 4,
+};
+
+/* @return : the RF_FORMAT_*_BIT of every format this library decodes. */
+RF_API unsigned rf_image_formats(void);
+
 /* ---- errors -------------------------------------------------------------
  * Negative errno values are used as they are. ringfeed's own codes sit below
  * -4096 so they never collide with errno. Values are stable. */

@@ -820,7 +820,7 @@ Test(tar, samples)
 		cr_assert_eq(v.label[1], 3);
 		cr_assert_eq(v.off[1], s2 + 512);
 		cr_assert_str_eq(v.key[2], "s3");
-		cr_assert_str_eq(v.bad[2], "no image member (jpg, jpeg)");
+		cr_assert_str_eq(v.bad[2], "no image member (jpg, jpeg, png, webp)");
 		cr_assert_str_eq(v.key[3], "s4");
 		cr_assert(strstr(v.bad[3], "cls 'x': not a label"), "%s", v.bad[3]);
 		cr_assert_str_eq(v.key[4], "d.x/s5");
@@ -865,7 +865,7 @@ Test(tar, samples_raw_and_consecutive_keys)
 	group(b.p, b.len, 512, 0, &v);
 	cr_assert_eq(v.n, 4);
 	for (size_t i = 0; i < 4; i++)
-		cr_assert_str_eq(v.bad[i], "no image member (jpg, jpeg)");
+		cr_assert_str_eq(v.bad[i], "no image member (jpg, jpeg, png, webp)");
 	free(b.p);
 }
 
@@ -881,7 +881,7 @@ Test(tar, samples_from_python_shard, .init = setup, .fini = teardown)
 	cr_assert_str_eq(v.key[1], "x/b");
 	cr_assert_eq(v.size[1], 0);
 	cr_assert_str_eq(v.key[2], "y.z/c"); /* y.z/c.d.jpg: its extension is d.jpg */
-	cr_assert_str_eq(v.bad[2], "no image member (jpg, jpeg)");
+	cr_assert_str_eq(v.bad[2], "no image member (jpg, jpeg, png, webp)");
 	cr_assert_str_eq(v.key[3], "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
 			 "dddddddddddddddddddddddddddddddddddddddddddddddddddd/e");
 	cr_assert_eq(v.size[3], 513);

@@ -56,7 +56,7 @@ from . import _ringfeed
 from . import _keywords
 
 __all__ = ["Loader", "Error", "SampleLossWarning", "state_parse", "state_at_epoch", "defaults",
-           "__version__"]
+           "formats", "__version__"]
 
 # meson.build's project() version (the wheel's too), through the header the
 # extension is compiled against (meson checks that they agree)
@@ -433,6 +433,14 @@ Loader.__init__.__signature__ = _keywords.signature(Loader.__init__)
 if Loader.__doc__ is not None:   # python -OO drops docstrings
     Loader.__doc__ = Loader.__doc__.rstrip() + "\n\n" + textwrap.indent(
         _keywords.docstring(Loader.__init__), "    ") + "\n"
+
+
+def formats():
+    """The image formats this build decodes, told by each file's bytes:
+    ("jpeg", "png", "webp"), or fewer where the library was built without
+    libspng or libwebp (such an image is then a bad sample that says so)."""
+    bits = _ringfeed.IMAGE_FORMATS
+    return tuple(name for bit, name in ((1, "jpeg"), (2, "png"), (4, "webp")) if bits & bit)
 
 
 def defaults():

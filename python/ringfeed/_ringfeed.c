@@ -1046,6 +1046,7 @@ PyMODINIT_FUNC PyInit__ringfeed(void)
 	    PyModule_AddIntConstant(m, "ESTATE", RF_ESTATE) < 0 ||
 	    PyModule_AddIntConstant(m, "STATE_MAX_BYTES", RF_STATE_MAX_BYTES) < 0 ||
 	    PyModule_AddIntConstant(m, "TEST_HOOKS", RINGFEED_TEST_HOOKS) < 0 ||
+	    PyModule_AddIntConstant(m, "IMAGE_FORMATS", (long)rf_image_formats()) < 0 ||
 	    /* ringfeed.__version__: the header's, which meson checks against
 	     * project()'s version (the wheel's); the library is linked in whole,
 	     * so it is the version of the code that runs */

@@ -130,18 +130,6 @@ int rf_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t m
 	return 0;
 }
 
-static int grow(uint8_t **p, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	uint8_t *n = realloc(*p, need);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = need;
-	return 0;
-}
-
 static void cmyk_to_rgb(const uint8_t *in, uint8_t *out, int n, int inverted)
 {
 	for (int i = 0; i < n; i++, in += 4, out += 3) {
@@ -158,8 +146,8 @@ static void cmyk_to_rgb(const uint8_t *in, uint8_t *out, int n, int inverted)
 	}
 }
 
-int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_jpeg_region *want, int crop_columns,
-		   int verify, rf_jpeg_image *out, char *reason, size_t rlen)
+int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_region *want, int crop_columns,
+		   int verify, rf_image *out, char *reason, size_t rlen)
 {
 	struct jpeg_decompress_struct *ci = &d->cinfo;
 	if (!d->open) {
@@ -191,8 +179,8 @@ int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_jpeg_region *want, in
 	}
 	size_t stride = (size_t)width * 3;
 	int rows = y1 - y0;
-	if (grow(&d->buf, &d->cap, stride * (size_t)rows) ||
-	    (d->cmyk && grow(&d->cmyk_row, &d->cmyk_cap, (size_t)width * 4))) {
+	if (rf_grow(&d->buf, &d->cap, stride * (size_t)rows) ||
+	    (d->cmyk && rf_grow(&d->cmyk_row, &d->cmyk_cap, (size_t)width * 4))) {
 		rf_fmt(reason, rlen, "out of memory for a %d x %d region", (int)width, rows);
 		rf_jpeg_abort(d);
 		return -ENOMEM;
@@ -220,7 +208,7 @@ int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_jpeg_region *want, in
 		/* The rows below the region and the stream to its end marker:
 		 * a damaged tail warns, and a warning is an error (on_message).
 		 * (jpeg_skip_scanlines() to the last row would not read them.) */
-		if (grow(&d->spare_row, &d->spare_cap, (size_t)width * 4)) {
+		if (rf_grow(&d->spare_row, &d->spare_cap, (size_t)width * 4)) {
 			rf_fmt(reason, rlen, "out of memory for a row of %d pixels", (int)width);
 			rf_jpeg_abort(d);
 			return -ENOMEM;
@@ -240,7 +228,7 @@ int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_jpeg_region *want, in
 		 * goes unnoticed (verify decodes them). */
 		rf_jpeg_abort(d);
 	}
-	*out = (rf_jpeg_image){ .rgb = d->buf, .stride = stride, .scaled_w = sw, .scaled_h = sh,
+	*out = (rf_image){ .rgb = d->buf, .stride = stride, .scaled_w = sw, .scaled_h = sh,
 				.x0 = (int)xoff, .y0 = y0, .w = (int)width, .h = rows };
 	return 0;
 }

@@ -12,22 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decode/image.h"
+
 typedef struct rf_jpeg_decoder rf_jpeg_decoder;
-
-/* The region a caller wants, in pixels of the scaled image: [x0, x1) x [y0, y1). */
-typedef struct rf_jpeg_region {
-	int x0, x1, y0, y1;
-} rf_jpeg_region;
-
-/* What was decoded: rows y0 .. y0+h-1 and columns x0 .. x0+w-1 of the scaled
- * image (scaled_w x scaled_h); x0 may be left of the region asked for (libjpeg
- * crops at iMCU boundaries). Valid until the next call on the decoder. */
-typedef struct rf_jpeg_image {
-	const uint8_t *rgb;
-	size_t stride; /* bytes per row */
-	int scaled_w, scaled_h;
-	int x0, y0, w, h;
-} rf_jpeg_image;
 
 /* @return : 0 with *out set, or -ENOMEM. */
 int rf_jpeg_decoder_create(rf_jpeg_decoder **out);
@@ -40,12 +27,6 @@ void rf_jpeg_decoder_destroy(rf_jpeg_decoder *d);
 int rf_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
 		 int *w, int *h, char *reason, size_t rlen);
 
-/* Size of the image scaled by 1/denom (denom 1, 2, 4 or 8), as libjpeg computes it. */
-static inline int rf_jpeg_scaled(int n, int denom)
-{
-	return (n + denom - 1) / denom;
-}
-
 /* Decodes the opened image at scale 1/denom, only the rows of want and (when
  * crop_columns) about its columns; want = NULL decodes everything. Warnings
  * (a truncated or corrupt stream) count as errors: a damaged image is a bad
@@ -54,8 +35,8 @@ static inline int rf_jpeg_scaled(int n, int denom)
  * only seen with verify = 1, which decodes the remaining rows (into a spare
  * row) and reads the stream to its end marker.
  * @return : 0 with *out set, or RF_EBADSAMPLE / -ENOMEM with reason set. */
-int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_jpeg_region *want, int crop_columns,
-		   int verify, rf_jpeg_image *out, char *reason, size_t rlen);
+int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_region *want, int crop_columns,
+		   int verify, rf_image *out, char *reason, size_t rlen);
 
 /* Drops the opened image (when the caller decides not to decode it). */
 void rf_jpeg_abort(rf_jpeg_decoder *d);

@@ -76,7 +76,7 @@ const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len
 const char *rf_index_bad_reason(int64_t size, char *buf, size_t len)
 {
 	switch (size) {
-	case RF_INDEX_NO_IMAGE: return "no image member (jpg, jpeg)";
+	case RF_INDEX_NO_IMAGE: return "no image member (jpg, jpeg, png, webp)";
 	case RF_INDEX_BAD_LABEL: return "its cls member is not a label (decimal text, 0 to 2147483647)";
 	case RF_INDEX_TRUNCATED: return "the member runs past the end of the shard (truncated)";
 	case RF_INDEX_TWO_LABELS: return "two cls members";

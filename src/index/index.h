@@ -34,7 +34,7 @@ typedef struct rf_index_member {
 
 /* Sizes of shard samples that cannot be used, each with its reason
  * (rf_index_bad_reason); any other negative size is -errno from a stat. */
-#define RF_INDEX_NO_IMAGE (-100000)  /* no image member (jpg, jpeg) */
+#define RF_INDEX_NO_IMAGE (-100000)  /* no image member (jpg, jpeg, png, webp) */
 #define RF_INDEX_BAD_LABEL (-100001) /* a cls member that is not a label */
 #define RF_INDEX_TRUNCATED (-100002) /* runs past the end of its shard */
 #define RF_INDEX_TWO_LABELS (-100003) /* two cls members */

@@ -149,7 +149,7 @@ long rf_tar_key_split(const char *name);
 /* Why a sample cannot be used (rf_tar_sample.code). */
 typedef enum rf_tar_bad {
 	RF_TAR_GOOD = 0,
-	RF_TAR_NO_IMAGE,   /* no image member (jpg, jpeg) */
+	RF_TAR_NO_IMAGE,   /* no image member (jpg, jpeg, png, webp) */
 	RF_TAR_NO_MEMBER,  /* raw mode: no member besides cls */
 	RF_TAR_BAD_CLS,    /* its cls member is not a label */
 	RF_TAR_TWO_CLS,    /* two cls members */
@@ -171,8 +171,8 @@ typedef struct rf_tar_sample {
 	int compressed;    /* the chosen member is zstd-compressed (extension ends in .zst) */
 	int has_cls;       /* label came from a cls member */
 	rf_tar_bad code;   /* RF_TAR_GOOD, or why the sample cannot be used */
-	const char *bad;   /* NULL, or why in words ("no image member (jpg, jpeg)", "cls
-	                    * '7x': not a label ..."); then only key (and a lost span's
+	const char *bad;   /* NULL, or why in words ("no image member (jpg, jpeg, png, webp)",
+	                    * "cls '7x': not a label ..."); then only key (and a lost span's
 	                    * data_off and size) holds */
 } rf_tar_sample;
 

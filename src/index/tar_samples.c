@@ -51,14 +51,16 @@ static int is_meta(const char *name)
 }
 
 /* The image extensions (webdataset lowercases extensions before comparing);
- * ".zst" ones hold a zstd-compressed JPEG. Exact: "seg.jpg" is another
- * member of the sample (a mask, say), not its image. */
+ * ".zst" ones hold a zstd-compressed image. Exact: "seg.jpg" is another
+ * member of the sample (a mask, say), not its image. The format is told
+ * by the bytes when decoded, not by this name. */
 static int is_image_ext(const char *ext, int *zst)
 {
-	static const char *const exts[] = { "jpg", "jpeg", "jpg.zst", "jpeg.zst" };
-	for (int i = 0; i < 4; i++)
+	static const char *const exts[] = { "jpg", "jpeg", "png", "webp",
+					    "jpg.zst", "jpeg.zst", "png.zst", "webp.zst" };
+	for (int i = 0; i < 8; i++)
 		if (!strcasecmp(ext, exts[i])) {
-			*zst = i >= 2;
+			*zst = i >= 4;
 			return 1;
 		}
 	return 0;
@@ -133,7 +135,7 @@ static int report(rf_tar_samples *g)
 	g->open = 0;
 	if (!g->code && !g->has_member)
 		bad(g, g->raw ? RF_TAR_NO_MEMBER : RF_TAR_NO_IMAGE, "%s",
-		    g->raw ? "no member besides cls" : "no image member (jpg, jpeg)");
+		    g->raw ? "no member besides cls" : "no image member (jpg, jpeg, png, webp)");
 	rf_tar_sample smp = { .key = g->key, .ext = "", .label = -1, .code = g->code };
 	if (g->code) {
 		smp.bad = g->bad;

@@ -29,10 +29,16 @@ static int skipped(const char *name, int mode)
 	return !(mode & RF_INDEX_HIDDEN);
 }
 
-static int is_jpeg_name(const char *name)
+/* An image's name: the decoder tells its format by its bytes, so a PNG
+ * named .jpg still decodes; the name only says which files are samples. */
+static int is_image_name(const char *name)
 {
+	static const char *const exts[] = { ".jpg", ".jpeg", ".png", ".webp" };
 	const char *dot = strrchr(name, '.');
-	return dot && (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
+	for (size_t i = 0; dot && i < sizeof(exts) / sizeof(exts[0]); i++)
+		if (!strcasecmp(dot, exts[i]))
+			return 1;
+	return 0;
 }
 
 /* Notes what the walk saw that is not a loose sample of its own: .tar
@@ -157,7 +163,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 			ret = walk_dir(idx, sub, rel, len, label, any_name, &self, err, errlen);
 			if (ret)
 				break;
-		} else if (!(any_name & RF_INDEX_RAW) && !is_jpeg_name(name)) {
+		} else if (!(any_name & RF_INDEX_RAW) && !is_image_name(name)) {
 			saw(idx, rel, name);
 		} else {
 			struct stat st;

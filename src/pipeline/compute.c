@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "decode/jpeg.h"
+#include "decode/image.h"
 #include "decode/unzstd.h"
 #include "source/token_windows.h"
 #include "pipeline/loader_impl.h"
@@ -17,7 +17,7 @@
 
 /* Per-thread scratch: created once, grown to the largest image, never shared. */
 typedef struct worker {
-	rf_jpeg_decoder *dec;
+	rf_decoder *dec;     /* JPEG, PNG and WebP */
 	rf_resampler rs;
 	rf_unzstd unzstd;    /* zstd members: context and output, kept */
 	/* .bin.zst windows: the frames now in unzstd's buffer (shard, first,
@@ -28,14 +28,14 @@ typedef struct worker {
 	uint64_t ns_decode, ns_transform, scaled, decoded_px, source_px;
 } worker;
 
-/* Decodes and transforms the sample of request q into dst. Returns 0 or a
- * negative code with q->reason set. */
+/* Decodes and transforms the image of request q (JPEG, PNG or WebP, told
+ * by its first bytes) into dst. Returns 0 or a negative code with q->reason set. */
 static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *dst)
 {
 	uint64_t t0 = rf_now_ns();
-	int W, H, C = l->cfg.crop;
-	int err = rf_jpeg_open(w->dec, q->data, len, l->cfg.max_pixels, &W, &H, q->reason,
-			       sizeof(q->reason));
+	int W, H, C = l->cfg.crop, max_denom;
+	int err = rf_decoder_open(w->dec, q->data, len, l->cfg.max_pixels, &W, &H, &max_denom,
+				  q->reason, sizeof(q->reason));
 	if (err)
 		return err;
 	rf_window win;
@@ -43,15 +43,16 @@ static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *
 	/* beside the GPU's engines, which decode at full scale, so does the pool:
 	 * which decoder takes a sample should change its pixels as little as it can */
 	int denom = l->cfg.no_scaled_decode || l->decode != RF_DECODE_CPU ? 1 : rf_denom_for_window(&win, C);
+	denom = RF_MIN(denom, max_denom);
 	if (rf_taps_for_window(&w->rs.tx, &w->rs.ty, &win, W, H, denom, C)) {
-		rf_jpeg_abort(w->dec);
+		rf_decoder_abort(w->dec);
 		rf_fmt(q->reason, sizeof(q->reason), "out of memory for resampling tables");
 		return -ENOMEM;
 	}
-	rf_jpeg_region want = { w->rs.tx.lo, w->rs.tx.hi, w->rs.ty.lo, w->rs.ty.hi };
-	rf_jpeg_image img;
-	err = rf_jpeg_decode(w->dec, denom, l->cfg.no_region_decode ? NULL : &want, 1,
-			     l->cfg.verify_full, &img, q->reason, sizeof(q->reason));
+	rf_region want = { w->rs.tx.lo, w->rs.tx.hi, w->rs.ty.lo, w->rs.ty.hi };
+	rf_image img;
+	err = rf_decoder_decode(w->dec, denom, l->cfg.no_region_decode ? NULL : &want,
+				l->cfg.verify_full, &img, q->reason, sizeof(q->reason));
 	uint64_t t1 = rf_now_ns();
 	w->ns_decode += t1 - t0;
 	if (err)
@@ -160,10 +161,10 @@ static int run_stage(rf_loader *l, worker *w, rf_request *q, rf_slot *s, rf_stag
 	case RF_STAGE_ZSTD_RAW:
 		err = unzstd(l, w, q);
 		return err ? err : land_raw(l, s, q);
-	case RF_STAGE_ZSTD_JPEG:
+	case RF_STAGE_ZSTD_IMAGE:
 		err = unzstd(l, w, q);
 		return err ? err : process(l, w, q, q->len, dst);
-	case RF_STAGE_JPEG:
+	case RF_STAGE_IMAGE:
 		return process(l, w, q, q->len, dst);
 	case RF_STAGE_RAW:
 	case RF_STAGE_TOKENS:
@@ -188,7 +189,7 @@ void *rf_compute_main(void *arg)
 {
 	rf_loader *l = arg;
 	worker w = { 0 };
-	int ok = rf_jpeg_decoder_create(&w.dec) == 0;
+	int ok = rf_decoder_create(&w.dec) == 0;
 	ok = rf_resampler_init(&w.rs, l->cfg.crop) == 0 && ok;
 	ok = (!l->src.any_zstd || rf_unzstd_init(&w.unzstd, l->zstd_dict) == 0) && ok;
 
@@ -211,7 +212,7 @@ void *rf_compute_main(void *arg)
 		uint64_t t0 = rf_now_ns();
 		if (!err && s->on_host) /* GPU decode: this one is copied to the device */
 			s->on_host[place.index] = 1;
-		if (!err && (stage == RF_STAGE_JPEG || stage == RF_STAGE_ZSTD_JPEG))
+		if (!err && (stage == RF_STAGE_IMAGE || stage == RF_STAGE_ZSTD_IMAGE))
 			atomic_fetch_add_explicit(&l->st.cpu_decodes, 1, memory_order_relaxed);
 		q->err = err;
 		rf_split_done(&l->split.cpu_out, 1);
@@ -226,7 +227,7 @@ void *rf_compute_main(void *arg)
 		flush_counters(l, &w);
 	}
 	rf_resampler_destroy(&w.rs);
-	rf_jpeg_decoder_destroy(w.dec);
+	rf_decoder_destroy(w.dec);
 	rf_unzstd_destroy(&w.unzstd);
 	return NULL;
 }

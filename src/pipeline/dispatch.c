@@ -6,6 +6,7 @@
  * these images (the engines' speed depends on the pixels, the pool's on
  * the cores it gets). Rates are measured while a side has work; a side
  * that had none keeps its last rate, so it is offered work again. */
+#include "decode/image.h"
 #include "pipeline/loader_impl.h"
 #include "util/util.h"
 
@@ -51,8 +52,9 @@ void rf_loader_dispatch(rf_loader *l, uint32_t id)
 {
 	rf_split *sp = &l->split;
 	/* only plain JPEGs go to the engines: zstd members are decompressed
-	 * on the CPU, so decoded there too */
-	int jpeg = l->req[id].stage == RF_STAGE_JPEG;
+	 * on the CPU, so decoded there too, and PNG and WebP have no engine */
+	const rf_request *q = &l->req[id];
+	int jpeg = q->stage == RF_STAGE_IMAGE && rf_image_sniff(q->data, q->len) == RF_FORMAT_JPEG;
 	int gpu = l->decode == RF_DECODE_GPU && jpeg;
 	if (l->decode == RF_DECODE_AUTO && jpeg) {
 		measure(l, sp);

@@ -106,7 +106,7 @@ static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
 static rf_stage stage(const rf_source *s, uint64_t i)
 {
 	(void)i;
-	return s->raw ? RF_STAGE_RAW : RF_STAGE_JPEG;
+	return s->raw ? RF_STAGE_RAW : RF_STAGE_IMAGE;
 }
 
 static void cut_short(const rf_source *s, const rf_source_read *r, int got, char *reason,

@@ -33,13 +33,14 @@ typedef enum rf_kind {
 
 /* What turns a sample's read bytes into the sample in its batch slot, and
  * which thread does it: the ring thread (RAW, TOKENS: a copy, no decode) or
- * a decoder (the rest: the compute pool; JPEG also the GPU's engines). */
+ * a decoder (the rest: the compute pool; a JPEG also the GPU's engines). */
 typedef enum rf_stage {
 	RF_STAGE_RAW = 0,      /* the bytes as they are (raw mode) */
 	RF_STAGE_TOKENS,       /* a window's tokens into its row */
-	RF_STAGE_JPEG,         /* decode, crop, resize into the slot */
+	RF_STAGE_IMAGE,        /* decode (JPEG, PNG or WebP, told by its bytes), crop,
+	                        * resize into the slot */
 	RF_STAGE_ZSTD_RAW,     /* one zstd frame, then as RAW */
-	RF_STAGE_ZSTD_JPEG,    /* one zstd frame, then as JPEG */
+	RF_STAGE_ZSTD_IMAGE,   /* one zstd frame, then as IMAGE */
 	RF_STAGE_ZSTD_TOKENS,  /* the zstd frames that hold a window, then as TOKENS */
 	RF_STAGE_FETCH,        /* nothing: the read is all there is (fetch_only) */
 } rf_stage;

@@ -114,8 +114,8 @@ static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
 static rf_stage stage(const rf_source *s, uint64_t i)
 {
 	if (s->index.members[i].flags & RF_MEMBER_ZSTD)
-		return s->raw ? RF_STAGE_ZSTD_RAW : RF_STAGE_ZSTD_JPEG;
-	return s->raw ? RF_STAGE_RAW : RF_STAGE_JPEG;
+		return s->raw ? RF_STAGE_ZSTD_RAW : RF_STAGE_ZSTD_IMAGE;
+	return s->raw ? RF_STAGE_RAW : RF_STAGE_IMAGE;
 }
 
 /* A range: only shorter can show. */

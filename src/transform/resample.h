@@ -111,7 +111,7 @@ int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int
 		  int flip);
 
 /* Both axes' taps for window win of a W x H image decoded at scale 1/denom
- * (rf_jpeg_scaled sizes), reading only the window's bounds: the CPU path and
+ * (rf_scaled_size sizes), reading only the window's bounds: the CPU path and
  * the GPU path (denom 1) choose the same inputs and weights this way.
  * @return : 0 or -ENOMEM. */
 struct rf_window;

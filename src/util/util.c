@@ -151,3 +151,15 @@ int rf_open_regular(int dirfd, const char *path, const char *what, char *err, si
 	}
 	return fd;
 }
+
+int rf_grow(uint8_t **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	uint8_t *n = realloc(*p, need);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = need;
+	return 0;
+}

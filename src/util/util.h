@@ -43,6 +43,11 @@ int rf_cpu_count(void);
 void rf_fmt(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A buffer of at least need bytes at *p (its size in *cap), grown with
+ * realloc, never shrunk: the decoders' per-thread output buffers.
+ * @return : 0, or -ENOMEM with *p and *cap as they were. */
+int rf_grow(uint8_t **p, size_t *cap, size_t need);
+
 /* What kind of file st_mode says: "a FIFO", "a directory", ... ("a regular
  * file" included), for messages. Static strings. */
 const char *rf_file_kind(unsigned mode);

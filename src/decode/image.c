@@ -1,0 +1,168 @@
+/* image.c - tells an image's format by its first bytes and hands it to that
+ * format's decoder (jpeg.c, png.c, webp.c). A format whose library was
+ * missing at build time is a bad sample that says so. */
+#include "decode/image.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rf_config.h"
+#include "ringfeed.h"
+#include "decode/jpeg.h"
+#include "util/util.h"
+#if RF_HAVE_PNG
+#include "decode/png.h"
+#endif
+#if RF_HAVE_WEBP
+#include "decode/webp.h"
+#endif
+
+struct rf_decoder {
+	rf_image_format open;  /* the format opened last */
+	rf_jpeg_decoder *jpeg; /* each made on its format's first image */
+#if RF_HAVE_PNG
+	rf_png_decoder *png;
+#endif
+#if RF_HAVE_WEBP
+	rf_webp_decoder *webp;
+#endif
+};
+
+rf_image_format rf_image_sniff(const uint8_t *p, size_t len)
+{
+	static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n' };
+	if (len >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF)
+		return RF_FORMAT_JPEG;
+	if (len >= 8 && memcmp(p, png_sig, 8) == 0)
+		return RF_FORMAT_PNG;
+	if (len >= 12 && memcmp(p, "RIFF", 4) == 0 && memcmp(p + 8, "WEBP", 4) == 0)
+		return RF_FORMAT_WEBP;
+	return RF_FORMAT_UNKNOWN;
+}
+
+RF_API unsigned rf_image_formats(void)
+{
+	return RF_FORMAT_JPEG_BIT | (RF_HAVE_PNG ? RF_FORMAT_PNG_BIT : 0) |
+	       (RF_HAVE_WEBP ? RF_FORMAT_WEBP_BIT : 0);
+}
+
+int rf_decoder_create(rf_decoder **out)
+{
+	rf_decoder *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	*out = d;
+	return 0;
+}
+
+void rf_decoder_destroy(rf_decoder *d)
+{
+	if (!d)
+		return;
+	rf_jpeg_decoder_destroy(d->jpeg);
+#if RF_HAVE_PNG
+	rf_png_decoder_destroy(d->png);
+#endif
+#if RF_HAVE_WEBP
+	rf_webp_decoder_destroy(d->webp);
+#endif
+	free(d);
+}
+
+rf_image_format rf_decoder_format(const rf_decoder *d)
+{
+	return d->open;
+}
+
+#if !RF_HAVE_PNG || !RF_HAVE_WEBP
+/* A bad sample for a format this build cannot decode. */
+static int not_built(const char *format, const char *library, char *reason, size_t rlen)
+{
+	rf_fmt(reason, rlen, "a %s image: this ringfeed was built without %s", format, library);
+	return RF_EBADSAMPLE;
+}
+#endif
+
+int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels, int *w,
+		    int *h, int *max_denom, char *reason, size_t rlen)
+{
+	rf_decoder_abort(d);
+	rf_image_format f = rf_image_sniff(data, len);
+	int err;
+	switch (f) {
+	case RF_FORMAT_PNG:
+#if RF_HAVE_PNG
+		if (!d->png && rf_png_decoder_create(&d->png))
+			return -ENOMEM;
+		err = rf_png_open(d->png, data, len, max_pixels, w, h, reason, rlen);
+		*max_denom = 1;
+		break;
+#else
+		return not_built("PNG", "libspng", reason, rlen);
+#endif
+	case RF_FORMAT_WEBP:
+#if RF_HAVE_WEBP
+		if (!d->webp && rf_webp_decoder_create(&d->webp))
+			return -ENOMEM;
+		err = rf_webp_open(d->webp, data, len, max_pixels, w, h, reason, rlen);
+		*max_denom = 8;
+		break;
+#else
+		return not_built("WebP", "libwebp", reason, rlen);
+#endif
+	case RF_FORMAT_JPEG:
+	case RF_FORMAT_UNKNOWN:
+	default:
+		/* libjpeg names what else it is ("not a JPEG file: starts with
+		 * 0x.. 0x..") better than a guess here */
+		if (!d->jpeg && rf_jpeg_decoder_create(&d->jpeg))
+			return -ENOMEM;
+		err = rf_jpeg_open(d->jpeg, data, len, max_pixels, w, h, reason, rlen);
+		*max_denom = 8;
+		f = RF_FORMAT_JPEG;
+		break;
+	}
+	if (!err)
+		d->open = f;
+	return err;
+}
+
+int rf_decoder_decode(rf_decoder *d, int denom, const rf_region *want, int verify, rf_image *out,
+		      char *reason, size_t rlen)
+{
+	rf_image_format f = d->open;
+	d->open = RF_FORMAT_UNKNOWN;
+	switch (f) {
+	case RF_FORMAT_JPEG:
+		return rf_jpeg_decode(d->jpeg, denom, want, 1, verify, out, reason, rlen);
+#if RF_HAVE_PNG
+	case RF_FORMAT_PNG:
+		return rf_png_decode(d->png, want, verify, out, reason, rlen);
+#endif
+#if RF_HAVE_WEBP
+	case RF_FORMAT_WEBP:
+		return rf_webp_decode(d->webp, denom, want, verify, out, reason, rlen);
+#endif
+	default:
+		rf_fmt(reason, rlen, "internal: decode without open");
+		return -EINVAL;
+	}
+}
+
+void rf_decoder_abort(rf_decoder *d)
+{
+	switch (d->open) {
+	case RF_FORMAT_JPEG:
+		rf_jpeg_abort(d->jpeg);
+		break;
+#if RF_HAVE_PNG
+	case RF_FORMAT_PNG:
+		rf_png_abort(d->png);
+		break;
+#endif
+	default: /* WebP holds nothing between open and decode */
+		break;
+	}
+	d->open = RF_FORMAT_UNKNOWN;
+}
