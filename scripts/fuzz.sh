@@ -4,7 +4,8 @@
 # SECONDS (default 30) on its corpus (build-fuzz/corpus/TARGET, kept between
 # runs, plus the regression inputs in tests/fuzz/regress/TARGET, which must
 # never crash again). A crash leaves its input in build-fuzz/crashes/.
-# TARGETs (default: all of them: state cache manifest jpeg tar tokens) are
+# TARGETs (default: all of them: state cache manifest jpeg png webp tar tokens;
+# png and webp only where the build found libspng and libwebp) are
 # run one after the other; start two fuzz.sh with different targets to use
 # two cores. Targets that parse a file write their inputs under $TMPDIR
 # (/dev/shm when unset: tmpfs is several times faster than a disk).
@@ -15,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
-all_targets=(state cache manifest jpeg tar tokens)
+all_targets=(state cache manifest jpeg png webp tar tokens)
 targets=("${@:2}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do
@@ -69,7 +70,13 @@ build-fuzz/tests/fuzz/make_seeds "$seeds" >/dev/null
 mkdir -p build-fuzz/crashes
 passed=0
 failed=0
+skipped=0
 for t in "${targets[@]}"; do
+	if [ ! -x "build-fuzz/tests/fuzz/fuzz_$t" ]; then
+		echo "fuzz_$t: skipped: not built (its library is missing: scripts/deps.sh installs libspng-dev and libwebp-dev)"
+		skipped=$((skipped + 1))
+		continue
+	fi
 	corpus=build-fuzz/corpus/$t
 	mkdir -p "$corpus"
 	regress=tests/fuzz/regress/$t
@@ -93,5 +100,5 @@ for t in "${targets[@]}"; do
 	execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
 	echo "fuzz_$t: $secs s, $cpu CPU s, $execs executions, corpus $(ls "$corpus" | wc -l) inputs: $result"
 done
-echo "fuzz: $passed passed, $failed failed, 0 skipped"
+echo "fuzz: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -1,8 +1,10 @@
 /* make_seeds.c - writes the seed corpora of the fuzz targets into
- * OUT/{state,cache,manifest,jpeg,tar}/: real saved states, index caches of a
- * folder tree and of a weighted manifest, manifests, JPEGs of several
- * sizes and qualities behind the jpeg target's 4 setting bytes, and small
- * tar shards (ustar, GNU, pax) behind the tar target's setting byte.
+ * OUT/{state,cache,manifest,jpeg,png,webp,tar}/: real saved states, index
+ * caches of a folder tree and of a weighted manifest, manifests, JPEGs of
+ * several sizes and qualities, PNGs of each colour type and bit depth
+ * (interlaced too) and WebP files (lossy, lossless, alpha) behind the image
+ * targets' 4 setting bytes, and small tar shards (ustar, GNU, pax) behind
+ * the tar target's setting byte.
  * Usage: make_seeds OUT (scripts/fuzz.sh runs it). */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -13,7 +15,14 @@
 
 #include "cli/synth.h"
 #include "index/token_shard.h"
+#include "rf_config.h"
 #include "ringfeed.h"
+#if RF_HAVE_PNG
+#include <spng.h>
+#endif
+#if RF_HAVE_WEBP
+#include <webp/encode.h>
+#endif
 
 static const char *out;
 
@@ -29,6 +38,91 @@ static void put(const char *kind, const char *name, const void *p, size_t n)
 		exit(1);
 	}
 }
+
+/* An image seed behind the image targets' 4 setting bytes, in 3 variants. */
+static void put_image(const char *kind, const char *name, const uint8_t *img, size_t n, size_t i)
+{
+	uint8_t *s = malloc(n + 4);
+	if (!s)
+		exit(1);
+	memcpy(s + 4, img, n);
+	for (int v = 0; v < 3; v++) {
+		s[0] = (uint8_t)(i * 7 + (size_t)v);
+		s[1] = (uint8_t)(v * 0x15 + i);
+		s[2] = (uint8_t)(v * 5);
+		s[3] = (uint8_t)(i * 31);
+		char full[64];
+		snprintf(full, sizeof(full), "%s_%d", name, v);
+		put(kind, full, s, n + 4);
+	}
+	free(s);
+}
+
+/* Pixels for the PNG and WebP seeds: a gradient with some edges, bytes per
+ * pixel ch (1-4, or 2x for 16-bit samples: every byte varies). */
+static uint8_t *pattern(int w, int h, int bytes_per_pixel)
+{
+	size_t n = (size_t)w * h * bytes_per_pixel;
+	uint8_t *p = malloc(n);
+	if (!p)
+		exit(1);
+	for (size_t k = 0; k < n; k++)
+		p[k] = (uint8_t)((k * 7 + (k / (size_t)(w * bytes_per_pixel)) * 13) ^ (k % 61 < 5 ? 0xFF : 0));
+	return p;
+}
+
+#if RF_HAVE_PNG
+/* One PNG (libspng's encoder) of the given colour type, depth, interlace;
+ * the pixels as the format packs them (raw). */
+static void put_png(const char *name, int w, int h, int type, int depth, int interlace, size_t i)
+{
+	int ch = type == 0 || type == 3 ? 1 : type == 4 ? 2 : type == 2 ? 3 : 4;
+	size_t row = ((size_t)w * ch * depth + 7) / 8;
+	uint8_t *px = pattern((int)row, h, 1);
+	spng_ctx *c = spng_ctx_new(SPNG_CTX_ENCODER);
+	spng_set_option(c, SPNG_ENCODE_TO_BUFFER, 1);
+	struct spng_ihdr ihdr = { .width = (uint32_t)w, .height = (uint32_t)h,
+				  .bit_depth = (uint8_t)depth, .color_type = (uint8_t)type,
+				  .interlace_method = (uint8_t)interlace };
+	spng_set_ihdr(c, &ihdr);
+	if (type == 3) {
+		static struct spng_plte plte;
+		plte.n_entries = 1u << depth;
+		for (uint32_t e = 0; e < plte.n_entries; e++)
+			plte.entries[e] = (struct spng_plte_entry){ (uint8_t)(e * 37), (uint8_t)(e * 91),
+								    (uint8_t)(255 - e), 255 };
+		spng_set_plte(c, &plte); /* 2^depth entries: every index the pixels hold */
+	}
+	int err = spng_encode_image(c, px, row * (size_t)h, SPNG_FMT_PNG, SPNG_ENCODE_FINALIZE);
+	size_t n = 0;
+	void *png = err ? NULL : spng_get_png_buffer(c, &n, &err);
+	if (!png) {
+		fprintf(stderr, "make_seeds: png %s: %s\n", name, spng_strerror(err));
+		exit(1);
+	}
+	put_image("png", name, png, n, i);
+	free(png);
+	spng_ctx_free(c);
+	free(px);
+}
+#endif
+
+#if RF_HAVE_WEBP
+static void put_webp(const char *name, int w, int h, int alpha, int lossless, size_t i)
+{
+	int bpp = alpha ? 4 : 3;
+	uint8_t *px = pattern(w, h, bpp), *webp = NULL;
+	size_t n = lossless ? (alpha ? WebPEncodeLosslessRGBA : WebPEncodeLosslessRGB)(px, w, h, w * bpp, &webp)
+			    : (alpha ? WebPEncodeRGBA : WebPEncodeRGB)(px, w, h, w * bpp, 70, &webp);
+	if (!n) {
+		fprintf(stderr, "make_seeds: webp %s failed\n", name);
+		exit(1);
+	}
+	put_image("webp", name, webp, n, i);
+	WebPFree(webp);
+	free(px);
+}
+#endif
 
 /* A tar shard being written, behind the tar target's setting byte. */
 static uint8_t tar[1 << 16];
@@ -267,20 +361,31 @@ int main(int argc, char **argv)
 		if (rf_synth_jpeg(sizes[i][0], sizes[i][1], i + 1, i % 2 ? 95 : 40, &j, &n, err,
 				  sizeof(err)))
 			return fprintf(stderr, "make_seeds: %s\n", err), 1;
-		uint8_t *s = malloc(n + 4);
-		memcpy(s + 4, j, n);
-		for (int v = 0; v < 3; v++) {
-			s[0] = (uint8_t)(i * 7 + (size_t)v);
-			s[1] = (uint8_t)(v * 0x15 + i);
-			s[2] = (uint8_t)(v * 5);
-			s[3] = (uint8_t)(i * 31);
-			char name[32];
-			snprintf(name, sizeof(name), "img%zu_%d", i, v);
-			put("jpeg", name, s, n + 4);
-		}
-		free(s);
+		char name[32];
+		snprintf(name, sizeof(name), "img%zu", i);
+		put_image("jpeg", name, j, n, i);
 		free(j);
 	}
+#if RF_HAVE_PNG
+	/* PNGs: every colour type and bit depth the format allows, interlaced too */
+	static const struct { int type, depth; } kinds[] = {
+		{ 0, 1 }, { 0, 2 }, { 0, 4 }, { 0, 8 }, { 0, 16 }, { 2, 8 }, { 2, 16 }, { 3, 1 },
+		{ 3, 4 }, { 3, 8 }, { 4, 8 }, { 4, 16 }, { 6, 8 }, { 6, 16 } };
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "t%d_d%d", kinds[i].type, kinds[i].depth);
+		put_png(name, 13 + (int)i * 5, 9 + (int)i * 3, kinds[i].type, kinds[i].depth, 0, i);
+		snprintf(name, sizeof(name), "t%d_d%d_adam7", kinds[i].type, kinds[i].depth);
+		put_png(name, 11 + (int)i, 7 + (int)i * 2, kinds[i].type, kinds[i].depth, 1, i);
+	}
+#endif
+#if RF_HAVE_WEBP
+	for (int k = 0; k < 4; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s%s", k & 1 ? "lossless" : "lossy", k & 2 ? "_alpha" : "");
+		put_webp(name, 37 + k * 20, 29 + k * 9, k >> 1, k & 1, (size_t)k);
+	}
+#endif
 
 	/* tar shards: each format, samples with labels, every kind of member */
 	const char *pax = "21 path=dir/long.jpg\n10 size=3\n30 mtime=1700000000.123456789\n"
