@@ -22,6 +22,7 @@ before ringfeed's filter) 2.0, the JPEG path's bound."""
 import io
 import os
 import struct
+import subprocess
 import tarfile
 import zlib
 
@@ -40,6 +41,7 @@ from torchvision import transforms  # noqa: E402
 from test_pixels import as_bytes, photo  # noqa: E402
 
 FULL_SCALE, SCALED = 0.3, 2.0
+RINGFEED = os.environ.get("RINGFEED", "build/ringfeed")
 BUILT = ringfeed.formats() if hasattr(ringfeed, "formats") else ()
 
 
@@ -277,6 +279,33 @@ def test_the_format_is_told_by_the_bytes_in_trees_and_shards(tmp_path):
     got = load(str(shard.parent), 3)
     for i in range(3):
         assert mean_diff(got[i], refs[i]) <= FULL_SCALE, "member %d" % i
+
+
+@needs("png")
+@needs("webp")
+def test_a_pack_of_a_mixed_tree_gives_its_batches_members_named_by_their_bytes(tmp_path):
+    files = []
+    for i in range(9):
+        rgb = rgb_photo(180 + 20 * i, 160 + 10 * i, 40 + i).astype(np.uint8)
+        buf = io.BytesIO()
+        fmt = ("PNG", "WEBP", "JPEG")[i % 3]
+        Image.fromarray(rgb).save(buf, fmt, **({"quality": 80} if fmt != "PNG" else {}))
+        # one of each under a name that is not its format
+        name = "s%d.%s" % (i, ("png", "webp", "jpg")[i % 3] if i < 6 else "jpg")
+        files.append((name, buf.getvalue()))
+    root = write_tree(tmp_path / "tree", files)
+    out = tmp_path / "packed"
+    subprocess.run([RINGFEED, "pack", root, "-o", str(out)], check=True, capture_output=True)
+    members = []
+    for shard in sorted(os.listdir(out)):
+        if shard.endswith(".tar"):
+            with tarfile.open(out / shard) as t:
+                members += [m.name for m in t.getmembers() if not m.name.endswith(".cls")]
+    assert sorted(m.rsplit(".", 1)[1] for m in members) == sorted(["png", "webp", "jpg"] * 3)
+    for kw in (dict(), dict(random_resized_crop=True, shuffle=1, seed=3, flip=0.5)):
+        a, b = load(root, 9, **kw), load(str(out), 9, **kw)
+        for i in range(9):
+            assert torch.equal(a[i], b[i]), (kw, i)
 
 
 def bad_samples(root, **kw):

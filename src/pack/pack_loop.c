@@ -14,6 +14,7 @@
 
 #include "pack/pack_impl.h"
 #include "pack/tar_write.h"
+#include "decode/image.h"
 #include "util/util.h"
 
 int rf_buf_reserve(rf_buf *b, size_t n)
@@ -142,6 +143,10 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 		return ret;
 	const uint8_t *data = p->in.p;
 	size_t n = len;
+	/* the member is named by what its bytes are, as readers tell it */
+	static const char *const image_ext[] = { [RF_FORMAT_UNKNOWN] = "jpg", [RF_FORMAT_JPEG] = "jpg",
+						 [RF_FORMAT_PNG] = "png", [RF_FORMAT_WEBP] = "webp" };
+	const char *ext = o->index_flags & RF_INDEX_RAW ? "bin" : image_ext[rf_image_sniff(data, len)];
 	if (p->cctx) {
 		/* one frame per sample, with its content size (set by compress2)
 		 * and checksum; the dictionary, if any, stays referenced */
@@ -156,7 +161,6 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 		n = z;
 	}
 	char name[64], cls_name[64];
-	const char *ext = o->index_flags & RF_INDEX_RAW ? "bin" : "jpg";
 	snprintf(name, sizeof(name), "%0*" PRIu64 ".%s%s", p->key_width, i, ext, p->cctx ? ".zst" : "");
 	int32_t label = p->idx.entries[i].label;
 	uint64_t cls_bytes = label >= 0 ? 2 * RF_TAR_BLOCK : 0;
