@@ -2,7 +2,7 @@
 # wheel.sh [OUTDIR [BUILD-ARGS...]] - builds the Python package as PyPI
 # ships them: a wheel built with meson-python, repaired by auditwheel into a
 # manylinux wheel that carries the libraries the extension links (liburing,
-# libjpeg-turbo, zstd: in ringfeed.libs/, the extension's RPATH pointing
+# libjpeg-turbo, zstd, libspng, libwebp: in ringfeed.libs/, the RPATH pointing
 # there), and the sdist. Prints `auditwheel show` of the repaired wheel and
 # `ldd` of its extension. OUTDIR (default build/dist) gets
 #   ringfeed-VERSION-cpXY-cpXY-manylinux_2_NN_x86_64.whl  and  ringfeed-VERSION.tar.gz
