@@ -56,6 +56,16 @@ Test(formats, the_format_is_told_by_the_bytes)
 	cr_assert_eq(rf_image_sniff((const uint8_t *)"RIFF\x10\0\0\0WEBPVP8 ", 16), RF_FORMAT_WEBP);
 	cr_assert_eq(rf_image_sniff((const uint8_t *)"RIFF\x10\0\0\0WAVEfmt ", 16), RF_FORMAT_UNKNOWN);
 	cr_assert_eq(rf_image_sniff((const uint8_t *)"\x89PNG", 4), RF_FORMAT_UNKNOWN);
+	/* what is none of them is named so, with its first bytes */
+	rf_decoder *d;
+	cr_assert_eq(rf_decoder_create(&d), 0);
+	int w, h, md;
+	char reason[256];
+	cr_assert_eq(rf_decoder_open(d, (const uint8_t *)"hello, world", 12, 1u << 20, &w, &h, &md,
+				     reason, sizeof(reason)), RF_EBADSAMPLE);
+	cr_assert(strstr(reason, "not an image (JPEG, PNG or WebP): 12 bytes starting 0x68 0x65"),
+		  "%s", reason);
+	rf_decoder_destroy(d);
 	unsigned f = rf_image_formats();
 	cr_assert(f & RF_FORMAT_JPEG_BIT);
 	cr_assert_eq(!!(f & RF_FORMAT_PNG_BIT), RF_HAVE_PNG);

@@ -111,11 +111,19 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
 #else
 		return not_built("WebP", "libwebp", reason, rlen);
 #endif
-	case RF_FORMAT_JPEG:
 	case RF_FORMAT_UNKNOWN:
+		if (len < 2 || data[0] != 0xFF || data[1] != 0xD8) {
+			uint8_t b[4] = { 0 };
+			memcpy(b, data, len < 4 ? len : 4);
+			rf_fmt(reason, rlen, "not an image (JPEG, PNG or WebP): %zu bytes starting "
+			       "0x%02x 0x%02x 0x%02x 0x%02x", len, b[0], b[1], b[2], b[3]);
+			return RF_EBADSAMPLE;
+		}
+		/* a JPEG's start marker without the next one: a damaged JPEG,
+		 * which libjpeg names */
+		__attribute__((fallthrough));
+	case RF_FORMAT_JPEG:
 	default:
-		/* libjpeg names what else it is ("not a JPEG file: starts with
-		 * 0x.. 0x..") better than a guess here */
 		if (!d->jpeg && rf_jpeg_decoder_create(&d->jpeg))
 			return -ENOMEM;
 		err = rf_jpeg_open(d->jpeg, data, len, max_pixels, w, h, reason, rlen);
