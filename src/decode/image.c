@@ -106,7 +106,7 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
 		if (!d->webp && rf_webp_decoder_create(&d->webp))
 			return -ENOMEM;
 		err = rf_webp_open(d->webp, data, len, max_pixels, w, h, reason, rlen);
-		*max_denom = 8;
+		*max_denom = 1; /* see webp.h */
 		break;
 #else
 		return not_built("WebP", "libwebp", reason, rlen);
@@ -150,7 +150,7 @@ int rf_decoder_decode(rf_decoder *d, int denom, const rf_region *want, int verif
 #endif
 #if RF_HAVE_WEBP
 	case RF_FORMAT_WEBP:
-		return rf_webp_decode(d->webp, denom, want, verify, out, reason, rlen);
+		return rf_webp_decode(d->webp, want, verify, out, reason, rlen);
 #endif
 	default:
 		rf_fmt(reason, rlen, "internal: decode without open");

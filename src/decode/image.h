@@ -1,7 +1,8 @@
 /* image.h - an encoded image to the RGB pixels a transform needs: the
  * format is told by its first bytes (never by a name), and each format's
  * decoder (jpeg.c, png.c, webp.c) decodes only what the window needs, at a
- * reduced scale where the format allows it. The types every format's
+ * reduced scale where the library can do it with less work (JPEG's DCT
+ * scaling). The types every format's
  * decoder shares are here. Private.
  *
  * Thread rule: one rf_decoder per compute thread, never shared; it owns one
@@ -55,7 +56,8 @@ void rf_decoder_destroy(rf_decoder *d);
 /* Tells the format of data[len] and reads its headers. On success the
  * decoder holds the image until rf_decoder_decode() or rf_decoder_abort();
  * *w and *h are its size and *max_denom the largest reduction its decoder
- * can apply while decoding (8 for JPEG and WebP, 1 for PNG).
+ * can apply while decoding (8 for JPEG; 1 for PNG and WebP, whose libraries
+ * have no reduced-size decode).
  * @return : 0, or RF_EBADSAMPLE with reason[rlen] set: no format this build
  *           decodes, more than max_pixels pixels (refused before any pixel
  *           memory is allocated), a damaged header. */

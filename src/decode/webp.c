@@ -1,6 +1,6 @@
-/* webp.c - WebP decode of the rectangle a window needs, at a reduced scale
- * when the shrink allows, through libwebp's advanced decoding API; its
- * status codes become a bad sample with a reason here (see webp.h). */
+/* webp.c - WebP decode of the rectangle a window needs, through libwebp's
+ * advanced decoding API; its status codes become a bad sample with a
+ * reason here (see webp.h). */
 #include "decode/webp.h"
 
 #include <errno.h>
@@ -77,31 +77,23 @@ int rf_webp_open(rf_webp_decoder *d, const uint8_t *data, size_t len, uint64_t m
 	return 0;
 }
 
-int rf_webp_decode(rf_webp_decoder *d, int denom, const rf_region *want, int verify,
-		   rf_image *out, char *reason, size_t rlen)
+int rf_webp_decode(rf_webp_decoder *d, const rf_region *want, int verify, rf_image *out,
+		   char *reason, size_t rlen)
 {
 	if (!d->data) {
 		rf_fmt(reason, rlen, "internal: decode without open");
 		return -EINVAL;
 	}
 	int W = d->w, H = d->h;
-	int sw = rf_scaled_size(W, denom), sh = rf_scaled_size(H, denom);
-	/* the rectangle in scaled pixels; libwebp crops first, in image pixels,
-	 * at even offsets (it snaps them down itself: chosen here, so that the
-	 * offset is known), then scales the cropped rectangle */
-	int x0 = 0, x1 = sw, y0 = 0, y1 = sh;
+	/* libwebp crops at even offsets (it snaps them down itself: chosen
+	 * here, so that the offset is known) */
+	int x0 = 0, x1 = W, y0 = 0, y1 = H;
 	if (want && !verify) {
-		x0 = RF_MAX(0, RF_MIN(want->x0, sw - 1));
-		x1 = RF_MAX(x0 + 1, RF_MIN(want->x1, sw));
-		y0 = RF_MAX(0, RF_MIN(want->y0, sh - 1));
-		y1 = RF_MAX(y0 + 1, RF_MIN(want->y1, sh));
-		if (denom == 1) {
-			x0 &= ~1;
-			y0 &= ~1;
-		}
+		x0 = RF_MAX(0, RF_MIN(want->x0, W - 1)) & ~1;
+		x1 = RF_MAX(x0 + 1, RF_MIN(want->x1, W));
+		y0 = RF_MAX(0, RF_MIN(want->y0, H - 1)) & ~1;
+		y1 = RF_MAX(y0 + 1, RF_MIN(want->y1, H));
 	}
-	int cx0 = x0 * denom, cy0 = y0 * denom; /* even: denom is 2, 4, 8, or x0 was made even */
-	int cx1 = RF_MIN(W, x1 * denom), cy1 = RF_MIN(H, y1 * denom);
 	int ow = x1 - x0, oh = y1 - y0;
 	size_t stride = (size_t)ow * 3;
 	if (rf_grow(&d->buf, &d->cap, stride * (size_t)oh)) {
@@ -115,17 +107,12 @@ int rf_webp_decode(rf_webp_decoder *d, int denom, const rf_region *want, int ver
 		d->data = NULL;
 		return -EINVAL;
 	}
-	if (cx0 > 0 || cy0 > 0 || cx1 < W || cy1 < H) {
+	if (ow < W || oh < H) {
 		c.options.use_cropping = 1;
-		c.options.crop_left = cx0;
-		c.options.crop_top = cy0;
-		c.options.crop_width = cx1 - cx0;
-		c.options.crop_height = cy1 - cy0;
-	}
-	if (denom > 1) {
-		c.options.use_scaling = 1;
-		c.options.scaled_width = ow;
-		c.options.scaled_height = oh;
+		c.options.crop_left = x0;
+		c.options.crop_top = y0;
+		c.options.crop_width = ow;
+		c.options.crop_height = oh;
 	}
 	c.output.colorspace = MODE_RGB;
 	c.output.is_external_memory = 1;
@@ -139,7 +126,7 @@ int rf_webp_decode(rf_webp_decoder *d, int denom, const rf_region *want, int ver
 		rf_fmt(reason, rlen, "corrupt WebP: %s", status_text(s));
 		return s == VP8_STATUS_OUT_OF_MEMORY ? -ENOMEM : RF_EBADSAMPLE;
 	}
-	*out = (rf_image){ .rgb = d->buf, .stride = stride, .scaled_w = sw, .scaled_h = sh,
+	*out = (rf_image){ .rgb = d->buf, .stride = stride, .scaled_w = W, .scaled_h = H,
 			   .x0 = x0, .y0 = y0, .w = ow, .h = oh };
 	return 0;
 }

@@ -1,9 +1,10 @@
 /* webp.h - WebP decode through libwebp's advanced API: only the window's
- * rectangle (use_cropping) and, for a large shrink, at 1/denom of the size
- * (use_scaling, libwebp's area-averaging rescaler), to packed RGB with
- * alpha dropped as PIL's convert("RGB") drops it. Lossy, lossless and
- * extended (alpha) files; an animation is refused. Private; only image.c
- * calls it.
+ * rectangle (use_cropping), to packed RGB with alpha dropped as PIL's
+ * convert("RGB") drops it. Lossy, lossless and extended (alpha) files; an
+ * animation is refused. Never at a reduced scale: libwebp's use_scaling
+ * rescales after a full-size decode, which made it slower (and its pixels
+ * further from PIL's) than the full-size window and ringfeed's resample
+ * (bench/RESULTS.md, issue 27). Private; only image.c calls it.
  *
  * Thread rule: one decoder per compute thread; never shared. */
 #ifndef RF_WEBP_H
@@ -26,12 +27,11 @@ void rf_webp_decoder_destroy(rf_webp_decoder *d);
 int rf_webp_open(rf_webp_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
 		 int *w, int *h, char *reason, size_t rlen);
 
-/* Decodes the rectangle want needs (NULL or verify: all of it) at scale
- * 1/denom (1, 2, 4 or 8; sizes as rf_scaled_size()). libwebp checks the
- * whole bitstream's framing but decodes lossy macroblock rows only down to
- * the rectangle's bottom: damage below it is found with verify only.
+/* Decodes the rectangle want needs (NULL or verify: all of it), from even
+ * offsets. libwebp decodes lossy macroblock rows only down to the
+ * rectangle's bottom: damage below it is found with verify only.
  * @return : 0 with *out set, or RF_EBADSAMPLE / -ENOMEM with reason set. */
-int rf_webp_decode(rf_webp_decoder *d, int denom, const rf_region *want, int verify,
-		   rf_image *out, char *reason, size_t rlen);
+int rf_webp_decode(rf_webp_decoder *d, const rf_region *want, int verify, rf_image *out,
+		   char *reason, size_t rlen);
 
 #endif
