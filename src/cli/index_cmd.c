@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		"tree (and no shard) changed; otherwise it walks again and rewrites FILE.\n"
 		"\n"
 		"  -o, --out FILE   the cache to write\n"
-		"  --raw            index every regular file (raw mode), not only JPEGs\n"
+		"  --raw            index every regular file (raw mode), not only images\n"
 		"  --include-hidden also names starting with '.' (skipped by default:\n"
 		"                   .DS_Store, ._x.jpg, .nfs*, .git)\n"
 		"  --source-kind K  what a SOURCE folder holds: auto (default: from its\n"
