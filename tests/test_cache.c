@@ -272,3 +272,27 @@ Test(cache, other_version_leaks_nothing, .init = setup, .fini = teardown)
 	cr_assert(strstr(err, "version"), "%s", err);
 	tu_assert_no_leaks();
 }
+
+/* PNG and WebP files are samples of a tree, in the walk and in its cache;
+ * a cache of the version before them (which left them out) is not used. */
+Test(cache, png_and_webp_files_are_indexed_and_an_older_cache_is_walked_again, .init = setup,
+     .fini = teardown)
+{
+	char err[256];
+	uint64_t files;
+	tu_write(dir, "c0/extra.png", "\x89PNG\r\n\x1a\n", 8);
+	tu_write(dir, "c1/extra.WEBP", "RIFF\0\0\0\0WEBP", 12);
+	cr_assert_eq(rf_index_write(dir, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(files, 17);
+	rf_index idx;
+	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(idx.count, 17);
+	rf_index_free(&idx);
+	FILE *fp = fopen(cache, "r+b");
+	uint32_t v = 5;
+	fseek(fp, 8, SEEK_SET);
+	fwrite(&v, 4, 1, fp);
+	fclose(fp);
+	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX);
+	cr_assert(strstr(err, "version"), "%s", err);
+}

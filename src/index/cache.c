@@ -36,8 +36,10 @@
 /* 3: the mode word holds RF_INDEX_HIDDEN too; 4: shards; 5: shard entries may
  * be lost spans and carry the finer reasons (issue 23), and the mode word the
  * source kind; a version-4 cache of a damaged shard holds only what the old
- * scan kept, so it is scanned again */
-#define CACHE_VERSION 5u
+ * scan kept, so it is scanned again; 6: .png and .webp files and members are
+ * images (issue 27): a version-5 cache left them out of a tree (or held them
+ * as samples without an image), so it is walked again */
+#define CACHE_VERSION 6u
 
 static int read_at(int fd, void *p, size_t n, off_t off);
 
