@@ -2,7 +2,8 @@
 and bit depth (palette with and without tRNS, grey 1/2/4/8/16 bits, grey +
 alpha, RGB and RGBA at 8 and 16 bits, Adam7-interlaced) and WebP lossy,
 lossless and with alpha, in a loose tree and as tar shard members, give
-torchvision's Resize(256) + CenterCrop(224) pixels of PIL's convert("RGB");
+torchvision's Resize(256) + CenterCrop(224) pixels of PIL's convert("RGB"),
+and its RandomResizedCrop's with the box pinned to the whole image;
 the format is told by the bytes (a PNG named .jpg decodes); a PNG and a
 lossless WebP of the same pixels give the same RandomResizedCrop batches;
 damaged files are bad samples with the library's reason, and an image over
@@ -221,6 +222,39 @@ def test_webp_lossy_lossless_alpha_give_torchvisions_pixels(tmp_path):
     names = sorted(n for n, _ in cases)
     by_name = dict(cases)
     diffs = {n: mean_diff(got[i], reference(by_name[n])) for i, n in enumerate(names)}
+    report = ", ".join("%s %.3f" % kv for kv in sorted(diffs.items()))
+    for n, d in diffs.items():
+        assert d <= FULL_SCALE, "%s: mean difference %.3f > %.1f; all: %s" % (n, d, FULL_SCALE,
+                                                                               report)
+
+
+@needs("png")
+@needs("webp")
+@pytest.mark.filterwarnings("ignore:Palette images with Transparency")   # PIL's, for tRNS
+def test_random_resized_crop_of_the_whole_image_gives_torchvisions_pixels(tmp_path):
+    # RandomResizedCrop draws its box from each loader's own generator, so
+    # the box is pinned: scale (1, 1) and the image's own aspect ratio give
+    # the whole image on both sides, resized to 224 x 224 (a 2.2x and a 1.7x
+    # shrink at once)
+    w, h = 500, 375
+    cases = [("%s.png" % k, data, rgb) for k, (data, rgb) in
+             sorted(png_variants(w, h, 21).items())]
+    cases += [("%s.webp" % k, data, None) for k, data in sorted(webp_variants(w, h, 22).items())]
+    root = write_tree(tmp_path / "rrc", [(n, d) for n, d, _ in cases])
+    ratio = w / h
+    got = load(root, len(cases), random_resized_crop=True, rrc_scale=(1.0, 1.0),
+               rrc_ratio=(ratio, ratio), flip=0.0)
+    rrc = transforms.Compose([transforms.RandomResizedCrop(224, scale=(1.0, 1.0),
+                                                           ratio=(ratio, ratio)),
+                              transforms.PILToTensor()])
+    names = sorted(n for n, _, _ in cases)
+    by_name = {n: (d, rgb) for n, d, rgb in cases}
+    diffs = {}
+    for i, n in enumerate(names):
+        data, rgb = by_name[n]
+        im = Image.fromarray(rgb.astype(np.uint8)) if rgb is not None else \
+            Image.open(io.BytesIO(data)).convert("RGB")
+        diffs[n] = mean_diff(got[i], rrc(im).permute(1, 2, 0).to(torch.int16))
     report = ", ".join("%s %.3f" % kv for kv in sorted(diffs.items()))
     for n, d in diffs.items():
         assert d <= FULL_SCALE, "%s: mean difference %.3f > %.1f; all: %s" % (n, d, FULL_SCALE,
