@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rf_config.h"
 #include "testutil.h"
 
 static char *dir;
@@ -111,6 +112,7 @@ Test(config, strerror_names_codes)
 	cr_assert_eq(rf_version_number(), RF_VERSION_NUMBER);
 	cr_assert(strstr(rf_version_string(), RF_VERSION_STRING));
 	cr_assert(strstr(rf_version_string(), "cuda"));
+	cr_assert(strstr(rf_version_string(), RF_HAVE_PNG ? "png" : "images: jpeg"));
 }
 
 /* mean and std normalise float output; with uint8 output they were silently
