@@ -75,6 +75,12 @@ rf_image_format rf_decoder_format(const rf_decoder *d)
 	return d->open;
 }
 
+static int no_memory(const char *format, char *reason, size_t rlen)
+{
+	rf_fmt(reason, rlen, "out of memory for a %s decoder", format);
+	return -ENOMEM;
+}
+
 #if !RF_HAVE_PNG || !RF_HAVE_WEBP
 /* A bad sample for a format this build cannot decode. */
 static int not_built(const char *format, const char *library, char *reason, size_t rlen)
@@ -94,7 +100,7 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
 	case RF_FORMAT_PNG:
 #if RF_HAVE_PNG
 		if (!d->png && rf_png_decoder_create(&d->png))
-			return -ENOMEM;
+			return no_memory("PNG", reason, rlen);
 		err = rf_png_open(d->png, data, len, max_pixels, w, h, reason, rlen);
 		*max_denom = 1;
 		break;
@@ -104,7 +110,7 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
 	case RF_FORMAT_WEBP:
 #if RF_HAVE_WEBP
 		if (!d->webp && rf_webp_decoder_create(&d->webp))
-			return -ENOMEM;
+			return no_memory("WebP", reason, rlen);
 		err = rf_webp_open(d->webp, data, len, max_pixels, w, h, reason, rlen);
 		*max_denom = 1; /* see webp.h */
 		break;
@@ -125,7 +131,7 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
 	case RF_FORMAT_JPEG:
 	default:
 		if (!d->jpeg && rf_jpeg_decoder_create(&d->jpeg))
-			return -ENOMEM;
+			return no_memory("JPEG", reason, rlen);
 		err = rf_jpeg_open(d->jpeg, data, len, max_pixels, w, h, reason, rlen);
 		*max_denom = 8;
 		f = RF_FORMAT_JPEG;
