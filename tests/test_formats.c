@@ -22,6 +22,7 @@
 
 enum { W = 37, H = 23 };
 
+#if RF_HAVE_PNG || RF_HAVE_WEBP
 /* The test image: a value per pixel and channel that differs everywhere. */
 static uint8_t px(int x, int y, int c)
 {
@@ -48,6 +49,7 @@ static void assert_pixels(const rf_image *img, uint8_t (*expect)(int, int, int))
 					     img->x0 + x, img->y0 + y, c, got, want);
 			}
 }
+#endif
 
 Test(formats, the_format_is_told_by_the_bytes)
 {
@@ -72,6 +74,7 @@ Test(formats, the_format_is_told_by_the_bytes)
 	cr_assert_eq(!!(f & RF_FORMAT_WEBP_BIT), RF_HAVE_WEBP);
 }
 
+#if RF_HAVE_PNG || RF_HAVE_WEBP
 /* Opens and decodes data at 1/denom for want (NULL: all). */
 static int decode(rf_decoder *d, const uint8_t *data, size_t len, int denom, const rf_region *want,
 		  rf_image *img, char *reason)
@@ -85,6 +88,7 @@ static int decode(rf_decoder *d, const uint8_t *data, size_t len, int denom, con
 	cr_assert(denom <= max_denom);
 	return rf_decoder_decode(d, denom, want, 0, img, reason, 256);
 }
+#endif
 
 #if RF_HAVE_PNG
 static uint8_t grey16_high(int x, int y, int c)
@@ -220,6 +224,29 @@ Test(formats, lossless_webp_every_pixel_whole_and_for_a_window)
 	cr_assert_eq(decode(d, webp, len / 2, 1, NULL, &img, reason), RF_EBADSAMPLE);
 	cr_assert(!strncmp(reason, "corrupt WebP: ", 14), "%s", reason);
 	WebPFree(webp);
+	rf_decoder_destroy(d);
+#endif
+}
+
+Test(formats, a_format_not_built_in_is_a_bad_sample_that_says_so)
+{
+#if RF_HAVE_PNG && RF_HAVE_WEBP
+	cr_skip_test("built with libspng and libwebp (-Dpng=disabled -Dwebp=disabled runs this)");
+#else
+	rf_decoder *d;
+	cr_assert_eq(rf_decoder_create(&d), 0);
+	int w, h, md;
+	char reason[256] = "";
+#if !RF_HAVE_PNG
+	cr_assert_eq(rf_decoder_open(d, (const uint8_t *)"\x89PNG\r\n\x1a\n....", 12, 1u << 20, &w, &h,
+				     &md, reason, sizeof(reason)), RF_EBADSAMPLE);
+	cr_assert(strstr(reason, "a PNG image: this ringfeed was built without libspng"), "%s", reason);
+#endif
+#if !RF_HAVE_WEBP
+	cr_assert_eq(rf_decoder_open(d, (const uint8_t *)"RIFF\0\0\0\0WEBPVP8 ", 16, 1u << 20, &w, &h,
+				     &md, reason, sizeof(reason)), RF_EBADSAMPLE);
+	cr_assert(strstr(reason, "a WebP image: this ringfeed was built without libwebp"), "%s", reason);
+#endif
 	rf_decoder_destroy(d);
 #endif
 }
