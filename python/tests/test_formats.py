@@ -157,11 +157,12 @@ CENTER = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224),
                              transforms.PILToTensor()])
 
 
-def reference(data, rgb=None):
-    """torchvision's Resize + CenterCrop of PIL's convert("RGB") (or of rgb)."""
+def reference(data, rgb=None, transform=CENTER):
+    """torchvision's transform (Resize + CenterCrop) of PIL's convert("RGB")
+    of data (or of rgb), as HWC int16."""
     im = Image.fromarray(rgb.astype(np.uint8)) if rgb is not None else \
         Image.open(io.BytesIO(data)).convert("RGB")
-    return CENTER(im).permute(1, 2, 0).to(torch.int16)
+    return transform(im).permute(1, 2, 0).to(torch.int16)
 
 
 def write_tree(root, files):
@@ -191,6 +192,14 @@ def mean_diff(a, b):
     return (a - b).abs().double().mean().item()
 
 
+def assert_within(diffs, bound=FULL_SCALE):
+    """diffs: {name: mean difference}; each at most bound, all of them named
+    in the message."""
+    report = ", ".join("%s %.3f" % kv for kv in sorted(diffs.items()))
+    for n, d in diffs.items():
+        assert d <= bound, "%s: mean difference %.3f > %.1f; all: %s" % (n, d, bound, report)
+
+
 @needs("png")
 @pytest.mark.filterwarnings("ignore:Palette images with Transparency")   # PIL's, for tRNS
 def test_every_png_colour_type_and_depth_gives_torchvisions_pixels(tmp_path):
@@ -204,10 +213,7 @@ def test_every_png_colour_type_and_depth_gives_torchvisions_pixels(tmp_path):
     names = sorted(n for n, _, _ in cases)   # ImageFolder order: sample ids
     by_name = {n: (d, rgb) for n, d, rgb in cases}
     diffs = {n: mean_diff(got[i], reference(*by_name[n])) for i, n in enumerate(names)}
-    report = ", ".join("%s %.3f" % kv for kv in sorted(diffs.items()))
-    for n, d in diffs.items():
-        assert d <= FULL_SCALE, "%s: mean difference %.3f > %.1f; all: %s" % (n, d, FULL_SCALE,
-                                                                               report)
+    assert_within(diffs)
 
 
 @needs("webp")
@@ -222,10 +228,7 @@ def test_webp_lossy_lossless_alpha_give_torchvisions_pixels(tmp_path):
     names = sorted(n for n, _ in cases)
     by_name = dict(cases)
     diffs = {n: mean_diff(got[i], reference(by_name[n])) for i, n in enumerate(names)}
-    report = ", ".join("%s %.3f" % kv for kv in sorted(diffs.items()))
-    for n, d in diffs.items():
-        assert d <= FULL_SCALE, "%s: mean difference %.3f > %.1f; all: %s" % (n, d, FULL_SCALE,
-                                                                               report)
+    assert_within(diffs)
 
 
 @needs("png")
@@ -249,16 +252,9 @@ def test_random_resized_crop_of_the_whole_image_gives_torchvisions_pixels(tmp_pa
                               transforms.PILToTensor()])
     names = sorted(n for n, _, _ in cases)
     by_name = {n: (d, rgb) for n, d, rgb in cases}
-    diffs = {}
-    for i, n in enumerate(names):
-        data, rgb = by_name[n]
-        im = Image.fromarray(rgb.astype(np.uint8)) if rgb is not None else \
-            Image.open(io.BytesIO(data)).convert("RGB")
-        diffs[n] = mean_diff(got[i], rrc(im).permute(1, 2, 0).to(torch.int16))
-    report = ", ".join("%s %.3f" % kv for kv in sorted(diffs.items()))
-    for n, d in diffs.items():
-        assert d <= FULL_SCALE, "%s: mean difference %.3f > %.1f; all: %s" % (n, d, FULL_SCALE,
-                                                                               report)
+    diffs = {n: mean_diff(got[i], reference(*by_name[n], transform=rrc))
+             for i, n in enumerate(names)}
+    assert_within(diffs)
 
 
 @needs("png")
