@@ -120,7 +120,8 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
 	case RF_FORMAT_UNKNOWN:
 		if (len < 2 || data[0] != 0xFF || data[1] != 0xD8) {
 			uint8_t b[4] = { 0 };
-			memcpy(b, data, len < 4 ? len : 4);
+			for (size_t i = 0; i < len && i < 4; i++)
+				b[i] = data[i];
 			rf_fmt(reason, rlen, "not an image (JPEG, PNG or WebP): %zu bytes starting "
 			       "0x%02x 0x%02x 0x%02x 0x%02x", len, b[0], b[1], b[2], b[3]);
 			return RF_EBADSAMPLE;
