@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,6 +72,15 @@ const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len
 	else
 		rf_fmt(buf, len, "%s", rf_index_path(idx, i));
 	return buf;
+}
+
+int rf_index_image_ext(const char *ext)
+{
+	static const char *const exts[] = { "jpg", "jpeg", "png", "webp" };
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+		if (!strcasecmp(ext, exts[i]))
+			return 1;
+	return 0;
 }
 
 const char *rf_index_bad_reason(int64_t size, char *buf, size_t len)

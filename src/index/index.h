@@ -139,4 +139,11 @@ const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len
  * above, or "cannot stat: <errno text>". Static strings or buf. */
 const char *rf_index_bad_reason(int64_t size, char *buf, size_t len);
 
+/* Whether ext (a file's or a shard member's extension, without the dot,
+ * any case) names an image: jpg, jpeg, png, webp. Which of them a file is
+ * the decoder tells by its bytes (src/decode/image.c); the name only says
+ * which files and members are samples. The one list the walk and the shard
+ * scan share. */
+int rf_index_image_ext(const char *ext);
+
 #endif

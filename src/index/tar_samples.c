@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "index/index.h"
 #include "index/tar.h"
 #include "util/util.h"
 
@@ -56,14 +57,17 @@ static int is_meta(const char *name)
  * by the bytes when decoded, not by this name. */
 static int is_image_ext(const char *ext, int *zst)
 {
-	static const char *const exts[] = { "jpg", "jpeg", "png", "webp",
-					    "jpg.zst", "jpeg.zst", "png.zst", "webp.zst" };
-	for (int i = 0; i < 8; i++)
-		if (!strcasecmp(ext, exts[i])) {
-			*zst = i >= 4;
-			return 1;
-		}
-	return 0;
+	size_t n = strlen(ext);
+	char base[8];
+	*zst = n > 4 && !strcasecmp(ext + n - 4, ".zst");
+	if (*zst) { /* the image's own extension before ".zst" */
+		if (n - 4 >= sizeof(base))
+			return 0;
+		memcpy(base, ext, n - 4);
+		base[n - 4] = '\0';
+		ext = base;
+	}
+	return rf_index_image_ext(ext);
 }
 
 static int ends_zst(const char *ext)

@@ -29,16 +29,10 @@ static int skipped(const char *name, int mode)
 	return !(mode & RF_INDEX_HIDDEN);
 }
 
-/* An image's name: the decoder tells its format by its bytes, so a PNG
- * named .jpg still decodes; the name only says which files are samples. */
 static int is_image_name(const char *name)
 {
-	static const char *const exts[] = { ".jpg", ".jpeg", ".png", ".webp" };
 	const char *dot = strrchr(name, '.');
-	for (size_t i = 0; dot && i < sizeof(exts) / sizeof(exts[0]); i++)
-		if (!strcasecmp(dot, exts[i]))
-			return 1;
-	return 0;
+	return dot && rf_index_image_ext(dot + 1);
 }
 
 /* Notes what the walk saw that is not a loose sample of its own: .tar
