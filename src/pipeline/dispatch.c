@@ -52,9 +52,11 @@ void rf_loader_dispatch(rf_loader *l, uint32_t id)
 {
 	rf_split *sp = &l->split;
 	/* only plain JPEGs go to the engines: zstd members are decompressed
-	 * on the CPU, so decoded there too, and PNG and WebP have no engine */
+	 * on the CPU, so decoded there too, and PNG and WebP have no engine
+	 * (their bytes are looked at only where an engine could take them) */
 	const rf_request *q = &l->req[id];
-	int jpeg = q->stage == RF_STAGE_IMAGE && rf_image_sniff(q->data, q->len) == RF_FORMAT_JPEG;
+	int jpeg = l->decode != RF_DECODE_CPU && q->stage == RF_STAGE_IMAGE &&
+		   rf_image_sniff(q->data, q->len) == RF_FORMAT_JPEG;
 	int gpu = l->decode == RF_DECODE_GPU && jpeg;
 	if (l->decode == RF_DECODE_AUTO && jpeg) {
 		measure(l, sp);
