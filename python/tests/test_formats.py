@@ -43,7 +43,7 @@ from test_pixels import as_bytes, photo  # noqa: E402
 
 FULL_SCALE = 0.3
 RINGFEED = os.environ.get("RINGFEED", "build/ringfeed")
-BUILT = ringfeed.formats() if hasattr(ringfeed, "formats") else ()
+BUILT = ringfeed.formats()
 
 
 def needs(fmt):

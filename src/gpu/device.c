@@ -20,34 +20,26 @@ RF_API int rf_version_number(void)
 static char version[160];
 static pthread_once_t version_once = PTHREAD_ONCE_INIT;
 
-/* The image formats besides JPEG, as the build found their libraries. */
-#define RF_IMAGES "images: jpeg" RF_IMAGES_PNG RF_IMAGES_WEBP
-#if RF_HAVE_PNG
-#define RF_IMAGES_PNG ", png"
-#else
-#define RF_IMAGES_PNG ""
-#endif
-#if RF_HAVE_WEBP
-#define RF_IMAGES_WEBP ", webp"
-#else
-#define RF_IMAGES_WEBP ""
-#endif
-
-/* Asks the CUDA runtime once; the answer does not change while we run. */
+/* Asks the CUDA runtime once; the answer does not change while we run.
+ * The image formats are rf_image_formats()'s (src/decode/image.c). */
 static void make_version(void)
 {
+	unsigned f = rf_image_formats();
+	char images[40];
+	snprintf(images, sizeof(images), "images: jpeg%s%s", f & RF_FORMAT_PNG_BIT ? ", png" : "",
+		 f & RF_FORMAT_WEBP_BIT ? ", webp" : "");
 	char *s = version;
 #if RF_HAVE_CUDA
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
 	if (e != cudaSuccess)
 		snprintf(s, sizeof(version), "%s (cuda: built in, no device: %s; %s)", RF_VERSION,
-			 cudaGetErrorString(e), RF_IMAGES);
+			 cudaGetErrorString(e), images);
 	else
 		snprintf(s, sizeof(version), "%s (cuda: built in, %d device%s; %s)", RF_VERSION, n,
-			 n == 1 ? "" : "s", RF_IMAGES);
+			 n == 1 ? "" : "s", images);
 #else
-	snprintf(s, sizeof(version), "%s (cuda: not built in; %s)", RF_VERSION, RF_IMAGES);
+	snprintf(s, sizeof(version), "%s (cuda: not built in; %s)", RF_VERSION, images);
 #endif
 }
 
