@@ -10,7 +10,11 @@
  * column), count 16-byte member records when nshards > 0, and a u64
  * checksum of everything before it. Version 4 adds, after has_weights,
  * u32 nshards, and after the stamps each shard's path (a string) and its
- * class folder label (i32). (Older versions are walked again and rewritten.)
+ * class folder label (i32). Version 7 adds, after nshards, u32 nextra_names
+ * and u64 nextras, after the shards the extras' names (strings), and after
+ * the members, when nextras > 0, count u32 extra_first and nextras 16-byte
+ * extra records (a sample's other members, extras.c). (Older versions are
+ * walked again and rewritten.)
  *
  * Staleness: adding, removing or renaming a file changes its directory's
  * mtime; every directory walked is recorded and checked at load (for a
@@ -38,8 +42,9 @@
  * source kind; a version-4 cache of a damaged shard holds only what the old
  * scan kept, so it is scanned again; 6: .png and .webp files and members are
  * images (issue 27): a version-5 cache left them out of a tree (or held them
- * as samples without an image), so it is walked again */
-#define CACHE_VERSION 6u
+ * as samples without an image), so it is walked again; 7: a sample's other
+ * members (extras: KEY.txt, KEY.json), which version 6 did not keep */
+#define CACHE_VERSION 7u
 
 static int read_at(int fd, void *p, size_t n, off_t off);
 
@@ -167,7 +172,8 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	uint64_t count = idx->count, plen = idx->paths_len;
 	uint32_t ncl = (uint32_t)idx->nclasses, nst = (uint32_t)idx->nstamps;
 	uint32_t has_weights = idx->weights != NULL;
-	uint32_t nsh = (uint32_t)idx->nshards;
+	uint32_t nsh = (uint32_t)idx->nshards, nxn = idx->nextra_names;
+	uint64_t nx = idx->extra_first ? idx->nextras : 0;
 	put(&w, CACHE_MAGIC, 8);
 	put(&w, &version, 4);
 	put(&w, &any, 4);
@@ -177,6 +183,8 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	put(&w, &nst, 4);
 	put(&w, &has_weights, 4);
 	put(&w, &nsh, 4);
+	put(&w, &nxn, 4);
+	put(&w, &nx, 8);
 	put_str(&w, canon ? canon : source);
 	free(canon);
 	put_str(&w, idx->root);
@@ -193,12 +201,18 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 		put_str(&w, idx->shards[i]);
 		put(&w, &idx->shard_labels[i], 4);
 	}
+	for (uint32_t i = 0; i < nxn; i++)
+		put_str(&w, idx->extra_names[i]);
 	put_bulk(&w, idx->entries, count * sizeof(rf_index_entry));
 	put_bulk(&w, idx->paths, plen);
 	if (has_weights)
 		put_bulk(&w, idx->weights, count * sizeof(double));
 	if (nsh)
 		put_bulk(&w, idx->members, count * sizeof(rf_index_member));
+	if (nx) {
+		put_bulk(&w, idx->extra_first, count * sizeof(uint32_t));
+		put_bulk(&w, idx->extras, nx * sizeof(rf_index_extra));
+	}
 	uint64_t sum = w.sum;
 	if (w.ok && fwrite(&sum, 1, 8, w.f) != 8)
 		w.ok = 0;
@@ -263,7 +277,8 @@ static int header_fits(reader *r)
 	get_u(r, 8);
 	uint32_t ncl = (uint32_t)get_u(r, 4), nst = (uint32_t)get_u(r, 4);
 	get_u(r, 4); /* has_weights */
-	uint32_t nsh = (uint32_t)get_u(r, 4);
+	uint32_t nsh = (uint32_t)get_u(r, 4), nxn = (uint32_t)get_u(r, 4);
+	get_u(r, 8); /* nextras */
 	for (uint32_t i = 0; r->ok && i < 2 + ncl; i++)
 		get(r, (uint32_t)get_u(r, 4), 0);
 	for (uint32_t i = 0; r->ok && i < nst; i++) {
@@ -274,6 +289,8 @@ static int header_fits(reader *r)
 		get(r, (uint32_t)get_u(r, 4), 0);
 		get(r, 4, 0);
 	}
+	for (uint32_t i = 0; r->ok && i < nxn; i++)
+		get(r, (uint32_t)get_u(r, 4), 0);
 	return r->ok;
 }
 
@@ -304,6 +321,24 @@ static int records_valid(const rf_index *t, int has_weights)
 				return 0;
 		}
 		if (has_weights && (!isfinite(t->weights[i]) || t->weights[i] < 0))
+			return 0;
+		if (t->extra_first && (t->extra_first[i] > t->nextras ||
+				       (i && t->extra_first[i] < t->extra_first[i - 1])))
+			return 0;
+	}
+	if (t->extra_first && t->count && t->extra_first[0] != 0)
+		return 0;
+	for (uint32_t i = 0; i < t->nextra_names; i++)
+		if (!t->extra_names[i])
+			return 0;
+	for (size_t k = 0; k < t->nextras; k++) {
+		const rf_index_extra *x = &t->extras[k];
+		if (x->name >= t->nextra_names || x->how > RF_EXTRA_INLINE ||
+		    (x->how == RF_EXTRA_MEMBER && x->at >= (1ull << 62)) ||
+		    (x->how == RF_EXTRA_FILE && (x->at >= t->paths_len ||
+						 !memchr(t->paths + x->at, '\0', t->paths_len - x->at))) ||
+		    (x->how == RF_EXTRA_INLINE && (x->at > t->paths_len ||
+						   x->size > t->paths_len - x->at)))
 			return 0;
 	}
 	return 1;
@@ -369,7 +404,8 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	uint64_t count = get_u(&r, 8), plen = get_u(&r, 8);
 	uint32_t ncl = (uint32_t)get_u(&r, 4), nst = (uint32_t)get_u(&r, 4);
 	uint32_t has_weights = (uint32_t)get_u(&r, 4);
-	uint32_t nsh = (uint32_t)get_u(&r, 4);
+	uint32_t nsh = (uint32_t)get_u(&r, 4), nxn = (uint32_t)get_u(&r, 4);
+	uint64_t nx = get_u(&r, 8);
 	char *src = get_str(&r);
 	t.root = get_str(&r);
 	int same = src && !strcmp(src, want_src) && any == (uint32_t)any_name;
@@ -379,8 +415,9 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	/* Nothing is allocated for more than the file holds: a class name takes
 	 * at least its 4-byte length, a stamp 4 + 24 bytes, in the header that
 	 * header_fits() found whole in head (or else r.ok is 0 by now). */
-	if (!r.ok || (uint64_t)ncl * 4 + (uint64_t)nst * 28 + (uint64_t)nsh * 8 >
-			     (uint64_t)(r.end - r.p))
+	if (!r.ok || nxn > RF_EXTRA_NAMES_MAX ||
+	    (uint64_t)ncl * 4 + (uint64_t)nst * 28 + (uint64_t)nsh * 8 + (uint64_t)nxn * 4 >
+		    (uint64_t)(r.end - r.p))
 		goto corrupt;
 	if (ncl) {
 		t.classes = calloc(ncl, sizeof(char *));
@@ -408,13 +445,32 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 		if (!t.shards || !t.shard_labels)
 			goto corrupt;
 	}
+	if (nxn) {
+		t.extra_names = calloc(nxn, sizeof(char *));
+		if (!t.extra_names)
+			goto corrupt;
+		for (uint32_t i = 0; i < nxn; i++)
+			t.extra_names[t.nextra_names++] = get_str(&r);
+	}
 	size_t off = (size_t)(r.p - head);
 	size_t ebytes = (size_t)count * sizeof(rf_index_entry);
 	size_t wbytes = has_weights ? (size_t)count * sizeof(double) : 0;
 	size_t mbytes = nsh ? (size_t)count * sizeof(rf_index_member) : 0;
-	if (!r.ok || !t.root || count >= (1ull << 40) || plen >= (1ull << 40) || has_weights > 1 ||
-	    (uint64_t)st.st_size != off + ebytes + plen + wbytes + mbytes + 8)
+	if (nx >= UINT32_MAX || count >= (1ull << 40))
 		goto corrupt;
+	size_t fbytes = nx ? (size_t)count * sizeof(uint32_t) : 0;
+	size_t xbytes = (size_t)nx * sizeof(rf_index_extra);
+	if (!r.ok || !t.root || count >= (1ull << 40) || plen >= (1ull << 40) || has_weights > 1 ||
+	    (uint64_t)st.st_size != off + ebytes + plen + wbytes + mbytes + fbytes + xbytes + 8)
+		goto corrupt;
+	if (nx) {
+		t.extra_first = malloc(fbytes ? fbytes : 1);
+		t.extras = malloc(xbytes);
+		if (!t.extra_first || !t.extras) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+	}
 	t.entries = malloc(ebytes ? ebytes : 1);
 	t.paths = malloc(plen ? plen : 1);
 	if (has_weights)
@@ -430,7 +486,10 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	    read_at(fd, t.paths, plen, (off_t)(off + ebytes)) ||
 	    (has_weights && read_at(fd, t.weights, wbytes, (off_t)(off + ebytes + plen))) ||
 	    (nsh && read_at(fd, t.members, mbytes, (off_t)(off + ebytes + plen + wbytes))) ||
-	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen + wbytes + mbytes)))
+	    (nx && read_at(fd, t.extra_first, fbytes, (off_t)(off + ebytes + plen + wbytes + mbytes))) ||
+	    (nx && read_at(fd, t.extras, xbytes,
+			   (off_t)(off + ebytes + plen + wbytes + mbytes + fbytes))) ||
+	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen + wbytes + mbytes + fbytes + xbytes)))
 		goto corrupt;
 	uint64_t total = checksum(r.sum, t.entries, ebytes, 1);
 	total = checksum(total, t.paths, plen, 1);
@@ -438,10 +497,15 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 		total = checksum(total, t.weights, wbytes, 1);
 	if (nsh)
 		total = checksum(total, t.members, mbytes, 1);
+	if (nx) {
+		total = checksum(total, t.extra_first, fbytes, 1);
+		total = checksum(total, t.extras, xbytes, 1);
+	}
 	if (sum != total)
 		goto corrupt;
 	t.count = t.cap = count;
 	t.members_cap = nsh ? count : 0;
+	t.nextras = t.extras_cap = nx;
 	t.paths_len = t.paths_cap = plen;
 	if (!records_valid(&t, has_weights))
 		goto corrupt;

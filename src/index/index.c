@@ -18,16 +18,8 @@
 #include "ringfeed.h"
 #include "util/util.h"
 
-int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int32_t label)
+int rf_index_add_path(rf_index *idx, const char *path, size_t len, uint64_t *off)
 {
-	if (idx->count == idx->cap) {
-		size_t cap = idx->cap ? idx->cap * 2 : 1024;
-		rf_index_entry *e = realloc(idx->entries, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		idx->entries = e;
-		idx->cap = cap;
-	}
 	if (idx->paths_len + len + 1 > idx->paths_cap) {
 		size_t cap = idx->paths_cap ? idx->paths_cap : 64 * 1024;
 		while (cap < idx->paths_len + len + 1)
@@ -38,16 +30,34 @@ int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int3
 		idx->paths = p;
 		idx->paths_cap = cap;
 	}
+	*off = idx->paths_len;
+	memcpy(idx->paths + idx->paths_len, path, len);
+	idx->paths[idx->paths_len + len] = '\0';
+	idx->paths_len += len + 1;
+	return 0;
+}
+
+int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int32_t label)
+{
+	if (idx->count == idx->cap) {
+		size_t cap = idx->cap ? idx->cap * 2 : 1024;
+		rf_index_entry *e = realloc(idx->entries, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		idx->entries = e;
+		idx->cap = cap;
+	}
+	uint64_t off;
+	int ret = rf_index_add_path(idx, path, len, &off);
+	if (ret)
+		return ret;
 	rf_index_entry *e = &idx->entries[idx->count++];
-	e->path_off = idx->paths_len;
+	e->path_off = off;
 	e->path_len = (uint32_t)len;
 	e->size = size;
 	e->label = label;
 	if (idx->progress && idx->count % 4096 == 0)
 		idx->progress(idx->progress_user, idx->count);
-	memcpy(idx->paths + idx->paths_len, path, len);
-	idx->paths[idx->paths_len + len] = '\0';
-	idx->paths_len += len + 1;
 	return 0;
 }
 
@@ -154,6 +164,7 @@ void rf_index_free(rf_index *idx)
 	free(idx->paths);
 	free(idx->weights);
 	free(idx->members);
+	rf_index_extras_free(idx);
 	for (size_t i = 0; i < idx->nshards; i++)
 		free(idx->shards[i]);
 	free(idx->shards);
@@ -179,6 +190,7 @@ size_t rf_index_memory(const rf_index *idx)
 	if (idx->weights)
 		n += idx->count * sizeof(double);
 	n += idx->members_cap * sizeof(rf_index_member);
+	n += rf_index_extras_memory(idx);
 	for (size_t i = 0; i < idx->nshards; i++)
 		n += strlen(idx->shards[i]) + 1 + sizeof(char *) + sizeof(int32_t);
 	for (int i = 0; i < idx->nclasses; i++)

@@ -53,6 +53,25 @@ typedef struct rf_index_member {
 /* Is it a lost span rather than a sample? */
 #define RF_INDEX_IS_LOST(size) ((size) == RF_INDEX_DAMAGED || (size) == RF_INDEX_UNENDED)
 
+/* A sample's other members: what a WebDataset sample (or, in a loose tree,
+ * the files beside its image with the same key, as img2dataset's "files"
+ * layout writes them) holds besides its image and label, under one key:
+ * KEY.txt, KEY.json, ... Delivered as fields (cfg.fields) beside the
+ * pixels; the index keeps them all, so that which fields a run asks for
+ * needs no new index. 16 bytes each, none for a sample that has none. */
+typedef struct rf_index_extra {
+	uint64_t at;       /* RF_EXTRA_MEMBER: its data's offset in the sample's shard;
+	                    * RF_EXTRA_FILE: its path's offset in the arena;
+	                    * RF_EXTRA_INLINE: its bytes' offset in the arena */
+	uint32_t size;     /* bytes (UINT32_MAX: 4 GiB or more) */
+	uint16_t name;     /* its extension, lowercased: idx->extra_names[name] */
+	uint16_t how;      /* RF_EXTRA_MEMBER, RF_EXTRA_FILE or RF_EXTRA_INLINE */
+} rf_index_extra;
+#define RF_EXTRA_MEMBER 0 /* a member of the sample's shard */
+#define RF_EXTRA_FILE 1   /* a file of its own (a loose tree) */
+#define RF_EXTRA_INLINE 2 /* its bytes are in the index (a manifest's caption column) */
+#define RF_EXTRA_NAMES_MAX 4096 /* extensions kept; members with further ones are not */
+
 /* What a shard source holds: WebDataset tars, or token shards (.bin,
  * .bin.zst; src/index/tokens.h). */
 typedef enum rf_shard_kind { RF_SHARDS_TAR = 0, RF_SHARDS_TOKENS = 1 } rf_shard_kind;
@@ -93,6 +112,16 @@ typedef struct rf_index {
 	 * else not), the first of them, and zstd.dict files (raw mode). */
 	uint64_t walk_tars, walk_dicts;
 	char walk_first_tar[256];
+	/* Other members (extras.c): sample i's are extras[extra_first[i] ..
+	 * extra_first[i + 1]) (.. nextras for the last); extra_first is NULL
+	 * when no sample has any. While building, extra_owner holds each
+	 * extra's sample (its path_off), until rf_index_extras_settle(). */
+	rf_index_extra *extras;
+	size_t nextras, extras_cap;
+	uint32_t *extra_first;
+	uint64_t *extra_owner;
+	char **extra_names;       /* the extensions extras have, lowercased */
+	uint32_t nextra_names;
 } rf_index;
 
 /* The lost spans of a shard source's index (RF_INDEX_IS_LOST entries,
@@ -138,6 +167,43 @@ const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len
 /* Why a sample whose size is negative cannot be read: the shard reasons
  * above, or "cannot stat: <errno text>". Static strings or buf. */
 const char *rf_index_bad_reason(int64_t size, char *buf, size_t len);
+
+/* Extras (extras.c). The id of extension ext (lowercased), added when new:
+ * >= 0, or -ENOMEM, or -E2BIG past RF_EXTRA_NAMES_MAX names. */
+int rf_index_extra_name(rf_index *idx, const char *ext, size_t len);
+/* The id of ext among the names (any case), or -1 when no extra has it. */
+int rf_index_extra_find(const rf_index *idx, const char *ext);
+/* Adds an extra to the sample added last (rf_index_add), or to record
+ * `entry` (added, not yet sorted). */
+int rf_index_add_extra(rf_index *idx, uint32_t name, uint64_t at, uint64_t size, int how);
+int rf_index_add_extra_of(rf_index *idx, size_t entry, uint32_t name, uint64_t at,
+			  uint64_t size, int how);
+/* An extra of record `entry` that is a file of its own: path (relative to
+ * the root) goes into the arena; the extension of its base name (after its
+ * first dot) names it. A size < 0 (the stat failed) adds nothing. */
+int rf_index_add_extra_file(rf_index *idx, size_t entry, const char *path, size_t len,
+			    int64_t size);
+/* An extra of the sample added last whose bytes are kept in the arena
+ * (a manifest column's text). */
+int rf_index_add_extra_inline(rf_index *idx, uint32_t name, const char *bytes, size_t len);
+/* After the records are in their final order (a walk sorts them): ties
+ * each extra to its sample's position. @return : 0 or -ENOMEM. */
+int rf_index_extras_settle(rf_index *idx);
+/* Sample i's extras: a pointer to the first, and how many in *n. */
+static inline const rf_index_extra *rf_index_extras_of(const rf_index *idx, uint64_t i,
+							 uint32_t *n)
+{
+	if (!idx->extra_first) {
+		*n = 0;
+		return NULL;
+	}
+	uint32_t a = idx->extra_first[i];
+	uint32_t b = i + 1 < idx->count ? idx->extra_first[i + 1] : (uint32_t)idx->nextras;
+	*n = b - a;
+	return idx->extras + a;
+}
+void rf_index_extras_free(rf_index *idx);
+size_t rf_index_extras_memory(const rf_index *idx);
 
 /* Whether ext (a file's or a shard member's extension, without the dot,
  * any case) names an image: jpg, jpeg, png, webp. Which of them a file is

@@ -6,6 +6,8 @@
 #include "index/index.h"
 
 int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int32_t label);
+/* Adds a string to the arena alone (an extra's path): its offset in *off. */
+int rf_index_add_path(rf_index *idx, const char *path, size_t len, uint64_t *off);
 int rf_index_set_root(rf_index *idx, const char *root, char *err, size_t errlen);
 /* Records the mtime and inode of path (relative to the root fd, "" = root). */
 int rf_index_stamp_add(rf_index *idx, int dirfd, const char *rel, const char *name);
@@ -21,6 +23,8 @@ int rf_index_shard_folder(rf_index *idx, const char *dir, rf_shard_kind kind, ch
 int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
 			   size_t errlen);
 int rf_index_is_shard_list(const char *file, rf_shard_kind kind);
+/* One .tar file: a source of one shard (its folder the root). */
+int rf_index_shard_file(rf_index *idx, const char *file, char *err, size_t errlen);
 int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, char *err,
 			size_t errlen);
 /* Scans the listed shards' headers and adds their samples, in shard order. */

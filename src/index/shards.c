@@ -299,6 +299,22 @@ int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind
 	return ret ? ret : 1;
 }
 
+int rf_index_shard_file(rf_index *idx, const char *file, char *err, size_t errlen)
+{
+	const char *slash = strrchr(file, '/');
+	char root[PATH_MAX];
+	if (slash)
+		rf_fmt(root, sizeof(root), "%.*s", (int)(slash == file ? 1 : slash - file), file);
+	else
+		rf_fmt(root, sizeof(root), ".");
+	int ret = rf_index_set_root(idx, root, err, errlen);
+	if (!ret)
+		ret = add_shard(idx, slash ? slash + 1 : file, -1);
+	if (!ret)
+		ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
+	return ret ? ret : 1;
+}
+
 /* Is file a list of shards (its first line that is not blank or a comment
  * names a shard of this kind and has no tab)? */
 int rf_index_is_shard_list(const char *file, rf_shard_kind kind)
@@ -390,8 +406,15 @@ typedef struct shard_scan {
 		int32_t label;
 		uint32_t flags;
 		int has_cls;       /* the label came from a cls member */
+		size_t first_extra; /* its other members: extras[first_extra .. + nextras) */
+		uint32_t nextras;
 	} *found;
 	size_t nfound, cap;
+	struct found_extra {
+		uint64_t off, size;
+		uint32_t name;     /* id in idx->extra_names */
+	} *extras;
+	size_t nextras, extras_cap;
 	int done;
 	rf_log_level log_level;
 } shard_scan;
@@ -449,10 +472,28 @@ static int on_sample(void *user, const rf_tar_sample *s)
 		size = codes[s->code];
 	}
 	int32_t label = s->label >= 0 ? s->label : sc->idx->shard_labels[sc->shard];
-	sc->found[sc->nfound++] = (struct found){ .name_off = sc->names_len, .off = s->data_off,
-						  .size = size, .label = label,
-						  .flags = s->compressed ? RF_MEMBER_ZSTD : 0,
-						  .has_cls = s->has_cls };
+	struct found *f = &sc->found[sc->nfound++];
+	*f = (struct found){ .name_off = sc->names_len, .off = s->data_off, .size = size,
+			     .label = label, .flags = s->compressed ? RF_MEMBER_ZSTD : 0,
+			     .has_cls = s->has_cls, .first_extra = sc->nextras };
+	for (size_t k = 0; k < s->nextras; k++) {
+		int id = rf_index_extra_name(sc->idx, s->extras[k].ext, strlen(s->extras[k].ext));
+		if (id == -E2BIG)
+			continue; /* past the names kept: no field can name it */
+		if (id < 0)
+			return id;
+		if (sc->nextras == sc->extras_cap) {
+			size_t cap = sc->extras_cap ? sc->extras_cap * 2 : 512;
+			struct found_extra *x = realloc(sc->extras, cap * sizeof(*x));
+			if (!x)
+				return -ENOMEM;
+			sc->extras = x;
+			sc->extras_cap = cap;
+		}
+		sc->extras[sc->nextras++] = (struct found_extra){ s->extras[k].data_off,
+								  s->extras[k].size, (uint32_t)id };
+		f->nextras++;
+	}
 	sc->names_len += strlen(name) + 1;
 	return 0;
 }
@@ -461,8 +502,10 @@ static void scan_free(shard_scan *sc)
 {
 	free(sc->names);
 	free(sc->found);
+	free(sc->extras);
 	sc->names = NULL;
 	sc->found = NULL;
+	sc->extras = NULL;
 }
 
 /* A read of sc's shard failed at the scan's position: the rest of the
@@ -633,6 +676,11 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 			ret = rf_index_add(idx, name, strlen(name), f->size, f->label);
 			if (!ret)
 				ret = rf_index_add_member(idx, f->off, i, f->flags);
+			for (uint32_t k = 0; k < f->nextras && !ret; k++) {
+				const struct found_extra *x = &sc[i].extras[f->first_extra + k];
+				ret = rf_index_add_extra(idx, x->name, x->off, x->size,
+							 RF_EXTRA_MEMBER);
+			}
 		}
 		scan_free(&sc[i]);
 	}

@@ -159,6 +159,18 @@ typedef enum rf_tar_bad {
 	RF_TAR_UNENDED,    /* not a sample: the shard ends without end blocks */
 } rf_tar_bad;
 
+/* A member of a sample besides its chosen one and cls: a field's bytes
+ * (KEY.txt, KEY.json). At most RF_TAR_EXTRAS_MAX are kept per sample, and
+ * only extensions shorter than RF_TAR_EXTRA_EXT bytes (a field is named by
+ * its extension, which no one types that long). */
+#define RF_TAR_EXTRAS_MAX 16
+#define RF_TAR_EXTRA_EXT 32
+typedef struct rf_tar_extra {
+	char ext[RF_TAR_EXTRA_EXT]; /* NUL-terminated, as in the name */
+	uint64_t data_off;
+	uint64_t size;
+} rf_tar_extra;
+
 /* A sample: its image member (or in raw mode its first member that is not
  * a label) and its label; or a lost span of the shard (code
  * RF_TAR_DAMAGED / RF_TAR_UNENDED: key "", data_off and size the span). */
@@ -174,6 +186,9 @@ typedef struct rf_tar_sample {
 	const char *bad;   /* NULL, or why in words ("no image member (jpg, jpeg, png, webp)",
 	                    * "cls '7x': not a label ..."); then only key (and a lost span's
 	                    * data_off and size) holds */
+	const rf_tar_extra *extras; /* its other members, in shard order; valid during
+	                    * the callback only */
+	size_t nextras;
 } rf_tar_sample;
 
 /* Called once per sample, in shard order. @return : 0 to go on, or non-zero
@@ -197,6 +212,8 @@ typedef struct rf_tar_samples {
 	char bad[160];     /* the same in words, "" when it is not bad */
 	char ext[32];      /* the chosen member's extension (cut if longer) */
 	char key[RF_TAR_NAME_MAX + 1];
+	rf_tar_extra extras[RF_TAR_EXTRAS_MAX]; /* its other members so far */
+	size_t nextras;
 } rf_tar_samples;
 
 /* Starts grouping; raw as cfg.raw. fn receives the samples. */

@@ -154,6 +154,8 @@ static int report(rf_tar_samples *g)
 			smp.label = g->label;
 			smp.has_cls = 1;
 		}
+		smp.extras = g->extras;
+		smp.nextras = g->nextras;
 	}
 	return g->fn(g->user, &smp);
 }
@@ -164,8 +166,22 @@ static void start(rf_tar_samples *g, const char *key, size_t len)
 	g->key[len] = '\0';
 	g->open = 1;
 	g->has_member = g->has_cls = g->compressed = 0;
+	g->nextras = 0;
 	g->code = RF_TAR_GOOD;
 	g->bad[0] = g->ext[0] = '\0';
+}
+
+/* Keeps member m (extension ext) as one of the sample's others, while
+ * there is room and its extension is short enough to name a field. */
+static void extra(rf_tar_samples *g, const char *ext, const rf_tar_member *m)
+{
+	size_t n = strlen(ext);
+	if (g->nextras == RF_TAR_EXTRAS_MAX || n >= RF_TAR_EXTRA_EXT)
+		return;
+	rf_tar_extra *x = &g->extras[g->nextras++];
+	memcpy(x->ext, ext, n + 1);
+	x->data_off = m->data_off;
+	x->size = m->size;
 }
 
 /* The cls member: its label, or why it is none. */
@@ -247,19 +263,21 @@ int rf_tar_samples_member(void *arg, const rf_tar_member *m)
 	if (!strcasecmp(ext, "cls"))
 		return take_cls(g, m);
 	int zst = 0;
-	if (!(g->raw ? (zst = ends_zst(ext), 1) : is_image_ext(ext, &zst)))
-		return 0; /* another member of the sample (json, txt, ...) */
-	if (!g->has_member) {
+	int candidate = g->raw ? (zst = ends_zst(ext), 1) : is_image_ext(ext, &zst);
+	if (candidate && !g->has_member) {
 		g->has_member = 1;
 		g->off = m->data_off;
 		g->size = m->size;
 		g->compressed = zst;
 		rf_fmt(g->ext, sizeof(g->ext), "%s", ext);
-	} else if (strlen(ext) < sizeof(g->ext) && !strcasecmp(ext, g->ext)) {
+	} else if (candidate && strlen(ext) < sizeof(g->ext) && !strcasecmp(ext, g->ext)) {
 		/* webdataset refuses a sample with two members of one extension */
 		bad(g, RF_TAR_TWO_IMAGES, "two '%s' members", ext);
+	} else {
+		/* another member (json, txt; another image, jpeg beside jpg, or
+		 * in raw mode another member: the first wins): a field's */
+		extra(g, ext, m);
 	}
-	/* else another image (jpeg beside jpg) or raw member: the first wins */
 	return 0;
 }
 

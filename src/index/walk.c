@@ -107,6 +107,116 @@ static int check_loop(int dfd, const char *rel, size_t rel_len, const struct dir
 	return 0;
 }
 
+/* A folder's files that are not images, kept while it is walked so that
+ * each image gets the files beside it with its key (img2dataset's "files"
+ * layout: 000000123.jpg, 000000123.txt, 000000123.json) as its extras. */
+typedef struct dir_others {
+	char *names;            /* NUL-terminated base names, one after another */
+	size_t len, cap;
+	size_t *offs;           /* each name's offset in names */
+	size_t n, ncap;
+	size_t *images;         /* the records of the folder's images */
+	size_t nimages, icap;
+} dir_others;
+
+static int push_size(size_t **v, size_t *n, size_t *cap, size_t x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		size_t *p = realloc(*v, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+static int others_add(dir_others *o, const char *name, size_t nlen)
+{
+	if (o->len + nlen + 1 > o->cap) {
+		size_t c = o->cap ? o->cap * 2 : 4096;
+		while (c < o->len + nlen + 1)
+			c *= 2;
+		char *p = realloc(o->names, c);
+		if (!p)
+			return -ENOMEM;
+		o->names = p;
+		o->cap = c;
+	}
+	memcpy(o->names + o->len, name, nlen + 1);
+	int ret = push_size(&o->offs, &o->n, &o->ncap, o->len);
+	o->len += nlen + 1;
+	return ret;
+}
+
+static int cmp_name_off(const void *a, const void *b, void *names)
+{
+	return strcmp((const char *)names + *(const size_t *)a, (const char *)names + *(const size_t *)b);
+}
+
+/* The key of a base name: up to its first dot (webdataset's keysplit). */
+static size_t key_len(const char *name)
+{
+	return strcspn(name, ".");
+}
+
+/* Gives each image of the folder (open as dfd, path rel[rel_len]) the
+ * folder's other files that share its key. */
+static int attach_others(rf_index *idx, dir_others *o, int dfd, char *rel, size_t rel_len)
+{
+	if (!o->n || !o->nimages)
+		return 0;
+	qsort_r(o->offs, o->n, sizeof(size_t), cmp_name_off, o->names);
+	for (size_t i = 0; i < o->nimages; i++) {
+		size_t e = o->images[i];
+		const char *path = rf_index_path(idx, e);
+		const char *base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		size_t k = key_len(base);
+		/* the first name >= "KEY." */
+		size_t lo = 0, hi = o->n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			const char *x = o->names + o->offs[mid];
+			int c = strncmp(x, base, k);
+			if (c == 0)
+				c = x[k] < '.' ? -1 : x[k] > '.';
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < o->n; lo++) {
+			const char *x = o->names + o->offs[lo];
+			if (strncmp(x, base, k) || x[k] != '.')
+				break;
+			struct stat st;
+			if (fstatat(dfd, x, &st, 0) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			size_t xlen = strlen(x);
+			if (rel_len + 1 + xlen + 1 > PATH_MAX)
+				continue;
+			rel[rel_len] = '/';
+			memcpy(rel + rel_len + 1, x, xlen + 1);
+			int ret = rf_index_add_extra_file(idx, e, rel, rel_len + 1 + xlen,
+							  (int64_t)st.st_size);
+			rel[rel_len] = '\0';
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static void others_free(dir_others *o)
+{
+	free(o->names);
+	free(o->offs);
+	free(o->images);
+}
+
 /* Adds every JPEG below the folder open as dfd, whose path relative to the
  * root is rel[rel_len] (without trailing '/'), below the folders in up.
  * Takes ownership of dfd. */
@@ -132,6 +242,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 		return -e;
 	}
 	struct dirent *de;
+	dir_others others = { 0 };
 	while ((de = readdir(d)) != NULL) {
 		const char *name = de->d_name;
 		if (skipped(name, any_name))
@@ -159,6 +270,9 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 				break;
 		} else if (!(any_name & RF_INDEX_RAW) && !is_image_name(name)) {
 			saw(idx, rel, name);
+			ret = others_add(&others, name, nlen);
+			if (ret)
+				break;
 		} else {
 			struct stat st;
 			int64_t size = fstatat(dirfd(d), name, &st, 0) == 0 ? (int64_t)st.st_size
@@ -167,11 +281,17 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 				continue;
 			saw(idx, rel, name);
 			ret = rf_index_add(idx, rel, len, size, label);
+			if (!ret && !(any_name & RF_INDEX_RAW))
+				ret = push_size(&others.images, &others.nimages, &others.icap,
+						idx->count - 1);
 			if (ret)
 				break;
 		}
 	}
 	rel[rel_len] = '\0';
+	if (!ret)
+		ret = attach_others(idx, &others, dirfd(d), rel, rel_len);
+	others_free(&others);
 	closedir(d);
 	return ret;
 }

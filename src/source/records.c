@@ -77,6 +77,9 @@ int rf_records_finish(rf_source *s, const char *source, const struct stat *st, c
 		       : st && S_ISDIR(st->st_mode) ? " (ImageFolder layout: CLASS/.../*.jpg)" : "");
 		return RF_EEMPTY;
 	}
+	int ret = rf_index_extras_settle(idx); /* the records are in their order now */
+	if (ret)
+		return ret;
 	rf_index_trim(idx);
 	return 0;
 }

@@ -13,13 +13,21 @@
 #include "source/source.h"
 #include "util/util.h"
 
+/* A single shard named as the source: "train-000000.tar". */
+static int is_tar_name(const char *source)
+{
+	size_t n = strlen(source);
+	return n > 4 && !strcmp(source + n - 4, ".tar");
+}
+
 static int claims(const char *source, const struct stat *st, const rf_source_params *p)
 {
 	if (!st) /* no such path: a pattern, or nothing (build says which) */
 		return 1;
 	if (S_ISDIR(st->st_mode))
 		return (p->mode & RF_INDEX_TAR) != 0;
-	return S_ISREG(st->st_mode) && rf_index_is_shard_list(source, RF_SHARDS_TAR);
+	return S_ISREG(st->st_mode) &&
+	       (is_tar_name(source) || rf_index_is_shard_list(source, RF_SHARDS_TAR));
 }
 
 static int scan(rf_source *s, const rf_source_params *p, char *err, size_t errlen)
@@ -72,6 +80,8 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 			       "(source_kind = tar)", source);
 			ret = RF_EEMPTY;
 		}
+	} else if (is_tar_name(source)) {
+		ret = rf_index_shard_file(idx, source, err, errlen);
 	} else {
 		ret = rf_index_shard_list(idx, source, RF_SHARDS_TAR, err, errlen);
 	}

@@ -263,6 +263,10 @@ int main(int argc, char **argv)
 		"# weights\nclass_000/img_00000000.jpg\t0\t0.5\nclass_001/img_00000001.jpg\t1\t2\n",
 		"\n  \nclass_002/img_00000002.jpg\t7\n# c\nmissing.jpg\t3\n",
 		"a\tb\tc.jpg\t1\t1e-310\n",
+		/* columns: a caption (escapes) and fields beside the weight */
+		"#columns: path label txt\nclass_000/img_00000000.jpg\t0\tcap\\tone\\n\\\\\n"
+		"class_001/img_00000001.jpg\t1\t\n",
+		"# c\n#columns: label weight path txt json\n2\t0.5\tclass_002/img_00000002.jpg\tx\t{}\n",
 	};
 	for (size_t i = 0; i < sizeof(mans) / sizeof(mans[0]); i++) {
 		char name[32];
@@ -270,7 +274,17 @@ int main(int argc, char **argv)
 		put("manifest", name, mans[i], strlen(mans[i]));
 	}
 
-	/* caches: of the tree, of a weighted manifest, of the tree in raw mode */
+	/* caches: of the tree (two images with a caption file beside them:
+	 * extras), of a weighted manifest, of the tree in raw mode, of a
+	 * manifest with a caption column (extras kept in the index) */
+	FILE *cap = NULL;
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path), "%s/class_00%d/img_0000000%d.txt", data, k, k);
+		if ((cap = fopen(path, "w"))) {
+			fputs(k ? "" : "a caption", cap);
+			fclose(cap);
+		}
+	}
 	snprintf(path, sizeof(path), "%s/tree.cache", out);
 	if (rf_index_write(data, 0, path, NULL, NULL, NULL, err, sizeof(err)))
 		return fprintf(stderr, "make_seeds: %s\n", err), 1;
@@ -285,6 +299,15 @@ int main(int argc, char **argv)
 	if (rf_index_write(data, 1, path, NULL, NULL, NULL, err, sizeof(err)))
 		return fprintf(stderr, "make_seeds: %s\n", err), 1;
 	put_file("cache", "raw", path);
+	snprintf(man, sizeof(man), "%s/c.tsv", data);
+	f = fopen(man, "w");
+	fputs(mans[5], f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/tree.cache", out);
+	if (rf_index_write(man, 0, path, NULL, NULL, NULL, err, sizeof(err)))
+		return fprintf(stderr, "make_seeds: %s\n", err), 1;
+	put_file("cache", "columns", path);
+	snprintf(man, sizeof(man), "%s/w.tsv", data); /* the weighted one, for the states */
 	remove(path);
 
 	/* states: at a few positions of a shuffled and a weighted run */
