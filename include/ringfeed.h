@@ -430,7 +430,25 @@ typedef struct rf_config {
 	 * manifests say it themselves. Must be AUTO for token sources. */
 	rf_source_kind source_kind;    /* default RF_SOURCE_AUTO */
 
-	uint8_t reserved[52];          /* zeroed by rf_config_default(); must stay zero:
+	/* Fields: other members of each sample delivered with its batch, beside
+	 * the pixels (image-text samples: a caption, metadata). A comma-separated
+	 * list of member extensions, such as "txt,json": in a WebDataset shard
+	 * the members KEY.txt, KEY.json of the sample; in a loose tree the files
+	 * beside the image with its key (img2dataset's "files" layout:
+	 * 00000/000000123.jpg, 000000123.txt, 000000123.json). Up to
+	 * RF_MAX_FIELDS, compared without case. A sample that lacks one is a bad
+	 * sample (on_error), naming the member, unless its name ends in '?'
+	 * ("txt?": optional, then delivered empty and marked absent). Each value
+	 * is delivered as it is stored, one byte string per sample and field,
+	 * packed into the batch (rf_batch.fields, rf_batch_field()). NULL or ""
+	 * (default): none. Not with token sources. The string is copied.
+	 * (field_max comes first: it fills what was padding.) */
+	uint32_t field_max;            /* bytes of the largest field value; a larger one
+	                                * is a bad sample. 0 = default (65536). Bounds the
+	                                * memory a batch's fields may take */
+	const char *fields;
+
+	uint8_t reserved[40];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
 	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;
@@ -492,6 +510,19 @@ RF_API const char *rf_enum_entry(rf_enum_kind kind, size_t i, int *value, int *l
 
 /* ---- batches ------------------------------------------------------------ */
 
+/* One field of a batch (cfg.fields): sample i's value is the bytes
+ * bytes[offsets[i] .. offsets[i + 1]), the samples' values one after
+ * another in batch order (a packed tensor and its offsets, for bulk
+ * tokenizers). Valid until the batch is released. */
+#define RF_MAX_FIELDS 8
+typedef struct rf_field {
+	const char *name;        /* as cfg.fields names it, without the '?' */
+	const uint8_t *bytes;    /* offsets[count] bytes */
+	const uint64_t *offsets; /* count + 1 of them, offsets[0] = 0 */
+	const uint8_t *present;  /* count: 0 where an optional field was missing (its
+	                          * value is then empty), else 1 */
+} rf_field;
+
 typedef struct rf_batch {
 	uint64_t index;      /* batch number since the start, over all epochs */
 	uint32_t epoch;      /* epoch this batch belongs to */
@@ -526,7 +557,15 @@ typedef struct rf_batch {
 	rf_dtype device_dtype;
 	rf_layout device_layout;
 	size_t device_sample_bytes;
+	/* cfg.fields: nfields fields, in the order cfg.fields names them (see
+	 * rf_field, rf_batch_field()); 0 and NULL without. */
+	uint32_t nfields;
+	const rf_field *fields;
 } rf_batch;
+
+/* Field `name` of batch b (as cfg.fields names it, without '?', any case)
+ * into *out. @return : 0, or -ENOENT when the loader delivers no such field. */
+RF_API int rf_batch_field(const rf_batch *b, const char *name, rf_field *out);
 
 /* ---- index cache --------------------------------------------------------- */
 

@@ -236,6 +236,8 @@ static void print_json(const rf_config *cfg, const bench_result *r, const bench_
 	if (cfg->seq_len) /* token windows: samples are windows of seq_len + 1 tokens */
 		printf("\"seq_len\":%u,\"tokens_per_s\":%.1f,", cfg->seq_len,
 		       f->sps * (cfg->seq_len + 1.0));
+	if (cfg->fields && cfg->fields[0])
+		printf("\"field_bytes\":%llu,", r->run.field_bytes);
 	printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 	       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 	       "\"bad_samples\":%llu,\"replaced\":%llu,\"lost_spans\":%llu,\"lost_bytes\":%llu,"

@@ -62,6 +62,12 @@ static void usage(FILE *f)
 		"  --out-of-order    hand out batches as they complete\n"
 		"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
 		"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n"
+		"  --fields LIST     deliver these members of each sample with its batch, such\n"
+		"                    as txt,json (a shard's KEY.txt, KEY.json; in a loose tree\n"
+		"                    the files beside the image with its key); a sample\n"
+		"                    without one is a bad sample, unless it is marked\n"
+		"                    optional: 'txt?'. The report counts their bytes\n"
+		"  --field-max KIB   largest field value, KiB (default 64): larger is a bad sample\n"
 		"  --tokens          SOURCE holds token shards: llm.c's .bin (GPT-2 uint16 or\n"
 		"                    Llama-3 uint32) or .bin.zst (ringfeed pack --tokens): a\n"
 		"                    folder, a list file, a glob 'data/train_*.bin' or a brace\n"
@@ -122,7 +128,8 @@ enum {
 	O_FLIP, O_DTYPE, O_LAYOUT, O_MEAN, O_STD, O_MAXPX, O_NOSCALE, O_NOREGION, O_VERIFY,
 	O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_ZDICT, O_STEP, O_LOG, O_PROGRESS,
 	O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE,
-	O_HIDDEN, O_ACCESS, O_BLOCK, O_TOKENS, O_SEQ, O_STRIDE, O_TOKDTYPE, O_KIND,
+	O_HIDDEN, O_ACCESS, O_BLOCK, O_TOKENS, O_SEQ, O_STRIDE, O_TOKDTYPE, O_KIND, O_FIELDS,
+	O_FIELDMAX,
 	/* Order, ranks and resume (issue 6). */
 	O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME
 };
@@ -162,6 +169,8 @@ static const struct option opts[] = {
 	{ "tokens", no_argument, 0, O_TOKENS },    { "seq", required_argument, 0, O_SEQ },
 	{ "stride", required_argument, 0, O_STRIDE },
 	{ "token-dtype", required_argument, 0, O_TOKDTYPE },
+	{ "fields", required_argument, 0, O_FIELDS },
+	{ "field-max", required_argument, 0, O_FIELDMAX },
 	/* Order, ranks and resume (issue 6). */
 	{ "sampler", required_argument, 0, O_SAMPLER },
 	{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -251,6 +260,11 @@ static int parse_output(int c, const char *arg, bench_opts *o)
 	case O_SEQ: if (cli_int("--seq", arg, 1, 1 << 24, &v)) return 2; cfg->seq_len = (uint32_t)v; break;
 	case O_STRIDE: if (cli_int("--stride", arg, 1, 1 << 30, &v)) return 2; cfg->stride = (uint32_t)v; break;
 	case O_TOKDTYPE: ENUM("--token-dtype", RF_ENUM_TOKEN_DTYPE, cfg->token_dtype); break;
+	case O_FIELDS: cfg->fields = arg; break;
+	case O_FIELDMAX:
+		if (cli_int("--field-max", arg, 1, 1 << 16, &v)) return 2;
+		cfg->field_max = (uint32_t)v << 10;
+		break;
 	default: return NOT_MINE;
 	}
 	return 0;

@@ -75,6 +75,13 @@ static uint64_t hash_batch(const rf_batch *b, int raw)
 		else
 			h = hash_buf(h, b->data + (size_t)i * b->sample_bytes, b->sample_bytes);
 	}
+	for (uint32_t f = 0; f < b->nfields; f++) { /* fields: each value and whether it is there */
+		const rf_field *x = &b->fields[f];
+		for (uint32_t i = 0; i < b->count; i++) {
+			h = round64(h, x->present[i]);
+			h = hash_buf(h, x->bytes + x->offsets[i], x->offsets[i + 1] - x->offsets[i]);
+		}
+	}
 	return h;
 }
 
@@ -152,6 +159,8 @@ int run_consume(rf_loader *l, const run_hooks *h, run_out *o)
 			ret = -EIO;
 		if (h->step_ms > 0)
 			sleep_ms(h->step_ms); /* the training step, holding the batch */
+		for (uint32_t f = 0; f < b->nfields; f++)
+			o->field_bytes += b->fields[f].offsets[b->count];
 		o->batches++;
 		o->samples += b->count;
 		rf_batch_release(l, b);

@@ -32,6 +32,7 @@ typedef struct run_hooks {
 
 typedef struct run_out {
 	unsigned long long batches, samples, checksum;
+	unsigned long long field_bytes; /* bytes of the fields delivered (cfg.fields) */
 	double t_first, t_end; /* seconds (now_s()) of the first batch and of the end */
 	double wait_s;         /* time spent in rf_loader_next() */
 	size_t nwaits;         /* entries written to hooks->waits */

@@ -201,6 +201,13 @@ int rf_io_ready(rf_io *io, size_t span)
 	       have_room(io, sqes_of((uint32_t)span, 1));
 }
 
+int rf_io_ready_n(rf_io *io, size_t span, uint32_t n)
+{
+	start_again(io);
+	return !io->again_q.count && io->nfree >= n && io->inflight + n <= io->cap &&
+	       have_room(io, n * sqes_of((uint32_t)span, 1));
+}
+
 void rf_io_submit(rf_io *io, const rf_io_read *rd)
 {
 	assert(io->nfree && rd->len > 0);

@@ -121,6 +121,9 @@ void rf_io_file_close(rf_io *io, int file);
  * depth of them, each in use from submit to reap; below the current cap on
  * reads in flight; room in the submission queue), else 0. */
 int rf_io_ready(rf_io *io, size_t span);
+/* The same for n reads at once, none of more than span bytes (the reads
+ * of one sample: its own and its fields' files). */
+int rf_io_ready_n(rf_io *io, size_t span, uint32_t n);
 
 /* Starts a read; call only after rf_io_ready() said yes for its span. */
 void rf_io_submit(rf_io *io, const rf_io_read *rd);

@@ -102,10 +102,9 @@ static rf_chunk *free_entry(struct rf_feeder *f)
 static int point_into(const rf_loader *l, const struct rf_feeder *f, const rf_chunk *c,
 		      rf_request *q)
 {
-	rf_source_read r;
-	rf_source_read_of(&l->src, q->sample, &r);
-	uint64_t at = r.offset - c->index * f->chunk_bytes;
-	uint32_t len = r.len;
+	(void)l;
+	uint64_t at = q->read_offset - c->index * f->chunk_bytes;
+	uint32_t len = q->expect;
 	if (at + len > c->got)
 		return 1;
 	q->data = c->buf + c->skip + at;
@@ -194,8 +193,8 @@ static void read_ahead(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 	}
 }
 
-int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
-		   const rf_source_read *r, uint64_t epoch, uint64_t pos)
+int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
+		   const rf_source_read *r)
 {
 	const rf_source_read m = *r;
 	uint64_t cb = f->chunk_bytes, index = m.offset / cb;
@@ -214,9 +213,10 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_
 	assert(f->nfree > 0); /* issue() calls only with a free request */
 	uint32_t id = f->free_reqs[--f->nfree];
 	rf_request *q = &l->req[id];
-	*q = (rf_request){ .place = *p, .sample = sample, .epoch = epoch, .pos = pos,
-			   .ticket = NO_TICKET, .chunk = (uint32_t)(c - f->chunks), .next = NO_CHUNK,
-			   .expect = r->expect, .stage = (uint8_t)rf_loader_stage(l, sample) };
+	*q = *tmpl;
+	q->ticket = NO_TICKET;
+	q->chunk = (uint32_t)(c - f->chunks);
+	q->next = NO_CHUNK;
 	c->refs++;
 	if (c->state == CHUNK_READING) {
 		q->next = c->waiting; /* landed when the read is in (order does not matter) */

@@ -214,6 +214,8 @@ void *rf_compute_main(void *arg)
 			s->on_host[place.index] = 1;
 		if (!err && (stage == RF_STAGE_IMAGE || stage == RF_STAGE_ZSTD_IMAGE))
 			atomic_fetch_add_explicit(&l->st.cpu_decodes, 1, memory_order_relaxed);
+		if (!err)
+			rf_loader_store_fields(l, q); /* before q goes back: its bytes */
 		q->err = err;
 		rf_split_done(&l->split.cpu_out, 1);
 		/* Hand the request back first, so its buffer is reused sooner; from

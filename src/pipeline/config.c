@@ -93,7 +93,8 @@ static int check_tokens(const rf_config *cfg, char *err, size_t errlen)
 	const char *no = cfg->raw ? "raw" : cfg->decode != RF_DECODE_CPU ? "decode"
 			 : cfg->device_convert ? "device_convert" : cfg->index_cache ? "index_cache"
 			 : cfg->shard_access != RF_SHARD_RANDOM ? "shard_access"
-			 : cfg->source_kind != RF_SOURCE_AUTO ? "source_kind" : NULL;
+			 : cfg->source_kind != RF_SOURCE_AUTO ? "source_kind"
+			 : cfg->fields && cfg->fields[0] ? "fields" : NULL;
 	if (no) {
 		rf_fmt(err, errlen, "config: %s does not apply to token sources (seq_len = %u)", no,
 		       cfg->seq_len);

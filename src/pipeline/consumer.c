@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "gpu/gpu.h"
@@ -242,4 +243,15 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out)
 RF_API const char *rf_loader_error(const rf_loader *l)
 {
 	return l ? l->err_detail : "";
+}
+
+RF_API int rf_batch_field(const rf_batch *b, const char *name, rf_field *out)
+{
+	for (uint32_t i = 0; b && name && i < b->nfields; i++)
+		if (!strcasecmp(b->fields[i].name, name)) {
+			if (out)
+				*out = b->fields[i];
+			return 0;
+		}
+	return -ENOENT;
 }

@@ -88,6 +88,8 @@ static rf_slot *take_slot(rf_loader *l, uint64_t b)
 		atomic_store(&s->t_last_read, 0);
 		atomic_store(&s->prep_ns, 0);
 		atomic_store(&s->read_bytes, 0);
+		rf_slot_fields_reset(&s->fields, &l->fields, (uint32_t)l->cfg.batch_size,
+				     s->batch.count);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return s;
@@ -167,6 +169,72 @@ static void engine_read(const rf_loader *l, const struct rf_feeder *f, const rf_
 		rd->path = l->src.index.shards[r->shard];
 }
 
+/* A sample with fields (cfg.fields): its read r widened to one span of its
+ * shard over the members its fields are (a sample's members lie together:
+ * a few KiB more, no read more), where each field lies in that read, and
+ * the fields that are files of their own numbered as parts, read beside
+ * it. Fills t's field table. 0, or the error with reason set. */
+static int plan_fields(rf_loader *l, const struct rf_feeder *f, rf_request *t, rf_source_read *r,
+		       char *reason, size_t len)
+{
+	int err = rf_fields_locate(&l->fields, &l->src, t->sample, r, t->field, reason, len);
+	if (err)
+		return err;
+	uint64_t lo = r->offset, hi = r->offset + r->expect, own = 0;
+	uint8_t parts = 1;
+	for (uint32_t i = 0; i < l->fields.n; i++) {
+		rf_req_field *d = &t->field[i];
+		if (d->where == RF_FIELD_IN_READ) {
+			lo = RF_MIN(lo, d->at);
+			hi = RF_MAX(hi, d->at + d->len);
+		} else if (d->where == RF_FIELD_OWN_FILE) {
+			if (l->cfg.raw) { /* the read lands in the batch: no room for parts */
+				rf_fmt(reason, len, "its '%s' field is a file of its own, which raw mode "
+				       "does not read", l->fields.spec[i].name);
+				return RF_EBADSAMPLE;
+			}
+			d->part = parts++;
+			own += d->len + 8192; /* and its alignment, at most */
+		}
+	}
+	if (hi - lo + own > f->max_file) {
+		rf_fmt(reason, len, "with its fields, its reads take %llu bytes, more than the "
+		       "largest read the pool takes (%zu bytes)", (unsigned long long)(hi - lo + own),
+		       f->max_file);
+		return -EFBIG;
+	}
+	t->main_at = (uint32_t)(r->offset - lo);
+	t->main_len = r->expect;
+	for (uint32_t i = 0; i < l->fields.n; i++)
+		if (t->field[i].where == RF_FIELD_IN_READ)
+			t->field[i].at -= lo;
+	if (lo != r->offset || hi != r->offset + r->expect) {
+		/* widened: only a shard's members can be (a loose file's own
+		 * read is the whole file) */
+		r->offset = lo;
+		r->len = r->expect = (uint32_t)(hi - lo);
+	}
+	t->parts_left = parts;
+	return 0;
+}
+
+/* Submits the reads of request id's fields that are files of their own,
+ * each into its own piece of the request's buffer (laid out by issue()). */
+static void submit_parts(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request *q)
+{
+	for (uint32_t i = 0; i < l->fields.n; i++) {
+		const rf_req_field *d = &q->field[i];
+		if (d->where != RF_FIELD_OWN_FILE)
+			continue;
+		/* one byte past its size, as a loose file's read: a file that grew shows */
+		rf_io_submit(f->io, &(rf_io_read){ .dirfd = l->src.index.root_fd, .file = -1,
+						   .path = d->path, .offset = 0, .len = d->len + 1,
+						   .buf = q->buf + d->at,
+						   .tag = id | (uint64_t)d->part << 32 });
+		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
+	}
+}
+
 /* Starts reads while a request, buffer space, engine room and a place exist. */
 static void issue(rf_loader *l, struct rf_feeder *f)
 {
@@ -182,8 +250,22 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 			rf_feeder_place_failed(l, f, &p, sample, err, reason);
 			continue;
 		}
-		if (f->chunks) {
-			int c = rf_chunk_issue(l, f, &p, sample, &r, epoch, pos);
+		rf_stage stage = rf_loader_stage(l, sample);
+		rf_request t = { .place = p, .sample = sample, .epoch = epoch, .pos = pos,
+				 .ticket = NO_TICKET, .chunk = NO_CHUNK, .stage = (uint8_t)stage,
+				 .parts_left = 1, .main_len = r.expect };
+		if (l->fields.n) {
+			err = plan_fields(l, f, &t, &r, reason, sizeof(reason));
+			if (err) {
+				f->cur_valid = 0;
+				rf_feeder_place_failed(l, f, &p, sample, err, reason);
+				continue;
+			}
+		}
+		t.expect = r.expect;
+		t.read_offset = r.offset;
+		if (f->chunks && t.parts_left == 1) {
+			int c = rf_chunk_issue(l, f, &t, &r);
 			if (c == 0)
 				break; /* resources come back at the next wait */
 			if (c == 1) {
@@ -194,12 +276,22 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 		}
 		rf_io_read rd;
 		engine_read(l, f, &r, &rd);
-		size_t span = rf_io_span(f->io, rd.offset, rd.len);
-		if (!rf_io_ready(f->io, span))
+		size_t span = rf_io_span(f->io, rd.offset, rd.len), widest = span;
+		size_t align = rf_io_align(f->io), need = span;
+		for (uint32_t i = 0; i < l->fields.n && t.parts_left > 1; i++) {
+			rf_req_field *d = &t.field[i];
+			if (d->where != RF_FIELD_OWN_FILE)
+				continue;
+			size_t part = rf_io_span(f->io, 0, d->len + 1);
+			need = RF_ALIGN_UP(need, align);
+			d->at = need; /* its piece of the buffer */
+			need += part;
+			widest = RF_MAX(widest, part);
+		}
+		if (!rf_io_ready_n(f->io, widest, t.parts_left))
 			break; /* room comes back at the next wait */
 		uint32_t ticket = NO_TICKET;
 		uint8_t *buf;
-		rf_stage stage = rf_loader_stage(l, sample);
 		if (stage == RF_STAGE_RAW) {
 			/* straight into the batch, after the samples issued before
 			 * (a zstd member goes through the pool: a compute thread
@@ -215,19 +307,21 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 				continue;
 			}
 			buf = s->batch.data + off;
-		} else if (rf_bufpool_alloc(&f->pool, span, &ticket, &buf)) {
+		} else if (rf_bufpool_alloc(&f->pool, need, &ticket, &buf)) {
 			if (rf_chunks_evict(f))
 				continue; /* an idle chunk made room: the same place again */
 			break; /* wait for buffers to come back */
 		}
 		uint32_t id = f->free_reqs[--f->nfree];
 		rf_request *q = &l->req[id];
-		*q = (rf_request){ .place = p, .sample = sample, .epoch = epoch, .pos = pos,
-				   .buf = buf, .ticket = ticket, .chunk = NO_CHUNK,
-				   .expect = r.expect, .stage = (uint8_t)stage };
+		*q = t;
+		q->buf = buf;
+		q->ticket = ticket;
 		rd.buf = buf;
 		rd.tag = id;
 		rf_io_submit(f->io, &rd);
+		if (q->parts_left > 1)
+			submit_parts(l, f, id, q);
 		f->cur_valid = 0;
 		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
 	}
@@ -259,8 +353,21 @@ static int system_short(int res)
 	return res == -EMFILE || res == -ENFILE || res == -ENOMEM || res == -ENOBUFS;
 }
 
+/* The field whose file is read `part` of request q. */
+static rf_req_field *field_of_part(const rf_loader *l, rf_request *q, unsigned part)
+{
+	for (uint32_t i = 0; i < l->fields.n; i++)
+		if (q->field[i].where == RF_FIELD_OWN_FILE && q->field[i].part == part)
+			return &q->field[i];
+	assert(!"a read part no field has");
+	return &q->field[0];
+}
+
+#define READ_AGAIN 1 /* q->err while parts are in flight: one came short or EAGAIN */
+
 /* A read finished: judge it, then land it, hand it to a decoder, read it
- * again, or replace its place. */
+ * again, or replace its place. A sample read in parts (its fields' own
+ * files) is judged when its last part is in. */
 static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 {
 	if (d->tag & CHUNK_TAG) {
@@ -268,19 +375,67 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		return;
 	}
 	uint32_t id = (uint32_t)d->tag;
+	unsigned part = (unsigned)(d->tag >> 32);
 	rf_request *q = &l->req[id];
-	int64_t size = q->expect;
+	rf_req_field *fld = part ? field_of_part(l, q, part) : NULL;
+	int64_t size = fld ? fld->len : q->expect;
 	int res = d->res;
 	char reason[RF_REASON_LEN];
-	int err = 0;
+	int err = 0, again = 0;
 #if RF_TEST_HOOKS
 	if (f->test_delay_us) /* a slow device (see feeder_setup) */
 		usleep(f->test_delay_us);
-	if (test_hook && !(res < 0 && d->step == RF_IO_STEP_OPEN))
+	if (test_hook && !part && !(res < 0 && d->step == RF_IO_STEP_OPEN))
 		res = test_hook(test_hook_ctx, q->sample, res, size);
 #endif
 	const char *step = d->step == RF_IO_STEP_OPEN ? "open" : "read";
+	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
 	if (system_short(res)) {
+		err = res; /* failing the stream, below */
+	} else if (res < 0) {
+		if ((res == -EAGAIN || res == -EINTR) && transient_left)
+			again = 1;
+		err = res;
+		rf_fmt(reason, sizeof(reason), "%s: %s", step, strerror(-err));
+	} else if ((int64_t)res != size) {
+		/* Short: a transient short read, or a file that shrank. Read again
+		 * a few times before believing the file changed. */
+		if ((int64_t)res < size && transient_left)
+			again = 1;
+		err = RF_EBADSAMPLE;
+		if (fld) {
+			rf_fmt(reason, sizeof(reason), "%d bytes, not the %lld it had when indexed "
+			       "(the file changed)", res, (long long)size);
+		} else {
+			rf_source_read r = { .expect = q->expect };
+			l->src.ops->cut_short(&l->src, &r, res, reason, sizeof(reason));
+		}
+	}
+	if (err && fld && !system_short(err)) { /* name the field's file */
+		char what[RF_REASON_LEN];
+		memcpy(what, reason, sizeof(what));
+		rf_fmt(reason, sizeof(reason), "its field file %s: %s", fld->path, what);
+	}
+	if (!err) {
+		if (fld)
+			fld->data = q->buf + fld->at + d->skip;
+		else
+			q->data = q->buf + d->skip;
+	}
+	if (q->parts_left > 1) { /* more of its reads in flight: the first failure stands */
+		q->parts_left--;
+		if (err && q->err <= 0 && (q->err == 0 || !again)) {
+			q->err = again ? READ_AGAIN : err;
+			memcpy(q->reason, reason, sizeof(reason));
+		}
+		return;
+	}
+	if (!err && q->err) { /* an earlier part failed */
+		again = q->err == READ_AGAIN;
+		err = again ? -EAGAIN : q->err;
+		memcpy(reason, q->reason, sizeof(reason));
+	}
+	if (system_short(err)) {
 		/* the process is at its limit: fail the stream naming it, rather
 		 * than count good samples as bad */
 		struct rlimit lim = { 0 };
@@ -291,41 +446,25 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		       rf_source_path(&l->src, q->sample, name, sizeof(name)),
 		       (unsigned long long)lim.rlim_cur);
 		rf_feeder_release(f, id, q);
-		feeder_failed(l, res, what);
+		feeder_failed(l, err, what);
 		f->failed = 1;
 		return;
 	}
-	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
-	if (res < 0) {
-		if ((res == -EAGAIN || res == -EINTR) && transient_left) {
-			read_again(f, id, q);
-			return;
-		}
-		err = res;
-		rf_fmt(reason, sizeof(reason), "%s: %s", step, strerror(-err));
-	} else if ((int64_t)res != size) {
-		/* Short: a transient short read, or a file that shrank. Read again
-		 * a few times before believing the file changed. */
-		if ((int64_t)res < size && transient_left) {
-			read_again(f, id, q);
-			return;
-		}
-		err = RF_EBADSAMPLE;
-		rf_source_read r = { .expect = q->expect };
-		l->src.ops->cut_short(&l->src, &r, res, reason, sizeof(reason));
+	if (again) {
+		read_again(f, id, q);
+		return;
 	}
 	if (err) {
 		rf_place p = q->place;
 		uint64_t sample = q->sample;
-		if (rf_source_not_regular(&l->src, sample, reason, sizeof(reason)) &&
+		if (!fld && rf_source_not_regular(&l->src, sample, reason, sizeof(reason)) &&
 		    d->step == RF_IO_STEP_READ)
 			err = RF_EBADSAMPLE;
 		rf_feeder_release(f, id, q);
 		rf_feeder_place_failed(l, f, &p, sample, err, reason);
 		return;
 	}
-	q->data = q->buf + d->skip;
-	q->len = (uint32_t)size;
+	q->len = (uint32_t)q->expect;
 	rf_feeder_landed(l, f, id);
 }
 
@@ -344,12 +483,26 @@ static int raw_from_chunk(rf_loader *l, rf_slot *s, rf_request *q, char *reason,
 	return 0;
 }
 
+/* A read with fields holds more than the sample's bytes: the members its
+ * fields are (a span of its shard). Points each field at its bytes, and
+ * q->data at the sample's own. */
+static void carve_fields(rf_loader *l, rf_request *q)
+{
+	for (uint32_t i = 0; i < l->fields.n; i++)
+		if (q->field[i].where == RF_FIELD_IN_READ)
+			q->field[i].data = q->data + q->field[i].at;
+	q->data += q->main_at;
+	q->len = q->main_len;
+}
+
 void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
 {
 	rf_request *q = &l->req[id];
 	atomic_fetch_add_explicit(&l->st.bytes_read, q->len, memory_order_relaxed);
 	rf_slot *s = rf_slot_of(l, &q->place);
 	atomic_fetch_add_explicit(&s->read_bytes, q->len, memory_order_relaxed);
+	if (l->fields.n)
+		carve_fields(l, q);
 	atomic_store_explicit(&s->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
 	rf_place p = q->place;
 	uint64_t sample = q->sample;
@@ -374,6 +527,7 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
 		rf_loader_dispatch(l, id); /* now a decoder's, until handed back */
 		return;
 	}
+	rf_loader_store_fields(l, q);
 	rf_feeder_release(f, id, q);
 	rf_loader_land(l, &p, sample);
 }

@@ -77,12 +77,13 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id);
 /* chunks.c */
 int rf_chunks_init(struct rf_feeder *f);
 void rf_chunks_free(struct rf_feeder *f);
-/* Issues the place p (sample, read as r) through its chunk. @return : 1 done (the
+/* Issues a request like tmpl (its place, sample, stage, fields), read as
+ * r, through its chunk. @return : 1 done (the
  * request waits for the chunk, or has landed); 0 not now (no request, no
  * chunk entry or buffer, no engine room: try again after a wait); -1 the
  * member does not lie in one chunk (read it alone). */
-int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
-		   const rf_source_read *r, uint64_t epoch, uint64_t pos);
+int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
+		   const rf_source_read *r);
 /* A chunk read finished. */
 void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d);
 /* Request q no longer needs its chunk. */

@@ -150,6 +150,7 @@ static void land_group(rf_loader *l, gpu_worker *w, uint32_t n, uint64_t host_ns
 		rf_request *q = &l->req[w->ids[k]];
 		atomic_fetch_add_explicit(&rf_slot_of(l, &q->place)->prep_ns, host_ns / n,
 					  memory_order_relaxed);
+		rf_loader_store_fields(l, q);
 		rf_loader_land(l, &q->place, q->sample);
 	}
 	atomic_fetch_add_explicit(&l->st.gpu_decodes, n, memory_order_relaxed);

@@ -65,6 +65,18 @@ static int copy_config(rf_loader *l, const rf_config *cfg, rf_state_info *resume
 		return -ENOMEM;
 	if (cfg->index_cache && !(l->cfg.index_cache = l->cache_path = strdup(cfg->index_cache)))
 		return -ENOMEM;
+	l->cfg.fields = NULL; /* the caller's string: kept parsed, in l->fields */
+	int ret = rf_fields_parse(&l->fields, cfg->fields, cfg->field_max, err, errlen);
+	if (ret)
+		return ret;
+	l->fields.raw = cfg->raw;
+	if (cfg->field_max > (1u << 26) ||
+	    (uint64_t)cfg->batch_size * l->fields.n * l->fields.max > (1ull << 36)) {
+		rf_fmt(err, errlen, "config: field_max = %u: at most 64 MiB, and batch_size x fields "
+		       "x field_max at most 64 GiB (the address space a slot's fields reserve)",
+		       cfg->field_max);
+		return RF_ECONFIG;
+	}
 	/* checked before indexing, which may take a while on a large source */
 	if (cfg->resume_state)
 		return rf_state_read(cfg->resume_state, cfg->resume_state_len, resume, &l->rest,
@@ -85,6 +97,8 @@ static int open_source(rf_loader *l, char *err, size_t errlen)
 	int ret = rf_source_open(&l->src, l->source, &p, err, errlen);
 	if (!ret)
 		rf_index_lost(&l->src.index, &l->lost_spans, &l->lost_bytes);
+	if (!ret && l->fields.n)
+		ret = rf_fields_resolve(&l->fields, &l->src, err, errlen);
 	return ret;
 }
 
@@ -163,6 +177,8 @@ static int alloc_slots(rf_loader *l)
 		s->state = SLOT_FREE;
 		atomic_init(&s->remaining, 0);
 		atomic_init(&s->replaced, 0);
+		if (rf_slot_fields_alloc(&s->fields, &l->fields, (uint32_t)B))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -416,8 +432,10 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	free(l->req);
 	rf_zstd_dict_free(l->zstd_dict);
 	free(l->zstd_dict_path);
-	for (int i = 0; l->slots && i < l->cfg.prefetch; i++)
+	for (int i = 0; l->slots && i < l->cfg.prefetch; i++) {
 		free(l->slots[i].on_host);
+		rf_slot_fields_free(&l->slots[i].fields, &l->fields, (uint32_t)l->cfg.batch_size);
+	}
 	free(l->slots);
 	if (l->slot_mem)
 		munmap(l->slot_mem, l->slot_mem_len);

@@ -28,6 +28,7 @@
 
 #include "ringfeed.h"
 #include "sample/order.h"
+#include "pipeline/fields.h"
 #include "pipeline/plan.h"
 #include "sample/sampler.h"
 #include "source/source.h"
@@ -63,8 +64,17 @@ typedef struct rf_request {
 	                      * (ring thread's, feeder_impl.h), or UINT32_MAX */
 	uint32_t next;       /* the next request waiting for that chunk's read */
 	uint32_t expect;     /* bytes its read must give (rf_source_read.expect) */
+	uint64_t read_offset; /* where its read starts in its file (rf_source_read.offset) */
 	uint8_t stage;       /* rf_stage: what turns its bytes into the sample; decided
 	                      * once, when it is issued (rf_loader_stage) */
+	/* fields (cfg.fields), set when it is issued: the sample's own bytes lie
+	 * main_at bytes into its read (widened over its fields' members), and
+	 * each field where field[] says; parts_left counts its reads in flight
+	 * (1 + its fields in files of their own), err and reason the first
+	 * failure among them */
+	uint8_t parts_left;
+	uint32_t main_at, main_len;
+	rf_req_field field[RF_MAX_FIELDS];
 	/* set when the read landed (the feeder), read by the decoder: */
 	const uint8_t *data; /* the sample's bytes (inside buf, past any over-read) */
 	uint32_t len;
@@ -92,6 +102,7 @@ typedef struct rf_slot {
 	uint8_t *on_host;      /* GPU decode: per place, 1 = decoded on the host (to be
 	                        * copied). Set by the thread that lands the place, read
 	                        * and cleared by the one that lands the last */
+	rf_slot_fields fields; /* cfg.fields: its samples' values (fields.h) */
 } rf_slot;
 
 /* Moves slot s from `from` to `to`, with mu held. The only moves:
@@ -167,6 +178,7 @@ struct rf_loader {
 	                        * read-only after create */
 	rf_plan plan;          /* sizes, counts, output format (pipeline/plan.h);
 	                        * read-only after create */
+	rf_fields fields;      /* cfg.fields parsed and resolved; read-only after create */
 	struct rf_gpu *gpu;       /* with cfg.device: the transfer path (src/gpu/); else NULL */
 	struct ZSTD_DDict_s *zstd_dict; /* its dictionary, or NULL; read-only, shared */
 	char *zstd_dict_path;     /* owned copy of cfg.zstd_dict */
@@ -277,6 +289,16 @@ static inline rf_stage rf_loader_stage(const rf_loader *l, uint64_t sample)
 {
 	rf_stage st = rf_source_stage(&l->src, sample);
 	return l->cfg.fetch_only && st != RF_STAGE_RAW && st != RF_STAGE_TOKENS ? RF_STAGE_FETCH : st;
+}
+
+/* Stores the fields of request q's sample (landed, its bytes still in
+ * its buffer) into its slot, when the loader delivers fields. Called just
+ * before the place lands, by the thread that lands it. */
+static inline void rf_loader_store_fields(rf_loader *l, const rf_request *q)
+{
+	if (l->fields.n)
+		rf_slot_fields_store(&l->slots[q->place.slot].fields, &l->fields,
+				     (uint32_t)l->cfg.batch_size, q->place.index, q->field);
 }
 
 /* Lands the sample of place p: its label and id into the batch, a

@@ -101,6 +101,8 @@ void rf_loader_place_landed(rf_loader *l, rf_slot *s)
 		return;
 	if (l->cfg.raw) /* every sample of the batch has its room by now */
 		s->batch.bytes = atomic_load_explicit(&s->raw_used, memory_order_relaxed);
+	if (l->fields.n) /* every landed sample stored its values by now */
+		rf_slot_fields_pack(&s->fields, &l->fields, (uint32_t)l->cfg.batch_size, &s->batch);
 	uint64_t last = atomic_load_explicit(&s->t_last_read, memory_order_relaxed);
 	s->batch.fetch_ns = last > s->t_start ? last - s->t_start : 0;
 	if (l->gpu) {
