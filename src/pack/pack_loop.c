@@ -32,6 +32,11 @@ int rf_buf_reserve(rf_buf *b, size_t n)
 	return 0;
 }
 
+/* Members kept beside a sample's image: its extras, as many as the shard
+ * scan keeps of a sample (RF_TAR_EXTRAS_MAX, src/index/tar.h, whose other
+ * tar names clash with tar_write.h's). */
+#define PACK_EXTRAS_MAX 16
+
 /* The file of sample i as the user knows it: root/path, or path when absolute. */
 static void sample_path(const rf_index *idx, uint64_t i, char *buf, size_t len)
 {
@@ -50,23 +55,30 @@ static int read_fail(const rf_index *idx, uint64_t i, int e, const char *why, ch
 	return -e;
 }
 
-int rf_pack_read(const rf_index *idx, uint64_t i, rf_buf *b, size_t at, uint64_t max,
-		 size_t *len, char *err, size_t errlen)
+/* Reads the file at rel (relative to idx's root) into b at `at`, at most
+ * max bytes; errors name sample i and say which file when it is another of
+ * its members (extra != NULL). */
+static int read_file(const rf_index *idx, uint64_t i, const char *rel, const char *extra,
+		     rf_buf *b, size_t at, uint64_t max, size_t *len, char *err, size_t errlen)
 {
+	char why[192];
 	/* O_NONBLOCK: a FIFO named by a manifest must not hang the open (it is
 	 * refused below); it changes nothing for a regular file */
-	int fd = openat(idx->root_fd, rf_index_path(idx, i), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return read_fail(idx, i, errno, NULL, err, errlen);
+	int fd = openat(idx->root_fd, rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(why, sizeof(why), "%s%s%s", extra ? extra : "", extra ? ": " : "", strerror(e));
+		return read_fail(idx, i, e, why, err, errlen);
+	}
 	struct stat st;
 	int ret = 0;
-	char why[128];
 	if (fstat(fd, &st) != 0) {
-		ret = read_fail(idx, i, errno, NULL, err, errlen);
+		ret = read_fail(idx, i, errno, extra, err, errlen);
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(why, sizeof(why), "%s, not a regular file", rf_file_kind(st.st_mode));
+		snprintf(why, sizeof(why), "%s%s%s, not a regular file", extra ? extra : "",
+			 extra ? ": " : "", rf_file_kind(st.st_mode));
 		ret = read_fail(idx, i, EINVAL, why, err, errlen);
 		goto out;
 	}
@@ -81,12 +93,12 @@ int rf_pack_read(const rf_index *idx, uint64_t i, rf_buf *b, size_t at, uint64_t
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			ret = read_fail(idx, i, errno, NULL, err, errlen);
+			ret = read_fail(idx, i, errno, extra, err, errlen);
 			goto out;
 		}
 		if (r == 0) {
-			snprintf(why, sizeof(why), "read %zu of its %zu bytes (it shrank while being packed)",
-				 got, want);
+			snprintf(why, sizeof(why), "%s%sread %zu of its %zu bytes (it shrank while being "
+				 "packed)", extra ? extra : "", extra ? ": " : "", got, want);
 			ret = read_fail(idx, i, EIO, why, err, errlen);
 			goto out;
 		}
@@ -96,6 +108,12 @@ int rf_pack_read(const rf_index *idx, uint64_t i, rf_buf *b, size_t at, uint64_t
 out:
 	close(fd);
 	return ret;
+}
+
+int rf_pack_read(const rf_index *idx, uint64_t i, rf_buf *b, size_t at, uint64_t max,
+		 size_t *len, char *err, size_t errlen)
+{
+	return read_file(idx, i, rf_index_path(idx, i), NULL, b, at, max, len, err, errlen);
 }
 
 void rf_pack_tell(rf_packer *p)
@@ -164,11 +182,44 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	snprintf(name, sizeof(name), "%0*" PRIu64 ".%s%s", p->key_width, i, ext, p->cctx ? ".zst" : "");
 	int32_t label = p->idx.entries[i].label;
 	uint64_t cls_bytes = label >= 0 ? 2 * RF_TAR_BLOCK : 0;
+	/* its other members (a loose image's KEY.txt, KEY.json), kept as they
+	 * are under the sample's new key, after its image: read after the
+	 * image's bytes (and its compressed copy, in p->z) in p->in */
+	uint32_t nx;
+	const rf_index_extra *x = rf_index_extras_of(&p->idx, i, &nx);
+	nx = RF_MIN(nx, (uint32_t)PACK_EXTRAS_MAX);
+	size_t xat[PACK_EXTRAS_MAX], xlen[PACK_EXTRAS_MAX], in_end = len;
+	uint64_t extra_bytes = 0;
+	for (uint32_t k = 0; k < nx; k++) {
+		const char *rel = p->idx.paths + x[k].at;
+		char what[300];
+		if (x[k].how == RF_EXTRA_INLINE) { /* a manifest column: copied as it is */
+			if (rf_buf_reserve(&p->in, in_end + x[k].size))
+				return -ENOMEM;
+			memcpy(p->in.p + in_end, rel, x[k].size);
+			xat[k] = in_end;
+			xlen[k] = x[k].size;
+			in_end += xlen[k];
+			extra_bytes += RF_TAR_BLOCK + rf_tar_blocks(xlen[k]);
+			continue;
+		}
+		snprintf(what, sizeof(what), "its member '%s'", rel);
+		xat[k] = in_end;
+		ret = read_file(&p->idx, i, rel, what, &p->in, in_end, UINT64_MAX, &xlen[k], err,
+				errlen);
+		if (ret)
+			return ret;
+		in_end += xlen[k];
+		extra_bytes += RF_TAR_BLOCK + rf_tar_blocks(xlen[k]);
+	}
+	if (!p->cctx)
+		data = p->in.p; /* the reads above may have moved it */
 
 	/* A shard ends before the sample that would take it past shard_size
 	 * (its end blocks counted); its first sample goes in whatever its size. */
 	uint64_t off = p->shard.fd >= 0 ? p->shard.bytes : 0;
-	uint64_t need = rf_tar_pad_bytes(off, o->align) + RF_TAR_BLOCK + rf_tar_blocks(n) + cls_bytes;
+	uint64_t need = rf_tar_pad_bytes(off, o->align) + RF_TAR_BLOCK + rf_tar_blocks(n) + extra_bytes +
+			cls_bytes;
 	if (p->shard.fd >= 0 && p->shard_samples > 0 && off + need + 2 * RF_TAR_BLOCK > o->shard_size) {
 		ret = end_shard(p, err, errlen);
 		if (ret)
@@ -196,19 +247,30 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	/* what --align promises: the data right after its header, on the boundary */
 	assert((off + pad + RF_TAR_BLOCK) % (o->align ? o->align : RF_TAR_BLOCK) == 0);
 	static const uint8_t zeros[RF_TAR_BLOCK];
-	struct iovec iov[] = {
-		{ p->pad, pad },
-		{ hdr, RF_TAR_BLOCK },
-		{ (void *)data, n },
-		{ (void *)zeros, rf_tar_blocks(n) - n },
-		{ cls, cls_bytes },
-	};
-	ret = rf_out_writev(&p->shard, iov, 5, err, errlen);
+	struct iovec iov[5 + 3 * PACK_EXTRAS_MAX];
+	uint8_t xhdr[PACK_EXTRAS_MAX][RF_TAR_BLOCK];
+	int niov = 0;
+	iov[niov++] = (struct iovec){ p->pad, pad };
+	iov[niov++] = (struct iovec){ hdr, RF_TAR_BLOCK };
+	iov[niov++] = (struct iovec){ (void *)data, n };
+	iov[niov++] = (struct iovec){ (void *)zeros, rf_tar_blocks(n) - n };
+	for (uint32_t k = 0; k < nx; k++) {
+		char xname[64];
+		snprintf(xname, sizeof(xname), "%0*" PRIu64 ".%s", p->key_width, i,
+			 p->idx.extra_names[x[k].name]);
+		if (rf_tar_header(xhdr[k], xname, xlen[k], '0'))
+			return -ENAMETOOLONG; /* names are short: cannot happen */
+		iov[niov++] = (struct iovec){ xhdr[k], RF_TAR_BLOCK };
+		iov[niov++] = (struct iovec){ p->in.p + xat[k], xlen[k] };
+		iov[niov++] = (struct iovec){ (void *)zeros, rf_tar_blocks(xlen[k]) - xlen[k] };
+	}
+	iov[niov++] = (struct iovec){ cls, cls_bytes };
+	ret = rf_out_writev(&p->shard, iov, niov, err, errlen);
 	if (ret)
 		return ret;
 	p->shard_samples++;
 	p->res->samples++;
-	p->res->bytes_in += len;
+	p->res->bytes_in += in_end;
 	p->res->bytes_data += n;
 	return 0;
 }
