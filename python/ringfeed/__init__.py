@@ -23,6 +23,21 @@ Lifetime of a batch (the tensors view the loader's batch slot itself):
                          (SIGSEGV) instead of reading recycled memory.
   copy=True              the tensors are copies; the slot is given back at once.
 
+Image-text samples (a WebDataset shard's KEY.txt and KEY.json beside
+KEY.jpg, or the files beside each image of a tree in img2dataset's layout):
+
+    loader = ringfeed.Loader("laion/{00000..00099}.tar", fields=("txt", "json"))
+    for batch in loader:
+        images, labels = batch             # as without fields
+        captions = batch["txt"]            # list of str (UTF-8 decoded)
+        meta = batch["json"]               # list of bytes
+        data, offsets = batch.packed("txt")  # uint8 tensor, int64 offsets (count + 1)
+
+A sample without a field is a bad sample (on_error) unless the field is
+named optional, "txt?": its value is then None (empty in packed()).
+
+raw=True: a batch is (list of each sample's bytes, labels), no decode.
+
 Token shards (llm.c's .bin, or .bin.zst from `ringfeed pack --tokens`):
 
     loader = ringfeed.Loader("data/fineweb_train_*.bin", seq_len=1024, batch_size=16)
@@ -55,12 +70,92 @@ from ._ringfeed import ENUM_NAMES, ENUM_VALUES
 from . import _ringfeed
 from . import _keywords
 
-__all__ = ["Loader", "Error", "SampleLossWarning", "state_parse", "state_at_epoch", "defaults",
-           "formats", "__version__"]
+__all__ = ["Loader", "Error", "FieldBatch", "SampleLossWarning", "state_parse",
+           "state_at_epoch", "defaults", "formats", "__version__"]
 
 # meson.build's project() version (the wheel's too), through the header the
 # extension is compiled against (meson checks that they agree)
 __version__ = _ringfeed.VERSION
+
+
+def _is_text(name):
+    """Fields decoded to str: captions (txt, and names such as caption.txt)."""
+    return name == "txt" or name.endswith(".txt")
+
+
+class FieldBatch(tuple):
+    """A batch of a Loader with fields: the tuple it would be without them
+    ((images, labels), or (images, labels, ids) with with_ids), and its
+    fields by name. batch["txt"] is a list of str (a caption field: txt,
+    or a name ending in .txt; decoded as UTF-8, a value that is not raises
+    UnicodeDecodeError naming the field and the sample), any other field a
+    list of bytes; an optional field a sample lacks is None. packed(name)
+    gives a field as one uint8 tensor and int64 offsets (count + 1: sample
+    i's bytes are data[offsets[i]:offsets[i + 1]]), for bulk tokenizers.
+    The values are copies: they outlive the batch's slot."""
+
+    def __new__(cls, items, fields, ids):
+        batch = super().__new__(cls, items)
+        batch._fields = {name: (data, offsets, present)
+                         for name, data, offsets, present in fields}
+        batch._ids = ids
+        batch._values = {}
+        return batch
+
+    @property
+    def field_names(self):
+        """The fields, in the order Loader(fields=...) named them."""
+        return tuple(self._fields)
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return self.field(key)
+        return tuple.__getitem__(self, key)
+
+    def _entry(self, name):
+        key = name.rstrip("?").lower()
+        if key not in self._fields:
+            raise KeyError(f"no field {name!r} (this loader's fields: "
+                           f"{', '.join(self._fields) or 'none'})")
+        return key, self._fields[key]
+
+    def field(self, name):
+        """The values of field `name`: a list, one per sample."""
+        key, (data, offsets, present) = self._entry(name)
+        if key in self._values:
+            return list(self._values[key])
+        off = memoryview(offsets).cast("Q")
+        values = []
+        for i in range(len(present)):
+            if not present[i]:
+                values.append(None)
+                continue
+            value = data[off[i]:off[i + 1]]
+            if _is_text(key):
+                try:
+                    value = value.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise UnicodeDecodeError(
+                        e.encoding, e.object, e.start, e.end,
+                        f"{e.reason} (field {key!r} of sample {i} of the batch, id "
+                        f"{self._ids[i]}: not UTF-8; read it as bytes with packed())") from None
+            values.append(value)
+        self._values[key] = values
+        return list(values)
+
+    def packed(self, name):
+        """Field `name` as (uint8 tensor of every sample's bytes, int64 offsets of count + 1)."""
+        torch = _torch()
+        _, (data, offsets, _) = self._entry(name)
+        flat = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else \
+            torch.empty(0, dtype=torch.uint8)
+        return flat, torch.frombuffer(bytearray(offsets), dtype=torch.int64)
+
+    def present(self, name):
+        """A bool tensor: which samples have field `name` (all, unless it is optional)."""
+        _, (_, _, present) = self._entry(name)
+        return _torch().frombuffer(bytearray(present), dtype=_torch().uint8).bool() \
+            if present else _torch().empty(0, dtype=_torch().bool)
 
 
 class SampleLossWarning(RuntimeWarning):
@@ -189,6 +284,11 @@ class Loader:
             # the loop holds the batch in hand while it asks for the next,
             # and a prefetcher one more: two slots more than C's default
             options["prefetch"] = c_defaults["prefetch"] + 2
+        if options.get("fields") is not None and not isinstance(options["fields"], (str, bytes)):
+            names = list(options["fields"])
+            if not all(isinstance(n, str) for n in names):
+                raise TypeError("fields: expected names (str), such as ('txt', 'json')")
+            options["fields"] = ",".join(names)
         if options.get("seq_len") and "token_dtype" not in options:
             options["token_dtype"] = "int32"   # what embeddings take; any torch has it
         for key, value in options.items():
@@ -348,12 +448,17 @@ class Loader:
                 return None
             images, labels = self._tensors(batch)
             ids = self._image_ids(batch) if self._with_ids else None
-            if self._copy:
+            if batch.raw is not None:     # copies already: the slot goes back now
+                batch.release(self._stream_handle())
+            elif self._copy:
                 images = images.clone()
                 batch.release(self._stream_handle())
             elif self._hold == "next":
                 self._current = batch
-            return (images, labels) if ids is None else (images, labels, ids)
+            item = (images, labels) if ids is None else (images, labels, ids)
+            if batch.fields:
+                item = FieldBatch(item, batch.fields, memoryview(batch.ids).cast("Q"))
+            return item
         except BaseException:
             if batch is not None and not batch.released:
                 if self._current is batch:
@@ -373,6 +478,8 @@ class Loader:
         if batch.dtype not in _IMAGE_DTYPES:
             return self._token_tensors(batch)
         labels = torch.frombuffer(bytearray(batch.labels), dtype=torch.int32).long()
+        if batch.raw is not None:     # raw=True: each sample's bytes, as they are stored
+            return list(batch.raw), labels
         if self._device is not None:
             return self._device_tensors(batch, labels)
         dtype = getattr(torch, _IMAGE_DTYPES[batch.dtype])

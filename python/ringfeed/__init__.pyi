@@ -21,6 +21,14 @@ class Error(RuntimeError):
 
 class SampleLossWarning(RuntimeWarning): ...
 
+class FieldBatch(Tuple[torch.Tensor, ...]):
+    """A batch with fields (Loader(fields=...)): the usual tuple, and its fields by name."""
+    @property
+    def field_names(self) -> Tuple[str, ...]: ...
+    def field(self, name: str) -> list: ...
+    def packed(self, name: str) -> Tuple[torch.Tensor, torch.Tensor]: ...
+    def present(self, name: str) -> torch.Tensor: ...
+
 class Loader:
     def __init__(
         self,
@@ -81,6 +89,8 @@ class Loader:
         stride: int = 0,
         token_dtype: Union[Literal["uint16", "uint32", "int32", "int64", "stored"], torch.dtype,
                            int, None] = None,
+        fields: Union[str, Sequence[str], None] = None,
+        field_max: int = 0,
     ) -> None: ...
     def __len__(self) -> int: ...
     @property

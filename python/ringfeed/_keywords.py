@@ -90,6 +90,10 @@ HELP = {
                       "the GPU (float16 or float32).",
     "decode": "Where JPEGs are decoded: 'cpu', 'gpu' (nvJPEG's engines) or 'auto'.",
     "include_hidden": "1 = directory walks take hidden names (.DS_Store, ._x.jpg) too.",
+    "fields": "Other members of each sample delivered beside its pixels: ('txt', 'json') "
+              "(a shard's KEY.txt, KEY.json; the files beside a loose image with its key); "
+              "'txt?' is optional. Batches are then FieldBatch: batch['txt'].",
+    "field_max": "Bytes of the largest field value (0 = 65536); a larger one is a bad sample.",
     "zstd_dict": "The dictionary the shards' .zst members were compressed with; None = "
                  "zstd.dict beside the shards, when there is one.",
     "shard_access": "Tar shards: 'random' reads samples in the sampler's order, "

@@ -84,7 +84,8 @@ static const struct field fields[] = {
 	FIELD(verify_full, F_INT),    FIELD(zstd_dict, F_STR),
 	FIELD(shard_access, F_INT),   FIELD(shuffle_block, F_U32),
 	FIELD(seq_len, F_U32),        FIELD(stride, F_U32),
-	FIELD(token_dtype, F_INT),
+	FIELD(token_dtype, F_INT),    FIELD(fields, F_STR),
+	FIELD(field_max, F_U32),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -322,9 +323,16 @@ typedef struct {
 	size_t sample_bytes, device_sample_bytes;
 	PyObject *labels;      /* bytes: count int32 */
 	PyObject *ids;         /* bytes: count uint64 */
+	PyObject *raw;         /* raw mode (cfg.raw): a tuple of each sample's bytes,
+	                        * copied; None otherwise */
+	PyObject *fields;      /* cfg.fields: a tuple of (name, bytes, offsets, present)
+	                        * per field (offsets count + 1 uint64, present count
+	                        * uint8), copied: a caption outlives its slot */
 } BatchObject;
 
 static PyTypeObject LoaderType, BatchType;
+static PyObject *batch_fields(const rf_batch *b);
+static PyObject *batch_raw(const rf_batch *b);
 
 static void loader_destroy_now(LoaderObject *self)
 {
@@ -491,7 +499,9 @@ static PyObject *wrap_batch(LoaderObject *self, rf_batch *b)
 					       (Py_ssize_t)b->count * (Py_ssize_t)sizeof(int32_t));
 	bo->ids = PyBytes_FromStringAndSize((const char *)b->ids,
 					    (Py_ssize_t)b->count * (Py_ssize_t)sizeof(uint64_t));
-	if (!bo->labels || !bo->ids || (self->debug && !b->device_data && guard_copy(bo) < 0)) {
+	bo->fields = batch_fields(b);
+	bo->raw = batch_raw(b);
+	if (!bo->labels || !bo->ids || !bo->fields || !bo->raw || (self->debug && !b->device_data && guard_copy(bo) < 0)) {
 		Py_DECREF(bo);
 		return NULL;
 	}
@@ -696,6 +706,44 @@ static PyObject *Loader_take_bad_samples(LoaderObject *self, PyObject *unused)
 	return Py_BuildValue("(NK)", list, (unsigned long long)dropped);
 }
 
+/* A raw batch's samples (sizes[i] bytes at data + offsets[i]) as a tuple
+ * of bytes, copied; None for a batch of images or token rows. */
+static PyObject *batch_raw(const rf_batch *b)
+{
+	if (b->sample_bytes || !b->data || !b->sizes)
+		Py_RETURN_NONE;
+	PyObject *t = PyTuple_New((Py_ssize_t)b->count);
+	for (uint32_t i = 0; t && i < b->count; i++) {
+		PyObject *x = PyBytes_FromStringAndSize((const char *)b->data + b->offsets[i],
+							(Py_ssize_t)b->sizes[i]);
+		if (!x) {
+			Py_DECREF(t);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(t, i, x);
+	}
+	return t;
+}
+
+/* A batch's fields (rf_batch.fields) as Python values, copied. */
+static PyObject *batch_fields(const rf_batch *b)
+{
+	PyObject *t = PyTuple_New((Py_ssize_t)b->nfields);
+	for (uint32_t i = 0; t && i < b->nfields; i++) {
+		const rf_field *f = &b->fields[i];
+		PyObject *x = Py_BuildValue(
+			"(sy#y#y#)", f->name, (const char *)f->bytes, (Py_ssize_t)f->offsets[b->count],
+			(const char *)f->offsets, (Py_ssize_t)(b->count + 1) * (Py_ssize_t)sizeof(uint64_t),
+			(const char *)f->present, (Py_ssize_t)b->count);
+		if (!x) {
+			Py_DECREF(t);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(t, i, x);
+	}
+	return t;
+}
+
 /* Destroys the C loader now, or once the last Batch of it is gone and the
  * thread waiting in next() (woken here) has left. */
 static PyObject *Loader_close(LoaderObject *self, PyObject *unused)
@@ -770,6 +818,8 @@ static void Batch_dealloc(BatchObject *self)
 	if (self->guard)
 		munmap(self->guard, self->guard_len);
 	Py_XDECREF(self->labels);
+	Py_XDECREF(self->fields);
+	Py_XDECREF(self->raw);
 	Py_XDECREF(self->ids);
 	LoaderObject *owner = self->owner;
 	if (owner) {
@@ -867,6 +917,10 @@ static PyMemberDef Batch_members[] = {
 	  READONLY, NULL },
 	{ "labels", T_OBJECT, offsetof(BatchObject, labels), READONLY, "int32 bytes" },
 	{ "ids", T_OBJECT, offsetof(BatchObject, ids), READONLY, "uint64 bytes" },
+	{ "raw", T_OBJECT, offsetof(BatchObject, raw), READONLY,
+	  "raw mode: (bytes, ...) one per sample, copied; else None" },
+	{ "fields", T_OBJECT, offsetof(BatchObject, fields), READONLY,
+	  "((name, bytes, offsets: count + 1 uint64, present: count uint8), ...) per field" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
