@@ -259,6 +259,21 @@ static int shard_glob(rf_index *idx, const char *source, rf_shard_kind kind, cha
  * with zeros, as WebDataset writes shard names), or a glob. Returns 1 when
  * source is one, with its shards added (relative to the pattern's folder,
  * the root). */
+/* The root of a path's name: the folder before its last '/' among its
+ * first n bytes ("." when there is none); *name gets what follows it. */
+static int set_root_of(rf_index *idx, const char *path, size_t n, const char **name, char *err,
+		       size_t errlen)
+{
+	const char *slash = memrchr(path, '/', n);
+	char root[PATH_MAX];
+	if (slash)
+		rf_fmt(root, sizeof(root), "%.*s", (int)(slash == path ? 1 : slash - path), path);
+	else
+		rf_fmt(root, sizeof(root), ".");
+	*name = slash ? slash + 1 : path;
+	return rf_index_set_root(idx, root, err, errlen);
+}
+
 int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
 			   size_t errlen)
 {
@@ -277,15 +292,8 @@ int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind
 		return 0;
 	int width = (int)(dots - open - 1);
 	/* the folder of the prefix is the root */
-	const char *slash = memrchr(source, '/', (size_t)(open - source));
-	char root[PATH_MAX];
-	if (slash)
-		rf_fmt(root, sizeof(root), "%.*s", (int)(slash - source == 0 ? 1 : slash - source),
-		       source);
-	else
-		rf_fmt(root, sizeof(root), ".");
-	const char *prefix = slash ? slash + 1 : source;
-	int ret = rf_index_set_root(idx, root, err, errlen);
+	const char *prefix;
+	int ret = set_root_of(idx, source, (size_t)(open - source), &prefix, err, errlen);
 	if (ret)
 		return ret;
 	char name[PATH_MAX];
@@ -301,15 +309,10 @@ int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind
 
 int rf_index_shard_file(rf_index *idx, const char *file, char *err, size_t errlen)
 {
-	const char *slash = strrchr(file, '/');
-	char root[PATH_MAX];
-	if (slash)
-		rf_fmt(root, sizeof(root), "%.*s", (int)(slash == file ? 1 : slash - file), file);
-	else
-		rf_fmt(root, sizeof(root), ".");
-	int ret = rf_index_set_root(idx, root, err, errlen);
+	const char *name;
+	int ret = set_root_of(idx, file, strlen(file), &name, err, errlen);
 	if (!ret)
-		ret = add_shard(idx, slash ? slash + 1 : file, -1);
+		ret = add_shard(idx, name, -1);
 	if (!ret)
 		ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
 	return ret ? ret : 1;

@@ -29,27 +29,6 @@ static int ends_with(const char *s, const char *suffix)
 	return n > k && !strcmp(s + n - k, suffix);
 }
 
-/* One shard file given as the source: its folder is the root. */
-static int single_shard(rf_index *idx, const char *source, char *err, size_t errlen)
-{
-	const char *slash = strrchr(source, '/');
-	char root[PATH_MAX];
-	if (slash)
-		rf_fmt(root, sizeof(root), "%.*s", (int)(slash == source ? 1 : slash - source), source);
-	else
-		rf_fmt(root, sizeof(root), ".");
-	int ret = rf_index_set_root(idx, root, err, errlen);
-	if (ret)
-		return ret;
-	idx->shards = malloc(sizeof(char *));
-	idx->shard_labels = malloc(sizeof(int32_t));
-	if (!idx->shards || !idx->shard_labels || !(idx->shards[0] = strdup(slash ? slash + 1 : source)))
-		return -ENOMEM;
-	idx->shard_labels[0] = -1;
-	idx->nshards = 1;
-	return 0;
-}
-
 /* The shards of source (stat'ed as st, NULL: no such path), listed in idx
  * (not read yet). */
 static int find_shards(rf_index *idx, const char *source, const struct stat *st, char *err,
@@ -77,7 +56,10 @@ static int find_shards(rf_index *idx, const char *source, const struct stat *st,
 		return RF_EINDEX;
 	}
 	if (ends_with(source, ".bin") || ends_with(source, ".bin.zst"))
-		return single_shard(idx, source, err, errlen);
+	{
+		int ret = rf_index_shard_file(idx, source, err, errlen); /* one shard: its folder the root */
+		return ret < 0 ? ret : 0;
+	}
 	if (!rf_index_is_shard_list(source, RF_SHARDS_TOKENS)) {
 		rf_fmt(err, errlen, "source '%s': neither a token shard (.bin, .bin.zst) nor a list "
 		       "of them (one path a line)", source);
