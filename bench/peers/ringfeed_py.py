@@ -4,10 +4,17 @@ DataLoader: a Python loop that only touches each batch (reads its shape).
 Output uint8 CHW (as PILToTensor) or, with --output float16, float16 CHW
 normalized with ImageNet's mean and std (as ToTensor + Normalize + a cast).
 
+With --fields txt[,json...] (image-caption shards, bench/imagetext.sh) the
+loader is made with fields=(...): each batch b still unpacks as (images,
+labels) and b["txt"] is a list of str; the loop touches every one (the sum
+of their lengths, field_chars), so that each caption is really decoded.
+
 Needs the package importable (PYTHONPATH=build/python, or pip-installed) and
 torch for that interpreter. Prints one JSON object with --json:
   {"loader": "ringfeed-python", "threads": N, "samples": ..., "seconds": ...,
    "samples_per_s": ..., "batches": ...}
+(with "steady_samples_per_s" when --epochs > 1: the epochs after the first;
+with --fields, "fields" and "field_chars").
 seconds runs from creating the loader to the last batch (index walk and
 thread start-up included, as the C bench includes its create).
 """
@@ -33,6 +40,8 @@ def main(argv):
     p.add_argument("--transform", choices=("center", "rrc"), default="center")
     p.add_argument("--flip", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fields", default="",
+                   help="comma-separated sample fields to load beside the images (e.g. txt)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--output", choices=("uint8", "float16"), default="uint8",
                    help="uint8 CHW, or float16 CHW normalized with ImageNet's mean and std")
@@ -43,23 +52,44 @@ def main(argv):
     import torch  # noqa: F401  (imported before the clock starts, as the peer does)
     import ringfeed
 
+    fields = tuple(f for f in args.fields.split(",") if f)
+
     start = time.perf_counter()
     loader = ringfeed.Loader(args.source, batch_size=args.batch, threads=args.threads,
                              resize=args.resize, crop=args.crop, seed=args.seed,
                              random_resized_crop=args.transform == "rrc", flip=args.flip,
                              epochs=args.epochs, layout="chw", **OUTPUTS[args.output],
-                             **({"hold": args.hold} if args.hold else {}))
-    samples = batches = 0
-    for _ in range(args.epochs):
-        for images, _labels in loader:
-            samples += images.shape[0]
-            batches += 1
+                             **({"hold": args.hold} if args.hold else {}),
+                             **({"fields": fields} if fields else {}))
+    samples = batches = chars = first_epoch_samples = 0
+    t_epoch1 = None
+    for e in range(args.epochs):
+        if fields:
+            for b in loader:
+                images, _labels = b[0], b[1]
+                samples += images.shape[0]
+                batches += 1
+                for f in fields:
+                    chars += sum(len(s) for s in b[f])   # a list of str
+        else:
+            for images, _labels in loader:
+                samples += images.shape[0]
+                batches += 1
+        if e == 0:
+            t_epoch1 = time.perf_counter()
+            first_epoch_samples = samples
     seconds = time.perf_counter() - start
     loader.close()
     result = {"loader": "ringfeed-python", "hold": args.hold or "default", "threads": args.threads,
               "transform": args.transform, "output": args.output, "samples": samples,
               "seconds": round(seconds, 6), "samples_per_s": round(samples / seconds, 3),
               "batches": batches}
+    if args.epochs > 1:
+        result["steady_samples_per_s"] = round((samples - first_epoch_samples) /
+                                               (start + seconds - t_epoch1), 3)
+    if fields:
+        result["fields"] = list(fields)
+        result["field_chars"] = chars
     print(json.dumps(result) if args.json else
           f"ringfeed-python: {samples} samples in {seconds:.2f} s = {samples / seconds:.0f}/s")
     return 0

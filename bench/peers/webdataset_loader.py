@@ -8,6 +8,15 @@ PILToTensor() (uint8 CHW, the transform ringfeed's bench applies), batched
 by torch.utils.data.DataLoader(num_workers=N), and reports how many images
 per second arrive in the main process.
 
+Image-caption shards (bench/imagetext.sh): --image "jpg;png;webp" takes
+whichever of those a sample has; --text txt gives the caption (decoded to
+str by webdataset, collated as a list of str, every one touched in the main
+process: field_chars) in place of the label, the images then decoded with
+"pilrgb" (RGBA and palette PNGs to RGB) and only the image and text members
+decoded (decode(only=...)); --transform rrc is RandomResizedCrop(crop) +
+RandomHorizontalFlip(flip) + PILToTensor() (torchvision's defaults: scale
+0.08-1, ratio 3/4-4/3).
+
 Run it with Debian's interpreter, /usr/bin/python3 (python3-torch and
 python3-torchvision are installed for it; webdataset with
 `/usr/bin/python3 -m pip install --break-system-packages webdataset`).
@@ -21,6 +30,7 @@ shard lists are set up again each epoch, as webdataset does).
 Output: a short line, or with --json one JSON object:
   {"loader": "webdataset", "workers": N, "samples": ..., "seconds": ...,
    "samples_per_s": ..., "steady_samples_per_s": ..., "startup_s": ...}
+(and "field_chars", the captions' characters, with --text)
 """
 
 import argparse
@@ -42,6 +52,14 @@ def main(argv):
     p.add_argument("--shuffle", type=int, default=1000,
                    help="shuffle buffer (samples; 0 = none)")
     p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--image", default="jpg",
+                   help="the image member's extension(s), ';' between alternatives")
+    p.add_argument("--text", default=None,
+                   help="a text member (e.g. txt) yielded as str in place of the label")
+    p.add_argument("--transform", choices=("center", "rrc"), default="center",
+                   help="Resize + CenterCrop, or RandomResizedCrop(crop)")
+    p.add_argument("--flip", type=float, default=0.0,
+                   help="RandomHorizontalFlip probability (0 = none)")
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
 
@@ -56,16 +74,26 @@ def main(argv):
     if not urls:
         print("webdataset_loader: no shards in %s" % a.shards, file=sys.stderr)
         return 1
-    tf = transforms.Compose([transforms.Resize(a.resize), transforms.CenterCrop(a.crop),
-                             transforms.PILToTensor()])
+    if a.transform == "rrc":
+        steps = [transforms.RandomResizedCrop(a.crop)]
+    else:
+        steps = [transforms.Resize(a.resize), transforms.CenterCrop(a.crop)]
+    if a.flip > 0:
+        steps.append(transforms.RandomHorizontalFlip(a.flip))
+    tf = transforms.Compose(steps + [transforms.PILToTensor()])
     # shardshuffle: a buffer of shards (webdataset 1.0 wants a number)
     ds = wds.WebDataset(urls, shardshuffle=100, empty_check=False)
     if a.shuffle:
         ds = ds.shuffle(a.shuffle)
-    ds = ds.decode("pil").to_tuple("jpg", "cls").map_tuple(tf, lambda c: c)
+    if a.text:
+        only = a.image.split(";") + [a.text]
+        ds = ds.decode("pilrgb", only=only).to_tuple(a.image, a.text).map_tuple(tf, lambda c: c)
+    else:
+        ds = ds.decode("pil").to_tuple(a.image, "cls").map_tuple(tf, lambda c: c)
     dl = torch.utils.data.DataLoader(ds, batch_size=a.batch, num_workers=a.workers)
 
     samples = 0
+    chars = 0
     first_epoch_samples = 0
     t0 = time.perf_counter()
     startup = None
@@ -75,6 +103,8 @@ def main(argv):
             if startup is None:
                 startup = time.perf_counter() - t0
             samples += x.shape[0]
+            if a.text:
+                chars += sum(len(c) for c in y)   # a list of str
         if e == 0:
             t_epoch1 = time.perf_counter()
             first_epoch_samples = samples
@@ -82,6 +112,8 @@ def main(argv):
     out = {"loader": "webdataset", "workers": a.workers, "samples": samples,
            "seconds": dt, "samples_per_s": samples / dt, "startup_s": startup or 0.0,
            "shards": len(urls) if isinstance(urls, list) else urls}
+    if a.text:
+        out["field_chars"] = chars
     if a.epochs > 1:
         out["steady_samples_per_s"] = (samples - first_epoch_samples) / (time.perf_counter() - t_epoch1)
     if a.json:
