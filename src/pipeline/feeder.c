@@ -422,9 +422,10 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		else
 			q->data = q->buf + d->skip;
 	}
-	if (q->parts_left > 1) { /* more of its reads in flight: the first failure stands */
+	if (q->parts_left > 1) { /* more of its reads in flight: the first failure stands
+				  * (one that reading again cannot mend over one it can) */
 		q->parts_left--;
-		if (err && q->err <= 0 && (q->err == 0 || !again)) {
+		if (err && (q->err == 0 || (q->err == READ_AGAIN && !again))) {
 			q->err = again ? READ_AGAIN : err;
 			memcpy(q->reason, reason, sizeof(reason));
 		}
