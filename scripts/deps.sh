@@ -7,13 +7,15 @@ set -euo pipefail
 
 pkgs=(gcc g++ meson ninja-build pkg-config python3 python3-pip clang libclang-rt-14-dev
       liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev libcriterion-dev
-      libspng-dev libwebp-dev
+      libspng-dev libwebp-dev libcurl4-openssl-dev nginx-light
       openmpi-bin libopenmpi-dev chromium
       python3-dev python3-pytest python3-torch python3-venv python3-pip
       python3-torchvision
       "$@")
 # libspng-dev, libwebp-dev: PNG and WebP images (optional at build time:
 # meson's png and webp features; without them such an image is a bad sample).
+# libcurl4-openssl-dev: http(s) reads (meson's remote feature, optional);
+# nginx-light: the tests serve shards over HTTP with it (they skip without).
 # python3-torchvision: the tests run examples/train_torch.py (a torchvision
 # ResNet) and compare pixels with torchvision's; without it they would skip.
 # python3-venv, python3-pip: scripts/wheel.sh and the wheel test make venvs;

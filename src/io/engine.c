@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "io/engine_impl.h"
+#include "io/http.h"
 #include "util/util.h"
 
 #define WAKE_POLL_MS 100 /* the pread path's longest sleep without a wake-up */
@@ -130,6 +131,116 @@ static void prep_reads(rf_io *io, uint32_t id, rf_io_req *q)
 	io_uring_sqe_set_data64(sqe, ud | OP_CLOSE);
 }
 
+static void finished(rf_io *io, uint32_t id);
+
+/* ---- HTTP(S) reads: http.c's transfers, their sockets polled here ---- */
+
+static struct io_uring_sqe *get_sqe(rf_io *io)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&io->ring);
+	if (!sqe) { /* full: what is queued goes to the kernel first */
+		io_uring_submit(&io->ring);
+		sqe = io_uring_get_sqe(&io->ring);
+	}
+	return sqe;
+}
+
+/* Asks the ring to tell when fd has the events curl wants. */
+static void arm_poll(rf_io *io, int fd)
+{
+	rf_io_sock *k = &io->socks[fd];
+	struct io_uring_sqe *sqe = get_sqe(io);
+	if (!sqe)
+		return; /* cannot happen after a submit; curl's timer still runs */
+	io_uring_prep_poll_add(sqe, fd, (unsigned)k->events);
+	io_uring_sqe_set_data64(sqe, UD_POLL | (uint64_t)k->gen << 32 | (uint32_t)fd);
+	k->armed = 1;
+}
+
+/* http.c's watch hook: fd to be watched for events, or no longer (0). */
+static void http_watch(void *engine, int fd, short events)
+{
+	rf_io *io = engine;
+	if (fd < 0)
+		return;
+	if (fd >= io->nsocks) {
+		int n = RF_MAX(fd + 1, io->nsocks * 2);
+		rf_io_sock *k = realloc(io->socks, (size_t)n * sizeof(*k));
+		if (!k)
+			return; /* not watched: curl's timer still drives it, slowly */
+		memset(k + io->nsocks, 0, (size_t)(n - io->nsocks) * sizeof(*k));
+		io->socks = k;
+		io->nsocks = n;
+	}
+	rf_io_sock *k = &io->socks[fd];
+	if (k->armed) { /* taken back: its CQE, if it still comes, is stale */
+		struct io_uring_sqe *sqe = get_sqe(io);
+		if (sqe) {
+			io_uring_prep_poll_remove(sqe, UD_POLL | (uint64_t)k->gen << 32 | (uint32_t)fd);
+			io_uring_sqe_set_data64(sqe, UD_POLL_REMOVE);
+		}
+		k->armed = 0;
+		k->gen = (k->gen + 1) & 0x3fffffffu;
+	}
+	k->events = events;
+	if (events)
+		arm_poll(io, fd);
+}
+
+/* A poll of an HTTP socket fired: curl reads or writes it; watched again
+ * unless curl changed its mind meanwhile. */
+static void http_polled(rf_io *io, uint64_t ud, int res)
+{
+	int fd = (int)(uint32_t)ud;
+	uint32_t gen = (uint32_t)(ud >> 32) & 0x3fffffffu;
+	if (!io->http || fd >= io->nsocks || io->socks[fd].gen != gen || !io->socks[fd].armed)
+		return; /* a poll taken back */
+	io->socks[fd].armed = 0;
+	rf_http_socket_ready(io->http, fd, res < 0 ? POLLERR : (short)res);
+	rf_io_sock *k = &io->socks[fd];
+	if (k->events && !k->armed)
+		arm_poll(io, fd);
+}
+
+/* http.c's done hook: read id is over. */
+static void http_done(void *engine, uint32_t id, int32_t res, int step)
+{
+	rf_io *io = engine;
+	rf_io_req *q = &io->reqs[id];
+	q->open_res = step == RF_IO_STEP_OPEN ? res : 0;
+	q->read_res = res;
+	finished(io, id);
+}
+
+/* Starts read id of a URL: a ranged GET, no alignment, nothing over-read. */
+static void start_http(rf_io *io, uint32_t id, rf_io_req *q)
+{
+	q->direct = 0;
+	q->start = q->rd.offset;
+	q->skip = 0;
+	q->span = q->rd.len;
+	q->open_res = q->read_res = q->close_res = q->read_err = 0;
+	q->cqes = q->ncqes = 0;
+	io->inflight++;
+	if (!io->http && !io->http_failed) {
+		char why[256];
+		rf_http_hooks hooks = { .engine = io, .watch = http_watch, .done = http_done };
+		if (io->backend == BACKEND_PREAD || rf_http_create(&io->http, &hooks, io->p.depth, why,
+								  sizeof(why))) {
+			io->http_failed = 1;
+			if (io->backend == BACKEND_PREAD)
+				rf_fmt(why, sizeof(why), "http(s) reads need io_uring (the pread path "
+				       "has no event loop for sockets)");
+			rf_log(io->p.log_level, RF_LOG_ERROR, "%s", why);
+		}
+	}
+	if (!io->http) {
+		http_done(io, id, -EPROTONOSUPPORT, RF_IO_STEP_OPEN);
+		return;
+	}
+	rf_http_start(io->http, id, q->rd.url, q->rd.offset, q->rd.len, q->rd.buf);
+}
+
 /* Starts (or starts again) read id: the span this read covers in this mode,
  * then the whole chain on direct descriptors, the open alone on plain ones
  * (reads and close follow its completion, see plain_opened), or a job for
@@ -137,6 +248,10 @@ static void prep_reads(rf_io *io, uint32_t id, rf_io_req *q)
 static void start(rf_io *io, uint32_t id)
 {
 	rf_io_req *q = &io->reqs[id];
+	if (q->rd.url) {
+		start_http(io, id, q);
+		return;
+	}
 	const rf_io_file *f = q->chain ? NULL : &io->files[q->rd.file];
 	uint32_t was = q->span; /* 0: its first start (rf_io_submit cleared q) */
 	q->direct = (uint8_t)(f ? f->direct : io->direct);
@@ -215,9 +330,9 @@ void rf_io_submit(rf_io *io, const rf_io_read *rd)
 	rf_io_req *q = &io->reqs[id];
 	memset(q, 0, sizeof(*q));
 	q->rd = *rd;
-	q->chain = rd->path != NULL;
-	assert(q->chain || (rd->file >= 0 && (uint32_t)rd->file < io->p.max_files &&
-			    io->files[rd->file].fd >= 0));
+	q->chain = rd->path != NULL && !rd->url;
+	assert(q->chain || rd->url || (rd->file >= 0 && (uint32_t)rd->file < io->p.max_files &&
+				       io->files[rd->file].fd >= 0));
 	start(io, id);
 	assert(accounted(io));
 }
@@ -340,8 +455,12 @@ static void reap_ring(rf_io *io)
 			io->wake_armed = 0;
 			continue;
 		}
-		if (cqe->user_data == UD_CANCEL)
+		if (cqe->user_data == UD_CANCEL || cqe->user_data == UD_POLL_REMOVE)
 			continue;
+		if (UD_IS_POLL(cqe->user_data)) {
+			http_polled(io, cqe->user_data, cqe->res);
+			continue;
+		}
 		uint32_t id = (uint32_t)(cqe->user_data >> 2);
 		assert(id < io->p.depth);
 		rf_io_req *q = &io->reqs[id];
@@ -430,11 +549,28 @@ int rf_io_wait(rf_io *io)
 		arm_wake(io);
 	/* with results waiting, only collect what else finished (DEFER_TASKRUN
 	 * posts completions only when this thread asks the kernel for them) */
-	int ret = io->done_q.count ? io_uring_submit_and_get_events(&io->ring)
-				 : io_uring_submit_and_wait(&io->ring, 1);
+	uint64_t deadline = io->http ? rf_http_deadline(io->http) : UINT64_MAX, now;
+	int ret;
+	if (io->done_q.count) {
+		ret = io_uring_submit_and_get_events(&io->ring);
+	} else if (deadline != UINT64_MAX) { /* curl's timer: sleep no longer than it */
+		now = rf_now_ns();
+		uint64_t ns = deadline > now ? deadline - now : 0;
+		struct __kernel_timespec ts = { .tv_sec = (long long)(ns / 1000000000ull),
+						.tv_nsec = (long long)(ns % 1000000000ull) };
+		struct io_uring_cqe *cqe;
+		ret = ns ? io_uring_submit_and_wait_timeout(&io->ring, &cqe, 1, &ts, NULL)
+			 : io_uring_submit_and_get_events(&io->ring);
+		if (ret == -ETIME)
+			ret = 0;
+	} else {
+		ret = io_uring_submit_and_wait(&io->ring, 1);
+	}
 	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 		return ret;
 	reap_ring(io);
+	if (io->http)
+		rf_http_run_timer(io->http);
 	return 0;
 }
 

@@ -10,7 +10,9 @@
  * (a range that is not aligned is over-read and trimmed: the data starts
  * `skip` bytes into the buffer), retries of EAGAIN / EINTR, the fallback to
  * buffered reads where O_DIRECT is refused, and fewer reads in flight when
- * the system runs short of descriptors or memory.
+ * the system runs short of descriptors or memory; and reads of http(s) URLs
+ * (ranged GETs through libcurl, src/io/http.c), whose sockets the same
+ * io_uring watches and whose timer the same wait keeps.
  *
  * Thread rule: one thread (the feeder) creates, uses and destroys an engine.
  * Other threads wake it by writing to the eventfd it was given (wake_fd).
@@ -57,7 +59,9 @@ typedef struct rf_io_params {
 typedef struct rf_io_read {
 	int dirfd;
 	const char *path;  /* must stay valid until the read completes */
-	int file;          /* when path is NULL */
+	int file;          /* when path and url are NULL */
+	const char *url;   /* else an http(s) URL: a ranged GET (src/io/http.c; io_uring
+	                    * paths only); must stay valid until the read completes */
 	uint64_t offset;
 	uint32_t len;
 	uint8_t *buf;

@@ -15,6 +15,10 @@
 enum { OP_OPEN = 0, OP_READ = 1, OP_CLOSE = 2 };
 #define UD_WAKE UINT64_MAX       /* the read of wake_fd */
 #define UD_CANCEL (UINT64_MAX - 1) /* teardown's cancel-all */
+#define UD_POLL_REMOVE (UINT64_MAX - 2) /* a poll of an HTTP socket taken back */
+/* A poll of an HTTP socket: UD_POLL | generation << 32 | fd (below UD_POLL_REMOVE). */
+#define UD_POLL (1ull << 62)
+#define UD_IS_POLL(ud) (((ud) & UD_POLL) && (ud) < UD_POLL_REMOVE)
 
 enum rf_backend {
 	BACKEND_FIXED, /* io_uring: open -> read -> close chained on a direct descriptor */
@@ -41,6 +45,13 @@ typedef struct rf_io_req {
 	int32_t result;        /* once finished: what rf_io_reap() gives back */
 	uint8_t step;          /* enum rf_io_step */
 } rf_io_req;
+
+/* An HTTP socket curl asked to have watched (http.c's hooks). */
+typedef struct rf_io_sock {
+	short events;          /* POLLIN | POLLOUT wanted, 0: none */
+	uint8_t armed;         /* a poll request is in the ring */
+	uint32_t gen;          /* bumped when that poll is taken back: its late CQE is stale */
+} rf_io_sock;
 
 /* A file kept open (rf_io_file_open). */
 typedef struct rf_io_file {
@@ -78,6 +89,11 @@ struct rf_io {
 	 * reaped (done_q); they add up to depth (engine.c asserts it). */
 
 	uint32_t *drain;       /* scratch for the pread pool's finished numbers */
+	/* HTTP(S) reads (http.c): made at the first URL read */
+	struct rf_http *http;
+	int http_failed;       /* the HTTP side could not be made: URL reads fail */
+	rf_io_sock *socks;     /* by fd */
+	int nsocks;
 
 	rf_io_file *files;     /* max_files of them */
 	uint64_t wake_buf;     /* target of the wake_fd read */

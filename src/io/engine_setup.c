@@ -11,6 +11,7 @@
 
 #include "io/dio_align.h"
 #include "io/engine_impl.h"
+#include "io/http.h"
 #include "rf_config.h" /* RF_TEST_HOOKS */
 #include "util/util.h"
 
@@ -212,7 +213,7 @@ static void cancel_ring(rf_io *io)
 		unsigned head, n = 0;
 		io_uring_for_each_cqe(&io->ring, head, cqe) {
 			n++;
-			if (cqe->user_data >= UD_CANCEL)
+			if (cqe->user_data >= UD_POLL_REMOVE || UD_IS_POLL(cqe->user_data))
 				continue;
 			rf_io_req *q = &io->reqs[cqe->user_data >> 2];
 			if (io->backend == BACKEND_PLAIN && (cqe->user_data & 3) == OP_OPEN) {
@@ -231,6 +232,13 @@ static void cancel_ring(rf_io *io)
 
 void rf_io_teardown(rf_io *io)
 {
+	if (io->http) { /* its transfers end now, unreported; their polls are cancelled below */
+		io->inflight -= rf_http_active(io->http);
+		rf_http_destroy(io->http);
+		io->http = NULL;
+	}
+	free(io->socks);
+	io->socks = NULL;
 	if (io->backend == BACKEND_PREAD && io->pread.threads)
 		rf_pread_pool_stop(&io->pread); /* reads in progress finish first */
 	if (io->ring_ok)

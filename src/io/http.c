@@ -1,0 +1,322 @@
+/* http.c - HTTP(S) ranged GETs (http.h) through libcurl's multi-socket
+ * interface: one easy handle per read number (reused, so the multi handle's
+ * connection cache keeps connections open between reads), curl's socket and
+ * timer callbacks handed to the engine, and each finished transfer judged
+ * here: a 206 with the range's bytes, a 200 only for a range from 0, 416 an
+ * empty read (the range starts past the end), 4xx a refusal, 5xx and 429 a
+ * transient error the engine retries. Without libcurl at build time every
+ * call but rf_http_available() refuses. */
+#define _GNU_SOURCE
+#include "io/http.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/engine.h" /* enum rf_io_step */
+#include "rf_config.h"
+#include "util/util.h"
+
+#if RF_HAVE_REMOTE
+#include <curl/curl.h>
+#include <pthread.h>
+
+/* One read in progress. */
+typedef struct http_read {
+	CURL *easy;          /* created at the number's first use, then kept */
+	uint8_t *buf;
+	uint32_t len, got;
+	uint64_t offset;
+	int overflow;        /* the server sent more than the range (it ignored Range) */
+	int active;
+} http_read;
+
+struct rf_http {
+	rf_http_hooks hooks;
+	CURLM *multi;
+	http_read *reads;    /* depth of them, by read number */
+	uint32_t depth, active;
+	uint64_t deadline;   /* CLOCK_MONOTONIC ns of curl's timer, or UINT64_MAX */
+	char range[48];
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_ret;
+
+static void global_init(void)
+{
+	global_ret = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int rf_http_available(void)
+{
+	return 1;
+}
+
+/* CURLMOPT_SOCKETFUNCTION: what curl wants watched on s. */
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *user, void *socketp)
+{
+	(void)easy, (void)socketp;
+	rf_http *h = user;
+	short ev = what == CURL_POLL_IN ? POLLIN : what == CURL_POLL_OUT ? POLLOUT
+		 : what == CURL_POLL_INOUT ? (POLLIN | POLLOUT) : 0;
+	h->hooks.watch(h->hooks.engine, (int)s, ev);
+	return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: run the timer in timeout_ms (-1: never). */
+static int on_timer(CURLM *multi, long timeout_ms, void *user)
+{
+	(void)multi;
+	rf_http *h = user;
+	h->deadline = timeout_ms < 0 ? UINT64_MAX : rf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	return 0;
+}
+
+/* CURLOPT_WRITEFUNCTION: the body into the read's buffer, never past it. */
+static size_t on_body(char *data, size_t size, size_t n, void *user)
+{
+	http_read *r = user;
+	size_t bytes = size * n, room = r->len - r->got;
+	if (bytes > room) {
+		r->overflow = 1;
+		memcpy(r->buf + r->got, data, room);
+		r->got = r->len;
+		return 0; /* ends the transfer (CURLE_WRITE_ERROR), judged below */
+	}
+	memcpy(r->buf + r->got, data, bytes);
+	r->got += (uint32_t)bytes;
+	return bytes;
+}
+
+int rf_http_create(rf_http **out, const rf_http_hooks *hooks, uint32_t depth, char *err,
+		   size_t errlen)
+{
+	pthread_once(&global_once, global_init);
+	if (global_ret != CURLE_OK) {
+		rf_fmt(err, errlen, "libcurl: %s", curl_easy_strerror(global_ret));
+		return -EIO;
+	}
+	rf_http *h = calloc(1, sizeof(*h));
+	if (!h || !(h->reads = calloc(depth, sizeof(*h->reads))) || !(h->multi = curl_multi_init())) {
+		if (h)
+			free(h->reads);
+		free(h);
+		rf_fmt(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	h->hooks = *hooks;
+	h->depth = depth;
+	h->deadline = UINT64_MAX;
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	/* HTTP/2 streams share a connection where the server offers it */
+	curl_multi_setopt(h->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+	*out = h;
+	return 0;
+}
+
+void rf_http_destroy(rf_http *h)
+{
+	if (!h)
+		return;
+	for (uint32_t i = 0; i < h->depth; i++) {
+		if (h->reads[i].active)
+			curl_multi_remove_handle(h->multi, h->reads[i].easy);
+		if (h->reads[i].easy)
+			curl_easy_cleanup(h->reads[i].easy);
+	}
+	curl_multi_cleanup(h->multi);
+	free(h->reads);
+	free(h);
+}
+
+/* The result of a finished transfer of r: bytes, or a negative errno. */
+static int32_t judge(const http_read *r, CURLcode code, long status, int *step)
+{
+	*step = RF_IO_STEP_READ;
+	if (code == CURLE_WRITE_ERROR && r->overflow) {
+		/* more body than the range: an error page (judged by its status
+		 * below), or a 200 with the whole object, whose first bytes are
+		 * the range only when the range starts at 0 */
+		if (status == 200)
+			return r->offset == 0 ? (int32_t)r->got : -EPROTO;
+		code = CURLE_OK;
+	}
+	if (code == CURLE_RANGE_ERROR && status != 416)
+		return -EPROTO; /* the server ignored Range past 0 */
+	switch (code) {
+	case CURLE_OK:
+	case CURLE_RANGE_ERROR: /* a 416: judged by its status below */
+		break;
+	case CURLE_OPERATION_TIMEDOUT: return -ETIMEDOUT;
+	case CURLE_COULDNT_RESOLVE_HOST: case CURLE_COULDNT_RESOLVE_PROXY:
+		*step = RF_IO_STEP_OPEN;
+		return -EHOSTUNREACH;
+	case CURLE_COULDNT_CONNECT: return -ECONNREFUSED;
+	case CURLE_OUT_OF_MEMORY: return -ENOMEM;
+	case CURLE_SEND_ERROR: case CURLE_RECV_ERROR: case CURLE_PARTIAL_FILE:
+	case CURLE_GOT_NOTHING: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
+		return -ECONNRESET;
+	case CURLE_PEER_FAILED_VERIFICATION: case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SSL_CACERT_BADFILE:
+		*step = RF_IO_STEP_OPEN;
+		return -EPERM;
+	default: return -EIO;
+	}
+	if (status == 206 || (status == 200 && r->offset == 0))
+		return (int32_t)r->got;
+	if (status == 416)
+		return 0; /* the range starts at or past the object's end */
+	if (status == 429 || status == 500 || status == 502 || status == 503 || status == 504)
+		return -EAGAIN; /* the engine reads it again */
+	*step = RF_IO_STEP_OPEN;
+	if (status == 404 || status == 410)
+		return -ENOENT;
+	if (status == 401 || status == 403)
+		return -EACCES;
+	return status == 200 ? -EIO : -EPROTO; /* a 200 for a range past 0 ignored Range */
+}
+
+/* Reports the transfers curl finished. */
+static void reap(rf_http *h)
+{
+	CURLMsg *m;
+	int left;
+	while ((m = curl_multi_info_read(h->multi, &left))) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		char *priv = NULL;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &priv);
+		uint32_t id = (uint32_t)(uintptr_t)priv;
+		http_read *r = &h->reads[id];
+		long status = 0;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+		int step;
+		int32_t res = judge(r, m->data.result, status, &step);
+		curl_multi_remove_handle(h->multi, r->easy);
+		r->active = 0;
+		h->active--;
+		h->hooks.done(h->hooks.engine, id, res, step);
+	}
+}
+
+void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
+		   uint8_t *buf)
+{
+	http_read *r = &h->reads[id];
+	if (!r->easy && !(r->easy = curl_easy_init())) {
+		h->hooks.done(h->hooks.engine, id, -ENOMEM, RF_IO_STEP_OPEN);
+		return;
+	}
+	CURL *e = r->easy;
+	curl_easy_reset(e);
+	*r = (http_read){ .easy = e, .buf = buf, .len = len, .offset = offset, .active = 1 };
+	snprintf(h->range, sizeof(h->range), "%llu-%llu", (unsigned long long)offset,
+		 (unsigned long long)(offset + len - 1));
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_RANGE, h->range); /* copied by curl */
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)(uintptr_t)id);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+	/* a stalled transfer is given up (and read again by the engine) */
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 30L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	h->active++;
+	if (curl_multi_add_handle(h->multi, e) != CURLM_OK) {
+		r->active = 0;
+		h->active--;
+		h->hooks.done(h->hooks.engine, id, -ENOMEM, RF_IO_STEP_OPEN);
+	}
+}
+
+void rf_http_socket_ready(rf_http *h, int fd, short revents)
+{
+	int mask = (revents & POLLIN ? CURL_CSELECT_IN : 0) | (revents & POLLOUT ? CURL_CSELECT_OUT : 0) |
+		   (revents & (POLLERR | POLLHUP) ? CURL_CSELECT_ERR : 0);
+	int running;
+	curl_multi_socket_action(h->multi, fd, mask, &running);
+	reap(h);
+}
+
+uint64_t rf_http_deadline(const rf_http *h)
+{
+	return h->deadline;
+}
+
+void rf_http_run_timer(rf_http *h)
+{
+	if (h->deadline == UINT64_MAX || rf_now_ns() < h->deadline)
+		return;
+	h->deadline = UINT64_MAX; /* curl sets the next one, if any */
+	int running;
+	curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	reap(h);
+}
+
+uint32_t rf_http_active(const rf_http *h)
+{
+	return h->active;
+}
+
+#else /* !RF_HAVE_REMOTE */
+
+int rf_http_available(void)
+{
+	return 0;
+}
+
+int rf_http_create(rf_http **out, const rf_http_hooks *hooks, uint32_t depth, char *err,
+		   size_t errlen)
+{
+	(void)hooks, (void)depth;
+	*out = NULL;
+	rf_fmt(err, errlen, "this ringfeed was built without libcurl: no http(s) reads "
+	       "(scripts/deps.sh installs libcurl4-openssl-dev; meson feature 'remote')");
+	return -EPROTONOSUPPORT;
+}
+
+void rf_http_destroy(rf_http *h)
+{
+	(void)h;
+}
+
+void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
+		   uint8_t *buf)
+{
+	(void)h, (void)id, (void)url, (void)offset, (void)len, (void)buf;
+}
+
+void rf_http_socket_ready(rf_http *h, int fd, short revents)
+{
+	(void)h, (void)fd, (void)revents;
+}
+
+uint64_t rf_http_deadline(const rf_http *h)
+{
+	(void)h;
+	return UINT64_MAX;
+}
+
+void rf_http_run_timer(rf_http *h)
+{
+	(void)h;
+}
+
+uint32_t rf_http_active(const rf_http *h)
+{
+	(void)h;
+	return 0;
+}
+
+#endif

@@ -1,0 +1,57 @@
+/* http.h - HTTP(S) ranged GETs for the read engine (issue 25): libcurl's
+ * multi-socket interface driven from the engine's thread. The engine
+ * watches curl's sockets with poll requests on its own io_uring and folds
+ * curl's timer into its wait (engine.c), so one thread drives local reads
+ * and network reads alike; no thread per request (curl's resolver thread
+ * aside). A read is the engine's usual (object, offset, length, buffer,
+ * read number): here a GET of the object's URL with a Range header, its
+ * body landing in the buffer.
+ *
+ * Thread rule: the engine's thread alone. Private to src/io/. */
+#ifndef RF_IO_HTTP_H
+#define RF_IO_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rf_http rf_http;
+
+/* What the engine lends the HTTP side. */
+typedef struct rf_http_hooks {
+	void *engine;
+	/* Watch fd for events (POLLIN | POLLOUT), or stop watching it (0). */
+	void (*watch)(void *engine, int fd, short events);
+	/* Read id is over: bytes of the range received (fewer: the object
+	 * ended first), or a negative errno; step: RF_IO_STEP_OPEN when the
+	 * server refused the request (4xx), else RF_IO_STEP_READ. */
+	void (*done)(void *engine, uint32_t id, int32_t res, int step);
+} rf_http_hooks;
+
+/* 1 when this build reads URLs (libcurl found at build time). */
+int rf_http_available(void);
+
+/* depth: read numbers, 0..depth-1. @return : 0, -ENOMEM, or
+ * -EPROTONOSUPPORT (a build without libcurl); err says why. */
+int rf_http_create(rf_http **out, const rf_http_hooks *hooks, uint32_t depth, char *err,
+		   size_t errlen);
+/* Aborts every transfer (their reads are not reported) and frees. Accepts NULL. */
+void rf_http_destroy(rf_http *h);
+
+/* Starts read id: bytes [offset, offset + len) of url into buf. Its end
+ * comes through hooks->done (possibly from within this call). */
+void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
+		   uint8_t *buf);
+
+/* A watched socket is ready (revents as poll gives them). */
+void rf_http_socket_ready(rf_http *h, int fd, short revents);
+
+/* Nanoseconds (CLOCK_MONOTONIC) at which curl wants its timer run, or
+ * UINT64_MAX: none. */
+uint64_t rf_http_deadline(const rf_http *h);
+/* Runs curl's timer when its deadline has passed (a no-op before). */
+void rf_http_run_timer(rf_http *h);
+
+/* Transfers in progress. */
+uint32_t rf_http_active(const rf_http *h);
+
+#endif
