@@ -27,8 +27,6 @@
 #include "testutil.h"
 #include "util/util.h"
 
-extern char **environ;
-
 #define OBJECT_BYTES (3u << 20)
 #define SLOTS 128
 #define SLOT_BYTES (256u << 10)
@@ -37,49 +35,12 @@ static char *dir;
 static uint8_t *content;
 static uint8_t *mem;
 static int wake = -1, port;
-static pid_t nginx = -1;
-
-static const char *nginx_path(void)
-{
-	static const char *const where[] = { "/usr/sbin/nginx", "/usr/bin/nginx",
-					     "/usr/local/sbin/nginx" };
-	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
-		if (access(where[i], X_OK) == 0)
-			return where[i];
-	return NULL;
-}
-
-/* A port nothing listens on now (the kernel's pick; free again once closed). */
-static int free_port(void)
-{
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t n = sizeof(a);
-	cr_assert(bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-		  getsockname(s, (struct sockaddr *)&a, &n) == 0);
-	close(s);
-	return ntohs(a.sin_port);
-}
-
-static int accepts(void *ctx)
-{
-	(void)ctx;
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int ok = connect(s, (struct sockaddr *)&a, sizeof(a)) == 0;
-	close(s);
-	return ok;
-}
 
 static void setup(void)
 {
 	if (!rf_http_available())
 		cr_skip_test("this ringfeed was built without libcurl (meson feature 'remote'; "
 			     "scripts/deps.sh installs libcurl4-openssl-dev)");
-	const char *bin = nginx_path();
-	if (!bin)
-		cr_skip_test("nginx is not installed (scripts/deps.sh installs nginx-light)");
 	dir = tu_tmpdir("http");
 	content = malloc(OBJECT_BYTES);
 	uint64_t x = 88172645463325252ull;
@@ -88,34 +49,18 @@ static void setup(void)
 		content[i] = (uint8_t)x;
 	}
 	tu_write(dir, "www/data.bin", content, OBJECT_BYTES);
-	tu_mkdirs(dir, "tmp");
-	port = free_port();
-	char conf[2048];
-	int n = snprintf(conf, sizeof(conf),
-		"daemon off; master_process off; worker_processes 1;\n"
-		"pid %s/nginx.pid; error_log %s/error.log;\n"
-		"events { worker_connections 4096; }\n"
-		"http { access_log off; client_body_temp_path %s/tmp; proxy_temp_path %s/tmp;\n"
-		"  fastcgi_temp_path %s/tmp; uwsgi_temp_path %s/tmp; scgi_temp_path %s/tmp;\n"
-		"  keepalive_requests 1000000;\n"
-		"  server { listen 127.0.0.1:%d; root %s/www; } }\n",
-		dir, dir, dir, dir, dir, dir, dir, port, dir);
-	tu_write(dir, "nginx.conf", conf, (size_t)n);
-	char confpath[4096];
-	snprintf(confpath, sizeof(confpath), "%s/nginx.conf", dir);
-	char *argv[] = { (char *)bin, "-p", dir, "-c", confpath, NULL };
-	cr_assert_eq(posix_spawn(&nginx, bin, NULL, NULL, argv, environ), 0);
-	cr_assert(tu_wait_until(accepts, NULL, 30), "nginx did not listen on port %d", port);
+	char www[4096];
+	snprintf(www, sizeof(www), "%s/www", dir);
+	port = tu_nginx_start(www);
+	if (!port)
+		cr_skip_test("nginx is not installed (scripts/deps.sh installs nginx-light)");
 	cr_assert_eq(posix_memalign((void **)&mem, 4096, (size_t)SLOTS * SLOT_BYTES), 0);
 	wake = eventfd(0, EFD_CLOEXEC);
 }
 
 static void teardown(void)
 {
-	if (nginx > 0) {
-		kill(nginx, SIGTERM);
-		waitpid(nginx, NULL, 0);
-	}
+	tu_nginx_stop();
 	if (wake >= 0)
 		close(wake);
 	free(mem);
@@ -242,7 +187,7 @@ Test(http, a_missing_object_fails_and_a_range_past_the_end_gives_what_is_there)
 Test(http, a_refused_connection_is_an_error_not_a_hang)
 {
 	char url[128];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/data.bin", free_port());
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/data.bin", tu_free_port());
 	want w[] = { { .url = url, .offset = 0, .len = 10 } };
 	rf_io *io = engine(4);
 	run(io, w, 1, 4);

@@ -3,7 +3,13 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -367,4 +373,81 @@ void tu_run(const char *fmt, ...)
 	int r = system(cmd);
 	cr_assert_eq(r, 0, "failed (%d): %s", r, cmd);
 	free(cmd);
+}
+
+/* ---- nginx for the remote tests ---------------------------------------- */
+
+extern char **environ;
+static pid_t nginx_pid = -1;
+static char *nginx_dir;
+static int nginx_port;
+
+int tu_free_port(void)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t n = sizeof(a);
+	cr_assert(s >= 0 && bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		  getsockname(s, (struct sockaddr *)&a, &n) == 0);
+	close(s);
+	return ntohs(a.sin_port);
+}
+
+static int nginx_accepts(void *ctx)
+{
+	(void)ctx;
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)nginx_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int ok = connect(s, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(s);
+	return ok;
+}
+
+int tu_nginx_start(const char *root)
+{
+	static const char *const where[] = { "/usr/sbin/nginx", "/usr/bin/nginx",
+					     "/usr/local/sbin/nginx" };
+	const char *bin = NULL;
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]) && !bin; i++)
+		if (access(where[i], X_OK) == 0)
+			bin = where[i];
+	if (!bin)
+		return 0;
+	nginx_dir = tu_tmpdir("nginx");
+	tu_mkdirs(nginx_dir, "tmp");
+	nginx_port = tu_free_port();
+	const char *d = nginx_dir;
+	char conf[3072];
+	int n = snprintf(conf, sizeof(conf),
+		"daemon off; master_process off; worker_processes 1;\n"
+		"pid %s/nginx.pid; error_log %s/error.log;\n"
+		"events { worker_connections 4096; }\n"
+		"http { access_log off; client_body_temp_path %s/tmp; proxy_temp_path %s/tmp;\n"
+		"  fastcgi_temp_path %s/tmp; uwsgi_temp_path %s/tmp; scgi_temp_path %s/tmp;\n"
+		"  keepalive_requests 1000000;\n"
+		"  server { listen 127.0.0.1:%d; root %s; } }\n",
+		d, d, d, d, d, d, d, nginx_port, root);
+	tu_write(nginx_dir, "nginx.conf", conf, (size_t)n);
+	char confpath[4096];
+	snprintf(confpath, sizeof(confpath), "%s/nginx.conf", nginx_dir);
+	char *argv[] = { (char *)bin, "-p", nginx_dir, "-c", confpath, NULL };
+	cr_assert_eq(posix_spawn(&nginx_pid, bin, NULL, NULL, argv, environ), 0);
+	cr_assert(tu_wait_until(nginx_accepts, NULL, 30), "nginx did not listen on port %d",
+		  nginx_port);
+	return nginx_port;
+}
+
+void tu_nginx_stop(void)
+{
+	if (nginx_pid > 0) {
+		kill(nginx_pid, SIGTERM);
+		waitpid(nginx_pid, NULL, 0);
+		nginx_pid = -1;
+	}
+	if (nginx_dir) {
+		tu_rmrf(nginx_dir);
+		free(nginx_dir);
+		nginx_dir = NULL;
+	}
 }

@@ -83,6 +83,15 @@ int tu_wait_until(int (*cond)(void *ctx), void *ctx, double seconds);
  * Elsewhere: nothing. */
 void tu_assert_no_leaks(void);
 
+/* An nginx serving the folder root on 127.0.0.1 (remote reads, issue 25):
+ * started in its own work folder, waited for until it accepts connections.
+ * @return : the port, or 0 when nginx is not installed (the caller skips,
+ * naming scripts/deps.sh). tu_nginx_stop() ends it (accepts "none"). */
+int tu_nginx_start(const char *root);
+void tu_nginx_stop(void);
+/* A port nothing listens on now. */
+int tu_free_port(void);
+
 /* Variants of the picture for seed, for the input-kind tests. */
 typedef enum tu_kind {
 	TU_BASELINE_420, TU_BASELINE_422, TU_BASELINE_444, TU_PROGRESSIVE_420,

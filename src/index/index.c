@@ -84,6 +84,11 @@ const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len
 	return buf;
 }
 
+int rf_index_is_url(const char *source)
+{
+	return !strncasecmp(source, "http://", 7) || !strncasecmp(source, "https://", 8);
+}
+
 int rf_index_image_ext(const char *ext)
 {
 	static const char *const exts[] = { "jpg", "jpeg", "png", "webp" };
@@ -169,6 +174,9 @@ void rf_index_free(rf_index *idx)
 		free(idx->shards[i]);
 	free(idx->shards);
 	free(idx->shard_labels);
+	for (size_t i = 0; idx->urls && i < idx->nshards; i++)
+		free(idx->urls[i]);
+	free(idx->urls);
 	free(idx->root);
 	if (idx->root_fd >= 0)
 		close(idx->root_fd);

@@ -105,6 +105,9 @@ typedef struct rf_index {
 	rf_index_member *members; /* one per entry */
 	size_t members_cap;
 	char **shards;            /* shard paths, relative to root */
+	char **urls;              /* remote shards (http(s)://, issue 25): each shard's whole
+	                           * URL (root + "/" + its path); NULL for local ones. root
+	                           * is then the URL of their folder, root_fd -1 */
 	int32_t *shard_labels;    /* each shard's class folder label, or -1 */
 	size_t nshards;
 	/* What a directory walk saw besides samples, for deciding a folder's
@@ -127,6 +130,9 @@ typedef struct rf_index {
 /* The lost spans of a shard source's index (RF_INDEX_IS_LOST entries,
  * named "bytes A..B"): how many, and their bytes. */
 void rf_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes);
+
+/* Is source an http(s) URL (a remote source, issue 25)? */
+int rf_index_is_url(const char *source);
 
 /* Trims the growth slack of a built index (it lives as long as the loader). */
 void rf_index_trim(rf_index *idx);

@@ -271,13 +271,31 @@ static int set_root_of(rf_index *idx, const char *path, size_t n, const char **n
 	else
 		rf_fmt(root, sizeof(root), ".");
 	*name = slash ? slash + 1 : path;
+	if (rf_index_is_url(path)) { /* a remote folder: nothing to open */
+		idx->root = strdup(root);
+		return idx->root ? 0 : -ENOMEM;
+	}
 	return rf_index_set_root(idx, root, err, errlen);
+}
+
+/* Remote shards: each one's whole URL, from the root and its name. */
+static int make_urls(rf_index *idx)
+{
+	idx->urls = calloc(RF_MAX(idx->nshards, 1), sizeof(char *));
+	if (!idx->urls)
+		return -ENOMEM;
+	for (size_t i = 0; i < idx->nshards; i++)
+		if (asprintf(&idx->urls[i], "%s/%s", idx->root, idx->shards[i]) < 0) {
+			idx->urls[i] = NULL;
+			return -ENOMEM;
+		}
+	return 0;
 }
 
 int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
 			   size_t errlen)
 {
-	if (strpbrk(source, "*?["))
+	if (!rf_index_is_url(source) && strpbrk(source, "*?[")) /* a URL's '?' starts its query */
 		return shard_glob(idx, source, kind, err, errlen);
 	const char *open = strchr(source, '{'), *dots = open ? strstr(open, "..") : NULL;
 	const char *close_ = dots ? strchr(dots, '}') : NULL;
@@ -303,7 +321,8 @@ int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind
 		ret = add_shard(idx, name, -1);
 	}
 	if (!ret)
-		ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
+		ret = rf_index_is_url(source) ? make_urls(idx)
+					      : rf_index_stamp_add(idx, idx->root_fd, "", "");
 	return ret ? ret : 1;
 }
 
@@ -314,7 +333,8 @@ int rf_index_shard_file(rf_index *idx, const char *file, char *err, size_t errle
 	if (!ret)
 		ret = add_shard(idx, name, -1);
 	if (!ret)
-		ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
+		ret = rf_index_is_url(file) ? make_urls(idx)
+					    : rf_index_stamp_add(idx, idx->root_fd, "", "");
 	return ret ? ret : 1;
 }
 
@@ -546,12 +566,34 @@ static uint32_t window_len(const shard_scan *sc)
 	return (uint32_t)RF_MIN((uint64_t)want, left);
 }
 
+/* A remote shard's first window came back: its size is what the server
+ * said (Content-Range), and a failure to fetch it fails the build, naming
+ * the URL (as a local shard that cannot be opened does). */
+static int remote_sized(const rf_index *idx, shard_scan *s, const rf_io_done *d, char *err,
+			size_t errlen)
+{
+	const char *url = idx->urls[s->shard];
+	if (d->res < 0) {
+		rf_fmt(err, errlen, "shard %s: %s", url, d->res == -ENOENT ? "not found (HTTP 404)"
+		       : d->res == -EACCES ? "access denied (HTTP 401/403)" : strerror(-d->res));
+		return d->res == -ENOENT || d->res == -EACCES ? RF_EINDEX : d->res;
+	}
+	if (!d->size && d->res) {
+		rf_fmt(err, errlen, "shard %s: the server gave no size (no Content-Range)", url);
+		return RF_EINDEX;
+	}
+	s->size = d->size;
+	rf_tar_scan_init(&s->scan, s->size);
+	return 0;
+}
+
 /* Scans every shard (SCAN_SHARDS at once) and adds their samples to idx in
  * shard order. */
 int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
 			 size_t errlen)
 {
-	int whole = rf_index_check_shards_complete(idx, err, errlen); /* an interrupted pack */
+	/* an interrupted pack (remote folders hold no marker we can see) */
+	int whole = idx->urls ? 0 : rf_index_check_shards_complete(idx, err, errlen);
 	if (whole)
 		return whole;
 	uint32_t n = (uint32_t)idx->nshards, width = RF_MIN(n, SCAN_SHARDS);
@@ -590,6 +632,19 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 			s->log_level = log_level;
 			struct stat st;
 			const char *path = idx->shards[s->shard];
+			if (idx->urls) {
+				/* remote: its size comes with the first window's response */
+				s->size = UINT64_MAX;
+				rf_tar_scan_init(&s->scan, s->size);
+				rf_tar_samples_init(&s->group, raw, on_sample, s);
+				s->file = -1;
+				s->buf = mem + (size_t)free_slots[--nfree] * slot;
+				rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard],
+								.offset = 0, .len = SCAN_WINDOW,
+								.buf = s->buf, .tag = s->shard });
+				active++;
+				continue;
+			}
 			if (fstatat(idx->root_fd, path, &st, 0)) {
 				ret = -errno;
 				rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, path, strerror(-ret));
@@ -635,6 +690,11 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 		uint32_t k = rf_io_reap(io, done, width);
 		for (uint32_t i = 0; i < k && !ret; i++) {
 			shard_scan *s = &sc[done[i].tag];
+			if (s->size == UINT64_MAX) { /* a remote shard's first window */
+				ret = remote_sized(idx, s, &done[i], err, errlen);
+				if (ret)
+					break;
+			}
 			int r = scan_window(s, &done[i], err, errlen);
 			if (r < 0) {
 				ret = r;
@@ -643,12 +703,14 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 			if (r == 1) {
 				rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = s->scan.pos,
 								.len = window_len(s), .buf = s->buf,
-								.tag = s->shard });
+								.tag = s->shard,
+								.url = idx->urls ? idx->urls[s->shard] : NULL });
 				continue;
 			}
 			active--;
 			s->done = 1;
-			rf_io_file_close(io, s->file);
+			if (s->file >= 0)
+				rf_io_file_close(io, s->file);
 			s->file = -1;
 			free_slots[nfree++] = (uint32_t)((s->buf - mem) / slot);
 			if (idx->progress)
@@ -657,7 +719,7 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 	}
 	/* each shard's own mtime and inode: a shard rewritten in place leaves
 	 * its folder's mtime as it was */
-	for (uint32_t i = 0; i < n && !ret; i++)
+	for (uint32_t i = 0; i < n && !ret && !idx->urls; i++)
 		ret = rf_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
 	/* A labelled source (a sample has a cls member, and its shards are not
 	 * in class folders): a sample without one is bad, not label -1. */

@@ -203,10 +203,11 @@ static void http_polled(rf_io *io, uint64_t ud, int res)
 }
 
 /* http.c's done hook: read id is over. */
-static void http_done(void *engine, uint32_t id, int32_t res, int step)
+static void http_done(void *engine, uint32_t id, int32_t res, int step, uint64_t size)
 {
 	rf_io *io = engine;
 	rf_io_req *q = &io->reqs[id];
+	q->object_size = size;
 	q->open_res = step == RF_IO_STEP_OPEN ? res : 0;
 	q->read_res = res;
 	finished(io, id);
@@ -235,7 +236,7 @@ static void start_http(rf_io *io, uint32_t id, rf_io_req *q)
 		}
 	}
 	if (!io->http) {
-		http_done(io, id, -EPROTONOSUPPORT, RF_IO_STEP_OPEN);
+		http_done(io, id, -EPROTONOSUPPORT, RF_IO_STEP_OPEN, 0);
 		return;
 	}
 	rf_http_start(io->http, id, q->rd.url, q->rd.offset, q->rd.len, q->rd.buf);
@@ -507,7 +508,7 @@ uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max)
 		uint32_t id = io->done[rf_fifo_pop(&io->done_q)];
 		const rf_io_req *q = &io->reqs[id];
 		done[n++] = (rf_io_done){ .tag = q->rd.tag, .res = q->result, .skip = q->skip,
-					  .step = q->step };
+					  .step = q->step, .size = q->object_size };
 		assert(io->nfree < io->p.depth);
 		io->free_ids[io->nfree++] = id;
 	}

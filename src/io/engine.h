@@ -77,6 +77,7 @@ typedef struct rf_io_done {
 	uint32_t skip; /* the data starts at buf + skip (over-read for alignment) */
 	uint8_t step;  /* enum rf_io_step: what res < 0 failed at */
 	uint8_t direct; /* read with O_DIRECT */
+	uint64_t size; /* a URL read: the object's bytes as the server said them, or 0 */
 } rf_io_done;
 
 /* What the engine settled on (changes: direct after a fallback, inflight). */

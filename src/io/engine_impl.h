@@ -44,6 +44,7 @@ typedef struct rf_io_req {
 	uint16_t ncqes;
 	int32_t result;        /* once finished: what rf_io_reap() gives back */
 	uint8_t step;          /* enum rf_io_step */
+	uint64_t object_size;  /* a URL read: the object's bytes (http.c), or 0 */
 } rf_io_req;
 
 /* An HTTP socket curl asked to have watched (http.c's hooks). */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "io/engine.h" /* enum rf_io_step */
 #include "rf_config.h"
@@ -31,6 +32,8 @@ typedef struct http_read {
 	uint64_t offset;
 	int overflow;        /* the server sent more than the range (it ignored Range) */
 	int active;
+	uint64_t size;       /* the object's bytes: Content-Range's total (a 200's
+	                      * Content-Length), 0 until a header says */
 } http_read;
 
 struct rf_http {
@@ -73,6 +76,30 @@ static int on_timer(CURLM *multi, long timeout_ms, void *user)
 	rf_http *h = user;
 	h->deadline = timeout_ms < 0 ? UINT64_MAX : rf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	return 0;
+}
+
+/* CURLOPT_HEADERFUNCTION: the object's size, from "Content-Range: bytes
+ * A-B/TOTAL" (or "bytes * /TOTAL" with a 416), or a 200's Content-Length. */
+static size_t on_header(char *line, size_t size, size_t n, void *user)
+{
+	http_read *r = user;
+	size_t len = size * n;
+	char buf[128];
+	if (len >= sizeof(buf))
+		return len;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	unsigned long long total;
+	const char *slash;
+	if (!strncasecmp(buf, "content-range:", 14) && (slash = strchr(buf, '/')) &&
+	    sscanf(slash + 1, "%llu", &total) == 1)
+		r->size = total;
+	else if (!strncasecmp(buf, "content-length:", 15) && !r->size && r->offset == 0 &&
+		 sscanf(buf + 15, "%llu", &total) == 1)
+		r->size = total; /* a 200 for the whole object; a 206's says the range */
+	else if (!strncasecmp(buf, "HTTP/", 5))
+		r->size = 0; /* a new response (after a redirect): what it says counts */
+	return len;
 }
 
 /* CURLOPT_WRITEFUNCTION: the body into the read's buffer, never past it. */
@@ -201,7 +228,7 @@ static void reap(rf_http *h)
 		curl_multi_remove_handle(h->multi, r->easy);
 		r->active = 0;
 		h->active--;
-		h->hooks.done(h->hooks.engine, id, res, step);
+		h->hooks.done(h->hooks.engine, id, res, step, r->size);
 	}
 }
 
@@ -210,7 +237,7 @@ void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, ui
 {
 	http_read *r = &h->reads[id];
 	if (!r->easy && !(r->easy = curl_easy_init())) {
-		h->hooks.done(h->hooks.engine, id, -ENOMEM, RF_IO_STEP_OPEN);
+		h->hooks.done(h->hooks.engine, id, -ENOMEM, RF_IO_STEP_OPEN, 0);
 		return;
 	}
 	CURL *e = r->easy;
@@ -222,6 +249,8 @@ void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, ui
 	curl_easy_setopt(e, CURLOPT_RANGE, h->range); /* copied by curl */
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)(uintptr_t)id);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
@@ -236,7 +265,7 @@ void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, ui
 	if (curl_multi_add_handle(h->multi, e) != CURLM_OK) {
 		r->active = 0;
 		h->active--;
-		h->hooks.done(h->hooks.engine, id, -ENOMEM, RF_IO_STEP_OPEN);
+		h->hooks.done(h->hooks.engine, id, -ENOMEM, RF_IO_STEP_OPEN, 0);
 	}
 }
 

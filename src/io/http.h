@@ -23,8 +23,10 @@ typedef struct rf_http_hooks {
 	void (*watch)(void *engine, int fd, short events);
 	/* Read id is over: bytes of the range received (fewer: the object
 	 * ended first), or a negative errno; step: RF_IO_STEP_OPEN when the
-	 * server refused the request (4xx), else RF_IO_STEP_READ. */
-	void (*done)(void *engine, uint32_t id, int32_t res, int step);
+	 * server refused the request (4xx), else RF_IO_STEP_READ; size: the
+	 * object's bytes as the response says them (Content-Range's total),
+	 * or 0 when it does not. */
+	void (*done)(void *engine, uint32_t id, int32_t res, int step, uint64_t size);
 } rf_http_hooks;
 
 /* 1 when this build reads URLs (libcurl found at build time). */

@@ -153,10 +153,7 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = index * cb,
 			  .len = len, .buf = c->buf,
 			  .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
-	if (f->shard_files)
-		rd.file = f->shard_files[shard];
-	else
-		rd.path = l->src.index.shards[shard];
+	rf_feeder_shard_read(l, f, shard, &rd);
 	assert(c->state == CHUNK_FREE); /* FREE -> READING */
 	*c = (rf_chunk){ .state = CHUNK_READING, .shard = shard, .index = index, .buf = c->buf,
 			 .ticket = c->ticket, .waiting = NO_CHUNK, .used = ++f->tick };

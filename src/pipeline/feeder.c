@@ -161,12 +161,20 @@ static void engine_read(const rf_loader *l, const struct rf_feeder *f, const rf_
 {
 	*rd = (rf_io_read){ .dirfd = l->src.index.root_fd, .file = -1, .offset = r->offset,
 			    .len = r->len, .path = r->path };
-	if (r->path)
-		return;
-	if (f->shard_files)
-		rd->file = f->shard_files[r->shard];
+	if (!r->path)
+		rf_feeder_shard_read(l, f, r->shard, rd);
+}
+
+void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
+			  rf_io_read *rd)
+{
+	const rf_index *idx = &l->src.index;
+	if (idx->urls)
+		rd->url = idx->urls[shard]; /* a ranged GET */
+	else if (f->shard_files)
+		rd->file = f->shard_files[shard];
 	else
-		rd->path = l->src.index.shards[r->shard];
+		rd->path = idx->shards[shard];
 }
 
 /* A sample with fields (cfg.fields): its read r widened to one span of its
@@ -569,7 +577,7 @@ static int keep_shards(const rf_loader *l)
 {
 	struct rlimit lim = { 0 };
 	getrlimit(RLIMIT_NOFILE, &lim);
-	return l->src.index.nshards && l->src.index.nshards <= lim.rlim_cur / 4;
+	return l->src.index.nshards && !l->src.index.urls && l->src.index.nshards <= lim.rlim_cur / 4;
 }
 
 static int open_shards(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)

@@ -74,6 +74,11 @@ void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q);
  * or hand them to a decoder. */
 void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id);
 
+/* Points rd at shard `shard`: its URL (a remote source), its handle kept
+ * open, or its path (opened for this read). */
+void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
+			  rf_io_read *rd);
+
 /* chunks.c */
 int rf_chunks_init(struct rf_feeder *f);
 void rf_chunks_free(struct rf_feeder *f);

@@ -100,6 +100,11 @@ int rf_source_open(rf_source *s, const char *source, const rf_source_params *p, 
 {
 	source_init(s, p);
 	int ret = 1;
+	if (p->cache && rf_index_is_url(source)) {
+		rf_fmt(err, errlen, "config: index_cache: not for http(s) sources yet (a remote "
+		       "shard's ETag is not recorded, so a changed shard could not be told)");
+		return RF_ECONFIG;
+	}
 	if (p->cache && !p->seq_len) /* token sources are not cached: a few headers */
 		ret = load_cache(s, source, p, err, errlen);
 	if (ret < 0)
