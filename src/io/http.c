@@ -3,9 +3,11 @@
  * connection cache keeps connections open between reads), curl's socket and
  * timer callbacks handed to the engine, and each finished transfer judged
  * here: a 206 with the range's bytes, a 200 only for a range from 0, 416 an
- * empty read (the range starts past the end), 4xx a refusal, 5xx and 429 a
- * transient error the engine retries. Without libcurl at build time every
- * call but rf_http_available() refuses. */
+ * empty read (the range starts past the end), 4xx a refusal. What may pass
+ * (500, 502, 503, 504, 429, a reset or cut connection, a stall) is tried
+ * again after a capped exponential backoff with full jitter, up to
+ * HTTP_TRIES tries, before the read ends with the error. Without libcurl
+ * at build time every call but rf_http_available() refuses. */
 #define _GNU_SOURCE
 #include "io/http.h"
 
@@ -24,6 +26,14 @@
 #include <curl/curl.h>
 #include <pthread.h>
 
+/* Tries of one read before its transient error is its result, and the
+ * backoff between them: 50 ms doubling to at most 2 s, each wait drawn
+ * uniformly below that (full jitter, so that a server's burst of 503s is
+ * not answered by a burst of retries): about 6 s of waiting at most. */
+#define HTTP_TRIES 8
+#define HTTP_BACKOFF_NS (50ull * 1000000)
+#define HTTP_BACKOFF_MAX_NS (2000ull * 1000000)
+
 /* One read in progress. */
 typedef struct http_read {
 	CURL *easy;          /* created at the number's first use, then kept */
@@ -31,9 +41,12 @@ typedef struct http_read {
 	uint32_t len, got;
 	uint64_t offset;
 	int overflow;        /* the server sent more than the range (it ignored Range) */
-	int active;
+	int active;          /* started and not reported (in curl, or waiting to retry) */
+	const char *url;     /* the caller's, valid until the read is reported */
 	uint64_t size;       /* the object's bytes: Content-Range's total (a 200's
 	                      * Content-Length), 0 until a header says */
+	uint32_t tries;      /* transfers made for this read */
+	uint64_t retry_at;   /* waiting to be tried again at this time, or 0 */
 } http_read;
 
 struct rf_http {
@@ -42,8 +55,24 @@ struct rf_http {
 	http_read *reads;    /* depth of them, by read number */
 	uint32_t depth, active;
 	uint64_t deadline;   /* CLOCK_MONOTONIC ns of curl's timer, or UINT64_MAX */
+	uint64_t next_retry; /* the earliest retry_at of the reads waiting, or UINT64_MAX */
+	uint32_t waiting;    /* reads waiting to be tried again */
+	uint64_t rng;        /* the jitter's state */
 	char range[48];
 };
+
+/* May the error pass if the read is tried again? */
+static int transient(int32_t res)
+{
+	return res == -EAGAIN || res == -ECONNRESET || res == -ETIMEDOUT;
+}
+
+/* A uniform draw below n (xorshift64*; the jitter needs no more). */
+static uint64_t draw(rf_http *h, uint64_t n)
+{
+	h->rng ^= h->rng >> 12, h->rng ^= h->rng << 25, h->rng ^= h->rng >> 27;
+	return n ? (h->rng * 2685821657736338717ull) % n : 0;
+}
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_ret;
@@ -136,7 +165,8 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, uint32_t depth, ch
 	}
 	h->hooks = *hooks;
 	h->depth = depth;
-	h->deadline = UINT64_MAX;
+	h->deadline = h->next_retry = UINT64_MAX;
+	h->rng = rf_now_ns() | 1;
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -210,6 +240,8 @@ static int32_t judge(const http_read *r, CURLcode code, long status, int *step)
 }
 
 /* Reports the transfers curl finished. */
+static void transfer(rf_http *h, uint32_t id);
+
 static void reap(rf_http *h)
 {
 	CURLMsg *m;
@@ -226,6 +258,14 @@ static void reap(rf_http *h)
 		int step;
 		int32_t res = judge(r, m->data.result, status, &step);
 		curl_multi_remove_handle(h->multi, r->easy);
+		if (transient(res) && r->tries < HTTP_TRIES) {
+			/* tried again later: 50 ms << (tries - 1), at most 2 s, jittered */
+			uint64_t cap = RF_MIN(HTTP_BACKOFF_MAX_NS, HTTP_BACKOFF_NS << (r->tries - 1));
+			r->retry_at = rf_now_ns() + 1 + draw(h, cap);
+			h->next_retry = RF_MIN(h->next_retry, r->retry_at);
+			h->waiting++;
+			continue;
+		}
 		r->active = 0;
 		h->active--;
 		h->hooks.done(h->hooks.engine, id, res, step, r->size);
@@ -255,14 +295,27 @@ void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, ui
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
-	/* a stalled transfer is given up (and read again by the engine) */
+	/* a stalled transfer is given up, then tried again */
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 30L);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	r->url = url;
 	h->active++;
-	if (curl_multi_add_handle(h->multi, e) != CURLM_OK) {
+	transfer(h, id);
+}
+
+/* Makes read id's transfer (again): its body from the start. */
+static void transfer(rf_http *h, uint32_t id)
+{
+	http_read *r = &h->reads[id];
+	r->got = 0;
+	r->overflow = 0;
+	r->size = 0;
+	r->retry_at = 0;
+	r->tries++;
+	if (curl_multi_add_handle(h->multi, r->easy) != CURLM_OK) {
 		r->active = 0;
 		h->active--;
 		h->hooks.done(h->hooks.engine, id, -ENOMEM, RF_IO_STEP_OPEN, 0);
@@ -280,12 +333,34 @@ void rf_http_socket_ready(rf_http *h, int fd, short revents)
 
 uint64_t rf_http_deadline(const rf_http *h)
 {
-	return h->deadline;
+	return RF_MIN(h->deadline, h->next_retry);
+}
+
+/* Sends the reads whose backoff is over. */
+static void retry_due(rf_http *h, uint64_t now)
+{
+	h->next_retry = UINT64_MAX;
+	for (uint32_t i = 0; i < h->depth && h->waiting; i++) {
+		http_read *r = &h->reads[i];
+		if (!r->retry_at)
+			continue;
+		if (r->retry_at <= now) {
+			h->waiting--;
+			transfer(h, i);
+		} else {
+			h->next_retry = RF_MIN(h->next_retry, r->retry_at);
+		}
+	}
+	if (!h->waiting)
+		h->next_retry = UINT64_MAX;
 }
 
 void rf_http_run_timer(rf_http *h)
 {
-	if (h->deadline == UINT64_MAX || rf_now_ns() < h->deadline)
+	uint64_t now = rf_now_ns();
+	if (h->waiting && now >= h->next_retry)
+		retry_due(h, now);
+	if (h->deadline == UINT64_MAX || now < h->deadline)
 		return;
 	h->deadline = UINT64_MAX; /* curl sets the next one, if any */
 	int running;

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""fault_server.py - an HTTP/1.1 server of a folder's files with Range
+support that answers some requests with a fault, for ringfeed's remote
+tests (issue 25: "faults are ordinary"). Python's standard library only.
+
+    fault_server.py ROOT [--port 0] [--p503 0.05] [--preset 0.01]
+                    [--pshort 0.01] [--p429 0] [--seed 1] [--lifetime 600]
+
+Each GET or HEAD draws (seeded, so a run repeats) one of: a 503 SlowDown
+(with a small XML body, as S3 sends it), a 429, a connection reset (RST,
+nothing sent), a short body (the headers promise the range, half of it
+comes, then the connection closes), or the file's bytes (200, or 206 for a
+satisfiable Range, 416 past the end). It prints "port N" once it listens,
+then one line per fault to stderr, and stops by itself after --lifetime
+seconds (or when killed): a test never leaves it behind.
+"""
+
+import argparse
+import os
+import random
+import socket
+import struct
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("root")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--p503", type=float, default=0.05)
+    p.add_argument("--p429", type=float, default=0.0)
+    p.add_argument("--preset", type=float, default=0.01)
+    p.add_argument("--pshort", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--lifetime", type=float, default=600)
+    a = p.parse_args(argv)
+    root = os.path.realpath(a.root)
+    rng = random.Random(a.seed)
+    lock = threading.Lock()
+    counts = {"503": 0, "429": 0, "reset": 0, "short": 0, "ok": 0}
+
+    def draw():
+        with lock:
+            x = rng.random()
+        for name, prob in (("503", a.p503), ("429", a.p429), ("reset", a.preset),
+                           ("short", a.pshort)):
+            if x < prob:
+                return name
+            x -= prob
+        return "ok"
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt, *args):
+            pass
+
+        def do_HEAD(self):
+            self.serve(body=False)
+
+        def do_GET(self):
+            self.serve(body=True)
+
+        def serve(self, body):
+            fault = draw()
+            with lock:
+                counts[fault] += 1
+            if fault == "reset":
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                self.close_connection = True
+                self.connection.close()
+                return
+            if fault in ("503", "429"):
+                msg = (b"<Error><Code>SlowDown</Code><Message>Please reduce your request "
+                       b"rate.</Message></Error>")
+                self.send_response(int(fault))
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(msg)))
+                self.end_headers()
+                if body:
+                    self.wfile.write(msg)
+                return
+            path = os.path.realpath(os.path.join(root, self.path.split("?")[0].lstrip("/")))
+            if not path.startswith(root + os.sep) or not os.path.isfile(path):
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            size = os.path.getsize(path)
+            start, end, status = 0, size - 1, 200
+            rng_hdr = self.headers.get("Range")
+            if rng_hdr and rng_hdr.startswith("bytes="):
+                lo, _, hi = rng_hdr[6:].partition("-")
+                start = int(lo)
+                end = min(int(hi), size - 1) if hi else size - 1
+                status = 206
+                if start >= size:
+                    self.send_response(416)
+                    self.send_header("Content-Range", "bytes */%d" % size)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+            n = end - start + 1
+            self.send_response(status)
+            if status == 206:
+                self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            if not body:
+                return
+            with open(path, "rb") as f:
+                f.seek(start)
+                data = f.read(n)
+            if fault == "short":
+                self.wfile.write(data[:n // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            self.wfile.write(data)
+
+    class Server(ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            # a client that gave up on a transfer (a timeout, an engine torn
+            # down) is no error of the server's
+            if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+                super().handle_error(request, client_address)
+
+    server = Server(("127.0.0.1", a.port), Handler)
+    server.daemon_threads = True
+    print("port %d" % server.server_address[1], flush=True)
+    timer = threading.Timer(a.lifetime, server.shutdown)
+    timer.daemon = True
+    timer.start()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        print("faults: %s" % counts, file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
