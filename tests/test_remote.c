@@ -5,6 +5,7 @@
  * in raw mode; a shard the server does not have fails create naming its
  * URL; an index cache is refused for now. Skipped where the build has no
  * libcurl or nginx is missing (scripts/deps.sh installs both). */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,4 +154,39 @@ Test(remote, a_shard_the_server_lacks_fails_create_naming_it)
 	cfg.index_cache = "/tmp/never-written.idx";
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), RF_ECONFIG, "%s", err);
 	cr_assert(strstr(err, "index_cache"), "%s", err);
+}
+
+/* Over TLS: a certificate from a CA the system does not know is refused,
+ * naming the URL and what to do; with that CA named (CURL_CA_BUNDLE), the
+ * same batches as the local copy. */
+Test(remote, https_verifies_the_certificate_and_gives_the_local_batches)
+{
+	tu_nginx_stop(); /* the plain server of the setup */
+	char *ca = NULL;
+	int tls = tu_nginx_start_tls(shards, &ca);
+	if (!tls)
+		cr_skip_test("openssl's command line or nginx is missing");
+	char https[512];
+	snprintf(https, sizeof(https), "https://127.0.0.1:%d/shard-{00..%02d}.tar", tls, SHARDS - 1);
+	unsetenv("CURL_CA_BUNDLE");
+	unsetenv("SSL_CERT_FILE");
+	rf_config cfg;
+	config(&cfg, https, 0, 0);
+	char err[512];
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), RF_EINDEX, "%s", err);
+	cr_assert(strstr(err, "https://127.0.0.1") && strstr(err, "certificate") &&
+		  strstr(err, "CURL_CA_BUNDLE"), "%s", err);
+
+	setenv("CURL_CA_BUNDLE", ca, 1);
+	rf_config local;
+	config(&local, shards, 0, 0);
+	size_t nl, nr;
+	uint8_t *bl = tu_drain_bytes(&local, &nl, NULL), *br = tu_drain_bytes(&cfg, &nr, NULL);
+	cr_assert_eq(nl, nr);
+	cr_assert(!memcmp(bl, br, nl), "the same bytes over https");
+	free(bl);
+	free(br);
+	unsetenv("CURL_CA_BUNDLE");
+	free(ca);
 }

@@ -404,7 +404,37 @@ static int nginx_accepts(void *ctx)
 	return ok;
 }
 
+static int nginx_start(const char *root, const char *cert, const char *key);
+
 int tu_nginx_start(const char *root)
+{
+	return nginx_start(root, NULL, NULL);
+}
+
+int tu_nginx_start_tls(const char *root, char **ca)
+{
+	if (access("/usr/bin/openssl", X_OK) != 0)
+		return 0;
+	char *d = tu_tmpdir("tls");
+	/* a CA, and a certificate for 127.0.0.1 (its IP in subjectAltName) signed by it */
+	tu_run("cd '%s' && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
+	       "-days 2 -subj /CN=ringfeed-test-ca >/dev/null 2>&1 && "
+	       "openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr "
+	       "-subj /CN=127.0.0.1 >/dev/null 2>&1 && "
+	       "printf 'subjectAltName=IP:127.0.0.1\\n' > ext.cnf && "
+	       "openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+	       "-out srv.pem -days 2 -extfile ext.cnf >/dev/null 2>&1", d);
+	char cert[4096], key[4096];
+	snprintf(cert, sizeof(cert), "%s/srv.pem", d);
+	snprintf(key, sizeof(key), "%s/srv.key", d);
+	int ret = asprintf(ca, "%s/ca.pem", d);
+	cr_assert(ret > 0);
+	int port = nginx_start(root, cert, key);
+	free(d); /* the folder stays until the test's end: the CA file is in it */
+	return port;
+}
+
+static int nginx_start(const char *root, const char *cert, const char *key)
 {
 	static const char *const where[] = { "/usr/sbin/nginx", "/usr/bin/nginx",
 					     "/usr/local/sbin/nginx" };
@@ -426,8 +456,10 @@ int tu_nginx_start(const char *root)
 		"http { access_log off; client_body_temp_path %s/tmp; proxy_temp_path %s/tmp;\n"
 		"  fastcgi_temp_path %s/tmp; uwsgi_temp_path %s/tmp; scgi_temp_path %s/tmp;\n"
 		"  keepalive_requests 1000000;\n"
-		"  server { listen 127.0.0.1:%d; root %s; } }\n",
-		d, d, d, d, d, d, d, nginx_port, root);
+		"  server { listen 127.0.0.1:%d%s; root %s;%s%s%s%s%s } }\n",
+		d, d, d, d, d, d, d, nginx_port, cert ? " ssl" : "", root,
+		cert ? " ssl_certificate " : "", cert ? cert : "", cert ? "; ssl_certificate_key " : "",
+		key ? key : "", cert ? ";" : "");
 	tu_write(nginx_dir, "nginx.conf", conf, (size_t)n);
 	char confpath[4096];
 	snprintf(confpath, sizeof(confpath), "%s/nginx.conf", nginx_dir);

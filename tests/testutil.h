@@ -88,6 +88,10 @@ void tu_assert_no_leaks(void);
  * @return : the port, or 0 when nginx is not installed (the caller skips,
  * naming scripts/deps.sh). tu_nginx_stop() ends it (accepts "none"). */
 int tu_nginx_start(const char *root);
+/* The same over TLS, with a certificate for 127.0.0.1 signed by a CA made
+ * here (openssl's command line; 0 without it); *ca gets that CA's file
+ * (malloc'ed), for CURL_CA_BUNDLE. */
+int tu_nginx_start_tls(const char *root, char **ca);
 void tu_nginx_stop(void);
 /* A port nothing listens on now. */
 int tu_free_port(void);

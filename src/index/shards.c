@@ -575,8 +575,12 @@ static int remote_sized(const rf_index *idx, shard_scan *s, const rf_io_done *d,
 	const char *url = idx->urls[s->shard];
 	if (d->res < 0) {
 		rf_fmt(err, errlen, "shard %s: %s", url, d->res == -ENOENT ? "not found (HTTP 404)"
-		       : d->res == -EACCES ? "access denied (HTTP 401/403)" : strerror(-d->res));
-		return d->res == -ENOENT || d->res == -EACCES ? RF_EINDEX : d->res;
+		       : d->res == -EACCES ? "access denied (HTTP 401/403)"
+		       : d->res == -EPERM ? "TLS: the server's certificate could not be verified "
+					    "(CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to "
+					    "verify it against)"
+		       : strerror(-d->res));
+		return d->res == -ENOENT || d->res == -EACCES || d->res == -EPERM ? RF_EINDEX : d->res;
 	}
 	if (!d->size && d->res) {
 		rf_fmt(err, errlen, "shard %s: the server gave no size (no Content-Range)", url);

@@ -58,6 +58,8 @@ struct rf_http {
 	uint64_t next_retry; /* the earliest retry_at of the reads waiting, or UINT64_MAX */
 	uint32_t waiting;    /* reads waiting to be tried again */
 	uint64_t rng;        /* the jitter's state */
+	char *ca_file, *ca_path; /* CURL_CA_BUNDLE or SSL_CERT_FILE, SSL_CERT_DIR: where
+	                      * certificates are verified against (else curl's default) */
 	char range[48];
 };
 
@@ -167,6 +169,13 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, uint32_t depth, ch
 	h->depth = depth;
 	h->deadline = h->next_retry = UINT64_MAX;
 	h->rng = rf_now_ns() | 1;
+	/* the CA bundle as curl's tool and OpenSSL take it from the environment */
+	const char *ca = getenv("CURL_CA_BUNDLE");
+	if (!ca || !ca[0])
+		ca = getenv("SSL_CERT_FILE");
+	const char *dir = getenv("SSL_CERT_DIR");
+	h->ca_file = ca && ca[0] ? strdup(ca) : NULL;
+	h->ca_path = dir && dir[0] ? strdup(dir) : NULL;
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -189,6 +198,8 @@ void rf_http_destroy(rf_http *h)
 	}
 	curl_multi_cleanup(h->multi);
 	free(h->reads);
+	free(h->ca_file);
+	free(h->ca_path);
 	free(h);
 }
 
@@ -300,6 +311,10 @@ void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, ui
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 30L);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (h->ca_file) /* certificates are verified (curl's default), against this */
+		curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_file);
+	if (h->ca_path)
+		curl_easy_setopt(e, CURLOPT_CAPATH, h->ca_path);
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	r->url = url;
 	h->active++;
