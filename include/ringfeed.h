@@ -714,7 +714,12 @@ typedef struct rf_stats {
 	 * drawn, so on_error = RF_ON_ERROR_FAIL fails on it. */
 	uint64_t replaced;
 	uint64_t lost_spans, lost_bytes;
-	uint64_t reserved[21];    /* zero; later counters come from here */
+	/* Remote sources (http(s) URLs): transfers made (a read tried again
+	 * counts each time), of them those that failed and were tried again
+	 * after a backoff (503, 429, a reset, a stall), and reads that failed
+	 * for good (their samples are in bad_samples). 0 for local sources. */
+	uint64_t http_requests, http_retries, http_errors;
+	uint64_t reserved[18];    /* zero; later counters come from here */
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

@@ -190,3 +190,34 @@ Test(remote, https_verifies_the_certificate_and_gives_the_local_batches)
 	unsetenv("CURL_CA_BUNDLE");
 	free(ca);
 }
+
+/* A list file of URLs is a remote source too (a query after the name
+ * allowed, as presigned URLs have); a list that mixes URLs and paths is
+ * refused, naming the line. */
+Test(remote, a_list_of_urls_gives_the_local_batches)
+{
+	char list[4096], line[4200];
+	snprintf(list, sizeof(list), "%s/urls.txt", dir);
+	FILE *f = fopen(list, "w");
+	for (int s = 0; s < SHARDS; s++)
+		fprintf(f, "http://127.0.0.1:%d/shard-%02d.tar%s\n", port, s, s == 1 ? "?v=1" : "");
+	fclose(f);
+	rf_config local, remote;
+	config(&local, shards, 0, 0);
+	config(&remote, list, 0, 0);
+	size_t nl, nr;
+	uint8_t *bl = tu_drain_bytes(&local, &nl, NULL), *br = tu_drain_bytes(&remote, &nr, NULL);
+	cr_assert_eq(nl, nr);
+	cr_assert(!memcmp(bl, br, nl), "the same bytes from a list of URLs");
+	free(bl);
+	free(br);
+
+	f = fopen(list, "a");
+	snprintf(line, sizeof(line), "%s/shard-00.tar", shards);
+	fprintf(f, "%s\n", line);
+	fclose(f);
+	char err[512];
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &remote, err, sizeof(err)), RF_EINDEX, "%s", err);
+	cr_assert(strstr(err, "URLs or paths, not both"), "%s", err);
+}

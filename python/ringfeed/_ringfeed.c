@@ -656,7 +656,7 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 		s.samples -= self->held->count;
 		s.replaced -= self->held->replaced;
 	}
-	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I}",
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I,s:K,s:K,s:K}",
 			     "samples_total", (unsigned long long)s.samples_total, "batches",
 			     (unsigned long long)s.batches, "samples",
 			     (unsigned long long)s.samples, "bytes_read",
@@ -666,7 +666,10 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 			     (unsigned long long)s.lost_spans, "lost_bytes",
 			     (unsigned long long)s.lost_bytes, "ns_consumer_wait",
 			     (unsigned long long)s.ns_consumer_wait, "threads", s.threads,
-			     "io_path", s.io_path, "direct_io", s.direct_io);
+			     "io_path", s.io_path, "direct_io", s.direct_io, "http_requests",
+			     (unsigned long long)s.http_requests, "http_retries",
+			     (unsigned long long)s.http_retries, "http_errors",
+			     (unsigned long long)s.http_errors);
 }
 
 /* -> ([(path, err, reason), ...], dropped): the reports queued since the last call. */

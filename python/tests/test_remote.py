@@ -71,21 +71,26 @@ def epoch(source, **kw):
             for i, sid in enumerate(ids.tolist()):
                 assert sid not in got, f"sample {sid} delivered twice"
                 got[sid] = (images[i], int(labels[i]), b["txt"][i])
-    return got, bad
+        stats = loader.stats()
+    return got, bad, stats
 
 
 @pytest.mark.parametrize("access", ["random", "sequential"])
 def test_faults_lose_nothing(shards, server, access):
     url = f"{server}/shard-{{00..{SHARDS - 1:02d}}}.tar"
     try:
-        remote, bad = epoch(url, shard_access=access)
+        remote, bad, stats = epoch(url, shard_access=access)
     except ringfeed.Error as e:
         if "without libcurl" in str(e):
             pytest.skip("this ringfeed was built without libcurl (meson feature 'remote')")
         raise
     assert bad == []
     assert sorted(remote) == list(range(SHARDS * PER_SHARD))
-    local, _ = epoch(str(shards), shard_access=access)
+    # the faults were met, and tried again (the loader's reads; the scan has its own)
+    assert stats["http_retries"] > 0 and stats["http_errors"] == 0
+    assert stats["http_requests"] > stats["http_retries"]
+    local, _, local_stats = epoch(str(shards), shard_access=access)
+    assert local_stats["http_requests"] == 0
     for sid, (img, label, cap) in remote.items():
         assert cap == f"caption {sid} 東京"
         assert label == sid % 3

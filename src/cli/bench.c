@@ -238,6 +238,14 @@ static void print_json(const rf_config *cfg, const bench_result *r, const bench_
 		       f->sps * (cfg->seq_len + 1.0));
 	if (cfg->fields && cfg->fields[0])
 		printf("\"field_bytes\":%llu,", r->run.field_bytes);
+	if (st->http_requests) /* a remote source: its requests, and per request the ring's CPU */
+		printf("\"http_requests\":%llu,\"http_retries\":%llu,\"http_errors\":%llu,"
+		       "\"ring_cpu_us_per_request\":%.2f,\"ring_cpu_ms_per_mb\":%.3f,",
+		       (unsigned long long)st->http_requests, (unsigned long long)st->http_retries,
+		       (unsigned long long)st->http_errors,
+		       (double)st->ns_ring_cpu / 1e3 / (double)st->http_requests,
+		       st->bytes_read ? (double)st->ns_ring_cpu / 1e6 / ((double)st->bytes_read / 1e6)
+				      : 0.0);
 	printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 	       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 	       "\"bad_samples\":%llu,\"replaced\":%llu,\"lost_spans\":%llu,\"lost_bytes\":%llu,"

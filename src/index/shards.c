@@ -356,7 +356,8 @@ int rf_index_is_shard_list(const char *file, rf_shard_kind kind)
 		line[n] = '\0';
 		if (!n || line[0] == '#')
 			continue;
-		yes = !strchr(line, '\t') && is_kind(line, n, kind);
+		size_t name = rf_index_is_url(line) ? strcspn(line, "?#") : n; /* a URL's query aside */
+		yes = !strchr(line, '\t') && is_kind(line, name, kind);
 		break;
 	}
 	fclose(f);
@@ -387,13 +388,23 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 	}
 	char line[PATH_MAX + 2];
 	unsigned lineno = 0;
+	int urls = 0, paths = 0; /* a list is of URLs (remote) or of paths, not both */
 	while (!ret && fgets(line, sizeof(line), f)) {
 		lineno++;
 		size_t n = strcspn(line, "\r\n");
 		line[n] = '\0';
 		if (!n || line[0] == '#')
 			continue;
-		if (!is_kind(line, n, kind)) {
+		int url = rf_index_is_url(line);
+		urls += url;
+		paths += !url;
+		if (urls && paths) {
+			rf_fmt(err, errlen, "%s:%u: '%s': a list of shards holds URLs or paths, not both",
+			       file, lineno, line);
+			ret = RF_EINDEX;
+			break;
+		}
+		if (!is_kind(line, url ? strcspn(line, "?#") : n, kind)) { /* a URL's query aside */
 			rf_fmt(err, errlen, "%s:%u: '%s' is not a %s shard", file, lineno, line,
 			       kind_name(kind));
 			ret = RF_EINDEX;
@@ -402,6 +413,14 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 		ret = add_shard(idx, line, -1);
 	}
 	fclose(f);
+	if (!ret && urls) { /* remote shards: each line is its whole URL */
+		idx->urls = calloc(RF_MAX(idx->nshards, 1), sizeof(char *));
+		for (size_t i = 0; idx->urls && i < idx->nshards && !ret; i++)
+			if (!(idx->urls[i] = strdup(idx->shards[i])))
+				ret = -ENOMEM;
+		if (!idx->urls)
+			ret = -ENOMEM;
+	}
 	char *abs = ret ? NULL : realpath(file, NULL); /* stamps outside the root are absolute */
 	if (!ret)
 		ret = abs ? rf_index_stamp_add(idx, AT_FDCWD, abs, abs) : -errno;

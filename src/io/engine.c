@@ -54,6 +54,14 @@ void rf_io_get_info(const rf_io *io, rf_io_info *info)
 	info->align = io->align;
 	info->fixed_buffers = io->fixed_regions > 0;
 	info->inflight = io->inflight;
+	info->http_requests = info->http_retries = info->http_errors = 0;
+	if (io->http) {
+		rf_http_counts c;
+		rf_http_get_counts(io->http, &c);
+		info->http_requests = c.requests;
+		info->http_retries = c.retries;
+		info->http_errors = c.errors;
+	}
 }
 
 /* O_NONBLOCK: a FIFO put where a file was must not block the open (waiting

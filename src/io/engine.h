@@ -87,6 +87,7 @@ typedef struct rf_io_info {
 	size_t align;        /* alignment of buffers, offsets and lengths */
 	int fixed_buffers;   /* regions registered (READ_FIXED) */
 	uint32_t inflight;   /* reads submitted and not reaped */
+	uint64_t http_requests, http_retries, http_errors; /* URL reads (http.c's counts) */
 } rf_io_info;
 
 /* Creates an engine on the calling thread (which alone may use it).

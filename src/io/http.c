@@ -60,6 +60,7 @@ struct rf_http {
 	uint64_t rng;        /* the jitter's state */
 	char *ca_file, *ca_path; /* CURL_CA_BUNDLE or SSL_CERT_FILE, SSL_CERT_DIR: where
 	                      * certificates are verified against (else curl's default) */
+	rf_http_counts counts;
 	char range[48];
 };
 
@@ -275,8 +276,10 @@ static void reap(rf_http *h)
 			r->retry_at = rf_now_ns() + 1 + draw(h, cap);
 			h->next_retry = RF_MIN(h->next_retry, r->retry_at);
 			h->waiting++;
+			h->counts.retries++;
 			continue;
 		}
+		h->counts.errors += res < 0;
 		r->active = 0;
 		h->active--;
 		h->hooks.done(h->hooks.engine, id, res, step, r->size);
@@ -330,6 +333,7 @@ static void transfer(rf_http *h, uint32_t id)
 	r->size = 0;
 	r->retry_at = 0;
 	r->tries++;
+	h->counts.requests++;
 	if (curl_multi_add_handle(h->multi, r->easy) != CURLM_OK) {
 		r->active = 0;
 		h->active--;
@@ -388,6 +392,11 @@ uint32_t rf_http_active(const rf_http *h)
 	return h->active;
 }
 
+void rf_http_get_counts(const rf_http *h, rf_http_counts *out)
+{
+	*out = h->counts;
+}
+
 #else /* !RF_HAVE_REMOTE */
 
 int rf_http_available(void)
@@ -436,6 +445,12 @@ uint32_t rf_http_active(const rf_http *h)
 {
 	(void)h;
 	return 0;
+}
+
+void rf_http_get_counts(const rf_http *h, rf_http_counts *out)
+{
+	(void)h;
+	*out = (rf_http_counts){ 0 };
 }
 
 #endif

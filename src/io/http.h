@@ -56,4 +56,11 @@ void rf_http_run_timer(rf_http *h);
 /* Transfers in progress. */
 uint32_t rf_http_active(const rf_http *h);
 
+/* Counters since the start: transfers made, of them tried again after a
+ * transient failure, and reads that failed for good. */
+typedef struct rf_http_counts {
+	uint64_t requests, retries, errors;
+} rf_http_counts;
+void rf_http_get_counts(const rf_http *h, rf_http_counts *out);
+
 #endif

@@ -180,6 +180,9 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->replaced = l->delivered_replaced;
 	out->lost_spans = l->lost_spans;
 	out->lost_bytes = l->lost_bytes;
+	out->http_requests = atomic_load_explicit(&l->st.http_requests, memory_order_relaxed);
+	out->http_retries = atomic_load_explicit(&l->st.http_retries, memory_order_relaxed);
+	out->http_errors = atomic_load_explicit(&l->st.http_errors, memory_order_relaxed);
 	out->ns_consumer_wait = l->ns_wait;
 	out->bytes_read = atomic_load_explicit(&l->st.bytes_read, memory_order_relaxed);
 	out->bad_samples = atomic_load_explicit(&l->st.bad_samples, memory_order_relaxed);

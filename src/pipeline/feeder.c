@@ -568,6 +568,9 @@ static void publish_io(rf_loader *l, struct rf_feeder *f)
 	rf_io_get_info(f->io, &info);
 	atomic_store_explicit(&l->st.direct_io, (unsigned)info.direct, memory_order_relaxed);
 	atomic_store_explicit(&l->st.reads_in_flight, info.inflight, memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_requests, info.http_requests, memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_retries, info.http_retries, memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_errors, info.http_errors, memory_order_relaxed);
 }
 
 /* Shards are kept open (a ranged read per sample, no open or close) while

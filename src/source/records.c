@@ -88,7 +88,7 @@ const char *rf_source_path(const rf_source *s, uint64_t i, char *buf, size_t len
 {
 	char name[1024];
 	rf_source_name(s, i, name, sizeof(name));
-	if (name[0] == '/' || !s->index.root)
+	if (name[0] == '/' || !s->index.root || rf_index_is_url(name)) /* a list's URL: as it is */
 		rf_fmt(buf, len, "%s", name);
 	else
 		rf_fmt(buf, len, "%s/%s", s->index.root, name);
