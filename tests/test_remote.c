@@ -221,3 +221,35 @@ Test(remote, a_list_of_urls_gives_the_local_batches)
 	cr_assert_eq(rf_loader_create(&l, &remote, err, sizeof(err)), RF_EINDEX, "%s", err);
 	cr_assert(strstr(err, "URLs or paths, not both"), "%s", err);
 }
+
+/* Damage is counted over http as it is on disk: a shard with a corrupt
+ * header gives the same lost span, the same samples and the same
+ * reports from the server as from the folder. */
+Test(remote, a_damaged_remote_shard_loses_what_the_local_copy_loses)
+{
+	/* shard-00 with its fourth member's header overwritten */
+	tu_run("cp '%s/shard-00.tar' '%s/bad.tar' && printf 'XXXXXXXXXXXXXXXX' | dd of='%s/bad.tar' "
+	       "bs=1 seek=%d conv=notrunc 2>/dev/null", shards, shards, shards, 3 * 1024 + 100);
+	char local_src[4200], remote_src[256];
+	snprintf(local_src, sizeof(local_src), "%s/bad.tar", shards);
+	snprintf(remote_src, sizeof(remote_src), "http://127.0.0.1:%d/bad.tar", port);
+	rf_config local, remote;
+	config(&local, local_src, 0, 0);
+	config(&remote, remote_src, 0, 0);
+	local.epochs = remote.epochs = 1;
+	size_t il, ir;
+	uint64_t *idl = tu_drain_ids(&local, &il), *idr = tu_drain_ids(&remote, &ir);
+	cr_assert_eq(il, ir);
+	cr_assert(!memcmp(idl, idr, il * sizeof(uint64_t)));
+	rf_stats sl, sr;
+	size_t nl, nr;
+	free(tu_drain_bytes(&local, &nl, &sl));
+	free(tu_drain_bytes(&remote, &nr, &sr));
+	cr_assert_gt(sl.lost_spans, 0, "the damage is found");
+	cr_assert_eq(sr.lost_spans, sl.lost_spans);
+	cr_assert_eq(sr.lost_bytes, sl.lost_bytes);
+	cr_assert_eq(sr.bad_samples, sl.bad_samples);
+	cr_assert_gt(sr.http_requests, 0);
+	free(idl);
+	free(idr);
+}
