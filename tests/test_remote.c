@@ -74,12 +74,12 @@ static void config(rf_config *cfg, const char *source, int raw, int sequential)
 	cfg->shuffle_block = 5;
 }
 
-/* The remote and the local copy deliver the same bytes and ids. */
-static void same(int raw, int sequential)
+/* Source (remote) and the local copy deliver the same bytes and ids. */
+static void same_as_local(const char *source, int raw, int sequential)
 {
 	rf_config local, remote;
 	config(&local, shards, raw, sequential);
-	config(&remote, urls, raw, sequential);
+	config(&remote, source, raw, sequential);
 	size_t nl, nr, il, ir;
 	rf_stats sl, sr;
 	uint8_t *bl = tu_drain_bytes(&local, &nl, &sl), *br = tu_drain_bytes(&remote, &nr, &sr);
@@ -98,17 +98,17 @@ static void same(int raw, int sequential)
 
 Test(remote, shards_over_http_give_the_local_batches)
 {
-	same(0, 0);
+	same_as_local(urls, 0, 0);
 }
 
 Test(remote, sequential_access_over_http_gives_the_local_batches)
 {
-	same(0, 1);
+	same_as_local(urls, 0, 1);
 }
 
 Test(remote, raw_shards_over_http_give_the_local_bytes)
 {
-	same(1, 0);
+	same_as_local(urls, 1, 0);
 }
 
 Test(remote, fields_over_http_are_the_members)
@@ -179,14 +179,7 @@ Test(remote, https_verifies_the_certificate_and_gives_the_local_batches)
 		  strstr(err, "CURL_CA_BUNDLE"), "%s", err);
 
 	setenv("CURL_CA_BUNDLE", ca, 1);
-	rf_config local;
-	config(&local, shards, 0, 0);
-	size_t nl, nr;
-	uint8_t *bl = tu_drain_bytes(&local, &nl, NULL), *br = tu_drain_bytes(&cfg, &nr, NULL);
-	cr_assert_eq(nl, nr);
-	cr_assert(!memcmp(bl, br, nl), "the same bytes over https");
-	free(bl);
-	free(br);
+	same_as_local(https, 0, 0);
 	unsetenv("CURL_CA_BUNDLE");
 	free(ca);
 }
@@ -202,20 +195,14 @@ Test(remote, a_list_of_urls_gives_the_local_batches)
 	for (int s = 0; s < SHARDS; s++)
 		fprintf(f, "http://127.0.0.1:%d/shard-%02d.tar%s\n", port, s, s == 1 ? "?v=1" : "");
 	fclose(f);
-	rf_config local, remote;
-	config(&local, shards, 0, 0);
-	config(&remote, list, 0, 0);
-	size_t nl, nr;
-	uint8_t *bl = tu_drain_bytes(&local, &nl, NULL), *br = tu_drain_bytes(&remote, &nr, NULL);
-	cr_assert_eq(nl, nr);
-	cr_assert(!memcmp(bl, br, nl), "the same bytes from a list of URLs");
-	free(bl);
-	free(br);
+	same_as_local(list, 0, 0);
 
 	f = fopen(list, "a");
 	snprintf(line, sizeof(line), "%s/shard-00.tar", shards);
 	fprintf(f, "%s\n", line);
 	fclose(f);
+	rf_config remote;
+	config(&remote, list, 0, 0);
 	char err[512];
 	rf_loader *l;
 	cr_assert_eq(rf_loader_create(&l, &remote, err, sizeof(err)), RF_EINDEX, "%s", err);
