@@ -242,7 +242,7 @@ static int32_t judge(const http_read *r, CURLcode code, long status, int *step)
 	if (status == 416)
 		return 0; /* the range starts at or past the object's end */
 	if (status == 429 || status == 500 || status == 502 || status == 503 || status == 504)
-		return -EAGAIN; /* the engine reads it again */
+		return -EAGAIN; /* tried again after a backoff (reap) */
 	*step = RF_IO_STEP_OPEN;
 	if (status == 404 || status == 410)
 		return -ENOENT;
@@ -251,9 +251,10 @@ static int32_t judge(const http_read *r, CURLcode code, long status, int *step)
 	return status == 200 ? -EIO : -EPROTO; /* a 200 for a range past 0 ignored Range */
 }
 
-/* Reports the transfers curl finished. */
 static void transfer(rf_http *h, uint32_t id);
 
+/* Judges the transfers curl finished: each is tried again after a backoff,
+ * or its read is reported. */
 static void reap(rf_http *h)
 {
 	CURLMsg *m;
