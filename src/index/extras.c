@@ -148,7 +148,7 @@ int rf_index_extras_settle(rf_index *idx)
 	idx->extras_cap = idx->nextras;
 	sorted = NULL;
 	free(idx->extra_first);
-	idx->extra_first = realloc(first, idx->count * sizeof(*first)) ?: first;
+	idx->extra_first = first; /* count + 1 entries: the last is not read */
 	first = NULL;
 	free(idx->extra_owner);
 	idx->extra_owner = NULL;
