@@ -30,12 +30,7 @@ static int wake;
 static void setup(void)
 {
 	dir = tu_tmpdir("engine");
-	content = malloc(FILE_BYTES);
-	uint64_t x = 88172645463325252ull;
-	for (size_t i = 0; i < FILE_BYTES; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		content[i] = (uint8_t)x;
-	}
+	content = tu_noise(FILE_BYTES, 88172645463325252ull);
 	tu_write(dir, "data.bin", content, FILE_BYTES);
 	tu_write(dir, "small.bin", content, 5000);
 	dirfd_ = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

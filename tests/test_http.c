@@ -42,12 +42,7 @@ static void setup(void)
 		cr_skip_test("this ringfeed was built without libcurl (meson feature 'remote'; "
 			     "scripts/deps.sh installs libcurl4-openssl-dev)");
 	dir = tu_tmpdir("http");
-	content = malloc(OBJECT_BYTES);
-	uint64_t x = 88172645463325252ull;
-	for (size_t i = 0; i < OBJECT_BYTES; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		content[i] = (uint8_t)x;
-	}
+	content = tu_noise(OBJECT_BYTES, 88172645463325252ull);
 	tu_write(dir, "www/data.bin", content, OBJECT_BYTES);
 	char www[4096];
 	snprintf(www, sizeof(www), "%s/www", dir);

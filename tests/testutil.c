@@ -375,6 +375,18 @@ void tu_run(const char *fmt, ...)
 	free(cmd);
 }
 
+uint8_t *tu_noise(size_t n, uint64_t seed)
+{
+	uint8_t *p = malloc(n ? n : 1);
+	cr_assert(p);
+	uint64_t x = seed;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		p[i] = (uint8_t)x;
+	}
+	return p;
+}
+
 /* ---- nginx for the remote tests ---------------------------------------- */
 
 extern char **environ;

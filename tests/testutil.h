@@ -83,6 +83,10 @@ int tu_wait_until(int (*cond)(void *ctx), void *ctx, double seconds);
  * Elsewhere: nothing. */
 void tu_assert_no_leaks(void);
 
+/* n bytes of xorshift64 noise from seed (malloc'ed): file contents whose
+ * every range differs, for the read engine's tests. */
+uint8_t *tu_noise(size_t n, uint64_t seed);
+
 /* An nginx serving the folder root on 127.0.0.1 (remote reads, issue 25):
  * started in its own work folder, waited for until it accepts connections.
  * @return : the port, or 0 when nginx is not installed (the caller skips,
