@@ -719,7 +719,14 @@ typedef struct rf_stats {
 	 * after a backoff (503, 429, a reset, a stall), and reads that failed
 	 * for good (their samples are in bad_samples). 0 for local sources. */
 	uint64_t http_requests, http_retries, http_errors;
-	uint64_t reserved[18];    /* zero; later counters come from here */
+	/* Remote sources, more: bytes received in reads' bodies; and
+	 * http_retries by what failed: the store asked to slow down (429,
+	 * 503), a server error (500, 502, 504), the connection (a reset, a
+	 * body cut short), or a transfer that stalled (no byte for 15 s) or
+	 * outlasted its read's time (remote_timeout_ms). */
+	uint64_t http_bytes;
+	uint64_t http_retry_throttled, http_retry_server, http_retry_connection, http_retry_stalled;
+	uint64_t reserved[13];    /* zero; later counters come from here */
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

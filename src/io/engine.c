@@ -54,14 +54,9 @@ void rf_io_get_info(const rf_io *io, rf_io_info *info)
 	info->align = io->align;
 	info->fixed_buffers = io->fixed_regions > 0;
 	info->inflight = io->inflight;
-	info->http_requests = info->http_retries = info->http_errors = 0;
-	if (io->http) {
-		rf_http_counts c;
-		rf_http_get_counts(io->http, &c);
-		info->http_requests = c.requests;
-		info->http_retries = c.retries;
-		info->http_errors = c.errors;
-	}
+	info->http = (rf_io_http_counts){ 0 };
+	if (io->http)
+		rf_http_get_counts(io->http, &info->http);
 }
 
 /* O_NONBLOCK: a FIFO put where a file was must not block the open (waiting
@@ -211,13 +206,15 @@ static void http_polled(rf_io *io, uint64_t ud, int res)
 }
 
 /* http.c's done hook: read id is over. */
-static void http_done(void *engine, uint32_t id, int32_t res, int step, uint64_t size)
+static void http_done(void *engine, uint32_t id, const rf_http_result *r)
 {
 	rf_io *io = engine;
 	rf_io_req *q = &io->reqs[id];
-	q->object_size = size;
-	q->open_res = step == RF_IO_STEP_OPEN ? res : 0;
-	q->read_res = res;
+	q->object_size = r->size;
+	q->etag = r->etag ? r->etag : "";
+	q->why = r->why;
+	q->open_res = r->step == RF_IO_STEP_OPEN ? r->res : 0;
+	q->read_res = r->res;
 	finished(io, id);
 }
 
@@ -234,7 +231,7 @@ static void start_http(rf_io *io, uint32_t id, rf_io_req *q)
 	if (!io->http && !io->http_failed) {
 		char why[256];
 		rf_http_hooks hooks = { .engine = io, .watch = http_watch, .done = http_done };
-		if (io->backend == BACKEND_PREAD || rf_http_create(&io->http, &hooks, io->p.depth, why,
+		if (io->backend == BACKEND_PREAD || rf_http_create(&io->http, &hooks, &io->p, why,
 								  sizeof(why))) {
 			io->http_failed = 1;
 			if (io->backend == BACKEND_PREAD)
@@ -244,10 +241,12 @@ static void start_http(rf_io *io, uint32_t id, rf_io_req *q)
 		}
 	}
 	if (!io->http) {
-		http_done(io, id, -EPROTONOSUPPORT, RF_IO_STEP_OPEN, 0);
+		http_done(io, id, &(rf_http_result){ .res = -EPROTONOSUPPORT, .step = RF_IO_STEP_OPEN,
+			  .why = io->backend == BACKEND_PREAD ? "http(s) reads need io_uring"
+			  : "this ringfeed reads no http(s) (built without libcurl)" });
 		return;
 	}
-	rf_http_start(io->http, id, q->rd.url, q->rd.offset, q->rd.len, q->rd.buf);
+	rf_http_start(io->http, id, q->rd.url, q->rd.offset, q->rd.len, q->rd.buf, q->rd.etag);
 }
 
 /* Starts (or starts again) read id: the span this read covers in this mode,
@@ -516,7 +515,8 @@ uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max)
 		uint32_t id = io->done[rf_fifo_pop(&io->done_q)];
 		const rf_io_req *q = &io->reqs[id];
 		done[n++] = (rf_io_done){ .tag = q->rd.tag, .res = q->result, .skip = q->skip,
-					  .step = q->step, .size = q->object_size };
+					  .step = q->step, .size = q->object_size, .etag = q->etag,
+					  .why = q->why };
 		assert(io->nfree < io->p.depth);
 		io->free_ids[io->nfree++] = id;
 	}

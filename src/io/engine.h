@@ -30,6 +30,31 @@
 
 typedef struct rf_io rf_io;
 
+/* How URL reads are signed: AWS Signature Version 4 (S3 and the stores
+ * that speak its API), through libcurl's own signing. Must outlive the
+ * engine (copied when its HTTP side is made, at the first URL read); the
+ * secret and token are never printed. */
+typedef struct rf_io_sign {
+	const char *region;          /* "us-east-1" when NULL */
+	const char *key_id, *secret; /* both set, or the requests go unsigned */
+	const char *token;           /* a session token, or NULL */
+} rf_io_sign;
+
+#define RF_IO_URL_BUDGET_MS 120000 /* a URL read's time, all its tries, by default */
+#define RF_IO_ETAG_MAX 80          /* an ETag, quotes and NUL included; a longer one
+                                    * is not kept (its reads carry no If-Match) */
+
+/* URL reads' counters (rf_io_get_info), since the engine was made. */
+typedef struct rf_io_http_counts {
+	uint64_t requests;  /* transfers made (a read tried again counts each time) */
+	uint64_t retries;   /* transfers that failed and were tried again, by kind: */
+	uint64_t retry_throttled, retry_server, retry_connection, retry_stalled;
+	                    /* 429 or 503; 500, 502, 504; a reset or a body cut short;
+	                     * no byte for 15 s, or the transfer's time ran out */
+	uint64_t errors;    /* reads that failed for good */
+	uint64_t bytes;     /* bytes received into reads' buffers */
+} rf_io_http_counts;
+
 /* Memory reads may land in, registered with io_uring when it can be. */
 typedef struct rf_io_region {
 	void *base;
@@ -50,6 +75,9 @@ typedef struct rf_io_params {
 	                          * engine exists, so it is not the engine's) */
 	const char *name;        /* what is read, for log lines ("under NAME") */
 	rf_log_level log_level;
+	const rf_io_sign *sign;  /* URL reads: how to sign them, or NULL (unsigned) */
+	uint32_t url_budget_ms;  /* URL reads: a read's time from its first try to its
+	                          * last (0: RF_IO_URL_BUDGET_MS); past it, it fails */
 } rf_io_params;
 
 /* A read: up to len bytes at offset of a file. The file is path (relative to
@@ -62,6 +90,8 @@ typedef struct rf_io_read {
 	int file;          /* when path and url are NULL */
 	const char *url;   /* else an http(s) URL: a ranged GET (src/io/http.c; io_uring
 	                    * paths only); must stay valid until the read completes */
+	const char *etag;  /* a URL read: only of the object with this ETag (If-Match;
+	                    * another fails with -ESTALE), or NULL; same lifetime */
 	uint64_t offset;
 	uint32_t len;
 	uint8_t *buf;
@@ -78,6 +108,11 @@ typedef struct rf_io_done {
 	uint8_t step;  /* enum rf_io_step: what res < 0 failed at */
 	uint8_t direct; /* read with O_DIRECT */
 	uint64_t size; /* a URL read: the object's bytes as the server said them, or 0 */
+	const char *etag; /* a URL read: the object's ETag as the server said it ("" none);
+	                   * NULL for file reads. Valid until the next rf_io_submit() */
+	const char *why;  /* a URL read that failed: what failed ("HTTP 503 (8 tries in
+	                   * 6.1 s)"), to say instead of strerror(-res); else NULL.
+	                   * Valid until the next rf_io_submit() */
 } rf_io_done;
 
 /* What the engine settled on (changes: direct after a fallback, inflight). */
@@ -87,7 +122,7 @@ typedef struct rf_io_info {
 	size_t align;        /* alignment of buffers, offsets and lengths */
 	int fixed_buffers;   /* regions registered (READ_FIXED) */
 	uint32_t inflight;   /* reads submitted and not reaped */
-	uint64_t http_requests, http_retries, http_errors; /* URL reads (http.c's counts) */
+	rf_io_http_counts http; /* URL reads */
 } rf_io_info;
 
 /* Creates an engine on the calling thread (which alone may use it).

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "io/engine.h" /* enum rf_io_step */
 #include "rf_config.h"
@@ -33,6 +34,19 @@
 #define HTTP_TRIES 8
 #define HTTP_BACKOFF_NS (50ull * 1000000)
 #define HTTP_BACKOFF_MAX_NS (2000ull * 1000000)
+/* A transfer that receives nothing for this long has stalled: given up
+ * and tried again (within the read's budget). */
+#define HTTP_STALL_S 15L
+/* Where a CA bundle lies on the distributions a wheel may land on, asked
+ * when the environment names none and libcurl's own default is missing
+ * (a libcurl built on Debian looks where RHEL keeps nothing). */
+static const char *const ca_bundles[] = {
+	"/etc/ssl/certs/ca-certificates.crt",                /* Debian, Ubuntu, Alpine */
+	"/etc/pki/tls/certs/ca-bundle.crt",                  /* RHEL, Fedora, CentOS */
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", /* RHEL 7+ */
+	"/etc/ssl/ca-bundle.pem",                            /* openSUSE */
+	"/etc/ssl/cert.pem",                                 /* Alpine, Arch */
+};
 
 /* One read in progress. */
 typedef struct http_read {
@@ -47,6 +61,11 @@ typedef struct http_read {
 	                      * Content-Length), 0 until a header says */
 	uint32_t tries;      /* transfers made for this read */
 	uint64_t retry_at;   /* waiting to be tried again at this time, or 0 */
+	uint64_t started;    /* its first transfer (ns): the budget counts from here */
+	long status;         /* the last response's HTTP status, 0: none */
+	struct curl_slist *headers; /* If-Match and the signing headers, this read's */
+	char etag[RF_IO_ETAG_MAX];  /* the response's ETag, "" when it gave none */
+	char why[96];        /* what a failed read failed of ("HTTP 503, 8 tries") */
 } http_read;
 
 struct rf_http {
@@ -59,8 +78,14 @@ struct rf_http {
 	uint32_t waiting;    /* reads waiting to be tried again */
 	uint64_t rng;        /* the jitter's state */
 	char *ca_file, *ca_path; /* CURL_CA_BUNDLE or SSL_CERT_FILE, SSL_CERT_DIR: where
-	                      * certificates are verified against (else curl's default) */
-	rf_http_counts counts;
+	                      * certificates are verified against (else curl's default,
+	                      * or the first bundle of ca_bundles[] that exists) */
+	uint64_t budget_ns;  /* a read's time from its first transfer to its last */
+	/* Signing (AWS SigV4), copied at create; NULL: requests go unsigned */
+	char *sigv4;         /* "aws:amz:REGION:s3" */
+	char *userpwd;       /* "KEY_ID:SECRET" (a secret: never printed) */
+	char *token_header;  /* "x-amz-security-token: TOKEN", or NULL */
+	rf_io_http_counts counts;
 	char range[48];
 };
 
@@ -68,6 +93,20 @@ struct rf_http {
 static int transient(int32_t res)
 {
 	return res == -EAGAIN || res == -ECONNRESET || res == -ETIMEDOUT;
+}
+
+/* Counts a transient failure by its kind. */
+static void count_retry(rf_http *h, const http_read *r, int32_t res)
+{
+	h->counts.retries++;
+	if (res == -ETIMEDOUT)
+		h->counts.retry_stalled++;
+	else if (res == -ECONNRESET)
+		h->counts.retry_connection++;
+	else if (r->status == 429 || r->status == 503)
+		h->counts.retry_throttled++;
+	else
+		h->counts.retry_server++;
 }
 
 /* A uniform draw below n (xorshift64*; the jitter needs no more). */
@@ -129,8 +168,17 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 	else if (!strncasecmp(buf, "content-length:", 15) && !r->size && r->offset == 0 &&
 		 sscanf(buf + 15, "%llu", &total) == 1)
 		r->size = total; /* a 200 for the whole object; a 206's says the range */
-	else if (!strncasecmp(buf, "HTTP/", 5))
+	else if (!strncasecmp(buf, "etag:", 5)) {
+		const char *v = buf + 5 + strspn(buf + 5, " \t");
+		size_t vlen = strcspn(v, "\r\n");
+		if (vlen < sizeof(r->etag)) { /* a longer one is not kept: no If-Match */
+			memcpy(r->etag, v, vlen);
+			r->etag[vlen] = '\0';
+		}
+	} else if (!strncasecmp(buf, "HTTP/", 5)) {
 		r->size = 0; /* a new response (after a redirect): what it says counts */
+		r->etag[0] = '\0';
+	}
 	return len;
 }
 
@@ -150,7 +198,27 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 	return bytes;
 }
 
-int rf_http_create(rf_http **out, const rf_http_hooks *hooks, uint32_t depth, char *err,
+/* The CA bundle to verify against when the environment names none:
+ * libcurl's default where it exists, else the first of ca_bundles[] that
+ * does, else NULL (curl's default, and its error if that is missing). */
+static char *default_ca(void)
+{
+	CURL *e = curl_easy_init();
+	char *def = NULL;
+	if (e)
+		curl_easy_getinfo(e, CURLINFO_CAINFO, &def);
+	int usable = def && access(def, R_OK) == 0;
+	if (e)
+		curl_easy_cleanup(e);
+	if (usable)
+		return NULL;
+	for (size_t i = 0; i < sizeof(ca_bundles) / sizeof(ca_bundles[0]); i++)
+		if (access(ca_bundles[i], R_OK) == 0)
+			return strdup(ca_bundles[i]);
+	return NULL;
+}
+
+int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
 		   size_t errlen)
 {
 	pthread_once(&global_once, global_init);
@@ -159,24 +227,30 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, uint32_t depth, ch
 		return -EIO;
 	}
 	rf_http *h = calloc(1, sizeof(*h));
-	if (!h || !(h->reads = calloc(depth, sizeof(*h->reads))) || !(h->multi = curl_multi_init())) {
-		if (h)
-			free(h->reads);
-		free(h);
-		rf_fmt(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	if (!h || !(h->reads = calloc(p->depth, sizeof(*h->reads))) || !(h->multi = curl_multi_init()))
+		goto oom;
 	h->hooks = *hooks;
-	h->depth = depth;
+	h->depth = p->depth;
 	h->deadline = h->next_retry = UINT64_MAX;
 	h->rng = rf_now_ns() | 1;
+	h->budget_ns = (uint64_t)(p->url_budget_ms ? p->url_budget_ms : RF_IO_URL_BUDGET_MS) * 1000000ull;
 	/* the CA bundle as curl's tool and OpenSSL take it from the environment */
 	const char *ca = getenv("CURL_CA_BUNDLE");
 	if (!ca || !ca[0])
 		ca = getenv("SSL_CERT_FILE");
 	const char *dir = getenv("SSL_CERT_DIR");
-	h->ca_file = ca && ca[0] ? strdup(ca) : NULL;
+	h->ca_file = ca && ca[0] ? strdup(ca) : dir && dir[0] ? NULL : default_ca();
 	h->ca_path = dir && dir[0] ? strdup(dir) : NULL;
+	const rf_io_sign *sg = p->sign;
+	if (sg && sg->key_id && sg->secret) {
+		if (asprintf(&h->sigv4, "aws:amz:%s:s3", sg->region ? sg->region : "us-east-1") < 0 ||
+		    asprintf(&h->userpwd, "%s:%s", sg->key_id, sg->secret) < 0 ||
+		    (sg->token && sg->token[0] &&
+		     asprintf(&h->token_header, "x-amz-security-token: %s", sg->token) < 0)) {
+			h->sigv4 = h->userpwd = h->token_header = NULL; /* asprintf left them undefined */
+			goto oom;
+		}
+	}
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -185,22 +259,39 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, uint32_t depth, ch
 	curl_multi_setopt(h->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
 	*out = h;
 	return 0;
+oom:
+	rf_http_destroy(h);
+	rf_fmt(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+/* Frees a string that held a secret, wiping it first. */
+static void free_secret(char *s)
+{
+	if (s)
+		explicit_bzero(s, strlen(s));
+	free(s);
 }
 
 void rf_http_destroy(rf_http *h)
 {
 	if (!h)
 		return;
-	for (uint32_t i = 0; i < h->depth; i++) {
+	for (uint32_t i = 0; h->reads && i < h->depth; i++) {
 		if (h->reads[i].active)
 			curl_multi_remove_handle(h->multi, h->reads[i].easy);
 		if (h->reads[i].easy)
 			curl_easy_cleanup(h->reads[i].easy);
+		curl_slist_free_all(h->reads[i].headers);
 	}
-	curl_multi_cleanup(h->multi);
+	if (h->multi)
+		curl_multi_cleanup(h->multi);
 	free(h->reads);
 	free(h->ca_file);
 	free(h->ca_path);
+	free(h->sigv4);
+	free_secret(h->userpwd);
+	free_secret(h->token_header);
 	free(h);
 }
 
@@ -248,10 +339,35 @@ static int32_t judge(const http_read *r, CURLcode code, long status, int *step)
 		return -ENOENT;
 	if (status == 401 || status == 403)
 		return -EACCES;
+	if (status == 412)
+		return -ESTALE; /* If-Match failed: the object is not the one indexed */
 	return status == 200 ? -EIO : -EPROTO; /* a 200 for a range past 0 ignored Range */
 }
 
 static void transfer(rf_http *h, uint32_t id);
+
+/* What read r failed of, for the caller's message: the last response's
+ * status where there was one, and the tries when more than one. */
+static void describe(http_read *r, int32_t res, uint64_t spent_ns)
+{
+	char what[64];
+	if (res == -ESTALE)
+		rf_fmt(what, sizeof(what), "changed on the server (HTTP 412: its ETag is not the "
+		       "one indexed)");
+	else if (r->status >= 400)
+		rf_fmt(what, sizeof(what), "HTTP %ld", r->status);
+	else if (res == -ETIMEDOUT)
+		rf_fmt(what, sizeof(what), "timed out");
+	else if (res == -ECONNRESET)
+		rf_fmt(what, sizeof(what), "connection reset or cut short");
+	else
+		rf_fmt(what, sizeof(what), "%s", strerror(-res));
+	if (r->tries > 1)
+		rf_fmt(r->why, sizeof(r->why), "%s (%u tries in %.1f s)", what, r->tries,
+		       (double)spent_ns / 1e9);
+	else
+		rf_fmt(r->why, sizeof(r->why), "%s", what);
+}
 
 /* Judges the transfers curl finished: each is tried again after a backoff,
  * or its read is reported. */
@@ -268,36 +384,50 @@ static void reap(rf_http *h)
 		http_read *r = &h->reads[id];
 		long status = 0;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+		r->status = status;
 		int step;
 		int32_t res = judge(r, m->data.result, status, &step);
 		curl_multi_remove_handle(h->multi, r->easy);
-		if (transient(res) && r->tries < HTTP_TRIES) {
-			/* tried again later: 50 ms << (tries - 1), at most 2 s, jittered */
+		if (res > 0)
+			h->counts.bytes += (uint64_t)res;
+		uint64_t now = rf_now_ns(), spent = now - r->started;
+		if (transient(res) && r->tries < HTTP_TRIES && spent < h->budget_ns) {
+			/* tried again later: 50 ms << (tries - 1), at most 2 s, jittered,
+			 * never past the budget (the transfer's own timeout ends there) */
 			uint64_t cap = RF_MIN(HTTP_BACKOFF_MAX_NS, HTTP_BACKOFF_NS << (r->tries - 1));
-			r->retry_at = rf_now_ns() + 1 + draw(h, cap);
+			r->retry_at = now + 1 + draw(h, RF_MIN(cap, h->budget_ns - spent));
 			h->next_retry = RF_MIN(h->next_retry, r->retry_at);
 			h->waiting++;
-			h->counts.retries++;
+			count_retry(h, r, res);
 			continue;
 		}
-		h->counts.errors += res < 0;
+		if (res < 0) {
+			h->counts.errors++;
+			describe(r, res, spent);
+			if (transient(res)) /* tried enough: not for the caller to try again */
+				res = res == -EAGAIN ? -EIO : res;
+		}
 		r->active = 0;
 		h->active--;
-		h->hooks.done(h->hooks.engine, id, res, step, r->size);
+		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = res, .step = step,
+			      .size = r->size, .etag = r->etag, .why = res < 0 ? r->why : NULL });
 	}
 }
 
 void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
-		   uint8_t *buf)
+		   uint8_t *buf, const char *if_match)
 {
 	http_read *r = &h->reads[id];
 	if (!r->easy && !(r->easy = curl_easy_init())) {
-		h->hooks.done(h->hooks.engine, id, -ENOMEM, RF_IO_STEP_OPEN, 0);
+		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = -ENOMEM,
+			      .step = RF_IO_STEP_OPEN, .why = "out of memory" });
 		return;
 	}
 	CURL *e = r->easy;
 	curl_easy_reset(e);
-	*r = (http_read){ .easy = e, .buf = buf, .len = len, .offset = offset, .active = 1 };
+	curl_slist_free_all(r->headers);
+	*r = (http_read){ .easy = e, .buf = buf, .len = len, .offset = offset, .active = 1,
+			  .started = rf_now_ns() };
 	snprintf(h->range, sizeof(h->range), "%llu-%llu", (unsigned long long)offset,
 		 (unsigned long long)(offset + len - 1));
 	curl_easy_setopt(e, CURLOPT_URL, url);
@@ -313,13 +443,39 @@ void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, ui
 	/* a stalled transfer is given up, then tried again */
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 30L);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, HTTP_STALL_S);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (h->ca_file) /* certificates are verified (curl's default), against this */
 		curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_file);
 	if (h->ca_path)
 		curl_easy_setopt(e, CURLOPT_CAPATH, h->ca_path);
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	/* the request's headers: the object it was indexed as, and the signature's */
+	char line[16 + RF_IO_ETAG_MAX];
+	struct curl_slist *hl = NULL;
+	int ok = 1;
+	if (if_match && if_match[0]) {
+		snprintf(line, sizeof(line), "If-Match: %s", if_match);
+		ok = ok && (hl = curl_slist_append(hl, line));
+	}
+	if (h->sigv4) {
+		curl_easy_setopt(e, CURLOPT_AWS_SIGV4, h->sigv4);
+		curl_easy_setopt(e, CURLOPT_USERPWD, h->userpwd);
+		/* S3 wants the body's hash signed; a GET has none */
+		ok = ok && (hl = curl_slist_append(hl, "x-amz-content-sha256: "
+				"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+		if (h->token_header)
+			ok = ok && (hl = curl_slist_append(hl, h->token_header));
+	}
+	r->headers = hl;
+	if (!ok) {
+		r->active = 0;
+		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = -ENOMEM,
+			      .step = RF_IO_STEP_OPEN, .why = "out of memory" });
+		return;
+	}
+	if (hl)
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
 	r->url = url;
 	h->active++;
 	transfer(h, id);
@@ -333,12 +489,19 @@ static void transfer(rf_http *h, uint32_t id)
 	r->overflow = 0;
 	r->size = 0;
 	r->retry_at = 0;
+	r->etag[0] = '\0';
+	r->status = 0;
 	r->tries++;
 	h->counts.requests++;
+	/* the transfer ends where the read's budget does */
+	uint64_t spent = rf_now_ns() - r->started;
+	long left_ms = spent < h->budget_ns ? (long)((h->budget_ns - spent) / 1000000) : 0;
+	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, RF_MAX(left_ms, 1L));
 	if (curl_multi_add_handle(h->multi, r->easy) != CURLM_OK) {
 		r->active = 0;
 		h->active--;
-		h->hooks.done(h->hooks.engine, id, -ENOMEM, RF_IO_STEP_OPEN, 0);
+		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = -ENOMEM,
+			      .step = RF_IO_STEP_OPEN, .why = "out of memory" });
 	}
 }
 
@@ -393,7 +556,7 @@ uint32_t rf_http_active(const rf_http *h)
 	return h->active;
 }
 
-void rf_http_get_counts(const rf_http *h, rf_http_counts *out)
+void rf_http_get_counts(const rf_http *h, rf_io_http_counts *out)
 {
 	*out = h->counts;
 }
@@ -405,10 +568,10 @@ int rf_http_available(void)
 	return 0;
 }
 
-int rf_http_create(rf_http **out, const rf_http_hooks *hooks, uint32_t depth, char *err,
+int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
 		   size_t errlen)
 {
-	(void)hooks, (void)depth;
+	(void)hooks, (void)p;
 	*out = NULL;
 	rf_fmt(err, errlen, "this ringfeed was built without libcurl: no http(s) reads "
 	       "(scripts/deps.sh installs libcurl4-openssl-dev; meson feature 'remote')");
@@ -421,9 +584,9 @@ void rf_http_destroy(rf_http *h)
 }
 
 void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
-		   uint8_t *buf)
+		   uint8_t *buf, const char *if_match)
 {
-	(void)h, (void)id, (void)url, (void)offset, (void)len, (void)buf;
+	(void)h, (void)id, (void)url, (void)offset, (void)len, (void)buf, (void)if_match;
 }
 
 void rf_http_socket_ready(rf_http *h, int fd, short revents)
@@ -448,10 +611,10 @@ uint32_t rf_http_active(const rf_http *h)
 	return 0;
 }
 
-void rf_http_get_counts(const rf_http *h, rf_http_counts *out)
+void rf_http_get_counts(const rf_http *h, rf_io_http_counts *out)
 {
 	(void)h;
-	*out = (rf_http_counts){ 0 };
+	*out = (rf_io_http_counts){ 0 };
 }
 
 #endif

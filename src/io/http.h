@@ -14,35 +14,49 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/engine.h" /* rf_io_params, rf_io_http_counts */
+
 typedef struct rf_http rf_http;
+
+/* How a read ended. */
+typedef struct rf_http_result {
+	int32_t res;       /* bytes of the range received (fewer: the object ended
+	                    * first), or a negative errno */
+	int step;          /* RF_IO_STEP_OPEN when the server refused the request
+	                    * (4xx), else RF_IO_STEP_READ */
+	uint64_t size;     /* the object's bytes as the response says them
+	                    * (Content-Range's total), or 0 when it does not */
+	const char *etag;  /* the response's ETag ("" none); valid until the read
+	                    * number is started again */
+	const char *why;   /* res < 0: what failed, for messages ("HTTP 503 (8 tries
+	                    * in 6.1 s)"); same lifetime */
+} rf_http_result;
 
 /* What the engine lends the HTTP side. */
 typedef struct rf_http_hooks {
 	void *engine;
 	/* Watch fd for events (POLLIN | POLLOUT), or stop watching it (0). */
 	void (*watch)(void *engine, int fd, short events);
-	/* Read id is over: bytes of the range received (fewer: the object
-	 * ended first), or a negative errno; step: RF_IO_STEP_OPEN when the
-	 * server refused the request (4xx), else RF_IO_STEP_READ; size: the
-	 * object's bytes as the response says them (Content-Range's total),
-	 * or 0 when it does not. */
-	void (*done)(void *engine, uint32_t id, int32_t res, int step, uint64_t size);
+	/* Read id is over. */
+	void (*done)(void *engine, uint32_t id, const rf_http_result *r);
 } rf_http_hooks;
 
 /* 1 when this build reads URLs (libcurl found at build time). */
 int rf_http_available(void);
 
-/* depth: read numbers, 0..depth-1. @return : 0, -ENOMEM, or
- * -EPROTONOSUPPORT (a build without libcurl); err says why. */
-int rf_http_create(rf_http **out, const rf_http_hooks *hooks, uint32_t depth, char *err,
+/* Takes from p: depth (read numbers 0..depth-1), sign (copied) and
+ * url_budget_ms. @return : 0, -ENOMEM, or -EPROTONOSUPPORT (a build
+ * without libcurl); err says why. */
+int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
 		   size_t errlen);
 /* Aborts every transfer (their reads are not reported) and frees. Accepts NULL. */
 void rf_http_destroy(rf_http *h);
 
-/* Starts read id: bytes [offset, offset + len) of url into buf. Its end
+/* Starts read id: bytes [offset, offset + len) of url into buf, only
+ * while the object's ETag is if_match (NULL: whatever it is). Its end
  * comes through hooks->done (possibly from within this call). */
 void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
-		   uint8_t *buf);
+		   uint8_t *buf, const char *if_match);
 
 /* A watched socket is ready (revents as poll gives them). */
 void rf_http_socket_ready(rf_http *h, int fd, short revents);
@@ -56,11 +70,7 @@ void rf_http_run_timer(rf_http *h);
 /* Transfers in progress. */
 uint32_t rf_http_active(const rf_http *h);
 
-/* Counters since the start: transfers made, of them tried again after a
- * transient failure, and reads that failed for good. */
-typedef struct rf_http_counts {
-	uint64_t requests, retries, errors;
-} rf_http_counts;
-void rf_http_get_counts(const rf_http *h, rf_http_counts *out);
+/* Counters since the start (engine.h says what each counts). */
+void rf_http_get_counts(const rf_http *h, rf_io_http_counts *out);
 
 #endif

@@ -235,7 +235,7 @@ void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	char reason[RF_REASON_LEN] = "";
 	if (d->res < 0)
 		rf_fmt(reason, sizeof(reason), "%s of its chunk: %s",
-		       d->step == RF_IO_STEP_OPEN ? "open" : "read", strerror(-d->res));
+		       d->step == RF_IO_STEP_OPEN ? "open" : "read", d->why ? d->why : strerror(-d->res));
 	c->state = CHUNK_READY;
 	c->skip = d->skip;
 	c->got = d->res < 0 ? 0 : (uint32_t)d->res;

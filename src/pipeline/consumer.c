@@ -183,6 +183,13 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->http_requests = atomic_load_explicit(&l->st.http_requests, memory_order_relaxed);
 	out->http_retries = atomic_load_explicit(&l->st.http_retries, memory_order_relaxed);
 	out->http_errors = atomic_load_explicit(&l->st.http_errors, memory_order_relaxed);
+	out->http_bytes = atomic_load_explicit(&l->st.http_bytes, memory_order_relaxed);
+	out->http_retry_throttled = atomic_load_explicit(&l->st.http_retry_throttled,
+							 memory_order_relaxed);
+	out->http_retry_server = atomic_load_explicit(&l->st.http_retry_server, memory_order_relaxed);
+	out->http_retry_connection = atomic_load_explicit(&l->st.http_retry_connection,
+							  memory_order_relaxed);
+	out->http_retry_stalled = atomic_load_explicit(&l->st.http_retry_stalled, memory_order_relaxed);
 	out->ns_consumer_wait = l->ns_wait;
 	out->bytes_read = atomic_load_explicit(&l->st.bytes_read, memory_order_relaxed);
 	out->bad_samples = atomic_load_explicit(&l->st.bad_samples, memory_order_relaxed);

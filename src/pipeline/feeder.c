@@ -404,7 +404,7 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		if ((res == -EAGAIN || res == -EINTR) && transient_left)
 			again = 1;
 		err = res;
-		rf_fmt(reason, sizeof(reason), "%s: %s", step, strerror(-err));
+		rf_fmt(reason, sizeof(reason), "%s: %s", step, d->why ? d->why : strerror(-err));
 	} else if ((int64_t)res != size) {
 		/* Short: a transient short read, or a file that shrank. Read again
 		 * a few times before believing the file changed. */
@@ -568,9 +568,18 @@ static void publish_io(rf_loader *l, struct rf_feeder *f)
 	rf_io_get_info(f->io, &info);
 	atomic_store_explicit(&l->st.direct_io, (unsigned)info.direct, memory_order_relaxed);
 	atomic_store_explicit(&l->st.reads_in_flight, info.inflight, memory_order_relaxed);
-	atomic_store_explicit(&l->st.http_requests, info.http_requests, memory_order_relaxed);
-	atomic_store_explicit(&l->st.http_retries, info.http_retries, memory_order_relaxed);
-	atomic_store_explicit(&l->st.http_errors, info.http_errors, memory_order_relaxed);
+	if (!info.http.requests)
+		return; /* no URL read */
+	atomic_store_explicit(&l->st.http_requests, info.http.requests, memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_retries, info.http.retries, memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_errors, info.http.errors, memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_bytes, info.http.bytes, memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_retry_throttled, info.http.retry_throttled,
+			      memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_retry_server, info.http.retry_server, memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_retry_connection, info.http.retry_connection,
+			      memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_retry_stalled, info.http.retry_stalled, memory_order_relaxed);
 }
 
 /* Shards are kept open (a ranged read per sample, no open or close) while

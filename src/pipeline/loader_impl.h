@@ -127,7 +127,10 @@ typedef struct rf_counters {
 	atomic_uint_fast64_t scaled_decodes, decoded_pixels, source_pixels;
 	atomic_uint direct_io, fixed_buffers, io_path, dio_align;
 	atomic_uint reads_in_flight; /* the ring thread's count, published each pass */
-	atomic_uint_fast64_t http_requests, http_retries, http_errors; /* likewise */
+	/* likewise: the engine's URL read counters (rf_io_http_counts) */
+	atomic_uint_fast64_t http_requests, http_retries, http_errors, http_bytes;
+	atomic_uint_fast64_t http_retry_throttled, http_retry_server, http_retry_connection,
+		http_retry_stalled;
 	atomic_uint_fast64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
 } rf_counters;
 
