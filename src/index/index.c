@@ -86,7 +86,8 @@ const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len
 
 int rf_index_is_url(const char *source)
 {
-	return !strncasecmp(source, "http://", 7) || !strncasecmp(source, "https://", 8);
+	return !strncasecmp(source, "http://", 7) || !strncasecmp(source, "https://", 8) ||
+	       rf_s3_is_url(source);
 }
 
 int rf_index_image_ext(const char *ext)
@@ -177,6 +178,8 @@ void rf_index_free(rf_index *idx)
 	for (size_t i = 0; idx->urls && i < idx->nshards; i++)
 		free(idx->urls[i]);
 	free(idx->urls);
+	free(idx->etags);
+	rf_s3_free(idx->s3);
 	free(idx->root);
 	if (idx->root_fd >= 0)
 		close(idx->root_fd);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/s3.h"    /* rf_s3: an s3:// source's endpoint and credentials */
 #include "ringfeed.h" /* rf_progress_fn */
 
 typedef struct rf_index_entry {
@@ -108,6 +109,11 @@ typedef struct rf_index {
 	char **urls;              /* remote shards (http(s)://, issue 25): each shard's whole
 	                           * URL (root + "/" + its path); NULL for local ones. root
 	                           * is then the URL of their folder, root_fd -1 */
+	char (*etags)[RF_IO_ETAG_MAX]; /* remote shards: each one's ETag when it was
+	                           * indexed ("" none); its reads ask for it (If-Match) */
+	rf_s3 *s3;                /* s3:// shards: where the bucket is and how requests
+	                           * are signed (s3->sign, for every read of them); NULL
+	                           * for other sources */
 	int32_t *shard_labels;    /* each shard's class folder label, or -1 */
 	size_t nshards;
 	/* What a directory walk saw besides samples, for deciding a folder's

@@ -27,6 +27,10 @@ int rf_index_is_shard_list(const char *file, rf_shard_kind kind);
 int rf_index_shard_file(rf_index *idx, const char *file, char *err, size_t errlen);
 int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, char *err,
 			size_t errlen);
+/* An S3 folder, "s3://bucket/prefix/" (the trailing '/' says it): the
+ * shards of this kind its listing holds. */
+int rf_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+			  size_t errlen);
 /* Scans the listed shards' headers and adds their samples, in shard order. */
 int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
 			 size_t errlen);

@@ -36,6 +36,7 @@
 #include "index/pack_marker.h"
 #include "index/tar.h"
 #include "io/engine.h"
+#include "io/fetch.h"
 #include "ringfeed.h"
 #include "util/util.h"
 
@@ -278,18 +279,84 @@ static int set_root_of(rf_index *idx, const char *path, size_t n, const char **n
 	return rf_index_set_root(idx, root, err, errlen);
 }
 
-/* Remote shards: each one's whole URL, from the root and its name. */
-static int make_urls(rf_index *idx)
+/* The URL a remote shard is read at: an http(s) URL as it is; an s3:// one
+ * as its bucket's object URL (the bucket opened at the first: its endpoint
+ * and credentials; every s3:// shard of a source is in that bucket). */
+static int read_url(rf_index *idx, const char *url, char **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (!rf_s3_is_url(url))
+		return (*out = strdup(url)) ? 0 : -ENOMEM;
+	if (!idx->s3) {
+		int ret = rf_s3_open(&idx->s3, url, err, errlen);
+		if (ret)
+			return ret;
+	}
+	size_t blen = strlen(idx->s3->bucket);
+	if (strncmp(url + 5, idx->s3->bucket, blen) || url[5 + blen] != '/') {
+		rf_fmt(err, errlen, "'%s': not in bucket %s, as the source's first shard is (one "
+		       "source, one bucket)", url, idx->s3->bucket);
+		return RF_EINDEX;
+	}
+	return (*out = rf_s3_object_url(idx->s3, rf_s3_key_of(url))) ? 0 : -ENOMEM;
+}
+
+/* Remote shards: each one's URL, from the root and its name. */
+static int make_urls(rf_index *idx, char *err, size_t errlen)
 {
 	idx->urls = calloc(RF_MAX(idx->nshards, 1), sizeof(char *));
-	if (!idx->urls)
+	idx->etags = calloc(RF_MAX(idx->nshards, 1), sizeof(*idx->etags));
+	if (!idx->urls || !idx->etags)
 		return -ENOMEM;
-	for (size_t i = 0; i < idx->nshards; i++)
-		if (asprintf(&idx->urls[i], "%s/%s", idx->root, idx->shards[i]) < 0) {
-			idx->urls[i] = NULL;
-			return -ENOMEM;
-		}
-	return 0;
+	int ret = 0;
+	for (size_t i = 0; i < idx->nshards && !ret; i++) {
+		char *whole = rf_strprintf("%s/%s", idx->root, idx->shards[i]);
+		ret = whole ? read_url(idx, whole, &idx->urls[i], err, errlen) : -ENOMEM;
+		free(whole);
+	}
+	return ret;
+}
+
+/* The shards an s3:// folder holds ("s3://bucket/prefix/"): its objects of
+ * this kind, listed (in key order), relative to the folder. */
+typedef struct listing {
+	rf_index *idx;
+	rf_shard_kind kind;
+	size_t skip; /* the folder's key prefix, taken off each key */
+	int ret;
+} listing;
+
+static int listed(void *user, const char *key, uint64_t size)
+{
+	(void)size;
+	listing *l = user;
+	const char *name = key + l->skip;
+	if (!is_kind(name, strlen(name), l->kind))
+		return 0;
+	return add_shard(l->idx, name, -1);
+}
+
+int rf_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+			  size_t errlen)
+{
+	size_t n = strlen(source);
+	if (!rf_s3_is_url(source) || !n || source[n - 1] != '/')
+		return 0;
+	int ret = rf_s3_open(&idx->s3, source, err, errlen);
+	if (ret)
+		return ret;
+	if (!(idx->root = strndup(source, n - 1)))
+		return -ENOMEM;
+	const char *prefix = rf_s3_key_of(source);
+	listing l = { .idx = idx, .kind = kind, .skip = strlen(prefix) };
+	ret = rf_s3_list(idx->s3, prefix, listed, &l, err, errlen);
+	if (!ret && idx->nshards == 0) {
+		rf_fmt(err, errlen, "source '%s': no %s shards in it", source, kind_name(kind));
+		return RF_EEMPTY;
+	}
+	if (!ret)
+		ret = make_urls(idx, err, errlen);
+	return ret ? ret : 1;
 }
 
 int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
@@ -321,7 +388,7 @@ int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind
 		ret = add_shard(idx, name, -1);
 	}
 	if (!ret)
-		ret = rf_index_is_url(source) ? make_urls(idx)
+		ret = rf_index_is_url(source) ? make_urls(idx, err, errlen)
 					      : rf_index_stamp_add(idx, idx->root_fd, "", "");
 	return ret ? ret : 1;
 }
@@ -333,7 +400,7 @@ int rf_index_shard_file(rf_index *idx, const char *file, char *err, size_t errle
 	if (!ret)
 		ret = add_shard(idx, name, -1);
 	if (!ret)
-		ret = rf_index_is_url(file) ? make_urls(idx)
+		ret = rf_index_is_url(file) ? make_urls(idx, err, errlen)
 					    : rf_index_stamp_add(idx, idx->root_fd, "", "");
 	return ret ? ret : 1;
 }
@@ -415,10 +482,10 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 	fclose(f);
 	if (!ret && urls) { /* remote shards: each line is its whole URL */
 		idx->urls = calloc(RF_MAX(idx->nshards, 1), sizeof(char *));
-		for (size_t i = 0; idx->urls && i < idx->nshards && !ret; i++)
-			if (!(idx->urls[i] = strdup(idx->shards[i])))
-				ret = -ENOMEM;
-		if (!idx->urls)
+		idx->etags = calloc(RF_MAX(idx->nshards, 1), sizeof(*idx->etags));
+		for (size_t i = 0; idx->urls && idx->etags && i < idx->nshards && !ret; i++)
+			ret = read_url(idx, idx->shards[i], &idx->urls[i], err, errlen);
+		if (!idx->urls || !idx->etags)
 			ret = -ENOMEM;
 	}
 	char *abs = ret ? NULL : realpath(file, NULL); /* stamps outside the root are absolute */
@@ -588,18 +655,28 @@ static uint32_t window_len(const shard_scan *sc)
 /* A remote shard's first window came back: its size is what the server
  * said (Content-Range), and a failure to fetch it fails the build, naming
  * the URL (as a local shard that cannot be opened does). */
-static int remote_sized(const rf_index *idx, shard_scan *s, const rf_io_done *d, char *err,
+static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char *err,
 			size_t errlen)
 {
 	const char *url = idx->urls[s->shard];
 	if (d->res < 0) {
-		rf_fmt(err, errlen, "shard %s: %s", url, d->res == -ENOENT ? "not found (HTTP 404)"
-		       : d->res == -EACCES ? "access denied (HTTP 401/403)"
-		       : d->res == -EPERM ? "TLS: the server's certificate could not be verified "
-					    "(CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to "
-					    "verify it against)"
-		       : strerror(-d->res));
-		return d->res == -ENOENT || d->res == -EACCES || d->res == -EPERM ? RF_EINDEX : d->res;
+		char what[256];
+		rf_io_describe(d, what, sizeof(what));
+		if (d->http_status >= 400) { /* what the server said, S3's error code too */
+			rf_fetch_result r;
+			char ignored[64];
+			if (!rf_fetch_run(&(rf_fetch){ .url = url, .len = 1, .tries = 1,
+						       .sign = idx->s3 ? &idx->s3->sign : NULL,
+						       .max_body = 65536 }, &r, ignored, sizeof(ignored)) &&
+			    r.status >= 400)
+				rf_fetch_why(&r, what, sizeof(what));
+			rf_fetch_result_free(&r);
+		}
+		rf_fmt(err, errlen, "shard %s: %s%s", url, what,
+		       d->res == -EPERM ? " (TLS: the server's certificate could not be verified; "
+		       "CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to verify it against)"
+		       : "");
+		return d->res; /* -ENOENT, -EACCES, -EPERM (a certificate), ... as a local shard's */
 	}
 	if (!d->size && d->res) {
 		rf_fmt(err, errlen, "shard %s: the server gave no size (no Content-Range)", url);
@@ -632,7 +709,8 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 		rf_io_params p = { .path = RF_IO_AUTO, .depth = width, .max_read = slot,
 				   .max_files = width, .direct = 1, .probe_dirfd = idx->root_fd,
 				   .probe_path = idx->shards[0], .wake_fd = wake, .name = idx->root,
-				   .log_level = log_level };
+				   .log_level = log_level,
+				   .sign = idx->s3 ? &idx->s3->sign : NULL };
 		ret = rf_io_create(&io, &p, err, errlen);
 	}
 	uint32_t *free_slots = malloc(width * sizeof(uint32_t));
@@ -662,9 +740,12 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 				rf_tar_samples_init(&s->group, raw, on_sample, s);
 				s->file = -1;
 				s->buf = mem + (size_t)free_slots[--nfree] * slot;
+				/* the ETag it answers with is the object indexed: every
+				 * later read of it asks for that one (If-Match) */
 				rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard],
 								.offset = 0, .len = SCAN_WINDOW,
-								.buf = s->buf, .tag = s->shard });
+								.buf = s->buf, .tag = s->shard,
+								.etag_out = idx->etags[s->shard] });
 				active++;
 				continue;
 			}
@@ -727,7 +808,8 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 				rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = s->scan.pos,
 								.len = window_len(s), .buf = s->buf,
 								.tag = s->shard,
-								.url = idx->urls ? idx->urls[s->shard] : NULL });
+								.url = idx->urls ? idx->urls[s->shard] : NULL,
+								.etag = idx->urls ? idx->etags[s->shard] : NULL });
 				continue;
 			}
 			active--;

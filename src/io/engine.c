@@ -211,8 +211,9 @@ static void http_done(void *engine, uint32_t id, const rf_http_result *r)
 	rf_io *io = engine;
 	rf_io_req *q = &io->reqs[id];
 	q->object_size = r->size;
-	q->etag = r->etag ? r->etag : "";
-	q->why = r->why;
+	q->http_status = (uint16_t)RF_MIN(r->status, 999L);
+	q->tries = (uint16_t)RF_MIN(r->tries, 65535u);
+	q->ms = (uint32_t)RF_MIN(r->ns / 1000000, (uint64_t)UINT32_MAX);
 	q->open_res = r->step == RF_IO_STEP_OPEN ? r->res : 0;
 	q->read_res = r->res;
 	finished(io, id);
@@ -241,12 +242,11 @@ static void start_http(rf_io *io, uint32_t id, rf_io_req *q)
 		}
 	}
 	if (!io->http) {
-		http_done(io, id, &(rf_http_result){ .res = -EPROTONOSUPPORT, .step = RF_IO_STEP_OPEN,
-			  .why = io->backend == BACKEND_PREAD ? "http(s) reads need io_uring"
-			  : "this ringfeed reads no http(s) (built without libcurl)" });
+		http_done(io, id, &(rf_http_result){ .res = -EPROTONOSUPPORT, .step = RF_IO_STEP_OPEN });
 		return;
 	}
-	rf_http_start(io->http, id, q->rd.url, q->rd.offset, q->rd.len, q->rd.buf, q->rd.etag);
+	rf_http_start(io->http, id, q->rd.url, q->rd.offset, q->rd.len, q->rd.buf, q->rd.etag,
+		      q->rd.etag_out);
 }
 
 /* Starts (or starts again) read id: the span this read covers in this mode,
@@ -506,6 +506,28 @@ static void reap_pread(rf_io *io)
 		finished(io, io->drain[i]);
 }
 
+void rf_io_describe(const rf_io_done *d, char *buf, size_t len)
+{
+	char what[64];
+	if (d->res == -ESTALE && d->http_status == 412)
+		rf_fmt(what, sizeof(what), "changed on the server (HTTP 412: not the ETag indexed)");
+	else if (d->http_status >= 400)
+		rf_fmt(what, sizeof(what), "HTTP %u", d->http_status);
+	else if (d->res == -ETIMEDOUT)
+		rf_fmt(what, sizeof(what), "timed out");
+	else if (d->res == -ECONNRESET)
+		rf_fmt(what, sizeof(what), "connection reset or cut short");
+	else if (d->res == -EPROTONOSUPPORT && d->tries == 0)
+		rf_fmt(what, sizeof(what), "no http(s) reads here (a build without libcurl, or the "
+		       "pread path)");
+	else
+		rf_fmt(what, sizeof(what), "%s", strerror(-d->res));
+	if (d->tries > 1)
+		rf_fmt(buf, len, "%s (%u tries in %.1f s)", what, d->tries, d->ms / 1e3);
+	else
+		rf_fmt(buf, len, "%s", what);
+}
+
 uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max)
 {
 	if (io->backend == BACKEND_PREAD)
@@ -515,8 +537,8 @@ uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max)
 		uint32_t id = io->done[rf_fifo_pop(&io->done_q)];
 		const rf_io_req *q = &io->reqs[id];
 		done[n++] = (rf_io_done){ .tag = q->rd.tag, .res = q->result, .skip = q->skip,
-					  .step = q->step, .size = q->object_size, .etag = q->etag,
-					  .why = q->why };
+					  .step = q->step, .size = q->object_size,
+					  .http_status = q->http_status, .tries = q->tries, .ms = q->ms };
 		assert(io->nfree < io->p.depth);
 		io->free_ids[io->nfree++] = id;
 	}

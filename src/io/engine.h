@@ -92,6 +92,8 @@ typedef struct rf_io_read {
 	                    * paths only); must stay valid until the read completes */
 	const char *etag;  /* a URL read: only of the object with this ETag (If-Match;
 	                    * another fails with -ESTALE), or NULL; same lifetime */
+	char *etag_out;    /* a URL read: the response's ETag is copied here
+	                    * (RF_IO_ETAG_MAX bytes; "" when it gave none), or NULL */
 	uint64_t offset;
 	uint32_t len;
 	uint8_t *buf;
@@ -108,11 +110,11 @@ typedef struct rf_io_done {
 	uint8_t step;  /* enum rf_io_step: what res < 0 failed at */
 	uint8_t direct; /* read with O_DIRECT */
 	uint64_t size; /* a URL read: the object's bytes as the server said them, or 0 */
-	const char *etag; /* a URL read: the object's ETag as the server said it ("" none);
-	                   * NULL for file reads. Valid until the next rf_io_submit() */
-	const char *why;  /* a URL read that failed: what failed ("HTTP 503 (8 tries in
-	                   * 6.1 s)"), to say instead of strerror(-res); else NULL.
-	                   * Valid until the next rf_io_submit() */
+	/* a URL read: the last response's HTTP status (0: none came), the
+	 * transfers made and the time they took, for rf_io_describe() */
+	uint16_t http_status;
+	uint16_t tries;
+	uint32_t ms;
 } rf_io_done;
 
 /* What the engine settled on (changes: direct after a fallback, inflight). */
@@ -124,6 +126,11 @@ typedef struct rf_io_info {
 	uint32_t inflight;   /* reads submitted and not reaped */
 	rf_io_http_counts http; /* URL reads */
 } rf_io_info;
+
+/* What a failed read failed of, for a message: strerror(-d->res), or for a
+ * URL read what the server said ("HTTP 503 (8 tries in 6.1 s)", "changed
+ * on the server (HTTP 412: ...)", "timed out (3 tries in 120.0 s)"). */
+void rf_io_describe(const rf_io_done *d, char *buf, size_t len);
 
 /* Creates an engine on the calling thread (which alone may use it).
  * @return : 0 with *out set; RF_ENOIOURING when p->path forces an io_uring

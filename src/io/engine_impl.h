@@ -45,8 +45,9 @@ typedef struct rf_io_req {
 	int32_t result;        /* once finished: what rf_io_reap() gives back */
 	uint8_t step;          /* enum rf_io_step */
 	uint64_t object_size;  /* a URL read: the object's bytes (http.c), or 0 */
-	const char *etag;      /* a URL read: its response's ETag (http.c's), or NULL */
-	const char *why;       /* a URL read that failed: what failed (http.c's), or NULL */
+	uint16_t http_status;  /* a URL read: as http.c ended it (rf_io_done's) */
+	uint16_t tries;
+	uint32_t ms;
 } rf_io_req;
 
 /* An HTTP socket curl asked to have watched (http.c's hooks). */

@@ -65,7 +65,7 @@ typedef struct http_read {
 	long status;         /* the last response's HTTP status, 0: none */
 	struct curl_slist *headers; /* If-Match and the signing headers, this read's */
 	char etag[RF_IO_ETAG_MAX];  /* the response's ETag, "" when it gave none */
-	char why[96];        /* what a failed read failed of ("HTTP 503, 8 tries") */
+	char *etag_out;      /* the caller's: where the ETag goes at the end, or NULL */
 } http_read;
 
 struct rf_http {
@@ -77,14 +77,8 @@ struct rf_http {
 	uint64_t next_retry; /* the earliest retry_at of the reads waiting, or UINT64_MAX */
 	uint32_t waiting;    /* reads waiting to be tried again */
 	uint64_t rng;        /* the jitter's state */
-	char *ca_file, *ca_path; /* CURL_CA_BUNDLE or SSL_CERT_FILE, SSL_CERT_DIR: where
-	                      * certificates are verified against (else curl's default,
-	                      * or the first bundle of ca_bundles[] that exists) */
+	rf_http_client client; /* certificates and signing, as every request sets them */
 	uint64_t budget_ns;  /* a read's time from its first transfer to its last */
-	/* Signing (AWS SigV4), copied at create; NULL: requests go unsigned */
-	char *sigv4;         /* "aws:amz:REGION:s3" */
-	char *userpwd;       /* "KEY_ID:SECRET" (a secret: never printed) */
-	char *token_header;  /* "x-amz-security-token: TOKEN", or NULL */
 	rf_io_http_counts counts;
 	char range[48];
 };
@@ -218,6 +212,79 @@ static char *default_ca(void)
 	return NULL;
 }
 
+int rf_http_client_init(rf_http_client *c, const rf_io_sign *sign)
+{
+	*c = (rf_http_client){ 0 };
+	/* the CA bundle as curl's tool and OpenSSL take it from the environment */
+	const char *ca = getenv("CURL_CA_BUNDLE");
+	if (!ca || !ca[0])
+		ca = getenv("SSL_CERT_FILE");
+	const char *dir = getenv("SSL_CERT_DIR");
+	c->ca_file = ca && ca[0] ? strdup(ca) : dir && dir[0] ? NULL : default_ca();
+	c->ca_path = dir && dir[0] ? strdup(dir) : NULL;
+	if ((ca && ca[0] && !c->ca_file) || (dir && dir[0] && !c->ca_path))
+		goto oom;
+	if (sign && sign->key_id && sign->secret) {
+		c->sigv4 = rf_strprintf("aws:amz:%s:s3", sign->region ? sign->region : "us-east-1");
+		c->userpwd = rf_strprintf("%s:%s", sign->key_id, sign->secret);
+		if (sign->token && sign->token[0] &&
+		    !(c->token_header = rf_strprintf("x-amz-security-token: %s", sign->token)))
+			goto oom;
+		if (!c->sigv4 || !c->userpwd)
+			goto oom;
+	}
+	return 0;
+oom:
+	rf_http_client_free(c);
+	return -ENOMEM;
+}
+
+/* Frees a string that held a secret, wiping it first. */
+static void free_secret(char *s)
+{
+	if (s)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+void rf_http_client_free(rf_http_client *c)
+{
+	free(c->ca_file);
+	free(c->ca_path);
+	free(c->sigv4);
+	free_secret(c->userpwd);
+	free_secret(c->token_header);
+	*c = (rf_http_client){ 0 };
+}
+
+int rf_http_client_apply(const rf_http_client *c, void *easy, struct curl_slist **headers)
+{
+	CURL *e = easy;
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	if (c->ca_file) /* certificates are verified (curl's default), against this */
+		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+	if (c->ca_path)
+		curl_easy_setopt(e, CURLOPT_CAPATH, c->ca_path);
+	if (!c->sigv4)
+		return 0;
+	curl_easy_setopt(e, CURLOPT_AWS_SIGV4, c->sigv4);
+	curl_easy_setopt(e, CURLOPT_USERPWD, c->userpwd);
+	/* S3 wants the body's hash signed; a GET has none */
+	struct curl_slist *hl = curl_slist_append(*headers, "x-amz-content-sha256: "
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	if (hl && c->token_header)
+		hl = curl_slist_append(hl, c->token_header);
+	if (!hl)
+		return -ENOMEM;
+	*headers = hl;
+	return 0;
+}
+
 int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
 		   size_t errlen)
 {
@@ -234,23 +301,8 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params
 	h->deadline = h->next_retry = UINT64_MAX;
 	h->rng = rf_now_ns() | 1;
 	h->budget_ns = (uint64_t)(p->url_budget_ms ? p->url_budget_ms : RF_IO_URL_BUDGET_MS) * 1000000ull;
-	/* the CA bundle as curl's tool and OpenSSL take it from the environment */
-	const char *ca = getenv("CURL_CA_BUNDLE");
-	if (!ca || !ca[0])
-		ca = getenv("SSL_CERT_FILE");
-	const char *dir = getenv("SSL_CERT_DIR");
-	h->ca_file = ca && ca[0] ? strdup(ca) : dir && dir[0] ? NULL : default_ca();
-	h->ca_path = dir && dir[0] ? strdup(dir) : NULL;
-	const rf_io_sign *sg = p->sign;
-	if (sg && sg->key_id && sg->secret) {
-		if (asprintf(&h->sigv4, "aws:amz:%s:s3", sg->region ? sg->region : "us-east-1") < 0 ||
-		    asprintf(&h->userpwd, "%s:%s", sg->key_id, sg->secret) < 0 ||
-		    (sg->token && sg->token[0] &&
-		     asprintf(&h->token_header, "x-amz-security-token: %s", sg->token) < 0)) {
-			h->sigv4 = h->userpwd = h->token_header = NULL; /* asprintf left them undefined */
-			goto oom;
-		}
-	}
+	if (rf_http_client_init(&h->client, p->sign))
+		goto oom;
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -263,14 +315,6 @@ oom:
 	rf_http_destroy(h);
 	rf_fmt(err, errlen, "out of memory");
 	return -ENOMEM;
-}
-
-/* Frees a string that held a secret, wiping it first. */
-static void free_secret(char *s)
-{
-	if (s)
-		explicit_bzero(s, strlen(s));
-	free(s);
 }
 
 void rf_http_destroy(rf_http *h)
@@ -287,11 +331,7 @@ void rf_http_destroy(rf_http *h)
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
 	free(h->reads);
-	free(h->ca_file);
-	free(h->ca_path);
-	free(h->sigv4);
-	free_secret(h->userpwd);
-	free_secret(h->token_header);
+	rf_http_client_free(&h->client);
 	free(h);
 }
 
@@ -346,29 +386,6 @@ static int32_t judge(const http_read *r, CURLcode code, long status, int *step)
 
 static void transfer(rf_http *h, uint32_t id);
 
-/* What read r failed of, for the caller's message: the last response's
- * status where there was one, and the tries when more than one. */
-static void describe(http_read *r, int32_t res, uint64_t spent_ns)
-{
-	char what[64];
-	if (res == -ESTALE)
-		rf_fmt(what, sizeof(what), "changed on the server (HTTP 412: its ETag is not the "
-		       "one indexed)");
-	else if (r->status >= 400)
-		rf_fmt(what, sizeof(what), "HTTP %ld", r->status);
-	else if (res == -ETIMEDOUT)
-		rf_fmt(what, sizeof(what), "timed out");
-	else if (res == -ECONNRESET)
-		rf_fmt(what, sizeof(what), "connection reset or cut short");
-	else
-		rf_fmt(what, sizeof(what), "%s", strerror(-res));
-	if (r->tries > 1)
-		rf_fmt(r->why, sizeof(r->why), "%s (%u tries in %.1f s)", what, r->tries,
-		       (double)spent_ns / 1e9);
-	else
-		rf_fmt(r->why, sizeof(r->why), "%s", what);
-}
-
 /* Judges the transfers curl finished: each is tried again after a backoff,
  * or its read is reported. */
 static void reap(rf_http *h)
@@ -403,31 +420,32 @@ static void reap(rf_http *h)
 		}
 		if (res < 0) {
 			h->counts.errors++;
-			describe(r, res, spent);
-			if (transient(res)) /* tried enough: not for the caller to try again */
-				res = res == -EAGAIN ? -EIO : res;
+			if (res == -EAGAIN) /* tried enough: not for the caller to try again */
+				res = -EIO;
 		}
+		if (r->etag_out)
+			memcpy(r->etag_out, r->etag, sizeof(r->etag));
 		r->active = 0;
 		h->active--;
 		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = res, .step = step,
-			      .size = r->size, .etag = r->etag, .why = res < 0 ? r->why : NULL });
+			      .size = r->size, .status = status, .tries = r->tries, .ns = spent });
 	}
 }
 
 void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
-		   uint8_t *buf, const char *if_match)
+		   uint8_t *buf, const char *if_match, char *etag_out)
 {
 	http_read *r = &h->reads[id];
 	if (!r->easy && !(r->easy = curl_easy_init())) {
 		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = -ENOMEM,
-			      .step = RF_IO_STEP_OPEN, .why = "out of memory" });
+			      .step = RF_IO_STEP_OPEN });
 		return;
 	}
 	CURL *e = r->easy;
 	curl_easy_reset(e);
 	curl_slist_free_all(r->headers);
 	*r = (http_read){ .easy = e, .buf = buf, .len = len, .offset = offset, .active = 1,
-			  .started = rf_now_ns() };
+			  .started = rf_now_ns(), .etag_out = etag_out };
 	snprintf(h->range, sizeof(h->range), "%llu-%llu", (unsigned long long)offset,
 		 (unsigned long long)(offset + len - 1));
 	curl_easy_setopt(e, CURLOPT_URL, url);
@@ -437,45 +455,27 @@ void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, ui
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)(uintptr_t)id);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
 	/* a stalled transfer is given up, then tried again */
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, HTTP_STALL_S);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (h->ca_file) /* certificates are verified (curl's default), against this */
-		curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_file);
-	if (h->ca_path)
-		curl_easy_setopt(e, CURLOPT_CAPATH, h->ca_path);
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	/* the request's headers: the object it was indexed as, and the signature's */
 	char line[16 + RF_IO_ETAG_MAX];
 	struct curl_slist *hl = NULL;
 	int ok = 1;
 	if (if_match && if_match[0]) {
 		snprintf(line, sizeof(line), "If-Match: %s", if_match);
-		ok = ok && (hl = curl_slist_append(hl, line));
+		ok = !!(hl = curl_slist_append(hl, line));
 	}
-	if (h->sigv4) {
-		curl_easy_setopt(e, CURLOPT_AWS_SIGV4, h->sigv4);
-		curl_easy_setopt(e, CURLOPT_USERPWD, h->userpwd);
-		/* S3 wants the body's hash signed; a GET has none */
-		ok = ok && (hl = curl_slist_append(hl, "x-amz-content-sha256: "
-				"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
-		if (h->token_header)
-			ok = ok && (hl = curl_slist_append(hl, h->token_header));
-	}
+	ok = ok && rf_http_client_apply(&h->client, e, &hl) == 0;
 	r->headers = hl;
+	if (hl)
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
 	if (!ok) {
 		r->active = 0;
 		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = -ENOMEM,
-			      .step = RF_IO_STEP_OPEN, .why = "out of memory" });
+			      .step = RF_IO_STEP_OPEN });
 		return;
 	}
-	if (hl)
-		curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
 	r->url = url;
 	h->active++;
 	transfer(h, id);
@@ -501,7 +501,7 @@ static void transfer(rf_http *h, uint32_t id)
 		r->active = 0;
 		h->active--;
 		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = -ENOMEM,
-			      .step = RF_IO_STEP_OPEN, .why = "out of memory" });
+			      .step = RF_IO_STEP_OPEN });
 	}
 }
 
@@ -584,7 +584,7 @@ void rf_http_destroy(rf_http *h)
 }
 
 void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
-		   uint8_t *buf, const char *if_match)
+		   uint8_t *buf, const char *if_match, char *etag_out)
 {
 	(void)h, (void)id, (void)url, (void)offset, (void)len, (void)buf, (void)if_match;
 }

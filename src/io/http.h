@@ -26,10 +26,9 @@ typedef struct rf_http_result {
 	                    * (4xx), else RF_IO_STEP_READ */
 	uint64_t size;     /* the object's bytes as the response says them
 	                    * (Content-Range's total), or 0 when it does not */
-	const char *etag;  /* the response's ETag ("" none); valid until the read
-	                    * number is started again */
-	const char *why;   /* res < 0: what failed, for messages ("HTTP 503 (8 tries
-	                    * in 6.1 s)"); same lifetime */
+	long status;       /* the last response's HTTP status, 0: none came */
+	uint32_t tries;    /* transfers made */
+	uint64_t ns;       /* from the first transfer's start to the end */
 } rf_http_result;
 
 /* What the engine lends the HTTP side. */
@@ -40,6 +39,26 @@ typedef struct rf_http_hooks {
 	/* Read id is over. */
 	void (*done)(void *engine, uint32_t id, const rf_http_result *r);
 } rf_http_hooks;
+
+/* What every request of ours sets (http.c's reads and fetch.c's set-up
+ * requests): where certificates are verified against, and how requests
+ * are signed. */
+typedef struct rf_http_client {
+	char *ca_file, *ca_path; /* CURL_CA_BUNDLE or SSL_CERT_FILE, SSL_CERT_DIR; else
+	                          * NULL (curl's default), or the first usual bundle
+	                          * that exists where curl's default does not */
+	char *sigv4;             /* "aws:amz:REGION:s3", or NULL: unsigned */
+	char *userpwd;           /* "KEY_ID:SECRET" (a secret: never printed) */
+	char *token_header;      /* "x-amz-security-token: TOKEN", or NULL */
+} rf_http_client;
+struct curl_slist;
+/* sign: copied, or NULL. @return : 0 or -ENOMEM. */
+int rf_http_client_init(rf_http_client *c, const rf_io_sign *sign);
+void rf_http_client_free(rf_http_client *c);
+/* Sets c on easy (a CURL *): certificates, protocols, redirects, connect
+ * timeout, signing; the signing headers appended to *headers (the caller
+ * sets CURLOPT_HTTPHEADER, then frees them). @return : 0 or -ENOMEM. */
+int rf_http_client_apply(const rf_http_client *c, void *easy, struct curl_slist **headers);
 
 /* 1 when this build reads URLs (libcurl found at build time). */
 int rf_http_available(void);
@@ -53,10 +72,12 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params
 void rf_http_destroy(rf_http *h);
 
 /* Starts read id: bytes [offset, offset + len) of url into buf, only
- * while the object's ETag is if_match (NULL: whatever it is). Its end
- * comes through hooks->done (possibly from within this call). */
+ * while the object's ETag is if_match (NULL: whatever it is); the
+ * response's ETag copied to etag_out (RF_IO_ETAG_MAX bytes) when it is
+ * not NULL. Its end comes through hooks->done (possibly from within this
+ * call). */
 void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
-		   uint8_t *buf, const char *if_match);
+		   uint8_t *buf, const char *if_match, char *etag_out);
 
 /* A watched socket is ready (revents as poll gives them). */
 void rf_http_socket_ready(rf_http *h, int fd, short revents);

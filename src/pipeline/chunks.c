@@ -233,9 +233,12 @@ void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	rf_chunk *c = &f->chunks[(uint32_t)(d->tag & ~CHUNK_TAG)];
 	assert(c->state == CHUNK_READING); /* READING -> READY, once per read */
 	char reason[RF_REASON_LEN] = "";
-	if (d->res < 0)
+	if (d->res < 0) {
+		char what[128];
+		rf_io_describe(d, what, sizeof(what));
 		rf_fmt(reason, sizeof(reason), "%s of its chunk: %s",
-		       d->step == RF_IO_STEP_OPEN ? "open" : "read", d->why ? d->why : strerror(-d->res));
+		       d->step == RF_IO_STEP_OPEN ? "open" : "read", what);
+	}
 	c->state = CHUNK_READY;
 	c->skip = d->skip;
 	c->got = d->res < 0 ? 0 : (uint32_t)d->res;

@@ -169,8 +169,10 @@ void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_
 			  rf_io_read *rd)
 {
 	const rf_index *idx = &l->src.index;
-	if (idx->urls)
-		rd->url = idx->urls[shard]; /* a ranged GET */
+	if (idx->urls) { /* a ranged GET, of the object indexed */
+		rd->url = idx->urls[shard];
+		rd->etag = idx->etags[shard];
+	}
 	else if (f->shard_files)
 		rd->file = f->shard_files[shard];
 	else
@@ -404,7 +406,9 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		if ((res == -EAGAIN || res == -EINTR) && transient_left)
 			again = 1;
 		err = res;
-		rf_fmt(reason, sizeof(reason), "%s: %s", step, d->why ? d->why : strerror(-err));
+		char what[RF_REASON_LEN];
+		rf_io_describe(d, what, sizeof(what));
+		rf_fmt(reason, sizeof(reason), "%s: %s", step, what);
 	} else if ((int64_t)res != size) {
 		/* Short: a transient short read, or a file that shrank. Read again
 		 * a few times before believing the file changed. */
@@ -642,6 +646,7 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 		.max_files = keep_shards(l) ? (uint32_t)l->src.index.nshards : 0,
 		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
 		.name = l->src.index.root, .log_level = l->cfg.log_level,
+		.sign = l->src.index.s3 ? &l->src.index.s3->sign : NULL,
 	};
 	int ret = rf_io_create(&f->io, &p, err, errlen);
 	if (ret)

@@ -69,6 +69,8 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	int ret;
 	if (!st) {
 		ret = rf_index_shard_pattern(idx, source, RF_SHARDS_TAR, err, errlen);
+		if (ret == 0)
+			ret = rf_index_shard_bucket(idx, source, RF_SHARDS_TAR, err, errlen);
 		if (ret == 0 && rf_index_is_url(source)) /* one remote shard */
 			ret = rf_index_shard_file(idx, source, err, errlen);
 		if (ret == 0) {

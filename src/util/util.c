@@ -98,6 +98,16 @@ void rf_fmt(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+char *rf_strprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s;
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
+}
+
 void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 {
 	static const char *names[] = { "", "error", "warning", "info" };

@@ -43,6 +43,9 @@ int rf_cpu_count(void);
 void rf_fmt(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A new string printed as fmt says (free() it), or NULL: out of memory. */
+char *rf_strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* A buffer of at least need bytes at *p (its size in *cap), grown with
  * realloc, never shrunk: the decoders' per-thread output buffers.
  * @return : 0, or -ENOMEM with *p and *cap as they were. */

@@ -1,0 +1,280 @@
+/* fetch.c - one http(s) request made and waited for (fetch.h): a curl easy
+ * handle per call, the body gathered in memory, transient failures tried
+ * again after 100 ms, 200 ms, 400 ms (set-up may sleep: no run has
+ * started). */
+#define _GNU_SOURCE
+#include "io/fetch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "io/http.h"
+#include "rf_config.h"
+#include "util/util.h"
+
+#define FETCH_MAX_BODY (64u << 20)
+
+void rf_fetch_result_free(rf_fetch_result *r)
+{
+	free(r->body);
+	r->body = NULL;
+	r->body_len = 0;
+}
+
+int rf_xml_text(const char *doc, size_t len, size_t *pos, const char *tag, char *out,
+		size_t outlen)
+{
+	char open[64], close[64];
+	int no = snprintf(open, sizeof(open), "<%s>", tag), nc = snprintf(close, sizeof(close),
+									  "</%s>", tag);
+	if (no <= 0 || (size_t)no >= sizeof(open) || nc <= 0 || (size_t)nc >= sizeof(close) ||
+	    !outlen || *pos >= len)
+		return 0;
+	const char *a = memmem(doc + *pos, len - *pos, open, (size_t)no);
+	if (!a)
+		return 0;
+	a += no;
+	const char *b = memmem(a, (size_t)(doc + len - a), close, (size_t)nc);
+	if (!b)
+		return 0;
+	*pos = (size_t)(b - doc) + (size_t)nc;
+	size_t n = 0;
+	static const struct { const char *name; char c; } ents[] = {
+		{ "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' }, { "quot;", '"' }, { "apos;", '\'' },
+	};
+	for (const char *p = a; p < b; n++) {
+		if (n + 1 >= outlen)
+			return 0;
+		if (*p != '&') {
+			out[n] = *p++;
+			continue;
+		}
+		p++;
+		size_t i;
+		for (i = 0; i < sizeof(ents) / sizeof(ents[0]); i++) {
+			size_t el = strlen(ents[i].name);
+			if ((size_t)(b - p) >= el && !memcmp(p, ents[i].name, el)) {
+				out[n] = ents[i].c;
+				p += el;
+				break;
+			}
+		}
+		if (i < sizeof(ents) / sizeof(ents[0]))
+			continue;
+		char *end;
+		unsigned long cp = *p == '#' ? (p[1] == 'x' ? strtoul(p + 2, &end, 16)
+						  : strtoul(p + 1, &end, 10)) : 0;
+		if (*p != '#' || end >= b || *end != ';' || cp == 0 || cp > 0x10ffff)
+			return 0; /* not an entity S3 writes */
+		p = end + 1;
+		/* UTF-8 of the code point */
+		char u[4];
+		int k = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+		if (k == 1)
+			u[0] = (char)cp;
+		else {
+			for (int j = k - 1; j > 0; j--, cp >>= 6)
+				u[j] = (char)(0x80 | (cp & 0x3f));
+			u[0] = (char)((0xf00u >> k) | cp);
+		}
+		if (n + (size_t)k >= outlen)
+			return 0;
+		memcpy(out + n, u, (size_t)k);
+		n += (size_t)k - 1;
+	}
+	out[n] = '\0';
+	return 1;
+}
+
+void rf_fetch_why(const rf_fetch_result *r, char *buf, size_t len)
+{
+	char code[64] = "", msg[160] = "";
+	size_t pos = 0;
+	if (r->body && rf_xml_text((const char *)r->body, r->body_len, &pos, "Code", code,
+				   sizeof(code))) {
+		pos = 0;
+		rf_xml_text((const char *)r->body, r->body_len, &pos, "Message", msg, sizeof(msg));
+		rf_fmt(buf, len, "HTTP %ld (%s%s%s)", r->status, code, msg[0] ? ": " : "", msg);
+	} else {
+		rf_fmt(buf, len, "HTTP %ld", r->status);
+	}
+}
+
+#if RF_HAVE_REMOTE
+#include <curl/curl.h>
+
+typedef struct gather {
+	rf_fetch_result *out;
+	size_t cap, max;
+	int over;
+	uint64_t offset;
+} gather;
+
+static size_t on_body(char *data, size_t size, size_t n, void *user)
+{
+	gather *g = user;
+	size_t bytes = size * n;
+	if (g->out->body_len + bytes > g->max) {
+		g->over = 1;
+		return 0;
+	}
+	if (g->out->body_len + bytes + 1 > g->cap) {
+		size_t cap = RF_MAX(g->cap * 2, g->out->body_len + bytes + 1);
+		uint8_t *p = realloc(g->out->body, cap);
+		if (!p)
+			return 0;
+		g->out->body = p;
+		g->cap = cap;
+	}
+	memcpy(g->out->body + g->out->body_len, data, bytes);
+	g->out->body_len += bytes;
+	g->out->body[g->out->body_len] = '\0';
+	return bytes;
+}
+
+/* The object's size and ETag, as http.c's reads take them. */
+static size_t on_header(char *line, size_t size, size_t n, void *user)
+{
+	gather *g = user;
+	size_t len = size * n;
+	char buf[160];
+	if (len >= sizeof(buf))
+		return len;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	unsigned long long total;
+	const char *slash;
+	if (!strncasecmp(buf, "HTTP/", 5)) {
+		g->out->size = 0;
+		g->out->etag[0] = '\0';
+	} else if (!strncasecmp(buf, "content-range:", 14) && (slash = strchr(buf, '/')) &&
+		   sscanf(slash + 1, "%llu", &total) == 1) {
+		g->out->size = total;
+	} else if (!strncasecmp(buf, "content-length:", 15) && !g->out->size && g->offset == 0 &&
+		   sscanf(buf + 15, "%llu", &total) == 1) {
+		g->out->size = total;
+	} else if (!strncasecmp(buf, "etag:", 5)) {
+		const char *v = buf + 5 + strspn(buf + 5, " \t");
+		size_t vlen = strcspn(v, "\r\n");
+		if (vlen < sizeof(g->out->etag)) {
+			memcpy(g->out->etag, v, vlen);
+			g->out->etag[vlen] = '\0';
+		}
+	}
+	return len;
+}
+
+/* One try. @return : 0 (a response), or a negative errno. */
+static int try_once(const rf_fetch *f, const rf_http_client *client, rf_fetch_result *out,
+		    char *err, size_t errlen)
+{
+	CURL *e = curl_easy_init();
+	if (!e) {
+		rf_fmt(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	gather g = { .out = out, .max = f->max_body ? f->max_body : FETCH_MAX_BODY,
+		     .offset = f->len ? f->offset : 0 };
+	struct curl_slist *hl = NULL;
+	int ret = 0;
+	for (const char *const *h = f->headers; h && *h && !ret; h++) {
+		struct curl_slist *n = curl_slist_append(hl, *h);
+		if (!n)
+			ret = -ENOMEM;
+		else
+			hl = n;
+	}
+	if (!ret && rf_http_client_apply(client, e, &hl))
+		ret = -ENOMEM;
+	if (ret) {
+		rf_fmt(err, errlen, "out of memory");
+		goto out;
+	}
+	char range[48];
+	curl_easy_setopt(e, CURLOPT_URL, f->url);
+	if (f->len) {
+		snprintf(range, sizeof(range), "%llu-%llu", (unsigned long long)f->offset,
+			 (unsigned long long)(f->offset + f->len - 1));
+		curl_easy_setopt(e, CURLOPT_RANGE, range);
+	}
+	if (f->method && strcmp(f->method, "GET"))
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, f->method);
+	if (hl)
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &g);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, &g);
+	long timeout = f->timeout_ms ? f->timeout_ms : 30000;
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, RF_MIN(timeout, 10000L));
+	CURLcode code = curl_easy_perform(e);
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
+	if (g.over) {
+		rf_fmt(err, errlen, "%s: the answer is over %zu bytes", f->url, g.max);
+		ret = -EFBIG;
+	} else if (code != CURLE_OK) {
+		ret = code == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT
+		    : code == CURLE_COULDNT_CONNECT ? -ECONNREFUSED
+		    : code == CURLE_COULDNT_RESOLVE_HOST ? -EHOSTUNREACH
+		    : code == CURLE_OUT_OF_MEMORY || code == CURLE_WRITE_ERROR ? -ENOMEM
+		    : code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
+		      code == CURLE_SSL_CONNECT_ERROR ? -EPERM
+		    : -ECONNRESET;
+		rf_fmt(err, errlen, "%s: %s%s", f->url, curl_easy_strerror(code),
+		       ret == -EPERM ? " (CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to "
+		       "verify against)" : "");
+	}
+out:
+	curl_slist_free_all(hl);
+	curl_easy_cleanup(e);
+	return ret;
+}
+
+int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen)
+{
+	*out = (rf_fetch_result){ 0 };
+	rf_http_client client;
+	if (rf_http_client_init(&client, f->sign)) {
+		rf_fmt(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	int tries = f->tries ? f->tries : 4, ret = 0;
+	for (int t = 0; t < tries; t++) {
+		if (t) { /* 100 ms, 200 ms, 400 ms, ... */
+			struct timespec ts = { 0, (100L << (t - 1)) * 1000000L };
+			while (ts.tv_nsec >= 1000000000L)
+				ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+			nanosleep(&ts, NULL);
+		}
+		rf_fetch_result_free(out);
+		*out = (rf_fetch_result){ 0 };
+		ret = try_once(f, &client, out, err, errlen);
+		int transient = ret == -ETIMEDOUT || ret == -ECONNRESET ||
+				(!ret && (out->status == 429 || out->status == 500 ||
+					  out->status == 502 || out->status == 503 ||
+					  out->status == 504));
+		if (!transient)
+			break;
+	}
+	rf_http_client_free(&client);
+	if (ret)
+		rf_fetch_result_free(out);
+	return ret;
+}
+
+#else /* !RF_HAVE_REMOTE */
+
+int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen)
+{
+	*out = (rf_fetch_result){ 0 };
+	rf_fmt(err, errlen, "%s: this ringfeed was built without libcurl: no http(s) reads "
+	       "(scripts/deps.sh installs libcurl4-openssl-dev; meson feature 'remote')", f->url);
+	return -EPROTONOSUPPORT;
+}
+
+#endif

@@ -1,0 +1,57 @@
+/* fetch.h - one http(s) request made and waited for, at set-up: listing a
+ * bucket, asking instance metadata for credentials, a token shard's header,
+ * an index object. The read engine (http.c) makes the many requests of a
+ * run without blocking; these are the few a source needs before the run
+ * starts, on the thread that creates the loader. Transient failures (429,
+ * 5xx, a reset, a timeout) are tried again after a short backoff.
+ *
+ * Thread rule: any thread; each call is its own. Private to the library. */
+#ifndef RF_IO_FETCH_H
+#define RF_IO_FETCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/engine.h" /* rf_io_sign, RF_IO_ETAG_MAX */
+
+typedef struct rf_fetch {
+	const char *url;
+	const char *method;          /* NULL: GET */
+	const char *const *headers;  /* extra header lines, NULL-terminated, or NULL */
+	const rf_io_sign *sign;      /* how to sign it, or NULL */
+	uint64_t offset, len;        /* len > 0: only bytes [offset, offset + len) */
+	size_t max_body;             /* a longer body fails the call (0: 64 MiB) */
+	long timeout_ms;             /* each try (0: 30 s) */
+	int tries;                   /* 0: 4 */
+} rf_fetch;
+
+typedef struct rf_fetch_result {
+	long status;                 /* the HTTP status of the last response */
+	uint8_t *body;               /* its body, NUL-terminated (malloc'd: free it) */
+	size_t body_len;
+	uint64_t size;               /* the object's bytes: Content-Range's total, or a
+	                              * 200's Content-Length; 0 when unsaid */
+	char etag[RF_IO_ETAG_MAX];   /* its ETag, "" when it gave none */
+} rf_fetch_result;
+
+/* Makes the request. @return : 0 when a response came (whatever its status:
+ * the caller judges it; rf_fetch_why() says a failed one), else a negative
+ * errno (-ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, -EPERM: a certificate,
+ * -EFBIG: the body was over max_body, -EPROTONOSUPPORT: a build without
+ * libcurl) with err[errlen] saying why. out->body is NULL on errors. */
+int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen);
+
+/* "HTTP 403 (AccessDenied: Access Denied)": the status and, from an S3
+ * error body, its Code and Message. */
+void rf_fetch_why(const rf_fetch_result *r, char *buf, size_t len);
+
+void rf_fetch_result_free(rf_fetch_result *r);
+
+/* The text of the first <tag>...</tag> of doc[0..len) at or after *pos,
+ * entities (&amp; &lt; &gt; &quot; &apos; &#N; &#xN;) decoded, into
+ * out[outlen]; *pos moves past it. Enough for S3's answers (flat elements,
+ * no CDATA). @return : 1 found, 0 none (or it did not fit in out). */
+int rf_xml_text(const char *doc, size_t len, size_t *pos, const char *tag, char *out,
+		size_t outlen);
+
+#endif

@@ -1,0 +1,452 @@
+/* s3.c - an S3 bucket's endpoint, region and credentials, found as the AWS
+ * tools find them (s3.h), its objects' URLs, and its listing
+ * (ListObjectsV2). The requests made here (listing, instance metadata) are
+ * set-up's, through fetch.c; the reads of a run are the engine's. */
+#define _GNU_SOURCE
+#include "io/s3.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "io/fetch.h"
+#include "util/util.h"
+
+#define IMDS_DEFAULT "http://169.254.169.254"
+
+int rf_s3_is_url(const char *source)
+{
+	return !strncasecmp(source, "s3://", 5);
+}
+
+const char *rf_s3_key_of(const char *url)
+{
+	const char *slash = strchr(url + 5, '/');
+	return slash ? slash + 1 : "";
+}
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+	return v && v[0] ? v : NULL;
+}
+
+/* ---- the shared files: ~/.aws/credentials and ~/.aws/config ---- */
+
+/* The value of key in section (a line "[section]"; in the config file
+ * "[profile NAME]", or "[default]") of an INI file, into out; nested
+ * settings ("s3 =" then indented "addressing_style = path") are asked as
+ * "s3.addressing_style". @return : 1 found, 0 not (or no such file). */
+static int ini_get(const char *path, const char *section, const char *key, char *out, size_t len)
+{
+	FILE *f = path ? fopen(path, "re") : NULL;
+	if (!f)
+		return 0;
+	char line[1024], parent[64] = "";
+	int in = 0, found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		int indented = line[0] == ' ' || line[0] == '\t';
+		char *s = line + strspn(line, " \t");
+		s[strcspn(s, "\r\n")] = '\0';
+		if (!s[0] || s[0] == '#' || s[0] == ';')
+			continue;
+		if (s[0] == '[') {
+			char *end = strchr(s, ']');
+			if (end)
+				*end = '\0';
+			char *name = s + 1 + strspn(s + 1, " \t");
+			in = !strcmp(name, section);
+			parent[0] = '\0';
+			continue;
+		}
+		char *eq = strchr(s, '=');
+		if (!in || !eq)
+			continue;
+		char *k = s, *v = eq + 1;
+		for (char *e = eq; e > k && (e[-1] == ' ' || e[-1] == '\t'); e--)
+			e[-1] = '\0';
+		*eq = '\0';
+		v += strspn(v, " \t");
+		for (size_t n = strlen(v); n && (v[n - 1] == ' ' || v[n - 1] == '\t'); n--)
+			v[n - 1] = '\0';
+		char full[160];
+		if (!indented) {
+			if (!v[0]) { /* "s3 =": its settings follow, indented */
+				rf_fmt(parent, sizeof(parent), "%s", k);
+				continue;
+			}
+			parent[0] = '\0';
+			rf_fmt(full, sizeof(full), "%s", k);
+		} else {
+			rf_fmt(full, sizeof(full), "%s.%s", parent, k);
+		}
+		if (!strcmp(full, key)) {
+			rf_fmt(out, len, "%s", v);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The shared files' paths, and the profile's sections in each. */
+typedef struct profile {
+	char creds[1024], config[1024];
+	char creds_section[160], config_section[168];
+	const char *name;
+} profile;
+
+static void find_profile(profile *p)
+{
+	const char *home = env("HOME");
+	p->name = env("AWS_PROFILE") ? env("AWS_PROFILE") : "default";
+	const char *c = env("AWS_SHARED_CREDENTIALS_FILE"), *g = env("AWS_CONFIG_FILE");
+	rf_fmt(p->creds, sizeof(p->creds), "%s%s", c ? c : home ? home : "",
+	       c ? "" : home ? "/.aws/credentials" : "");
+	rf_fmt(p->config, sizeof(p->config), "%s%s", g ? g : home ? home : "",
+	       g ? "" : home ? "/.aws/config" : "");
+	rf_fmt(p->creds_section, sizeof(p->creds_section), "%s", p->name);
+	if (!strcmp(p->name, "default"))
+		rf_fmt(p->config_section, sizeof(p->config_section), "default");
+	else
+		rf_fmt(p->config_section, sizeof(p->config_section), "profile %s", p->name);
+}
+
+/* A setting of the profile: the credentials file first, then the config. */
+static int profile_get(const profile *p, const char *key, char *out, size_t len)
+{
+	return (p->creds[0] && ini_get(p->creds, p->creds_section, key, out, len)) ||
+	       (p->config[0] && ini_get(p->config, p->config_section, key, out, len));
+}
+
+/* ---- EC2 instance metadata (IMDSv2) ---- */
+
+/* The string value of "key" in a flat JSON object, into out. */
+static int json_string(const char *doc, const char *key, char *out, size_t len)
+{
+	char pat[64];
+	rf_fmt(pat, sizeof(pat), "\"%s\"", key);
+	const char *p = strstr(doc, pat);
+	if (!p)
+		return 0;
+	p += strlen(pat);
+	p += strspn(p, " \t\r\n");
+	if (*p++ != ':')
+		return 0;
+	p += strspn(p, " \t\r\n");
+	if (*p++ != '"')
+		return 0;
+	size_t n = 0;
+	for (; *p && *p != '"'; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		if (n + 1 >= len)
+			return 0;
+		out[n++] = *p;
+	}
+	out[n] = '\0';
+	return *p == '"';
+}
+
+/* Credentials from the instance's role. 0 found, else not (quietly: most
+ * machines are not EC2 instances). */
+static int from_imds(rf_s3 *s3)
+{
+	const char *v = env("AWS_EC2_METADATA_DISABLED");
+	if (v && !strcasecmp(v, "true"))
+		return -ENOENT;
+	const char *base = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+	base = base ? base : IMDS_DEFAULT;
+	size_t bl = strlen(base);
+	while (bl && base[bl - 1] == '/')
+		bl--;
+	char url[512], hdr[600], err[256];
+	rf_fetch_result r;
+	/* a session token first (IMDSv2), then the role's name, then its keys */
+	rf_fmt(url, sizeof(url), "%.*s/latest/api/token", (int)bl, base);
+	const char *ttl[] = { "X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL };
+	if (rf_fetch_run(&(rf_fetch){ .url = url, .method = "PUT", .headers = ttl,
+				       .timeout_ms = 1000, .tries = 2, .max_body = 4096 },
+			 &r, err, sizeof(err)) || r.status != 200 || !r.body) {
+		rf_fetch_result_free(&r);
+		return -ENOENT;
+	}
+	rf_fmt(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %s", (char *)r.body);
+	rf_fetch_result_free(&r);
+	const char *auth[] = { hdr, NULL };
+	rf_fmt(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/", (int)bl, base);
+	if (rf_fetch_run(&(rf_fetch){ .url = url, .headers = auth, .timeout_ms = 1000, .tries = 2,
+				       .max_body = 4096 }, &r, err, sizeof(err)) ||
+	    r.status != 200 || !r.body) {
+		rf_fetch_result_free(&r);
+		explicit_bzero(hdr, sizeof(hdr));
+		return -ENOENT;
+	}
+	char role[256];
+	rf_fmt(role, sizeof(role), "%.*s", (int)strcspn((char *)r.body, "\r\n"), (char *)r.body);
+	rf_fetch_result_free(&r);
+	rf_fmt(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/%s", (int)bl, base,
+	       role);
+	int ret = rf_fetch_run(&(rf_fetch){ .url = url, .headers = auth, .timeout_ms = 1000,
+					   .tries = 2, .max_body = 16384 }, &r, err, sizeof(err));
+	explicit_bzero(hdr, sizeof(hdr));
+	char id[256], secret[256], token[4096];
+	if (ret || r.status != 200 || !r.body || !json_string((char *)r.body, "AccessKeyId", id,
+							       sizeof(id)) ||
+	    !json_string((char *)r.body, "SecretAccessKey", secret, sizeof(secret))) {
+		if (r.body)
+			explicit_bzero(r.body, r.body_len);
+		rf_fetch_result_free(&r);
+		return -ENOENT;
+	}
+	if (!json_string((char *)r.body, "Token", token, sizeof(token)))
+		token[0] = '\0';
+	explicit_bzero(r.body, r.body_len);
+	rf_fetch_result_free(&r);
+	s3->key_id = strdup(id);
+	s3->secret = strdup(secret);
+	s3->token = token[0] ? strdup(token) : NULL;
+	explicit_bzero(secret, sizeof(secret));
+	explicit_bzero(token, sizeof(token));
+	s3->credentials_from = "instance metadata";
+	return s3->key_id && s3->secret && (!token[0] || s3->token) ? 0 : -ENOMEM;
+}
+
+/* ---- opening a bucket ---- */
+
+static int credentials(rf_s3 *s3, const profile *p)
+{
+	const char *id = env("AWS_ACCESS_KEY_ID"), *secret = env("AWS_SECRET_ACCESS_KEY");
+	if (id && secret) {
+		const char *token = env("AWS_SESSION_TOKEN");
+		s3->key_id = strdup(id);
+		s3->secret = strdup(secret);
+		s3->token = token ? strdup(token) : NULL;
+		s3->credentials_from = "environment";
+		return s3->key_id && s3->secret && (!token || s3->token) ? 0 : -ENOMEM;
+	}
+	char kid[256], ksecret[256], ktoken[4096];
+	if (profile_get(p, "aws_access_key_id", kid, sizeof(kid)) &&
+	    profile_get(p, "aws_secret_access_key", ksecret, sizeof(ksecret))) {
+		int has_token = profile_get(p, "aws_session_token", ktoken, sizeof(ktoken));
+		s3->key_id = strdup(kid);
+		s3->secret = strdup(ksecret);
+		s3->token = has_token ? strdup(ktoken) : NULL;
+		explicit_bzero(ksecret, sizeof(ksecret));
+		explicit_bzero(ktoken, sizeof(ktoken));
+		s3->credentials_from = "shared files";
+		return s3->key_id && s3->secret && (!has_token || s3->token) ? 0 : -ENOMEM;
+	}
+	int ret = from_imds(s3);
+	if (ret == -ENOENT) {
+		s3->credentials_from = "none (unsigned requests)";
+		return 0;
+	}
+	return ret;
+}
+
+int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
+{
+	*out = NULL;
+	const char *b = url + 5, *slash = strchr(b, '/');
+	size_t blen = slash ? (size_t)(slash - b) : strlen(b);
+	if (!rf_s3_is_url(url) || blen == 0 || blen > 63) {
+		rf_fmt(err, errlen, "'%s': not s3://BUCKET/KEY", url);
+		return -EINVAL;
+	}
+	rf_s3 *s3 = calloc(1, sizeof(*s3));
+	if (!s3 || !(s3->bucket = strndup(b, blen)))
+		goto oom;
+	profile p;
+	find_profile(&p);
+	char value[1024];
+	const char *region = env("AWS_REGION") ? env("AWS_REGION") : env("AWS_DEFAULT_REGION");
+	if (!region && profile_get(&p, "region", value, sizeof(value)))
+		region = value;
+	if (!(s3->region = strdup(region ? region : "us-east-1")))
+		goto oom;
+	const char *endpoint = env("AWS_ENDPOINT_URL_S3") ? env("AWS_ENDPOINT_URL_S3")
+							  : env("AWS_ENDPOINT_URL");
+	if (!endpoint && (profile_get(&p, "s3.endpoint_url", value, sizeof(value)) ||
+			  profile_get(&p, "endpoint_url", value, sizeof(value))))
+		endpoint = value;
+	/* a store of its own (MinIO, Ceph) is addressed path-style; AWS by the
+	 * bucket's host name, unless the name has dots (its certificate would
+	 * not match) or the profile says otherwise */
+	s3->path_style = endpoint != NULL || strchr(s3->bucket, '.') != NULL;
+	s3->endpoint = endpoint ? strdup(endpoint)
+				: rf_strprintf("https://s3.%s.amazonaws.com", s3->region);
+	if (!s3->endpoint)
+		goto oom;
+	for (size_t n = strlen(s3->endpoint); n && s3->endpoint[n - 1] == '/'; n--)
+		s3->endpoint[n - 1] = '\0';
+	if (profile_get(&p, "s3.addressing_style", value, sizeof(value))) {
+		if (!strcmp(value, "path"))
+			s3->path_style = 1;
+		else if (!strcmp(value, "virtual"))
+			s3->path_style = 0;
+	}
+	int ret = credentials(s3, &p);
+	if (ret)
+		goto fail;
+	s3->sign = (rf_io_sign){ .region = s3->region, .key_id = s3->key_id,
+				 .secret = s3->secret, .token = s3->token };
+	*out = s3;
+	return 0;
+oom:
+	ret = -ENOMEM;
+fail:
+	rf_s3_free(s3);
+	rf_fmt(err, errlen, "out of memory");
+	return ret;
+}
+
+static void free_secret(char *s)
+{
+	if (s)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+void rf_s3_free(rf_s3 *s3)
+{
+	if (!s3)
+		return;
+	free(s3->bucket);
+	free(s3->endpoint);
+	free(s3->region);
+	free(s3->key_id);
+	free_secret(s3->secret);
+	free_secret(s3->token);
+	free(s3);
+}
+
+/* Appends s percent-encoded (RFC 3986 unreserved kept; '/' kept when
+ * keep_slash) to out[len] at *n. @return : 0, or -1 when it did not fit. */
+static int encode(char *out, size_t len, size_t *n, const char *s, int keep_slash)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
+			if (*n + 1 >= len)
+				return -1;
+			out[(*n)++] = (char)c;
+		} else {
+			if (*n + 3 >= len)
+				return -1;
+			*n += (size_t)snprintf(out + *n, 4, "%%%02X", c);
+		}
+	}
+	out[*n] = '\0';
+	return 0;
+}
+
+/* The bucket's base URL: ENDPOINT/BUCKET or SCHEME://BUCKET.HOST. */
+static char *bucket_url(const rf_s3 *s3)
+{
+	if (s3->path_style)
+		return rf_strprintf("%s/%s", s3->endpoint, s3->bucket);
+	const char *host = strstr(s3->endpoint, "://");
+	host = host ? host + 3 : s3->endpoint;
+	return rf_strprintf("%.*s%s.%s", (int)(host - s3->endpoint), s3->endpoint, s3->bucket, host);
+}
+
+char *rf_s3_object_url(const rf_s3 *s3, const char *key)
+{
+	char *base = bucket_url(s3);
+	size_t len = 3 * strlen(key) + 1, n = 0;
+	char *enc = malloc(len);
+	char *url = NULL;
+	if (base && enc && !encode(enc, len, &n, key, 1))
+		url = rf_strprintf("%s/%s", base, enc);
+	free(base);
+	free(enc);
+	return url;
+}
+
+/* One object of a listing page, taken from its <Contents> element. */
+static int list_page(const char *doc, size_t len, int (*fn)(void *, const char *, uint64_t),
+		     void *user, int *truncated, char *next, size_t next_len)
+{
+	size_t pos = 0;
+	char key[1100], size[32];
+	const char *c;
+	while ((c = memmem(doc + pos, len - pos, "<Contents>", 10))) {
+		const char *end = memmem(c, (size_t)(doc + len - c), "</Contents>", 11);
+		if (!end)
+			break;
+		size_t blen = (size_t)(end - c), p = 0, q = 0;
+		if (rf_xml_text(c, blen, &p, "Key", key, sizeof(key)) &&
+		    rf_xml_text(c, blen, &q, "Size", size, sizeof(size))) {
+			int ret = fn(user, key, strtoull(size, NULL, 10));
+			if (ret)
+				return ret;
+		}
+		pos = (size_t)(end - doc) + 11;
+	}
+	char flag[16] = "";
+	size_t p = 0;
+	rf_xml_text(doc, len, &p, "IsTruncated", flag, sizeof(flag));
+	*truncated = !strcmp(flag, "true");
+	p = 0;
+	next[0] = '\0';
+	if (*truncated && !rf_xml_text(doc, len, &p, "NextContinuationToken", next, next_len))
+		return -EPROTO;
+	return 0;
+}
+
+int rf_s3_list(const rf_s3 *s3, const char *prefix,
+	       int (*fn)(void *user, const char *key, uint64_t size), void *user, char *err,
+	       size_t errlen)
+{
+	char *base = bucket_url(s3);
+	if (!base) {
+		rf_fmt(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	char token[1024] = "", url[4096];
+	int truncated = 1, ret = 0;
+	for (uint32_t page = 0; truncated && !ret; page++) {
+		/* the query's parameters in name order, each value encoded: as
+		 * SigV4's canonical request has them */
+		size_t n = 0;
+		n = (size_t)snprintf(url, sizeof(url), "%s/?", base);
+		if (token[0]) {
+			n += (size_t)snprintf(url + n, sizeof(url) - n, "continuation-token=");
+			if (encode(url, sizeof(url), &n, token, 0) ||
+			    n + 1 >= sizeof(url))
+				goto too_long;
+			url[n++] = '&';
+		}
+		n += (size_t)snprintf(url + n, sizeof(url) - n, "list-type=2&prefix=");
+		if (n >= sizeof(url) || encode(url, sizeof(url), &n, prefix, 0))
+			goto too_long;
+		rf_fetch_result r;
+		ret = rf_fetch_run(&(rf_fetch){ .url = url, .sign = &s3->sign }, &r, err, errlen);
+		if (ret)
+			break;
+		if (r.status != 200) {
+			char why[256];
+			rf_fetch_why(&r, why, sizeof(why));
+			rf_fmt(err, errlen, "listing s3://%s/%s: %s", s3->bucket, prefix, why);
+			ret = r.status == 404 ? -ENOENT : r.status == 403 || r.status == 401 ? -EACCES
+											      : -EIO;
+		} else {
+			ret = list_page((const char *)r.body, r.body_len, fn, user, &truncated, token,
+					sizeof(token));
+			if (ret == -EPROTO)
+				rf_fmt(err, errlen, "listing s3://%s/%s: a truncated page without its "
+				       "NextContinuationToken", s3->bucket, prefix);
+		}
+		rf_fetch_result_free(&r);
+	}
+	free(base);
+	return ret;
+too_long:
+	free(base);
+	rf_fmt(err, errlen, "listing s3://%s/%s: the request is too long", s3->bucket, prefix);
+	return -ENAMETOOLONG;
+}

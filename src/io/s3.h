@@ -1,0 +1,55 @@
+/* s3.h - an S3 bucket (AWS, or a store that speaks its API: MinIO, Ceph
+ * RGW, R2, GCS's interoperability endpoint) as the AWS tools find it:
+ * where it is (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL / the profile's
+ * endpoint_url, else AWS's regional endpoint), its region (AWS_REGION,
+ * AWS_DEFAULT_REGION, the profile's), and the credentials to sign with
+ * (AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY [+ AWS_SESSION_TOKEN], then
+ * the shared files ~/.aws/credentials and ~/.aws/config for AWS_PROFILE,
+ * then EC2 instance metadata (IMDSv2; AWS_EC2_METADATA_SERVICE_ENDPOINT,
+ * AWS_EC2_METADATA_DISABLED), else none: unsigned requests, a public
+ * bucket). Objects become https URLs the read engine GETs, signed with
+ * SigV4 by libcurl. A secret is never put in a message.
+ *
+ * Thread rule: made at set-up; then read-only, shared. Private. */
+#ifndef RF_IO_S3_H
+#define RF_IO_S3_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/engine.h" /* rf_io_sign */
+
+typedef struct rf_s3 {
+	char *bucket;
+	char *endpoint;     /* "https://s3.eu-west-1.amazonaws.com", no trailing '/' */
+	int path_style;     /* ENDPOINT/BUCKET/KEY; else SCHEME://BUCKET.HOST/KEY */
+	char *region;
+	char *key_id, *secret, *token; /* NULL: anonymous */
+	rf_io_sign sign;    /* points at the above: what the engine signs with */
+	const char *credentials_from; /* "environment", "shared files (profile P)",
+	                               * "instance metadata", "none": for messages */
+} rf_s3;
+
+/* 1 when source is an s3:// URL. */
+int rf_s3_is_url(const char *source);
+
+/* The bucket of url (s3://BUCKET/...), resolved as the header says.
+ * @return : 0, -EINVAL (not s3://BUCKET), -ENOMEM; err says why. */
+int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen);
+void rf_s3_free(rf_s3 *s3);
+
+/* The https URL of key (percent-encoded), malloc'd; NULL: out of memory. */
+char *rf_s3_object_url(const rf_s3 *s3, const char *key);
+
+/* The key of an s3:// URL of this bucket (what follows "s3://BUCKET/"). */
+const char *rf_s3_key_of(const char *url);
+
+/* Lists the objects whose keys start with prefix (ListObjectsV2, every
+ * page), in key order, calling fn for each (a non-zero return stops the
+ * listing and is returned). @return : 0, fn's value, or a negative errno
+ * with err saying why (an S3 error: its status, Code and Message). */
+int rf_s3_list(const rf_s3 *s3, const char *prefix,
+	       int (*fn)(void *user, const char *key, uint64_t size), void *user, char *err,
+	       size_t errlen);
+
+#endif
