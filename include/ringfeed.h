@@ -448,7 +448,13 @@ typedef struct rf_config {
 	                                * memory a batch's fields may take */
 	const char *fields;
 
-	uint8_t reserved[40];          /* zeroed by rf_config_default(); must stay zero:
+	/* Remote sources (http(s)://, s3://): a read's time, all its tries
+	 * included (a 503 or a reset is tried again after a backoff, a stalled
+	 * transfer given up after 15 s without a byte); past it the read fails,
+	 * a bad sample named "URL: reason" (on_error). 0 = default (120000). */
+	uint32_t remote_timeout_ms;
+
+	uint8_t reserved[36];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
 	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;

@@ -5,12 +5,16 @@ tests (issue 25: "faults are ordinary"). Python's standard library only.
 
     fault_server.py ROOT [--port 0] [--p503 0.05] [--preset 0.01]
                     [--pshort 0.01] [--p429 0] [--seed 1] [--lifetime 600]
+                    [--stall-path TEXT]
 
 Each GET or HEAD draws (seeded, so a run repeats) one of: a 503 SlowDown
 (with a small XML body, as S3 sends it), a 429, a connection reset (RST,
 nothing sent), a short body (the headers promise the range, half of it
 comes, then the connection closes), or the file's bytes (200, or 206 for a
-satisfiable Range, 416 past the end). It prints "port N" once it listens,
+satisfiable Range, 416 past the end). A GET of a path containing
+--stall-path for a range that does not start at 0 stalls: its headers
+come, its body never does (the connection stays open until the client
+gives up). It prints "port N" once it listens,
 then one line per fault to stderr, and stops by itself after --lifetime
 seconds (or when killed): a test never leaves it behind.
 """
@@ -35,11 +39,12 @@ def main(argv):
     p.add_argument("--pshort", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--lifetime", type=float, default=600)
+    p.add_argument("--stall-path", default=None)
     a = p.parse_args(argv)
     root = os.path.realpath(a.root)
     rng = random.Random(a.seed)
     lock = threading.Lock()
-    counts = {"503": 0, "429": 0, "reset": 0, "short": 0, "ok": 0}
+    counts = {"503": 0, "429": 0, "reset": 0, "short": 0, "stall": 0, "ok": 0}
 
     def draw():
         with lock:
@@ -104,6 +109,22 @@ def main(argv):
                     self.end_headers()
                     return
             n = end - start + 1
+            if body and a.stall_path and a.stall_path in self.path and start > 0:
+                with lock:
+                    counts["stall"] += 1
+                self.send_response(status)
+                self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
+                self.send_header("Content-Length", str(n))
+                self.end_headers()
+                self.wfile.flush()
+                self.connection.settimeout(a.lifetime)
+                try:  # until the client closes the connection
+                    while self.connection.recv(4096):
+                        pass
+                except OSError:
+                    pass
+                self.close_connection = True
+                return
             self.send_response(status)
             if status == 206:
                 self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
@@ -123,6 +144,11 @@ def main(argv):
             self.wfile.write(data)
 
     class Server(ThreadingHTTPServer):
+        # a loader opens hundreds of connections at once: the default
+        # backlog (5) would drop their SYNs, and a 1 s retransmit is no
+        # fault this server means to make
+        request_queue_size = 1024
+
         def handle_error(self, request, client_address):
             # a client that gave up on a transfer (a timeout, an engine torn
             # down) is no error of the server's

@@ -91,6 +91,7 @@ class Loader:
                            int, None] = None,
         fields: Union[str, Sequence[str], None] = None,
         field_max: int = 0,
+        remote_timeout_ms: int = 0,
     ) -> None: ...
     def __len__(self) -> int: ...
     @property

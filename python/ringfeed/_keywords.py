@@ -94,6 +94,8 @@ HELP = {
               "(a shard's KEY.txt, KEY.json; the files beside a loose image with its key); "
               "'txt?' is optional. Batches are then FieldBatch: batch['txt'].",
     "field_max": "Bytes of the largest field value (0 = 65536); a larger one is a bad sample.",
+    "remote_timeout_ms": "A remote read's time, its tries included (0 = 120000); past it the read "
+    "fails, a bad sample named 'URL: reason'.",
     "zstd_dict": "The dictionary the shards' .zst members were compressed with; None = "
                  "zstd.dict beside the shards, when there is one.",
     "shard_access": "Tar shards: 'random' reads samples in the sampler's order, "

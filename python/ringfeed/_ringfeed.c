@@ -86,6 +86,7 @@ static const struct field fields[] = {
 	FIELD(seq_len, F_U32),        FIELD(stride, F_U32),
 	FIELD(token_dtype, F_INT),    FIELD(fields, F_STR),
 	FIELD(field_max, F_U32),
+	FIELD(remote_timeout_ms, F_U32),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -656,20 +657,33 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 		s.samples -= self->held->count;
 		s.replaced -= self->held->replaced;
 	}
-	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I,s:K,s:K,s:K}",
-			     "samples_total", (unsigned long long)s.samples_total, "batches",
-			     (unsigned long long)s.batches, "samples",
-			     (unsigned long long)s.samples, "bytes_read",
-			     (unsigned long long)s.bytes_read, "bad_samples",
-			     (unsigned long long)s.bad_samples, "replaced",
-			     (unsigned long long)s.replaced, "lost_spans",
-			     (unsigned long long)s.lost_spans, "lost_bytes",
-			     (unsigned long long)s.lost_bytes, "ns_consumer_wait",
-			     (unsigned long long)s.ns_consumer_wait, "threads", s.threads,
-			     "io_path", s.io_path, "direct_io", s.direct_io, "http_requests",
-			     (unsigned long long)s.http_requests, "http_retries",
-			     (unsigned long long)s.http_retries, "http_errors",
-			     (unsigned long long)s.http_errors);
+	PyObject *d = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I}",
+				    "samples_total", (unsigned long long)s.samples_total, "batches",
+				    (unsigned long long)s.batches, "samples",
+				    (unsigned long long)s.samples, "bytes_read",
+				    (unsigned long long)s.bytes_read, "bad_samples",
+				    (unsigned long long)s.bad_samples, "replaced",
+				    (unsigned long long)s.replaced, "lost_spans",
+				    (unsigned long long)s.lost_spans, "lost_bytes",
+				    (unsigned long long)s.lost_bytes, "ns_consumer_wait",
+				    (unsigned long long)s.ns_consumer_wait, "threads", s.threads,
+				    "io_path", s.io_path, "direct_io", s.direct_io);
+	/* a remote source's requests (0 for local ones) */
+	const struct { const char *name; uint64_t v; } http[] = {
+		{ "http_requests", s.http_requests }, { "http_retries", s.http_retries },
+		{ "http_errors", s.http_errors }, { "http_bytes", s.http_bytes },
+		{ "http_retry_throttled", s.http_retry_throttled },
+		{ "http_retry_server", s.http_retry_server },
+		{ "http_retry_connection", s.http_retry_connection },
+		{ "http_retry_stalled", s.http_retry_stalled },
+	};
+	for (size_t i = 0; d && i < sizeof(http) / sizeof(http[0]); i++) {
+		PyObject *v = PyLong_FromUnsignedLongLong(http[i].v);
+		if (!v || PyDict_SetItemString(d, http[i].name, v) < 0)
+			Py_CLEAR(d);
+		Py_XDECREF(v);
+	}
+	return d;
 }
 
 /* -> ([(path, err, reason), ...], dropped): the reports queued since the last call. */

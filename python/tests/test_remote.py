@@ -3,7 +3,9 @@ answers some requests with a fault (tests/fault_server.py, started here on
 127.0.0.1): with 10% of requests answered 503 SlowDown, 3% 429, 3% reset
 and 3% cut short, an epoch still delivers every sample exactly once, with
 its caption, and the same pixels as the local copy of the shards; no
-sample is reported bad (each fault is tried again after a backoff)."""
+sample is reported bad (each fault is tried again after a backoff). A
+shard whose reads stall past remote_timeout_ms gives bad samples named by
+their URL, "timed out", and the epoch goes on with the other shards."""
 
 import io
 import os
@@ -95,3 +97,33 @@ def test_faults_lose_nothing(shards, server, access):
         assert cap == f"caption {sid} 東京"
         assert label == sid % 3
         assert torch.equal(img, local[sid][0])
+
+
+def test_stalled_reads_are_bad_samples_named_by_url(shards):
+    proc = subprocess.Popen([sys.executable, SERVER, str(shards), "--p503", "0", "--preset", "0",
+                             "--pshort", "0", "--stall-path", "shard-01", "--lifetime", "300"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("port "), line + proc.stderr.read()
+        url = f"http://127.0.0.1:{int(line.split()[1])}/shard-{{00..{SHARDS - 1:02d}}}.tar"
+        bad = []
+        try:
+            with ringfeed.Loader(url, epochs=1, batch_size=8, seed=5, with_ids=True,
+                                 remote_timeout_ms=1500,
+                                 on_bad_sample=lambda *r: bad.append(r)) as loader:
+                got = {sid for _, _, ids in loader for sid in ids.tolist()}
+                stats = loader.stats()
+        except ringfeed.Error as e:
+            if "without libcurl" in str(e):
+                pytest.skip("this ringfeed was built without libcurl (meson feature 'remote')")
+            raise
+        # every sample of shard 01 stalled: each reported once, by its URL,
+        # and replaced (by others: delivered twice); every other one came
+        assert [r for r in bad if "/shard-01.tar" not in str(r[0])] == [] and len(bad) == PER_SHARD
+        assert all("timed out" in r[2] for r in bad), bad
+        assert got == {s for s in range(SHARDS * PER_SHARD) if s // PER_SHARD != 1}
+        assert stats["http_errors"] >= PER_SHARD and stats["http_retry_stalled"] == 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

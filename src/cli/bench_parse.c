@@ -68,6 +68,8 @@ static void usage(FILE *f)
 		"                    without one is a bad sample, unless it is marked\n"
 		"                    optional: 'txt?'. The report counts their bytes\n"
 		"  --field-max KIB   largest field value, KiB (default 64): larger is a bad sample\n"
+		"  --remote-timeout S  a remote read's time, its tries included (default 120): past\n"
+		"                    it the read fails, a bad sample named URL: reason\n"
 		"  --tokens          SOURCE holds token shards: llm.c's .bin (GPT-2 uint16 or\n"
 		"                    Llama-3 uint32) or .bin.zst (ringfeed pack --tokens): a\n"
 		"                    folder, a list file, a glob 'data/train_*.bin' or a brace\n"
@@ -129,7 +131,7 @@ enum {
 	O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_ZDICT, O_STEP, O_LOG, O_PROGRESS,
 	O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE,
 	O_HIDDEN, O_ACCESS, O_BLOCK, O_TOKENS, O_SEQ, O_STRIDE, O_TOKDTYPE, O_KIND, O_FIELDS,
-	O_FIELDMAX,
+	O_FIELDMAX, O_REMOTE_TIMEOUT,
 	/* Order, ranks and resume (issue 6). */
 	O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME
 };
@@ -171,6 +173,7 @@ static const struct option opts[] = {
 	{ "token-dtype", required_argument, 0, O_TOKDTYPE },
 	{ "fields", required_argument, 0, O_FIELDS },
 	{ "field-max", required_argument, 0, O_FIELDMAX },
+	{ "remote-timeout", required_argument, 0, O_REMOTE_TIMEOUT },
 	/* Order, ranks and resume (issue 6). */
 	{ "sampler", required_argument, 0, O_SAMPLER },
 	{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -264,6 +267,10 @@ static int parse_output(int c, const char *arg, bench_opts *o)
 	case O_FIELDMAX:
 		if (cli_int("--field-max", arg, 1, 1 << 16, &v)) return 2;
 		cfg->field_max = (uint32_t)v << 10;
+		break;
+	case O_REMOTE_TIMEOUT:
+		if (cli_int("--remote-timeout", arg, 1, 86400, &v)) return 2;
+		cfg->remote_timeout_ms = (uint32_t)v * 1000u;
 		break;
 	default: return NOT_MINE;
 	}

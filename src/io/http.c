@@ -408,7 +408,9 @@ static void reap(rf_http *h)
 		if (res > 0)
 			h->counts.bytes += (uint64_t)res;
 		uint64_t now = rf_now_ns(), spent = now - r->started;
-		if (transient(res) && r->tries < HTTP_TRIES && spent < h->budget_ns) {
+		/* tried again while the budget leaves room for more than the
+		 * shortest backoff (a transfer cut at the budget's end is over) */
+		if (transient(res) && r->tries < HTTP_TRIES && spent + HTTP_BACKOFF_NS < h->budget_ns) {
 			/* tried again later: 50 ms << (tries - 1), at most 2 s, jittered,
 			 * never past the budget (the transfer's own timeout ends there) */
 			uint64_t cap = RF_MIN(HTTP_BACKOFF_MAX_NS, HTTP_BACKOFF_NS << (r->tries - 1));
