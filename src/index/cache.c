@@ -13,8 +13,17 @@
  * class folder label (i32). Version 7 adds, after nshards, u32 nextra_names
  * and u64 nextras, after the shards the extras' names (strings), and after
  * the members, when nextras > 0, count u32 extra_first and nextras 16-byte
- * extra records (a sample's other members, extras.c). (Older versions are
- * walked again and rewritten.)
+ * extra records (a sample's other members, extras.c). Version 8 adds after
+ * each shard's label its ETag (a string; "" for local shards). (Older
+ * versions are walked again and rewritten.)
+ *
+ * Remote shards (http(s)://, s3://): the cache is the index object a
+ * source fetches instead of scanning its shards (rf_index_cache_adopt):
+ * written by `ringfeed index` and put beside the shards, or kept on the
+ * local disk. It holds no stamps; it matches a source that lists the same
+ * shards under the same root, and each shard's reads ask for the ETag it
+ * had when indexed (If-Match), so a shard changed since fails its reads
+ * (HTTP 412), never half-read.
  *
  * Staleness: adding, removing or renaming a file changes its directory's
  * mtime; every directory walked is recorded and checked at load (for a
@@ -28,10 +37,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "index/index_build.h"
+#include "io/fetch.h"
 #include "ringfeed.h"
 #include "util/hash.h" /* rf_mix64 */
 #include "util/util.h"
@@ -43,8 +54,9 @@
  * scan kept, so it is scanned again; 6: .png and .webp files and members are
  * images (issue 27): a version-5 cache left them out of a tree (or held them
  * as samples without an image), so it is walked again; 7: a sample's other
- * members (extras: KEY.txt, KEY.json), which version 6 did not keep */
-#define CACHE_VERSION 7u
+ * members (extras: KEY.txt, KEY.json), which version 6 did not keep; 8:
+ * each shard's ETag (remote shards) */
+#define CACHE_VERSION 8u
 
 static int read_at(int fd, void *p, size_t n, off_t off);
 
@@ -200,6 +212,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	for (uint32_t i = 0; i < nsh; i++) {
 		put_str(&w, idx->shards[i]);
 		put(&w, &idx->shard_labels[i], 4);
+		put_str(&w, idx->etags ? idx->etags[i] : "");
 	}
 	for (uint32_t i = 0; i < nxn; i++)
 		put_str(&w, idx->extra_names[i]);
@@ -288,6 +301,7 @@ static int header_fits(reader *r)
 	for (uint32_t i = 0; r->ok && i < nsh; i++) {
 		get(r, (uint32_t)get_u(r, 4), 0);
 		get(r, 4, 0);
+		get(r, (uint32_t)get_u(r, 4), 0);
 	}
 	for (uint32_t i = 0; r->ok && i < nxn; i++)
 		get(r, (uint32_t)get_u(r, 4), 0);
@@ -356,26 +370,24 @@ static int read_at(int fd, void *p, size_t n, off_t off)
 	return 0;
 }
 
-int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
-			char *err, size_t errlen)
+/* Reads the cache in fd (named path in messages) into *t, every check of
+ * its own made (magic, version, sizes, checksum, records); *src gets the
+ * source it was built from (free it), *any its mode. @return : 0, or
+ * RF_EINDEX / -ENOMEM with err set and *t freed. */
+static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_t *any,
+		      char *err, size_t errlen)
 {
-	int fd = rf_open_regular(AT_FDCWD, path, "index cache", err, errlen);
-	if (fd < 0)
-		return fd == -ENOENT ? 1 : fd;
 	/* The header and strings (small) are read first; the records and the
 	 * path arena (the bulk) straight into their final arrays, so loading
 	 * never holds the index twice. */
 	struct stat st;
 	uint8_t *head = NULL;
 	int ret = RF_EINDEX;
-	rf_index t;
-	memset(&t, 0, sizeof(t));
-	t.root_fd = -1;
+	memset(t, 0, sizeof(*t));
+	t->root_fd = -1;
+	*src = NULL;
 	if (fstat(fd, &st) != 0)
 		goto fail;
-	/* Sources compare as canonical paths: "data" and "/abs/data" are one. */
-	char *canon = realpath(source, NULL);
-	const char *want_src = canon ? canon : source;
 	/* The header: first 1 MiB of the file, more only if its strings (class
 	 * names, directory stamps) run past that. */
 	size_t hlen = (size_t)RF_MIN((uint64_t)st.st_size, 1u << 20);
@@ -383,10 +395,8 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	for (;;) {
 		free(head);
 		head = malloc(hlen ? hlen : 1);
-		if (!head || read_at(fd, head, hlen, 0)) {
-			free(canon);
+		if (!head || read_at(fd, head, hlen, 0))
 			goto corrupt;
-		}
 		r = (reader){ head, head + hlen, 0x726676696478ull, 1 };
 		if (header_fits(&r) || hlen == (size_t)st.st_size)
 			break;
@@ -394,11 +404,11 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	}
 	r = (reader){ head, head + hlen, 0x726676696478ull, 1 };
 	const char *magic = get(&r, 8, 0);
-	uint32_t version = (uint32_t)get_u(&r, 4), any = (uint32_t)get_u(&r, 4);
+	uint32_t version = (uint32_t)get_u(&r, 4);
+	*any = (uint32_t)get_u(&r, 4);
 	if (!magic || memcmp(magic, CACHE_MAGIC, 8) || version != CACHE_VERSION) {
 		rf_fmt(err, errlen, "index cache '%s': not an index cache of version %u", path,
 		       CACHE_VERSION);
-		free(canon);
 		goto fail;
 	}
 	uint64_t count = get_u(&r, 8), plen = get_u(&r, 8);
@@ -406,29 +416,27 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	uint32_t has_weights = (uint32_t)get_u(&r, 4);
 	uint32_t nsh = (uint32_t)get_u(&r, 4), nxn = (uint32_t)get_u(&r, 4);
 	uint64_t nx = get_u(&r, 8);
-	char *src = get_str(&r);
-	t.root = get_str(&r);
-	int same = src && !strcmp(src, want_src) && any == (uint32_t)any_name;
-	free(src);
-	free(canon);
-	t.any_name = (int)any;
+	*src = get_str(&r);
+	t->root = get_str(&r);
+	t->any_name = (int)*any;
 	/* Nothing is allocated for more than the file holds: a class name takes
-	 * at least its 4-byte length, a stamp 4 + 24 bytes, in the header that
-	 * header_fits() found whole in head (or else r.ok is 0 by now). */
+	 * at least its 4-byte length, a stamp 4 + 24 bytes, a shard 4 + 4 + 4,
+	 * in the header that header_fits() found whole in head (or else r.ok
+	 * is 0 by now). */
 	if (!r.ok || nxn > RF_EXTRA_NAMES_MAX ||
-	    (uint64_t)ncl * 4 + (uint64_t)nst * 28 + (uint64_t)nsh * 8 + (uint64_t)nxn * 4 >
+	    (uint64_t)ncl * 4 + (uint64_t)nst * 28 + (uint64_t)nsh * 12 + (uint64_t)nxn * 4 >
 		    (uint64_t)(r.end - r.p))
 		goto corrupt;
 	if (ncl) {
-		t.classes = calloc(ncl, sizeof(char *));
-		for (uint32_t i = 0; t.classes && i < ncl; i++)
-			t.classes[t.nclasses++] = get_str(&r);
+		t->classes = calloc(ncl, sizeof(char *));
+		for (uint32_t i = 0; t->classes && i < ncl; i++)
+			t->classes[t->nclasses++] = get_str(&r);
 	}
 	if (nst) {
-		t.stamps = calloc(nst, sizeof(*t.stamps));
-		t.cap_stamps = nst;
-		for (uint32_t i = 0; t.stamps && i < nst; i++) {
-			rf_index_stamp *s = &t.stamps[t.nstamps++];
+		t->stamps = calloc(nst, sizeof(*t->stamps));
+		t->cap_stamps = nst;
+		for (uint32_t i = 0; t->stamps && i < nst; i++) {
+			rf_index_stamp *s = &t->stamps[t->nstamps++];
 			s->path = get_str(&r);
 			s->mtime_sec = (int64_t)get_u(&r, 8);
 			s->mtime_nsec = (int64_t)get_u(&r, 8);
@@ -436,21 +444,29 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 		}
 	}
 	if (nsh) {
-		t.shards = calloc(nsh, sizeof(char *));
-		t.shard_labels = calloc(nsh, sizeof(int32_t));
-		for (uint32_t i = 0; t.shards && t.shard_labels && i < nsh; i++) {
-			t.shards[t.nshards++] = get_str(&r);
-			t.shard_labels[i] = (int32_t)get_u(&r, 4);
+		t->shards = calloc(nsh, sizeof(char *));
+		t->shard_labels = calloc(nsh, sizeof(int32_t));
+		t->etags = calloc(nsh, sizeof(*t->etags));
+		for (uint32_t i = 0; t->shards && t->shard_labels && t->etags && i < nsh; i++) {
+			t->shards[t->nshards++] = get_str(&r);
+			t->shard_labels[i] = (int32_t)get_u(&r, 4);
+			char *etag = get_str(&r);
+			if (!etag || strlen(etag) >= RF_IO_ETAG_MAX) {
+				free(etag);
+				goto corrupt;
+			}
+			memcpy(t->etags[i], etag, strlen(etag) + 1);
+			free(etag);
 		}
-		if (!t.shards || !t.shard_labels)
+		if (!t->shards || !t->shard_labels || !t->etags)
 			goto corrupt;
 	}
 	if (nxn) {
-		t.extra_names = calloc(nxn, sizeof(char *));
-		if (!t.extra_names)
+		t->extra_names = calloc(nxn, sizeof(char *));
+		if (!t->extra_names)
 			goto corrupt;
 		for (uint32_t i = 0; i < nxn; i++)
-			t.extra_names[t.nextra_names++] = get_str(&r);
+			t->extra_names[t->nextra_names++] = get_str(&r);
 	}
 	size_t off = (size_t)(r.p - head);
 	size_t ebytes = (size_t)count * sizeof(rf_index_entry);
@@ -460,65 +476,96 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 		goto corrupt;
 	size_t fbytes = nx ? (size_t)count * sizeof(uint32_t) : 0;
 	size_t xbytes = (size_t)nx * sizeof(rf_index_extra);
-	if (!r.ok || !t.root || count >= (1ull << 40) || plen >= (1ull << 40) || has_weights > 1 ||
+	if (!r.ok || !t->root || !*src || count >= (1ull << 40) || plen >= (1ull << 40) ||
+	    has_weights > 1 ||
 	    (uint64_t)st.st_size != off + ebytes + plen + wbytes + mbytes + fbytes + xbytes + 8)
 		goto corrupt;
 	if (nx) {
-		t.extra_first = malloc(fbytes ? fbytes : 1);
-		t.extras = malloc(xbytes);
-		if (!t.extra_first || !t.extras) {
+		t->extra_first = malloc(fbytes ? fbytes : 1);
+		t->extras = malloc(xbytes);
+		if (!t->extra_first || !t->extras) {
 			ret = -ENOMEM;
 			goto fail;
 		}
 	}
-	t.entries = malloc(ebytes ? ebytes : 1);
-	t.paths = malloc(plen ? plen : 1);
+	t->entries = malloc(ebytes ? ebytes : 1);
+	t->paths = malloc(plen ? plen : 1);
 	if (has_weights)
-		t.weights = malloc(wbytes ? wbytes : 1);
+		t->weights = malloc(wbytes ? wbytes : 1);
 	if (nsh)
-		t.members = malloc(mbytes ? mbytes : 1);
+		t->members = malloc(mbytes ? mbytes : 1);
 	uint64_t sum;
-	if (!t.entries || !t.paths || (has_weights && !t.weights) || (nsh && !t.members)) {
+	if (!t->entries || !t->paths || (has_weights && !t->weights) || (nsh && !t->members)) {
 		ret = -ENOMEM;
 		goto fail;
 	}
-	if (read_at(fd, t.entries, ebytes, (off_t)off) ||
-	    read_at(fd, t.paths, plen, (off_t)(off + ebytes)) ||
-	    (has_weights && read_at(fd, t.weights, wbytes, (off_t)(off + ebytes + plen))) ||
-	    (nsh && read_at(fd, t.members, mbytes, (off_t)(off + ebytes + plen + wbytes))) ||
-	    (nx && read_at(fd, t.extra_first, fbytes, (off_t)(off + ebytes + plen + wbytes + mbytes))) ||
-	    (nx && read_at(fd, t.extras, xbytes,
+	if (read_at(fd, t->entries, ebytes, (off_t)off) ||
+	    read_at(fd, t->paths, plen, (off_t)(off + ebytes)) ||
+	    (has_weights && read_at(fd, t->weights, wbytes, (off_t)(off + ebytes + plen))) ||
+	    (nsh && read_at(fd, t->members, mbytes, (off_t)(off + ebytes + plen + wbytes))) ||
+	    (nx && read_at(fd, t->extra_first, fbytes, (off_t)(off + ebytes + plen + wbytes + mbytes))) ||
+	    (nx && read_at(fd, t->extras, xbytes,
 			   (off_t)(off + ebytes + plen + wbytes + mbytes + fbytes))) ||
 	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen + wbytes + mbytes + fbytes + xbytes)))
 		goto corrupt;
-	uint64_t total = checksum(r.sum, t.entries, ebytes, 1);
-	total = checksum(total, t.paths, plen, 1);
+	uint64_t total = checksum(r.sum, t->entries, ebytes, 1);
+	total = checksum(total, t->paths, plen, 1);
 	if (has_weights)
-		total = checksum(total, t.weights, wbytes, 1);
+		total = checksum(total, t->weights, wbytes, 1);
 	if (nsh)
-		total = checksum(total, t.members, mbytes, 1);
+		total = checksum(total, t->members, mbytes, 1);
 	if (nx) {
-		total = checksum(total, t.extra_first, fbytes, 1);
-		total = checksum(total, t.extras, xbytes, 1);
+		total = checksum(total, t->extra_first, fbytes, 1);
+		total = checksum(total, t->extras, xbytes, 1);
 	}
 	if (sum != total)
 		goto corrupt;
-	t.count = t.cap = count;
-	t.members_cap = nsh ? count : 0;
-	t.nextras = t.extras_cap = nx;
-	t.paths_len = t.paths_cap = plen;
-	if (!records_valid(&t, has_weights))
+	t->count = t->cap = count;
+	t->members_cap = nsh ? count : 0;
+	t->nextras = t->extras_cap = nx;
+	t->paths_len = t->paths_cap = plen;
+	if (!records_valid(t, has_weights))
 		goto corrupt;
+	free(head);
+	return 0;
+corrupt:
+	rf_fmt(err, errlen, "index cache '%s': truncated or corrupt", path);
+	ret = RF_EINDEX;
+fail:
+	rf_index_free(t);
+	free(*src);
+	*src = NULL;
+	free(head);
+	return ret;
+}
+
+int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
+			char *err, size_t errlen)
+{
+	int fd = rf_open_regular(AT_FDCWD, path, "index cache", err, errlen);
+	if (fd < 0)
+		return fd == -ENOENT ? 1 : fd;
+	rf_index t;
+	char *src;
+	uint32_t any;
+	int ret = cache_read(fd, path, &t, &src, &any, err, errlen);
+	close(fd);
+	if (ret)
+		return ret;
+	/* Sources compare as canonical paths: "data" and "/abs/data" are one. */
+	char *canon = realpath(source, NULL);
+	int same = !strcmp(src, canon ? canon : source) && any == (uint32_t)any_name &&
+		   !rf_index_is_url(t.root);
+	free(canon);
+	free(src);
 	if (!same) {
 		rf_fmt(err, errlen, "index cache '%s': built from another source or mode", path);
-		ret = 1;
-		goto fail;
+		goto stale;
 	}
 	t.root_fd = open(t.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (t.root_fd < 0) {
 		rf_fmt(err, errlen, "index cache '%s': root '%s': %s", path, t.root, strerror(errno));
-		ret = 1;
-		goto fail;
+		goto stale;
 	}
 	for (size_t i = 0; i < t.nstamps; i++) {
 		const rf_index_stamp *s = &t.stamps[i];
@@ -529,20 +576,80 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 		    (uint64_t)now.st_ino != s->ino) {
 			rf_fmt(err, errlen, "index cache '%s': '%s' changed since it was written", path,
 			       s->path && s->path[0] ? s->path : t.root);
-			ret = 1;
-			goto fail;
+			goto stale;
 		}
 	}
+	free(t.etags); /* local shards have none */
+	t.etags = NULL;
 	*idx = t;
-	free(head);
-	close(fd);
 	return 0;
-corrupt:
-	rf_fmt(err, errlen, "index cache '%s': truncated or corrupt", path);
-	ret = RF_EINDEX;
-fail:
+stale:
 	rf_index_free(&t);
-	free(head);
+	return 1;
+}
+
+/* The index object at url, fetched into an anonymous file. @return : its
+ * descriptor, or a negative errno with err set (-ENOENT: none there). */
+static int fetch_object(rf_index *idx, const char *url, char *err, size_t errlen)
+{
+	char *read_at_url = NULL;
+	int ret = rf_index_read_url(idx, url, &read_at_url, err, errlen);
+	if (ret)
+		return ret < 0 ? ret : -EINVAL;
+	rf_fetch_result r;
+	ret = rf_fetch_run(&(rf_fetch){ .url = read_at_url, .max_body = (size_t)1 << 32,
+					.sign = idx->s3 ? &idx->s3->sign : NULL }, &r, err, errlen);
+	int fd = -1;
+	if (!ret && r.status != 200) {
+		char why[256];
+		rf_fetch_why(&r, why, sizeof(why));
+		rf_fmt(err, errlen, "index object %s: %s", url, why);
+		ret = r.status == 404 ? -ENOENT : r.status == 403 ? -EACCES : -EIO;
+	}
+	if (!ret && ((fd = memfd_create("ringfeed-index", MFD_CLOEXEC)) < 0 ||
+		     (r.body_len && write(fd, r.body, r.body_len) != (ssize_t)r.body_len))) {
+		ret = -errno;
+		rf_fmt(err, errlen, "index object %s: %s", url, strerror(errno));
+	}
+	rf_fetch_result_free(&r);
+	free(read_at_url);
+	if (ret && fd >= 0)
+		close(fd);
+	return ret ? ret : fd;
+}
+
+int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen)
+{
+	int fd = rf_index_is_url(path) ? fetch_object(idx, path, err, errlen)
+				       : rf_open_regular(AT_FDCWD, path, "index cache", err, errlen);
+	if (fd < 0)
+		return fd == -ENOENT ? 1 : fd;
+	rf_index t;
+	char *src;
+	uint32_t any;
+	int ret = cache_read(fd, path, &t, &src, &any, err, errlen);
 	close(fd);
-	return ret;
+	if (ret)
+		return ret;
+	free(src); /* a remote index is the shards', wherever it was built */
+	int same = any == (uint32_t)any_name && !strcmp(t.root, idx->root) &&
+		   t.nshards == idx->nshards;
+	for (size_t i = 0; same && i < t.nshards; i++)
+		same = !strcmp(t.shards[i], idx->shards[i]);
+	if (!same) {
+		rf_fmt(err, errlen, "index cache '%s': of other shards (or another mode) than the "
+		       "source's", path);
+		rf_index_free(&t);
+		return 1;
+	}
+	/* the source's URLs and bucket, the index's records and ETags */
+	t.urls = idx->urls;
+	t.s3 = idx->s3;
+	t.progress = idx->progress;
+	t.progress_user = idx->progress_user;
+	idx->urls = NULL;
+	idx->s3 = NULL;
+	rf_index_free(idx);
+	*idx = t;
+	return 0;
 }

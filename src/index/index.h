@@ -163,6 +163,20 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
 			char *err, size_t errlen);
 
+/* A remote source's index object (http(s)://, s3://; cache.c's format):
+ * idx holds the shards the source lists (not scanned yet, urls set); when
+ * the index at path (a local file, or a URL fetched now) is of the same
+ * root, shards and mode, its records and each shard's ETag replace idx's.
+ * @return : 0 adopted; 1 not (none there, or of other shards: err says
+ * which); negative: a fetch or the file failed (err set). */
+int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen);
+
+/* The URL a remote shard (or an index object beside the shards) is read
+ * at: an http(s) URL as it is; an s3:// one as its bucket's object URL
+ * (idx's bucket, opened at the first). *out is malloc'd. @return : 0 or a
+ * negative code, err set. */
+int rf_index_read_url(rf_index *idx, const char *url, char **out, char *err, size_t errlen);
+
 /* Memory the index holds now, in bytes (records + arena + class names + stamps +
  * weights). */
 size_t rf_index_memory(const rf_index *idx);

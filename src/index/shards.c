@@ -279,10 +279,9 @@ static int set_root_of(rf_index *idx, const char *path, size_t n, const char **n
 	return rf_index_set_root(idx, root, err, errlen);
 }
 
-/* The URL a remote shard is read at: an http(s) URL as it is; an s3:// one
- * as its bucket's object URL (the bucket opened at the first: its endpoint
- * and credentials; every s3:// shard of a source is in that bucket). */
-static int read_url(rf_index *idx, const char *url, char **out, char *err, size_t errlen)
+/* (index.h) The bucket is opened at the first s3:// URL: its endpoint and
+ * credentials; every s3:// URL of a source is in that bucket. */
+int rf_index_read_url(rf_index *idx, const char *url, char **out, char *err, size_t errlen)
 {
 	*out = NULL;
 	if (!rf_s3_is_url(url))
@@ -311,7 +310,7 @@ static int make_urls(rf_index *idx, char *err, size_t errlen)
 	int ret = 0;
 	for (size_t i = 0; i < idx->nshards && !ret; i++) {
 		char *whole = rf_strprintf("%s/%s", idx->root, idx->shards[i]);
-		ret = whole ? read_url(idx, whole, &idx->urls[i], err, errlen) : -ENOMEM;
+		ret = whole ? rf_index_read_url(idx, whole, &idx->urls[i], err, errlen) : -ENOMEM;
 		free(whole);
 	}
 	return ret;
@@ -484,7 +483,7 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 		idx->urls = calloc(RF_MAX(idx->nshards, 1), sizeof(char *));
 		idx->etags = calloc(RF_MAX(idx->nshards, 1), sizeof(*idx->etags));
 		for (size_t i = 0; idx->urls && idx->etags && i < idx->nshards && !ret; i++)
-			ret = read_url(idx, idx->shards[i], &idx->urls[i], err, errlen);
+			ret = rf_index_read_url(idx, idx->shards[i], &idx->urls[i], err, errlen);
 		if (!idx->urls || !idx->etags)
 			ret = -ENOMEM;
 	}

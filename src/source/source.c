@@ -100,12 +100,9 @@ int rf_source_open(rf_source *s, const char *source, const rf_source_params *p, 
 {
 	source_init(s, p);
 	int ret = 1;
-	if (p->cache && rf_index_is_url(source)) {
-		rf_fmt(err, errlen, "config: index_cache: not for http(s) sources yet (a remote "
-		       "shard's ETag is not recorded, so a changed shard could not be told)");
-		return RF_ECONFIG;
-	}
-	if (p->cache && !p->seq_len) /* token sources are not cached: a few headers */
+	/* token sources are not cached (a few headers); a remote source's index
+	 * is taken once its shards are listed (tar_shards.c) */
+	if (p->cache && !p->seq_len && !rf_index_is_url(source))
 		ret = load_cache(s, source, p, err, errlen);
 	if (ret < 0)
 		return ret;
@@ -116,7 +113,9 @@ int rf_source_open(rf_source *s, const char *source, const rf_source_params *p, 
 			return ret;
 		}
 		char why[512];
-		if (p->cache && s->ops->cached &&
+		/* kept for the next run, unless it came from there (a remote
+		 * source's index object) or is a URL (read-only) */
+		if (p->cache && s->ops->cached && !s->cached && !rf_index_is_url(p->cache) &&
 		    rf_index_cache_write(&s->index, source, p->cache, why, sizeof(why)))
 			rf_log(p->log_level, RF_LOG_WARN, "%s", why);
 	}

@@ -91,7 +91,20 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	}
 	if (ret < 0)
 		return ret;
-	ret = scan(s, p, err, errlen);
+	ret = 1;
+	if (idx->urls && p->cache) { /* remote: its index object, rather than a scan */
+		char why[512];
+		ret = rf_index_cache_adopt(idx, p->mode, p->cache, why, sizeof(why));
+		if (ret < 0) {
+			rf_fmt(err, errlen, "config: index_cache: %s", why);
+			return ret;
+		}
+		if (ret == 1)
+			rf_log(p->log_level, RF_LOG_INFO, "%s: scanning the shards", why);
+		s->cached = ret == 0;
+	}
+	if (ret == 1)
+		ret = scan(s, p, err, errlen);
 	return ret ? ret : rf_records_finish(s, source, st, err, errlen);
 }
 
