@@ -93,7 +93,8 @@ typedef struct rf_io_read {
 	const char *etag;  /* a URL read: only of the object with this ETag (If-Match;
 	                    * another fails with -ESTALE), or NULL; same lifetime */
 	char *etag_out;    /* a URL read: the response's ETag is copied here
-	                    * (RF_IO_ETAG_MAX bytes; "" when it gave none), or NULL */
+	                    * (RF_IO_ETAG_MAX bytes; "" when it gave none, or a weak
+	                    * one, which If-Match never passes), or NULL */
 	uint64_t offset;
 	uint32_t len;
 	uint8_t *buf;

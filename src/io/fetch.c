@@ -160,7 +160,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 	} else if (!strncasecmp(buf, "etag:", 5)) {
 		const char *v = buf + 5 + strspn(buf + 5, " \t");
 		size_t vlen = strcspn(v, "\r\n");
-		if (vlen < sizeof(g->out->etag)) {
+		if (vlen < sizeof(g->out->etag) && strncmp(v, "W/", 2)) { /* as http.c keeps it */
 			memcpy(g->out->etag, v, vlen);
 			g->out->etag[vlen] = '\0';
 		}

@@ -31,7 +31,7 @@ typedef struct rf_fetch_result {
 	size_t body_len;
 	uint64_t size;               /* the object's bytes: Content-Range's total, or a
 	                              * 200's Content-Length; 0 when unsaid */
-	char etag[RF_IO_ETAG_MAX];   /* its ETag, "" when it gave none */
+	char etag[RF_IO_ETAG_MAX];   /* its ETag, "" when it gave none (or a weak one) */
 } rf_fetch_result;
 
 /* Makes the request. @return : 0 when a response came (whatever its status:

@@ -165,7 +165,9 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 	else if (!strncasecmp(buf, "etag:", 5)) {
 		const char *v = buf + 5 + strspn(buf + 5, " \t");
 		size_t vlen = strcspn(v, "\r\n");
-		if (vlen < sizeof(r->etag)) { /* a longer one is not kept: no If-Match */
+		/* a longer one is not kept (no If-Match), nor a weak one (W/"..."):
+		 * If-Match compares strongly, so it would never pass */
+		if (vlen < sizeof(r->etag) && strncmp(v, "W/", 2)) {
 			memcpy(r->etag, v, vlen);
 			r->etag[vlen] = '\0';
 		}

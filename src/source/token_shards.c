@@ -1,9 +1,11 @@
 /* token_shards.c - the token shards kind (llm.c's .bin, ringfeed's
  * .bin.zst): a sample is a window of seq_len + 1 tokens, found by its id
  * (src/index/tokens.h), never stored. The shards are a folder of them, a
- * list file, a glob or brace pattern, or one shard file. The source is one
- * by the config's saying so (seq_len), not by its look: a folder of .bin
- * files may as well be raw samples. */
+ * list file (of paths or of URLs), a glob or brace pattern (of paths, or a
+ * brace pattern of http(s):// or s3:// URLs), an s3:// folder, or one
+ * shard file or URL. The source is one by the config's saying so
+ * (seq_len), not by its look: a folder of .bin files may as well be raw
+ * samples. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -29,19 +31,51 @@ static int ends_with(const char *s, const char *suffix)
 	return n > k && !strcmp(s + n - k, suffix);
 }
 
+/* Is url (query and fragment aside) a token shard's name, and not a glob? */
+static int url_names_shard(const char *url)
+{
+	size_t n = strcspn(url, "?#");
+	char *path = strndup(url, n);
+	int yes = path && !strchr(path, '*') &&
+		  (ends_with(path, ".bin") || ends_with(path, ".bin.zst"));
+	free(path);
+	return yes;
+}
+
+/* A source that is no path: a pattern (of paths or URLs), an s3:// folder
+ * (its listing), or one remote shard. An http(s) folder has no listing to
+ * read, and a URL is not globbed (its '?' starts a query): either is
+ * refused, saying what is taken instead. */
+static int find_pattern_or_url(rf_index *idx, const char *source, char *err, size_t errlen)
+{
+	int ret = rf_index_shard_pattern(idx, source, RF_SHARDS_TOKENS, err, errlen);
+	if (ret == 0)
+		ret = rf_index_shard_bucket(idx, source, RF_SHARDS_TOKENS, err, errlen);
+	if (ret == 0 && rf_index_is_url(source)) {
+		if (!url_names_shard(source)) {
+			rf_fmt(err, errlen, "source '%s': a URL names one token shard (.bin, .bin.zst), "
+			       "a brace pattern of them (shard_{000..009}.bin), or an s3:// folder "
+			       "(s3://BUCKET/PREFIX/, listed); an http(s) folder has no listing to read "
+			       "and a URL is not a glob: name its shards in a list file, one URL a "
+			       "line", source);
+			return RF_EINDEX;
+		}
+		ret = rf_index_shard_file(idx, source, err, errlen); /* one remote shard */
+	}
+	if (ret == 0) {
+		rf_fmt(err, errlen, "source '%s': %s", source, strerror(ENOENT));
+		return -ENOENT;
+	}
+	return ret < 0 ? ret : 0;
+}
+
 /* The shards of source (stat'ed as st, NULL: no such path), listed in idx
- * (not read yet). */
+ * (not read yet): for remote ones, idx->urls too. */
 static int find_shards(rf_index *idx, const char *source, const struct stat *st, char *err,
 		       size_t errlen)
 {
-	if (!st) {
-		int ret = rf_index_shard_pattern(idx, source, RF_SHARDS_TOKENS, err, errlen);
-		if (ret == 0) {
-			rf_fmt(err, errlen, "source '%s': %s", source, strerror(ENOENT));
-			return -ENOENT;
-		}
-		return ret < 0 ? ret : 0;
-	}
+	if (!st)
+		return find_pattern_or_url(idx, source, err, errlen);
 	if (S_ISDIR(st->st_mode)) {
 		int ret = rf_index_shard_folder(idx, source, RF_SHARDS_TOKENS, err, errlen);
 		if (ret == 0) {

@@ -1,9 +1,10 @@
 /* token_windows.c - the index of a token source, once its shards are listed
  * (src/source/token_shards.c): reads and checks each header (and a
- * .bin.zst's frame table) with one pread, and numbers the windows shard
- * after shard. Any bad shard fails the build naming it: a token source has
- * no per-sample replacement to fall back on (every window of a shard would
- * be bad), and a lying header is a broken dataset, not a bad sample. */
+ * .bin.zst's frame table), with pread from a file or ranged GETs from a
+ * URL, and numbers the windows shard after shard. Any bad shard fails the
+ * build naming it: a token source has no per-sample replacement to fall
+ * back on (every window of a shard would be bad), and a lying header is a
+ * broken dataset, not a bad sample. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -16,61 +17,209 @@
 #include "index/index_build.h"
 #include "index/pack_marker.h"
 #include "index/token_shard.h"
+#include "io/fetch.h"
 #include "source/token_windows.h"
 #include "util/util.h"
 
-/* Reads and checks shard i's header (and frame table) into sh. */
-static int read_shard(const rf_index *idx, size_t i, rf_token_shard *sh, rf_token_header *h,
-		      char *err, size_t errlen)
+/* Shard i as messages name it: its path, or its URL as the source wrote it
+ * (an s3:// one with the https URL it is read at). */
+static const char *shard_name(const rf_index *idx, size_t i, char *buf, size_t len)
 {
-	const char *path = idx->shards[i];
-	char why[256];
-	int fd = openat(idx->root_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	const char *sh = idx->shards[i];
+	int whole = rf_index_is_url(sh); /* a list of URLs: each is whole */
+	if (idx->urls && idx->s3)
+		rf_fmt(buf, len, "%s%s%s (%s)", whole ? "" : idx->root, whole ? "" : "/", sh,
+		       idx->urls[i]);
+	else if (idx->urls)
+		rf_fmt(buf, len, "%s", idx->urls[i]);
+	else
+		rf_fmt(buf, len, "%s/%s", idx->root, sh);
+	return buf;
+}
+
+/* Where a shard's header and frame table are read from: its file, or its
+ * URL (ranged GETs of those bytes only, never the whole shard). */
+typedef struct shard_in {
+	rf_index *idx;
+	size_t i;
+	int fd;        /* a local shard's descriptor; -1 for a remote one */
+	uint64_t size; /* its bytes: fstat's, or the server's (Content-Range) */
+} shard_in;
+
+/* Opens local shard in->i: a regular file, its size in in->size.
+ * @return : 0, or a code with why set. */
+static int local_open(shard_in *in, char *why, size_t wl)
+{
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
+	in->fd = openat(in->idx->root_fd, in->idx->shards[in->i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (in->fd < 0 || fstat(in->fd, &st) != 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, path, strerror(e));
-		if (fd >= 0)
-			close(fd);
+		rf_fmt(why, wl, "%s", strerror(e));
 		return -e;
 	}
-	int ret = 0;
-	uint8_t hdr[RF_TOKEN_HEADER_BYTES] = { 0 };
-	ssize_t got = 0;
 	if (!S_ISREG(st.st_mode)) {
-		rf_fmt(why, sizeof(why), "not a regular file (%s)", rf_file_kind(st.st_mode));
-		ret = RF_EINDEX;
-	} else if (st.st_size >= RF_TOKEN_HEADER_BYTES &&
-		   (got = pread(fd, hdr, sizeof(hdr), 0)) != (ssize_t)sizeof(hdr)) {
-		rf_fmt(why, sizeof(why), "reading its header: %s", got < 0 ? strerror(errno)
-								   : "short read");
-		ret = got < 0 ? -errno : RF_EINDEX;
-	} else if (rf_token_header_parse(hdr, (uint64_t)st.st_size, h, why, sizeof(why))) {
-		ret = RF_EINDEX;
+		rf_fmt(why, wl, "not a regular file (%s)", rf_file_kind(st.st_mode));
+		return RF_EINDEX;
 	}
+	in->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* The code of a refusal, as the read engine gives it for a read (http.c). */
+static int status_code(long status)
+{
+	return status == 404 || status == 410 ? -ENOENT
+	     : status == 401 || status == 403 ? -EACCES
+	     : status == 412 ? -ESTALE /* If-Match: not the object the header came from */
+	     : -EIO;
+}
+
+/* Bytes [off, off + len) of remote shard in->i into buf (*got of them:
+ * fewer only past its end), one ranged GET, tried again on a transient
+ * failure. The first (first = 1) sets the shard's size, from the response,
+ * and its ETag (idx->etags[i]); every later request, here and in the run
+ * (src/pipeline/feeder.c), asks for that object (If-Match), so that a
+ * shard replaced after its header was read is refused, never read as a
+ * mix of two. @return : 0, or a code with why set. */
+static int remote_read(shard_in *in, uint8_t *buf, size_t len, uint64_t off, int first,
+		       size_t *got, char *why, size_t wl)
+{
+	rf_index *idx = in->idx;
+	const char *url = idx->urls[in->i];
+	char *etag = idx->etags[in->i];
+	char if_match[16 + RF_IO_ETAG_MAX];
+	const char *headers[2] = { NULL, NULL };
+	if (etag[0]) {
+		rf_fmt(if_match, sizeof(if_match), "If-Match: %s", etag);
+		headers[0] = if_match;
+	}
+	rf_fetch_result res;
+	char ferr[512];
+	/* room for an error body past the range (S3 says why in its XML) */
+	int ret = rf_fetch_run(&(rf_fetch){ .url = url, .headers = headers, .offset = off,
+					    .len = len, .max_body = len + 65536,
+					    .sign = idx->s3 ? &idx->s3->sign : NULL },
+			       &res, ferr, sizeof(ferr));
+	if (ret == -EFBIG) {
+		rf_fmt(why, wl, "the server answered a range of %zu bytes with more than that: it "
+		       "must serve byte ranges (a 206 to a Range request)", len);
+		return ret;
+	}
+	if (ret) { /* fetch's message starts with the URL: the caller's names it */
+		size_t n = strlen(url);
+		const char *say = !strncmp(ferr, url, n) && !strncmp(ferr + n, ": ", 2) ? ferr + n + 2
+										       : ferr;
+		rf_fmt(why, wl, "%s", say);
+		return ret;
+	}
+	*got = 0;
+	if (res.status == 206 || (res.status == 200 && off == 0)) {
+		*got = RF_MIN(res.body_len, len);
+		if (*got) /* an empty object's body is NULL */
+			memcpy(buf, res.body, *got);
+	} else if (res.status != 416) { /* 416: the range starts at or past the end */
+		rf_fetch_why(&res, why, wl);
+		if (res.status == 200) /* to a range past 0: the server ignored Range */
+			rf_fmt(why, wl, "HTTP 200 to a range from byte %llu: the server must serve "
+			       "byte ranges (a 206 to a Range request)", (unsigned long long)off);
+		ret = res.status == 200 ? -EPROTO : status_code(res.status);
+	}
+	if (!ret && first) {
+		if (!res.size && *got) {
+			rf_fmt(why, wl, "the server gave no size (no Content-Range)");
+			ret = RF_EINDEX;
+		}
+		in->size = res.size;
+		memcpy(etag, res.etag, RF_IO_ETAG_MAX); /* "" when none (or a weak one) */
+	} else if (!ret && res.size && res.size != in->size) {
+		/* a server without ETags: the size at least */
+		rf_fmt(why, wl, "it changed while its header was read (%llu bytes, then %llu)",
+		       (unsigned long long)in->size, (unsigned long long)res.size);
+		ret = -ESTALE;
+	}
+	rf_fetch_result_free(&res);
+	return ret;
+}
+
+/* Bytes [off, off + len) of the shard into buf, all of them; what names
+ * them in the message ("its header"). @return : 0, or a code with why set
+ * (RF_EINDEX: a short read). */
+static int read_at(shard_in *in, uint8_t *buf, size_t len, uint64_t off, const char *what,
+		   char *why, size_t wl)
+{
+	size_t got = 0;
+	if (in->idx->urls) {
+		int ret = remote_read(in, buf, len, off, 0, &got, why, wl);
+		if (ret)
+			return ret;
+	} else {
+		ssize_t n = pread(in->fd, buf, len, (off_t)off);
+		if (n < 0) {
+			int e = errno;
+			rf_fmt(why, wl, "reading %s: %s", what, strerror(e));
+			return -e;
+		}
+		got = (size_t)n;
+	}
+	if (got != len) {
+		rf_fmt(why, wl, "reading %s: short read (%zu of %zu bytes)", what, got, len);
+		return RF_EINDEX;
+	}
+	return 0;
+}
+
+/* Reads and checks shard i's header (and frame table) into sh: from its
+ * file, or, remote, from the header's bytes alone (which also say the
+ * shard's size and ETag) and then the table's. One shard at a time: a
+ * source of thousands of remote shards would want these requests in
+ * parallel (the read engine's http path, as rf_index_scan_shards has for
+ * tar shards), a round trip or two each as it is. */
+static int read_shard(rf_index *idx, size_t i, rf_token_shard *sh, rf_token_header *h,
+		      char *err, size_t errlen)
+{
+	char why[512], name[PATH_MAX + 64];
+	shard_in in = { .idx = idx, .i = i, .fd = -1 };
+	uint8_t hdr[RF_TOKEN_HEADER_BYTES] = { 0 };
+	*h = (rf_token_header){ 0 };
+	int ret;
+	if (idx->urls) {
+		size_t got = 0; /* fewer than a header only when the shard is shorter */
+		ret = remote_read(&in, hdr, sizeof(hdr), 0, 1, &got, why, sizeof(why));
+		if (!ret && got < RF_MIN(in.size, (uint64_t)sizeof(hdr))) {
+			rf_fmt(why, sizeof(why), "reading its header: short read (%zu of %zu bytes)",
+			       got, sizeof(hdr));
+			ret = RF_EINDEX;
+		}
+	} else {
+		ret = local_open(&in, why, sizeof(why));
+		/* a shorter file is said to be one by the parse */
+		if (!ret && in.size >= RF_TOKEN_HEADER_BYTES)
+			ret = read_at(&in, hdr, sizeof(hdr), 0, "its header", why, sizeof(why));
+	}
+	if (!ret && rf_token_header_parse(hdr, in.size, h, why, sizeof(why)))
+		ret = RF_EINDEX;
 	sh->tokens = h->tokens;
-	sh->size = (uint64_t)st.st_size;
+	sh->size = in.size;
 	if (!ret && h->frames) { /* a .bin.zst: its frame table */
 		uint8_t *table = malloc(h->table_bytes);
-		sh->frame_off = malloc(h->table_bytes);
+		sh->frame_off = malloc((h->frames + 1) * sizeof(uint64_t));
 		if (!table || !sh->frame_off) {
 			ret = -ENOMEM;
 			rf_fmt(why, sizeof(why), "out of memory for its frame table");
-		} else if ((got = pread(fd, table, h->table_bytes, RF_TOKEN_HEADER_BYTES)) !=
-			   (ssize_t)h->table_bytes) {
-			rf_fmt(why, sizeof(why), "reading its frame table: %s",
-			       got < 0 ? strerror(errno) : "short read");
-			ret = got < 0 ? -errno : RF_EINDEX;
-		} else if (rf_tokz_table_check(h, table, sh->size, sh->frame_off, why, sizeof(why))) {
-			ret = RF_EINDEX;
+		} else {
+			ret = read_at(&in, table, h->table_bytes, RF_TOKEN_HEADER_BYTES,
+				      "its frame table", why, sizeof(why));
 		}
+		if (!ret && rf_tokz_table_check(h, table, sh->size, sh->frame_off, why, sizeof(why)))
+			ret = RF_EINDEX;
 		free(table);
 		sh->frame_tokens = h->frame_tokens;
 		sh->frames = h->frames;
 	}
-	close(fd);
+	if (in.fd >= 0)
+		close(in.fd);
 	if (ret)
-		rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, path, why);
+		rf_fmt(err, errlen, "shard %s: %s", shard_name(idx, i, name, sizeof(name)), why);
 	return ret;
 }
 
@@ -97,7 +246,8 @@ int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t 
 		rf_fmt(err, errlen, "source '%s': no token shards", source);
 		ret = RF_EEMPTY;
 	}
-	if (!ret) /* an interrupted pack --tokens: refused */
+	if (!ret && !idx->urls) /* an interrupted pack --tokens: refused (a remote folder
+				 * holds no marker we can see) */
 		ret = rf_index_check_shards_complete(idx, err, errlen);
 	if (!ret && !(tk->shards = calloc(idx->nshards, sizeof(*tk->shards))))
 		ret = -ENOMEM;
@@ -117,8 +267,9 @@ int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t 
 			tk->width = h.width;
 			tk->magic = h.magic;
 		} else if (h.width != first_width) {
-			rf_fmt(err, errlen, "shard %s/%s holds %s tokens, shard %s uint%u ones: one "
-			       "source has one token width", idx->root, idx->shards[i],
+			char name[PATH_MAX + 64];
+			rf_fmt(err, errlen, "shard %s holds %s tokens, shard %s uint%u ones: one "
+			       "source has one token width", shard_name(idx, i, name, sizeof(name)),
 			       h.width == 2 ? "uint16" : "uint32", idx->shards[first_shard],
 			       first_width * 8);
 			ret = RF_EINDEX;
@@ -132,7 +283,9 @@ int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t 
 			tk->any_zstd = 1;
 			tk->max_frame_bytes = (uint32_t)RF_MAX(tk->max_frame_bytes, largest_frame(sh));
 		}
-		ret = rf_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
+		/* a remote shard's stamp is its ETag, kept in idx->etags */
+		if (!idx->urls)
+			ret = rf_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
 	}
 	if (!ret && !tk->windows) {
 		rf_fmt(err, errlen, "source '%s': %llu tokens in %zu shard%s, and none holds a window "

@@ -7,8 +7,8 @@
  * Built once by rf_loader_create() (rf_tokens_scan, through the token
  * kind: src/source/token_shards.c), then read-only and shared by every
  * thread without locks. The shard paths, the root folder and its
- * descriptor live in the source's rf_index (shards, root_fd); its count
- * stays 0. */
+ * descriptor live in the source's rf_index (shards, root_fd; for remote
+ * shards their URLs and ETags: urls, etags); its count stays 0. */
 #ifndef RF_TOKENS_H
 #define RF_TOKENS_H
 
@@ -20,7 +20,8 @@ typedef struct rf_token_shard {
 	uint64_t tokens;       /* tokens in the shard */
 	uint64_t first_window; /* id of its first window */
 	uint64_t windows;      /* windows it holds (0 when shorter than seq_len + 1) */
-	uint64_t size;         /* the file's bytes at set-up */
+	uint64_t size;         /* the file's bytes at set-up (a remote one's: what the
+	                        * server said) */
 	/* .bin.zst: tokens per frame and where each frame starts (frames + 1
 	 * offsets); 0 and NULL for a plain shard */
 	uint32_t frame_tokens, frames;
@@ -43,11 +44,15 @@ typedef struct rf_tokens {
 /* Reads and checks the header (and frame table) of every shard listed in
  * idx (root and shards set: src/source/token_shards.c finds them) and
  * numbers the windows into *out (set even on failure, for
- * rf_tokens_free); records each shard's stamp in idx. source names the
- * source in messages.
+ * rf_tokens_free); records each shard's stamp in idx, or, for remote
+ * shards (idx->urls), each one's ETag in idx->etags (read with blocking
+ * ranged GETs of the header and frame table, on this thread). source
+ * names the source in messages.
  * @return : 0; RF_EINDEX (a bad shard: err names it and says why);
- *           RF_EEMPTY (no shard, or no shard holds a window); -errno;
- *           -ENOMEM. */
+ *           RF_EEMPTY (no shard, or no shard holds a window); -errno
+ *           (a remote shard: -ENOENT for a 404, -EACCES for a 401 or 403,
+ *           -ECONNREFUSED, ...: err names its URL and what the server
+ *           said); -ENOMEM. */
 int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t seq_len,
 		   uint32_t stride, char *err, size_t errlen);
 
