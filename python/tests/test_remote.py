@@ -5,7 +5,9 @@ and 3% cut short, an epoch still delivers every sample exactly once, with
 its caption, and the same pixels as the local copy of the shards; no
 sample is reported bad (each fault is tried again after a backoff). A
 shard whose reads stall past remote_timeout_ms gives bad samples named by
-their URL, "timed out", and the epoch goes on with the other shards."""
+their URL, "timed out", and the epoch goes on with the other shards.
+`ringfeed bench --diagnose` of a remote source in raw mode (nothing to
+decode: the reads are the bound) says network-bound, with its requests."""
 
 import io
 import os
@@ -127,3 +129,20 @@ def test_stalled_reads_are_bad_samples_named_by_url(shards):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_diagnose_says_network_bound(shards, server):
+    import json
+    cli = os.environ.get("RINGFEED")
+    if not cli:
+        pytest.skip("RINGFEED (the CLI's path) is not set")
+    url = f"{server}/shard-{{00..{SHARDS - 1:02d}}}.tar"
+    out = subprocess.run([cli, "bench", "--source", url, "--raw", "--diagnose", "--json",
+                          "--batch", "8", "--batches", "12"], capture_output=True,
+                         text=True, timeout=300)
+    if "without libcurl" in out.stderr:
+        pytest.skip("this ringfeed was built without libcurl (meson feature 'remote')")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout.strip().splitlines()[-1])
+    assert d["verdict"] == "network-bound", d
+    assert "requests/s" in d["why"] and "tried again" in d["why"], d["why"]

@@ -18,7 +18,9 @@
  * Verdict: consumer-bound when the consumer waits under 5% of the run (the
  * input keeps up); otherwise decode-bound when the decoders (prep, and the
  * engines with GPU decode) give less than fetch, saying which of them bounds
- * it, else storage-bound, with the numbers behind it and the headroom. */
+ * it, else storage-bound (network-bound for a remote source: its requests
+ * per second, bytes and retries), with the numbers behind it and the
+ * headroom. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -180,6 +182,23 @@ static void judge(const diag_opts *o, int batch_size, diagnosis *d)
 	} else if (prep < fetch->rate && !d->gpu) {
 		d->verdict = "decode-bound";
 		why_decode_bound(d);
+	} else if (fetch->st.http_requests) { /* a remote source: the network is the storage */
+		const rf_stats *st = &fetch->st;
+		double per = st->samples ? fetch->rate / (double)st->samples : 0;
+		char than[96];
+		if (isinf(prep))
+			snprintf(than, sizeof(than), "and nothing is decoded (raw mode)");
+		else
+			snprintf(than, sizeof(than), "< prep %.0f samples/s (%.1fx more than the network "
+				 "delivers)", prep, prep / fetch->rate);
+		d->verdict = "network-bound";
+		snprintf(d->why, sizeof(d->why), "network-bound: fetch %.0f samples/s (%.1f MB/s, %.0f "
+			 "requests/s; %llu of %llu requests tried again, %llu failed) %s; %u requests in "
+			 "flight at most: try a deeper io_depth (an object store answers many requests "
+			 "at once), a store closer to this machine, or a node-local copy", fetch->rate,
+			 (double)st->http_bytes * per / 1e6, (double)st->http_requests * per,
+			 (unsigned long long)st->http_retries, (unsigned long long)st->http_requests,
+			 (unsigned long long)st->http_errors, than, full->st.io_depth);
 	} else {
 		d->verdict = "storage-bound";
 		snprintf(d->why, sizeof(d->why), "storage-bound: fetch %.0f samples/s < prep %.0f samples/s "
