@@ -129,7 +129,9 @@ check "--shard-size 1M: $n shards for 12 MB" [ "$n" -ge 12 ]
 grep -q "into $n shards" "$T/pack.out" && ok || bad "summary shard count: $(cat "$T/pack.out")"
 # samples larger than the shard size: one shard each
 pack "$T/jpg" "$T/tiny" --shard-size 8K && pycheck "$T/tiny" "$T/jpg" --shard-size 8192
-check "--shard-size 8K: 200 shards" [ "$(ls "$T/tiny" | wc -l)" = 200 ]
+check "--shard-size 8K: 200 shards" [ "$(ls "$T/tiny" | grep -c '\.tar$')" = 200 ]
+check "--shard-size 8K: the index object beside them, and nothing else" \
+	[ "$(ls "$T/tiny" | grep -vc '\.tar$')" = 1 ] && [ -s "$T/tiny/ringfeed.index" ]
 # the default: one shard (12 MB < 256M), already checked above; bad sizes refused
 "$RF" pack "$T/jpg" -o "$T/bad" --shard-size 12Q > /dev/null 2>&1; check "--shard-size 12Q refused" [ $? = 2 ]
 "$RF" pack "$T/jpg" -o "$T/bad" --align 3000 > /dev/null 2>&1; check "--align 3000 refused" [ $? = 2 ]

@@ -206,6 +206,37 @@ Test(remote, an_index_cache_or_object_spares_the_scan_and_gives_the_local_batche
 	free(want);
 }
 
+/* The index object `ringfeed pack` writes beside its shards (built from the
+ * local copies: no ETags) is found by a remote source of them without
+ * being named; its shards' sizes are checked, and one that differs makes
+ * the source scan instead. */
+Test(remote, the_index_object_beside_the_shards_is_found_and_checked)
+{
+	rf_config local, remote;
+	config(&local, shards, 0, 0);
+	config(&remote, urls, 0, 0);
+	size_t nl, n;
+	rf_stats sl;
+	uint8_t *want = tu_drain_bytes(&local, &nl, &sl), *got;
+	char object[4200], err[512];
+	snprintf(object, sizeof(object), "%s/ringfeed.index", shards);
+	cr_assert_eq(rf_index_write(shards, RF_INDEX_TAR, object, NULL, NULL, NULL, err,
+				    sizeof(err)), 0, "%s", err);
+	int cached;
+	got = drain_cached(&remote, &n, &cached);
+	cr_assert_eq(cached, 1, "found beside the shards");
+	cr_assert(n == nl && !memcmp(got, want, n), "the local batches");
+	free(got);
+	/* the served shard-02 grows by two zero blocks (still the same samples):
+	 * not the shard indexed, so scanned */
+	tu_run("head -c 1024 /dev/zero >> '%s/shard-02.tar'", shards);
+	got = drain_cached(&remote, &n, &cached);
+	cr_assert_eq(cached, 0, "another size than indexed: scanned");
+	cr_assert(n == nl && !memcmp(got, want, n), "the local batches");
+	free(got);
+	free(want);
+}
+
 Test(remote, a_shard_replaced_after_indexing_is_refused_never_half_read)
 {
 	char object[4200], object_url[256], err[512];

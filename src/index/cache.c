@@ -14,16 +14,20 @@
  * and u64 nextras, after the shards the extras' names (strings), and after
  * the members, when nextras > 0, count u32 extra_first and nextras 16-byte
  * extra records (a sample's other members, extras.c). Version 8 adds after
- * each shard's label its ETag (a string; "" for local shards). (Older
- * versions are walked again and rewritten.)
+ * each shard's label its ETag (a string; "" for local shards) and its size
+ * (u64). (Older versions are walked again and rewritten.)
  *
  * Remote shards (http(s)://, s3://): the cache is the index object a
  * source fetches instead of scanning its shards (rf_index_cache_adopt):
  * written by `ringfeed index` and put beside the shards, or kept on the
- * local disk. It holds no stamps; it matches a source that lists the same
- * shards under the same root, and each shard's reads ask for the ETag it
- * had when indexed (If-Match), so a shard changed since fails its reads
- * (HTTP 412), never half-read.
+ * local disk, or written by `ringfeed pack` beside its shards
+ * (DIR/ringfeed.index: a remote source looks for it there). It holds no
+ * stamps; it matches a source that lists the same shard names (wherever
+ * they were indexed), and each shard's reads ask for the ETag it had when
+ * indexed (If-Match), so a shard changed since fails its reads (HTTP 412),
+ * never half-read. A shard indexed without an ETag (from a local copy) has
+ * its size checked and its ETag taken at set-up, a byte of each asked for
+ * (rf_index_check_remote).
  *
  * Staleness: adding, removing or renaming a file changes its directory's
  * mtime; every directory walked is recorded and checked at load (for a
@@ -213,6 +217,8 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 		put_str(&w, idx->shards[i]);
 		put(&w, &idx->shard_labels[i], 4);
 		put_str(&w, idx->etags ? idx->etags[i] : "");
+		uint64_t size = idx->shard_sizes ? idx->shard_sizes[i] : 0;
+		put(&w, &size, 8);
 	}
 	for (uint32_t i = 0; i < nxn; i++)
 		put_str(&w, idx->extra_names[i]);
@@ -302,6 +308,7 @@ static int header_fits(reader *r)
 		get(r, (uint32_t)get_u(r, 4), 0);
 		get(r, 4, 0);
 		get(r, (uint32_t)get_u(r, 4), 0);
+		get(r, 8, 0);
 	}
 	for (uint32_t i = 0; r->ok && i < nxn; i++)
 		get(r, (uint32_t)get_u(r, 4), 0);
@@ -420,11 +427,11 @@ static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_
 	t->root = get_str(&r);
 	t->any_name = (int)*any;
 	/* Nothing is allocated for more than the file holds: a class name takes
-	 * at least its 4-byte length, a stamp 4 + 24 bytes, a shard 4 + 4 + 4,
+	 * at least its 4-byte length, a stamp 4 + 24 bytes, a shard 4 + 4 + 4 + 8,
 	 * in the header that header_fits() found whole in head (or else r.ok
 	 * is 0 by now). */
 	if (!r.ok || nxn > RF_EXTRA_NAMES_MAX ||
-	    (uint64_t)ncl * 4 + (uint64_t)nst * 28 + (uint64_t)nsh * 12 + (uint64_t)nxn * 4 >
+	    (uint64_t)ncl * 4 + (uint64_t)nst * 28 + (uint64_t)nsh * 20 + (uint64_t)nxn * 4 >
 		    (uint64_t)(r.end - r.p))
 		goto corrupt;
 	if (ncl) {
@@ -447,7 +454,9 @@ static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_
 		t->shards = calloc(nsh, sizeof(char *));
 		t->shard_labels = calloc(nsh, sizeof(int32_t));
 		t->etags = calloc(nsh, sizeof(*t->etags));
-		for (uint32_t i = 0; t->shards && t->shard_labels && t->etags && i < nsh; i++) {
+		t->shard_sizes = calloc(nsh, sizeof(uint64_t));
+		for (uint32_t i = 0; t->shards && t->shard_labels && t->etags && t->shard_sizes &&
+				     i < nsh; i++) {
 			t->shards[t->nshards++] = get_str(&r);
 			t->shard_labels[i] = (int32_t)get_u(&r, 4);
 			char *etag = get_str(&r);
@@ -457,8 +466,9 @@ static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_
 			}
 			memcpy(t->etags[i], etag, strlen(etag) + 1);
 			free(etag);
+			t->shard_sizes[i] = get_u(&r, 8);
 		}
-		if (!t->shards || !t->shard_labels || !t->etags)
+		if (!t->shards || !t->shard_labels || !t->etags || !t->shard_sizes)
 			goto corrupt;
 	}
 	if (nxn) {
@@ -632,7 +642,9 @@ int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *er
 	if (ret)
 		return ret;
 	free(src); /* a remote index is the shards', wherever it was built */
-	int same = any == (uint32_t)any_name && !strcmp(t.root, idx->root) &&
+	/* the same samples: raw mode counts KEY.bin members (the rest of the
+	 * mode is a folder walk's, which shards listed by name have none of) */
+	int same = (any & RF_INDEX_RAW) == ((uint32_t)any_name & RF_INDEX_RAW) &&
 		   t.nshards == idx->nshards;
 	for (size_t i = 0; same && i < t.nshards; i++)
 		same = !strcmp(t.shards[i], idx->shards[i]);
@@ -642,11 +654,25 @@ int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *er
 		rf_index_free(&t);
 		return 1;
 	}
-	/* the source's URLs and bucket, the index's records and ETags */
+	if (strcmp(t.root, idx->root)) /* indexed elsewhere: their ETags are not these */
+		memset(t.etags, 0, t.nshards * sizeof(*t.etags));
+	/* the shards it knows no ETag of: their sizes checked, their ETags
+	 * taken (t reads through the source's URLs and bucket for that) */
 	t.urls = idx->urls;
 	t.s3 = idx->s3;
+	ret = rf_index_check_remote(&t, RF_LOG_WARN, err, errlen);
+	if (ret) {
+		t.urls = NULL;
+		t.s3 = NULL;
+		rf_index_free(&t);
+		return ret == -ESTALE ? 1 : ret; /* other shards: scanned instead */
+	}
+	/* the source's root, URLs and bucket; the index's records and ETags */
+	free(t.root);
+	t.root = idx->root;
 	t.progress = idx->progress;
 	t.progress_user = idx->progress_user;
+	idx->root = NULL;
 	idx->urls = NULL;
 	idx->s3 = NULL;
 	rf_index_free(idx);

@@ -179,6 +179,7 @@ void rf_index_free(rf_index *idx)
 		free(idx->urls[i]);
 	free(idx->urls);
 	free(idx->etags);
+	free(idx->shard_sizes);
 	rf_s3_free(idx->s3);
 	free(idx->root);
 	if (idx->root_fd >= 0)

@@ -109,6 +109,7 @@ typedef struct rf_index {
 	char **urls;              /* remote shards (http(s)://, issue 25): each shard's whole
 	                           * URL (root + "/" + its path); NULL for local ones. root
 	                           * is then the URL of their folder, root_fd -1 */
+	uint64_t *shard_sizes;    /* each shard's bytes when it was indexed, or NULL */
 	char (*etags)[RF_IO_ETAG_MAX]; /* remote shards: each one's ETag when it was
 	                           * indexed ("" none); its reads ask for it (If-Match) */
 	rf_s3 *s3;                /* s3:// shards: where the bucket is and how requests
@@ -118,8 +119,9 @@ typedef struct rf_index {
 	size_t nshards;
 	/* What a directory walk saw besides samples, for deciding a folder's
 	 * kind (rf_source_kind): .tar files (added as samples in raw mode,
-	 * else not), the first of them, and zstd.dict files (raw mode). */
-	uint64_t walk_tars, walk_dicts;
+	 * else not), the first of them, and the files a pack writes beside
+	 * its shards (zstd.dict, RF_INDEX_OBJECT_NAME; raw mode). */
+	uint64_t walk_tars, walk_pack_files;
 	char walk_first_tar[256];
 	/* Other members (extras.c): sample i's are extras[extra_first[i] ..
 	 * extra_first[i + 1]) (.. nextras for the last); extra_first is NULL
@@ -162,6 +164,10 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
  *           why); negative: unreadable or corrupt (err says why). */
 int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
 			char *err, size_t errlen);
+
+/* The index object `ringfeed pack` writes beside its shards, and the name
+ * a remote source looks for beside its shards when index_cache is unset. */
+#define RF_INDEX_OBJECT_NAME "ringfeed.index"
 
 /* A remote source's index object (http(s)://, s3://; cache.c's format):
  * idx holds the shards the source lists (not scanned yet, urls set); when

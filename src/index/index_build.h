@@ -31,6 +31,12 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
  * shards of this kind its listing holds. */
 int rf_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
 			  size_t errlen);
+/* Remote shards whose ETag idx does not know (an index built from local
+ * copies, or a server without ETags): a byte of each is asked for, in
+ * parallel, its size checked against shard_sizes and its ETag kept, so
+ * that later reads ask for that object. @return : 0, or a negative code
+ * with err naming the shard (-ESTALE: another size than indexed). */
+int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size_t errlen);
 /* Scans the listed shards' headers and adds their samples, in shard order. */
 int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
 			 size_t errlen);

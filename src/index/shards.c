@@ -686,6 +686,76 @@ static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char 
 	return 0;
 }
 
+int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size_t errlen)
+{
+	uint32_t n = 0;
+	for (size_t i = 0; i < idx->nshards; i++)
+		n += !idx->etags[i][0];
+	if (!n)
+		return 0;
+	uint32_t width = RF_MIN(n, 256u);
+	uint8_t *mem = NULL;
+	rf_io *io = NULL;
+	rf_io_done *done = malloc(width * sizeof(*done));
+	int wake = eventfd(0, EFD_CLOEXEC);
+	int ret = !done || posix_memalign((void **)&mem, 4096, 4096 * (size_t)width) ? -ENOMEM
+		: wake < 0 ? -errno : 0;
+	if (!ret)
+		ret = rf_io_create(&io, &(rf_io_params){ .path = RF_IO_AUTO, .depth = width,
+							 .max_read = 4096, .wake_fd = wake,
+							 .name = idx->root, .log_level = log_level,
+							 .sign = idx->s3 ? &idx->s3->sign : NULL },
+				   err, errlen);
+	/* a byte of each (the response says the size and the ETag), 256 at once;
+	 * read number k's buffer is mem + 4096 k */
+	size_t next = 0;
+	uint32_t active = 0, nfree = width, *free_slots = malloc(width * sizeof(uint32_t));
+	if (!ret && !free_slots)
+		ret = -ENOMEM;
+	for (uint32_t k = 0; !ret && k < width; k++)
+		free_slots[k] = k;
+	while (!ret && (next < idx->nshards || active)) {
+		for (; next < idx->nshards && nfree; next++) {
+			if (idx->etags[next][0])
+				continue;
+			uint32_t k = free_slots[--nfree];
+			rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[next], .len = 1,
+							.buf = mem + 4096 * (size_t)k,
+							.tag = (uint64_t)k << 32 | next,
+							.etag_out = idx->etags[next] });
+			active++;
+		}
+		if (!active)
+			break;
+		ret = rf_io_wait(io);
+		uint32_t got = ret ? 0 : rf_io_reap(io, done, width);
+		for (uint32_t j = 0; j < got && !ret; j++) {
+			uint32_t i = (uint32_t)done[j].tag;
+			free_slots[nfree++] = (uint32_t)(done[j].tag >> 32);
+			active--;
+			if (done[j].res < 0) {
+				char what[256];
+				rf_io_describe(&done[j], what, sizeof(what));
+				rf_fmt(err, errlen, "shard %s: %s", idx->urls[i], what);
+				ret = done[j].res;
+			} else if (done[j].size != idx->shard_sizes[i]) {
+				rf_fmt(err, errlen, "shard %s: %llu bytes on the server, %llu when it was "
+				       "indexed: the index is of other shards", idx->urls[i],
+				       (unsigned long long)done[j].size,
+				       (unsigned long long)idx->shard_sizes[i]);
+				ret = -ESTALE;
+			}
+		}
+	}
+	rf_io_destroy(io);
+	if (wake >= 0)
+		close(wake);
+	free(mem);
+	free(done);
+	free(free_slots);
+	return ret;
+}
+
 /* Scans every shard (SCAN_SHARDS at once) and adds their samples to idx in
  * shard order. */
 int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
@@ -837,6 +907,11 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 			if (f->size >= 0 && !f->has_cls && idx->shard_labels[i] < 0)
 				f->size = RF_INDEX_NO_LABEL;
 		}
+	/* each shard's bytes, for an index object to be checked against */
+	if (!ret && !(idx->shard_sizes = calloc(RF_MAX(n, 1), sizeof(uint64_t))))
+		ret = -ENOMEM;
+	for (uint32_t i = 0; i < n && !ret; i++)
+		idx->shard_sizes[i] = sc[i].size;
 	/* the samples, in shard order */
 	for (uint32_t i = 0; i < n && !ret; i++) {
 		for (size_t j = 0; j < sc[i].nfound && !ret; j++) {

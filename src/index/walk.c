@@ -36,15 +36,16 @@ static int is_image_name(const char *name)
 }
 
 /* Notes what the walk saw that is not a loose sample of its own: .tar
- * files (a shard source's, or a stray one) and pack dictionaries. */
+ * files (a shard source's, or a stray one) and what a pack writes beside
+ * its shards (its zstd dictionary, its index object). */
 static void saw(rf_index *idx, const char *rel, const char *name)
 {
 	size_t n = strlen(name);
 	if (n > 4 && !strcmp(name + n - 4, ".tar")) {
 		if (!idx->walk_tars++)
 			rf_fmt(idx->walk_first_tar, sizeof(idx->walk_first_tar), "%s", rel);
-	} else if (!strcmp(name, "zstd.dict")) {
-		idx->walk_dicts++;
+	} else if (!strcmp(name, "zstd.dict") || !strcmp(name, RF_INDEX_OBJECT_NAME)) {
+		idx->walk_pack_files++;
 	}
 }
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,33 @@ static void remove_written(rf_packer *p, int dict_written, int marked)
 		unlinkat(p->dirfd, RF_PACK_MARKER, 0);
 }
 
+/* The index object beside the shards (DIR/ringfeed.index: the index cache
+ * of the folder's shards, src/index/cache.c): a remote source of these
+ * shards fetches it instead of scanning their headers. It names no source,
+ * root or stamps (the copy that is read is elsewhere), so two packs of one
+ * source write the same bytes. The shards are what the pack is; an index
+ * that cannot be written is said, and the pack stands without it. */
+static void write_index_object(const rf_pack_opts *o)
+{
+	char path[PATH_MAX], err[512];
+	rf_fmt(path, sizeof(path), "%s/%s", o->out, RF_INDEX_OBJECT_NAME);
+	rf_index idx;
+	int ret = rf_index_build_progress(&idx, o->out, (o->index_flags & RF_INDEX_RAW) | RF_INDEX_TAR,
+					  NULL, NULL, RF_LOG_WARN, err, sizeof(err));
+	if (!ret) {
+		for (size_t i = 0; i < idx.nstamps; i++)
+			free(idx.stamps[i].path);
+		idx.nstamps = 0;
+		free(idx.root);
+		idx.root = strdup(".");
+		ret = idx.root ? rf_index_cache_write(&idx, "", path, err, sizeof(err)) : -ENOMEM;
+		rf_index_free(&idx);
+	}
+	if (ret)
+		rf_log(RF_LOG_WARN, RF_LOG_WARN, "pack: no %s beside the shards: %s",
+		       RF_INDEX_OBJECT_NAME, ret == -ENOMEM ? "out of memory" : err);
+}
+
 int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t errlen)
 {
 	memset(res, 0, sizeof(*res));
@@ -206,6 +234,8 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 	ret = rf_pack_write_all(&p, err, errlen);
 	if (!ret) /* every shard and the dictionary are on disk: the pack is whole */
 		ret = rf_out_mark_end(p.dirfd, o->out, err, errlen);
+	if (!ret)
+		write_index_object(o);
 out:
 	if (ret && p.dirfd >= 0)
 		remove_written(&p, dict_written, marked);

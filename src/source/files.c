@@ -43,7 +43,7 @@ static int build_folder(rf_source *s, const char *source, const rf_source_params
 	if (ret || (p->mode & RF_INDEX_FILES) || !idx->walk_tars)
 		return ret;
 	uint64_t tars = idx->walk_tars;
-	uint64_t loose = idx->count - (s->raw ? tars + idx->walk_dicts : 0);
+	uint64_t loose = idx->count - (s->raw ? tars + idx->walk_pack_files : 0);
 	char tar[256], file[256];
 	rf_fmt(tar, sizeof(tar), "%s", idx->walk_first_tar);
 	rf_fmt(file, sizeof(file), "%s", first_loose(idx));

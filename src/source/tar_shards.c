@@ -6,6 +6,7 @@
  * damaged spans become records of their own (lost: reported, counted). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -92,16 +93,26 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	if (ret < 0)
 		return ret;
 	ret = 1;
-	if (idx->urls && p->cache) { /* remote: its index object, rather than a scan */
+	/* remote: an index object rather than a scan; the one named, else the
+	 * one beside the shards (DIR/ringfeed.index, as `ringfeed pack` writes
+	 * it), if there is one */
+	char beside[PATH_MAX];
+	const char *object = p->cache;
+	if (idx->urls && !object && rf_index_is_url(idx->root)) {
+		rf_fmt(beside, sizeof(beside), "%s/%s", idx->root, RF_INDEX_OBJECT_NAME);
+		object = beside;
+	}
+	if (idx->urls && object) {
 		char why[512];
-		ret = rf_index_cache_adopt(idx, p->mode, p->cache, why, sizeof(why));
-		if (ret < 0) {
+		ret = rf_index_cache_adopt(idx, p->mode, object, why, sizeof(why));
+		if (ret < 0 && object == p->cache) {
 			rf_fmt(err, errlen, "config: index_cache: %s", why);
 			return ret;
 		}
-		if (ret == 1)
+		if (ret)
 			rf_log(p->log_level, RF_LOG_INFO, "%s: scanning the shards", why);
 		s->cached = ret == 0;
+		ret = ret != 0;
 	}
 	if (ret == 1)
 		ret = scan(s, p, err, errlen);
