@@ -8,6 +8,7 @@ set -euo pipefail
 pkgs=(gcc g++ meson ninja-build pkg-config python3 python3-pip clang libclang-rt-14-dev
       liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev libcriterion-dev
       libspng-dev libwebp-dev libcurl4-openssl-dev nginx-light
+      libssl-dev libnghttp2-dev zlib1g-dev make dpkg-dev
       openmpi-bin libopenmpi-dev chromium
       python3-dev python3-pytest python3-torch python3-venv python3-pip
       python3-torchvision
@@ -16,6 +17,8 @@ pkgs=(gcc g++ meson ninja-build pkg-config python3 python3-pip clang libclang-rt
 # meson's png and webp features; without them such an image is a bad sample).
 # libcurl4-openssl-dev: http(s) reads (meson's remote feature, optional);
 # nginx-light: the tests serve shards over HTTP with it (they skip without).
+# libssl-dev, libnghttp2-dev, zlib1g-dev, make, dpkg-dev: scripts/wheel.sh
+# builds the wheel's own libcurl (http and https alone) from Debian's source.
 # python3-torchvision: the tests run examples/train_torch.py (a torchvision
 # ResNet) and compare pixels with torchvision's; without it they would skip.
 # python3-venv, python3-pip: scripts/wheel.sh and the wheel test make venvs;

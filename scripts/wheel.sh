@@ -2,9 +2,10 @@
 # wheel.sh [OUTDIR [BUILD-ARGS...]] - builds the Python package as PyPI
 # ships them: a wheel built with meson-python, repaired by auditwheel into a
 # manylinux wheel that carries the libraries the extension links (liburing,
-# libjpeg-turbo, zstd, libspng, libwebp: in ringfeed.libs/, the RPATH pointing
-# there), and the sdist. Prints `auditwheel show` of the repaired wheel and
-# `ldd` of its extension. OUTDIR (default build/dist) gets
+# libjpeg-turbo, zstd, libspng, libwebp, and for http(s) reads libcurl,
+# OpenSSL's libssl and libcrypto, nghttp2: in ringfeed.libs/, the RPATH
+# pointing there), and the sdist. Prints `auditwheel show` of the repaired
+# wheel and `ldd` of its extension. OUTDIR (default build/dist) gets
 #   ringfeed-VERSION-cpXY-cpXY-manylinux_2_NN_x86_64.whl  and  ringfeed-VERSION.tar.gz
 # BUILD-ARGS go to `python -m build` (-Csetup-args=-Dcuda=disabled: a wheel
 # without the CUDA parts where the toolkit is installed).
@@ -17,6 +18,23 @@
 # PyPI into a fresh isolated environment for each build, as pip does. So
 # this needs PyPI (or the index pip is set up with); the C build's own
 # dependencies are scripts/deps.sh's (python3-venv and python3-pip too).
+#
+# libcurl: not Debian's libcurl4-openssl, which is built with every
+# protocol curl has, so that auditwheel would graft what those link too:
+# LDAP and SASL, Kerberos, libssh2, librtmp and through it a second TLS
+# library (GnuTLS with nettle, gmp, p11-kit): 27 libraries, 16 MiB
+# unpacked, a 7.8 MB wheel instead of 3.7 MB. The wheel's libcurl is built
+# here from Debian's source package of the installed libcurl4-openssl-dev's
+# version (so with Debian's security patches), fetched with apt-get source
+# through a private apt configuration (the system's sources as deb-src;
+# nothing of the system's apt state changes): http and https alone, with
+# OpenSSL, nghttp2 and zlib, Debian's hardening flags (stripped, as Debian
+# strips), its symbol versions (CURL_OPENSSL_4) and its CA defaults
+# (/etc/ssl/certs/ca-certificates.crt, /etc/ssl/certs; src/io/http.c looks
+# in the other systems' usual places where that bundle is missing). Built
+# once (about a minute) into a cache,
+# ${RINGFEED_WHEEL_CURL:-~/.cache/ringfeed-wheel-curl}/VERSION-OPTIONSHASH;
+# it needs make, dpkg-dev, libssl-dev, libnghttp2-dev and zlib1g-dev.
 #
 # The tag is the oldest glibc the extension's symbols allow, as auditwheel
 # finds it: manylinux_2_34 built on Debian 12 (glibc 2.36). A
@@ -43,6 +61,62 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/rf-wheel-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 mkdir -p "$out"
 
+echo "== libcurl for the wheel (http and https only)"
+curl_ver=$(dpkg-query -W -f='${Version}' libcurl4-openssl-dev 2>/dev/null) ||
+	{ echo "wheel.sh: libcurl4-openssl-dev is not installed (scripts/deps.sh)" >&2; exit 1; }
+curl_cfg=(--disable-static --disable-maintainer-mode --disable-dependency-tracking
+	--enable-versioned-symbols --enable-threaded-resolver --enable-http
+	--disable-ftp --disable-file --disable-ldap --disable-ldaps --disable-rtsp
+	--disable-dict --disable-telnet --disable-tftp --disable-pop3 --disable-imap
+	--disable-smb --disable-smtp --disable-gopher --disable-mqtt --disable-manual
+	--disable-ntlm --disable-ntlm-wb
+	--with-openssl --with-nghttp2 --with-zlib --without-brotli --without-zstd
+	--without-libssh2 --without-libssh --without-librtmp --without-gssapi
+	--without-libidn2 --without-libpsl --without-libgsasl
+	--with-ca-bundle=/etc/ssl/certs/ca-certificates.crt --with-ca-path=/etc/ssl/certs)
+# cached by version and options (a change to the steps below wants the cache removed)
+curl_prefix=${RINGFEED_WHEEL_CURL:-$HOME/.cache/ringfeed-wheel-curl}/$curl_ver-$(
+	echo "${curl_cfg[*]}" | sha256sum | cut -c1-10)
+if [ ! -f "$curl_prefix/lib/pkgconfig/libcurl.pc" ]; then
+	for p in make dpkg-dev libssl-dev libnghttp2-dev zlib1g-dev; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			{ echo "wheel.sh: building libcurl needs $p (scripts/deps.sh)" >&2; exit 1; }
+	done
+	echo "building libcurl $curl_ver into $curl_prefix" >&2
+	a=$tmp/apt
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$a/parts" "$a/src" "$a/stage"
+	# the system's sources, as deb-src (deb822 .sources files and one-line lists)
+	for f in /etc/apt/sources.list.d/*.sources; do
+		if [ -f "$f" ]; then sed -E 's/^Types:.*/Types: deb-src/' "$f" > "$a/parts/${f##*/}"; fi
+	done
+	{ cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || :; } |
+		sed -nE 's/^deb([[:space:]])/deb-src\1/p' > "$a/parts/lists.list"
+	apt=(apt-get -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$a/parts"
+		-o Dir::State::Lists="$a/lists" -o Dir::Cache="$a/cache" -o Debug::NoLocking=1)
+	curl_fail() { tail -40 "$a/log" >&2; echo "wheel.sh: building libcurl failed: $1 (log above)" >&2; exit 1; }
+	"${apt[@]}" update > "$a/log" 2>&1 || curl_fail "apt-get update of the deb-src lists"
+	(cd "$a/src" && "${apt[@]}" source "curl=$curl_ver") >> "$a/log" 2>&1 ||
+		curl_fail "apt-get source curl=$curl_ver"
+	src=$(ls -d "$a"/src/curl-*/)
+	# the tree as debian/rules builds libcurl4-openssl: without the last two
+	# patches, which rename the library for the GnuTLS and NSS flavours
+	(cd "$src" && patch -R -p1 < debian/patches/99_nss.patch &&
+		patch -R -p1 < debian/patches/90_gnutls.patch) >> "$a/log" 2>&1 ||
+		curl_fail "unapplying 99_nss.patch and 90_gnutls.patch"
+	(cd "$src" && eval "$(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --export=sh)" &&
+		./configure --prefix="$curl_prefix" "${curl_cfg[@]}" &&
+		make -j"$(nproc)" -C lib &&
+		make -C lib install-strip DESTDIR="$a/stage" && make -C include install DESTDIR="$a/stage" &&
+		make install-pkgconfigDATA DESTDIR="$a/stage") >> "$a/log" 2>&1 ||
+		curl_fail "configure or make"
+	mkdir -p "$(dirname "$curl_prefix")"
+	# another wheel.sh may have put it there meanwhile: the same build
+	mv -T "$a/stage$curl_prefix" "$curl_prefix" 2>/dev/null || [ -f "$curl_prefix/lib/pkgconfig/libcurl.pc" ]
+fi
+echo "libcurl $curl_ver: $curl_prefix"
+# meson (pkg-config) finds it; auditwheel grafts it from there
+export PKG_CONFIG_PATH=$curl_prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+
 echo "== python -m build --wheel (meson-python)"
 # the meson build folder in $tmp, not in the tree (meson-python's default)
 "$venv/bin/python" -m build --wheel --outdir "$tmp/raw" -Cbuild-dir="$tmp/build" "$@" . \
@@ -52,7 +126,8 @@ raw=$(ls "$tmp"/raw/ringfeed-*.whl)
 echo "built $(basename "$raw")"
 
 echo "== auditwheel repair"
-auditwheel repair -w "$tmp/repaired" "$raw" > "$tmp/repair.log" 2>&1 ||
+LD_LIBRARY_PATH=$curl_prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+	auditwheel repair -w "$tmp/repaired" "$raw" > "$tmp/repair.log" 2>&1 ||
 	{ cat "$tmp/repair.log" >&2; echo "wheel.sh: auditwheel repair failed" >&2; exit 1; }
 whl=$(ls "$tmp"/repaired/ringfeed-*.whl)
 cp "$whl" "$out/"

@@ -10,14 +10,24 @@
 # python3-torch satisfies the torch requirement: pip runs with --no-index),
 # and from a folder outside the tree runs an epoch (shapes, ids covering
 # the dataset), with ringfeed.__version__ the wheel's and py.typed and the
-# stubs installed. Then the same without the system's liburing, libjpeg,
-# libturbojpeg, libzstd, libspng and libwebp: in a private mount namespace
+# stubs installed. The wheel reads URLs: tar shards (`ringfeed pack` of the
+# epoch's images) served by an nginx this script starts on 127.0.0.1 (a
+# free port, waited for with a deadline; killed when the script ends,
+# whatever ends it) give the same batches (sha256 of each batch's pixels,
+# labels and ids) as the same shards read from files, in both shard access
+# modes (a skip, with the reason, without nginx). Its libcurl is
+# scripts/wheel.sh's own, for http and https only: no LDAP, Kerberos,
+# libssh2, librtmp or GnuTLS in the wheel. Then the same without the
+# system's liburing, libjpeg, libturbojpeg, libzstd, libspng, libwebp,
+# libcurl, libnghttp2, libssl and libcrypto: in a private mount namespace
 # an empty file is bind-mounted over each, and the installed package still
-# loads and runs an epoch (without torch, which Debian's build links to
-# libjpeg and libzstd itself). Also: the sdist builds a wheel, and
-# `pip install -e .` works.
+# loads, runs an epoch and reads the shards over http (without torch, which
+# Debian's build links to libjpeg and libzstd itself). Also: the sdist
+# builds a wheel, and `pip install -e .` works.
 # Needs PyPI (the build tools come from there, as pip gets them): skips
-# (77) with the reason without it, or without python3-venv.
+# (77) with the reason without it, or without python3-venv. The first
+# scripts/wheel.sh on a machine also needs Debian's archive (apt-get source
+# curl, for the wheel's own libcurl; cached after that).
 # usage (meson does this): wheel_install.sh SOURCE_ROOT RINGFEED VERSION
 set -uo pipefail
 src=$(realpath "$1")
@@ -25,7 +35,15 @@ RF=$2
 version=$3
 py=/usr/bin/python3
 T=$(mktemp -d "${TMPDIR:-/tmp}/rf-wheel-test.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+ngx_pid=
+cleanup() {
+	if [ -n "$ngx_pid" ]; then kill "$ngx_pid" 2>/dev/null; wait "$ngx_pid" 2>/dev/null; fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 pass=0 fail=0 skip=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
@@ -59,9 +77,14 @@ check "auditwheel show names a manylinux tag: $shown" \
 for f in ringfeed/__init__.py ringfeed/_keywords.py ringfeed/__init__.pyi ringfeed/py.typed; do
 	check "the wheel holds $f" grep -qx "$f" "$T/wheel.files"
 done
-for lib in liburing libjpeg libzstd libspng libwebp; do
+for lib in liburing libjpeg libzstd libspng libwebp libcurl libnghttp2 libssl libcrypto; do
 	check "the wheel carries $lib in ringfeed.libs/" grep -q "^ringfeed.libs/$lib-" "$T/wheel.files"
 done
+# scripts/wheel.sh's libcurl (http and https), not Debian's with every protocol
+extra='libldap|liblber|libsasl|libgssapi|libkrb5|libk5crypto|libssh|librtmp|libgnutls|libnettle|libhogweed|libgmp|libp11-kit|libidn2|libunistring|libpsl|libbrotli'
+check "the wheel carries none of what Debian's libcurl links beside OpenSSL and nghttp2: $(grep -E "$extra" "$T/wheel.files" | tr '\n' ' ')" \
+	eval '! grep -Eq "$extra" "$T/wheel.files"'
+
 check "the wheel carries no NVIDIA library: $(grep -E 'libcuda|libnv|libcudart' "$T/wheel.files")" \
 	eval '! grep -Eq "libcuda|libnv|libcudart" "$T/wheel.files"'
 check "an sdist $sdist" [ -f "$sdist" ]
@@ -147,7 +170,7 @@ while read -r name arrow path _; do
 	esac
 done < "$T/ldd"
 check "every library but glibc's, libstdc++, libgcc_s and zlib is the wheel's own:$outside" [ -z "$outside" ]
-for lib in liburing libjpeg libzstd libspng libwebp; do
+for lib in liburing libjpeg libzstd libspng libwebp libcurl libnghttp2 libssl libcrypto; do
 	check "$lib resolves inside ringfeed.libs: $(grep "$lib" "$T/ldd.real")" \
 		eval 'grep "^$lib" "$T/ldd.real" | grep -q " $libs/$lib-"'
 done
@@ -156,14 +179,106 @@ check "the extension needs no CUDA library" \
 echo "ldd of the installed extension:"
 sed 's/ (0x[0-9a-f]*)//' "$T/ldd"
 
-# ---- without the system's liburing, libjpeg-turbo and zstd --------------------------
+# ---- http reads: tar shards from an nginx on 127.0.0.1 ------------------------------
+cat > "$T/remote.py" <<'PY'
+"""remote.py SHARDS URL: the installed package reads the tar shards over http
+and from files; each batch (pixels, labels, ids) hashes the same, in both
+shard access modes. The extension alone (no torch), so that it runs with the
+system's libraries hidden too."""
+import hashlib, struct, sys
+from ringfeed import _ringfeed
+
+shards, url = sys.argv[1:]
+
+
+def epoch(source, access):
+    c = _ringfeed.Loader({"source": source, "epochs": 1, "batch_size": 8, "resize": 32,
+                          "crop": 32, "threads": 1, "seed": 7, "in_order": 1,
+                          "shard_access": access}, None, False)
+    digests, ids = [], []
+    while (b := c.next()) is not None:
+        h = hashlib.sha256(memoryview(b).cast("B"))
+        h.update(bytes(b.labels))
+        h.update(bytes(b.ids))
+        digests.append(h.hexdigest())
+        ids += struct.unpack(f"{b.count}q", bytes(b.ids))
+        b.release(0)
+    requests = c.stats()["http_requests"]
+    c.close()
+    return digests, sorted(ids), requests
+
+
+for access, name in ((0, "random"), (1, "sequential")):   # rf_shard_access
+    remote, remote_ids, remote_requests = epoch(url, access)
+    local, local_ids, local_requests = epoch(shards, access)
+    assert remote_ids == local_ids == list(range(20)), (name, remote_ids, local_ids)
+    assert remote_requests > 0 and local_requests == 0, (name, remote_requests, local_requests)
+    assert remote == local, (name, remote, local)
+    print(f"{name}: {len(remote)} batches, the same sha256 over http "
+          f"({remote_requests} requests) as from files")
+PY
+# nginx_start ROOT: an nginx serving ROOT on a free port of 127.0.0.1 (sets
+# port and ngx_pid; cleanup kills it), listening within 30 s or a failure
+ngx=
+for n in /usr/sbin/nginx /usr/bin/nginx /usr/local/sbin/nginx; do
+	if [ -x "$n" ]; then ngx=$n; break; fi
+done
+# a SIGKILL of this script (no trap runs) takes nginx with it too
+pdeath=()
+if setpriv --pdeathsig KILL true 2>/dev/null; then pdeath=(setpriv --pdeathsig KILL --); fi
+nginx_start() {
+	local root=$1 d=$T/nginx try deadline
+	mkdir -p "$d/tmp"
+	for try in 1 2 3; do   # another try where the free port was taken meanwhile
+		port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		cat > "$d/nginx.conf" <<CONF
+daemon off; master_process off; worker_processes 1;
+pid $d/nginx.pid; error_log $d/error.log;
+events { worker_connections 1024; }
+http { access_log off; client_body_temp_path $d/tmp; proxy_temp_path $d/tmp;
+  fastcgi_temp_path $d/tmp; uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
+  keepalive_requests 1000000;
+  server { listen 127.0.0.1:$port; root $root; } }
+CONF
+		"${pdeath[@]}" "$ngx" -p "$d" -c "$d/nginx.conf" 2>> "$d/error.log" &
+		ngx_pid=$!
+		deadline=$((SECONDS + 30))
+		while kill -0 "$ngx_pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
+			if (exec 3<> "/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+			sleep 0.1
+		done
+		kill "$ngx_pid" 2>/dev/null
+		wait "$ngx_pid" 2>/dev/null
+		ngx_pid=
+	done
+	return 1
+}
+url=
+if [ -z "$ngx" ]; then
+	skipped "http reads through the installed wheel: no nginx (scripts/deps.sh installs nginx-light)"
+elif ! "$RF" pack "$T/data" -o "$T/shards" --shard-size 256K > "$T/pack.log" 2>&1; then
+	bad "ringfeed pack: $(tail -3 "$T/pack.log")"
+elif ! nginx_start "$T/shards"; then
+	bad "nginx did not listen on 127.0.0.1 within 30 s: $(tail -3 "$T/nginx/error.log" 2>/dev/null)"
+else
+	n=$(ls "$T"/shards/shard-*.tar | wc -l)
+	check "ringfeed pack wrote more than one shard: $n" [ "$n" -gt 1 ]
+	url="http://127.0.0.1:$port/shard-{000000..$(printf %06d $((n - 1)))}.tar"
+	(cd "$T/run" && env -u PYTHONPATH "$vpy" "$T/remote.py" "$T/shards" "$url") > "$T/remote.log" 2>&1
+	check "the installed wheel reads $n shards over http ($url): the same batches as from files: $(tail -5 "$T/remote.log")" \
+		eval '[ "$(grep -c "the same sha256 over http" "$T/remote.log")" = 2 ]'
+	cat "$T/remote.log"
+fi
+
+# ---- without the system's liburing, libjpeg-turbo, zstd, libcurl, OpenSSL, ... ------
 ns=
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 	ns="unshare -m"
 elif unshare -rm true 2>/dev/null; then
 	ns="unshare -rm"
 fi
-masked=$(/sbin/ldconfig -p 2>/dev/null | awk '$1 ~ /^lib(uring|jpeg|turbojpeg|zstd|spng|webp)\.so/ {print $NF}' |
+masked=$(/sbin/ldconfig -p 2>/dev/null |
+	awk '$1 ~ /^lib(uring|jpeg|turbojpeg|zstd|spng|webp|curl|nghttp2|ssl|crypto)\.so/ {print $NF}' |
 	xargs -r realpath 2>/dev/null | sort -u)
 if [ -z "$ns" ]; then
 	skipped "loading without the system's libraries: no mount namespace here (unshare -m as root, or -rm)"
@@ -172,13 +287,14 @@ elif [ -z "$masked" ]; then
 else
 	: > "$T/empty"
 	$ns sh -c '
-		empty=$1 vpy=$2 loop=$3 data=$4 version=$5 run=$6
-		shift 6
+		empty=$1 vpy=$2 loop=$3 data=$4 version=$5 run=$6 remote=$7 shards=$8 url=$9
+		shift 9
 		for f in "$@"; do mount --bind "$empty" "$f" || exit 3; done
 		# the system copies are gone: each fails to load
 		"$vpy" -c "
 import ctypes, sys
-for name in (\"liburing.so.2\", \"libjpeg.so.62\", \"libzstd.so.1\", \"libspng.so.0\", \"libwebp.so.7\"):
+for name in (\"liburing.so.2\", \"libjpeg.so.62\", \"libzstd.so.1\", \"libspng.so.0\", \"libwebp.so.7\",
+             \"libcurl.so.4\", \"libnghttp2.so.14\", \"libssl.so.3\", \"libcrypto.so.3\"):
     try:
         ctypes.CDLL(name)
     except OSError as e:
@@ -186,13 +302,23 @@ for name in (\"liburing.so.2\", \"libjpeg.so.62\", \"libzstd.so.1\", \"libspng.s
     else:
         sys.exit(name + \" still loads\")
 " || exit 4
-		cd "$run" && exec env -u PYTHONPATH "$vpy" "$loop" "$data" "$version" c
-	' sh "$T/empty" "$vpy" "$T/loop.py" "$T/data" "$version" "$T/run" $masked > "$T/masked.log" 2>&1
+		cd "$run" || exit 5
+		env -u PYTHONPATH "$vpy" "$loop" "$data" "$version" c || exit 6
+		[ -z "$url" ] || exec env -u PYTHONPATH "$vpy" "$remote" "$shards" "$url"
+	' sh "$T/empty" "$vpy" "$T/loop.py" "$T/data" "$version" "$T/run" \
+		"$T/remote.py" "$T/shards" "$url" $masked > "$T/masked.log" 2>&1
 	rc=$?
-	check "loads and runs an epoch with liburing, libjpeg, libzstd, libspng, libwebp hidden (rc $rc): $(tail -6 "$T/masked.log")" \
+	hidden="liburing, libjpeg, libzstd, libspng, libwebp, libcurl, libnghttp2, libssl, libcrypto"
+	check "loads and runs an epoch with $hidden hidden (rc $rc): $(tail -6 "$T/masked.log")" \
 		eval '[ $rc = 0 ] && grep -q "20 samples" "$T/masked.log"'
+	if [ -n "$url" ]; then
+		check "reads the shards over http with $hidden hidden: $(tail -4 "$T/masked.log")" \
+			eval '[ $rc = 0 ] && [ "$(grep -c "the same sha256 over http" "$T/masked.log")" = 2 ]'
+	else
+		skipped "http reads with the system's libraries hidden: no nginx (above)"
+	fi
 	check "the hidden libraries did not load: $(grep -c hidden: "$T/masked.log")" \
-		[ "$(grep -c "^hidden:" "$T/masked.log")" = 5 ]
+		[ "$(grep -c "^hidden:" "$T/masked.log")" = 9 ]
 	grep "^hidden:" "$T/masked.log"
 fi
 
