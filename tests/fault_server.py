@@ -14,8 +14,8 @@ comes, then the connection closes), or the file's bytes (200, or 206 for a
 satisfiable Range, 416 past the end). A GET of a path containing
 --stall-path for a range that does not start at 0 stalls: its headers
 come, its body never does (the connection stays open until the client
-gives up). It prints "port N" once it listens,
-then one line per fault to stderr, and stops by itself after --lifetime
+gives up), and "stalled N" is printed (stdout) as the N-th begins. It prints "port N" once it listens,
+then the fault counts to stderr when it stops, by itself after --lifetime
 seconds (or when killed): a test never leaves it behind.
 """
 
@@ -112,6 +112,7 @@ def main(argv):
             if body and a.stall_path and a.stall_path in self.path and start > 0:
                 with lock:
                     counts["stall"] += 1
+                    print("stalled %d" % counts["stall"], flush=True)
                 self.send_response(status)
                 self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
                 self.send_header("Content-Length", str(n))

@@ -6,7 +6,8 @@ its caption, and the same pixels as the local copy of the shards; no
 sample is reported bad (each fault is tried again after a backoff). A
 shard whose reads stall past remote_timeout_ms gives bad samples named by
 their URL, "timed out", and the epoch goes on with the other shards.
-`ringfeed bench --diagnose` of a remote source in raw mode (nothing to
+A loader closed with thousands of requests in flight (every one stalled)
+returns at once. `ringfeed bench --diagnose` of a remote source in raw mode (nothing to
 decode: the reads are the bound) says network-bound, with its requests."""
 
 import io
@@ -146,3 +147,51 @@ def test_diagnose_says_network_bound(shards, server):
     d = json.loads(out.stdout.strip().splitlines()[-1])
     assert d["verdict"] == "network-bound", d
     assert "requests/s" in d["why"] and "tried again" in d["why"], d["why"]
+
+
+def test_close_with_thousands_of_requests_in_flight_returns(tmp_path):
+    import threading
+    cli = os.environ.get("RINGFEED")
+    if not cli:
+        pytest.skip("RINGFEED (the CLI's path) is not set")
+    n = 3000
+    with tarfile.open(tmp_path / "many.tar", "w", format=tarfile.USTAR_FORMAT) as t:
+        for k in range(n):
+            info = tarfile.TarInfo(f"{k:06d}.bin")
+            body = bytes([k % 251]) * 64
+            info.size = len(body)
+            t.addfile(info, io.BytesIO(body))
+    # the index object beside the shard: the source takes it, and scans
+    # nothing (the scan's reads past byte 0 would stall too)
+    subprocess.run([cli, "index", str(tmp_path / "many.tar"), "--raw", "-o",
+                    str(tmp_path / "ringfeed.index")], check=True, capture_output=True)
+    proc = subprocess.Popen([sys.executable, SERVER, str(tmp_path), "--p503", "0", "--preset", "0",
+                             "--pshort", "0", "--stall-path", "many", "--lifetime", "300"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("port "), line + proc.stderr.read()
+        url = f"http://127.0.0.1:{int(line.split()[1])}/many.tar"
+        try:
+            loader = ringfeed.Loader(url, raw=True, batch_size=250, prefetch=12, io_depth=4096,
+                                     epochs=1)
+        except ringfeed.Error as e:
+            if "without libcurl" in str(e):
+                pytest.skip("this ringfeed was built without libcurl (meson feature 'remote')")
+            raise
+        assert loader.stats()["http_requests"] < n  # no scan: the index object's
+        # every sample's read stalls: thousands in flight, as the server counts them
+        stalled = 0
+        while stalled < 2000:
+            line = proc.stdout.readline()
+            assert line.startswith("stalled "), line + proc.stderr.read()
+            stalled = int(line.split()[1])
+        done = threading.Event()
+        closer = threading.Thread(target=lambda: (loader.close(), done.set()), daemon=True)
+        closer.start()
+        # promptly: long before a stalled transfer would give up (15 s
+        # without a byte) or the server's lifetime ends
+        assert done.wait(10), "close() did not return with 2000+ requests in flight"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
