@@ -6,7 +6,7 @@
  * URL; an index cache (a local file, or an index object beside the shards
  * fetched by URL) spares the scan and gives the same batches, and a shard
  * changed on the server after it was indexed is refused (its ETag, If-Match),
- * never half-read. Skipped where the build has no
+ * never half-read; exact resume and ranks over http. Skipped where the build has no
  * libcurl or nginx is missing (scripts/deps.sh installs both). */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -153,6 +153,85 @@ Test(remote, a_shard_the_server_lacks_fails_create_naming_it)
 	char url[128];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/shard-%02d.tar", port, SHARDS);
 	cr_assert(strstr(err, url) && strstr(err, "404"), "%s", err);
+}
+
+/* Stopped after k batches and resumed from its state (with other threads
+ * and depths), a loader over http gives the rest of the folder's batches,
+ * in both access modes. */
+Test(remote, resume_over_http_is_exact)
+{
+	for (int sequential = 0; sequential < 2; sequential++) {
+		rf_config local, remote;
+		config(&local, shards, 0, sequential);
+		config(&remote, urls, 0, sequential);
+		rf_loader *l;
+		char err[512];
+		cr_assert_eq(rf_loader_create(&l, &local, err, sizeof(err)), 0, "%s", err);
+		tu_batch *ref;
+		size_t nref = tu_take(l, SIZE_MAX, &ref);
+		rf_loader_destroy(l);
+		cr_assert_gt(nref, 6);
+		const size_t cuts[] = { 1, nref / 2, nref - 1 };
+		for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+			size_t k = cuts[c];
+			cr_assert_eq(rf_loader_create(&l, &remote, err, sizeof(err)), 0, "%s", err);
+			tu_batch *b;
+			size_t n = tu_take(l, k, &b);
+			cr_assert_eq(n, k);
+			tu_batches_free(b, n);
+			uint8_t state[RF_STATE_MAX_BYTES];
+			int len = rf_loader_state_save(l, state, sizeof(state));
+			cr_assert_gt(len, 0, "%s", rf_loader_error(l));
+			rf_loader_destroy(l);
+			rf_config r = remote;
+			r.resume_state = state;
+			r.resume_state_len = (size_t)len;
+			r.threads = 1 + (int)(c % 2);
+			r.io_depth = 3 + (int)c;
+			cr_assert_eq(rf_loader_create(&l, &r, err, sizeof(err)), 0, "%s", err);
+			n = tu_take(l, SIZE_MAX, &b);
+			cr_assert_eq(n, nref - k, "resumed after %zu: %zu batches, not %zu", k, n,
+				     nref - k);
+			for (size_t i = 0; i < n; i++)
+				tu_assert_same_batch(&ref[k + i], &b[i], "resumed over http");
+			tu_batches_free(b, n);
+			rf_loader_destroy(l);
+		}
+		tu_batches_free(ref, nref);
+	}
+}
+
+/* Three ranks over http: each gets what it gets from the folder, no
+ * sample is on two, and together they have every one. */
+Test(remote, ranks_over_http_split_the_samples)
+{
+	for (int sequential = 0; sequential < 2; sequential++) {
+		uint8_t seen[SHARDS * PER_SHARD] = { 0 };
+		size_t total = 0;
+		for (int rank = 0; rank < 3; rank++) {
+			rf_config local, remote;
+			config(&local, shards, 0, sequential);
+			config(&remote, urls, 0, sequential);
+			local.epochs = remote.epochs = 1;
+			local.rank = remote.rank = rank;
+			local.world_size = remote.world_size = 3;
+			local.rank_tail = remote.rank_tail = RF_RANK_TAIL_DROP;
+			size_t nl, nr;
+			uint64_t *idl = tu_drain_ids(&local, &nl), *idr = tu_drain_ids(&remote, &nr);
+			cr_assert_eq(nl, nr);
+			cr_assert(!memcmp(idl, idr, nl * sizeof(uint64_t)), "rank %d: as the folder's",
+				  rank);
+			for (size_t i = 0; i < nr; i++) {
+				cr_assert_lt(idr[i], SHARDS * PER_SHARD);
+				cr_assert_eq(seen[idr[i]]++, 0, "sample %llu on two ranks",
+					     (unsigned long long)idr[i]);
+			}
+			total += nr;
+			free(idl);
+			free(idr);
+		}
+		cr_assert_eq(total, SHARDS * PER_SHARD, "every sample on a rank");
+	}
 }
 
 /* What config gives, and whether its index came from its cache. */
