@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "io/http.h"
+#include "pack/pack.h"
 #include "ringfeed.h"
 #include "testutil.h"
 
@@ -314,6 +315,40 @@ Test(remote, the_index_object_beside_the_shards_is_found_and_checked)
 	cr_assert(n == nl && !memcmp(got, want, n), "the local batches");
 	free(got);
 	free(want);
+}
+
+/* A pack with zstd members and a dictionary, served: its zstd.dict is
+ * fetched from beside the shards, its ringfeed.index spares the scan, and
+ * the batches are the folder's. */
+Test(remote, a_zstd_pack_with_a_dictionary_over_http_gives_the_local_batches)
+{
+	char *tree = tu_tree("remote-tree", 3, 12);
+	char out[4200], err[512];
+	snprintf(out, sizeof(out), "%s/zd", shards);
+	rf_pack_opts opts = { .source = tree, .out = out, .shard_size = 64 << 10, .compress = 1,
+			      .level = 3, .dict_size = 4096 };
+	rf_pack_result res;
+	cr_assert_eq(rf_pack_run(&opts, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_gt(res.shards, 1);
+	cr_assert_gt(res.dict_bytes, 0);
+	char url[256];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/zd/shard-{000000..%06u}.tar", port,
+		 res.shards - 1);
+	rf_config local, remote;
+	tu_config(&local, out);
+	tu_config(&remote, url);
+	local.seed = remote.seed = 5;
+	local.epochs = remote.epochs = 1;
+	size_t nl, nr;
+	rf_stats sl, sr;
+	uint8_t *bl = tu_drain_bytes(&local, &nl, &sl), *br = tu_drain_bytes(&remote, &nr, &sr);
+	cr_assert_eq(sr.bad_samples, 0, "every member decompressed with the dictionary");
+	cr_assert_eq(sr.index_cached, 1, "ringfeed.index found beside the shards");
+	cr_assert(nl == nr && !memcmp(bl, br, nl), "the folder's batches");
+	free(bl);
+	free(br);
+	tu_rmrf(tree);
+	free(tree);
 }
 
 Test(remote, a_shard_replaced_after_indexing_is_refused_never_half_read)
