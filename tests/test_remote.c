@@ -443,6 +443,17 @@ Test(remote, a_list_of_urls_gives_the_local_batches)
 	rf_loader *l;
 	cr_assert_eq(rf_loader_create(&l, &remote, err, sizeof(err)), RF_EINDEX, "%s", err);
 	cr_assert(strstr(err, "URLs or paths, not both"), "%s", err);
+
+	/* a presigned URL's signature is a credential: a message names the
+	 * shard without its query */
+	f = fopen(list, "w");
+	fprintf(f, "http://127.0.0.1:%d/shard-00.tar\n", port);
+	fprintf(f, "http://127.0.0.1:%d/gone.tar?X-Amz-Signature=5ecret\n", port);
+	fclose(f);
+	config(&remote, list, 0, 0);
+	cr_assert_eq(rf_loader_create(&l, &remote, err, sizeof(err)), -ENOENT, "%s", err);
+	cr_assert(strstr(err, "/gone.tar") && strstr(err, "404") && !strstr(err, "5ecret"), "%s",
+		  err);
 }
 
 /* Damage is counted over http as it is on disk: a shard with a corrupt

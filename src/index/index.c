@@ -84,6 +84,16 @@ const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len
 	return buf;
 }
 
+const char *rf_index_shard_shown(const rf_index *idx, size_t i, char *buf, size_t len)
+{
+	const char *sh = idx->shards[i];
+	if (rf_index_is_url(sh) || !strcmp(idx->root, ".")) /* a list's line: whole */
+		rf_fmt(buf, len, "%s", sh);
+	else
+		rf_fmt(buf, len, "%s/%s", idx->root, sh);
+	return buf;
+}
+
 int rf_index_is_url(const char *source)
 {
 	return !strncasecmp(source, "http://", 7) || !strncasecmp(source, "https://", 8) ||

@@ -142,6 +142,11 @@ void rf_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes);
 /* Is source an http(s) URL (a remote source, issue 25)? */
 int rf_index_is_url(const char *source);
 
+/* Shard i as messages name it: root/name, or a list's URL as it stands,
+ * without its query (a presigned URL's signature is a credential: only
+ * idx->urls, what is read, holds it). */
+const char *rf_index_shard_shown(const rf_index *idx, size_t i, char *buf, size_t len);
+
 /* Trims the growth slack of a built index (it lives as long as the loader). */
 void rf_index_trim(rf_index *idx);
 

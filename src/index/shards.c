@@ -455,6 +455,9 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 	char line[PATH_MAX + 2];
 	unsigned lineno = 0;
 	int urls = 0, paths = 0; /* a list is of URLs (remote) or of paths, not both */
+	/* URLs as the list has them, their queries (a presigned URL's signature)
+	 * included: what is read; the shards' names, for messages, have none */
+	char **whole = NULL;
 	while (!ret && fgets(line, sizeof(line), f)) {
 		lineno++;
 		size_t n = strcspn(line, "\r\n");
@@ -476,17 +479,33 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 			ret = RF_EINDEX;
 			break;
 		}
+		if (url) {
+			char **w = idx->nshards % 64 ? whole : realloc(whole, (idx->nshards + 64) *
+								       sizeof(char *));
+			if (!w || !(w[idx->nshards] = strdup(line))) {
+				whole = w ? w : whole;
+				ret = -ENOMEM;
+				break;
+			}
+			whole = w;
+			line[strcspn(line, "?#")] = '\0';
+		}
 		ret = add_shard(idx, line, -1);
+		if (ret && url)
+			free(whole[idx->nshards]);
 	}
 	fclose(f);
 	if (!ret && urls) { /* remote shards: each line is its whole URL */
 		idx->urls = calloc(RF_MAX(idx->nshards, 1), sizeof(char *));
 		idx->etags = calloc(RF_MAX(idx->nshards, 1), sizeof(*idx->etags));
 		for (size_t i = 0; idx->urls && idx->etags && i < idx->nshards && !ret; i++)
-			ret = rf_index_read_url(idx, idx->shards[i], &idx->urls[i], err, errlen);
+			ret = rf_index_read_url(idx, whole[i], &idx->urls[i], err, errlen);
 		if (!idx->urls || !idx->etags)
 			ret = -ENOMEM;
 	}
+	for (size_t i = 0; urls && whole && i < idx->nshards; i++)
+		free(whole[i]);
+	free(whole);
 	char *abs = ret ? NULL : realpath(file, NULL); /* stamps outside the root are absolute */
 	if (!ret)
 		ret = abs ? rf_index_stamp_add(idx, AT_FDCWD, abs, abs) : -errno;
@@ -658,6 +677,8 @@ static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char 
 			size_t errlen)
 {
 	const char *url = idx->urls[s->shard];
+	char name[PATH_MAX + 8];
+	rf_index_shard_shown(idx, s->shard, name, sizeof(name));
 	if (d->res < 0) {
 		char what[256];
 		rf_io_describe(d, what, sizeof(what));
@@ -671,14 +692,14 @@ static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char 
 				rf_fetch_why(&r, what, sizeof(what));
 			rf_fetch_result_free(&r);
 		}
-		rf_fmt(err, errlen, "shard %s: %s%s", url, what,
+		rf_fmt(err, errlen, "shard %s: %s%s", name, what,
 		       d->res == -EPERM ? " (TLS: the server's certificate could not be verified; "
 		       "CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to verify it against)"
 		       : "");
 		return d->res; /* -ENOENT, -EACCES, -EPERM (a certificate), ... as a local shard's */
 	}
 	if (!d->size && d->res) {
-		rf_fmt(err, errlen, "shard %s: the server gave no size (no Content-Range)", url);
+		rf_fmt(err, errlen, "shard %s: the server gave no size (no Content-Range)", name);
 		return RF_EINDEX;
 	}
 	s->size = d->size;
@@ -733,14 +754,16 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 			uint32_t i = (uint32_t)done[j].tag;
 			free_slots[nfree++] = (uint32_t)(done[j].tag >> 32);
 			active--;
+			char name[PATH_MAX + 8];
+			rf_index_shard_shown(idx, i, name, sizeof(name));
 			if (done[j].res < 0) {
 				char what[256];
 				rf_io_describe(&done[j], what, sizeof(what));
-				rf_fmt(err, errlen, "shard %s: %s", idx->urls[i], what);
+				rf_fmt(err, errlen, "shard %s: %s", name, what);
 				ret = done[j].res;
 			} else if (done[j].size != idx->shard_sizes[i]) {
 				rf_fmt(err, errlen, "shard %s: %llu bytes on the server, %llu when it was "
-				       "indexed: the index is of other shards", idx->urls[i],
+				       "indexed: the index is of other shards", name,
 				       (unsigned long long)done[j].size,
 				       (unsigned long long)idx->shard_sizes[i]);
 				ret = -ESTALE;

@@ -21,19 +21,17 @@
 #include "source/token_windows.h"
 #include "util/util.h"
 
-/* Shard i as messages name it: its path, or its URL as the source wrote it
- * (an s3:// one with the https URL it is read at). */
+/* Shard i as messages name it (rf_index_shard_shown: no query); an s3://
+ * one with the https URL it is read at (which holds no secret: requests
+ * are signed in their headers). */
 static const char *shard_name(const rf_index *idx, size_t i, char *buf, size_t len)
 {
-	const char *sh = idx->shards[i];
-	int whole = rf_index_is_url(sh); /* a list of URLs: each is whole */
+	char shown[PATH_MAX + 8];
+	rf_index_shard_shown(idx, i, shown, sizeof(shown));
 	if (idx->urls && idx->s3)
-		rf_fmt(buf, len, "%s%s%s (%s)", whole ? "" : idx->root, whole ? "" : "/", sh,
-		       idx->urls[i]);
-	else if (idx->urls)
-		rf_fmt(buf, len, "%s", idx->urls[i]);
+		rf_fmt(buf, len, "%s (%s)", shown, idx->urls[i]);
 	else
-		rf_fmt(buf, len, "%s/%s", idx->root, sh);
+		rf_fmt(buf, len, "%s", shown);
 	return buf;
 }
 
