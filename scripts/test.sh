@@ -13,6 +13,15 @@ scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbu
 	-Dtest_hooks=true
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# the S3 tests' server (python/tests/test_s3.py): moto, in a venv made once
+# from PyPI; where it cannot be had, the tests skip with the reason
+if moto_python=$(scripts/moto_venv.sh 2>build/moto_venv.log); then
+	export RINGFEED_MOTO_PYTHON=$moto_python
+else
+	RINGFEED_MOTO_UNAVAILABLE=$(tail -n 1 build/moto_venv.log)
+	export RINGFEED_MOTO_UNAVAILABLE=${RINGFEED_MOTO_UNAVAILABLE:-scripts/moto_venv.sh failed}
+	echo "$RINGFEED_MOTO_UNAVAILABLE (build/moto_venv.log): the S3 tests skip" >&2
+fi
 status=0
 meson test -C build --print-errorlogs --num-processes 1 || status=1
 meson test -C build --setup slow --suite slow --print-errorlogs || status=1

@@ -316,13 +316,16 @@ static int make_urls(rf_index *idx, char *err, size_t errlen)
 	return ret;
 }
 
-/* The shards an s3:// folder holds ("s3://bucket/prefix/"): its objects of
- * this kind, listed (in key order), relative to the folder. */
+/* The shards an s3:// folder holds ("s3://bucket/prefix/"), as a local
+ * folder's are found: its objects of this kind in the folder itself, or
+ * else (tar shards) in its class folders, one level down, labelled by
+ * class in name order; shards in both places, or deeper, are refused. The
+ * listing (every key under the prefix, in key order) is gathered first. */
 typedef struct listing {
-	rf_index *idx;
 	rf_shard_kind kind;
-	size_t skip; /* the folder's key prefix, taken off each key */
-	int ret;
+	size_t skip;   /* the folder's key prefix, taken off each key */
+	char **names;  /* the shards' names, relative to the folder */
+	size_t n, cap;
 } listing;
 
 static int listed(void *user, const char *key, uint64_t size)
@@ -332,7 +335,90 @@ static int listed(void *user, const char *key, uint64_t size)
 	const char *name = key + l->skip;
 	if (!is_kind(name, strlen(name), l->kind))
 		return 0;
-	return add_shard(l->idx, name, -1);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		char **x = realloc(l->names, cap * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		l->names = x;
+		l->cap = cap;
+	}
+	return (l->names[l->n] = strdup(name)) ? (l->n++, 0) : -ENOMEM;
+}
+
+/* The class of name ("cat/a.tar": "cat", its length in *len), or NULL
+ * when it has no folder; *deeper when it is more than one level down. */
+static const char *class_of(const char *name, size_t *len, int *deeper)
+{
+	const char *slash = strchr(name, '/');
+	*len = slash ? (size_t)(slash - name) : 0;
+	*deeper = slash && strchr(slash + 1, '/');
+	return slash ? name : NULL;
+}
+
+static int cmp_class(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	size_t lx = strcspn(x, "/"), ly = strcspn(y, "/");
+	int c = strncmp(x, y, RF_MIN(lx, ly));
+	return c ? c : lx != ly ? (lx < ly ? -1 : 1) : strcmp(x + lx, y + ly);
+}
+
+static int add_listed(rf_index *idx, const char *source, listing *l, char *err, size_t errlen)
+{
+	size_t top = 0, deep = 0;
+	const char *odd = NULL;
+	for (size_t i = 0; i < l->n; i++) {
+		size_t len;
+		int deeper;
+		if (!class_of(l->names[i], &len, &deeper))
+			top++;
+		else if (deeper || l->kind != RF_SHARDS_TAR)
+			deep++, odd = odd ? odd : l->names[i];
+	}
+	if (top && top < l->n) {
+		for (size_t i = 0; i < l->n && !odd; i++)
+			if (strchr(l->names[i], '/'))
+				odd = l->names[i];
+		deep = l->n - top;
+	}
+	if (deep && l->kind == RF_SHARDS_TAR) {
+		rf_fmt(err, errlen, "source '%s': %zu of its %zu .tar objects (such as '%s') are not "
+		       "where shards go (in the folder itself, or else in its class folders, one "
+		       "level down)", source, deep, l->n, odd);
+		return RF_EINDEX;
+	}
+	if (top || l->kind != RF_SHARDS_TAR) { /* the folder's own (token shards: only those) */
+		for (size_t i = 0; i < l->n; i++)
+			if (!strchr(l->names[i], '/')) {
+				int ret = add_shard(idx, l->names[i], -1);
+				if (ret)
+					return ret;
+			}
+		return 0;
+	}
+	/* class folders: classes in name order, each one's shards in key order */
+	qsort(l->names, l->n, sizeof(*l->names), cmp_class);
+	for (size_t i = 0; i < l->n; i++) {
+		size_t len, plen;
+		int deeper;
+		class_of(l->names[i], &len, &deeper);
+		const char *prev = i ? l->names[i - 1] : NULL;
+		if (!prev || (class_of(prev, &plen, &deeper), plen != len) ||
+		    strncmp(prev, l->names[i], len)) {
+			char **c = realloc(idx->classes, (size_t)(idx->nclasses + 1) * sizeof(*c));
+			if (!c)
+				return -ENOMEM;
+			idx->classes = c;
+			if (!(c[idx->nclasses] = strndup(l->names[i], len)))
+				return -ENOMEM;
+			idx->nclasses++;
+		}
+		int ret = add_shard(idx, l->names[i], idx->nclasses - 1);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 int rf_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
@@ -347,11 +433,19 @@ int rf_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind,
 	if (!(idx->root = strndup(source, n - 1)))
 		return -ENOMEM;
 	const char *prefix = rf_s3_key_of(source);
-	listing l = { .idx = idx, .kind = kind, .skip = strlen(prefix) };
+	listing l = { .kind = kind, .skip = strlen(prefix) };
 	ret = rf_s3_list(idx->s3, prefix, listed, &l, err, errlen);
-	if (!ret && idx->nshards == 0) {
+	if (!ret && l.n == 0) {
 		rf_fmt(err, errlen, "source '%s': no %s shards in it", source, kind_name(kind));
-		return RF_EEMPTY;
+		ret = RF_EEMPTY;
+	}
+	if (!ret)
+		ret = add_listed(idx, source, &l, err, errlen);
+	free_names(l.names, l.n);
+	if (!ret && idx->nshards == 0) {
+		rf_fmt(err, errlen, "source '%s': no %s shards in it (in the folder itself)", source,
+		       kind_name(kind));
+		ret = RF_EEMPTY;
 	}
 	if (!ret)
 		ret = make_urls(idx, err, errlen);

@@ -206,13 +206,14 @@ static int from_imds(rf_s3 *s3)
 		token[0] = '\0';
 	explicit_bzero(r.body, r.body_len);
 	rf_fetch_result_free(&r);
+	int has_token = token[0] != '\0';
 	s3->key_id = strdup(id);
 	s3->secret = strdup(secret);
-	s3->token = token[0] ? strdup(token) : NULL;
+	s3->token = has_token ? strdup(token) : NULL;
 	explicit_bzero(secret, sizeof(secret));
 	explicit_bzero(token, sizeof(token));
 	s3->credentials_from = "instance metadata";
-	return s3->key_id && s3->secret && (!token[0] || s3->token) ? 0 : -ENOMEM;
+	return s3->key_id && s3->secret && (!has_token || s3->token) ? 0 : -ENOMEM;
 }
 
 /* ---- opening a bucket ---- */

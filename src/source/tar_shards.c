@@ -72,8 +72,18 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 		ret = rf_index_shard_pattern(idx, source, RF_SHARDS_TAR, err, errlen);
 		if (ret == 0)
 			ret = rf_index_shard_bucket(idx, source, RF_SHARDS_TAR, err, errlen);
-		if (ret == 0 && rf_index_is_url(source)) /* one remote shard */
+		if (ret == 0 && rf_index_is_url(source)) { /* one remote shard */
+			size_t name = strcspn(source, "?#");
+			if (name < 4 || strncmp(source + name - 4, ".tar", 4)) {
+				rf_fmt(err, errlen, "source '%s': a URL names one .tar shard, a brace "
+				       "pattern of them (shard-{000..009}.tar), or an S3 folder, which "
+				       "ends with '/' (s3://BUCKET/PREFIX/: listed); an http(s) folder "
+				       "has no listing to read: name its shards in a list file, one URL "
+				       "a line", source);
+				return RF_EINDEX;
+			}
 			ret = rf_index_shard_file(idx, source, err, errlen);
+		}
 		if (ret == 0) {
 			rf_fmt(err, errlen, "source '%s': %s", source, strerror(ENOENT));
 			ret = -ENOENT;
