@@ -732,7 +732,8 @@ typedef struct rf_stats {
 	 * outlasted its read's time (remote_timeout_ms). */
 	uint64_t http_bytes;
 	uint64_t http_retry_throttled, http_retry_server, http_retry_connection, http_retry_stalled;
-	uint64_t reserved[13];    /* zero; later counters come from here */
+	uint64_t http_connections; /* connections opened (the other requests reused one) */
+	uint64_t reserved[12];    /* zero; later counters come from here */
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

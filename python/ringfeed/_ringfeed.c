@@ -676,6 +676,7 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 		{ "http_retry_server", s.http_retry_server },
 		{ "http_retry_connection", s.http_retry_connection },
 		{ "http_retry_stalled", s.http_retry_stalled },
+		{ "http_connections", s.http_connections },
 	};
 	for (size_t i = 0; d && i < sizeof(http) / sizeof(http[0]); i++) {
 		PyObject *v = PyLong_FromUnsignedLongLong(http[i].v);

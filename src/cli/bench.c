@@ -241,7 +241,7 @@ static void print_json(const rf_config *cfg, const bench_result *r, const bench_
 	if (st->http_requests) /* a remote source: its requests, and per request the ring's CPU */
 		printf("\"http_requests\":%llu,\"http_retries\":%llu,\"http_errors\":%llu,"
 		       "\"http_bytes\":%llu,\"http_retry_throttled\":%llu,\"http_retry_server\":%llu,"
-		       "\"http_retry_connection\":%llu,\"http_retry_stalled\":%llu,"
+		       "\"http_retry_connection\":%llu,\"http_retry_stalled\":%llu,\"http_connections\":%llu,"
 		       "\"ring_cpu_us_per_request\":%.2f,\"ring_cpu_ms_per_mb\":%.3f,",
 		       (unsigned long long)st->http_requests, (unsigned long long)st->http_retries,
 		       (unsigned long long)st->http_errors, (unsigned long long)st->http_bytes,
@@ -249,6 +249,7 @@ static void print_json(const rf_config *cfg, const bench_result *r, const bench_
 		       (unsigned long long)st->http_retry_server,
 		       (unsigned long long)st->http_retry_connection,
 		       (unsigned long long)st->http_retry_stalled,
+		       (unsigned long long)st->http_connections,
 		       (double)st->ns_ring_cpu / 1e3 / (double)st->http_requests,
 		       st->bytes_read ? (double)st->ns_ring_cpu / 1e6 / ((double)st->bytes_read / 1e6)
 				      : 0.0);

@@ -53,6 +53,7 @@ typedef struct rf_io_http_counts {
 	                     * no byte for 15 s, or the transfer's time ran out */
 	uint64_t errors;    /* reads that failed for good */
 	uint64_t bytes;     /* bytes received into reads' buffers */
+	uint64_t connections; /* connections opened (the rest of the transfers reused one) */
 } rf_io_http_counts;
 
 /* Memory reads may land in, registered with io_uring when it can be. */

@@ -188,7 +188,8 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, rf_fetch_re
 		else
 			hl = n;
 	}
-	if (!ret && rf_http_client_apply(client, e, &hl))
+	rf_http_client_apply(client, e);
+	if (!ret && rf_http_client_headers(client, &hl))
 		ret = -ENOMEM;
 	if (ret) {
 		rf_fmt(err, errlen, "out of memory");

@@ -259,7 +259,7 @@ void rf_http_client_free(rf_http_client *c)
 	*c = (rf_http_client){ 0 };
 }
 
-int rf_http_client_apply(const rf_http_client *c, void *easy, struct curl_slist **headers)
+void rf_http_client_apply(const rf_http_client *c, void *easy)
 {
 	CURL *e = easy;
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -272,19 +272,24 @@ int rf_http_client_apply(const rf_http_client *c, void *easy, struct curl_slist 
 		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
 	if (c->ca_path)
 		curl_easy_setopt(e, CURLOPT_CAPATH, c->ca_path);
+	if (c->sigv4) {
+		curl_easy_setopt(e, CURLOPT_AWS_SIGV4, c->sigv4);
+		curl_easy_setopt(e, CURLOPT_USERPWD, c->userpwd);
+	}
+}
+
+int rf_http_client_headers(const rf_http_client *c, struct curl_slist **headers)
+{
 	if (!c->sigv4)
 		return 0;
-	curl_easy_setopt(e, CURLOPT_AWS_SIGV4, c->sigv4);
-	curl_easy_setopt(e, CURLOPT_USERPWD, c->userpwd);
 	/* S3 wants the body's hash signed; a GET has none */
 	struct curl_slist *hl = curl_slist_append(*headers, "x-amz-content-sha256: "
 		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-	if (hl && c->token_header)
-		hl = curl_slist_append(hl, c->token_header);
-	if (!hl)
+	if (hl)
+		*headers = hl;
+	if (hl && c->token_header && !(hl = curl_slist_append(hl, c->token_header)))
 		return -ENOMEM;
-	*headers = hl;
-	return 0;
+	return hl ? 0 : -ENOMEM;
 }
 
 int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
@@ -311,6 +316,11 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
 	/* HTTP/2 streams share a connection where the server offers it */
 	curl_multi_setopt(h->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+	/* a connection for each read in flight stays open between reads: curl's
+	 * cache is otherwise 4 x the handles added at the moment, and with
+	 * handles added and removed per read it closes and opens connections
+	 * by the thousand */
+	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)p->depth);
 	*out = h;
 	return 0;
 oom:
@@ -404,6 +414,9 @@ static void reap(rf_http *h)
 		long status = 0;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
 		r->status = status;
+		long connects = 0; /* connections this transfer opened (0: it reused one) */
+		curl_easy_getinfo(m->easy_handle, CURLINFO_NUM_CONNECTS, &connects);
+		h->counts.connections += (uint64_t)RF_MAX(connects, 0L);
 		int step;
 		int32_t res = judge(r, m->data.result, status, &step);
 		curl_multi_remove_handle(h->multi, r->easy);
@@ -436,24 +449,19 @@ static void reap(rf_http *h)
 	}
 }
 
-void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
-		   uint8_t *buf, const char *if_match, char *etag_out)
+/* A read number's easy handle, made at its first use with what every
+ * request of it sets (kept across reads: curl_easy_reset() and twenty
+ * setopts a request cost the ring thread more than the request's own
+ * bookkeeping). NULL: out of memory. */
+static CURL *easy_of(rf_http *h, uint32_t id)
 {
 	http_read *r = &h->reads[id];
-	if (!r->easy && !(r->easy = curl_easy_init())) {
-		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = -ENOMEM,
-			      .step = RF_IO_STEP_OPEN });
-		return;
-	}
-	CURL *e = r->easy;
-	curl_easy_reset(e);
-	curl_slist_free_all(r->headers);
-	*r = (http_read){ .easy = e, .buf = buf, .len = len, .offset = offset, .active = 1,
-			  .started = rf_now_ns(), .etag_out = etag_out };
-	snprintf(h->range, sizeof(h->range), "%llu-%llu", (unsigned long long)offset,
-		 (unsigned long long)(offset + len - 1));
-	curl_easy_setopt(e, CURLOPT_URL, url);
-	curl_easy_setopt(e, CURLOPT_RANGE, h->range); /* copied by curl */
+	if (r->easy)
+		return r->easy;
+	CURL *e = curl_easy_init();
+	if (!e)
+		return NULL;
+	rf_http_client_apply(&h->client, e);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -462,24 +470,38 @@ void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, ui
 	/* a stalled transfer is given up, then tried again */
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, HTTP_STALL_S);
+	return r->easy = e;
+}
+
+void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
+		   uint8_t *buf, const char *if_match, char *etag_out)
+{
+	http_read *r = &h->reads[id];
+	CURL *e = easy_of(h, id);
+	curl_slist_free_all(r->headers);
+	*r = (http_read){ .easy = e, .buf = buf, .len = len, .offset = offset, .active = 1,
+			  .started = rf_now_ns(), .etag_out = etag_out };
 	/* the request's headers: the object it was indexed as, and the signature's */
 	char line[16 + RF_IO_ETAG_MAX];
 	struct curl_slist *hl = NULL;
-	int ok = 1;
-	if (if_match && if_match[0]) {
+	int ok = e != NULL;
+	if (ok && if_match && if_match[0]) {
 		snprintf(line, sizeof(line), "If-Match: %s", if_match);
 		ok = !!(hl = curl_slist_append(hl, line));
 	}
-	ok = ok && rf_http_client_apply(&h->client, e, &hl) == 0;
+	ok = ok && rf_http_client_headers(&h->client, &hl) == 0;
 	r->headers = hl;
-	if (hl)
-		curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
 	if (!ok) {
 		r->active = 0;
 		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = -ENOMEM,
 			      .step = RF_IO_STEP_OPEN });
 		return;
 	}
+	snprintf(h->range, sizeof(h->range), "%llu-%llu", (unsigned long long)offset,
+		 (unsigned long long)(offset + len - 1));
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_RANGE, h->range); /* copied by curl */
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
 	r->url = url;
 	h->active++;
 	transfer(h, id);

@@ -56,9 +56,11 @@ struct curl_slist;
 int rf_http_client_init(rf_http_client *c, const rf_io_sign *sign);
 void rf_http_client_free(rf_http_client *c);
 /* Sets c on easy (a CURL *): certificates, protocols, redirects, connect
- * timeout, signing; the signing headers appended to *headers (the caller
- * sets CURLOPT_HTTPHEADER, then frees them). @return : 0 or -ENOMEM. */
-int rf_http_client_apply(const rf_http_client *c, void *easy, struct curl_slist **headers);
+ * timeout, signing. */
+void rf_http_client_apply(const rf_http_client *c, void *easy);
+/* Appends the headers signing asks for to *headers (the caller sets
+ * CURLOPT_HTTPHEADER, then frees them). @return : 0 or -ENOMEM. */
+int rf_http_client_headers(const rf_http_client *c, struct curl_slist **headers);
 
 /* 1 when this build reads URLs (libcurl found at build time). */
 int rf_http_available(void);

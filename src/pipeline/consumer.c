@@ -190,6 +190,7 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	out->http_retry_connection = atomic_load_explicit(&l->st.http_retry_connection,
 							  memory_order_relaxed);
 	out->http_retry_stalled = atomic_load_explicit(&l->st.http_retry_stalled, memory_order_relaxed);
+	out->http_connections = atomic_load_explicit(&l->st.http_connections, memory_order_relaxed);
 	out->ns_consumer_wait = l->ns_wait;
 	out->bytes_read = atomic_load_explicit(&l->st.bytes_read, memory_order_relaxed);
 	out->bad_samples = atomic_load_explicit(&l->st.bad_samples, memory_order_relaxed);

@@ -584,6 +584,7 @@ static void publish_io(rf_loader *l, struct rf_feeder *f)
 	atomic_store_explicit(&l->st.http_retry_connection, info.http.retry_connection,
 			      memory_order_relaxed);
 	atomic_store_explicit(&l->st.http_retry_stalled, info.http.retry_stalled, memory_order_relaxed);
+	atomic_store_explicit(&l->st.http_connections, info.http.connections, memory_order_relaxed);
 }
 
 /* Shards are kept open (a ranged read per sample, no open or close) while

@@ -130,7 +130,7 @@ typedef struct rf_counters {
 	/* likewise: the engine's URL read counters (rf_io_http_counts) */
 	atomic_uint_fast64_t http_requests, http_retries, http_errors, http_bytes;
 	atomic_uint_fast64_t http_retry_throttled, http_retry_server, http_retry_connection,
-		http_retry_stalled;
+		http_retry_stalled, http_connections;
 	atomic_uint_fast64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
 } rf_counters;
 
