@@ -241,42 +241,7 @@ Test(remote_tokens, resume_over_http_is_exact)
 		rf_config local, remote;
 		config(&local, local_src[s], s == 0);
 		config(&remote, remote_src[s], s == 0);
-		rf_loader *l;
-		char err[512];
-		cr_assert_eq(rf_loader_create(&l, &local, err, sizeof(err)), 0, "%s", err);
-		tu_batch *ref;
-		size_t nref = tu_take(l, SIZE_MAX, &ref);
-		rf_loader_destroy(l);
-		cr_assert_gt(nref, 8);
-		const size_t cuts[] = { 1, nref / 3, nref / 2 + 1, nref - 1 };
-		for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
-			size_t k = cuts[c];
-			cr_assert_eq(rf_loader_create(&l, &remote, err, sizeof(err)), 0, "%s", err);
-			tu_batch *b;
-			size_t n = tu_take(l, k, &b);
-			cr_assert_eq(n, k);
-			for (size_t i = 0; i < n; i++)
-				tu_assert_same_batch(&ref[i], &b[i], "over http");
-			tu_batches_free(b, n);
-			uint8_t state[RF_STATE_MAX_BYTES];
-			int len = rf_loader_state_save(l, state, sizeof(state));
-			cr_assert_gt(len, 0, "%s", rf_loader_error(l));
-			rf_loader_destroy(l);
-			rf_config r = remote;
-			r.resume_state = state;
-			r.resume_state_len = (size_t)len;
-			r.threads = 1 + (int)(c % 3);
-			r.io_depth = 3 + (int)c;
-			cr_assert_eq(rf_loader_create(&l, &r, err, sizeof(err)), 0, "%s", err);
-			n = tu_take(l, SIZE_MAX, &b);
-			cr_assert_eq(n, nref - k, "resumed after %zu: %zu batches, not %zu", k, n,
-				     nref - k);
-			for (size_t i = 0; i < n; i++)
-				tu_assert_same_batch(&ref[k + i], &b[i], "resumed over http");
-			tu_batches_free(b, n);
-			rf_loader_destroy(l);
-		}
-		tu_batches_free(ref, nref);
+		tu_assert_resumes_exactly(&local, &remote, "resumed over http");
 	}
 	tu_assert_no_leaks();
 }

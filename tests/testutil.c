@@ -340,6 +340,46 @@ void tu_take_then_destroy(const rf_config *cfg, int batches)
 	rf_loader_destroy(l);
 }
 
+void tu_assert_resumes_exactly(const rf_config *ref_cfg, const rf_config *cfg, const char *what)
+{
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, ref_cfg, err, sizeof(err)), 0, "%s", err);
+	tu_batch *ref;
+	size_t nref = tu_take(l, SIZE_MAX, &ref);
+	rf_loader_destroy(l);
+	cr_assert_gt(nref, 4, "%s: too few batches to cut", what);
+	const size_t cuts[] = { 1, nref / 3, nref / 2 + 1, nref - 1 };
+	for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+		size_t k = cuts[c];
+		cr_assert_eq(rf_loader_create(&l, cfg, err, sizeof(err)), 0, "%s", err);
+		tu_batch *b;
+		size_t n = tu_take(l, k, &b);
+		cr_assert_eq(n, k);
+		for (size_t i = 0; i < n; i++)
+			tu_assert_same_batch(&ref[i], &b[i], what);
+		tu_batches_free(b, n);
+		uint8_t state[RF_STATE_MAX_BYTES];
+		int len = rf_loader_state_save(l, state, sizeof(state));
+		cr_assert_gt(len, 0, "%s", rf_loader_error(l));
+		rf_loader_destroy(l);
+		rf_config r = *cfg;
+		r.resume_state = state;
+		r.resume_state_len = (size_t)len;
+		r.threads = 1 + (int)(c % 3);
+		r.io_depth = 3 + (int)c;
+		cr_assert_eq(rf_loader_create(&l, &r, err, sizeof(err)), 0, "%s", err);
+		n = tu_take(l, SIZE_MAX, &b);
+		cr_assert_eq(n, nref - k, "%s: resumed after %zu: %zu batches, not %zu", what, k, n,
+			     nref - k);
+		for (size_t i = 0; i < n; i++)
+			tu_assert_same_batch(&ref[k + i], &b[i], what);
+		tu_batches_free(b, n);
+		rf_loader_destroy(l);
+	}
+	tu_batches_free(ref, nref);
+}
+
 void tu_on_bad(void *user, const char *path, int err, const char *reason)
 {
 	(void)path;

@@ -58,6 +58,12 @@ uint8_t *tu_drain_bytes(const rf_config *cfg, size_t *len, rf_stats *st);
  * destroys it at once (with reads, decodes or copies still in flight). */
 void tu_take_then_destroy(const rf_config *cfg, int batches);
 
+/* Exact resume of cfg against ref (the same samples: another source of the
+ * same shards, or ref itself): cfg stopped after k batches (k = 1, a
+ * third, a half, all but one of ref's) gives ref's first k, and resumed
+ * from its saved state (with other thread counts and depths) ref's rest. */
+void tu_assert_resumes_exactly(const rf_config *ref, const rf_config *cfg, const char *what);
+
 /* A bad-sample callback (cfg.on_sample_error = tu_on_bad, cfg.user = a
  * tu_bad_log) that counts reports and keeps the last reason. */
 typedef struct tu_bad_log {

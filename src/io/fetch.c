@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "io/http.h"
@@ -140,32 +139,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
 	gather *g = user;
-	size_t len = size * n;
-	char buf[160];
-	if (len >= sizeof(buf))
-		return len;
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	unsigned long long total;
-	const char *slash;
-	if (!strncasecmp(buf, "HTTP/", 5)) {
-		g->out->size = 0;
-		g->out->etag[0] = '\0';
-	} else if (!strncasecmp(buf, "content-range:", 14) && (slash = strchr(buf, '/')) &&
-		   sscanf(slash + 1, "%llu", &total) == 1) {
-		g->out->size = total;
-	} else if (!strncasecmp(buf, "content-length:", 15) && !g->out->size && g->offset == 0 &&
-		   sscanf(buf + 15, "%llu", &total) == 1) {
-		g->out->size = total;
-	} else if (!strncasecmp(buf, "etag:", 5)) {
-		const char *v = buf + 5 + strspn(buf + 5, " \t");
-		size_t vlen = strcspn(v, "\r\n");
-		if (vlen < sizeof(g->out->etag) && strncmp(v, "W/", 2)) { /* as http.c keeps it */
-			memcpy(g->out->etag, v, vlen);
-			g->out->etag[vlen] = '\0';
-		}
-	}
-	return len;
+	rf_http_header(line, size * n, g->offset, &g->out->size, g->out->etag);
+	return size * n;
 }
 
 /* One try. @return : 0 (a response), or a negative errno. */

@@ -143,39 +143,42 @@ static int on_timer(CURLM *multi, long timeout_ms, void *user)
 	return 0;
 }
 
-/* CURLOPT_HEADERFUNCTION: the object's size, from "Content-Range: bytes
- * A-B/TOTAL" (or "bytes * /TOTAL" with a 416), or a 200's Content-Length. */
-static size_t on_header(char *line, size_t size, size_t n, void *user)
+void rf_http_header(const char *line, size_t len, uint64_t offset, uint64_t *size, char *etag)
 {
-	http_read *r = user;
-	size_t len = size * n;
-	char buf[128];
+	char buf[160];
 	if (len >= sizeof(buf))
-		return len;
+		return;
 	memcpy(buf, line, len);
 	buf[len] = '\0';
 	unsigned long long total;
 	const char *slash;
 	if (!strncasecmp(buf, "content-range:", 14) && (slash = strchr(buf, '/')) &&
 	    sscanf(slash + 1, "%llu", &total) == 1)
-		r->size = total;
-	else if (!strncasecmp(buf, "content-length:", 15) && !r->size && r->offset == 0 &&
+		*size = total;
+	else if (!strncasecmp(buf, "content-length:", 15) && !*size && offset == 0 &&
 		 sscanf(buf + 15, "%llu", &total) == 1)
-		r->size = total; /* a 200 for the whole object; a 206's says the range */
+		*size = total; /* a 200 for the whole object; a 206's says the range */
 	else if (!strncasecmp(buf, "etag:", 5)) {
 		const char *v = buf + 5 + strspn(buf + 5, " \t");
 		size_t vlen = strcspn(v, "\r\n");
 		/* a longer one is not kept (no If-Match), nor a weak one (W/"..."):
 		 * If-Match compares strongly, so it would never pass */
-		if (vlen < sizeof(r->etag) && strncmp(v, "W/", 2)) {
-			memcpy(r->etag, v, vlen);
-			r->etag[vlen] = '\0';
+		if (vlen < RF_IO_ETAG_MAX && strncmp(v, "W/", 2)) {
+			memcpy(etag, v, vlen);
+			etag[vlen] = '\0';
 		}
 	} else if (!strncasecmp(buf, "HTTP/", 5)) {
-		r->size = 0; /* a new response (after a redirect): what it says counts */
-		r->etag[0] = '\0';
+		*size = 0; /* a new response (after a redirect): what it says counts */
+		etag[0] = '\0';
 	}
-	return len;
+}
+
+/* CURLOPT_HEADERFUNCTION: the object's size and ETag (rf_http_header). */
+static size_t on_header(char *line, size_t size, size_t n, void *user)
+{
+	http_read *r = user;
+	rf_http_header(line, size * n, r->offset, &r->size, r->etag);
+	return size * n;
 }
 
 /* CURLOPT_WRITEFUNCTION: the body into the read's buffer, never past it. */

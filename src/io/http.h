@@ -62,6 +62,13 @@ void rf_http_client_apply(const rf_http_client *c, void *easy);
  * CURLOPT_HTTPHEADER, then frees them). @return : 0 or -ENOMEM. */
 int rf_http_client_headers(const rf_http_client *c, struct curl_slist **headers);
 
+/* Takes what a response header line (line[len], no NUL needed) says of
+ * the object: Content-Range's total, or a 200's Content-Length for a range
+ * from 0, into *size; a strong ETag into etag[RF_IO_ETAG_MAX] (a weak or
+ * too long one is not kept); a status line (a new response, after a
+ * redirect) clears both. For http.c's reads and fetch.c's requests. */
+void rf_http_header(const char *line, size_t len, uint64_t offset, uint64_t *size, char *etag);
+
 /* 1 when this build reads URLs (libcurl found at build time). */
 int rf_http_available(void);
 
