@@ -676,3 +676,49 @@ Test(shards, sequential_raw_resume_and_ranks, .init = setup, .fini = teardown, .
 	assert_ranks_cover(&cfg, 4);
 	free(src);
 }
+
+/* Sequential access reads each chunk about once an epoch even when a
+ * shuffle block spans more chunks than the default read pool holds (700
+ * samples of 64 KiB, one block: 44 chunks against the 32 a 64 MiB pool
+ * kept, which read chunks again and again): the pool grows to fit the
+ * block. */
+Test(shards, sequential_blocks_larger_than_the_pool_read_each_chunk_once, .timeout = 120)
+{
+	enum { N = 700, SIZE = 64 << 10 };
+	char *dir = tu_tmpdir("shards-span");
+	uint8_t *data = malloc(SIZE);
+	cr_assert(data);
+	for (int i = 0; i < N; i++) {
+		char rel[64];
+		for (int j = 0; j < SIZE; j += 8)
+			memcpy(data + j, &(uint64_t){ (uint64_t)i * 0x9e3779b97f4a7c15ull + (uint64_t)j },
+			       8);
+		snprintf(rel, sizeof(rel), "raw/%04d.bin", i);
+		tu_write(dir, rel, data, SIZE);
+	}
+	free(data);
+	char raw[4200], out[4200], err[512];
+	snprintf(raw, sizeof(raw), "%s/raw", dir);
+	snprintf(out, sizeof(out), "%s/pack", dir);
+	rf_pack_opts opts = { .source = raw, .out = out, .index_flags = RF_INDEX_RAW,
+			      .shard_size = 16 << 20 };
+	rf_pack_result res;
+	cr_assert_eq(rf_pack_run(&opts, &res, err, sizeof(err)), 0, "%s", err);
+	rf_config cfg;
+	tu_config(&cfg, out);
+	cfg.raw = 1;
+	cfg.epochs = 1;
+	cfg.shard_access = RF_SHARD_SEQUENTIAL;
+	cfg.shuffle_block = 1024;
+	size_t n;
+	rf_stats st;
+	free(tu_drain_bytes(&cfg, &n, &st));
+	cr_assert_eq(st.samples, N);
+	cr_assert_eq(st.bad_samples, 0);
+	/* reads: a chunk each, about once, and the members across chunk
+	 * edges alone (698 when the pool held 32 chunks: a read a sample) */
+	cr_assert_lt(st.reads_submitted, N * 7 / 10, "%llu reads for %d samples in %llu bytes",
+		     (unsigned long long)st.reads_submitted, N, (unsigned long long)res.bytes_out);
+	tu_rmrf(dir);
+	free(dir);
+}

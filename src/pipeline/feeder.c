@@ -21,6 +21,7 @@
 #include "io/engine.h"
 #include "pipeline/feeder.h"
 #include "pipeline/feeder_impl.h"
+#include "sample/shard_order.h"
 #include "pipeline/loader_impl.h"
 #include "transform/token_row.h"
 #include "util/util.h"
@@ -587,6 +588,28 @@ static void publish_io(rf_loader *l, struct rf_feeder *f)
 	atomic_store_explicit(&l->st.http_connections, info.http.connections, memory_order_relaxed);
 }
 
+/* Sequential access reads a shard in chunks (chunks.c), held in half the
+ * read pool. The block shuffle hands out a block's samples in any order,
+ * so the chunks a block spans must all fit there at once: else a chunk is
+ * dropped before its last sample comes and read again (1,024-sample blocks
+ * of 60 KB samples span 60 chunks, and a 64 MiB pool holds 32: each chunk
+ * was read about 9 times an epoch, 4.3 GB fetched for a 480 MB pack over
+ * http). The pool this takes: twice (the block's span in chunks, plus two
+ * for the edges and a few being read), at most 1 GiB; 0 for random access
+ * or token windows (read in llm.c's order, without a block shuffle). */
+static size_t sequential_pool(const rf_loader *l)
+{
+	const rf_index *idx = &l->src.index;
+	if (!l->shard_order || !idx->members || !idx->count || l->shard_order->block <= 1)
+		return 0;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < idx->count; i++)
+		bytes += idx->entries[i].size > 0 ? (uint64_t)idx->entries[i].size : 0;
+	uint64_t span = bytes / idx->count * l->shard_order->block;
+	uint64_t chunks = span / RF_CHUNK_BYTES + 2 + 8;
+	return (size_t)RF_MIN(2 * chunks * RF_CHUNK_BYTES, (uint64_t)1 << 30);
+}
+
 /* Shards are kept open (a ranged read per sample, no open or close) while
  * they take at most a quarter of the descriptor limit; beyond, each read
  * opens its shard, as a loose file's read does. */
@@ -670,6 +693,7 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 	size_t pool_bytes = !l->cfg.raw ? l->cfg.read_pool_bytes
 			    : !l->src.any_zstd && !l->shard_order ? info.align
 			    : RF_MAX(l->cfg.read_pool_bytes, 4 * RF_ALIGN_UP(f->max_file + 1, info.align));
+	pool_bytes = RF_MAX(pool_bytes, sequential_pool(l));
 	ret = rf_bufpool_init(&f->pool, pool_bytes, info.align, depth);
 	if (ret) {
 		rf_fmt(err, errlen, "read pool of %zu bytes: out of memory", l->cfg.read_pool_bytes);
