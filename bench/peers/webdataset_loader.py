@@ -17,6 +17,11 @@ decoded (decode(only=...)); --transform rrc is RandomResizedCrop(crop) +
 RandomHorizontalFlip(flip) + PILToTensor() (torchvision's defaults: scale
 0.08-1, ratio 3/4-4/3).
 
+Shards over http (bench/remote.sh): --shards takes a brace pattern of URLs
+('http://HOST:PORT/dir/shard-{000000..000009}.tar') as it takes one of
+paths; webdataset expands it and reads each URL through a `curl` pipe (its
+gopen for http), each DataLoader worker its share of the shards.
+
 Run it with Debian's interpreter, /usr/bin/python3 (python3-torch and
 python3-torchvision are installed for it; webdataset with
 `/usr/bin/python3 -m pip install --break-system-packages webdataset`).
@@ -44,7 +49,7 @@ import time
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--shards", required=True,
-                   help="a folder of *.tar, or a brace pattern")
+                   help="a folder of *.tar, or a brace pattern (paths or http URLs)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--resize", type=int, default=256)
