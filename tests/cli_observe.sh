@@ -54,6 +54,6 @@ for k in ("threads", "io_depth", "prefetch", "batch"):
     assert k in rec
 PY
 grep -q 'id="chart-tune"' "$T/tune.html" && ok "tune --report has the tune chart" || bad "tune report"
-"$RF" tune --help | grep -q "coordinate descent" && ok "tune --help" || bad "tune --help"
+grep -q "coordinate descent" <<< "$("$RF" tune --help)" && ok "tune --help" || bad "tune --help"
 echo "$pass passed, $fail failed"
 exit $((fail > 0))

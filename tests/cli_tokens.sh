@@ -166,7 +166,7 @@ check "gen: no output folder after usage errors" [ ! -e "$T/x" ]
 check "gen into shards: exit 1 (rc $rc)" [ $rc = 1 ]
 check "gen into shards: says so: $(cat "$T/again.err")" grep -q "already holds token shards ('tokens_00000" "$T/again.err"
 check "gen into shards: the old ones untouched" diff -r "$T/g" "$T/g2"
-"$RF" gen --help | grep -q "id 0 is the most frequent" && ok || bad "gen --help: the Zipf ids"
+grep -q "id 0 is the most frequent" <<< "$("$RF" gen --help)" && ok || bad "gen --help: the Zipf ids"
 
 # ---- pack --tokens ------------------------------------------------------------
 "$RF" pack --tokens "$T/g" -o "$T/gz" > "$T/pack.out" 2> "$T/pack.err"; rc=$?
@@ -267,7 +267,7 @@ usage_error "pack --tokens --dict-size" "--tokens writes .bin.zst token shards: 
 usage_error "pack --frame-tokens without --tokens" "--frame-tokens goes with --tokens" pack "$T/g" -o "$T/x" --frame-tokens 7
 usage_error "pack --tokens --frame-tokens 0" "--frame-tokens: '0' is not an integer in [1, 4194304]" pack --tokens "$T/g" -o "$T/x" --frame-tokens 0
 check "pack: no output folder after usage errors" [ ! -e "$T/x" ]
-"$RF" pack --help | grep -q -- "--frame-tokens F" && ok || bad "pack --help: --frame-tokens"
+grep -q -- "--frame-tokens F" <<< "$("$RF" pack --help)" && ok || bad "pack --help: --frame-tokens"
 
 # ---- signals ------------------------------------------------------------------
 # SIGKILL once the first .bin.zst is whole: the marker the pack made before

@@ -408,7 +408,9 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 			again = 1;
 		err = res;
 		char what[RF_REASON_LEN];
-		rf_io_describe(d, what, sizeof(what));
+		rf_io_done said = *d; /* what is judged: res (a test hook may have changed it) */
+		said.res = err;
+		rf_io_describe(&said, what, sizeof(what));
 		rf_fmt(reason, sizeof(reason), "%s: %s", step, what);
 	} else if ((int64_t)res != size) {
 		/* Short: a transient short read, or a file that shrank. Read again
