@@ -549,17 +549,26 @@ fail:
 	return ret;
 }
 
+/* cache_read() of an opened cache (fd, or a negative errno from opening
+ * it: -ENOENT is no cache, 1), which it closes. */
+static int cache_take(int fd, const char *path, rf_index *t, char **src, uint32_t *any, char *err,
+		      size_t errlen)
+{
+	if (fd < 0)
+		return fd == -ENOENT ? 1 : fd;
+	int ret = cache_read(fd, path, t, src, any, err, errlen);
+	close(fd);
+	return ret;
+}
+
 int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
 			char *err, size_t errlen)
 {
-	int fd = rf_open_regular(AT_FDCWD, path, "index cache", err, errlen);
-	if (fd < 0)
-		return fd == -ENOENT ? 1 : fd;
 	rf_index t;
 	char *src;
 	uint32_t any;
-	int ret = cache_read(fd, path, &t, &src, &any, err, errlen);
-	close(fd);
+	int ret = cache_take(rf_open_regular(AT_FDCWD, path, "index cache", err, errlen), path, &t,
+			     &src, &any, err, errlen);
 	if (ret)
 		return ret;
 	/* Sources compare as canonical paths: "data" and "/abs/data" are one. */
@@ -630,15 +639,12 @@ static int fetch_object(rf_index *idx, const char *url, char *err, size_t errlen
 
 int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen)
 {
-	int fd = rf_index_is_url(path) ? fetch_object(idx, path, err, errlen)
-				       : rf_open_regular(AT_FDCWD, path, "index cache", err, errlen);
-	if (fd < 0)
-		return fd == -ENOENT ? 1 : fd;
 	rf_index t;
 	char *src;
 	uint32_t any;
-	int ret = cache_read(fd, path, &t, &src, &any, err, errlen);
-	close(fd);
+	int ret = cache_take(rf_index_is_url(path) ? fetch_object(idx, path, err, errlen)
+			     : rf_open_regular(AT_FDCWD, path, "index cache", err, errlen),
+			     path, &t, &src, &any, err, errlen);
 	if (ret)
 		return ret;
 	free(src); /* a remote index is the shards', wherever it was built */

@@ -244,21 +244,13 @@ oom:
 	return -ENOMEM;
 }
 
-/* Frees a string that held a secret, wiping it first. */
-static void free_secret(char *s)
-{
-	if (s)
-		explicit_bzero(s, strlen(s));
-	free(s);
-}
-
 void rf_http_client_free(rf_http_client *c)
 {
 	free(c->ca_file);
 	free(c->ca_path);
 	free(c->sigv4);
-	free_secret(c->userpwd);
-	free_secret(c->token_header);
+	rf_free_secret(c->userpwd);
+	rf_free_secret(c->token_header);
 	*c = (rf_http_client){ 0 };
 }
 

@@ -122,6 +122,18 @@ static int profile_get(const profile *p, const char *key, char *out, size_t len)
 	       (p->config[0] && ini_get(p->config, p->config_section, key, out, len));
 }
 
+/* Copies a key pair (and a session token, or NULL) into s3; from says
+ * where they came from, for messages. @return : 0 or -ENOMEM. */
+static int set_credentials(rf_s3 *s3, const char *id, const char *secret, const char *token,
+			   const char *from)
+{
+	s3->key_id = strdup(id);
+	s3->secret = strdup(secret);
+	s3->token = token ? strdup(token) : NULL;
+	s3->credentials_from = from;
+	return s3->key_id && s3->secret && (!token || s3->token) ? 0 : -ENOMEM;
+}
+
 /* ---- EC2 instance metadata (IMDSv2) ---- */
 
 /* The string value of "key" in a flat JSON object, into out. */
@@ -206,14 +218,10 @@ static int from_imds(rf_s3 *s3)
 		token[0] = '\0';
 	explicit_bzero(r.body, r.body_len);
 	rf_fetch_result_free(&r);
-	int has_token = token[0] != '\0';
-	s3->key_id = strdup(id);
-	s3->secret = strdup(secret);
-	s3->token = has_token ? strdup(token) : NULL;
+	ret = set_credentials(s3, id, secret, token[0] ? token : NULL, "instance metadata");
 	explicit_bzero(secret, sizeof(secret));
 	explicit_bzero(token, sizeof(token));
-	s3->credentials_from = "instance metadata";
-	return s3->key_id && s3->secret && (!has_token || s3->token) ? 0 : -ENOMEM;
+	return ret;
 }
 
 /* ---- opening a bucket ---- */
@@ -222,24 +230,16 @@ static int credentials(rf_s3 *s3, const profile *p)
 {
 	const char *id = env("AWS_ACCESS_KEY_ID"), *secret = env("AWS_SECRET_ACCESS_KEY");
 	if (id && secret) {
-		const char *token = env("AWS_SESSION_TOKEN");
-		s3->key_id = strdup(id);
-		s3->secret = strdup(secret);
-		s3->token = token ? strdup(token) : NULL;
-		s3->credentials_from = "environment";
-		return s3->key_id && s3->secret && (!token || s3->token) ? 0 : -ENOMEM;
+		return set_credentials(s3, id, secret, env("AWS_SESSION_TOKEN"), "environment");
 	}
 	char kid[256], ksecret[256], ktoken[4096];
 	if (profile_get(p, "aws_access_key_id", kid, sizeof(kid)) &&
 	    profile_get(p, "aws_secret_access_key", ksecret, sizeof(ksecret))) {
 		int has_token = profile_get(p, "aws_session_token", ktoken, sizeof(ktoken));
-		s3->key_id = strdup(kid);
-		s3->secret = strdup(ksecret);
-		s3->token = has_token ? strdup(ktoken) : NULL;
+		int ret = set_credentials(s3, kid, ksecret, has_token ? ktoken : NULL, "shared files");
 		explicit_bzero(ksecret, sizeof(ksecret));
 		explicit_bzero(ktoken, sizeof(ktoken));
-		s3->credentials_from = "shared files";
-		return s3->key_id && s3->secret && (!has_token || s3->token) ? 0 : -ENOMEM;
+		return ret;
 	}
 	int ret = from_imds(s3);
 	if (ret == -ENOENT) {
@@ -305,13 +305,6 @@ fail:
 	return ret;
 }
 
-static void free_secret(char *s)
-{
-	if (s)
-		explicit_bzero(s, strlen(s));
-	free(s);
-}
-
 void rf_s3_free(rf_s3 *s3)
 {
 	if (!s3)
@@ -320,8 +313,8 @@ void rf_s3_free(rf_s3 *s3)
 	free(s3->endpoint);
 	free(s3->region);
 	free(s3->key_id);
-	free_secret(s3->secret);
-	free_secret(s3->token);
+	rf_free_secret(s3->secret);
+	rf_free_secret(s3->token);
 	free(s3);
 }
 

@@ -98,6 +98,13 @@ void rf_fmt(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+void rf_free_secret(char *s)
+{
+	if (s)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
+
 char *rf_strprintf(const char *fmt, ...)
 {
 	va_list ap;

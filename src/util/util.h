@@ -43,6 +43,9 @@ int rf_cpu_count(void);
 void rf_fmt(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Frees s (NULL accepted) after wiping it: a secret (a key, a token). */
+void rf_free_secret(char *s);
+
 /* A new string printed as fmt says (free() it), or NULL: out of memory. */
 char *rf_strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
