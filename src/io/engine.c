@@ -469,6 +469,13 @@ static void reap_ring(rf_io *io)
 			http_polled(io, cqe->user_data, cqe->res);
 			continue;
 		}
+		if (UD_IS_WRITE(cqe->user_data)) {
+			uint32_t w = (uint32_t)(cqe->user_data & (RF_IO_MAX_WRITES - 1));
+			io->writes[w].res = cqe->res;
+			io->wdone[rf_fifo_push(&io->wdone_q)] = w;
+			io->writes_inflight--;
+			continue;
+		}
 		uint32_t id = (uint32_t)(cqe->user_data >> 2);
 		assert(id < io->p.depth);
 		rf_io_req *q = &io->reqs[id];
@@ -546,7 +553,43 @@ uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max)
 	return n;
 }
 
+int rf_io_write(rf_io *io, int fd, const void *buf, uint32_t len, uint64_t offset, uint64_t tag)
+{
+	if (io->backend == BACKEND_PREAD)
+		return -ENOTSUP;
+	uint32_t w = 0;
+	while (w < RF_IO_MAX_WRITES && io->writes[w].busy)
+		w++;
+	if (w == RF_IO_MAX_WRITES)
+		return -EBUSY;
+	struct io_uring_sqe *sqe = get_sqe(io);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_write(sqe, fd, buf, len, offset);
+	io_uring_sqe_set_data64(sqe, UD_WRITE | w);
+	io->writes[w].tag = tag;
+	io->writes[w].busy = 1;
+	io->writes_inflight++;
+	return 0;
+}
+
+uint32_t rf_io_reap_writes(rf_io *io, rf_io_wrote *out, uint32_t max)
+{
+	uint32_t n = 0;
+	while (n < max && io->wdone_q.count) {
+		uint32_t w = io->wdone[rf_fifo_pop(&io->wdone_q)];
+		out[n++] = (rf_io_wrote){ .tag = io->writes[w].tag, .res = io->writes[w].res };
+		io->writes[w].busy = 0;
+	}
+	return n;
+}
+
 int rf_io_wait(rf_io *io)
+{
+	return rf_io_wait_until(io, UINT64_MAX);
+}
+
+int rf_io_wait_until(rf_io *io, uint64_t until)
 {
 	start_again(io);
 	if (io->backend == BACKEND_PREAD) {
@@ -581,8 +624,9 @@ int rf_io_wait(rf_io *io)
 	/* with results waiting, only collect what else finished (DEFER_TASKRUN
 	 * posts completions only when this thread asks the kernel for them) */
 	uint64_t deadline = io->http ? rf_http_deadline(io->http) : UINT64_MAX, now;
+	deadline = RF_MIN(deadline, until);
 	int ret;
-	if (io->done_q.count) {
+	if (io->done_q.count || io->wdone_q.count) {
 		ret = io_uring_submit_and_get_events(&io->ring);
 	} else if (deadline != UINT64_MAX) { /* curl's timer: sleep no longer than it */
 		now = rf_now_ns();

@@ -182,10 +182,28 @@ void rf_io_submit(rf_io *io, const rf_io_read *rd);
  * blocking. @return : how many. */
 uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max);
 
-/* Sends what was submitted and sleeps until a read finishes or wake_fd is
- * written (returns at once when finished reads wait to be reaped).
- * @return : 0, or a negative errno that stops the engine (the caller's
- * stream fails with it). */
+/* Sends what was submitted and sleeps until a read or write finishes or
+ * wake_fd is written (returns at once when finished reads wait to be
+ * reaped). @return : 0, or a negative errno that stops the engine (the
+ * caller's stream fails with it). */
 int rf_io_wait(rf_io *io);
+/* The same, sleeping until deadline (rf_now_ns()) at the latest. */
+int rf_io_wait_until(rf_io *io, uint64_t deadline);
+
+/* Writes: len bytes of buf to a plain descriptor (the caller's, opened
+ * without O_DIRECT) at offset, through the ring: the node-local cache's
+ * appends, which the thread that needed the bytes never waits for. Up to
+ * RF_IO_MAX_WRITES in flight; buf must stay valid until the write is
+ * reaped (rf_io_destroy() waits for the writes in flight).
+ * @return : 0 submitted; -EBUSY (that many in flight: reap first);
+ *           -ENOTSUP without io_uring (the pread path). */
+#define RF_IO_MAX_WRITES 64
+int rf_io_write(rf_io *io, int fd, const void *buf, uint32_t len, uint64_t offset, uint64_t tag);
+typedef struct rf_io_wrote {
+	uint64_t tag;
+	int32_t res;   /* bytes written (fewer than len: the disk filled), or a negative errno */
+} rf_io_wrote;
+/* Takes up to max finished writes, without blocking. @return : how many. */
+uint32_t rf_io_reap_writes(rf_io *io, rf_io_wrote *out, uint32_t max);
 
 #endif

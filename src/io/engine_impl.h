@@ -19,6 +19,9 @@ enum { OP_OPEN = 0, OP_READ = 1, OP_CLOSE = 2 };
 /* A poll of an HTTP socket: UD_POLL | generation << 32 | fd (below UD_POLL_REMOVE). */
 #define UD_POLL (1ull << 62)
 #define UD_IS_POLL(ud) (((ud) & UD_POLL) && (ud) < UD_POLL_REMOVE)
+/* A write (rf_io_write): UD_WRITE | its number (< RF_IO_MAX_WRITES). */
+#define UD_WRITE (1ull << 61)
+#define UD_IS_WRITE(ud) (((ud) & (UD_WRITE | UD_POLL)) == UD_WRITE)
 
 enum rf_backend {
 	BACKEND_FIXED, /* io_uring: open -> read -> close chained on a direct descriptor */
@@ -98,6 +101,17 @@ struct rf_io {
 	int http_failed;       /* the HTTP side could not be made: URL reads fail */
 	rf_io_sock *socks;     /* by fd */
 	int nsocks;
+
+	/* writes (rf_io_write): each number free, in flight or finished and
+	 * not reaped (wdone_q) */
+	struct {
+		uint64_t tag;
+		int32_t res;
+		uint8_t busy;
+	} writes[RF_IO_MAX_WRITES];
+	uint32_t writes_inflight;
+	uint32_t wdone[RF_IO_MAX_WRITES];
+	rf_fifo wdone_q;
 
 	rf_io_file *files;     /* max_files of them */
 	uint64_t wake_buf;     /* target of the wake_fd read */

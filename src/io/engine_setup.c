@@ -182,6 +182,7 @@ int rf_io_setup(rf_io *io, char *err, size_t errlen)
 	io->cap = depth;
 	rf_fifo_init(&io->again_q, depth);
 	rf_fifo_init(&io->done_q, depth);
+	rf_fifo_init(&io->wdone_q, RF_IO_MAX_WRITES);
 	if (io->backend == BACKEND_PREAD) {
 		int n = p->pread_threads ? p->pread_threads : 16;
 		ret = rf_pread_pool_start(&io->pread, io, n);
@@ -205,7 +206,9 @@ static void cancel_ring(rf_io *io)
 		io_uring_submit(&io->ring);
 	}
 	uint64_t deadline = rf_now_ns() + 1000000000ull;
-	while (io->inflight && rf_now_ns() < deadline) {
+	/* writes are not cancelled (a buffered write runs to its end): waited for,
+	 * so that no write reads its buffer after the caller freed it */
+	while ((io->inflight || io->writes_inflight) && rf_now_ns() < deadline) {
 		struct io_uring_cqe *cqe;
 		struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 50000000 };
 		if (io_uring_wait_cqe_timeout(&io->ring, &cqe, &ts) < 0 && !io_uring_cq_ready(&io->ring))
@@ -215,6 +218,10 @@ static void cancel_ring(rf_io *io)
 			n++;
 			if (cqe->user_data >= UD_POLL_REMOVE || UD_IS_POLL(cqe->user_data))
 				continue;
+			if (UD_IS_WRITE(cqe->user_data)) {
+				io->writes_inflight--;
+				continue;
+			}
 			rf_io_req *q = &io->reqs[cqe->user_data >> 2];
 			if (io->backend == BACKEND_PLAIN && (cqe->user_data & 3) == OP_OPEN) {
 				/* no read or close follows an open now */
