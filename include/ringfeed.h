@@ -454,7 +454,25 @@ typedef struct rf_config {
 	 * a bad sample named "URL: reason" (on_error). 0 = default (120000). */
 	uint32_t remote_timeout_ms;
 
-	uint8_t reserved[36];          /* zeroed by rf_config_default(); must stay zero:
+	uint32_t reserved0;            /* zero (keeps cache_dir 8-aligned) */
+	/* A node-local cache of remote sources' bytes: every range fetched from
+	 * an http(s):// or s3:// shard is written under cache_dir/ringfeed-cache/
+	 * on its first read and read from there (the local io_uring path) on every
+	 * later one, by this process and by every other one that names the same
+	 * directory (the ranks of a node share it: a range one fetched, the
+	 * others read; two that miss the same range at once fetch it once). A
+	 * range is tied to its object's URL, ETag and size: a shard replaced on
+	 * the server is never served from the cache. Bounded by cache_bytes
+	 * (its data and records together), evicting whole segments: what this
+	 * rank's order needs last, else the least recently used. A directory
+	 * that cannot be made or written (read-only, full), or a damaged cache
+	 * file, makes those reads go to the network with one warning, never an
+	 * error. NULL or "" (default): no cache. The string is copied. Local
+	 * sources ignore it. */
+	const char *cache_dir;
+	uint64_t cache_bytes;          /* 0 = default (10 GiB); at least 4 MiB */
+
+	uint8_t reserved[16];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
 	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;
@@ -733,7 +751,15 @@ typedef struct rf_stats {
 	uint64_t http_bytes;
 	uint64_t http_retry_throttled, http_retry_server, http_retry_connection, http_retry_stalled;
 	uint64_t http_connections; /* connections opened (the other requests reused one) */
-	uint64_t reserved[12];    /* zero; later counters come from here */
+	/* The node-local cache (cfg.cache_dir): remote reads served from it and
+	 * their bytes; reads that went to the network while it was on (misses:
+	 * each one's bytes are written to it, unless it was full of segments in
+	 * use, or unusable); bytes written to it; reads that waited for another
+	 * process's fetch of the same range; segments this process deleted to
+	 * stay within cache_bytes. 0 without a cache. */
+	uint64_t cache_hits, cache_hit_bytes, cache_misses, cache_written_bytes, cache_waits,
+		 cache_evictions;
+	uint64_t reserved[6];     /* zero; later counters come from here */
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

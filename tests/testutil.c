@@ -505,11 +505,12 @@ static int nginx_start(const char *root, const char *cert, const char *key)
 		"daemon off; master_process off; worker_processes 1;\n"
 		"pid %s/nginx.pid; error_log %s/error.log;\n"
 		"events { worker_connections 4096; }\n"
-		"http { access_log off; client_body_temp_path %s/tmp; proxy_temp_path %s/tmp;\n"
+		"http { log_format ranges '$status $http_range $body_bytes_sent $uri';\n"
+		"  access_log %s/access.log ranges; client_body_temp_path %s/tmp; proxy_temp_path %s/tmp;\n"
 		"  fastcgi_temp_path %s/tmp; uwsgi_temp_path %s/tmp; scgi_temp_path %s/tmp;\n"
 		"  keepalive_requests 1000000;\n"
 		"  server { listen 127.0.0.1:%d%s; root %s;%s%s%s%s%s } }\n",
-		d, d, d, d, d, d, d, nginx_port, cert ? " ssl" : "", root,
+		d, d, d, d, d, d, d, d, nginx_port, cert ? " ssl" : "", root,
 		cert ? " ssl_certificate " : "", cert ? cert : "", cert ? "; ssl_certificate_key " : "",
 		key ? key : "", cert ? ";" : "");
 	tu_write(nginx_dir, "nginx.conf", conf, (size_t)n);
@@ -530,6 +531,31 @@ static int nginx_start(const char *root, const char *cert, const char *key)
 	cr_assert(tu_wait_until(nginx_accepts, NULL, 30), "nginx did not listen on port %d",
 		  nginx_port);
 	return nginx_port;
+}
+
+uint64_t tu_nginx_ranges(uint64_t *bytes)
+{
+	uint64_t n = 0, sum = 0;
+	char path[4200], line[512];
+	snprintf(path, sizeof(path), "%s/access.log", nginx_dir);
+	FILE *f = fopen(path, "r");
+	cr_assert(f, "no access log of the test's nginx");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned status;
+		char range[256];
+		unsigned long long sent;
+		if (sscanf(line, "%u %255s %llu", &status, range, &sent) != 3)
+			continue;
+		/* a whole object (an index object) or a one-byte probe (size, ETag) */
+		if (!strcmp(range, "-") || !strcmp(range, "bytes=0-0"))
+			continue;
+		n++;
+		sum += sent;
+	}
+	fclose(f);
+	if (bytes)
+		*bytes = sum;
+	return n;
 }
 
 void tu_nginx_stop(void)

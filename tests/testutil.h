@@ -103,6 +103,10 @@ int tu_nginx_start(const char *root);
  * (malloc'ed), for CURL_CA_BUNDLE. */
 int tu_nginx_start_tls(const char *root, char **ca);
 void tu_nginx_stop(void);
+/* Ranged GETs the test's nginx answered so far, and their body bytes (*bytes,
+ * or NULL), leaving out whole-object GETs and one-byte probes (bytes=0-0:
+ * the size and ETag checks at create): the reads of samples and chunks. */
+uint64_t tu_nginx_ranges(uint64_t *bytes);
 /* A port nothing listens on now. */
 int tu_free_port(void);
 

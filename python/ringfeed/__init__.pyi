@@ -92,6 +92,8 @@ class Loader:
         fields: Union[str, Sequence[str], None] = None,
         field_max: int = 0,
         remote_timeout_ms: int = 0,
+        cache_dir: Optional[_Path] = None,
+        cache_bytes: int = 0,
     ) -> None: ...
     def __len__(self) -> int: ...
     @property

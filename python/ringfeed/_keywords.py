@@ -96,6 +96,9 @@ HELP = {
     "field_max": "Bytes of the largest field value (0 = 65536); a larger one is a bad sample.",
     "remote_timeout_ms": "A remote read's time, its tries included (0 = 120000); past it the read "
     "fails, a bad sample named 'URL: reason'.",
+    "cache_dir": "A node-local cache of remote shards' bytes, in cache_dir/ringfeed-cache/, "
+                 "shared by every process naming it (the ranks of a node); None = no cache.",
+    "cache_bytes": "The cache's size at most (at least 4 MiB); 0 = 10 GiB.",
     "zstd_dict": "The dictionary the shards' .zst members were compressed with; None = "
                  "zstd.dict beside the shards, when there is one.",
     "shard_access": "Tar shards: 'random' reads samples in the sampler's order, "

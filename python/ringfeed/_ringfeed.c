@@ -87,6 +87,7 @@ static const struct field fields[] = {
 	FIELD(token_dtype, F_INT),    FIELD(fields, F_STR),
 	FIELD(field_max, F_U32),
 	FIELD(remote_timeout_ms, F_U32),
+	FIELD(cache_dir, F_STR),      FIELD(cache_bytes, F_U64),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -148,7 +149,8 @@ static int field_integer(const struct field *f, PyObject *value, long long lo,
 		PyErr_Clear();
 	}
 	if (overflow || v < lo || (v >= 0 && (unsigned long long)v > hi)) {
-		if (lo == 0 && (overflow < 0 || v < 0))
+		/* v is -1 on an overflow: only overflow's sign says which way */
+		if (lo == 0 && (overflow < 0 || (!overflow && v < 0)))
 			PyErr_Format(PyExc_ValueError, "%s: %R is negative (it must be 0 or more)",
 				     f->name, x);
 		else
@@ -668,7 +670,7 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 				    (unsigned long long)s.lost_bytes, "ns_consumer_wait",
 				    (unsigned long long)s.ns_consumer_wait, "threads", s.threads,
 				    "io_path", s.io_path, "direct_io", s.direct_io);
-	/* a remote source's requests (0 for local ones) */
+	/* a remote source's requests (0 for local ones), and its cache's */
 	const struct { const char *name; uint64_t v; } http[] = {
 		{ "http_requests", s.http_requests }, { "http_retries", s.http_retries },
 		{ "http_errors", s.http_errors }, { "http_bytes", s.http_bytes },
@@ -677,6 +679,11 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 		{ "http_retry_connection", s.http_retry_connection },
 		{ "http_retry_stalled", s.http_retry_stalled },
 		{ "http_connections", s.http_connections },
+		/* the node-local cache's (cache_dir; 0 without one) */
+		{ "cache_hits", s.cache_hits }, { "cache_hit_bytes", s.cache_hit_bytes },
+		{ "cache_misses", s.cache_misses },
+		{ "cache_written_bytes", s.cache_written_bytes },
+		{ "cache_waits", s.cache_waits }, { "cache_evictions", s.cache_evictions },
 	};
 	for (size_t i = 0; d && i < sizeof(http) / sizeof(http[0]); i++) {
 		PyObject *v = PyLong_FromUnsignedLongLong(http[i].v);

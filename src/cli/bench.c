@@ -253,6 +253,13 @@ static void print_json(const rf_config *cfg, const bench_result *r, const bench_
 		       (double)st->ns_ring_cpu / 1e3 / (double)st->http_requests,
 		       st->bytes_read ? (double)st->ns_ring_cpu / 1e6 / ((double)st->bytes_read / 1e6)
 				      : 0.0);
+	if (cfg->cache_dir && cfg->cache_dir[0]) /* --cache-dir: what the node-local cache did */
+		printf("\"cache_hits\":%llu,\"cache_hit_bytes\":%llu,\"cache_misses\":%llu,"
+		       "\"cache_written_bytes\":%llu,\"cache_waits\":%llu,\"cache_evictions\":%llu,",
+		       (unsigned long long)st->cache_hits, (unsigned long long)st->cache_hit_bytes,
+		       (unsigned long long)st->cache_misses,
+		       (unsigned long long)st->cache_written_bytes,
+		       (unsigned long long)st->cache_waits, (unsigned long long)st->cache_evictions);
 	printf("\"samples\":%llu,\"batches\":%llu,\"seconds\":%.6f,"
 	       "\"samples_per_s\":%.2f,\"mb_per_s\":%.3f,\"bytes_read\":%llu,"
 	       "\"bad_samples\":%llu,\"replaced\":%llu,\"lost_spans\":%llu,\"lost_bytes\":%llu,"
@@ -326,6 +333,12 @@ static void print_text(const rf_config *cfg, const bench_result *r, const bench_
 	       cfg->seq_len ? "window" : "file",
 	       st->samples_total ? (double)st->index_bytes / (double)st->samples_total : 0.0);
 	print_stages(cfg, st, f);
+	if (st->cache_hits + st->cache_misses) /* --cache-dir, with a remote source */
+		printf("  node-local cache: %s (%.1f MB) read from it, %s fetched (%.1f MB written "
+		       "to it), %s for another process's fetch, %s evicted\n",
+		       cli_count(st->cache_hits, "range", 0), (double)st->cache_hit_bytes / 1e6,
+		       cli_count(st->cache_misses, "range", 1), (double)st->cache_written_bytes / 1e6,
+		       cli_count(st->cache_waits, "wait", 2), cli_count(st->cache_evictions, "segment", 3));
 	if (st->bad_samples)
 		printf("  bad samples skipped and replaced: %llu (%llu places of the delivered "
 		       "batches filled by a replacement)\n", (unsigned long long)st->bad_samples,

@@ -11,6 +11,7 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "io/cache.h" /* RF_CACHE_MIN_BYTES */
 
 static void usage(FILE *f)
 {
@@ -70,6 +71,12 @@ static void usage(FILE *f)
 		"  --field-max KIB   largest field value, KiB (default 64): larger is a bad sample\n"
 		"  --remote-timeout S  a remote read's time, its tries included (default 120): past\n"
 		"                    it the read fails, a bad sample named URL: reason\n"
+		"  --cache-dir DIR   keep the remote shards' bytes in DIR/ringfeed-cache/ as they\n"
+		"                    are fetched and read them from there the next time, in\n"
+		"                    this run and later ones, by every process naming DIR (the\n"
+		"                    ranks of a node fetch each range once); see ringfeed cache\n"
+		"  --cache-size SIZE at most SIZE bytes in the cache, K/M/G/T suffixes (default\n"
+		"                    10G, at least 4M): whole segments are evicted past it\n"
 		"  --tokens          SOURCE holds token shards: llm.c's .bin (GPT-2 uint16 or\n"
 		"                    Llama-3 uint32) or .bin.zst (ringfeed pack --tokens): a\n"
 		"                    folder, a list file, a glob 'data/train_*.bin' or a brace\n"
@@ -131,7 +138,7 @@ enum {
 	O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_ZDICT, O_STEP, O_LOG, O_PROGRESS,
 	O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE,
 	O_HIDDEN, O_ACCESS, O_BLOCK, O_TOKENS, O_SEQ, O_STRIDE, O_TOKDTYPE, O_KIND, O_FIELDS,
-	O_FIELDMAX, O_REMOTE_TIMEOUT,
+	O_FIELDMAX, O_REMOTE_TIMEOUT, O_CACHE_DIR, O_CACHE_SIZE,
 	/* Order, ranks and resume (issue 6). */
 	O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME
 };
@@ -174,6 +181,8 @@ static const struct option opts[] = {
 	{ "fields", required_argument, 0, O_FIELDS },
 	{ "field-max", required_argument, 0, O_FIELDMAX },
 	{ "remote-timeout", required_argument, 0, O_REMOTE_TIMEOUT },
+	{ "cache-dir", required_argument, 0, O_CACHE_DIR },
+	{ "cache-size", required_argument, 0, O_CACHE_SIZE },
 	/* Order, ranks and resume (issue 6). */
 	{ "sampler", required_argument, 0, O_SAMPLER },
 	{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -226,6 +235,11 @@ static int parse_source(int c, const char *arg, bench_opts *o)
 		break;
 	case O_HIDDEN: cfg->include_hidden = 1; break;
 	case O_ICACHE: cfg->index_cache = arg; break;
+	case O_CACHE_DIR: cfg->cache_dir = arg; break;
+	case O_CACHE_SIZE:
+		if (cli_size("--cache-size", arg, RF_CACHE_MIN_BYTES, 1ull << 50, &cfg->cache_bytes))
+			return 2;
+		break;
 	case O_IOPATH: ENUM("--io-path", RF_ENUM_IO_PATH, cfg->io_path); break;
 	case O_VERBOSE: cfg->log_level = RF_LOG_INFO; break;
 	case O_DEVICE: if (cli_int("--device", arg, 0, 1023, &v)) return 2; cfg->device = (int)v; break;
@@ -347,6 +361,8 @@ static int check(bench_opts *o, int argc, char **argv)
 	if (cfg->seq_len && (cfg->raw || o->diagnose || o->tune))
 		return cli_usage_error("bench", "--tokens has no decode stage: not with --raw, "
 				       "--diagnose or tune");
+	if (cfg->cache_bytes && !(cfg->cache_dir && cfg->cache_dir[0]))
+		return cli_usage_error("bench", "--cache-size goes with --cache-dir");
 	if (o->max_batches >= 0 && o->have_epochs)
 		return cli_usage_error("bench", "give --batches or --epochs, not both");
 	if (o->max_batches >= 0)

@@ -16,6 +16,8 @@ int cmd_pack(int argc, char **argv);
 /* `ringfeed tune ...` is `ringfeed bench --tune ...` (same options). */
 int cmd_tune(int argc, char **argv);
 int cmd_state(int argc, char **argv);
+/* `ringfeed cache DIR [--clear]`: the node-local cache's contents (cache_cmd.c). */
+int cmd_cache(int argc, char **argv);
 
 /* Strict number parsing for option values: the whole string must be a number
  * in [lo, hi]. On failure prints "ringfeed OPT: ..." and returns -1. */

@@ -17,6 +17,7 @@ static void usage(FILE *f)
 		"  pack    write a dataset as tar shards (WebDataset layout), zstd optional\n"
 		"  tune    search threads, io_depth and prefetch for the best samples/s\n"
 		"  state   print a saved loader state (bench --save-state) in words\n"
+		"  cache   say what a node-local cache folder (--cache-dir) holds, or empty it\n"
 		"\n"
 		"  ringfeed COMMAND --help   options of a command\n"
 		"  ringfeed --version        version, and CUDA support\n");
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
 		return cmd_tune(argc - 1, argv + 1);
 	if (!strcmp(cmd, "state"))
 		return cmd_state(argc - 1, argv + 1);
+	if (!strcmp(cmd, "cache"))
+		return cmd_cache(argc - 1, argv + 1);
 	fprintf(stderr, "ringfeed: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

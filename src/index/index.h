@@ -112,6 +112,8 @@ typedef struct rf_index {
 	uint64_t *shard_sizes;    /* each shard's bytes when it was indexed, or NULL */
 	char (*etags)[RF_IO_ETAG_MAX]; /* remote shards: each one's ETag when it was
 	                           * indexed ("" none); its reads ask for it (If-Match) */
+	int etags_seen;           /* every ETag came from the server in this process (an
+	                           * index scanned or checked now, not one cached with them) */
 	rf_s3 *s3;                /* s3:// shards: where the bucket is and how requests
 	                           * are signed (s3->sign, for every read of them); NULL
 	                           * for other sources */

@@ -806,6 +806,7 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 	uint32_t n = 0;
 	for (size_t i = 0; i < idx->nshards; i++)
 		n += !idx->etags[i][0];
+	idx->etags_seen = n == idx->nshards; /* once this check succeeds */
 	if (!n)
 		return 0;
 	uint32_t width = RF_MIN(n, 256u);

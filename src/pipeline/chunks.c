@@ -132,32 +132,45 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 {
 	uint64_t cb = f->chunk_bytes;
 	uint32_t len = (uint32_t)cb + f->chunk_overlap;
-	size_t span = rf_io_span(f->io, index * cb, len);
-	if (!rf_io_ready(f->io, span))
+	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = index * cb,
+			  .len = len };
+	rf_feeder_shard_read(l, f, shard, &rd);
+	rf_cached cached = { 0 };
+	if (rd.url && f->cache) /* a chunk another process is fetching is fetched here too */
+		rf_feeder_cache_route(f, shard, &rd, &cached, ROUTE_NO_WAIT);
+	size_t span = rf_io_span(f->io, rd.offset, rd.len);
+	if (!rf_io_ready(f->io, span)) {
+		rf_feeder_cache_cancel(f, &cached);
 		return NULL;
+	}
 	/* an entry: a free one, or the least recently wanted idle chunk's; a
 	 * read ahead never pushes out another still to be wanted */
 	rf_chunk *c = free_entry(f);
 	if (!c) {
 		c = idle(f);
-		if (!c || (ahead && c->ahead))
+		if (!c || (ahead && c->ahead)) {
+			rf_feeder_cache_cancel(f, &cached);
 			return NULL; /* every chunk in use */
+		}
 		drop(f, c);
 	}
 	while (rf_bufpool_alloc(&f->pool, span, &c->ticket, &c->buf)) {
 		rf_chunk *e = idle(f); /* pool room: idle chunks make way */
-		if (!e || (ahead && e->ahead))
+		if (!e || (ahead && e->ahead)) {
+			rf_feeder_cache_cancel(f, &cached);
 			return NULL; /* the entry stays free */
+		}
 		drop(f, e);
 	}
-	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = index * cb,
-			  .len = len, .buf = c->buf,
-			  .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
-	rf_feeder_shard_read(l, f, shard, &rd);
+	rd.buf = c->buf;
+	rd.tag = CHUNK_TAG | (uint64_t)(c - f->chunks);
 	assert(c->state == CHUNK_FREE); /* FREE -> READING */
 	*c = (rf_chunk){ .state = CHUNK_READING, .shard = shard, .index = index, .buf = c->buf,
-			 .ticket = c->ticket, .waiting = NO_CHUNK, .used = ++f->tick };
+			 .ticket = c->ticket, .waiting = NO_CHUNK, .used = ++f->tick,
+			 .cache = cached };
 	rf_io_submit(f->io, &rd);
+	if (f->cache)
+		rf_feeder_cache_submitted(l, &cached);
 	atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
 	return c;
 }
@@ -227,11 +240,38 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 	return 1;
 }
 
+/* Reads chunk c again from the network, into its buffer (span bytes: a
+ * URL read lands no more than the object has from its offset, which its
+ * cached copy held). @return : 1 submitted; 0 no engine room (the chunk
+ * fails as a failed read does). */
+static int refetch(rf_loader *l, struct rf_feeder *f, rf_chunk *c, uint32_t span)
+{
+	uint64_t cb = f->chunk_bytes;
+	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = c->index * cb,
+			  .len = RF_MIN((uint32_t)cb + f->chunk_overlap, span), .buf = c->buf,
+			  .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
+	rf_feeder_shard_read(l, f, c->shard, &rd);
+	if (!rf_io_ready(f->io, span))
+		return 0;
+	rf_feeder_cache_route(f, c->shard, &rd, &c->cache, ROUTE_NO_HIT);
+	rf_io_submit(f->io, &rd);
+	rf_feeder_cache_submitted(l, &c->cache);
+	atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
+	return 1;
+}
+
 void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 {
 	assert((uint32_t)(d->tag & ~CHUNK_TAG) < f->nchunks);
 	rf_chunk *c = &f->chunks[(uint32_t)(d->tag & ~CHUNK_TAG)];
 	assert(c->state == CHUNK_READING); /* READING -> READY, once per read */
+	if (c->cache.route) {
+		uint32_t span = c->cache.route == ROUTE_HIT ? (uint32_t)rf_io_span(f->io, c->cache.hit.at,
+										   c->cache.hit.got) : 0;
+		if (rf_feeder_cache_done(l, f, &c->cache, c->buf + d->skip, d->res, -1) &&
+		    refetch(l, f, c, span))
+			return; /* its cached copy failed its check: read from the network */
+	}
 	char reason[RF_REASON_LEN] = "";
 	if (d->res < 0) {
 		char what[128];

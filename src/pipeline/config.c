@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "pipeline/config.h"
+#include "io/cache.h" /* RF_CACHE_MIN_BYTES */
 #include "util/util.h"
 
 RF_API void rf_config_default(rf_config *cfg)
@@ -118,6 +119,11 @@ static int check_source(const rf_config *cfg, char *err, size_t errlen)
 			       RF_VERSION_STRING);
 			return RF_ECONFIG;
 		}
+	if (cfg->reserved0) {
+		rf_fmt(err, errlen, "config: reserved0 is %u, not 0 (built against a newer ringfeed.h "
+		       "than this library, %s? RF_ABI_CHECK() tells)", cfg->reserved0, RF_VERSION_STRING);
+		return RF_ECONFIG;
+	}
 	if (!cfg->source || !cfg->source[0]) {
 		rf_fmt(err, errlen, "config: source is not set (a directory or a manifest file)");
 		return RF_ECONFIG;
@@ -130,6 +136,12 @@ static int check_source(const rf_config *cfg, char *err, size_t errlen)
 static int check_ranges(const rf_config *cfg, char *err, size_t errlen)
 {
 	CHECK_RANGE(batch_size, 1, 1 << 16);
+	if (cfg->cache_bytes && cfg->cache_bytes < RF_CACHE_MIN_BYTES) {
+		rf_fmt(err, errlen, "config: cache_bytes = %llu: at least %llu (4 MiB), or 0 for the "
+		       "default (10 GiB)", (unsigned long long)cfg->cache_bytes,
+		       (unsigned long long)RF_CACHE_MIN_BYTES);
+		return RF_ECONFIG;
+	}
 	CHECK_RANGE(resize, 1, 1 << 14);
 	CHECK_RANGE(crop, 1, 1 << 14);
 	CHECK_RANGE(threads, 0, 1024);

@@ -191,6 +191,12 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 							  memory_order_relaxed);
 	out->http_retry_stalled = atomic_load_explicit(&l->st.http_retry_stalled, memory_order_relaxed);
 	out->http_connections = atomic_load_explicit(&l->st.http_connections, memory_order_relaxed);
+	out->cache_hits = atomic_load_explicit(&l->st.cache_hits, memory_order_relaxed);
+	out->cache_hit_bytes = atomic_load_explicit(&l->st.cache_hit_bytes, memory_order_relaxed);
+	out->cache_misses = atomic_load_explicit(&l->st.cache_misses, memory_order_relaxed);
+	out->cache_written_bytes = atomic_load_explicit(&l->st.cache_written_bytes, memory_order_relaxed);
+	out->cache_waits = atomic_load_explicit(&l->st.cache_waits, memory_order_relaxed);
+	out->cache_evictions = atomic_load_explicit(&l->st.cache_evictions, memory_order_relaxed);
 	out->ns_consumer_wait = l->ns_wait;
 	out->bytes_read = atomic_load_explicit(&l->st.bytes_read, memory_order_relaxed);
 	out->bad_samples = atomic_load_explicit(&l->st.bad_samples, memory_order_relaxed);

@@ -246,11 +246,28 @@ static void submit_parts(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_requ
 	}
 }
 
+/* A read waits for another process's fetch of its range: counted once a
+ * place, and the ring thread sleeps no longer than a short while. */
+static void count_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p)
+{
+	f->cache_waiting = 1;
+	if (f->waited.batch != p->batch || f->waited.index != p->index ||
+	    f->waited.attempt != p->attempt) {
+		f->waited = *p;
+		atomic_fetch_add_explicit(&l->st.cache_waits, 1, memory_order_relaxed);
+	}
+}
+
 /* Starts reads while a request, buffer space, engine room and a place exist. */
 static void issue(rf_loader *l, struct rf_feeder *f)
 {
 	char reason[RF_REASON_LEN];
 	rf_place p;
+	f->cache_waiting = 0;
+	if (f->cache && !f->cache_looked) { /* a read waited: the others' new records first */
+		rf_cache_refresh(f->cache);
+		f->cache_looked = 1;
+	}
 	while (!f->failed && f->nfree && next_place(l, f, &p)) {
 		uint64_t sample, epoch, pos;
 		rf_loader_place_sample(l, &p, &sample, &epoch, &pos);
@@ -287,6 +304,12 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 		}
 		rf_io_read rd;
 		engine_read(l, f, &r, &rd);
+		rf_cached cached = { 0 };
+		if (rd.url && f->cache &&
+		    rf_feeder_cache_route(f, r.shard, &rd, &cached, ROUTE_MAY_WAIT) == ROUTE_WAIT) {
+			count_wait(l, f, &p);
+			break; /* looked at again after a short wait */
+		}
 		size_t span = rf_io_span(f->io, rd.offset, rd.len), widest = span;
 		size_t align = rf_io_align(f->io), need = span;
 		for (uint32_t i = 0; i < l->fields.n && t.parts_left > 1; i++) {
@@ -299,8 +322,10 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 			need += part;
 			widest = RF_MAX(widest, part);
 		}
-		if (!rf_io_ready_n(f->io, widest, t.parts_left))
+		if (!rf_io_ready_n(f->io, widest, t.parts_left)) {
+			rf_feeder_cache_cancel(f, &cached);
 			break; /* room comes back at the next wait */
+		}
 		uint32_t ticket = NO_TICKET;
 		uint8_t *buf;
 		if (stage == RF_STAGE_RAW) {
@@ -311,6 +336,7 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 			size_t off;
 			if (rf_slot_reserve(s, span, rf_io_align(f->io), &off)) {
 				/* only replacements can use up the room */
+				rf_feeder_cache_cancel(f, &cached);
 				f->cur_valid = 0;
 				rf_fmt(reason, sizeof(reason), "no room left in the batch for a "
 				       "replacement of %lld bytes", (long long)r.expect);
@@ -319,6 +345,7 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 			}
 			buf = s->batch.data + off;
 		} else if (rf_bufpool_alloc(&f->pool, need, &ticket, &buf)) {
+			rf_feeder_cache_cancel(f, &cached);
 			if (rf_chunks_evict(f))
 				continue; /* an idle chunk made room: the same place again */
 			break; /* wait for buffers to come back */
@@ -328,9 +355,13 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 		*q = t;
 		q->buf = buf;
 		q->ticket = ticket;
+		if (f->req_cache)
+			f->req_cache[id] = cached;
 		rd.buf = buf;
 		rd.tag = id;
 		rf_io_submit(f->io, &rd);
+		if (f->cache)
+			rf_feeder_cache_submitted(l, &cached);
 		if (q->parts_left > 1)
 			submit_parts(l, f, id, q);
 		f->cur_valid = 0;
@@ -399,6 +430,14 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	if (test_hook && !part && !(res < 0 && d->step == RF_IO_STEP_OPEN))
 		res = test_hook(test_hook_ctx, q->sample, res, size);
 #endif
+	if (!part && f->req_cache && f->req_cache[id].route &&
+	    rf_feeder_cache_done(l, f, &f->req_cache[id], q->buf + d->skip, res, size)) {
+		/* its cached copy failed its check (dropped): from the network */
+		rf_place p = q->place;
+		rf_feeder_release(f, id, q);
+		retry_push(f, &p);
+		return;
+	}
 	const char *step = d->step == RF_IO_STEP_OPEN ? "open" : "read";
 	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
 	if (system_short(res)) {
@@ -669,7 +708,9 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 		.probe_dirfd = l->src.index.root_fd,
 		.probe_path = l->src.index.nshards ? l->src.index.shards[0]
 						   : rf_index_path(&l->src.index, 0),
-		.max_files = keep_shards(l) ? (uint32_t)l->src.index.nshards : 0,
+		.max_files = keep_shards(l) ? (uint32_t)l->src.index.nshards
+			     : l->cfg.cache_dir && l->cfg.cache_dir[0] && l->src.index.urls
+			     ? RF_CACHE_MAX_FILES : 0,
 		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
 		.name = l->src.index.root, .log_level = l->cfg.log_level,
 		.sign = l->src.index.s3 ? &l->src.index.s3->sign : NULL,
@@ -682,6 +723,10 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 		ret = open_shards(l, f, err, errlen);
 		if (ret)
 			return ret;
+	}
+	if (rf_feeder_cache_open(l, f)) {
+		rf_fmt(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
 	rf_io_info info;
 	rf_io_get_info(f->io, &info);
@@ -753,8 +798,13 @@ void *rf_feeder_main(void *arg)
 		uint32_t n = rf_io_reap(f->io, f->done, depth);
 		for (uint32_t i = 0; i < n; i++)
 			judge(l, f, &f->done[i]);
+		if (f->cache)
+			rf_cache_step(f->cache);
 		issue(l, f);
-		ret = rf_io_wait(f->io);
+		if (f->cache) /* before the sleep: a batch landed above may be taken meanwhile */
+			rf_feeder_cache_publish(l, f);
+		/* a read waiting for another process's fetch looks again in 5 ms */
+		ret = rf_io_wait_until(f->io, f->cache_waiting ? rf_now_ns() + 5000000ull : UINT64_MAX);
 		if (ret) {
 			feeder_failed(l, ret, "waiting for reads");
 			break;
@@ -766,8 +816,14 @@ void *rf_feeder_main(void *arg)
 out:
 	if (f) {
 		/* cancels the reads in flight: nothing lands after this */
-		rf_io_destroy(f->io);
+		if (f->cache) /* what was fetched is kept: its writes finish first (2 s at most) */
+			rf_cache_flush(f->cache, rf_now_ns() + 2000000000ull);
+		rf_io_destroy(f->io); /* and the cache's writes in flight */
 		f->io = NULL;
+		rf_cache_free(f->cache); /* its claims and segment let go */
+		f->cache = NULL;
+		free(f->objects);
+		free(f->req_cache);
 		free(f->free_reqs);
 		free(f->drain);
 		free(f->done);

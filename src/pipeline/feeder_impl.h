@@ -5,6 +5,7 @@
 #define RF_FEEDER_IMPL_H
 
 #include "io/bufpool.h"
+#include "io/cache.h"
 #include "io/engine.h"
 #include "pipeline/loader_impl.h"
 #include "rf_config.h" /* RF_TEST_HOOKS */
@@ -21,6 +22,19 @@
 #define NO_CHUNK UINT32_MAX
 #define CHUNK_TAG (1ull << 63) /* an engine tag with this bit: chunk number */
 
+/* The way a remote read went (cache_route.c): the network alone, the
+ * cache's file (its bytes checked when in), or the network claimed for this
+ * process (its bytes written to the cache when in). */
+enum rf_route { ROUTE_NET = 0, ROUTE_HIT, ROUTE_FILL, ROUTE_WAIT };
+enum { ROUTE_MAY_WAIT = 1, ROUTE_NO_WAIT = 2, ROUTE_NO_HIT = 3 }; /* how to route */
+
+typedef struct rf_cached {
+	uint8_t route;        /* enum rf_route */
+	uint64_t object, offset;
+	uint32_t len;         /* the range, as the cache keys it */
+	rf_cache_hit hit;     /* ROUTE_HIT: where it lies */
+} rf_cached;
+
 enum rf_chunk_state { CHUNK_FREE = 0, CHUNK_READING, CHUNK_READY };
 
 typedef struct rf_chunk {
@@ -33,6 +47,7 @@ typedef struct rf_chunk {
 	uint32_t waiting;   /* first request waiting for the read (rf_request.next), or NO_CHUNK */
 	uint64_t used;      /* when last wanted (a tick), for eviction */
 	int ahead;          /* read ahead (token windows in order) and not wanted yet */
+	rf_cached cache;    /* how its read went (READING) */
 } rf_chunk;
 
 struct rf_feeder {
@@ -64,6 +79,13 @@ struct rf_feeder {
 	                         * past its end (token windows: the largest window read) */
 	uint32_t chunk_overlap; /* in use */
 	uint64_t tick;
+	/* the node-local cache (cfg.cache_dir, remote sources), or NULL */
+	rf_cache *cache;
+	uint64_t *objects;     /* each shard's object (rf_cache_object), 0: not cached */
+	rf_cached *req_cache;  /* each request's route (by request id) */
+	int cache_looked;      /* the others' records were read since a read began to wait */
+	int cache_waiting;     /* a read waits for another process's fetch: wake up soon */
+	rf_place waited;       /* the last place counted as waiting (once each) */
 };
 
 /* feeder.c */
@@ -78,6 +100,30 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id);
  * open, or its path (opened for this read). */
 void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
 			  rf_io_read *rd);
+
+/* cache_route.c */
+/* Opens the cache when the config asks for one and the source is remote
+ * (after the engine). @return : 0 (f->cache may stay NULL), -ENOMEM. */
+int rf_feeder_cache_open(rf_loader *l, struct rf_feeder *f);
+/* Routes rd (a URL read of shard) through the cache: ROUTE_HIT (rd now
+ * reads the cache's file), ROUTE_FILL or ROUTE_NET (rd unchanged), or, with
+ * how = ROUTE_MAY_WAIT, ROUTE_WAIT (another process fetches the range:
+ * try again after a short wait). ROUTE_NO_HIT: never from the cache (its
+ * copy just failed its check). */
+int rf_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, rf_cached *out,
+			  int how);
+/* A routed read was submitted: a miss is counted (a read of a cached shard
+ * that goes to the network). */
+void rf_feeder_cache_submitted(rf_loader *l, const rf_cached *cd);
+/* A routed read that will not be made after all. */
+void rf_feeder_cache_cancel(struct rf_feeder *f, rf_cached *cd);
+/* A routed read finished with res bytes at data (want: the bytes it must
+ * give to be filled, or -1 any): a hit checked, a fill written or let go.
+ * @return : 1 when a hit's bytes failed (read the range from the network). */
+int rf_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const uint8_t *data,
+			 int32_t res, int64_t want);
+void rf_feeder_cache_need(void *ctx, rf_cache *c, uint64_t *need, uint32_t nseg);
+void rf_feeder_cache_publish(rf_loader *l, struct rf_feeder *f);
 
 /* chunks.c */
 int rf_chunks_init(struct rf_feeder *f);

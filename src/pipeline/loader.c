@@ -66,6 +66,8 @@ static int copy_config(rf_loader *l, const rf_config *cfg, rf_state_info *resume
 		return -ENOMEM;
 	if (cfg->index_cache && !(l->cfg.index_cache = l->cache_path = strdup(cfg->index_cache)))
 		return -ENOMEM;
+	if (cfg->cache_dir && !(l->cfg.cache_dir = l->cache_dir = strdup(cfg->cache_dir)))
+		return -ENOMEM;
 	l->cfg.fields = NULL; /* the caller's string: kept parsed, in l->fields */
 	int ret = rf_fields_parse(&l->fields, cfg->fields, cfg->field_max, err, errlen);
 	if (ret)
@@ -493,6 +495,7 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	rf_source_free(&l->src);
 	free(l->source);
 	free(l->cache_path);
+	free(l->cache_dir);
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->ready);
 	pthread_mutex_destroy(&l->init_mu);

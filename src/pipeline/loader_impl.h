@@ -131,6 +131,8 @@ typedef struct rf_counters {
 	atomic_uint_fast64_t http_requests, http_retries, http_errors, http_bytes;
 	atomic_uint_fast64_t http_retry_throttled, http_retry_server, http_retry_connection,
 		http_retry_stalled, http_connections;
+	atomic_uint_fast64_t cache_hits, cache_hit_bytes, cache_misses, cache_written_bytes,
+		cache_waits, cache_evictions; /* the ring thread's cache (feeder.c) */
 	atomic_uint_fast64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
 } rf_counters;
 
@@ -176,6 +178,7 @@ struct rf_loader {
 	rf_config cfg;         /* copy, validated, defaults resolved; read-only after create */
 	char *source;          /* owned copy of cfg.source */
 	char *cache_path;      /* owned copy of cfg.index_cache, or NULL */
+	char *cache_dir;       /* owned copy of cfg.cache_dir, or NULL */
 	uint64_t lost_spans, lost_bytes; /* damaged spans in the index (rf_stats); read-only
 	                                  * after create */
 	rf_source src;         /* the samples: their kind, records, reads, stages;

@@ -31,4 +31,10 @@ static inline uint64_t rf_hash_u64(uint64_t h, uint64_t v)
  * the length) into a running hash. */
 uint64_t rf_hash_bytes(uint64_t h, const void *data, size_t len);
 
+/* A hash of a byte string for checking bulk data (the node-local cache's
+ * ranges): four independent multiply-rotate lanes over 32-byte blocks, then
+ * the tail and the length folded through rf_hash_u64; several GB/s where
+ * rf_hash_bytes() does about one. Not the same values as rf_hash_bytes(). */
+uint64_t rf_hash_data(const void *data, size_t len);
+
 #endif

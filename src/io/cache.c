@@ -1,0 +1,978 @@
+/* cache.c - the node-local cache's store, on the ring thread (cache.h says
+ * what it is and what is on disk): the table of cached ranges, this
+ * process's segment and its appends through the engine, the other
+ * processes' records read as they come, claims, and eviction. The `ringfeed
+ * cache` command's look at a folder is cache_admin.c. */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h> /* renameat */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "io/bufpool.h"
+#include "io/cache.h"
+#include "util/hash.h"
+#include "util/util.h"
+
+#define SEG_MIN (256u << 10)
+#define SEG_MAX (64u << 20)
+#define STAGING_BYTES (32u << 20)  /* fetched bytes copied and waiting for their write */
+#define MAX_PENDING 1024           /* ranges between their fill and their record */
+#define REFRESH_NS 100000000ull    /* the other processes' records, looked at this often */
+#define META_BYTES (64u << 10)     /* FORMAT, claims and the folders, counted against the size */
+#define ACTIVE_NS 2000000000ull    /* a segment whose records grew this lately is being written */
+#define BAD_LOOKS 20               /* a bad record still bad after this many looks is damage */
+#define NO_SEG UINT32_MAX
+#define FETCHING (UINT32_MAX - 1) /* a table cell's seg: this process is fetching the range */
+#define GONE (UINT32_MAX - 2)     /* ... was, and let it go unfilled (a dead cell) */
+
+/* A segment this process knows: its own (it writes it) or another's (it
+ * reads its records as they come). */
+typedef struct seg {
+	char name[RF_CACHE_SEG_NAME_MAX]; /* S */
+	uint32_t gen;       /* bumped when the slot is reused: ranges name (slot, gen) */
+	uint8_t used;       /* the slot holds a segment */
+	uint8_t alive;      /* still in the folder (not deleted by an eviction) */
+	uint8_t mine;       /* this process writes it (until sealed) */
+	uint8_t damaged;    /* a record failed its check for good: no more are read */
+	int file;           /* the engine's read handle of S.data, or -1 */
+	int idx_fd;         /* S.idx: read (another's), written (mine) */
+	int data_fd;        /* mine: S.data to write, flock(LOCK_EX) held; else -1 */
+	uint64_t idx_pos;   /* another's: bytes of S.idx taken in; mine: written */
+	uint32_t bad_looks; /* another's: looks at a bad record at idx_pos */
+	uint64_t data_end;  /* mine: where the next range's bytes go */
+	uint64_t idx_end;   /* mine: S.idx's size once every record given out is written */
+	uint32_t inflight;  /* reads of it in flight (its handle stays open meanwhile) */
+	uint32_t writes;    /* mine: data and record writes in flight or queued */
+	uint64_t last_used; /* ns: made, found, or last read */
+	uint64_t active_until; /* another's: its records grew lately (looked at after each claim) */
+	uint8_t seen;       /* in the folder at this listing */
+	/* mine: records whose bytes are written wait (recs) for the one record
+	 * write in flight (wbuf): records go out one write at a time, in order,
+	 * so S.idx has no hole a reader could take for damage. Each holds at
+	 * most MAX_PENDING, the ranges between fill and record. */
+	rf_cache_rec *recs, *wbuf;
+	uint32_t *rec_pending, *wbuf_pending; /* each record's pending range */
+	uint32_t nrecs;        /* waiting */
+	uint32_t writing_recs; /* in the write in flight (0: none) */
+} seg;
+
+/* A cached range in the table (open addressing; object 0: an empty cell). */
+typedef struct ent {
+	uint64_t object, offset;
+	uint32_t len, got;
+	uint32_t seg, gen;
+	uint64_t at, hash;
+} ent;
+
+/* A range between its fill and its published record. */
+typedef struct pending {
+	uint8_t used;
+	uint8_t queued;     /* its data write waits for engine room */
+	uint32_t seg, gen, ticket;
+	uint8_t *buf;
+	rf_cache_rec rec;
+} pending;
+
+struct rf_cache {
+	rf_cache_params p;
+	char *root;            /* DIR/ringfeed-cache */
+	int segdir;            /* DIR/ringfeed-cache/segments */
+	int format_fd;         /* flock(LOCK_EX) around count-evict-make */
+	int claims_fd;         /* OFD locks, or -1: no claims (read-only) */
+	int writable;          /* new ranges are written */
+	uint64_t seg_bytes, idx_cap, max_segs;
+
+	seg *segs;
+	uint32_t nsegs;        /* slots used or once used (< RF_CACHE_MAX_FILES) */
+	uint32_t cur;          /* the segment this process appends to, or NO_SEG */
+
+	ent *tab;
+	uint64_t tab_cap, tab_used; /* used: cells with an object (dead ones too) */
+
+	rf_bufpool staging;
+	pending *pend;
+	uint32_t *queued;      /* pending ranges whose data write waits for room */
+	uint32_t nqueued;
+	uint64_t last_refresh;
+	rf_io_wrote wrote[RF_IO_MAX_WRITES];
+	uint64_t no_room_until; /* every segment was busy: no new one tried before this */
+	struct timespec listed; /* the segments folder's mtime at the last listing */
+	int listed_sure;        /* that listing came a tick or more after that mtime: a
+	                         * change since would have moved it (a file system's
+	                         * clock is coarse: a segment made in the same tick
+	                         * as the listing leaves the mtime as it was) */
+	rf_cache_counts n;
+	uint8_t warned_write, warned_damage, warned_bytes;
+};
+
+#define TAG_DATA (1ull << 40) /* a write's tag: TAG_DATA | pending, or TAG_RECS | segment */
+#define TAG_RECS (2ull << 40)
+
+static void warn(rf_cache *c, const char *fmt, const char *what, int err)
+{
+	char msg[512];
+	rf_fmt(msg, sizeof(msg), fmt, what);
+	rf_log(c->p.log_level, RF_LOG_WARN, "cache %s: %s%s%s; those reads go to the network",
+	       c->root, msg, err ? ": " : "", err ? strerror(err) : "");
+}
+
+/* New ranges are no longer written (the disk filled, the folder is
+ * read-only): one warning. */
+static void stop_writing(rf_cache *c, const char *what, int err)
+{
+	if (!c->warned_write)
+		warn(c, "%s", what, err);
+	c->warned_write = 1;
+	c->writable = 0;
+}
+
+uint64_t rf_cache_object(const char *url, const char *etag, uint64_t size)
+{
+	if (!etag || !etag[0])
+		return 0;
+	size_t n = strcspn(url, "?#"); /* a presigned URL's signature changes; the object not */
+	uint64_t h = rf_hash_bytes(0x6f626a656374ull, url, n);
+	h = rf_hash_bytes(h, etag, strlen(etag));
+	h = rf_hash_u64(h, size);
+	return h ? h : 1;
+}
+
+static uint64_t rec_check(const rf_cache_rec *r)
+{
+	return rf_hash_bytes(RF_CACHE_REC_SEED, r, offsetof(rf_cache_rec, check));
+}
+
+/* ---- the table of ranges ---- */
+
+static uint64_t key_of(uint64_t object, uint64_t offset, uint32_t len)
+{
+	return rf_hash_u64(rf_hash_u64(object, offset), len);
+}
+
+static int ent_live(const rf_cache *c, const ent *e)
+{
+	if (e->seg >= GONE)
+		return 0;
+	const seg *s = &c->segs[e->seg];
+	return s->used && s->gen == e->gen && s->alive;
+}
+
+static ent *tab_cell(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
+{
+	uint64_t mask = c->tab_cap - 1, i = key_of(object, offset, len) & mask;
+	while (c->tab[i].object &&
+	       (c->tab[i].object != object || c->tab[i].offset != offset || c->tab[i].len != len))
+		i = (i + 1) & mask;
+	return &c->tab[i];
+}
+
+static int tab_grow(rf_cache *c)
+{
+	ent *old = c->tab;
+	uint64_t old_cap = c->tab_cap, cap = old_cap;
+	uint64_t live = 0;
+	for (uint64_t i = 0; i < old_cap; i++)
+		live += old[i].object && (ent_live(c, &old[i]) || old[i].seg == FETCHING);
+	while (live * 2 >= cap / 2) /* live ranges fill a quarter at most after a grow */
+		cap *= 2;
+	ent *tab = calloc(cap, sizeof(ent));
+	if (!tab)
+		return -ENOMEM;
+	c->tab = tab;
+	c->tab_cap = cap;
+	c->tab_used = 0;
+	for (uint64_t i = 0; i < old_cap; i++)
+		if (old[i].object && (ent_live(c, &old[i]) || old[i].seg == FETCHING)) {
+			*tab_cell(c, old[i].object, old[i].offset, old[i].len) = old[i];
+			c->tab_used++;
+		}
+	free(old);
+	return 0;
+}
+
+static void tab_put(rf_cache *c, uint32_t segno, const rf_cache_rec *r)
+{
+	if ((c->tab_used + 1) * 2 > c->tab_cap && tab_grow(c))
+		return; /* out of memory: the range is not found, and fetched again */
+	ent *e = tab_cell(c, r->object, r->offset, r->len);
+	if (!e->object)
+		c->tab_used++;
+	else if (ent_live(c, e))
+		return; /* the first copy stays (a read of it may be in flight) */
+	*e = (ent){ .object = r->object, .offset = r->offset, .len = r->len, .got = r->got,
+		    .seg = segno, .gen = c->segs[segno].gen, .at = r->at, .hash = r->data_hash };
+}
+
+/* ---- segments ---- */
+
+static uint32_t seg_slot(rf_cache *c)
+{
+	for (uint32_t i = 0; i < c->nsegs; i++)
+		if (!c->segs[i].used)
+			return i;
+	return c->nsegs < RF_CACHE_MAX_FILES ? c->nsegs++ : NO_SEG;
+}
+
+static void seg_init(seg *s, const char *name)
+{
+	uint32_t gen = s->gen + 1;
+	*s = (seg){ .gen = gen, .used = 1, .alive = 1, .file = -1, .idx_fd = -1, .data_fd = -1,
+		    .last_used = rf_now_ns() };
+	rf_fmt(s->name, sizeof(s->name), "%s", name);
+}
+
+/* Frees a segment's slot once it is out of the folder and no read of it is
+ * in flight (its handle closes then: a deleted file stays readable until). */
+static void seg_release(rf_cache *c, uint32_t i)
+{
+	seg *s = &c->segs[i];
+	if (!s->used || s->alive || s->inflight || s->writes)
+		return;
+	rf_io_file_close(c->p.io, s->file);
+	if (s->idx_fd >= 0)
+		close(s->idx_fd);
+	if (s->data_fd >= 0)
+		close(s->data_fd);
+	free(s->recs);
+	free(s->rec_pending);
+	free(s->wbuf);
+	free(s->wbuf_pending);
+	uint32_t gen = s->gen;
+	*s = (seg){ .gen = gen, .file = -1, .idx_fd = -1, .data_fd = -1 };
+}
+
+/* This process's segment is full: no more ranges go to it; its files close
+ * (the flock with them) once its writes are done. */
+static void seal(rf_cache *c, uint32_t i)
+{
+	seg *s = &c->segs[i];
+	if (c->cur == i)
+		c->cur = NO_SEG;
+	if (s->writes || !s->mine)
+		return;
+	s->mine = 0;
+	if (s->data_fd >= 0)
+		close(s->data_fd); /* lets the flock go: others may now evict it */
+	s->data_fd = -1;
+	free(s->recs);
+	free(s->rec_pending);
+	free(s->wbuf);
+	free(s->wbuf_pending);
+	s->recs = s->wbuf = NULL;
+	s->rec_pending = s->wbuf_pending = NULL;
+	s->nrecs = 0;
+}
+
+/* Reads another process's new records (whole ones, up to the first that
+ * fails its check: a record being written, or damage). */
+static void tail(rf_cache *c, uint32_t i)
+{
+	seg *s = &c->segs[i];
+	if (s->mine || s->damaged || s->idx_fd < 0)
+		return;
+	struct stat st;
+	if (fstat(s->idx_fd, &st) || (uint64_t)st.st_size < s->idx_pos + sizeof(rf_cache_rec))
+		return;
+	rf_cache_rec buf[256];
+	while (s->idx_pos + sizeof(rf_cache_rec) <= (uint64_t)st.st_size) {
+		ssize_t n = pread(s->idx_fd, buf, sizeof(buf), (off_t)s->idx_pos);
+		if (n < (ssize_t)sizeof(rf_cache_rec))
+			return;
+		size_t k = (size_t)n / sizeof(rf_cache_rec);
+		for (size_t j = 0; j < k; j++) {
+			if (buf[j].check != rec_check(&buf[j]) || !buf[j].object) {
+				/* one being written now, or a damaged one: looked at
+				 * again later; still bad after BAD_LOOKS looks (seconds)
+				 * with more records behind it, it is damage */
+				if (++s->bad_looks >= BAD_LOOKS &&
+				    (uint64_t)st.st_size > s->idx_pos + sizeof(rf_cache_rec)) {
+					s->damaged = 1;
+					if (!c->warned_damage)
+						warn(c, "segment %s has a damaged record; the rest of it "
+						     "is not used", s->name, 0);
+					c->warned_damage = 1;
+				}
+				return;
+			}
+			s->bad_looks = 0;
+			tab_put(c, i, &buf[j]);
+			s->idx_pos += sizeof(rf_cache_rec);
+			s->active_until = rf_now_ns() + ACTIVE_NS;
+		}
+	}
+}
+
+static int ends_with(const char *s, const char *tail_)
+{
+	size_t n = strlen(s), t = strlen(tail_);
+	return n > t && !strcmp(s + n - t, tail_);
+}
+
+/* Lists the segments: new ones are taken in, deleted ones let go. @return :
+ * the segments in the folder. */
+static uint64_t list(rf_cache *c)
+{
+	int fd = openat(c->segdir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	struct stat dst;
+	struct timespec now;
+	if (!fstat(c->segdir, &dst) && !clock_gettime(CLOCK_REALTIME, &now)) {
+		c->listed = dst.st_mtim;
+		int64_t age = (int64_t)(now.tv_sec - dst.st_mtim.tv_sec) * 1000000000 +
+			      (now.tv_nsec - dst.st_mtim.tv_nsec);
+		c->listed_sure = age > 50000000; /* 50 ms: coarser than any file system's tick */
+	} else {
+		c->listed_sure = 0;
+	}
+	for (uint32_t i = 0; i < c->nsegs; i++)
+		c->segs[i].seen = 0;
+	uint64_t count = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (!ends_with(e->d_name, ".data") || len >= RF_CACHE_SEG_NAME_MAX + 5)
+			continue;
+		count++;
+		char name[RF_CACHE_SEG_NAME_MAX];
+		rf_fmt(name, sizeof(name), "%.*s", (int)(len - 5), e->d_name);
+		uint32_t i = 0;
+		while (i < c->nsegs && !(c->segs[i].used && c->segs[i].alive &&
+					 !strcmp(c->segs[i].name, name)))
+			i++;
+		if (i < c->nsegs) {
+			c->segs[i].seen = 1;
+			continue;
+		}
+		uint32_t slot = seg_slot(c);
+		if (slot == NO_SEG)
+			continue; /* more segments than handles: not read from */
+		seg *s = &c->segs[slot];
+		seg_init(s, name);
+		char path[RF_CACHE_SEG_NAME_MAX + 8];
+		rf_fmt(path, sizeof(path), "%s.idx", name);
+		s->idx_fd = openat(c->segdir, path, O_RDONLY | O_CLOEXEC);
+		s->file = s->idx_fd >= 0 ? rf_io_file_open(c->p.io, c->segdir, e->d_name) : -1;
+		if (s->idx_fd < 0 || s->file < 0) { /* deleted meanwhile, or no handle left */
+			s->alive = 0;
+			seg_release(c, slot);
+			continue;
+		}
+		struct stat st;
+		if (!fstat(s->idx_fd, &st)) /* another's: its age is its last write */
+			s->last_used = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+				       (uint64_t)st.st_mtim.tv_nsec;
+		s->seen = 1;
+		s->active_until = rf_now_ns() + ACTIVE_NS;
+	}
+	closedir(d);
+	for (uint32_t i = 0; i < c->nsegs; i++) {
+		seg *s = &c->segs[i];
+		if (s->used && s->alive && !s->seen && !s->mine) {
+			s->alive = 0; /* deleted by an eviction: its ranges are gone */
+			seg_release(c, i);
+		}
+	}
+	return count;
+}
+
+/* What another process published since the last look, cheaply: the folder
+ * listed again only if its mtime moved (a segment made or deleted), and the
+ * records read of the segments being written lately. */
+static void look_again(rf_cache *c)
+{
+	struct stat dst;
+	if (!c->listed_sure || fstat(c->segdir, &dst) || dst.st_mtim.tv_sec != c->listed.tv_sec ||
+	    dst.st_mtim.tv_nsec != c->listed.tv_nsec)
+		list(c);
+	uint64_t now = rf_now_ns();
+	for (uint32_t i = 0; i < c->nsegs; i++)
+		if (c->segs[i].used && c->segs[i].alive && !c->segs[i].mine &&
+		    c->segs[i].active_until > now)
+			tail(c, i);
+}
+
+void rf_cache_refresh(rf_cache *c)
+{
+	c->last_refresh = rf_now_ns();
+	list(c);
+	for (uint32_t i = 0; i < c->nsegs; i++)
+		if (c->segs[i].used && c->segs[i].alive)
+			tail(c, i);
+}
+
+/* Deletes segment i from the folder if no live writer holds it. @return :
+ * 1 deleted (or gone already), 0 busy. */
+static int evict(rf_cache *c, uint32_t i)
+{
+	seg *s = &c->segs[i];
+	char path[RF_CACHE_SEG_NAME_MAX + 8];
+	rf_fmt(path, sizeof(path), "%s.data", s->name);
+	int fd = openat(c->segdir, path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return 0; /* its writer is alive */
+	}
+	if (fd >= 0) {
+		unlinkat(c->segdir, path, 0);
+		rf_fmt(path, sizeof(path), "%s.idx", s->name);
+		unlinkat(c->segdir, path, 0);
+		close(fd);
+		c->n.evictions++;
+	}
+	s->alive = 0;
+	seg_release(c, i);
+	return 1;
+}
+
+/* The eviction order: segments the order does not need ahead first, then
+ * those it needs last; among equals the least recently used. */
+static const uint64_t *sort_need;
+static const seg *sort_segs;
+static int victim_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	if (sort_need[a] != sort_need[b])
+		return sort_need[a] > sort_need[b] ? -1 : 1;
+	return sort_segs[a].last_used < sort_segs[b].last_used ? -1
+	       : sort_segs[a].last_used > sort_segs[b].last_used;
+}
+
+/* Makes room for one more segment: deletes others until the folder holds
+ * fewer than max_segs. Under the FORMAT file's flock (two processes must
+ * not both take the last place). @return : 1 room; 0 none (every other
+ * segment busy); -1 none until this process's own full segments are
+ * written. */
+static int make_room(rf_cache *c)
+{
+	uint64_t count = list(c);
+	if (count < c->max_segs)
+		return 1;
+	uint64_t *need = malloc(c->nsegs * sizeof(uint64_t));
+	uint32_t *order = malloc(c->nsegs * sizeof(uint32_t)), n = 0;
+	if (!need || !order) {
+		free(need);
+		free(order);
+		return 0;
+	}
+	for (uint32_t i = 0; i < c->nsegs; i++)
+		need[i] = UINT64_MAX;
+	if (c->p.need)
+		c->p.need(c->p.need_ctx, c, need, c->nsegs);
+	for (uint32_t i = 0; i < c->nsegs; i++)
+		if (c->segs[i].used && c->segs[i].alive && !c->segs[i].mine)
+			order[n++] = i;
+	sort_need = need; /* the ring thread's alone, like everything here */
+	sort_segs = c->segs;
+	qsort(order, n, sizeof(uint32_t), victim_cmp);
+	for (uint32_t j = 0; j < n && count >= c->max_segs; j++)
+		if (evict(c, order[j])) /* else a live writer holds it */
+			count--;
+	free(need);
+	free(order);
+	if (count < c->max_segs)
+		return 1;
+	/* this process's own full segments, whose last writes are on their way,
+	 * are evictable in a moment: only others' busy ones are worth a pause */
+	for (uint32_t i = 0; i < c->nsegs; i++)
+		if (c->segs[i].used && c->segs[i].alive && c->segs[i].mine && i != c->cur)
+			return -1;
+	return 0;
+}
+
+/* Starts this process's next segment. @return : 0, or -1 (none now: no
+ * room, or writes stopped). */
+static int new_segment(rf_cache *c)
+{
+	if (c->cur != NO_SEG)
+		seal(c, c->cur);
+	if (rf_now_ns() < c->no_room_until || flock(c->format_fd, LOCK_EX))
+		return -1;
+	int ret = -1;
+	uint32_t slot = NO_SEG;
+	int room = make_room(c);
+	if (room <= 0) { /* every segment busy: ranges are not cached for a while */
+		c->no_room_until = rf_now_ns() + (room ? 1000000ull : 1000000000ull);
+		goto out;
+	}
+	slot = seg_slot(c);
+	if (slot == NO_SEG)
+		goto out;
+	uint64_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = rf_mix64(rf_now_ns() ^ (uint64_t)getpid() << 32);
+	char name[RF_CACHE_SEG_NAME_MAX], path[RF_CACHE_SEG_NAME_MAX + 8];
+	rf_fmt(name, sizeof(name), "%08x-%016llx", (unsigned)getpid(), (unsigned long long)rnd);
+	seg *s = &c->segs[slot];
+	seg_init(s, name);
+	s->mine = 1;
+	/* S.idx first, then S.data made under another name, locked, and only
+	 * then named S.data: whoever lists S.data finds its records' file, and
+	 * never a segment unlocked for a moment (an evictor would take it) */
+	rf_fmt(path, sizeof(path), "%s.idx", name);
+	s->idx_fd = openat(c->segdir, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	rf_fmt(path, sizeof(path), "%s.new", name);
+	s->data_fd = s->idx_fd < 0 ? -1 : openat(c->segdir, path, O_RDWR | O_CREAT | O_EXCL |
+						 O_CLOEXEC, 0644);
+	char final[RF_CACHE_SEG_NAME_MAX + 8];
+	rf_fmt(final, sizeof(final), "%s.data", name);
+	if (s->data_fd < 0 || flock(s->data_fd, LOCK_EX | LOCK_NB) ||
+	    renameat(c->segdir, path, c->segdir, final)) {
+		stop_writing(c, "cannot make a segment", errno);
+		unlinkat(c->segdir, path, 0);
+		goto undo;
+	}
+	s->file = rf_io_file_open(c->p.io, c->segdir, final);
+	s->recs = malloc(MAX_PENDING * sizeof(rf_cache_rec));
+	s->wbuf = malloc(MAX_PENDING * sizeof(rf_cache_rec));
+	s->rec_pending = malloc(MAX_PENDING * sizeof(uint32_t));
+	s->wbuf_pending = malloc(MAX_PENDING * sizeof(uint32_t));
+	if (s->file < 0 || !s->recs || !s->wbuf || !s->rec_pending || !s->wbuf_pending) {
+		stop_writing(c, "cannot make a segment", s->file < 0 ? -s->file : ENOMEM);
+		goto undo;
+	}
+	c->cur = slot;
+	ret = 0;
+	goto out;
+undo:
+	rf_fmt(path, sizeof(path), "%s.data", name);
+	unlinkat(c->segdir, path, 0);
+	rf_fmt(path, sizeof(path), "%s.idx", name);
+	unlinkat(c->segdir, path, 0);
+	s->alive = 0;
+	s->mine = 0;
+	seg_release(c, slot);
+out:
+	flock(c->format_fd, LOCK_UN);
+	return ret;
+}
+
+/* ---- open, close ---- */
+
+/* Makes DIR/ringfeed-cache and what is in it, or finds it. @return : 0, or
+ * the errno (the warning said what). */
+static int open_folder(rf_cache *c)
+{
+	/* DIR itself is made (its parent must be there); DIR/ringfeed-cache in it */
+	if (mkdir(c->p.dir, 0755) && errno != EEXIST)
+		return errno;
+	if (mkdir(c->root, 0755) && errno != EEXIST)
+		return errno;
+	int rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return errno;
+	char text[64] = "";
+	int fd = openat(rootfd, "FORMAT", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) { /* a new cache: FORMAT written whole, then renamed */
+		char tmp[64];
+		rf_fmt(tmp, sizeof(tmp), "FORMAT.%d", (int)getpid());
+		int w = openat(rootfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int ok = w >= 0 && write(w, RF_CACHE_FORMAT, strlen(RF_CACHE_FORMAT)) ==
+			 (ssize_t)strlen(RF_CACHE_FORMAT);
+		if (w >= 0)
+			close(w);
+		if (!ok || renameat(rootfd, tmp, rootfd, "FORMAT")) {
+			int e = errno;
+			unlinkat(rootfd, tmp, 0);
+			close(rootfd);
+			return e ? e : EIO;
+		}
+		fd = openat(rootfd, "FORMAT", O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		int e = errno;
+		close(rootfd);
+		return e;
+	}
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	if (n != (ssize_t)strlen(RF_CACHE_FORMAT) || memcmp(text, RF_CACHE_FORMAT, (size_t)n)) {
+		close(fd);
+		close(rootfd);
+		return EPROTO; /* not our folder, or another version of it */
+	}
+	c->format_fd = fd;
+	if (mkdirat(rootfd, "segments", 0755) && errno != EEXIST) {
+		int e = errno;
+		close(rootfd);
+		return e;
+	}
+	c->segdir = openat(rootfd, "segments", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int e = c->segdir < 0 ? errno : 0;
+	if (!e) {
+		c->claims_fd = openat(rootfd, "claims", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (c->claims_fd < 0) /* a read-only cache: served from, never written */
+			stop_writing(c, "cannot write its claims file", errno);
+	}
+	close(rootfd);
+	return e;
+}
+
+int rf_cache_open(rf_cache **out, const rf_cache_params *p)
+{
+	*out = NULL;
+	rf_cache *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->p = *p;
+	c->segdir = c->format_fd = c->claims_fd = -1;
+	c->cur = NO_SEG;
+	c->writable = 1;
+	uint64_t bytes = p->bytes ? p->bytes : RF_CACHE_DEFAULT_BYTES;
+	c->seg_bytes = RF_MIN(RF_MAX(bytes / 16, SEG_MIN), SEG_MAX);
+	c->seg_bytes &= ~4095ull;
+	c->idx_cap = c->seg_bytes / 16 / sizeof(rf_cache_rec) * sizeof(rf_cache_rec);
+	c->max_segs = bytes > META_BYTES ? (bytes - META_BYTES) / (c->seg_bytes + c->idx_cap) : 0;
+	size_t n = strlen(p->dir);
+	c->root = malloc(n + sizeof("/" RF_CACHE_DIR));
+	c->segs = calloc(RF_CACHE_MAX_FILES, sizeof(seg));
+	c->tab_cap = 1024;
+	c->tab = calloc(c->tab_cap, sizeof(ent));
+	c->pend = calloc(MAX_PENDING, sizeof(pending));
+	c->queued = malloc(MAX_PENDING * sizeof(uint32_t));
+	if (!c->root || !c->segs || !c->tab || !c->pend || !c->queued ||
+	    rf_bufpool_init(&c->staging, STAGING_BYTES, 64, MAX_PENDING)) {
+		rf_cache_free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->root, p->dir, n);
+	while (n > 1 && c->root[n - 1] == '/')
+		n--;
+	rf_fmt(c->root + n, sizeof("/" RF_CACHE_DIR), "/%s", RF_CACHE_DIR);
+	for (uint32_t i = 0; i < RF_CACHE_MAX_FILES; i++)
+		c->segs[i].file = c->segs[i].idx_fd = c->segs[i].data_fd = -1;
+	int e = c->max_segs >= 2 ? open_folder(c) : 0;
+	if (c->max_segs < 2 || e) {
+		if (c->max_segs < 2)
+			rf_log(p->log_level, RF_LOG_WARN, "cache %s: %llu bytes hold fewer than two "
+			       "segments; no cache", c->root, (unsigned long long)bytes);
+		else if (e == EPROTO)
+			rf_log(p->log_level, RF_LOG_WARN, "cache %s: not a ringfeed cache of this "
+			       "version (its FORMAT differs); no cache, every read goes to the network",
+			       c->root);
+		else
+			rf_log(p->log_level, RF_LOG_WARN, "cache %s: %s; no cache, every read goes to "
+			       "the network", c->root, strerror(e));
+		rf_cache_free(c);
+		return 0;
+	}
+	rf_cache_refresh(c);
+	*out = c;
+	return 0;
+}
+
+void rf_cache_free(rf_cache *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; c->segs && i < c->nsegs; i++) {
+		seg *s = &c->segs[i];
+		/* the engine is gone: its handles closed with it */
+		if (s->idx_fd >= 0)
+			close(s->idx_fd);
+		if (s->data_fd >= 0)
+			close(s->data_fd);
+		free(s->recs);
+		free(s->rec_pending);
+		free(s->wbuf);
+		free(s->wbuf_pending);
+	}
+	if (c->segdir >= 0)
+		close(c->segdir);
+	if (c->format_fd >= 0)
+		close(c->format_fd);
+	if (c->claims_fd >= 0)
+		close(c->claims_fd);
+	rf_bufpool_destroy(&c->staging);
+	free(c->root);
+	free(c->segs);
+	free(c->tab);
+	free(c->pend);
+	free(c->queued);
+	free(c);
+}
+
+/* ---- reads ---- */
+
+int rf_cache_find(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len, rf_cache_hit *hit)
+{
+	ent *e = tab_cell(c, object, offset, len);
+	if (e->object && e->seg == FETCHING)
+		return 2;
+	if (!e->object || !ent_live(c, e))
+		return 0;
+	seg *s = &c->segs[e->seg];
+	if (s->file < 0)
+		return 0;
+	*hit = (rf_cache_hit){ .file = s->file, .at = e->at, .got = e->got, .seg = e->seg,
+			       .data_hash = e->hash };
+	s->inflight++;
+	s->last_used = rf_now_ns();
+	return 1;
+}
+
+void rf_cache_read_done(rf_cache *c, const rf_cache_hit *hit)
+{
+	seg *s = &c->segs[hit->seg];
+	assert(s->inflight > 0);
+	s->inflight--;
+	seg_release(c, hit->seg);
+}
+
+int rf_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, uint32_t got)
+{
+	if (got == hit->got && rf_hash_data(data, got) == hit->data_hash)
+		return 1;
+	/* bytes lost in a crash, or the file damaged: this range is not used again */
+	for (uint64_t i = 0; i < c->tab_cap; i++) {
+		ent *e = &c->tab[i];
+		if (e->object && e->seg == hit->seg && e->at == hit->at && e->hash == hit->data_hash)
+			e->gen = c->segs[hit->seg].gen - 1; /* dead: its segment's old generation */
+	}
+	if (!c->warned_bytes)
+		warn(c, "bytes in segment %s do not match their record", c->segs[hit->seg].name, 0);
+	c->warned_bytes = 1;
+	return 0;
+}
+
+uint32_t rf_cache_segment_of(const rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
+{
+	ent *e = tab_cell((rf_cache *)c, object, offset, len);
+	return e->object && ent_live(c, e) ? e->seg : UINT32_MAX;
+}
+
+/* ---- claims ---- */
+
+/* The range is being fetched by this process: another read of it here
+ * waits for that fetch's record rather than fetching it again (the claim,
+ * a lock this process holds, does not stop a second read of its own). */
+static void mark_fetching(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
+{
+	if ((c->tab_used + 1) * 2 > c->tab_cap && tab_grow(c))
+		return;
+	ent *e = tab_cell(c, object, offset, len);
+	if (!e->object)
+		c->tab_used++;
+	*e = (ent){ .object = object, .offset = offset, .len = len, .seg = FETCHING };
+}
+
+static int lock(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len, short type)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
+			    .l_start = (off_t)(key_of(object, offset, len) >> 2), .l_len = 1 };
+	return fcntl(c->claims_fd, F_OFD_SETLK, &fl);
+}
+
+int rf_cache_claim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
+{
+	if (!c->writable || c->claims_fd < 0)
+		return RF_CACHE_OFF;
+	if (!lock(c, object, offset, len, F_WRLCK)) {
+		/* its fetcher may have published it and let go just now (a claim
+		 * goes only after its record is written): looked for once more */
+		look_again(c);
+		ent *e = tab_cell(c, object, offset, len);
+		if (e->object && ent_live(c, e)) {
+			lock(c, object, offset, len, F_UNLCK);
+			return RF_CACHE_FOUND;
+		}
+		mark_fetching(c, object, offset, len);
+		return RF_CACHE_MINE;
+	}
+	if (errno == EAGAIN || errno == EACCES)
+		return RF_CACHE_THEIRS;
+	stop_writing(c, "cannot claim a range (file locks)", errno);
+	return RF_CACHE_OFF;
+}
+
+void rf_cache_unclaim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
+{
+	ent *e = tab_cell(c, object, offset, len);
+	if (e->object && e->seg == FETCHING)
+		e->seg = GONE;
+	if (c->claims_fd >= 0)
+		lock(c, object, offset, len, F_UNLCK);
+}
+
+/* ---- writes ---- */
+
+static void pending_drop(rf_cache *c, uint32_t k)
+{
+	pending *q = &c->pend[k];
+	rf_cache_unclaim(c, q->rec.object, q->rec.offset, q->rec.len);
+	rf_bufpool_free(&c->staging, q->ticket);
+	q->used = 0;
+}
+
+static int submit_data(rf_cache *c, uint32_t k)
+{
+	pending *q = &c->pend[k];
+	seg *s = &c->segs[q->seg];
+	return rf_io_write(c->p.io, s->data_fd, q->buf, q->rec.got, q->rec.at, TAG_DATA | k);
+}
+
+int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
+		  const uint8_t *data, uint32_t got)
+{
+	uint32_t k = 0;
+	if (!c->writable || got > c->seg_bytes)
+		goto drop;
+	seg *s = c->cur != NO_SEG ? &c->segs[c->cur] : NULL;
+	if (!s || s->data_end + got > c->seg_bytes || s->idx_end + sizeof(rf_cache_rec) > c->idx_cap) {
+		if (new_segment(c))
+			goto drop;
+		s = &c->segs[c->cur];
+	}
+	while (k < MAX_PENDING && c->pend[k].used)
+		k++;
+	if (k == MAX_PENDING)
+		goto drop;
+	pending *q = &c->pend[k];
+	if (rf_bufpool_alloc(&c->staging, got ? got : 1, &q->ticket, &q->buf))
+		goto drop; /* the writes are behind: this range is not cached */
+	memcpy(q->buf, data, got);
+	q->used = 1;
+	q->queued = 0;
+	q->seg = c->cur;
+	q->gen = s->gen;
+	q->rec = (rf_cache_rec){ .object = object, .offset = offset, .len = len, .got = got,
+				 .at = s->data_end, .data_hash = rf_hash_data(data, got) };
+	q->rec.check = rec_check(&q->rec);
+	s->data_end += got;
+	s->idx_end += sizeof(rf_cache_rec);
+	s->writes++;
+	if (c->nqueued || submit_data(c, k)) {
+		q->queued = 1;
+		c->queued[c->nqueued++] = k;
+	}
+	return 1;
+drop:
+	rf_cache_unclaim(c, object, offset, len);
+	return 0;
+}
+
+/* Writes the records whose bytes are written, in one write, if none is in flight. */
+static void write_records(rf_cache *c, uint32_t i)
+{
+	seg *s = &c->segs[i];
+	if (s->writing_recs || !s->nrecs)
+		return;
+	memcpy(s->wbuf, s->recs, s->nrecs * sizeof(rf_cache_rec));
+	if (rf_io_write(c->p.io, s->idx_fd, s->wbuf, s->nrecs * (uint32_t)sizeof(rf_cache_rec),
+			s->idx_pos, TAG_RECS | i))
+		return; /* no room: the next step tries again */
+	memcpy(s->wbuf_pending, s->rec_pending, s->nrecs * sizeof(uint32_t));
+	s->writing_recs = s->nrecs;
+	s->nrecs = 0;
+}
+
+/* A range's bytes are written: its record waits for the next record write. */
+static void data_written(rf_cache *c, uint32_t k, int res)
+{
+	pending *q = &c->pend[k];
+	seg *s = &c->segs[q->seg];
+	if (res != (int)q->rec.got) {
+		stop_writing(c, "cannot write to it", res < 0 ? -res : ENOSPC);
+		pending_drop(c, k);
+		s->writes--;
+		return;
+	}
+	assert(s->nrecs < MAX_PENDING);
+	s->recs[s->nrecs] = q->rec;
+	s->rec_pending[s->nrecs++] = k;
+}
+
+/* A record write finished: its ranges are published (found by this process
+ * from now on, by the others at their next look), their claims let go. */
+static void records_written(rf_cache *c, uint32_t i, int res)
+{
+	seg *s = &c->segs[i];
+	uint32_t n = s->writing_recs;
+	int ok = res == (int)(n * sizeof(rf_cache_rec));
+	if (!ok)
+		stop_writing(c, "cannot write to it", res < 0 ? -res : ENOSPC);
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t k = s->wbuf_pending[j];
+		if (ok) {
+			tab_put(c, i, &c->pend[k].rec);
+			c->n.written_bytes += c->pend[k].rec.got;
+		}
+		pending_drop(c, k);
+	}
+	if (ok)
+		s->idx_pos += n * sizeof(rf_cache_rec);
+	s->writes -= n;
+	s->writing_recs = 0;
+}
+
+void rf_cache_step(rf_cache *c)
+{
+	uint32_t n;
+	while ((n = rf_io_reap_writes(c->p.io, c->wrote, RF_IO_MAX_WRITES)) > 0)
+		for (uint32_t j = 0; j < n; j++) {
+			uint64_t tag = c->wrote[j].tag;
+			if (tag & TAG_DATA)
+				data_written(c, (uint32_t)(tag & 0xffffffffu), c->wrote[j].res);
+			else
+				records_written(c, (uint32_t)(tag & 0xffffffffu), c->wrote[j].res);
+		}
+	/* data writes that waited for room, in order */
+	uint32_t done = 0;
+	while (done < c->nqueued && !submit_data(c, c->queued[done])) {
+		c->pend[c->queued[done]].queued = 0;
+		done++;
+	}
+	memmove(c->queued, c->queued + done, (c->nqueued - done) * sizeof(uint32_t));
+	c->nqueued -= done;
+	for (uint32_t i = 0; i < c->nsegs; i++) {
+		seg *s = &c->segs[i];
+		if (!s->used || !s->mine)
+			continue;
+		write_records(c, i);
+		if (i != c->cur && !s->writes)
+			seal(c, i);
+	}
+	if (rf_now_ns() - c->last_refresh >= REFRESH_NS)
+		rf_cache_refresh(c);
+}
+
+void rf_cache_counts_get(const rf_cache *c, rf_cache_counts *out)
+{
+	*out = c->n;
+}
+
+/* Ranges filled and not yet published (their data or record write to come). */
+static uint32_t unpublished(const rf_cache *c)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < MAX_PENDING; k++)
+		n += c->pend[k].used;
+	return n;
+}
+
+void rf_cache_flush(rf_cache *c, uint64_t deadline)
+{
+	rf_io_done done[64];
+	while (unpublished(c) && rf_now_ns() < deadline) {
+		rf_cache_step(c);
+		if (!unpublished(c))
+			break;
+		/* the reads still in flight are not wanted: the loader is closing */
+		while (rf_io_reap(c->p.io, done, 64))
+			;
+		if (rf_io_wait_until(c->p.io, RF_MIN(deadline, rf_now_ns() + 10000000ull)))
+			break;
+	}
+}

@@ -1,0 +1,531 @@
+/* test_cache_remote.c - the node-local cache (cfg.cache_dir, issue 26)
+ * against an nginx the test starts on 127.0.0.1, whose access log counts
+ * the ranged GETs it answered: a second run over the same shards reads
+ * nothing from the server and gives the same batches; two and four
+ * processes sharing one cache fetch each range once; what a killed or
+ * crashed writer leaves (a record cut short, bytes that do not match their
+ * record, a SIGKILL mid-run) is never served; a shard replaced on the
+ * server is fetched again; a full disk (a small tmpfs), a folder that is
+ * not a cache, and a cache half the data's size all still give the right
+ * batches, the last without passing its size. Skipped where the build has
+ * no libcurl or nginx is missing (scripts/deps.sh installs both). */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "index/index.h"
+#include "io/cache.h"
+#include "io/http.h"
+#include "ringfeed.h"
+#include "testutil.h"
+
+enum { SHARDS = 3, PER_SHARD = 12, SAMPLES = SHARDS * PER_SHARD };
+
+static char *dir;
+static char shards[4096], urls[512], cache[4200];
+static int port;
+
+/* SHARDS tar shards of PER_SHARD samples (KEY.jpg, KEY.cls), or with raw
+ * of 64 KiB random KEY.bin members (large enough to fill a small cache). */
+static void make_shards(int raw, int per_shard)
+{
+	if (!rf_http_available())
+		cr_skip_test("this ringfeed was built without libcurl (meson feature 'remote'; "
+			     "scripts/deps.sh installs libcurl4-openssl-dev)");
+	dir = tu_tmpdir("cache_remote");
+	for (int s = 0; s < SHARDS; s++)
+		for (int k = 0; k < per_shard; k++) {
+			int i = s * per_shard + k;
+			char rel[64], text[16];
+			if (raw) {
+				uint8_t *noise = tu_noise(64 << 10, (uint64_t)i);
+				snprintf(rel, sizeof(rel), "src%d/%06d.bin", s, i);
+				tu_write(dir, rel, noise, 64 << 10);
+				free(noise);
+			} else {
+				snprintf(rel, sizeof(rel), "src%d/%06d.jpg", s, i);
+				tu_jpeg(dir, rel, 40 + i % 13, 30 + i % 7, (uint64_t)i);
+			}
+			snprintf(rel, sizeof(rel), "src%d/%06d.cls", s, i);
+			int n = snprintf(text, sizeof(text), "%d", i % 4);
+			tu_write(dir, rel, text, (size_t)n);
+		}
+	tu_mkdirs(dir, "shards");
+	for (int s = 0; s < SHARDS; s++)
+		tu_run("cd '%s/src%d' && tar --format=ustar -cf '%s/shards/shard-%02d.tar' *", dir, s,
+		       dir, s);
+	snprintf(shards, sizeof(shards), "%s/shards", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	port = tu_nginx_start(shards);
+	if (!port)
+		cr_skip_test("nginx is not installed (scripts/deps.sh installs nginx-light)");
+	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d/shard-{00..%02d}.tar", port, SHARDS - 1);
+	/* the index object beside the shards (as `ringfeed pack` writes it): every
+	 * run takes it (a whole GET) instead of scanning the shards (ranged GETs,
+	 * which would count as reads here) */
+	char object[4200], err[512];
+	snprintf(object, sizeof(object), "%s/" RF_INDEX_OBJECT_NAME, shards);
+	cr_assert_eq(rf_index_write(urls, raw ? RF_INDEX_RAW : 0, object, NULL, NULL, NULL, err,
+				    sizeof(err)), 0, "%s", err);
+}
+
+static void setup(void)
+{
+	make_shards(0, PER_SHARD);
+}
+
+static void teardown(void)
+{
+	tu_nginx_stop();
+	if (dir)
+		tu_rmrf(dir);
+	free(dir);
+	dir = NULL;
+}
+
+TestSuite(cache_remote, .init = setup, .fini = teardown, .timeout = 180);
+
+static void config(rf_config *cfg, const char *cache_dir)
+{
+	tu_config(cfg, urls);
+	cfg->epochs = 1;
+	cfg->seed = 5;
+	cfg->batch_size = 4;
+	cfg->cache_dir = cache_dir;
+}
+
+/* All the bytes of a run (every batch's, in order), its stats. */
+static uint8_t *run(const char *cache_dir, size_t *len, rf_stats *st)
+{
+	rf_config cfg;
+	config(&cfg, cache_dir);
+	return tu_drain_bytes(&cfg, len, st);
+}
+
+static void assert_same(const uint8_t *a, size_t na, const uint8_t *b, size_t nb, const char *what)
+{
+	cr_assert_eq(na, nb, "%s: %zu bytes, not %zu", what, nb, na);
+	cr_assert(!memcmp(a, b, na), "%s: other bytes than without the cache", what);
+}
+
+Test(cache_remote, a_second_run_reads_nothing_from_the_server)
+{
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	uint64_t bytes_before, before = tu_nginx_ranges(&bytes_before);
+	cr_assert_geq(before, SAMPLES, "without a cache each sample is a ranged GET");
+	uint8_t *first = run(cache, &n1, &s1);
+	uint64_t bytes, fetched = tu_nginx_ranges(&bytes) - before;
+	bytes -= bytes_before;
+	cr_assert_eq(fetched, SAMPLES, "the first run fetches each sample once (%llu GETs)",
+		     (unsigned long long)fetched);
+	cr_assert_eq(s1.cache_misses, SAMPLES);
+	cr_assert_eq(s1.cache_hits, 0);
+	uint8_t *second = run(cache, &n2, &s2);
+	cr_assert_eq(tu_nginx_ranges(NULL) - before, fetched, "the second run made ranged GETs");
+	cr_assert_eq(s2.cache_hits, SAMPLES);
+	cr_assert_eq(s2.cache_misses, 0);
+	cr_assert_eq(s2.bad_samples, 0);
+	assert_same(ref, n0, first, n1, "the first run");
+	assert_same(ref, n0, second, n2, "the second run");
+	rf_cache_info info;
+	char err[512];
+	cr_assert_eq(rf_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert(info.found);
+	cr_assert_eq(info.ranges, SAMPLES);
+	cr_assert_eq(s2.cache_hit_bytes, info.data_bytes);
+	cr_assert_eq(info.data_bytes, bytes, "the cache holds the bytes fetched, no more");
+	free(ref);
+	free(first);
+	free(second);
+}
+
+Test(cache_remote, the_second_epoch_of_a_run_is_read_from_the_cache)
+{
+	/* 3 epochs of one loader: the first fetches every sample, the later ones
+	 * read them from the cache (a read of the next epoch issued while this
+	 * process still fetches or writes the same range waits for its record) */
+	rf_config cfg, ref;
+	config(&ref, NULL);
+	ref.epochs = 3;
+	config(&cfg, cache);
+	cfg.epochs = 3;
+	size_t n0, n1;
+	rf_stats s0, s1;
+	uint8_t *a = tu_drain_bytes(&ref, &n0, &s0);
+	uint64_t before = tu_nginx_ranges(NULL);
+	uint8_t *b = tu_drain_bytes(&cfg, &n1, &s1);
+	uint64_t fetched = tu_nginx_ranges(NULL) - before;
+	assert_same(a, n0, b, n1, "three epochs");
+	cr_assert_eq(fetched, SAMPLES, "%llu GETs for %d samples over 3 epochs",
+		     (unsigned long long)fetched, SAMPLES);
+	cr_assert_eq(s1.cache_misses, SAMPLES);
+	cr_assert_eq(s1.cache_hits, 2 * SAMPLES);
+	free(a);
+	free(b);
+}
+
+Test(cache_remote, sequential_access_caches_whole_chunks)
+{
+	rf_config cfg, ref;
+	config(&ref, NULL);
+	ref.shard_access = RF_SHARD_SEQUENTIAL;
+	config(&cfg, cache);
+	cfg.shard_access = RF_SHARD_SEQUENTIAL;
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *a = tu_drain_bytes(&ref, &n0, &s0);
+	uint64_t before = tu_nginx_ranges(NULL);
+	uint8_t *b = tu_drain_bytes(&cfg, &n1, &s1);
+	uint64_t after_first = tu_nginx_ranges(NULL);
+	uint8_t *c = tu_drain_bytes(&cfg, &n2, &s2);
+	cr_assert_eq(after_first - before, SHARDS, "one chunk a shard (each under a MiB)");
+	cr_assert_eq(tu_nginx_ranges(NULL), after_first, "the second run made ranged GETs");
+	cr_assert_eq(s2.cache_hits, SHARDS);
+	assert_same(a, n0, b, n1, "sequential, first run");
+	assert_same(a, n0, c, n2, "sequential, second run");
+	free(a);
+	free(b);
+	free(c);
+}
+
+/* n processes, each a whole run over the shards with the one cache at
+ * once: each range is fetched once between them, and every one gives the
+ * batches of a run without a cache. */
+static void processes_share(int n)
+{
+	size_t n0;
+	rf_stats s0;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	uint64_t before = tu_nginx_ranges(NULL);
+	pid_t pid[8];
+	int go[2];
+	cr_assert_eq(pipe(go), 0);
+	for (int i = 0; i < n; i++) {
+		pid[i] = fork();
+		cr_assert(pid[i] >= 0);
+		if (pid[i] == 0) {
+			char c;
+			close(go[1]);
+			if (read(go[0], &c, 1) < 0) /* all start together */
+				_exit(3);
+			rf_config cfg;
+			config(&cfg, cache);
+			rf_loader *l;
+			char err[512];
+			if (rf_loader_create(&l, &cfg, err, sizeof(err)))
+				_exit(2);
+			size_t got = 0;
+			int same = 1;
+			rf_batch *b;
+			while (rf_loader_next(l, &b) == 0) {
+				size_t k = b->count * b->sample_bytes;
+				same = same && got + k <= n0 && !memcmp(ref + got, b->data, k);
+				got += k;
+				rf_batch_release(l, b);
+			}
+			rf_loader_destroy(l);
+			_exit(same && got == n0 ? 0 : 1);
+		}
+	}
+	close(go[0]);
+	close(go[1]); /* go */
+	for (int i = 0; i < n; i++) {
+		int status;
+		cr_assert_eq(waitpid(pid[i], &status, 0), pid[i]);
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			  "process %d of %d: status %#x (1: other bytes, 2: create failed)", i, n, status);
+	}
+	uint64_t bytes, fetched = tu_nginx_ranges(&bytes);
+	fetched -= before;
+	cr_assert_eq(fetched, SAMPLES, "%d processes fetched %llu ranges for %d samples", n,
+		     (unsigned long long)fetched, SAMPLES);
+	rf_cache_info info;
+	char err[512];
+	cr_assert_eq(rf_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(info.ranges, SAMPLES, "each range recorded once");
+	free(ref);
+}
+
+Test(cache_remote, two_processes_fetch_each_range_once)
+{
+	processes_share(2);
+}
+
+Test(cache_remote, four_processes_fetch_each_range_once)
+{
+	processes_share(4);
+}
+
+/* The segments' files, each name into names (up to max). */
+static int segment_files(const char *suffix, char names[][4200], int max)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%.4000s/" RF_CACHE_DIR "/segments", cache);
+	DIR *d = opendir(path);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) && n < max) {
+		size_t len = strlen(e->d_name), t = strlen(suffix);
+		if (len > t && !strcmp(e->d_name + len - t, suffix))
+			snprintf(names[n++], 4200, "%.4000s/%.190s", path, e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+Test(cache_remote, a_record_cut_short_and_bytes_without_a_record_are_not_served)
+{
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	uint8_t *first = run(cache, &n1, &s1);
+	char idx[4][4200], data[4][4200];
+	cr_assert_eq(segment_files(".idx", idx, 4), 1);
+	cr_assert_eq(segment_files(".data", data, 4), 1);
+	/* what a writer killed mid-write leaves: bytes past the last record, and
+	 * half a record */
+	tu_run("head -c 5000 /dev/urandom >> '%s' && head -c 20 /dev/urandom >> '%s'", data[0],
+	       idx[0]);
+	uint8_t *second = run(cache, &n2, &s2);
+	assert_same(ref, n0, second, n2, "after a cut-short record");
+	cr_assert_eq(s2.cache_hits, SAMPLES);
+	free(ref);
+	free(first);
+	free(second);
+}
+
+Test(cache_remote, bytes_that_do_not_match_their_record_are_fetched_again)
+{
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	uint8_t *first = run(cache, &n1, &s1);
+	char data[4][4200];
+	cr_assert_eq(segment_files(".data", data, 4), 1);
+	/* what a crash before writeback leaves: a record whose bytes are not
+	 * there (zeros over the first 3000 bytes: one or more samples) */
+	tu_run("dd if=/dev/zero of='%s' bs=1000 count=3 conv=notrunc status=none", data[0]);
+	uint64_t before = tu_nginx_ranges(NULL);
+	uint8_t *second = run(cache, &n2, &s2);
+	assert_same(ref, n0, second, n2, "after damaged bytes");
+	uint64_t fetched = tu_nginx_ranges(NULL) - before;
+	cr_assert_geq(fetched, 1, "the damaged range came from the server");
+	cr_assert_lt(fetched, SAMPLES);
+	cr_assert_eq(s2.bad_samples, 0);
+	free(ref);
+	free(first);
+	free(second);
+}
+
+static int has_a_record(void *ctx)
+{
+	(void)ctx;
+	char idx[8][4200];
+	int n = segment_files(".idx", idx, 8);
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		if (!stat(idx[i], &st) && st.st_size >= (off_t)sizeof(rf_cache_rec))
+			return 1;
+	}
+	return 0;
+}
+
+Test(cache_remote, sigkill_during_a_run_leaves_nothing_torn)
+{
+	size_t n0, n2;
+	rf_stats s0, s2;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) { /* writes to the cache, epoch after epoch, until killed */
+		rf_config cfg;
+		config(&cfg, cache);
+		cfg.epochs = 0; /* endless */
+		cfg.io_depth = 4;
+		rf_loader *l;
+		char err[512];
+		if (rf_loader_create(&l, &cfg, err, sizeof(err)))
+			_exit(2);
+		rf_batch *b;
+		while (rf_loader_next(l, &b) == 0)
+			rf_batch_release(l, b);
+		_exit(1);
+	}
+	cr_assert(tu_wait_until(has_a_record, NULL, 60), "the writer wrote no record");
+	kill(pid, SIGKILL);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	uint8_t *second = run(cache, &n2, &s2);
+	assert_same(ref, n0, second, n2, "after a writer was killed");
+	cr_assert_eq(s2.bad_samples, 0);
+	free(ref);
+	free(second);
+}
+
+Test(cache_remote, a_shard_replaced_on_the_server_is_never_served_from_the_cache)
+{
+	size_t n1, n2, n3;
+	rf_stats s1, s2, s3;
+	uint8_t *first = run(cache, &n1, &s1);
+	/* shard-01's bytes become shard-00's (the same size; nginx's ETag is its
+	 * mtime and size, so a new one) */
+	tu_run("cp '%s/shard-01.tar' '%s/new.tar' && touch -d '2001-01-01' '%s/new.tar' && "
+	       "mv '%s/new.tar' '%s/shard-00.tar'", shards, shards, shards, shards, shards);
+	/* the index object still names the old ETag: the shard's reads fail as
+	 * they do without a cache, never its old bytes from the cache */
+	rf_config cfg;
+	config(&cfg, cache);
+	cfg.on_error = RF_ON_ERROR_FAIL;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	int rc;
+	while ((rc = rf_loader_next(l, &b)) == 0)
+		rf_batch_release(l, b);
+	cr_assert_eq(rc, RF_EBADSAMPLE, "%d: %s", rc, rf_loader_error(l));
+	cr_assert(strstr(rf_loader_error(l), "changed on the server"), "%s", rf_loader_error(l));
+	rf_loader_destroy(l);
+	/* indexed again (its new ETag): fetched again, the other shards not */
+	char object[4200];
+	snprintf(object, sizeof(object), "%s/" RF_INDEX_OBJECT_NAME, shards);
+	unlink(object); /* else the shards' index is that one, as it was */
+	cr_assert_eq(rf_index_write(urls, 0, object, NULL, NULL, NULL, err, sizeof(err)), 0, "%s",
+		     err);
+	uint8_t *ref = run(NULL, &n2, &s2); /* the new bytes, from the server */
+	uint64_t before = tu_nginx_ranges(NULL);
+	uint8_t *second = run(cache, &n3, &s3);
+	assert_same(ref, n2, second, n3, "after a shard was replaced");
+	uint64_t fetched = tu_nginx_ranges(NULL) - before;
+	cr_assert_eq(fetched, PER_SHARD, "the replaced shard's samples fetched again, the others "
+		     "not: %llu GETs", (unsigned long long)fetched);
+	cr_assert_eq(s3.cache_hits, SAMPLES - PER_SHARD);
+	cr_assert(n1 != n3 || memcmp(first, second, n1), "the replaced shard's new bytes");
+	free(first);
+	free(ref);
+	free(second);
+}
+
+Test(cache_remote, a_folder_that_is_not_a_cache_is_left_alone)
+{
+	tu_mkdirs(dir, "cache/" RF_CACHE_DIR);
+	tu_write(cache, RF_CACHE_DIR "/FORMAT", "something else\n", 15);
+	size_t n0, n1;
+	rf_stats s0, s1;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	uint8_t *got = run(cache, &n1, &s1);
+	assert_same(ref, n0, got, n1, "beside a folder that is not a cache");
+	cr_assert_eq(s1.cache_hits + s1.cache_misses, 0, "no cache used");
+	size_t len;
+	uint8_t *format = tu_read(cache, RF_CACHE_DIR "/FORMAT", &len);
+	cr_assert(len == 15 && !memcmp(format, "something else\n", 15), "its FORMAT untouched");
+	free(format);
+	free(ref);
+	free(got);
+}
+
+Test(cache_remote, a_full_disk_degrades_to_the_network)
+{
+	tu_mkdirs(dir, "cache");
+	if (mount("tmpfs", cache, "tmpfs", 0, "size=8k")) /* FORMAT and a page of data */
+		cr_skip_test("cannot mount a small tmpfs here (%s): the full-disk case needs one "
+			     "(root, and a mount namespace that allows it)", strerror(errno));
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	uint8_t *first = run(cache, &n1, &s1);
+	uint8_t *second = run(cache, &n2, &s2);
+	umount2(cache, MNT_DETACH);
+	assert_same(ref, n0, first, n1, "with a full cache disk");
+	assert_same(ref, n0, second, n2, "with a full cache disk, again");
+	cr_assert_eq(s1.bad_samples + s2.bad_samples, 0);
+	cr_assert_lt(s1.cache_hits + s2.cache_hits, SAMPLES, "the disk held less than the data");
+	free(ref);
+	free(first);
+	free(second);
+}
+
+/* The cache folder's bytes on disk, every file in it. */
+static uint64_t folder_bytes(void)
+{
+	char out[4200];
+	snprintf(out, sizeof(out), "%s/du.txt", dir);
+	tu_run("du -sb --apparent-size '%s/" RF_CACHE_DIR "' | cut -f1 > '%s'", cache, out);
+	size_t len;
+	uint8_t *text = tu_read(dir, "du.txt", &len);
+	uint64_t n = strtoull((char *)text, NULL, 10);
+	free(text);
+	return n;
+}
+
+TestSuite(cache_evict, .init = NULL, .fini = teardown, .timeout = 180);
+
+/* A raw batch's samples (ids, sizes and bytes) folded into h. */
+static uint64_t raw_hash(uint64_t h, const rf_batch *b)
+{
+	for (uint32_t i = 0; i < b->count; i++) {
+		h = h * 1099511628211ull ^ b->ids[i];
+		h = h * 1099511628211ull ^ b->sizes[i];
+		for (uint64_t k = 0; k < b->sizes[i]; k++)
+			h = h * 1099511628211ull ^ b->data[b->offsets[i] + k];
+	}
+	return h;
+}
+
+Test(cache_evict, a_cache_half_the_data_stays_within_its_size)
+{
+	make_shards(1, 48); /* 144 samples of 64 KiB: 9 MiB */
+	enum { EPOCHS = 3, BATCHES = (SHARDS * 48 + 3) / 4 };
+	uint64_t size = 4u << 20; /* the least: 14 segments of 256 KiB and their records */
+	rf_config ref, cfg;
+	config(&ref, NULL);
+	ref.raw = 1;
+	ref.epochs = EPOCHS;
+	cfg = ref;
+	cfg.cache_dir = cache;
+	cfg.cache_bytes = size;
+	uint64_t want[EPOCHS] = { 0 }, got[EPOCHS] = { 0 };
+	rf_loader *l;
+	char err[512];
+	rf_batch *b;
+	cr_assert_eq(rf_loader_create(&l, &ref, err, sizeof(err)), 0, "%s", err);
+	for (int k = 0; rf_loader_next(l, &b) == 0; k++) {
+		want[k / BATCHES] = raw_hash(want[k / BATCHES], b);
+		rf_batch_release(l, b);
+	}
+	rf_loader_destroy(l);
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	for (int k = 0; rf_loader_next(l, &b) == 0; k++) {
+		got[k / BATCHES] = raw_hash(got[k / BATCHES], b);
+		rf_batch_release(l, b);
+		if ((k + 1) % BATCHES == 0) { /* an epoch's end: writes may be in flight */
+			uint64_t on_disk = folder_bytes();
+			cr_assert_leq(on_disk, size, "after epoch %d the cache holds %llu bytes, more "
+				      "than %llu", k / BATCHES, (unsigned long long)on_disk,
+				      (unsigned long long)size);
+		}
+	}
+	rf_stats st;
+	rf_loader_stats(l, &st);
+	rf_loader_destroy(l);
+	for (int e = 0; e < EPOCHS; e++)
+		cr_assert_eq(got[e], want[e], "epoch %d: other samples than without the cache", e);
+	cr_assert_eq(st.bad_samples, 0);
+	cr_assert_gt(st.cache_evictions, 0, "a working set twice the cache evicts (hits %llu, "
+		     "misses %llu, written %llu)", (unsigned long long)st.cache_hits,
+		     (unsigned long long)st.cache_misses, (unsigned long long)st.cache_written_bytes);
+	cr_assert_gt(st.cache_hits, 0, "what the cache keeps is read from it");
+	cr_assert_leq(folder_bytes(), size);
+}
