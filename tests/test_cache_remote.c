@@ -4,10 +4,12 @@
  * nothing from the server and gives the same batches; two and four
  * processes sharing one cache fetch each range once; what a killed or
  * crashed writer leaves (a record cut short, bytes that do not match their
- * record, a SIGKILL mid-run) is never served; a shard replaced on the
- * server is fetched again; a full disk (a small tmpfs), a folder that is
- * not a cache, and a cache half the data's size all still give the right
- * batches, the last without passing its size. Skipped where the build has
+ * record, a SIGKILL mid-run) is never served, and damaged bytes are fetched
+ * again (a sample's range or a chunk); a shard replaced on the server is
+ * never served from the cache; a full disk (a small tmpfs), a read-only
+ * cache (served from, not written), a folder that is not a cache, and a
+ * cache half the data's size all still give the right batches, the last
+ * without passing its size. Skipped where the build has
  * no libcurl or nginx is missing (scripts/deps.sh installs both). */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -323,6 +325,60 @@ Test(cache_remote, bytes_that_do_not_match_their_record_are_fetched_again)
 	uint64_t fetched = tu_nginx_ranges(NULL) - before;
 	cr_assert_geq(fetched, 1, "the damaged range came from the server");
 	cr_assert_lt(fetched, SAMPLES);
+	cr_assert_eq(s2.bad_samples, 0);
+	free(ref);
+	free(first);
+	free(second);
+}
+
+Test(cache_remote, a_damaged_chunk_is_fetched_again)
+{
+	rf_config cfg, ref;
+	config(&ref, NULL);
+	ref.shard_access = RF_SHARD_SEQUENTIAL;
+	config(&cfg, cache);
+	cfg.shard_access = RF_SHARD_SEQUENTIAL;
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *a = tu_drain_bytes(&ref, &n0, &s0);
+	uint8_t *b = tu_drain_bytes(&cfg, &n1, &s1);
+	char data[4][4200];
+	cr_assert_eq(segment_files(".data", data, 4), 1);
+	tu_run("dd if=/dev/zero of='%s' bs=1000 count=3 conv=notrunc status=none", data[0]);
+	uint64_t before = tu_nginx_ranges(NULL);
+	uint8_t *c = tu_drain_bytes(&cfg, &n2, &s2);
+	assert_same(a, n0, c, n2, "sequential, after damaged bytes");
+	cr_assert_eq(tu_nginx_ranges(NULL) - before, 1, "the damaged chunk came from the server");
+	cr_assert_eq(s2.bad_samples, 0);
+	free(a);
+	free(b);
+	free(c);
+}
+
+Test(cache_remote, a_read_only_cache_is_read_and_not_written)
+{
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	uint8_t *first = run(cache, &n1, &s1);
+	/* a third of the records gone: those ranges are fetched, and not written */
+	char idx[4][4200];
+	cr_assert_eq(segment_files(".idx", idx, 4), 1);
+	tu_run("truncate -s %zu '%s'", (size_t)(SAMPLES / 3 * 2) * sizeof(rf_cache_rec), idx[0]);
+	if (mount(cache, cache, NULL, MS_BIND, NULL) ||
+	    mount(NULL, cache, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL)) {
+		umount2(cache, MNT_DETACH);
+		cr_skip_test("cannot make a read-only bind mount here (%s): the read-only case needs "
+			     "one (root, and a mount namespace that allows it)", strerror(errno));
+	}
+	uint64_t before = tu_nginx_ranges(NULL);
+	uint8_t *second = run(cache, &n2, &s2);
+	uint64_t fetched = tu_nginx_ranges(NULL) - before;
+	umount2(cache, MNT_DETACH);
+	assert_same(ref, n0, second, n2, "from a read-only cache");
+	cr_assert_eq(s2.cache_hits, SAMPLES / 3 * 2);
+	cr_assert_eq(fetched, SAMPLES - SAMPLES / 3 * 2);
+	cr_assert_eq(s2.cache_written_bytes, 0);
 	cr_assert_eq(s2.bad_samples, 0);
 	free(ref);
 	free(first);
