@@ -2,6 +2,8 @@
 """fault_server.py - an HTTP/1.1 server of a folder's files with Range
 support that answers some requests with a fault, for ringfeed's remote
 tests (issue 25: "faults are ordinary"). Python's standard library only.
+Files carry an ETag as nginx makes it (mtime and size) and If-Match is
+honoured (412 for another ETag), as a real server's are.
 
     fault_server.py ROOT [--port 0] [--p503 0.05] [--preset 0.01]
                     [--pshort 0.01] [--p429 0] [--seed 1] [--lifetime 600]
@@ -94,7 +96,15 @@ def main(argv):
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            size = os.path.getsize(path)
+            st = os.stat(path)
+            size = st.st_size
+            etag = '"%x-%x"' % (int(st.st_mtime), size)  # as nginx makes it
+            match = self.headers.get("If-Match")
+            if match and match.strip() != "*" and etag not in [m.strip() for m in match.split(",")]:
+                self.send_response(412)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             start, end, status = 0, size - 1, 200
             rng_hdr = self.headers.get("Range")
             if rng_hdr and rng_hdr.startswith("bytes="):
@@ -129,6 +139,7 @@ def main(argv):
             self.send_response(status)
             if status == 206:
                 self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
+            self.send_header("ETag", etag)
             self.send_header("Content-Length", str(n))
             self.end_headers()
             if not body:

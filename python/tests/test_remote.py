@@ -195,3 +195,25 @@ def test_close_with_thousands_of_requests_in_flight_returns(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_node_local_cache_serves_the_second_run(server, shards, tmp_path):
+    """cache_dir: the first run through the faulty server fills the cache,
+    the second reads every sample from it (no request to the server) and
+    gives the same samples, pixels and captions."""
+    source = server + f"/shard-{{00..{SHARDS - 1:02d}}}.tar"
+    cache = tmp_path / "cache"
+    first, bad1, st1 = epoch(source, cache_dir=cache)
+    second, bad2, st2 = epoch(source, cache_dir=str(cache), cache_bytes=64 << 20)
+    assert not bad1 and not bad2
+    assert st1["cache_misses"] == SHARDS * PER_SHARD and st1["cache_hits"] == 0
+    assert st2["cache_hits"] == SHARDS * PER_SHARD and st2["cache_misses"] == 0
+    assert st2["http_requests"] == 0, "the second run asked the server"
+    assert sorted(first) == sorted(second)
+    for sid, (image, label, txt) in first.items():
+        assert torch.equal(image, second[sid][0]) and label == second[sid][1]
+        assert txt == second[sid][2]
+    out = subprocess.run([os.environ.get("RINGFEED", "ringfeed"), "cache", str(cache), "--json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert f'"ranges":{SHARDS * PER_SHARD}' in out.stdout.replace(" ", ""), out.stdout
