@@ -553,12 +553,14 @@ Test(cache_evict, in_order_the_cache_keeps_what_is_needed_soonest)
 	cfg.epochs = 3;
 	cfg.sampler = RF_SAMPLER_SEQUENTIAL;
 	cfg.cache_bytes = 4u << 20;
+	cfg.io_depth = 8; /* fills trickle in: a burst can outrun the writes and be dropped */
 	size_t n;
 	rf_stats st;
 	uint8_t *all = tu_drain_bytes(&cfg, &n, &st);
 	cr_assert_gt(st.cache_evictions, 0);
-	/* least recently used alone: 0 hits; by the order: 56-64 (2026-11-26),
-	 * of the 112 that keeping the first 56 samples would give */
+	/* least recently used alone: 0 hits; by the order: 48-112 in 20 runs
+	 * (2026-11-26, two at once on 2 cores), 112 being what keeping the first
+	 * 56 samples gives */
 	cr_assert_geq(st.cache_hits, 2 * 144 / 8, "%llu of the %d reads of epochs 2 and 3 hit",
 		      (unsigned long long)st.cache_hits, 2 * 144);
 	free(all);
