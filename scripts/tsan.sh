@@ -50,5 +50,35 @@ run build-tsan/ringfeed bench --source "$tmp/tok" $tokens --out-of-order
 run build-tsan/ringfeed bench --source "$tmp/tokz" $tokens --threads 3 --no-shuffle
 run build-tsan/ringfeed bench --source "$tmp/tokz" $tokens --threads 2 --save-state "$tmp/t" --after 7
 run build-tsan/ringfeed bench --source "$tmp/tokz" $tokens --threads 1 --resume "$tmp/t" --io-depth 3
+# the node-local cache over http (tests/fault_server.py, no faults): a run
+# that fills it, one that reads it, and two at once sharing it
+build-tsan/ringfeed pack "$tmp/data" -o "$tmp/shards" --shard-size 64K >/dev/null
+python3 tests/fault_server.py "$tmp/shards" --p503 0 --preset 0 --pshort 0 --lifetime 300 \
+	>"$tmp/server" 2>/dev/null &
+server=$!
+for _ in $(seq 100); do grep -q '^port ' "$tmp/server" && break; sleep 0.1; done
+port=$(awk '/^port / {print $2}' "$tmp/server")
+n=$(ls "$tmp/shards" | grep -c '\.tar$')
+remote="--source http://127.0.0.1:$port/shard-{000000..$(printf %06d $((n - 1)))}.tar --batch 4"
+remote="$remote --resize 32 --crop 24 --no-progress --cache-dir $tmp/cache --threads 2"
+run build-tsan/ringfeed bench $remote --epochs 2
+run build-tsan/ringfeed bench $remote --epochs 1 --io-depth 3
+rm -rf "$tmp/cache"
+pids=
+for x in a b; do
+	(build-tsan/ringfeed bench $remote --epochs 2 >"$tmp/$x" 2>&1; echo $? >"$tmp/$x.rc") &
+	pids="$pids $!"
+done
+wait $pids
+for x in a b; do
+	if [ "$(cat "$tmp/$x.rc")" = 0 ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "tsan: FAILED: two processes sharing a cache ($x)" >&2
+		tail -40 "$tmp/$x" >&2
+	fi
+done
+kill "$server" 2>/dev/null || true
 echo "tsan: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
