@@ -35,9 +35,11 @@
  * change its directory: the ring thread checks each file's size as it reads
  * it (a changed size fails that sample, with the reason). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h> /* kill(pid, 0) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,12 +168,42 @@ int rf_index_cache_check_target(const char *path, char *err, size_t errlen)
 	return RF_ECONFIG;
 }
 
+/* Removes PATH.tmp.PID files of writers no longer alive. The unnamed file
+ * has a name only between its linkat and its rename: a writer killed
+ * (SIGKILL) in that moment leaves one, which the next write of PATH takes
+ * away. */
+static void sweep_temps(const char *path)
+{
+	char *folder = strdup(path);
+	if (!folder)
+		return;
+	char *slash = strrchr(folder, '/');
+	const char *base = slash ? slash + 1 : path;
+	const char *d = slash ? (slash == folder ? "/" : (*slash = '\0', folder)) : ".";
+	size_t n = strlen(base);
+	DIR *dir = opendir(d);
+	struct dirent *e;
+	while (dir && (e = readdir(dir))) {
+		char *end;
+		if (strncmp(e->d_name, base, n) || strncmp(e->d_name + n, ".tmp.", 5))
+			continue;
+		long pid = strtol(e->d_name + n + 5, &end, 10);
+		if (*end || pid <= 0 || pid == (long)getpid() || !(kill((pid_t)pid, 0) && errno == ESRCH))
+			continue;
+		unlinkat(dirfd(dir), e->d_name, 0);
+	}
+	if (dir)
+		closedir(dir);
+	free(folder);
+}
+
 int rf_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
 			 size_t errlen)
 {
 	int checked = rf_index_cache_check_target(path, err, errlen);
 	if (checked)
 		return checked;
+	sweep_temps(path);
 	char *tmp;
 	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
 		return -ENOMEM;
