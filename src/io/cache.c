@@ -230,6 +230,29 @@ static void seg_init(seg *s, const char *name)
 	rf_fmt(s->name, sizeof(s->name), "%s", name);
 }
 
+/* A segment's write-side memory (its records waiting and in flight). */
+static void free_records(seg *s)
+{
+	free(s->recs);
+	free(s->rec_pending);
+	free(s->wbuf);
+	free(s->wbuf_pending);
+	s->recs = s->wbuf = NULL;
+	s->rec_pending = s->wbuf_pending = NULL;
+	s->nrecs = 0;
+}
+
+/* Its descriptors of its own (the engine's handle apart) and that memory. */
+static void close_files(seg *s)
+{
+	if (s->idx_fd >= 0)
+		close(s->idx_fd);
+	if (s->data_fd >= 0)
+		close(s->data_fd);
+	s->idx_fd = s->data_fd = -1;
+	free_records(s);
+}
+
 /* Frees a segment's slot once it is out of the folder and no read of it is
  * in flight (its handle closes then: a deleted file stays readable until). */
 static void seg_release(rf_cache *c, uint32_t i)
@@ -238,14 +261,7 @@ static void seg_release(rf_cache *c, uint32_t i)
 	if (!s->used || s->alive || s->inflight || s->writes)
 		return;
 	rf_io_file_close(c->p.io, s->file);
-	if (s->idx_fd >= 0)
-		close(s->idx_fd);
-	if (s->data_fd >= 0)
-		close(s->data_fd);
-	free(s->recs);
-	free(s->rec_pending);
-	free(s->wbuf);
-	free(s->wbuf_pending);
+	close_files(s);
 	uint32_t gen = s->gen;
 	*s = (seg){ .gen = gen, .file = -1, .idx_fd = -1, .data_fd = -1 };
 }
@@ -263,13 +279,7 @@ static void seal(rf_cache *c, uint32_t i)
 	if (s->data_fd >= 0)
 		close(s->data_fd); /* lets the flock go: others may now evict it */
 	s->data_fd = -1;
-	free(s->recs);
-	free(s->rec_pending);
-	free(s->wbuf);
-	free(s->wbuf_pending);
-	s->recs = s->wbuf = NULL;
-	s->rec_pending = s->wbuf_pending = NULL;
-	s->nrecs = 0;
+	free_records(s);
 }
 
 /* Reads another process's new records (whole ones, up to the first that
@@ -677,18 +687,8 @@ void rf_cache_free(rf_cache *c)
 {
 	if (!c)
 		return;
-	for (uint32_t i = 0; c->segs && i < c->nsegs; i++) {
-		seg *s = &c->segs[i];
-		/* the engine is gone: its handles closed with it */
-		if (s->idx_fd >= 0)
-			close(s->idx_fd);
-		if (s->data_fd >= 0)
-			close(s->data_fd);
-		free(s->recs);
-		free(s->rec_pending);
-		free(s->wbuf);
-		free(s->wbuf_pending);
-	}
+	for (uint32_t i = 0; c->segs && i < c->nsegs; i++)
+		close_files(&c->segs[i]); /* the engine is gone: its handles closed with it */
 	if (c->segdir >= 0)
 		close(c->segdir);
 	if (c->format_fd >= 0)

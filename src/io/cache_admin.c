@@ -320,9 +320,9 @@ static int stat_segment(stat_work *w, int segs, const char *stem, int data, cons
 	return 0;
 }
 
-/* Every S.data of segs, and the disk bytes of every S.idx (a stray one, left
- * by a process killed between a segment's two deletes, takes room too). */
-static int stat_segments(stat_work *w, int segs, const char *dir, char *err, size_t errlen)
+/* The segments folder (its descriptor segs) to list, from its start; NULL
+ * with *ret a negative errno and err set. */
+static DIR *open_segments(int segs, const char *dir, int *ret, char *err, size_t errlen)
 {
 	int fd = dup(segs);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -331,10 +331,21 @@ static int stat_segments(stat_work *w, int segs, const char *dir, char *err, siz
 		if (fd >= 0)
 			close(fd);
 		rf_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "/" SEGMENTS "': %s", dir, strerror(e));
-		return -e;
+		*ret = -e;
+		return NULL;
 	}
 	rewinddir(d); /* a dup shares its offset: an earlier pass left it at the end */
+	return d;
+}
+
+/* Every S.data of segs, and the disk bytes of every S.idx (a stray one, left
+ * by a process killed between a segment's two deletes, takes room too). */
+static int stat_segments(stat_work *w, int segs, const char *dir, char *err, size_t errlen)
+{
 	int ret = 0;
+	DIR *d = open_segments(segs, dir, &ret, err, errlen);
+	if (!d)
+		return ret;
 	struct dirent *de;
 	char stem[RF_CACHE_SEG_NAME_MAX + 1];
 	while (!ret && (errno = 0, de = readdir(d))) {
@@ -449,17 +460,10 @@ static int clear_segment(int segs, const char *stem, int data, const char *dir, 
 static int clear_pass(int segs, int pass, const char *dir, uint64_t *deleted, uint64_t *busy,
 		      char *err, size_t errlen)
 {
-	int fd = dup(segs);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		rf_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "/" SEGMENTS "': %s", dir, strerror(e));
-		return -e;
-	}
-	rewinddir(d); /* a dup shares its offset: an earlier pass left it at the end */
 	int first = 0;
+	DIR *d = open_segments(segs, dir, &first, err, errlen);
+	if (!d)
+		return first;
 	struct dirent *de;
 	char stem[RF_CACHE_SEG_NAME_MAX + 1];
 	char why[512];
