@@ -753,10 +753,14 @@ typedef struct rf_stats {
 	uint64_t http_connections; /* connections opened (the other requests reused one) */
 	/* The node-local cache (cfg.cache_dir): remote reads served from it and
 	 * their bytes; reads that went to the network while it was on (misses:
-	 * each one's bytes are written to it, unless it was full of segments in
-	 * use, or unusable); bytes written to it; reads that waited for another
-	 * process's fetch of the same range; segments this process deleted to
-	 * stay within cache_bytes. 0 without a cache. */
+	 * each one's bytes are written to it, unless its writes fell behind the
+	 * fetches (its staging memory is bounded), it was full of segments in
+	 * use, or it is unusable); bytes written to it; reads that waited for
+	 * another fetch of the same range (another process's, or this one's
+	 * still being written); segments this process deleted to stay within
+	 * cache_bytes. Hits, misses and waits are counted as they happen, the
+	 * bytes written and the evictions as the ring thread passes. 0 without
+	 * a cache. */
 	uint64_t cache_hits, cache_hit_bytes, cache_misses, cache_written_bytes, cache_waits,
 		 cache_evictions;
 	uint64_t reserved[6];     /* zero; later counters come from here */
