@@ -29,6 +29,7 @@
 #define REFRESH_NS 100000000ull    /* the other processes' records, looked at this often */
 #define META_BYTES (64u << 10)     /* FORMAT, claims and the folders, counted against the size */
 #define ACTIVE_NS 2000000000ull    /* a segment whose records grew this lately is being written */
+#define FLUSH_BYTES (8u << 20)    /* a segment's bytes are sent to the disk this many at once */
 #define BAD_LOOKS 20               /* a bad record still bad after this many looks is damage */
 #define NO_SEG UINT32_MAX
 #define FETCHING (UINT32_MAX - 1) /* a table cell's seg: this process is fetching the range */
@@ -50,6 +51,9 @@ typedef struct seg {
 	uint32_t bad_looks; /* another's: looks at a bad record at idx_pos */
 	uint64_t data_end;  /* mine: where the next range's bytes go */
 	uint64_t idx_end;   /* mine: S.idx's size once every record given out is written */
+	uint64_t published; /* mine: where its published ranges' bytes end */
+	uint64_t flushed;   /* mine: [0, flushed) sent to the disk (sync_file_range) */
+	uint64_t dropped;   /* mine: [0, dropped) dropped from the page cache */
 	uint32_t inflight;  /* reads of it in flight (its handle stays open meanwhile) */
 	uint32_t writes;    /* mine: data and record writes in flight or queued */
 	uint64_t last_used; /* ns: made, found, or last read */
@@ -268,6 +272,25 @@ static void seg_release(rf_cache *c, uint32_t i)
 	*s = (seg){ .gen = gen, .file = -1, .idx_fd = -1, .data_fd = -1 };
 }
 
+/* Sends segment s's published bytes to the disk (up to all of them), and
+ * drops from the page cache what an earlier call sent there. Hits read
+ * O_DIRECT: a range whose pages are still dirty would have its read wait for
+ * their writeback (io_uring hands such a read to a worker thread), and pages
+ * kept after writeback only crowd out the page cache. Neither call waits. */
+static void flush(seg *s, int all)
+{
+	if (s->data_fd < 0 || s->published - s->flushed < (all ? 1 : FLUSH_BYTES))
+		return;
+	if (s->flushed > s->dropped) {
+		posix_fadvise(s->data_fd, (off_t)s->dropped, (off_t)(s->flushed - s->dropped),
+			      POSIX_FADV_DONTNEED);
+		s->dropped = s->flushed;
+	}
+	sync_file_range(s->data_fd, (off_t)s->flushed, (off_t)(s->published - s->flushed),
+			SYNC_FILE_RANGE_WRITE);
+	s->flushed = s->published;
+}
+
 /* This process's segment is full: no more ranges go to it; its files close
  * (the flock with them) once its writes are done. */
 static void seal(rf_cache *c, uint32_t i)
@@ -278,6 +301,7 @@ static void seal(rf_cache *c, uint32_t i)
 	if (s->writes || !s->mine)
 		return;
 	s->mine = 0;
+	flush(s, 1);
 	if (s->data_fd >= 0)
 		close(s->data_fd); /* lets the flock go: others may now evict it */
 	s->data_fd = -1;
@@ -692,8 +716,10 @@ void rf_cache_free(rf_cache *c)
 {
 	if (!c)
 		return;
-	for (uint32_t i = 0; c->segs && i < c->nsegs; i++)
+	for (uint32_t i = 0; c->segs && i < c->nsegs; i++) {
+		flush(&c->segs[i], 1); /* this process's last segment: its tail to the disk */
 		close_files(&c->segs[i]); /* the engine is gone: its handles closed with it */
+	}
 	if (c->segdir >= 0)
 		close(c->segdir);
 	if (c->format_fd >= 0)
@@ -928,6 +954,7 @@ static void records_written(rf_cache *c, uint32_t i, int res)
 		if (ok) {
 			tab_put(c, i, &c->pend[k].rec);
 			c->n.written_bytes += c->pend[k].rec.got;
+			s->published = RF_MAX(s->published, c->pend[k].rec.at + c->pend[k].rec.got);
 		}
 		pending_drop(c, k);
 	}
@@ -935,6 +962,7 @@ static void records_written(rf_cache *c, uint32_t i, int res)
 		s->idx_pos += n * sizeof(rf_cache_rec);
 	s->writes -= n;
 	s->writing_recs = 0;
+	flush(s, 0);
 }
 
 void rf_cache_step(rf_cache *c)
