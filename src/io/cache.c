@@ -567,7 +567,10 @@ static int new_segment(rf_cache *c)
 	rf_fmt(final, sizeof(final), "%s.data", name);
 	if (s->data_fd < 0 || flock(s->data_fd, LOCK_EX | LOCK_NB) ||
 	    renameat(c->segdir, path, c->segdir, final)) {
-		stop_writing(c, "cannot make a segment", errno);
+		/* ENOENT: a `ringfeed cache --clear` took it between its making and
+		 * its lock (it looked left behind): the next fill makes another */
+		if (errno != ENOENT && errno != EWOULDBLOCK)
+			stop_writing(c, "cannot make a segment", errno);
 		unlinkat(c->segdir, path, 0);
 		goto undo;
 	}

@@ -482,12 +482,24 @@ static int clear_pass(int segs, int pass, const char *dir, uint64_t *deleted, ui
 			} else {
 				ret = data;
 			}
+		} else if (pass == 0 && stem_of(de->d_name, ".new", stem, sizeof(stem))) {
+			/* a segment being made (locked), or left by a writer killed
+			 * before it named it S.data (unlocked: deleted, its S.idx in pass 1) */
+			int fd = openat(segs, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+				unlinkat(segs, de->d_name, 0);
+			if (fd >= 0)
+				close(fd);
 		} else if (pass == 1 && stem_of(de->d_name, IDX_EXT, stem, sizeof(stem)) &&
 			   fstatat(segs, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
-			char data_name[sizeof(stem) + sizeof(DATA_EXT)];
+			/* a writer makes S.idx, then S.new, locks it and names it S.data:
+			 * an S.idx beside S.new is a segment being made, not a stray */
+			char data_name[sizeof(stem) + sizeof(DATA_EXT)], new_name[sizeof(stem) + 8];
 			rf_fmt(data_name, sizeof(data_name), "%s" DATA_EXT, stem);
+			rf_fmt(new_name, sizeof(new_name), "%s.new", stem);
 			struct stat dst;
 			if (fstatat(segs, data_name, &dst, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
+			    fstatat(segs, new_name, &dst, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
 			    unlinkat(segs, de->d_name, 0) != 0 && errno != ENOENT) {
 				ret = -errno;
 				rf_fmt(why, sizeof(why), "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS
