@@ -766,9 +766,9 @@ void rf_cache_read_done(rf_cache *c, const rf_cache_hit *hit)
 	seg_release(c, hit->seg);
 }
 
-int rf_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, uint32_t got)
+int rf_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, int32_t got)
 {
-	if (got == hit->got && rf_hash_data(data, got) == hit->data_hash)
+	if (got >= 0 && (uint32_t)got == hit->got && rf_hash_data(data, (size_t)got) == hit->data_hash)
 		return 1;
 	/* bytes lost in a crash, or the file damaged: this range is not used again */
 	for (uint64_t i = 0; i < c->tab_cap; i++) {
@@ -777,7 +777,8 @@ int rf_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, u
 			e->gen = c->segs[hit->seg].gen - 1; /* dead: its segment's old generation */
 	}
 	if (!c->warned_bytes)
-		warn(c, "bytes in segment %s do not match their record", c->segs[hit->seg].name, 0);
+		warn(c, got < 0 ? "segment %s cannot be read" : "bytes in segment %s do not match "
+		     "their record", c->segs[hit->seg].name, got < 0 ? -got : 0);
 	c->warned_bytes = 1;
 	return 0;
 }

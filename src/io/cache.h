@@ -120,9 +120,10 @@ typedef struct rf_cache_hit {
 int rf_cache_find(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len, rf_cache_hit *hit);
 /* A read of a hit finished (or was never made). */
 void rf_cache_read_done(rf_cache *c, const rf_cache_hit *hit);
-/* A hit's bytes, read: 1 when they hash to what their record says; else 0,
- * and the record is dropped (one warning): read the range from the network. */
-int rf_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, uint32_t got);
+/* A hit's bytes, read (got: the read's result, a negative errno when it
+ * failed): 1 when they hash to what their record says; else 0, and the
+ * record is dropped (one warning): read the range from the network. */
+int rf_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, int32_t got);
 
 enum rf_cache_claim {
 	RF_CACHE_OFF = 0,     /* no writes now (unusable, full of segments in use): fetch,

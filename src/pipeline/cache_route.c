@@ -148,7 +148,7 @@ int rf_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const
 	if (cd->route == ROUTE_HIT) {
 		/* a read that failed, or bytes that do not hash to their record:
 		 * that record is dropped, and the range read from the network */
-		again = res < 0 || !rf_cache_verify(f->cache, &cd->hit, data, (uint32_t)res);
+		again = !rf_cache_verify(f->cache, &cd->hit, data, res);
 		rf_cache_read_done(f->cache, &cd->hit);
 		if (!again) {
 			atomic_fetch_add_explicit(&l->st.cache_hits, 1, memory_order_relaxed);
