@@ -331,6 +331,31 @@ Test(cache_remote, bytes_that_do_not_match_their_record_are_fetched_again)
 	free(second);
 }
 
+Test(cache_remote, a_segment_cut_short_is_fetched_again)
+{
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	uint8_t *first = run(cache, &n1, &s1);
+	char data[4][4200];
+	cr_assert_eq(segment_files(".data", data, 4), 1);
+	/* its records stay, half its bytes go (a disk that lost them): the
+	 * ranges past the end read short, and are fetched again */
+	struct stat st;
+	cr_assert_eq(stat(data[0], &st), 0);
+	cr_assert_eq(truncate(data[0], st.st_size / 2), 0);
+	uint64_t before = tu_nginx_ranges(NULL);
+	uint8_t *second = run(cache, &n2, &s2);
+	assert_same(ref, n0, second, n2, "after a segment was cut short");
+	uint64_t fetched = tu_nginx_ranges(NULL) - before;
+	cr_assert_geq(fetched, SAMPLES / 4, "the ranges past the cut came from the server");
+	cr_assert_eq(fetched + s2.cache_hits, SAMPLES);
+	cr_assert_eq(s2.bad_samples, 0);
+	free(ref);
+	free(first);
+	free(second);
+}
+
 Test(cache_remote, a_damaged_chunk_is_fetched_again)
 {
 	rf_config cfg, ref;
