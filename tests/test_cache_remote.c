@@ -105,12 +105,19 @@ static void config(rf_config *cfg, const char *cache_dir)
 	cfg->cache_dir = cache_dir;
 }
 
-/* All the bytes of a run (every batch's, in order), its stats. */
-static uint8_t *run(const char *cache_dir, size_t *len, rf_stats *st)
+/* All the bytes of a run (every batch's, in order), its stats; shards read
+ * randomly (a ranged GET a sample) or front to back (1 MiB chunks). */
+static uint8_t *run_access(const char *cache_dir, int sequential, size_t *len, rf_stats *st)
 {
 	rf_config cfg;
 	config(&cfg, cache_dir);
+	cfg.shard_access = sequential ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
 	return tu_drain_bytes(&cfg, len, st);
+}
+
+static uint8_t *run(const char *cache_dir, size_t *len, rf_stats *st)
+{
+	return run_access(cache_dir, 0, len, st);
 }
 
 static void assert_same(const uint8_t *a, size_t na, const uint8_t *b, size_t nb, const char *what)
@@ -179,18 +186,13 @@ Test(cache_remote, the_second_epoch_of_a_run_is_read_from_the_cache)
 
 Test(cache_remote, sequential_access_caches_whole_chunks)
 {
-	rf_config cfg, ref;
-	config(&ref, NULL);
-	ref.shard_access = RF_SHARD_SEQUENTIAL;
-	config(&cfg, cache);
-	cfg.shard_access = RF_SHARD_SEQUENTIAL;
 	size_t n0, n1, n2;
 	rf_stats s0, s1, s2;
-	uint8_t *a = tu_drain_bytes(&ref, &n0, &s0);
+	uint8_t *a = run_access(NULL, 1, &n0, &s0);
 	uint64_t before = tu_nginx_ranges(NULL);
-	uint8_t *b = tu_drain_bytes(&cfg, &n1, &s1);
+	uint8_t *b = run_access(cache, 1, &n1, &s1);
 	uint64_t after_first = tu_nginx_ranges(NULL);
-	uint8_t *c = tu_drain_bytes(&cfg, &n2, &s2);
+	uint8_t *c = run_access(cache, 1, &n2, &s2);
 	cr_assert_eq(after_first - before, SHARDS, "one chunk a shard (each under a MiB)");
 	cr_assert_eq(tu_nginx_ranges(NULL), after_first, "the second run made ranged GETs");
 	cr_assert_eq(s2.cache_hits, SHARDS);
@@ -358,20 +360,15 @@ Test(cache_remote, a_segment_cut_short_is_fetched_again)
 
 Test(cache_remote, a_damaged_chunk_is_fetched_again)
 {
-	rf_config cfg, ref;
-	config(&ref, NULL);
-	ref.shard_access = RF_SHARD_SEQUENTIAL;
-	config(&cfg, cache);
-	cfg.shard_access = RF_SHARD_SEQUENTIAL;
 	size_t n0, n1, n2;
 	rf_stats s0, s1, s2;
-	uint8_t *a = tu_drain_bytes(&ref, &n0, &s0);
-	uint8_t *b = tu_drain_bytes(&cfg, &n1, &s1);
+	uint8_t *a = run_access(NULL, 1, &n0, &s0);
+	uint8_t *b = run_access(cache, 1, &n1, &s1);
 	char data[4][4200];
 	cr_assert_eq(segment_files(".data", data, 4), 1);
 	tu_run("dd if=/dev/zero of='%s' bs=1000 count=3 conv=notrunc status=none", data[0]);
 	uint64_t before = tu_nginx_ranges(NULL);
-	uint8_t *c = tu_drain_bytes(&cfg, &n2, &s2);
+	uint8_t *c = run_access(cache, 1, &n2, &s2);
 	assert_same(a, n0, c, n2, "sequential, after damaged bytes");
 	cr_assert_eq(tu_nginx_ranges(NULL) - before, 1, "the damaged chunk came from the server");
 	cr_assert_eq(s2.bad_samples, 0);
