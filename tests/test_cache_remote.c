@@ -289,38 +289,48 @@ static int segment_files(const char *suffix, char names[][4200], int max)
 	return n;
 }
 
+/* A run without the cache (its bytes returned, *n their length), then one
+ * that fills the cache: its one segment's file ending in suffix named into
+ * path, for a test to damage. */
+static uint8_t *reference_then_fill(size_t *n, const char *suffix, char path[4200])
+{
+	rf_stats st;
+	uint8_t *ref = run(NULL, n, &st);
+	size_t n1;
+	free(run(cache, &n1, &st));
+	char files[4][4200];
+	cr_assert_eq(segment_files(suffix, files, 4), 1);
+	memcpy(path, files[0], 4200);
+	return ref;
+}
+
 Test(cache_remote, a_record_cut_short_and_bytes_without_a_record_are_not_served)
 {
-	size_t n0, n1, n2;
-	rf_stats s0, s1, s2;
-	uint8_t *ref = run(NULL, &n0, &s0);
-	uint8_t *first = run(cache, &n1, &s1);
-	char idx[4][4200], data[4][4200];
+	size_t n0, n2;
+	rf_stats s2;
+	char data[4200], idx[4][4200];
+	uint8_t *ref = reference_then_fill(&n0, ".data", data);
 	cr_assert_eq(segment_files(".idx", idx, 4), 1);
-	cr_assert_eq(segment_files(".data", data, 4), 1);
 	/* what a writer killed mid-write leaves: bytes past the last record, and
 	 * half a record */
-	tu_run("head -c 5000 /dev/urandom >> '%s' && head -c 20 /dev/urandom >> '%s'", data[0],
+	tu_run("head -c 5000 /dev/urandom >> '%s' && head -c 20 /dev/urandom >> '%s'", data,
 	       idx[0]);
 	uint8_t *second = run(cache, &n2, &s2);
 	assert_same(ref, n0, second, n2, "after a cut-short record");
 	cr_assert_eq(s2.cache_hits, SAMPLES);
 	free(ref);
-	free(first);
 	free(second);
 }
 
 Test(cache_remote, bytes_that_do_not_match_their_record_are_fetched_again)
 {
-	size_t n0, n1, n2;
-	rf_stats s0, s1, s2;
-	uint8_t *ref = run(NULL, &n0, &s0);
-	uint8_t *first = run(cache, &n1, &s1);
-	char data[4][4200];
-	cr_assert_eq(segment_files(".data", data, 4), 1);
+	size_t n0, n2;
+	rf_stats s2;
+	char data[4200];
+	uint8_t *ref = reference_then_fill(&n0, ".data", data);
 	/* what a crash before writeback leaves: a record whose bytes are not
 	 * there (zeros over the first 3000 bytes: one or more samples) */
-	tu_run("dd if=/dev/zero of='%s' bs=1000 count=3 conv=notrunc status=none", data[0]);
+	tu_run("dd if=/dev/zero of='%s' bs=1000 count=3 conv=notrunc status=none", data);
 	uint64_t before = tu_nginx_ranges(NULL);
 	uint8_t *second = run(cache, &n2, &s2);
 	assert_same(ref, n0, second, n2, "after damaged bytes");
@@ -329,23 +339,20 @@ Test(cache_remote, bytes_that_do_not_match_their_record_are_fetched_again)
 	cr_assert_lt(fetched, SAMPLES);
 	cr_assert_eq(s2.bad_samples, 0);
 	free(ref);
-	free(first);
 	free(second);
 }
 
 Test(cache_remote, a_segment_cut_short_is_fetched_again)
 {
-	size_t n0, n1, n2;
-	rf_stats s0, s1, s2;
-	uint8_t *ref = run(NULL, &n0, &s0);
-	uint8_t *first = run(cache, &n1, &s1);
-	char data[4][4200];
-	cr_assert_eq(segment_files(".data", data, 4), 1);
+	size_t n0, n2;
+	rf_stats s2;
+	char data[4200];
+	uint8_t *ref = reference_then_fill(&n0, ".data", data);
 	/* its records stay, half its bytes go (a disk that lost them): the
 	 * ranges past the end read short, and are fetched again */
 	struct stat st;
-	cr_assert_eq(stat(data[0], &st), 0);
-	cr_assert_eq(truncate(data[0], st.st_size / 2), 0);
+	cr_assert_eq(stat(data, &st), 0);
+	cr_assert_eq(truncate(data, st.st_size / 2), 0);
 	uint64_t before = tu_nginx_ranges(NULL);
 	uint8_t *second = run(cache, &n2, &s2);
 	assert_same(ref, n0, second, n2, "after a segment was cut short");
@@ -354,7 +361,6 @@ Test(cache_remote, a_segment_cut_short_is_fetched_again)
 	cr_assert_eq(fetched + s2.cache_hits, SAMPLES);
 	cr_assert_eq(s2.bad_samples, 0);
 	free(ref);
-	free(first);
 	free(second);
 }
 
@@ -379,14 +385,12 @@ Test(cache_remote, a_damaged_chunk_is_fetched_again)
 
 Test(cache_remote, a_read_only_cache_is_read_and_not_written)
 {
-	size_t n0, n1, n2;
-	rf_stats s0, s1, s2;
-	uint8_t *ref = run(NULL, &n0, &s0);
-	uint8_t *first = run(cache, &n1, &s1);
+	size_t n0, n2;
+	rf_stats s2;
+	char idx[4200];
+	uint8_t *ref = reference_then_fill(&n0, ".idx", idx);
 	/* a third of the records gone: those ranges are fetched, and not written */
-	char idx[4][4200];
-	cr_assert_eq(segment_files(".idx", idx, 4), 1);
-	tu_run("truncate -s %zu '%s'", (size_t)(SAMPLES / 3 * 2) * sizeof(rf_cache_rec), idx[0]);
+	tu_run("truncate -s %zu '%s'", (size_t)(SAMPLES / 3 * 2) * sizeof(rf_cache_rec), idx);
 	if (mount(cache, cache, NULL, MS_BIND, NULL) ||
 	    mount(NULL, cache, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL)) {
 		umount2(cache, MNT_DETACH);
@@ -403,7 +407,6 @@ Test(cache_remote, a_read_only_cache_is_read_and_not_written)
 	cr_assert_eq(s2.cache_written_bytes, 0);
 	cr_assert_eq(s2.bad_samples, 0);
 	free(ref);
-	free(first);
 	free(second);
 }
 
