@@ -77,11 +77,11 @@ typedef struct ent {
 	uint64_t at, hash;
 } ent;
 
-/* A range between its fill and its published record. */
+/* A range between its fill and its published record (a cell in use is not
+ * on the free stack; one whose data write waits for engine room is also on
+ * the queue). */
 typedef struct pending {
-	uint8_t used;
-	uint8_t queued;     /* its data write waits for engine room */
-	uint32_t seg, gen, ticket;
+	uint32_t seg, ticket;  /* its segment (this process's: never reused meanwhile) */
 	uint8_t *buf;
 	rf_cache_rec rec;
 } pending;
@@ -849,7 +849,6 @@ static void pending_drop(rf_cache *c, uint32_t k)
 	pending *q = &c->pend[k];
 	rf_cache_unclaim(c, q->rec.object, q->rec.offset, q->rec.len);
 	rf_bufpool_free(&c->staging, q->ticket);
-	q->used = 0;
 	c->pfree[c->npfree++] = k;
 }
 
@@ -893,20 +892,15 @@ int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
 		goto drop; /* the writes are behind: this range is not cached */
 	c->npfree--;
 	memcpy(q->buf, data, got);
-	q->used = 1;
-	q->queued = 0;
 	q->seg = c->cur;
-	q->gen = s->gen;
 	q->rec = (rf_cache_rec){ .object = object, .offset = offset, .len = len, .got = got,
 				 .at = at, .data_hash = rf_hash_data(data, got) };
 	q->rec.check = rec_check(&q->rec);
 	s->data_end = at + got;
 	s->idx_end += sizeof(rf_cache_rec);
 	s->writes++;
-	if (c->nqueued || submit_data(c, k)) {
-		q->queued = 1;
+	if (c->nqueued || submit_data(c, k))
 		c->queued[c->nqueued++] = k;
-	}
 	return 1;
 drop:
 	rf_cache_unclaim(c, object, offset, len);
@@ -982,10 +976,8 @@ void rf_cache_step(rf_cache *c)
 		}
 	/* data writes that waited for room, in order */
 	uint32_t done = 0;
-	while (done < c->nqueued && !submit_data(c, c->queued[done])) {
-		c->pend[c->queued[done]].queued = 0;
+	while (done < c->nqueued && !submit_data(c, c->queued[done]))
 		done++;
-	}
 	memmove(c->queued, c->queued + done, (c->nqueued - done) * sizeof(uint32_t));
 	c->nqueued -= done;
 	for (uint32_t i = 0; i < c->nsegs; i++) {
