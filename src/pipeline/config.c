@@ -1,5 +1,6 @@
 /* config.c - rf_config defaults and the checks rf_loader_create() applies
  * before anything is allocated. */
+#include <grp.h>
 #include <string.h>
 
 #include "pipeline/config.h"
@@ -136,6 +137,15 @@ static int check_source(const rf_config *cfg, char *err, size_t errlen)
 static int check_ranges(const rf_config *cfg, char *err, size_t errlen)
 {
 	CHECK_RANGE(batch_size, 1, 1 << 16);
+	if (cfg->cache_group && cfg->cache_group[0]) {
+		struct group gr, *found = NULL;
+		char buf[4096];
+		if (getgrnam_r(cfg->cache_group, &gr, buf, sizeof(buf), &found) || !found) {
+			rf_fmt(err, errlen, "config: cache_group = '%s': no such group here (the group "
+			       "trusted to share cache_dir)", cfg->cache_group);
+			return RF_ECONFIG;
+		}
+	}
 	if (cfg->cache_bytes && cfg->cache_bytes < RF_CACHE_MIN_BYTES) {
 		rf_fmt(err, errlen, "config: cache_bytes = %llu: at least %llu (4 MiB), or 0 for the "
 		       "default (10 GiB)", (unsigned long long)cfg->cache_bytes,
