@@ -221,7 +221,11 @@ static int make_file(rf_cache *c, int dirfd, const char *name, int flags)
 {
 	int fd = openat(dirfd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 			c->gid >= 0 ? 0660 : 0644);
-	if (fd >= 0 && c->gid >= 0 && (fchown(fd, (uid_t)-1, (gid_t)c->gid) || fchmod(fd, 0660))) {
+	/* a new regular file (O_EXCL made it): O_NONBLOCK is let go, so that an
+	 * engine write that would wait is punted to a worker on any kernel, not
+	 * failed with EAGAIN */
+	if (fd >= 0 && ((c->gid >= 0 && (fchown(fd, (uid_t)-1, (gid_t)c->gid) || fchmod(fd, 0660))) ||
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK))) {
 		int e = errno;
 		close(fd);
 		unlinkat(dirfd, name, 0);
@@ -287,6 +291,26 @@ static int parent_trusted(rf_cache *c, int top)
 	else
 		return 1;
 	return 0;
+}
+
+int rf_cache_group_id(const char *name, gid_t *gid)
+{
+	struct group gr, *found = NULL;
+	size_t len = 4096;
+	for (;;) { /* a group of many members needs more than 4 KiB */
+		char *buf = malloc(len);
+		if (!buf)
+			return -ENOMEM;
+		int e = getgrnam_r(name, &gr, buf, len, &found);
+		if (!e && found)
+			*gid = found->gr_gid;
+		free(buf);
+		if (e == ERANGE && len < (16u << 20)) {
+			len *= 4;
+			continue;
+		}
+		return e ? -e : found ? 0 : -ENOENT;
+	}
 }
 
 /* Whether a query parameter (its name, n bytes) is one a signature adds:
@@ -910,12 +934,9 @@ int rf_cache_open(rf_cache **out, const rf_cache_params *p)
 		c->pfree[c->npfree++] = MAX_PENDING - 1 - k;
 	int e = 0;
 	if (p->group && p->group[0]) {
-		struct group gr, *found = NULL;
-		char buf[4096];
-		if (getgrnam_r(p->group, &gr, buf, sizeof(buf), &found) == 0 && found)
-			c->gid = found->gr_gid;
-		else
-			e = ESRCH;
+		gid_t gid;
+		e = rf_cache_group_id(p->group, &gid) ? ESRCH : 0;
+		c->gid = e ? -1 : (int64_t)gid;
 	}
 	if (!e && c->max_segs >= 2)
 		e = open_folder(c);

@@ -55,6 +55,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h> /* gid_t */
 
 #include "io/engine.h"
 #include "ringfeed.h"
@@ -86,6 +87,10 @@ _Static_assert(sizeof(rf_cache_rec) == 48, "a record is 48 bytes on disk");
 #define RF_CACHE_IDX_MAX (RF_CACHE_SEG_MAX / 16)
 
 typedef struct rf_cache rf_cache;
+
+/* The id of the group named name (rf_cache_params.group). @return : 0 with
+ * *gid set; -ENOENT (no such group), or another negative errno. */
+int rf_cache_group_id(const char *name, gid_t *gid);
 
 /* The object a remote shard is to the cache: nonzero, or 0 when it is not
  * cached (no ETag: nothing ties its bytes to one version). The URL counts
