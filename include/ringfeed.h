@@ -471,8 +471,17 @@ typedef struct rf_config {
 	 * sources ignore it. */
 	const char *cache_dir;
 	uint64_t cache_bytes;          /* 0 = default (10 GiB); at least 4 MiB */
+	/* The cache is the running user's alone: a cache folder or file of
+	 * another user's, or one others can write (DIR itself may be shared if
+	 * sticky, as /scratch is), is not used (one warning; reads go to the
+	 * network), since anyone who can write it can make it serve any bytes.
+	 * cache_group names a group trusted to share it (the users of a node's
+	 * jobs): its folders are then made 02770 and its files 0660, that
+	 * group's, and those of its other members used. The running user must
+	 * be in it. NULL or "" (default): none. The string is copied. */
+	const char *cache_group;
 
-	uint8_t reserved[16];          /* zeroed by rf_config_default(); must stay zero:
+	uint8_t reserved[8];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
 	                                * built against a newer header) with RF_ECONFIG */
 } rf_config;

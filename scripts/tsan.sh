@@ -53,6 +53,10 @@ run build-tsan/ringfeed bench --source "$tmp/tokz" $tokens --threads 1 --resume 
 # the node-local cache over http (tests/fault_server.py, no faults): a run
 # that fills it, one that reads it, and two at once sharing it
 build-tsan/ringfeed pack "$tmp/data" -o "$tmp/shards" --shard-size 64K >/dev/null
+# and 8 MiB of raw shards, twice the smallest cache (two loaders evicting)
+build-tsan/ringfeed gen --raw --out "$tmp/rawbig" --count 160 --classes 2 --min-size 40000 \
+	--max-size 60000 --threads 1 >/dev/null
+build-tsan/ringfeed pack "$tmp/rawbig" -o "$tmp/shards/big" --raw --shard-size 1M >/dev/null
 python3 tests/fault_server.py "$tmp/shards" --p503 0 --preset 0 --pshort 0 --lifetime 300 \
 	>"$tmp/server" 2>/dev/null &
 server=$!
@@ -63,6 +67,11 @@ remote="--source http://127.0.0.1:$port/shard-{000000..$(printf %06d $((n - 1)))
 remote="$remote --resize 32 --crop 24 --no-progress --cache-dir $tmp/cache --threads 2"
 run build-tsan/ringfeed bench $remote --epochs 2
 run build-tsan/ringfeed bench $remote --epochs 1 --io-depth 3
+# two loaders with caches in one process (train and validation), each
+# ring thread evicting its cache at once with the other's
+nbig=$(ls "$tmp/shards/big" | grep -c '\.tar$')
+run build-tsan/tests/tsan/tsan_two_caches \
+	"http://127.0.0.1:$port/big/shard-{000000..$(printf %06d $((nbig - 1)))}.tar" "$tmp/cache2"
 rm -rf "$tmp/cache"
 pids=
 for x in a b; do

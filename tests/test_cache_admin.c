@@ -17,9 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/cache.h"
@@ -259,8 +262,8 @@ Test(cache_admin, no_cache_here)
 	write_data(dir, "00000001-0000000000000001", 10);
 	cr_assert_eq(rf_cache_stat(dir, &got, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(got.found, 0, "no FORMAT");
-	const char *other[] = { "ringfeed-cache 2\n", "ringfeed-cache 1", "ringfeed-cache 1\n\n",
-				"something else\n" };
+	const char *other[] = { "ringfeed-cache 3\n", "ringfeed-cache 1\n", "ringfeed-cache 2",
+				"ringfeed-cache 2\n\n", "something else\n" };
 	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
 		tu_write(dir, RF_CACHE_DIR "/FORMAT", other[i], strlen(other[i]));
 		cr_assert_eq(rf_cache_stat(dir, &got, err, sizeof(err)), 0, "%s", err);
@@ -466,4 +469,126 @@ Test(cache_admin, command)
 	tu_rmrf(out);
 	free(dir);
 	free(out);
+}
+
+/* ---- what is planted in the folder (issue 36) ---- */
+
+/* Runs `$RINGFEED cache ARGS...` (its output dropped), bounded: its exit
+ * status, or -1 when it ran past 30 s (killed then); *maxrss_kib its peak
+ * resident memory. */
+static int cli_bounded(long *maxrss_kib, const char *a1, const char *a2)
+{
+	const char *exe = getenv("RINGFEED");
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(exe, exe, "cache", a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	struct rusage ru;
+	for (int i = 0; i < 300; i++) {
+		if (wait4(pid, &st, WNOHANG, &ru) == pid) {
+			*maxrss_kib = ru.ru_maxrss;
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
+		struct timespec t = { 0, 100000000 };
+		nanosleep(&t, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+Test(cache_admin, a_fifo_in_the_folder_hangs_nothing)
+{
+	NEED_CLI();
+	char *dir = tu_tmpdir("cadm");
+	make_cache(dir);
+	rf_cache_rec r[2] = { rec(1, 0, 100, 0), rec(1, 100, 100, 100) };
+	write_data(dir, "00000001-0000000000000001", 200);
+	write_idx(dir, "00000001-0000000000000001", r, 2, 0);
+	/* a segment being made (S.idx beside S.new), but S.new a FIFO; another
+	 * whose S.idx is one */
+	char path[4200];
+	write_idx(dir, "00000002-0000000000000002", r, 1, 0);
+	snprintf(path, sizeof(path), "%s/" SEGS "00000002-0000000000000002.new", dir);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	write_data(dir, "00000003-0000000000000003", 200);
+	snprintf(path, sizeof(path), "%s/" SEGS "00000003-0000000000000003.idx", dir);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	long rss;
+	cr_assert_eq(cli_bounded(&rss, dir, NULL), 0, "`ringfeed cache DIR` beside FIFOs");
+	cr_assert_eq(cli_bounded(&rss, "--clear", dir), 0, "`ringfeed cache --clear DIR` beside FIFOs");
+	cr_assert(!exists(dir, SEGS "00000001-0000000000000001.data"), "cleared");
+	/* FORMAT a FIFO: no cache of ours, said at once */
+	snprintf(path, sizeof(path), "%s/" RF_CACHE_DIR "/FORMAT", dir);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	cr_assert_eq(cli_bounded(&rss, dir, NULL), 0, "`ringfeed cache DIR`, FORMAT a FIFO");
+	cr_assert_neq(cli_bounded(&rss, "--clear", dir), -1, "`ringfeed cache --clear DIR`, FORMAT "
+		      "a FIFO");
+	tu_rmrf(dir);
+	free(dir);
+}
+
+Test(cache_admin, a_huge_sparse_record_file_is_not_read_whole)
+{
+	NEED_CLI();
+	char *dir = tu_tmpdir("cadm");
+	make_cache(dir);
+	rf_cache_rec r[1] = { rec(1, 0, 100, 0) };
+	write_data(dir, "00000001-0000000000000001", 100);
+	write_idx(dir, "00000001-0000000000000001", r, 1, 0);
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/" SEGS "00000001-0000000000000001.idx", dir);
+	cr_assert_eq(truncate(path, 3ll << 30), 0, "a sparse 3 GiB S.idx");
+	long rss = 0;
+	cr_assert_eq(cli_bounded(&rss, dir, NULL), 0);
+	cr_assert_lt(rss, 256 << 10, "`ringfeed cache DIR` peaked at %ld KiB", rss);
+	rf_cache_info got;
+	char err[512];
+	cr_assert_eq(rf_cache_stat(dir, &got, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(got.ranges, 1, "its one record");
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* ---- the key (issue 36) ---- */
+
+Test(cache_admin, the_key_keeps_the_query_but_a_signature)
+{
+	const char *e = "\"5f0c-1d\"";
+	uint64_t a = rf_cache_object("http://h/get?f=a.tar", e, 100);
+	uint64_t b = rf_cache_object("http://h/get?f=b.tar", e, 100);
+	cr_assert_neq(a, b, "two objects one path serves by their query");
+	cr_assert_neq(rf_cache_object("http://h/get", e, 100), a);
+	cr_assert_neq(rf_cache_object("http://h/get?f=a.tar&g=1", e, 100), a);
+	cr_assert_neq(rf_cache_object("http://h/get?f=a.tar&", e, 100),
+		      rf_cache_object("http://h/get?f=a.tar&&", e, 100));
+	cr_assert_eq(rf_cache_object("http://h/get?f=a.tar#x", e, 100), a, "the fragment is not sent");
+	/* S3 presigned: each signing another signature, date and token */
+	uint64_t s3 = rf_cache_object("https://b.s3.amazonaws.com/k.tar?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+				      "&X-Amz-Credential=A%2F1&X-Amz-Date=20260101T000000Z"
+				      "&X-Amz-Expires=3600&X-Amz-SignedHeaders=host"
+				      "&X-Amz-Signature=abc", e, 100);
+	cr_assert_eq(s3, rf_cache_object("https://b.s3.amazonaws.com/k.tar?x-amz-algorithm=AWS4-HMAC-"
+					 "SHA256&x-amz-credential=A%2F2&x-amz-date=20260102T000000Z"
+					 "&x-amz-expires=60&x-amz-signedheaders=host"
+					 "&x-amz-security-token=t&x-amz-signature=def", e, 100));
+	cr_assert_eq(s3, rf_cache_object("https://b.s3.amazonaws.com/k.tar", e, 100));
+	cr_assert_neq(s3, rf_cache_object("https://b.s3.amazonaws.com/k.tar?versionId=3", e, 100));
+	/* CloudFront signed: Expires, Signature, Key-Pair-Id, Policy */
+	uint64_t cf = rf_cache_object("https://d.cloudfront.net/k.tar?f=1&Expires=1&Signature=s"
+				      "&Key-Pair-Id=K", e, 100);
+	cr_assert_eq(cf, rf_cache_object("https://d.cloudfront.net/k.tar?Policy=p&f=1&Signature=t"
+					 "&Key-Pair-Id=K", e, 100));
+	cr_assert_neq(cf, rf_cache_object("https://d.cloudfront.net/k.tar?f=2&Expires=1", e, 100));
+	/* the ETag and the size still count */
+	cr_assert_neq(a, rf_cache_object("http://h/get?f=a.tar", "\"x\"", 100));
+	cr_assert_neq(a, rf_cache_object("http://h/get?f=a.tar", e, 101));
+	cr_assert_eq(rf_cache_object("http://h/get?f=a.tar", "", 100), 0, "no ETag: not cached");
 }

@@ -15,6 +15,8 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "index/index.h"
@@ -29,6 +32,7 @@
 #include "io/http.h"
 #include "ringfeed.h"
 #include "testutil.h"
+#include "util/hash.h"
 
 enum { SHARDS = 3, PER_SHARD = 12, SAMPLES = SHARDS * PER_SHARD };
 
@@ -635,4 +639,364 @@ Test(cache_evict, a_cache_half_the_data_stays_within_its_size)
 		     (unsigned long long)st.cache_misses, (unsigned long long)st.cache_written_bytes);
 	cr_assert_gt(st.cache_hits, 0, "what the cache keeps is read from it");
 	cr_assert_leq(folder_bytes(), size);
+}
+
+/* ---- the user's alone (issue 36) ---- */
+
+/* A run whose warnings (stderr) go to dir/NAME: its bytes; *warned the
+ * lines naming what (a substring). */
+static uint8_t *run_warned(const char *cache_dir, const char *group, const char *what,
+			   int *warned, size_t *len, rf_stats *st)
+{
+	rf_config cfg;
+	config(&cfg, cache_dir);
+	cfg.cache_group = group;
+	cfg.log_level = RF_LOG_WARN;
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/stderr.txt", dir);
+	fflush(stderr);
+	int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	uint8_t *got = tu_drain_bytes(&cfg, len, st);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	size_t n;
+	uint8_t *bytes = tu_read(dir, "stderr.txt", &n);
+	char *text = calloc(1, n + 1);
+	memcpy(text, bytes, n);
+	*warned = 0;
+	for (char *p = text; (p = strstr(p, what)); p++)
+		++*warned;
+	fwrite(text, 1, n, stderr); /* shown with the test's output */
+	free(text);
+	free(bytes);
+	return got;
+}
+
+/* Every segment's bytes changed (each byte ^ 0x5a) and its records made to
+ * hold again for them, as anyone who can write the folder can do: the
+ * hashes are public. */
+static void forge_segments(void)
+{
+	char data[8][4200];
+	int n = segment_files(".data", data, 8);
+	cr_assert_geq(n, 1);
+	for (int i = 0; i < n; i++) {
+		size_t len, rlen;
+		char rel[4300], idx[4300];
+		snprintf(rel, sizeof(rel), "%.4000s", data[i] + strlen(cache) + 1);
+		uint8_t *bytes = tu_read(cache, rel, &len);
+		for (size_t k = 0; k < len; k++)
+			bytes[k] ^= 0x5a;
+		tu_write(cache, rel, bytes, len);
+		snprintf(idx, sizeof(idx), "%.*s.idx", (int)strlen(rel) - 5, rel);
+		rf_cache_rec *r = (rf_cache_rec *)tu_read(cache, idx, &rlen);
+		for (size_t k = 0; k < rlen / sizeof(*r); k++) {
+			cr_assert_leq(r[k].at + r[k].got, len);
+			r[k].data_hash = rf_hash_data(bytes + r[k].at, r[k].got);
+			r[k].check = rf_hash_bytes(RF_CACHE_REC_SEED, &r[k], offsetof(rf_cache_rec, check));
+		}
+		tu_write(cache, idx, r, rlen);
+		free(r);
+		free(bytes);
+	}
+}
+
+Test(cache_remote, a_cache_another_user_wrote_is_not_used)
+{
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	free(run(cache, &n1, &s1));
+	/* planted: bytes of the attacker's, records that hold, all uid 65534's */
+	forge_segments();
+	tu_run("chown -R 65534 '%s/" RF_CACHE_DIR "'", cache);
+	uint64_t before = tu_nginx_ranges(NULL);
+	int warned;
+	uint8_t *got = run_warned(cache, NULL, "belongs to uid 65534", &warned, &n2, &s2);
+	assert_same(ref, n0, got, n2, "beside another user's cache folder");
+	cr_assert_eq(warned, 1, "one warning naming the owner");
+	cr_assert_eq(s2.cache_hits, 0);
+	cr_assert_eq(tu_nginx_ranges(NULL) - before, SAMPLES, "every read from the network");
+	free(got);
+	/* the folder ours again, one of its segment's records files another's */
+	tu_run("chown -R 0 '%s/" RF_CACHE_DIR "' && chown 65534 '%s/" RF_CACHE_DIR "/segments/'*.idx",
+	       cache, cache);
+	got = run_warned(cache, NULL, "belongs to uid 65534", &warned, &n2, &s2);
+	assert_same(ref, n0, got, n2, "beside another user's segment");
+	cr_assert_eq(warned, 1, "one warning naming the owner");
+	cr_assert_eq(s2.cache_hits, 0);
+	free(got);
+	free(ref);
+}
+
+Test(cache_remote, a_cache_others_can_write_is_not_used)
+{
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	free(run(cache, &n1, &s1));
+	forge_segments();
+	const char *modes[] = { RF_CACHE_DIR, RF_CACHE_DIR "/segments" };
+	for (int i = 0; i < 2; i++) {
+		tu_run("chmod 0777 '%s/%s'", cache, modes[i]);
+		int warned;
+		uint8_t *got = run_warned(cache, NULL, "writable by every user", &warned, &n2, &s2);
+		assert_same(ref, n0, got, n2, "beside a cache folder every user can write");
+		cr_assert_eq(warned, 1, "%s: one warning", modes[i]);
+		cr_assert_eq(s2.cache_hits, 0);
+		free(got);
+		tu_run("chmod 0755 '%s/%s'", cache, modes[i]);
+	}
+	/* DIR, the folder the cache is in: writable by all without the sticky
+	 * bit (anyone could put their folder in the cache's place), refused */
+	tu_run("chmod 0777 '%s'", cache);
+	int warned;
+	uint8_t *got = run_warned(cache, NULL, "without the sticky bit", &warned, &n2, &s2);
+	assert_same(ref, n0, got, n2, "in a folder every user can write");
+	cr_assert_eq(warned, 1);
+	cr_assert_eq(s2.cache_hits, 0);
+	free(got);
+	free(ref);
+}
+
+/* The group named "nogroup" or "nobody" (gid 65534 on Debian and Fedora), or NULL. */
+static const char *other_group(void)
+{
+	static const char *const names[] = { "nogroup", "nobody" };
+	for (int i = 0; i < 2; i++)
+		if (getgrnam(names[i]))
+			return names[i];
+	return NULL;
+}
+
+Test(cache_remote, a_trusted_group_shares_the_cache)
+{
+	const char *group = other_group();
+	if (!group)
+		cr_skip_test("no group 'nogroup' or 'nobody' here to trust");
+	gid_t gid = getgrnam(group)->gr_gid;
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	/* a sticky DIR every user can write (/scratch): fine */
+	tu_mkdirs(dir, "cache");
+	cr_assert_eq(chmod(cache, 01777), 0);
+	int warned;
+	free(run_warned(cache, group, "warning", &warned, &n1, &s1));
+	cr_assert_eq(warned, 0, "no warning");
+	cr_assert_eq(s1.cache_misses, SAMPLES);
+	/* what it made is the group's: folders 02770, files 0660 */
+	char files[8][4200];
+	int n = segment_files("", files, 8);
+	cr_assert_geq(n, 4, "., .., a segment's .data and .idx");
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		cr_assert_eq(lstat(files[i], &st), 0);
+		if (strstr(files[i], "/..") && S_ISDIR(st.st_mode))
+			continue;
+		cr_assert_eq(st.st_gid, gid, "%s: gid %u", files[i], (unsigned)st.st_gid);
+		cr_assert_eq(st.st_mode & 07777, S_ISDIR(st.st_mode) ? 02770u : 0660u, "%s: mode %o",
+			     files[i], (unsigned)st.st_mode);
+	}
+	/* another member of the group wrote it all: used with the group
+	 * trusted, refused without */
+	tu_run("chown -R 65534 '%s/" RF_CACHE_DIR "'", cache);
+	uint8_t *got = run_warned(cache, group, "warning", &warned, &n2, &s2);
+	assert_same(ref, n0, got, n2, "from the group's cache");
+	cr_assert_eq(warned, 0);
+	cr_assert_eq(s2.cache_hits, SAMPLES, "every read from the group's cache");
+	free(got);
+	got = run_warned(cache, NULL, "belongs to uid 65534", &warned, &n2, &s2);
+	assert_same(ref, n0, got, n2, "the group's cache, the group not trusted");
+	cr_assert_eq(warned, 1);
+	cr_assert_eq(s2.cache_hits, 0);
+	free(got);
+	free(ref);
+	/* a name that is no group: create says so */
+	rf_config cfg;
+	config(&cfg, cache);
+	cfg.cache_group = "no-such-group-here";
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), RF_ECONFIG);
+	cr_assert(strstr(err, "no-such-group-here"), "%s", err);
+}
+
+/* A run of a child process over the cache, bounded: 0 when it gave the
+ * reference's bytes; else what went wrong (1 other bytes, 2 create failed,
+ * -1 it did not end within 60 s: killed). ready(pid), when given, runs in
+ * this process before the child starts. */
+static int child_run(const uint8_t *ref, size_t n0, void (*ready)(pid_t, void *), void *ctx)
+{
+	int go[2];
+	cr_assert_eq(pipe(go), 0);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		rf_config cfg;
+		config(&cfg, cache);
+		rf_loader *l;
+		char err[512];
+		if (rf_loader_create(&l, &cfg, err, sizeof(err)))
+			_exit(2);
+		size_t got = 0;
+		int same = 1;
+		rf_batch *b;
+		while (rf_loader_next(l, &b) == 0) {
+			size_t k = b->count * b->sample_bytes;
+			same = same && got + k <= n0 && !memcmp(ref + got, b->data, k);
+			got += k;
+			rf_batch_release(l, b);
+		}
+		rf_loader_destroy(l);
+		_exit(same && got == n0 ? 0 : 1);
+	}
+	close(go[0]);
+	if (ready)
+		ready(pid, ctx);
+	cr_assert_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	int status = 0;
+	for (int i = 0; i < 600; i++) { /* 60 s at most */
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 4;
+		struct timespec t = { 0, 100000000 };
+		nanosleep(&t, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+static void plant_format_link(pid_t pid, void *victim)
+{
+	char link[4300];
+	snprintf(link, sizeof(link), "%s/" RF_CACHE_DIR "/FORMAT.%d", cache, (int)pid);
+	cr_assert_eq(symlink(victim, link), 0, "%s", strerror(errno));
+}
+
+Test(cache_remote, a_link_planted_at_a_temporary_name_is_not_followed)
+{
+	size_t n0;
+	rf_stats s0;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	tu_mkdirs(dir, "cache/" RF_CACHE_DIR);
+	tu_write(dir, "victim", "precious bytes\n", 15);
+	char victim[4200];
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	/* FORMAT.<pid>, the name the new cache's FORMAT is written under */
+	cr_assert_eq(child_run(ref, n0, plant_format_link, victim), 0);
+	size_t len;
+	uint8_t *v = tu_read(dir, "victim", &len);
+	cr_assert(len == 15 && !memcmp(v, "precious bytes\n", 15), "the victim was written: %zu "
+		  "bytes", len);
+	free(v);
+	rf_cache_info info;
+	char err[512];
+	cr_assert_eq(rf_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert(info.found && info.ranges == SAMPLES, "the cache made all the same");
+	free(ref);
+}
+
+Test(cache_remote, a_fifo_in_the_cache_hangs_nothing)
+{
+	size_t n0, n1;
+	rf_stats s0, s1;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	/* FORMAT a FIFO: no cache (no writer would ever come) */
+	tu_mkdirs(dir, "cache/" RF_CACHE_DIR);
+	char path[4300];
+	snprintf(path, sizeof(path), "%s/" RF_CACHE_DIR "/FORMAT", cache);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	cr_assert_eq(child_run(ref, n0, NULL, NULL), 0, "with a FIFO for FORMAT");
+	tu_rmrf(cache);
+	/* a segment's S.idx a FIFO: that segment is not used */
+	free(run(cache, &n1, &s1));
+	char idx[4][4200];
+	cr_assert_eq(segment_files(".idx", idx, 4), 1);
+	cr_assert_eq(unlink(idx[0]), 0);
+	cr_assert_eq(mkfifo(idx[0], 0600), 0);
+	cr_assert_eq(child_run(ref, n0, NULL, NULL), 0, "with a FIFO for a segment's S.idx");
+	free(ref);
+}
+
+/* ---- the key keeps the query (issue 36) ---- */
+
+TestSuite(cache_query, .init = NULL, .fini = teardown, .timeout = 180);
+
+/* The raw samples of a run over source (ids, sizes and bytes), hashed. */
+static uint64_t raw_run(const char *source, const char *cache_dir, rf_stats *st)
+{
+	rf_config cfg;
+	tu_config(&cfg, source);
+	cfg.raw = 1;
+	cfg.epochs = 1;
+	cfg.seed = 5;
+	cfg.batch_size = 4;
+	cfg.cache_dir = cache_dir;
+	rf_loader *l;
+	char err[512];
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s: %s", source, err);
+	uint64_t h = 14695981039346656037ull;
+	rf_batch *b;
+	int rc;
+	while ((rc = rf_loader_next(l, &b)) == 0) {
+		h = raw_hash(h, b);
+		rf_batch_release(l, b);
+	}
+	cr_assert_eq(rc, RF_EOF, "%s: %s", source, rf_loader_error(l));
+	rf_loader_stats(l, st);
+	rf_loader_destroy(l);
+	return h;
+}
+
+Test(cache_query, two_objects_told_apart_by_their_query_are_two)
+{
+	if (!rf_http_available())
+		cr_skip_test("this ringfeed was built without libcurl");
+	dir = tu_tmpdir("cache_query");
+	/* a.tar and b.tar: the same members, names and sizes (one layout), other
+	 * bytes, one size and mtime, so one nginx ETag; served as
+	 * /get.tar?f=NAME (a source URL's path ends in .tar) */
+	for (int t = 0; t < 2; t++)
+		for (int i = 0; i < 8; i++) {
+			char rel[64];
+			uint8_t *noise = tu_noise(3000, (uint64_t)(i + 100 * t));
+			snprintf(rel, sizeof(rel), "src%c/%06d.bin", 'a' + t, i);
+			tu_write(dir, rel, noise, 3000);
+			free(noise);
+		}
+	tu_mkdirs(dir, "www");
+	tu_run("cd '%s/srca' && tar --format=ustar --mtime=@0 --owner=0 --group=0 -cf ../www/a.tar * && "
+	       "cd '%s/srcb' && tar --format=ustar --mtime=@0 --owner=0 --group=0 -cf ../www/b.tar * && "
+	       "touch -d 2020-01-01 '%s/www/a.tar' '%s/www/b.tar'", dir, dir, dir, dir);
+	char www[4200];
+	snprintf(www, sizeof(www), "%s/www", dir);
+	port = tu_nginx_start_with(www, "location = /get.tar { try_files /$arg_f =404; }");
+	if (!port)
+		cr_skip_test("nginx is not installed (scripts/deps.sh installs nginx-light)");
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	char a[256], b[256];
+	snprintf(a, sizeof(a), "http://127.0.0.1:%d/get.tar?f=a.tar", port);
+	snprintf(b, sizeof(b), "http://127.0.0.1:%d/get.tar?f=b.tar", port);
+	rf_stats sa, sb, s1, s2;
+	uint64_t want_a = raw_run(a, NULL, &sa), want_b = raw_run(b, NULL, &sb);
+	cr_assert_neq(want_a, want_b, "a.tar and b.tar hold other bytes");
+	cr_assert_eq(raw_run(a, cache, &s1), want_a);
+	cr_assert_eq(s1.cache_misses, 8);
+	uint64_t got_b = raw_run(b, cache, &s2);
+	cr_assert_eq(got_b, want_b, "a run over b.tar got %s", got_b == want_a ? "a.tar's bytes" :
+		     "other bytes");
+	cr_assert_eq(s2.cache_hits, 0, "nothing of b.tar was cached");
+	cr_assert_eq(raw_run(b, cache, &s2), want_b);
+	cr_assert_eq(s2.cache_hits, 8, "b.tar cached in its own right");
 }

@@ -456,11 +456,16 @@ static int nginx_accepts(void *ctx)
 	return ok;
 }
 
-static int nginx_start(const char *root, const char *cert, const char *key);
+static int nginx_start(const char *root, const char *cert, const char *key, const char *extra);
 
 int tu_nginx_start(const char *root)
 {
-	return nginx_start(root, NULL, NULL);
+	return nginx_start(root, NULL, NULL, NULL);
+}
+
+int tu_nginx_start_with(const char *root, const char *extra)
+{
+	return nginx_start(root, NULL, NULL, extra);
 }
 
 int tu_nginx_start_tls(const char *root, char **ca)
@@ -481,12 +486,12 @@ int tu_nginx_start_tls(const char *root, char **ca)
 	snprintf(key, sizeof(key), "%s/srv.key", d);
 	int ret = asprintf(ca, "%s/ca.pem", d);
 	cr_assert(ret > 0);
-	int port = nginx_start(root, cert, key);
+	int port = nginx_start(root, cert, key, NULL);
 	free(d); /* the folder stays until the test's end: the CA file is in it */
 	return port;
 }
 
-static int nginx_start(const char *root, const char *cert, const char *key)
+static int nginx_start(const char *root, const char *cert, const char *key, const char *extra)
 {
 	static const char *const where[] = { "/usr/sbin/nginx", "/usr/bin/nginx",
 					     "/usr/local/sbin/nginx" };
@@ -509,10 +514,10 @@ static int nginx_start(const char *root, const char *cert, const char *key)
 		"  access_log %s/access.log ranges; client_body_temp_path %s/tmp; proxy_temp_path %s/tmp;\n"
 		"  fastcgi_temp_path %s/tmp; uwsgi_temp_path %s/tmp; scgi_temp_path %s/tmp;\n"
 		"  keepalive_requests 1000000;\n"
-		"  server { listen 127.0.0.1:%d%s; root %s;%s%s%s%s%s } }\n",
+		"  server { listen 127.0.0.1:%d%s; root %s;%s%s%s%s%s %s } }\n",
 		d, d, d, d, d, d, d, d, nginx_port, cert ? " ssl" : "", root,
 		cert ? " ssl_certificate " : "", cert ? cert : "", cert ? "; ssl_certificate_key " : "",
-		key ? key : "", cert ? ";" : "");
+		key ? key : "", cert ? ";" : "", extra ? extra : "");
 	tu_write(nginx_dir, "nginx.conf", conf, (size_t)n);
 	char confpath[4096];
 	snprintf(confpath, sizeof(confpath), "%s/nginx.conf", nginx_dir);

@@ -103,6 +103,9 @@ int tu_nginx_start(const char *root);
  * (malloc'ed), for CURL_CA_BUNDLE. */
 int tu_nginx_start_tls(const char *root, char **ca);
 void tu_nginx_stop(void);
+/* tu_nginx_start() with more directives in its server block (extra: such
+ * as "location = /get { try_files /$arg_f =404; }"). */
+int tu_nginx_start_with(const char *root, const char *extra);
 /* Ranged GETs the test's nginx answered so far, and their body bytes (*bytes,
  * or NULL), leaving out whole-object GETs and one-byte probes (bytes=0-0:
  * the size and ETag checks at create): the reads of samples and chunks. */

@@ -94,6 +94,7 @@ class Loader:
         remote_timeout_ms: int = 0,
         cache_dir: Optional[_Path] = None,
         cache_bytes: int = 0,
+        cache_group: Optional[str] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     @property

@@ -99,6 +99,9 @@ HELP = {
     "cache_dir": "A node-local cache of remote shards' bytes, in cache_dir/ringfeed-cache/, "
                  "shared by every process naming it (the ranks of a node); None = no cache.",
     "cache_bytes": "The cache's size at most (at least 4 MiB); 0 = 10 GiB.",
+    "cache_group": "A group (its name) trusted to share cache_dir: its files are made that "
+                   "group's (0660) and its other members' used; None = the cache is this user's "
+                   "alone (another user's folder, or one others can write, is not used).",
     "zstd_dict": "The dictionary the shards' .zst members were compressed with; None = "
                  "zstd.dict beside the shards, when there is one.",
     "shard_access": "Tar shards: 'random' reads samples in the sampler's order, "

@@ -88,6 +88,7 @@ static const struct field fields[] = {
 	FIELD(field_max, F_U32),
 	FIELD(remote_timeout_ms, F_U32),
 	FIELD(cache_dir, F_STR),      FIELD(cache_bytes, F_U64),
+	FIELD(cache_group, F_STR),
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 

@@ -1,5 +1,5 @@
-"""test_cache_kw.py - the node-local cache's keywords (cache_dir, cache_bytes)
-and counters as the package takes and reports them: paths as str, bytes or
+"""test_cache_kw.py - the node-local cache's keywords (cache_dir, cache_bytes,
+cache_group) and counters as the package takes and reports them: paths as str, bytes or
 os.PathLike, sizes as integers, every wrong type or value refused naming the
 keyword, the six cache counters in stats(). What the cache does with remote
 shards is test_remote's business; here the source is local, which the cache
@@ -31,6 +31,7 @@ def test_defaults_are_no_cache():
     d = ringfeed.defaults()
     assert d["cache_dir"] is None
     assert d["cache_bytes"] == 0
+    assert d["cache_group"] is None
 
 
 @pytest.mark.parametrize("as_path", [str, os.fsencode, pathlib.Path])
@@ -62,3 +63,27 @@ def test_cache_keywords_are_checked(data, tmp_path):
         ringfeed.Loader(data, cache_bytes=1 << 64, **SMALL)
     with pytest.raises(TypeError, match="unexpected keyword argument 'cache_size'"):
         ringfeed.Loader(data, cache_size=1 << 30, **SMALL)
+
+
+def _a_group():
+    """A group of this machine's (the running user's own), by name."""
+    import grp
+    return grp.getgrgid(os.getgid()).gr_name
+
+
+def test_cache_group_is_taken(data, tmp_path):
+    group = _a_group()
+    with ringfeed.Loader(data, cache_dir=str(tmp_path / "c"), cache_group=group,
+                         **SMALL) as loader:
+        assert all(loader.stats()[key] == 0 for key in COUNTERS)
+    with ringfeed.Loader(data, cache_dir=str(tmp_path / "c"), cache_group=None, **SMALL) as loader:
+        assert all(loader.stats()[key] == 0 for key in COUNTERS)
+
+
+def test_cache_group_is_checked(data, tmp_path):
+    with pytest.raises(TypeError, match="cache_group: expected str, bytes or os.PathLike, not int"):
+        ringfeed.Loader(data, cache_group=3, **SMALL)
+    # a name that is no group here: refused at create, naming it
+    with pytest.raises(ringfeed.Error, match="cache_group = 'no-such-group-here': no such group"):
+        ringfeed.Loader(data, cache_dir=str(tmp_path / "c"), cache_group="no-such-group-here",
+                        **SMALL)

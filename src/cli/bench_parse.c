@@ -77,6 +77,10 @@ static void usage(FILE *f)
 		"                    ranks of a node fetch each range once); see ringfeed cache\n"
 		"  --cache-size SIZE at most SIZE bytes in the cache, K/M/G/T suffixes (default\n"
 		"                    10G, at least 4M): whole segments are evicted past it\n"
+		"  --cache-group NAME  share the cache with the users of group NAME: its files\n"
+		"                    are made theirs (0660), and theirs used; without it a\n"
+		"                    cache folder or file of another user, or writable by\n"
+		"                    others, is not used (a warning; reads go to the network)\n"
 		"  --tokens          SOURCE holds token shards: llm.c's .bin (GPT-2 uint16 or\n"
 		"                    Llama-3 uint32) or .bin.zst (ringfeed pack --tokens): a\n"
 		"                    folder, a list file, a glob 'data/train_*.bin' or a brace\n"
@@ -138,7 +142,7 @@ enum {
 	O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_ZDICT, O_STEP, O_LOG, O_PROGRESS,
 	O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE,
 	O_HIDDEN, O_ACCESS, O_BLOCK, O_TOKENS, O_SEQ, O_STRIDE, O_TOKDTYPE, O_KIND, O_FIELDS,
-	O_FIELDMAX, O_REMOTE_TIMEOUT, O_CACHE_DIR, O_CACHE_SIZE,
+	O_FIELDMAX, O_REMOTE_TIMEOUT, O_CACHE_DIR, O_CACHE_SIZE, O_CACHE_GROUP,
 	/* Order, ranks and resume (issue 6). */
 	O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME
 };
@@ -183,6 +187,7 @@ static const struct option opts[] = {
 	{ "remote-timeout", required_argument, 0, O_REMOTE_TIMEOUT },
 	{ "cache-dir", required_argument, 0, O_CACHE_DIR },
 	{ "cache-size", required_argument, 0, O_CACHE_SIZE },
+	{ "cache-group", required_argument, 0, O_CACHE_GROUP },
 	/* Order, ranks and resume (issue 6). */
 	{ "sampler", required_argument, 0, O_SAMPLER },
 	{ "samples-per-epoch", required_argument, 0, O_SPE },
@@ -236,6 +241,7 @@ static int parse_source(int c, const char *arg, bench_opts *o)
 	case O_HIDDEN: cfg->include_hidden = 1; break;
 	case O_ICACHE: cfg->index_cache = arg; break;
 	case O_CACHE_DIR: cfg->cache_dir = arg; break;
+	case O_CACHE_GROUP: cfg->cache_group = arg; break;
 	case O_CACHE_SIZE:
 		if (cli_size("--cache-size", arg, RF_CACHE_MIN_BYTES, 1ull << 50, &cfg->cache_bytes))
 			return 2;
@@ -363,6 +369,8 @@ static int check(bench_opts *o, int argc, char **argv)
 				       "--diagnose or tune");
 	if (cfg->cache_bytes && !(cfg->cache_dir && cfg->cache_dir[0]))
 		return cli_usage_error("bench", "--cache-size goes with --cache-dir");
+	if (cfg->cache_group && !(cfg->cache_dir && cfg->cache_dir[0]))
+		return cli_usage_error("bench", "--cache-group goes with --cache-dir");
 	if (o->max_batches >= 0 && o->have_epochs)
 		return cli_usage_error("bench", "give --batches or --epochs, not both");
 	if (o->max_batches >= 0)

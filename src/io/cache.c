@@ -8,9 +8,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h> /* renameat */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> /* strncasecmp */
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -23,7 +25,7 @@
 #include "util/util.h"
 
 #define SEG_MIN (256u << 10)
-#define SEG_MAX (64u << 20)
+#define SEG_MAX RF_CACHE_SEG_MAX
 #define STAGING_BYTES (32u << 20)  /* fetched bytes copied and waiting for their write */
 #define MAX_PENDING 4096           /* ranges between their fill and their record */
 #define REFRESH_NS 100000000ull    /* the other processes' records, looked at this often */
@@ -117,7 +119,9 @@ struct rf_cache {
 	                         * clock is coarse: a segment made in the same tick
 	                         * as the listing leaves the mtime as it was) */
 	rf_cache_counts n;
-	uint8_t warned_write, warned_damage, warned_bytes;
+	uint8_t warned_write, warned_damage, warned_bytes, warned_trust;
+	int64_t gid;           /* the group trusted to share the cache, or -1 */
+	char why[512];         /* why a file of the cache is not used (trusted()) */
 };
 
 #define TAG_DATA (1ull << 40) /* a write's tag: TAG_DATA | pending, or TAG_RECS | segment */
@@ -141,12 +145,205 @@ static void stop_writing(rf_cache *c, const char *what, int err)
 	c->writable = 0;
 }
 
+/* ---- the user's alone ---- */
+
+/* Whether fd, the cache's file or folder name (a path in the cache), may be
+ * used: a regular file (a folder), the running user's or the trusted
+ * group's, writable by no one else. The records' hashes are public, so
+ * whoever can write a file of the cache can make it serve any bytes.
+ * @return : 1; or 0 with c->why saying why not. */
+static int trusted(rf_cache *c, int fd, const char *name, int folder)
+{
+	struct stat st;
+	if (fstat(fd, &st)) {
+		rf_fmt(c->why, sizeof(c->why), "%s: %s", name, strerror(errno));
+		return 0;
+	}
+	int group = c->gid >= 0 && st.st_gid == (gid_t)c->gid;
+	if (folder ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+		rf_fmt(c->why, sizeof(c->why), "%s is %s, not %s", name, rf_file_kind(st.st_mode),
+		       folder ? "a directory" : "a regular file");
+	else if (st.st_uid != geteuid() && !group)
+		rf_fmt(c->why, sizeof(c->why), "%s belongs to uid %u, not to this user (uid %u)%s",
+		       name, (unsigned)st.st_uid, (unsigned)geteuid(),
+		       c->gid >= 0 ? " nor to the trusted group" : " (--cache-group names a group "
+		       "trusted to share it)");
+	else if (st.st_mode & S_IWOTH)
+		rf_fmt(c->why, sizeof(c->why), "%s is writable by every user (mode %04o)", name,
+		       (unsigned)(st.st_mode & 07777));
+	else if ((st.st_mode & S_IWGRP) && !group)
+		rf_fmt(c->why, sizeof(c->why), "%s is writable by its group (gid %u, mode %04o), "
+		       "not %s", name, (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777),
+		       c->gid >= 0 ? "the trusted one" : "one named trusted (--cache-group)");
+	else
+		return 1;
+	return 0;
+}
+
+/* A file or folder of the cache found as it runs (another process's
+ * segment) that may not be used: skipped, one warning. */
+static void untrusted(rf_cache *c)
+{
+	if (!c->warned_trust)
+		rf_log(c->p.log_level, RF_LOG_WARN, "cache %s: %s; not used, those reads go to the "
+		       "network", c->root, c->why);
+	c->warned_trust = 1;
+}
+
+/* Opens an existing file of the cache (name in dirfd, shown as prefix
+ * name), never through a link nor waiting on a FIFO, and only when
+ * trusted(). @return : the descriptor; or -1 with errno set (ENOENT: not
+ * there) and, when it is there but not to be used, c->why set (errno
+ * EPERM). */
+static int open_file(rf_cache *c, int dirfd, const char *prefix, const char *name, int flags)
+{
+	char shown[RF_CACHE_SEG_NAME_MAX + 32];
+	rf_fmt(shown, sizeof(shown), "%s%s", prefix, name);
+	c->why[0] = '\0';
+	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP) {
+		rf_fmt(c->why, sizeof(c->why), "%s is a symbolic link (not followed)", shown);
+		errno = EPERM;
+	}
+	if (fd >= 0 && !trusted(c, fd, shown, 0)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+/* Makes a new file of the cache: O_EXCL (never an existing name: a link
+ * planted there is not followed, a file there not truncated), with the
+ * cache's mode and group (0644; 0660 and the trusted group's: set after the
+ * open, past the umask). @return : the descriptor, or -1 with errno set. */
+static int make_file(rf_cache *c, int dirfd, const char *name, int flags)
+{
+	int fd = openat(dirfd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			c->gid >= 0 ? 0660 : 0644);
+	/* a new regular file (O_EXCL made it): O_NONBLOCK is let go, so that an
+	 * engine write that would wait is punted to a worker on any kernel, not
+	 * failed with EAGAIN */
+	if (fd >= 0 && ((c->gid >= 0 && (fchown(fd, (uid_t)-1, (gid_t)c->gid) || fchmod(fd, 0660))) ||
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK))) {
+		int e = errno;
+		close(fd);
+		unlinkat(dirfd, name, 0);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* Finds or makes the folder name in dirfd (path: for messages), trusted.
+ * @return : its descriptor, or -1 with errno set (EPERM: c->why says why). */
+static int make_folder(rf_cache *c, int dirfd, const char *name, const char *path)
+{
+	c->why[0] = '\0';
+	int made = !mkdirat(dirfd, name, c->gid >= 0 ? 02770 : 0755);
+	if (!made && errno != EEXIST)
+		return -1;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+		rf_fmt(c->why, sizeof(c->why), "%s is not a directory (a symbolic link is not "
+		       "followed)", path);
+		errno = EPERM;
+		return -1;
+	}
+	if (fd < 0)
+		return -1;
+	if (made && c->gid >= 0 && (fchown(fd, (uid_t)-1, (gid_t)c->gid) || fchmod(fd, 02770))) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!trusted(c, fd, path, 1)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+/* Whether DIR (top, the folder the cache is made in) keeps others from
+ * replacing DIR/ringfeed-cache: writable by no one untrusted, or sticky
+ * (/scratch, 1777: no one renames another's folder in it), and the user's,
+ * root's or the trusted group's (its owner may rename anything in it).
+ * @return : 1; or 0 with c->why set. */
+static int parent_trusted(rf_cache *c, int top)
+{
+	struct stat st;
+	if (fstat(top, &st)) {
+		rf_fmt(c->why, sizeof(c->why), "%s: %s", c->p.dir, strerror(errno));
+		return 0;
+	}
+	int group = c->gid >= 0 && st.st_gid == (gid_t)c->gid;
+	int others = (st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && !group);
+	if (st.st_uid != geteuid() && st.st_uid != 0 && !group)
+		rf_fmt(c->why, sizeof(c->why), "the folder it is in, %s, belongs to uid %u (who could "
+		       "replace the cache in it), not to this user (uid %u)", c->p.dir,
+		       (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (others && !(st.st_mode & S_ISVTX))
+		rf_fmt(c->why, sizeof(c->why), "the folder it is in, %s, is writable by other users "
+		       "(mode %04o) without the sticky bit: they could replace the cache in it",
+		       c->p.dir, (unsigned)(st.st_mode & 07777));
+	else
+		return 1;
+	return 0;
+}
+
+int rf_cache_group_id(const char *name, gid_t *gid)
+{
+	struct group gr, *found = NULL;
+	size_t len = 4096;
+	for (;;) { /* a group of many members needs more than 4 KiB */
+		char *buf = malloc(len);
+		if (!buf)
+			return -ENOMEM;
+		int e = getgrnam_r(name, &gr, buf, len, &found);
+		if (!e && found)
+			*gid = found->gr_gid;
+		free(buf);
+		if (e == ERANGE && len < (16u << 20)) {
+			len *= 4;
+			continue;
+		}
+		return e ? -e : found ? 0 : -ENOENT;
+	}
+}
+
+/* Whether a query parameter (its name, n bytes) is one a signature adds:
+ * S3's presigned URLs (X-Amz-*, any case, as S3 reads them) and
+ * CloudFront's signed ones. They change with every signing of one object. */
+static int signing_param(const char *name, size_t n)
+{
+	static const char *const exact[] = { "Signature", "Expires", "Key-Pair-Id", "Policy" };
+	if (n >= 6 && !strncasecmp(name, "X-Amz-", 6))
+		return 1;
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (n == strlen(exact[i]) && !memcmp(name, exact[i], n))
+			return 1;
+	return 0;
+}
+
 uint64_t rf_cache_object(const char *url, const char *etag, uint64_t size)
 {
 	if (!etag || !etag[0])
 		return 0;
-	size_t n = strcspn(url, "?#"); /* a presigned URL's signature changes; the object not */
+	/* the path, then each parameter of the query that is not a signature's,
+	 * in its order, its length first (a=b&c is not a=b&&c): a query may be
+	 * all that tells two objects apart (/get?f=a.tar, ?f=b.tar), and two
+	 * files of one size and mtime have one nginx-style ETag */
+	size_t end = strcspn(url, "#"), n = strcspn(url, "?#");
 	uint64_t h = rf_hash_bytes(0x6f626a656374ull, url, n);
+	for (size_t i = n; i < end;) {
+		i++; /* the '?' or '&' before the parameter */
+		size_t len = strcspn(url + i, "&#"), name = strcspn(url + i, "=&#");
+		if (!signing_param(url + i, RF_MIN(name, len)))
+			h = rf_hash_bytes(rf_hash_u64(h, len), url + i, len);
+		i += len;
+	}
 	h = rf_hash_bytes(h, etag, strlen(etag));
 	h = rf_hash_u64(h, size);
 	return h ? h : 1;
@@ -318,8 +515,11 @@ static void tail(rf_cache *c, uint32_t i)
 	struct stat st;
 	if (fstat(s->idx_fd, &st) || (uint64_t)st.st_size < s->idx_pos + sizeof(rf_cache_rec))
 		return;
+	/* no writer writes more records than RF_CACHE_IDX_MAX holds: a longer
+	 * file (damage, or a sparse file's zeros) is read no further */
+	uint64_t size = RF_MIN((uint64_t)st.st_size, RF_CACHE_IDX_MAX);
 	rf_cache_rec buf[256];
-	while (s->idx_pos + sizeof(rf_cache_rec) <= (uint64_t)st.st_size) {
+	while (s->idx_pos + sizeof(rf_cache_rec) <= size) {
 		ssize_t n = pread(s->idx_fd, buf, sizeof(buf), (off_t)s->idx_pos);
 		if (n < (ssize_t)sizeof(rf_cache_rec))
 			return;
@@ -330,7 +530,7 @@ static void tail(rf_cache *c, uint32_t i)
 				 * again later; still bad after BAD_LOOKS looks (seconds)
 				 * with more records behind it, it is damage */
 				if (++s->bad_looks >= BAD_LOOKS &&
-				    (uint64_t)st.st_size > s->idx_pos + sizeof(rf_cache_rec)) {
+				    size > s->idx_pos + sizeof(rf_cache_rec)) {
 					s->damaged = 1;
 					if (!c->warned_damage)
 						warn(c, "segment %s has a damaged record; the rest of it "
@@ -400,8 +600,16 @@ static uint64_t list(rf_cache *c)
 		seg_init(s, name);
 		char path[RF_CACHE_SEG_NAME_MAX + 8];
 		rf_fmt(path, sizeof(path), "%s.idx", name);
-		s->idx_fd = openat(c->segdir, path, O_RDONLY | O_CLOEXEC);
-		s->file = s->idx_fd >= 0 ? rf_io_file_open(c->p.io, c->segdir, e->d_name) : -1;
+		s->idx_fd = open_file(c, c->segdir, "segments/", path, O_RDONLY);
+		/* S.data checked here, then opened by name for the engine (O_DIRECT,
+		 * registered): no one but the trusted can rename in this folder */
+		int data = s->idx_fd < 0 ? -1
+			   : open_file(c, c->segdir, "segments/", e->d_name, O_RDONLY);
+		if (data >= 0)
+			close(data);
+		if (c->why[0])
+			untrusted(c); /* a link, a FIFO, another user's: not a segment */
+		s->file = data >= 0 ? rf_io_file_open(c->p.io, c->segdir, e->d_name) : -1;
 		if (s->idx_fd < 0 || s->file < 0) { /* deleted meanwhile, or no handle left */
 			s->alive = 0;
 			seg_release(c, slot);
@@ -457,7 +665,7 @@ static int evict(rf_cache *c, uint32_t i)
 	seg *s = &c->segs[i];
 	char path[RF_CACHE_SEG_NAME_MAX + 8];
 	rf_fmt(path, sizeof(path), "%s.data", s->name);
-	int fd = openat(c->segdir, path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(c->segdir, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB)) {
 		close(fd);
 		return 0; /* its writer is alive */
@@ -475,16 +683,21 @@ static int evict(rf_cache *c, uint32_t i)
 }
 
 /* The eviction order: segments the order does not need ahead first, then
- * those it needs last; among equals the least recently used. */
-static const uint64_t *sort_need;
-static const seg *sort_segs;
-static int victim_cmp(const void *x, const void *y)
+ * those it needs last; among equals the least recently used. What it
+ * compares is passed in (qsort_r), never kept in a static: each loader's
+ * ring thread evicts its own cache, two loaders of one process at once. */
+typedef struct victims {
+	const uint64_t *need;
+	const seg *segs;
+} victims;
+static int victim_cmp(const void *x, const void *y, void *ctx)
 {
+	const victims *v = ctx;
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	if (sort_need[a] != sort_need[b])
-		return sort_need[a] > sort_need[b] ? -1 : 1;
-	return sort_segs[a].last_used < sort_segs[b].last_used ? -1
-	       : sort_segs[a].last_used > sort_segs[b].last_used;
+	if (v->need[a] != v->need[b])
+		return v->need[a] > v->need[b] ? -1 : 1;
+	return v->segs[a].last_used < v->segs[b].last_used ? -1
+	       : v->segs[a].last_used > v->segs[b].last_used;
 }
 
 /* Makes room for one more segment: deletes others until the folder holds
@@ -511,9 +724,8 @@ static int make_room(rf_cache *c)
 	for (uint32_t i = 0; i < c->nsegs; i++)
 		if (c->segs[i].used && c->segs[i].alive && !c->segs[i].mine)
 			order[n++] = i;
-	sort_need = need; /* the ring thread's alone, like everything here */
-	sort_segs = c->segs;
-	qsort(order, n, sizeof(uint32_t), victim_cmp);
+	victims v = { .need = need, .segs = c->segs };
+	qsort_r(order, n, sizeof(uint32_t), victim_cmp, &v);
 	for (uint32_t j = 0; j < n && count >= c->max_segs; j++)
 		if (evict(c, order[j])) /* else a live writer holds it */
 			count--;
@@ -559,10 +771,9 @@ static int new_segment(rf_cache *c)
 	 * then named S.data: whoever lists S.data finds its records' file, and
 	 * never a segment unlocked for a moment (an evictor would take it) */
 	rf_fmt(path, sizeof(path), "%s.idx", name);
-	s->idx_fd = openat(c->segdir, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	s->idx_fd = make_file(c, c->segdir, path, O_RDWR);
 	rf_fmt(path, sizeof(path), "%s.new", name);
-	s->data_fd = s->idx_fd < 0 ? -1 : openat(c->segdir, path, O_RDWR | O_CREAT | O_EXCL |
-						 O_CLOEXEC, 0644);
+	s->data_fd = s->idx_fd < 0 ? -1 : make_file(c, c->segdir, path, O_RDWR);
 	char final[RF_CACHE_SEG_NAME_MAX + 8];
 	rf_fmt(final, sizeof(final), "%s.data", name);
 	if (s->data_fd < 0 || flock(s->data_fd, LOCK_EX | LOCK_NB) ||
@@ -601,58 +812,83 @@ out:
 
 /* ---- open, close ---- */
 
-/* Makes DIR/ringfeed-cache and what is in it, or finds it. @return : 0, or
- * the errno (the warning said what). */
+/* FORMAT, made: written whole under a temporary name (O_EXCL: a leftover
+ * of a process of this pid, or a link planted there, loses its name, and
+ * nothing it points at is opened), then renamed. @return : 0, or an errno. */
+static int make_format(rf_cache *c, int rootfd)
+{
+	char tmp[64];
+	rf_fmt(tmp, sizeof(tmp), "FORMAT.%d", (int)getpid());
+	int w = make_file(c, rootfd, tmp, O_WRONLY);
+	if (w < 0 && errno == EEXIST && !unlinkat(rootfd, tmp, 0))
+		w = make_file(c, rootfd, tmp, O_WRONLY);
+	if (w < 0)
+		return errno;
+	int ok = write(w, RF_CACHE_FORMAT, strlen(RF_CACHE_FORMAT)) == (ssize_t)strlen(RF_CACHE_FORMAT);
+	int e = ok ? 0 : errno ? errno : EIO;
+	close(w);
+	if (ok && renameat(rootfd, tmp, rootfd, "FORMAT"))
+		e = errno;
+	if (e)
+		unlinkat(rootfd, tmp, 0);
+	return e;
+}
+
+/* Makes DIR/ringfeed-cache and what is in it, or finds it, and checks it is
+ * the user's (the user's and the trusted group's) alone. @return : 0, or
+ * the errno (EPERM: not the user's, c->why says what; EPROTO: not a cache
+ * of this version). */
 static int open_folder(rf_cache *c)
 {
-	/* DIR itself is made (its parent must be there); DIR/ringfeed-cache in it */
+	/* DIR itself is made (its parent must be there), and opened as the user
+	 * names it, links and all; everything in it never through a link */
 	if (mkdir(c->p.dir, 0755) && errno != EEXIST)
 		return errno;
-	if (mkdir(c->root, 0755) && errno != EEXIST)
+	int top = open(c->p.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (top < 0)
 		return errno;
-	int rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!parent_trusted(c, top)) {
+		close(top);
+		return EPERM;
+	}
+	int rootfd = make_folder(c, top, RF_CACHE_DIR, "the folder itself");
+	close(top);
 	if (rootfd < 0)
 		return errno;
-	char text[64] = "";
-	int fd = openat(rootfd, "FORMAT", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) { /* a new cache: FORMAT written whole, then renamed */
-		char tmp[64];
-		rf_fmt(tmp, sizeof(tmp), "FORMAT.%d", (int)getpid());
-		int w = openat(rootfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		int ok = w >= 0 && write(w, RF_CACHE_FORMAT, strlen(RF_CACHE_FORMAT)) ==
-			 (ssize_t)strlen(RF_CACHE_FORMAT);
-		if (w >= 0)
-			close(w);
-		if (!ok || renameat(rootfd, tmp, rootfd, "FORMAT")) {
-			int e = errno;
-			unlinkat(rootfd, tmp, 0);
+	int fd = open_file(c, rootfd, "", "FORMAT", O_RDONLY);
+	if (fd < 0 && errno == ENOENT) { /* a new cache */
+		int e = make_format(c, rootfd);
+		if (e) {
 			close(rootfd);
-			return e ? e : EIO;
+			return e;
 		}
-		fd = openat(rootfd, "FORMAT", O_RDONLY | O_CLOEXEC);
+		fd = open_file(c, rootfd, "", "FORMAT", O_RDONLY);
 	}
 	if (fd < 0) {
 		int e = errno;
 		close(rootfd);
 		return e;
 	}
-	ssize_t n = read(fd, text, sizeof(text) - 1);
+	char text[64] = "";
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
 	if (n != (ssize_t)strlen(RF_CACHE_FORMAT) || memcmp(text, RF_CACHE_FORMAT, (size_t)n)) {
 		close(fd);
 		close(rootfd);
 		return EPROTO; /* not our folder, or another version of it */
 	}
 	c->format_fd = fd;
-	if (mkdirat(rootfd, "segments", 0755) && errno != EEXIST) {
-		int e = errno;
-		close(rootfd);
-		return e;
-	}
-	c->segdir = openat(rootfd, "segments", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	c->segdir = make_folder(c, rootfd, "segments", "segments/");
 	int e = c->segdir < 0 ? errno : 0;
 	if (!e) {
-		c->claims_fd = openat(rootfd, "claims", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (c->claims_fd < 0) /* a read-only cache: served from, never written */
+		c->claims_fd = open_file(c, rootfd, "", "claims", O_RDWR);
+		if (c->claims_fd < 0 && errno == ENOENT) {
+			c->claims_fd = make_file(c, rootfd, "claims", O_RDWR);
+			if (c->claims_fd < 0 && errno == EEXIST) /* another process made it now */
+				c->claims_fd = open_file(c, rootfd, "", "claims", O_RDWR);
+		}
+		if (c->claims_fd < 0 && errno == EPERM && c->why[0])
+			e = EPERM; /* another's claims file: not a cache of the user's */
+		else if (c->claims_fd < 0) /* a read-only cache: served from, never written */
 			stop_writing(c, "cannot write its claims file", errno);
 	}
 	close(rootfd);
@@ -669,6 +905,7 @@ int rf_cache_open(rf_cache **out, const rf_cache_params *p)
 	c->segdir = c->format_fd = c->claims_fd = -1;
 	c->cur = NO_SEG;
 	c->writable = 1;
+	c->gid = -1;
 	uint64_t bytes = p->bytes ? p->bytes : RF_CACHE_DEFAULT_BYTES;
 	c->seg_bytes = RF_MIN(RF_MAX(bytes / 16, SEG_MIN), SEG_MAX);
 	c->seg_bytes &= ~4095ull;
@@ -695,9 +932,23 @@ int rf_cache_open(rf_cache **out, const rf_cache_params *p)
 		c->segs[i].file = c->segs[i].idx_fd = c->segs[i].data_fd = -1;
 	for (uint32_t k = 0; k < MAX_PENDING; k++)
 		c->pfree[c->npfree++] = MAX_PENDING - 1 - k;
-	int e = c->max_segs >= 2 ? open_folder(c) : 0;
+	int e = 0;
+	if (p->group && p->group[0]) {
+		gid_t gid;
+		e = rf_cache_group_id(p->group, &gid) ? ESRCH : 0;
+		c->gid = e ? -1 : (int64_t)gid;
+	}
+	if (!e && c->max_segs >= 2)
+		e = open_folder(c);
 	if (c->max_segs < 2 || e) {
-		if (c->max_segs < 2)
+		if (e == ESRCH)
+			rf_log(p->log_level, RF_LOG_WARN, "cache %s: the group trusted to share it, "
+			       "'%s', is not a group here; no cache, every read goes to the network",
+			       c->root, p->group);
+		else if (e == EPERM && c->why[0])
+			rf_log(p->log_level, RF_LOG_WARN, "cache %s: %s; no cache, every read goes to "
+			       "the network", c->root, c->why);
+		else if (c->max_segs < 2)
 			rf_log(p->log_level, RF_LOG_WARN, "cache %s: %llu bytes hold fewer than two "
 			       "segments; no cache", c->root, (unsigned long long)bytes);
 		else if (e == EPROTO)

@@ -4,8 +4,8 @@
  * a node), bounded, and never serving a torn or stale byte.
  *
  * On disk, DIR/ringfeed-cache/:
- *   FORMAT          "ringfeed-cache 1\n": what the folder is (another text:
- *                   not ours, left alone, no cache)
+ *   FORMAT          "ringfeed-cache 2\n": what the folder is (another text,
+ *                   version 1's included: not ours, left alone, no cache)
  *   claims          empty: a one-byte lock (F_OFD_SETLK) at a range's key
  *                   says a process is fetching that range; the kernel drops
  *                   it when its holder dies, so no claim outlives a crash
@@ -15,8 +15,10 @@
  *   segments/S.idx  one rf_cache_rec per range, each appended only once its
  *                   bytes are written: a range is visible once complete
  * A range's key is (object, offset, len): the object a hash of the URL
- * without its query, the ETag and the size, so a replaced object is another
- * object; an object without an ETag is not cached. A record is served only
+ * (its query kept, but for the parameters a signature adds, which change
+ * with every signing of one object), the ETag and the size, so a replaced
+ * object is another object, and so are two objects one path serves by
+ * their query; an object without an ETag is not cached. A record is served only
  * if its own checksum holds and, once read, its bytes hash to what it says
  * (a record cut short by SIGKILL, or bytes lost in a crash, are never
  * served).
@@ -28,9 +30,21 @@
  * recently used. A deleted segment stays readable through descriptors
  * already open, so no read in flight is torn.
  *
- * Degrades, never fails: a folder that cannot be made or written, a full
- * disk, a damaged record or bytes that do not match their hash make those
- * reads go to the network, with one warning each kind.
+ * The running user's alone: the records' hashes are public (anyone can
+ * compute a record that holds), so the cache is used only where no one
+ * else could have written it. DIR/ringfeed-cache, segments/ and every file
+ * in them must belong to the running user (or to the group named trusted:
+ * rf_cache_params.group, then made 02770 and 0660 and that group's) and be
+ * writable by no one else; DIR itself by no one else either, unless it has
+ * the sticky bit (/scratch, mode 1777: no one can rename another's folder
+ * in it). Else one warning, and no cache. Every file is opened with
+ * O_NOFOLLOW | O_NONBLOCK and taken only when fstat says a regular file (a
+ * link or a FIFO planted in the folder is never followed, never hangs an
+ * open); temporary names are made O_EXCL.
+ *
+ * Degrades, never fails: a folder that cannot be made or written, or is not
+ * the user's, a full disk, a damaged record or bytes that do not match their
+ * hash make those reads go to the network, with one warning each kind.
  *
  * Thread rule: one thread (the ring thread) makes, uses and frees a cache,
  * with the engine it was given (its writes and the segments' read handles
@@ -41,12 +55,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h> /* gid_t */
 
 #include "io/engine.h"
 #include "ringfeed.h"
 
 #define RF_CACHE_DIR "ringfeed-cache"
-#define RF_CACHE_FORMAT "ringfeed-cache 1\n"
+#define RF_CACHE_FORMAT "ringfeed-cache 2\n" /* 2: the key keeps the query */
 #define RF_CACHE_DEFAULT_BYTES (10ull << 30)
 #define RF_CACHE_MIN_BYTES (4ull << 20)
 
@@ -65,11 +80,23 @@ _Static_assert(sizeof(rf_cache_rec) == 48, "a record is 48 bytes on disk");
 /* A segment's files are segments/S.data and S.idx, S = "%08x-%016llx": the
  * writer's pid and a random number. */
 #define RF_CACHE_SEG_NAME_MAX 32
+/* A segment's data holds at most RF_CACHE_SEG_MAX bytes, its S.idx at most
+ * RF_CACHE_IDX_MAX (what a writer of the largest segments writes): a longer
+ * S.idx is read no further (no reader's memory follows a file's size). */
+#define RF_CACHE_SEG_MAX (64u << 20)
+#define RF_CACHE_IDX_MAX (RF_CACHE_SEG_MAX / 16)
 
 typedef struct rf_cache rf_cache;
 
+/* The id of the group named name (rf_cache_params.group). @return : 0 with
+ * *gid set; -ENOENT (no such group), or another negative errno. */
+int rf_cache_group_id(const char *name, gid_t *gid);
+
 /* The object a remote shard is to the cache: nonzero, or 0 when it is not
- * cached (no ETag: nothing ties its bytes to one version). */
+ * cached (no ETag: nothing ties its bytes to one version). The URL counts
+ * whole but for its fragment and the query parameters of a signature
+ * (X-Amz-* of any case, Signature, Expires, Key-Pair-Id, Policy): two
+ * presignings of one object are one object, /get?f=a and /get?f=b two. */
 uint64_t rf_cache_object(const char *url, const char *etag, uint64_t size);
 
 /* How the ring thread's order tells which segments it needs soonest:
@@ -84,6 +111,8 @@ typedef struct rf_cache_params {
 	rf_io *io;             /* the ring thread's engine (made with max_files >=
 	                        * RF_CACHE_MAX_FILES): reads and writes go through it */
 	rf_log_level log_level;
+	const char *group;     /* a group trusted to share the cache (its name), or
+	                        * NULL: the running user's alone */
 	rf_cache_need_fn need; /* or NULL: least recently used alone */
 	void *need_ctx;
 } rf_cache_params;

@@ -12,7 +12,10 @@
  * the caller names it, everything inside with O_NOFOLLOW, and names are
  * only ever unlinked relative to the segments folder's descriptor, so a
  * link planted in the folder never makes clear delete, or stat read,
- * anything outside it.
+ * anything outside it. Every file is opened O_NONBLOCK and used only when
+ * fstat says a regular file (a FIFO planted there never hangs a look), and
+ * read in bounded amounts: an S.idx up to RF_CACHE_IDX_MAX, what a writer
+ * writes at most (a sparse 3 GiB one costs no more than that).
  *
  * Threads: none of their own, no state between calls; any thread. */
 #define _GNU_SOURCE
@@ -226,8 +229,8 @@ static int rec_load(rf_cache_rec *r)
 /* stem.idx's whole records into w->recs (*nrec of them; none when there is
  * no stem.idx yet: a segment just begun), its disk bytes counted. A last
  * record cut short (a writer killed mid-append, or one appending now) is
- * fewer than 48 bytes: ignored. @return : 0, or a negative errno with err
- * set. */
+ * fewer than 48 bytes: ignored. Records past RF_CACHE_IDX_MAX bytes are no
+ * writer's: not read. @return : 0, or a negative errno with err set. */
 static int read_records(stat_work *w, int segs, const char *stem, size_t *nrec, const char *dir,
 			char *err, size_t errlen)
 {
@@ -242,7 +245,7 @@ static int read_records(stat_work *w, int segs, const char *stem, size_t *nrec, 
 		return idx;
 	w->info->disk_bytes += (uint64_t)st.st_blocks * 512;
 	int ret = 0;
-	for (off_t off = 0;;) {
+	for (off_t off = 0; off + (off_t)sizeof(rf_cache_rec) <= (off_t)RF_CACHE_IDX_MAX;) {
 		if (rf_grow((uint8_t **)&w->recs, &w->recs_cap,
 			    (*nrec + REC_CHUNK) * sizeof(rf_cache_rec))) {
 			rf_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': out of memory",
@@ -250,7 +253,8 @@ static int read_records(stat_work *w, int segs, const char *stem, size_t *nrec, 
 			ret = -ENOMEM;
 			break;
 		}
-		ssize_t n = pread(idx, w->recs + *nrec, REC_CHUNK * sizeof(rf_cache_rec), off);
+		size_t want = RF_MIN(REC_CHUNK * sizeof(rf_cache_rec), RF_CACHE_IDX_MAX - (size_t)off);
+		ssize_t n = pread(idx, w->recs + *nrec, want, off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -485,11 +489,13 @@ static int clear_pass(int segs, int pass, const char *dir, uint64_t *deleted, ui
 		} else if (pass == 0 && stem_of(de->d_name, ".new", stem, sizeof(stem))) {
 			/* a segment being made (locked), or left by a writer killed
 			 * before it named it S.data (unlocked: deleted, its S.idx in pass 1) */
-			int fd = openat(segs, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			int fd = open_seg_file(segs, de->d_name, dir, &st, why, sizeof(why));
 			if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
 				unlinkat(segs, de->d_name, 0);
 			if (fd >= 0)
 				close(fd);
+			else if (fd != -ENOENT && fd != -EINVAL)
+				ret = fd;
 		} else if (pass == 1 && stem_of(de->d_name, IDX_EXT, stem, sizeof(stem)) &&
 			   fstatat(segs, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
 			/* a writer makes S.idx, then S.new, locks it and names it S.data:

@@ -64,7 +64,8 @@ int rf_feeder_cache_open(rf_loader *l, struct rf_feeder *f)
 							idx->shard_sizes ? idx->shard_sizes[i] : 0);
 	free(changed);
 	rf_cache_params p = { .dir = l->cfg.cache_dir, .bytes = l->cfg.cache_bytes, .io = f->io,
-			      .log_level = l->cfg.log_level, .need = rf_feeder_cache_need,
+			      .log_level = l->cfg.log_level, .group = l->cfg.cache_group,
+			      .need = rf_feeder_cache_need,
 			      .need_ctx = l };
 	return rf_cache_open(&f->cache, &p);
 }

@@ -136,6 +136,12 @@ static int check_source(const rf_config *cfg, char *err, size_t errlen)
 static int check_ranges(const rf_config *cfg, char *err, size_t errlen)
 {
 	CHECK_RANGE(batch_size, 1, 1 << 16);
+	gid_t gid;
+	if (cfg->cache_group && cfg->cache_group[0] && rf_cache_group_id(cfg->cache_group, &gid)) {
+		rf_fmt(err, errlen, "config: cache_group = '%s': no such group here (the group trusted "
+		       "to share cache_dir)", cfg->cache_group);
+		return RF_ECONFIG;
+	}
 	if (cfg->cache_bytes && cfg->cache_bytes < RF_CACHE_MIN_BYTES) {
 		rf_fmt(err, errlen, "config: cache_bytes = %llu: at least %llu (4 MiB), or 0 for the "
 		       "default (10 GiB)", (unsigned long long)cfg->cache_bytes,

@@ -68,6 +68,8 @@ static int copy_config(rf_loader *l, const rf_config *cfg, rf_state_info *resume
 		return -ENOMEM;
 	if (cfg->cache_dir && !(l->cfg.cache_dir = l->cache_dir = strdup(cfg->cache_dir)))
 		return -ENOMEM;
+	if (cfg->cache_group && !(l->cfg.cache_group = l->cache_group = strdup(cfg->cache_group)))
+		return -ENOMEM;
 	l->cfg.fields = NULL; /* the caller's string: kept parsed, in l->fields */
 	int ret = rf_fields_parse(&l->fields, cfg->fields, cfg->field_max, err, errlen);
 	if (ret)
@@ -496,6 +498,7 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	free(l->source);
 	free(l->cache_path);
 	free(l->cache_dir);
+	free(l->cache_group);
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->ready);
 	pthread_mutex_destroy(&l->init_mu);
