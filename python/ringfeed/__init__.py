@@ -316,6 +316,7 @@ class Loader:
         self._unwarned = [] if on_bad_sample is not None else list(_LOSSES)
         self._c = _ringfeed.Loader(config, None, self._debug)
         self._order = self._c.order()
+        self._loaded_epoch = None   # set by load_state_dict() until a batch is taken
 
     # ---- the DataLoader surface ----
 
@@ -331,10 +332,26 @@ class Loader:
 
     def set_epoch(self, epoch):
         """Starts the stream at the first batch of `epoch` (a no-op when the
-        loader already stands there), as DistributedSampler.set_epoch."""
+        loader already stands there), as DistributedSampler.set_epoch.
+        Right after load_state_dict() (no batch taken since), set_epoch() of
+        the epoch the loaded state stands in keeps its position: the loop
+        `for epoch in range(start, E): loader.set_epoch(epoch)` resumes
+        where the checkpoint was; another epoch starts that epoch from its
+        first batch and warns (RuntimeWarning) that the loaded position is
+        dropped."""
         epoch = int(epoch)
         with self._lock:
+            loaded, self._loaded_epoch = self._loaded_epoch, None
+            if loaded is not None and epoch == loaded:
+                return
             order = self._c.order()
+            if loaded is not None:
+                warnings.warn(
+                    f"set_epoch({epoch}) right after load_state_dict(): the loaded state "
+                    f"stands at batch {int(order['next_batch']) - loaded * len(self)} of "
+                    f"epoch {loaded}; epoch {epoch} starts from its first batch and that "
+                    f"position is dropped (set_epoch({loaded}) keeps it)",
+                    RuntimeWarning, stacklevel=2)
             # an epoch resumed on another world size starts at its rest's first batch
             first = int(order["epoch_first_batch"])
             if first // len(self) == epoch and int(order["next_batch"]) == first:
@@ -375,6 +392,8 @@ class Loader:
         with self._lock:
             self._release_current()
             self._recreate(bytes(state["ringfeed_state"]))
+            # the epoch it stands in: set_epoch() of it keeps the position
+            self._loaded_epoch = int(self._order["next_batch"]) // len(self)
 
     def stats(self):
         with self._lock:
@@ -438,6 +457,7 @@ class Loader:
         the tensors are built, a callback or warning that raises) gives the
         batch back: the next call returns it."""
         self._release_current()
+        self._loaded_epoch = None
         batch = self._c.next()
         try:
             if self._on_bad_sample is not None:

@@ -99,6 +99,48 @@ def test_len_epoch_and_set_epoch(data):
     assert loader.epoch == 2
 
 
+def test_set_epoch_after_load_state_dict_keeps_the_position(data):
+    """The DistributedSampler habit: load a mid-epoch state, then
+    set_epoch(e) for that epoch in the loop; the rest of the epoch is
+    delivered, the same ids an uninterrupted run gives, none again."""
+    opts = dict(batch_size=8, seed=5, with_ids=True, **SMALL)   # 15 batches an epoch
+    with ringfeed.Loader(data, **opts) as a:
+        for _ in a:                          # epoch 0
+            pass
+        for _ in zip(range(4), a):           # 4 batches into epoch 1
+            pass
+        state = a.state_dict()
+        rest = [i for _, _, ids in a for i in ids.tolist()]
+    assert len(rest) == 120 - 4 * 8
+    with ringfeed.Loader(data, **opts) as b:
+        b.load_state_dict(state)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # keeping the position warns of nothing
+            b.set_epoch(1)
+        got = [i for _, _, ids in b for i in ids.tolist()]
+        assert got == rest, (len(got), len(rest))
+        # a later set_epoch of the same epoch starts it again, as before
+        b.set_epoch(1)
+        assert len([i for _, _, ids in b for i in ids.tolist()]) == 120
+
+
+def test_set_epoch_to_another_epoch_after_a_load_warns(data):
+    opts = dict(batch_size=8, seed=5, with_ids=True, **SMALL)
+    with ringfeed.Loader(data, **opts) as a:
+        for _ in zip(range(3), a):
+            pass
+        state = a.state_dict()
+        a.set_epoch(2)
+        epoch2 = [i for _, _, ids in a for i in ids.tolist()]
+    with ringfeed.Loader(data, **opts) as b:
+        b.load_state_dict(state)
+        with pytest.warns(RuntimeWarning, match=r"batch 3 of epoch 0; epoch 2 starts from its "
+                          r"first batch and that position is dropped"):
+            b.set_epoch(2)
+        assert b.epoch == 2
+        assert [i for _, _, ids in b for i in ids.tolist()] == epoch2
+
+
 def test_epochs_keyword_ends_the_stream(data):
     loader = ringfeed.Loader(data, batch_size=32, epochs=1, **SMALL)
     assert len(epoch_batches(loader)) == 4
