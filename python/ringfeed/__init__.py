@@ -163,15 +163,31 @@ class SampleLossWarning(RuntimeWarning):
 
 
 # Kinds of loss reported once per loader when no on_bad_sample callback is
-# given: (the stats() counter, the message; {n} is its value when first seen).
+# given: (the stats() counter, the message; {n} is the counter's value at
+# the step that warns, what stats() says then; {advice} what to do, which
+# depends on on_error). Both counters are of batches handed out (replaced)
+# or known at create (lost_spans), never of batches read ahead, so the
+# number in the message is the one stats() gives at that step.
 _LOSSES = (
-    ("bad_samples", "{n} sample(s) could not be read or decoded and were replaced by "
-                    "others; pass on_bad_sample=callable(path, err, reason) to see which, "
-                    "or on_error='fail' to stop instead"),
+    ("replaced", "{n} sample(s) of the batches delivered so far could not be read or "
+                 "decoded and were replaced by others (stats()['replaced']); {advice}"),
     ("lost_spans", "the source's tar shards hold {n} damaged or cut span(s) whose samples "
                    "are lost (found when indexing; each is reported like a bad sample, "
-                   "'SHARD:bytes A..B', when drawn); stats()['lost_bytes'] says how much"),
+                   "'SHARD:bytes A..B', when drawn; stats()['lost_spans']); "
+                   "stats()['lost_bytes'] says how much; {advice}"),
 )
+_ADVICE = {
+    "replaced": "pass on_bad_sample=callable(path, err, reason) to see which, or "
+                "on_error='fail' to stop instead",
+    "lost_spans": "pass on_bad_sample=callable(path, err, reason) to see which are drawn, "
+                  "or on_error='fail' to stop at the first",
+}
+# on_error='fail' replaces nothing: the first bad sample or span drawn
+# raises Error naming it
+_ADVICE_FAIL = {
+    "replaced": "on_error='fail' stops at the first instead",
+    "lost_spans": "with on_error='fail' the first one drawn raises Error naming it",
+}
 
 # The names of rf_config's enum values come from the C library's one table
 # (ENUM_VALUES[field][name] -> value, ENUM_NAMES[field][value] -> name), never
@@ -446,11 +462,14 @@ class Loader:
 
     def _warn_losses(self):
         stats = self._c.stats()
+        fail = self._config.get("on_error") == ENUM_VALUES["on_error"]["fail"]
         for kind in list(self._unwarned):
             n = stats.get(kind[0], 0)
             if n:
                 self._unwarned.remove(kind)
-                warnings.warn(kind[1].format(n=n), SampleLossWarning, stacklevel=4)
+                advice = (_ADVICE_FAIL if fail else _ADVICE)[kind[0]]
+                warnings.warn(kind[1].format(n=n, advice=advice), SampleLossWarning,
+                              stacklevel=4)
 
     def _next(self):
         """With the lock held. An exception after the C next() (Ctrl-C while
