@@ -336,6 +336,30 @@ check "damaged pack: --json counts the span: $(cat "$T/damaged.json")" \
 check "damaged pack: --on-error fail: exit $rc, want 1: $(cat "$T/damaged.err")" [ $rc = 1 ]
 rm -rf "$T/damaged"
 
+# ---- every other member is kept, however many a sample has ---------------
+# 3 images with 20 files each beside them (KEY.m00 .. KEY.m19): the shard
+# holds all 60, each with its bytes
+mkdir -p "$T/many/c"
+for k in 0 1 2; do
+	cp "$T/jpg/class_000/img_0000000$((k * 4)).jpg" "$T/many/c/s$k.jpg"
+	for m in $(seq -w 0 19); do printf 'sample %s member m%s' "$k" "$m" > "$T/many/c/s$k.m$m"; done
+done
+if pack "$T/many" "$T/manypack"; then
+	n=$(tar -tf "$T/manypack/shard-000000.tar" | grep -c '\.m[0-9][0-9]$')
+	check "pack keeps all 60 other members of 3 samples with 20 each, not $n" [ "$n" = 60 ]
+	mkdir -p "$T/manyx" && tar -xf "$T/manypack/shard-000000.tar" -C "$T/manyx"
+	check "the 20th member of the last sample keeps its bytes" \
+		cmp -s "$T/manyx/000000002.m19" "$T/many/c/s2.m19"
+fi
+# an extension too long for a tar name is refused, naming it, never cut
+long=$(printf 'x%.0s' $(seq 1 120))
+printf 'long' > "$T/many/c/s0.$long"
+"$RF" pack "$T/many" -o "$T/longpack" > /dev/null 2> "$T/long.err"; rc=$?
+check "pack refuses a member name past 100 bytes: exit $rc: $(cat "$T/long.err")" [ $rc != 0 ]
+check "... and names the extension and the limit: $(cat "$T/long.err")" \
+	grep -q "extension '$long'.*100" "$T/long.err"
+rm -rf "$T/many" "$T/manypack" "$T/manyx" "$T/longpack"
+
 grep -q "zstd -d -D DIR/zstd.dict" <<< "$("$RF" pack --help)" && ok || bad "pack --help"
 grep -q "^  pack " <<< "$("$RF" --help)" && ok || bad "ringfeed --help lists pack"
 

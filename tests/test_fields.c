@@ -199,6 +199,55 @@ Test(fields, a_field_file_that_changed_since_the_index_is_a_bad_sample)
 	free(dir);
 }
 
+/* A sample with 20 other members (KEY.m00 .. KEY.m19) in a shard: every
+ * one is a field, the last ones too, required or optional. */
+Test(fields, every_other_member_of_a_sample_is_a_field_however_many)
+{
+	char *dir = tu_tmpdir("fields-many");
+	tu_mkdirs(dir, "cls");
+	for (int k = 0; k < N; k++) {
+		char rel[64], text[64];
+		snprintf(rel, sizeof(rel), "cls/%06d.jpg", k);
+		tu_jpeg(dir, rel, 40, 32, (uint64_t)k);
+		for (int m = 0; m < 20; m++) {
+			snprintf(rel, sizeof(rel), "cls/%06d.m%02d", k, m);
+			int n = snprintf(text, sizeof(text), "%d:m%02d", k, m);
+			tu_write(dir, rel, text, (size_t)n);
+		}
+	}
+	tu_run("mkdir '%s/shards' && cd '%s/cls' && tar --format=ustar -cf ../shards/s.tar 000*",
+	       dir, dir);
+	char shards[4096];
+	snprintf(shards, sizeof(shards), "%s/shards/s.tar", dir);
+	rf_config cfg;
+	config(&cfg, shards, "m19, m17?, m00");
+	cfg.epochs = 1;
+	char err[512];
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	int seen = 0, rc;
+	while ((rc = rf_loader_next(l, &b)) == 0) {
+		cr_assert_eq(b->nfields, 3);
+		for (uint32_t f = 0; f < 3; f++)
+			for (uint32_t i = 0; i < b->count; i++) {
+				static const int m[] = { 19, 17, 0 };
+				char *v = value(&b->fields[f], i), want[64];
+				snprintf(want, sizeof(want), "%d:m%02d", (int)b->ids[i], m[f]);
+				cr_assert_eq(b->fields[f].present[i], 1, "field %u sample %u", f, i);
+				cr_assert_str_eq(v, want);
+				free(v);
+			}
+		seen += (int)b->count;
+		rf_batch_release(l, b);
+	}
+	cr_assert_eq(rc, RF_EOF, "%s", rf_loader_error(l));
+	cr_assert_eq(seen, N);
+	rf_loader_destroy(l);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 Test(fields, the_config_is_checked)
 {
 	char *dir = make_tree("fields-config");

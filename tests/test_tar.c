@@ -785,6 +785,7 @@ static void group(const uint8_t *shard, size_t len, size_t w, int raw, samples *
 	cr_assert_eq(scan(shard, len, w, rf_tar_samples_member, &g, err, sizeof(err)), 0, "%s",
 		     err);
 	cr_assert_eq(rf_tar_samples_finish(&g), 0);
+	rf_tar_samples_free(&g);
 }
 
 Test(tar, samples)
@@ -835,6 +836,56 @@ Test(tar, samples)
 		cr_assert_str_eq(v.key[7], "s7");
 		cr_assert_eq(v.label[7], -1);
 		cr_assert_str_eq(v.bad[7], "");
+	}
+	free(b.p);
+}
+
+static int take_extras(void *u, const rf_tar_sample *s)
+{
+	rf_tar_sample *out = u;
+	cr_assert_eq(out->nextras, 0, "one sample");
+	cr_assert_eq(s->code, RF_TAR_GOOD, "%s", s->bad);
+	*out = *s;
+	/* the array is valid during the call: copy what is checked */
+	rf_tar_extra *x = malloc(s->nextras * sizeof(*x) + 1);
+	memcpy(x, s->extras, s->nextras * sizeof(*x));
+	out->extras = x;
+	return 0;
+}
+
+/* A sample with 40 other members keeps every one, in shard order. */
+Test(tar, samples_keep_every_other_member)
+{
+	tbuf b = { 0 };
+	size_t at[40];
+	tb_file(&b, "k.jpg", "J");
+	for (int m = 0; m < 40; m++) {
+		char name[32], text[16];
+		snprintf(name, sizeof(name), "k.m%02d", m);
+		snprintf(text, sizeof(text), "m%d", m);
+		at[m] = tb_file(&b, name, text);
+	}
+	tb_end(&b);
+	for (size_t w = 0; w < NWINDOWS; w++) {
+		rf_tar_sample got = { 0 };
+		rf_tar_samples g;
+		rf_tar_samples_init(&g, 0, take_extras, &got);
+		char err[256];
+		cr_assert_eq(scan(b.p, b.len, windows[w], rf_tar_samples_member, &g, err,
+				  sizeof(err)), 0, "%s", err);
+		cr_assert_eq(rf_tar_samples_finish(&g), 0);
+		rf_tar_samples_free(&g);
+		cr_assert_eq(got.nextras, 40, "window %zu: %zu other members kept", windows[w],
+			     got.nextras);
+		for (int m = 0; m < 40; m++) {
+			char ext[8], text[16];
+			snprintf(ext, sizeof(ext), "m%02d", m);
+			snprintf(text, sizeof(text), "m%d", m);
+			cr_assert_str_eq(got.extras[m].ext, ext);
+			cr_assert_eq(got.extras[m].data_off, at[m] + 512);
+			cr_assert_eq(got.extras[m].size, strlen(text));
+		}
+		free((void *)got.extras);
 	}
 	free(b.p);
 }

@@ -163,15 +163,31 @@ class SampleLossWarning(RuntimeWarning):
 
 
 # Kinds of loss reported once per loader when no on_bad_sample callback is
-# given: (the stats() counter, the message; {n} is its value when first seen).
+# given: (the stats() counter, the message; {n} is the counter's value at
+# the step that warns, what stats() says then; {advice} what to do, which
+# depends on on_error). Both counters are of batches handed out (replaced)
+# or known at create (lost_spans), never of batches read ahead, so the
+# number in the message is the one stats() gives at that step.
 _LOSSES = (
-    ("bad_samples", "{n} sample(s) could not be read or decoded and were replaced by "
-                    "others; pass on_bad_sample=callable(path, err, reason) to see which, "
-                    "or on_error='fail' to stop instead"),
+    ("replaced", "{n} sample(s) of the batches delivered so far could not be read or "
+                 "decoded and were replaced by others (stats()['replaced']); {advice}"),
     ("lost_spans", "the source's tar shards hold {n} damaged or cut span(s) whose samples "
                    "are lost (found when indexing; each is reported like a bad sample, "
-                   "'SHARD:bytes A..B', when drawn); stats()['lost_bytes'] says how much"),
+                   "'SHARD:bytes A..B', when drawn; stats()['lost_spans']); "
+                   "stats()['lost_bytes'] says how much; {advice}"),
 )
+_ADVICE = {
+    "replaced": "pass on_bad_sample=callable(path, err, reason) to see which, or "
+                "on_error='fail' to stop instead",
+    "lost_spans": "pass on_bad_sample=callable(path, err, reason) to see which are drawn, "
+                  "or on_error='fail' to stop at the first",
+}
+# on_error='fail' replaces nothing: the first bad sample or span drawn
+# raises Error naming it
+_ADVICE_FAIL = {
+    "replaced": "on_error='fail' stops at the first instead",
+    "lost_spans": "with on_error='fail' the first one drawn raises Error naming it",
+}
 
 # The names of rf_config's enum values come from the C library's one table
 # (ENUM_VALUES[field][name] -> value, ENUM_NAMES[field][value] -> name), never
@@ -316,6 +332,7 @@ class Loader:
         self._unwarned = [] if on_bad_sample is not None else list(_LOSSES)
         self._c = _ringfeed.Loader(config, None, self._debug)
         self._order = self._c.order()
+        self._loaded_epoch = None   # set by load_state_dict() until a batch is taken
 
     # ---- the DataLoader surface ----
 
@@ -331,10 +348,26 @@ class Loader:
 
     def set_epoch(self, epoch):
         """Starts the stream at the first batch of `epoch` (a no-op when the
-        loader already stands there), as DistributedSampler.set_epoch."""
+        loader already stands there), as DistributedSampler.set_epoch.
+        Right after load_state_dict() (no batch taken since), set_epoch() of
+        the epoch the loaded state stands in keeps its position: the loop
+        `for epoch in range(start, E): loader.set_epoch(epoch)` resumes
+        where the checkpoint was; another epoch starts that epoch from its
+        first batch and warns (RuntimeWarning) that the loaded position is
+        dropped."""
         epoch = int(epoch)
         with self._lock:
+            loaded, self._loaded_epoch = self._loaded_epoch, None
+            if loaded is not None and epoch == loaded:
+                return
             order = self._c.order()
+            if loaded is not None:
+                warnings.warn(
+                    f"set_epoch({epoch}) right after load_state_dict(): the loaded state "
+                    f"stands at batch {int(order['next_batch']) - loaded * len(self)} of "
+                    f"epoch {loaded}; epoch {epoch} starts from its first batch and that "
+                    f"position is dropped (set_epoch({loaded}) keeps it)",
+                    RuntimeWarning, stacklevel=2)
             # an epoch resumed on another world size starts at its rest's first batch
             first = int(order["epoch_first_batch"])
             if first // len(self) == epoch and int(order["next_batch"]) == first:
@@ -375,6 +408,8 @@ class Loader:
         with self._lock:
             self._release_current()
             self._recreate(bytes(state["ringfeed_state"]))
+            # the epoch it stands in: set_epoch() of it keeps the position
+            self._loaded_epoch = int(self._order["next_batch"]) // len(self)
 
     def stats(self):
         with self._lock:
@@ -427,17 +462,21 @@ class Loader:
 
     def _warn_losses(self):
         stats = self._c.stats()
+        fail = self._config.get("on_error") == ENUM_VALUES["on_error"]["fail"]
         for kind in list(self._unwarned):
             n = stats.get(kind[0], 0)
             if n:
                 self._unwarned.remove(kind)
-                warnings.warn(kind[1].format(n=n), SampleLossWarning, stacklevel=4)
+                advice = (_ADVICE_FAIL if fail else _ADVICE)[kind[0]]
+                warnings.warn(kind[1].format(n=n, advice=advice), SampleLossWarning,
+                              stacklevel=4)
 
     def _next(self):
         """With the lock held. An exception after the C next() (Ctrl-C while
         the tensors are built, a callback or warning that raises) gives the
         batch back: the next call returns it."""
         self._release_current()
+        self._loaded_epoch = None
         batch = self._c.next()
         try:
             if self._on_bad_sample is not None:

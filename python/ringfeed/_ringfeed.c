@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "ringfeed.h"   /* the only header: the library's public API, nothing private */
 
@@ -308,6 +309,8 @@ typedef struct {
 	rf_batch *held;        /* taken from the loader, not handed out yet: the next
 	                        * next() returns it (see "Signals" above) */
 	int debug;             /* batches are guarded copies (see Batch) */
+	pid_t pid;             /* the process that created l: in a fork()ed child
+	                        * every call raises the forked error (RF_EFORKED) */
 } LoaderObject;
 
 /* How long next() waits without looking at signals and close(). */
@@ -412,6 +415,7 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 		goto fail;
 	}
 	self->l = l;
+	self->pid = getpid();
 	if (state.buf)
 		PyBuffer_Release(&state);
 	Py_DECREF(keep);
@@ -440,12 +444,30 @@ static void loader_destroy_if_unused(LoaderObject *self)
 		loader_destroy_now(self);
 }
 
+/* Raises the forked error when this process is a fork() of the one that
+ * created self's loader: its threads, ring and locks stayed in the parent,
+ * and the C calls would return RF_EFORKED and fill nothing. @return : 1
+ * when it raised. */
+static int raise_if_forked(LoaderObject *self)
+{
+	if (!self->l || self->pid == getpid())
+		return 0;
+	char msg[256];
+	snprintf(msg, sizeof(msg), "this loader belongs to process %ld, and this process (%ld) "
+		 "is a fork() of it: a loader does not survive fork(); create one in this process",
+		 (long)self->pid, (long)getpid());
+	raise_rf(RF_EFORKED, msg);
+	return 1;
+}
+
 static int loader_open(LoaderObject *self)
 {
 	if (!self->l || self->closing) {
 		raise_rf(-EBADF, "the loader is closed");
 		return 0;
 	}
+	if (raise_if_forked(self))
+		return 0;
 	if (self->in_next) {
 		PyErr_SetString(PyExc_RuntimeError, "another thread is in next() on this loader: "
 				"one call at a time (ringfeed.Loader serialises them)");
@@ -630,7 +652,9 @@ static PyObject *Loader_order(LoaderObject *self, PyObject *unused)
 	if (!loader_open(self))
 		return NULL;
 	rf_order_info o;
-	rf_loader_order(self->l, &o);
+	int rc = rf_loader_order(self->l, &o);
+	if (rc < 0)
+		return raise_rf(rc, rf_loader_error(self->l));
 	if (self->held) { /* the held batch comes next */
 		o.next_batch--;
 		if (o.next_batch < o.epoch_first_batch) /* from the epoch before: ask a state */
@@ -654,7 +678,9 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 	if (!loader_open(self))
 		return NULL;
 	rf_stats s;
-	rf_loader_stats(self->l, &s);
+	int rc = rf_loader_stats(self->l, &s);
+	if (rc < 0)
+		return raise_rf(rc, rf_loader_error(self->l));
 	if (self->held) { /* not delivered yet */
 		s.batches--;
 		s.samples -= self->held->count;
@@ -699,6 +725,8 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 static PyObject *Loader_take_bad_samples(LoaderObject *self, PyObject *unused)
 {
 	(void)unused;
+	if (raise_if_forked(self)) /* a parent's thread may hold r->mu: never wait on it */
+		return NULL;
 	struct reports *r = self->reports;
 	PyObject *list = PyList_New(0);
 	if (!list || !r)
@@ -1121,6 +1149,7 @@ PyMODINIT_FUNC PyInit__ringfeed(void)
 	    PyModule_AddIntConstant(m, "EOF", RF_EOF) < 0 ||
 	    PyModule_AddIntConstant(m, "EBADSAMPLE", RF_EBADSAMPLE) < 0 ||
 	    PyModule_AddIntConstant(m, "ECONFIG", RF_ECONFIG) < 0 ||
+	    PyModule_AddIntConstant(m, "EFORKED", RF_EFORKED) < 0 ||
 	    PyModule_AddIntConstant(m, "EEMPTY", RF_EEMPTY) < 0 ||
 	    PyModule_AddIntConstant(m, "ESTATEMISMATCH", RF_ESTATEMISMATCH) < 0 ||
 	    PyModule_AddIntConstant(m, "ESTATE", RF_ESTATE) < 0 ||

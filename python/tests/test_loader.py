@@ -99,6 +99,48 @@ def test_len_epoch_and_set_epoch(data):
     assert loader.epoch == 2
 
 
+def test_set_epoch_after_load_state_dict_keeps_the_position(data):
+    """The DistributedSampler habit: load a mid-epoch state, then
+    set_epoch(e) for that epoch in the loop; the rest of the epoch is
+    delivered, the same ids an uninterrupted run gives, none again."""
+    opts = dict(batch_size=8, seed=5, with_ids=True, **SMALL)   # 15 batches an epoch
+    with ringfeed.Loader(data, **opts) as a:
+        for _ in a:                          # epoch 0
+            pass
+        for _ in zip(range(4), a):           # 4 batches into epoch 1
+            pass
+        state = a.state_dict()
+        rest = [i for _, _, ids in a for i in ids.tolist()]
+    assert len(rest) == 120 - 4 * 8
+    with ringfeed.Loader(data, **opts) as b:
+        b.load_state_dict(state)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # keeping the position warns of nothing
+            b.set_epoch(1)
+        got = [i for _, _, ids in b for i in ids.tolist()]
+        assert got == rest, (len(got), len(rest))
+        # a later set_epoch of the same epoch starts it again, as before
+        b.set_epoch(1)
+        assert len([i for _, _, ids in b for i in ids.tolist()]) == 120
+
+
+def test_set_epoch_to_another_epoch_after_a_load_warns(data):
+    opts = dict(batch_size=8, seed=5, with_ids=True, **SMALL)
+    with ringfeed.Loader(data, **opts) as a:
+        for _ in zip(range(3), a):
+            pass
+        state = a.state_dict()
+        a.set_epoch(2)
+        epoch2 = [i for _, _, ids in a for i in ids.tolist()]
+    with ringfeed.Loader(data, **opts) as b:
+        b.load_state_dict(state)
+        with pytest.warns(RuntimeWarning, match=r"batch 3 of epoch 0; epoch 2 starts from its "
+                          r"first batch and that position is dropped"):
+            b.set_epoch(2)
+        assert b.epoch == 2
+        assert [i for _, _, ids in b for i in ids.tolist()] == epoch2
+
+
 def test_epochs_keyword_ends_the_stream(data):
     loader = ringfeed.Loader(data, batch_size=32, epochs=1, **SMALL)
     assert len(epoch_batches(loader)) == 4
@@ -605,6 +647,92 @@ def test_bad_samples_warn_once_without_a_callback(bad_data):
         warnings.simplefilter("error")   # a callback means no warning
         epoch_batches(ringfeed.Loader(root, batch_size=8, epochs=1,
                                       on_bad_sample=lambda *a: None, **SMALL))
+
+
+def two_bad_tree(tmp_path, names):
+    root = tmp_path / "jpegs"
+    subprocess.run([RINGFEED, "gen", "--out", str(root), "--count", "40", "--classes", "2",
+                    "--threads", "1"], check=True, stdout=subprocess.DEVNULL)
+    for name in names:
+        (root / name).write_bytes(b"this is not a jpeg" * 10)
+    return str(root)
+
+
+def wait_found(loader, bad):
+    """Until the loader's read-ahead has found `bad` bad samples (bounded):
+    batches read ahead then hold bad samples no delivered batch holds."""
+    for _ in range(400):
+        if loader._c.stats()["bad_samples"] >= bad:
+            return
+        time.sleep(0.025)
+
+
+def test_loss_warning_count_is_what_stats_says(tmp_path):
+    """Two bad files in batches 0 and 2: the warning comes with batch 0 and
+    its count is stats()['replaced'] at that step, not the bad samples found
+    in batches read ahead."""
+    root = two_bad_tree(tmp_path, ["class_000/broken.jpg", "class_001/broken.jpg"])
+    with ringfeed.Loader(root, batch_size=8, epochs=1, shuffle=False, **SMALL) as loader:
+        wait_found(loader, 2)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            for step in range(6):
+                next(loader)
+                losses = [x for x in w if issubclass(x.category, ringfeed.SampleLossWarning)]
+                if losses:
+                    break
+            assert len(losses) == 1, [str(x.message) for x in w]
+            n = int(str(losses[0].message).split(" ", 1)[0])
+            assert n == loader.stats()["replaced"] == 1, (str(losses[0].message), step)
+
+
+def test_loss_warning_under_on_error_fail_does_not_advise_it(tmp_path):
+    """A bad file in the last batch with on_error='fail': the batches before
+    it come without advice to set on_error='fail', and its batch raises."""
+    root = two_bad_tree(tmp_path, ["class_001/zz_broken.jpg"])
+    with ringfeed.Loader(root, batch_size=8, epochs=1, shuffle=False, on_error="fail",
+                         **SMALL) as loader:
+        wait_found(loader, 1)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with pytest.raises(ringfeed.Error) as e:
+                for _ in range(7):
+                    next(loader)
+        assert e.value.args[0] == ringfeed._ringfeed.EBADSAMPLE and "zz_broken" in e.value.args[1]
+        said = [str(x.message) for x in w if issubclass(x.category, ringfeed.SampleLossWarning)]
+        assert not any("on_error='fail' to stop" in m for m in said), said
+
+
+def test_a_forked_child_gets_the_forked_error(data):
+    """order(), stats() and the rest raise Error(EFORKED) in a fork()ed
+    child instead of reading a loader that stayed in the parent."""
+    loader = ringfeed.Loader(data, batch_size=8, **SMALL)
+    next(loader)
+    r, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: report through the pipe, never return into pytest
+        os.close(r)
+        said = []
+        for call in (loader._c.order, loader._c.stats, loader._c.next, loader._c.state_save,
+                     loader._c.take_bad_samples, loader.stats, lambda: loader.epoch):
+            try:
+                call()
+                said.append("no error")
+            except ringfeed.Error as e:
+                said.append("forked" if e.args[0] == ringfeed._ringfeed.EFORKED and
+                            "fork" in e.args[1] else repr(e))
+            except BaseException as e:  # noqa: B036 (reported to the parent)
+                said.append(repr(e))
+        os.write(wfd, ",".join(said).encode())
+        os._exit(0)
+    os.close(wfd)
+    with os.fdopen(r, "rb") as f:
+        said = f.read().decode()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    assert said.split(",") == ["forked"] * 7, said
+    next(loader)   # the parent's loader goes on
+    loader.close()
 
 
 def test_damaged_shard_warns_of_its_lost_span(data, tmp_path):

@@ -30,6 +30,7 @@
 #include "cli/cli.h"
 #include "cli/report.h"
 #include "cli/run.h"
+#include "util/util.h"
 
 typedef struct stage_result {
 	double rate;          /* samples/s in the steady part (after the first batch) */
@@ -246,6 +247,7 @@ static int write_report(const rf_config *cfg, const diag_opts *o, const diagnosi
 {
 	char err[512], machine[256], title[1024];
 	snprintf(title, sizeof(title), "ringfeed diagnosis: %s", cfg->source);
+	rf_redact(title, title, sizeof(title));
 	rf_report_stage stages[4] = {
 		{ "fetch (reads only)", d->fetch.rate },
 		{ "prep (compute)", isinf(d->prep) ? d->fetch.rate : d->prep },

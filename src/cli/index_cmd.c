@@ -3,11 +3,13 @@
  * of walking the tree. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/util.h"
 #include "ringfeed.h"
 
 static void usage(FILE *f)
@@ -97,9 +99,11 @@ int cmd_index(int argc, char **argv)
 	}
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
+	char *shown = rf_redact_dup(argv[optind]); /* a URL's password is never printed */
 	printf("indexed %llu files of %s in %.3f s into %s (peak RSS %ld KiB)\n",
-	       (unsigned long long)files, argv[optind],
+	       (unsigned long long)files, shown ? shown : "the source",
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9, out,
 	       ru.ru_maxrss);
+	free(shown);
 	return 0;
 }

@@ -6,8 +6,10 @@
  * hand-written escaper rather than a library: the CLI only writes JSON, and
  * this is all the writing needs. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/cli.h"
+#include "util/util.h"
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is not one. */
 static int utf8_len(const unsigned char *s)
@@ -27,7 +29,9 @@ static int utf8_len(const unsigned char *s)
 
 void cli_json_str(FILE *f, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	/* a URL's password never reaches the output (rf_redact) */
+	char *shown = rf_redact_dup(str ? str : "");
+	const unsigned char *s = (const unsigned char *)(shown ? shown : "");
 	fputc('"', f);
 	while (*s) {
 		int n = utf8_len(s);
@@ -53,4 +57,5 @@ void cli_json_str(FILE *f, const char *str)
 		}
 	}
 	fputc('"', f);
+	free(shown);
 }

@@ -54,7 +54,12 @@ int cli_state_write(const rf_loader *l, const char *path)
 	char *tmp;
 	if (asprintf(&tmp, "%s.tmp", path) < 0)
 		return -1;
-	FILE *f = fopen(tmp, "wb");
+	/* the user's alone (0600), as the index cache: a state says where a
+	 * run stands in which data */
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
 	int ok = f && fwrite(state, 1, (size_t)n, f) == (size_t)n;
 	ok = f && fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
 	if (f)

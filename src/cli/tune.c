@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/report.h"
 #include "cli/run.h"
+#include "util/util.h"
 
 #define MAX_TRIALS 64
 
@@ -197,6 +198,7 @@ int cli_tune(const rf_config *base, const tune_opts *o)
 			 "prefetch %d; recommended threads %d, io_depth %d, prefetch %d (%.0f samples/s)",
 			 b->rate, b->v[0], b->v[1], b->v[2], rec->v[0], rec->v[1], rec->v[2], rec->rate);
 		snprintf(title, sizeof(title), "ringfeed tune: %s", s->cfg.source);
+		rf_redact(title, title, sizeof(title));
 		rf_report rep = { .title = title, .verdict = "tuned", .explanation = why,
 				  .machine = cli_machine_line(machine, sizeof(machine)),
 				  .stages = st, .nstages = 2, .trials = tr, .ntrials = (size_t)s->n };

@@ -119,6 +119,18 @@ static void put_str(writer *w, const char *s)
 	put(w, s, n);
 }
 
+/* A source or root that may be a URL: written as rf_redact() shows it, so
+ * that no password is ever stored (a remote index matches its source by
+ * that form too, rf_index_cache_adopt). */
+static void put_url(writer *w, const char *s)
+{
+	char *shown = rf_redact_dup(s);
+	if (!shown)
+		w->ok = 0;
+	put_str(w, shown ? shown : "");
+	free(shown);
+}
+
 /* Opens the file the cache is written to: an unnamed file (O_TMPFILE) in
  * path's folder where the file system has them, so that a writer killed
  * half-way leaves nothing behind; else tmp itself. *unnamed says which. */
@@ -129,11 +141,15 @@ static FILE *open_temp(const char *path, const char *tmp, int *unnamed)
 		return NULL;
 	char *slash = strrchr(folder, '/');
 	const char *d = slash ? (slash == folder ? "/" : (*slash = '\0', folder)) : ".";
-	int fd = open(d, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	/* 0600: the user's alone (it names the source, and a list of the
+	 * user's files; a URL's password is never in it, see put_url) */
+	int fd = open(d, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 	free(folder);
 	*unnamed = fd >= 0;
 	if (fd < 0)
-		return fopen(tmp, "wbe");
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return NULL;
 	FILE *f = fdopen(fd, "wb");
 	if (!f)
 		close(fd);
@@ -233,9 +249,9 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	put(&w, &nsh, 4);
 	put(&w, &nxn, 4);
 	put(&w, &nx, 8);
-	put_str(&w, canon ? canon : source);
+	put_url(&w, canon ? canon : source);
 	free(canon);
-	put_str(&w, idx->root);
+	put_url(&w, idx->root);
 	for (uint32_t i = 0; i < ncl; i++)
 		put_str(&w, idx->classes[i]);
 	for (uint32_t i = 0; i < nst; i++) {
@@ -692,8 +708,16 @@ int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *er
 		rf_index_free(&t);
 		return 1;
 	}
-	if (strcmp(t.root, idx->root)) /* indexed elsewhere: their ETags are not these */
+	/* indexed elsewhere: their ETags are not these (the root as stored,
+	 * its password redacted) */
+	char *shown = rf_redact_dup(idx->root);
+	if (!shown) {
+		rf_index_free(&t);
+		return -ENOMEM;
+	}
+	if (strcmp(t.root, shown))
 		memset(t.etags, 0, t.nshards * sizeof(*t.etags));
+	free(shown);
 	/* the shards it knows no ETag of: their sizes checked, their ETags
 	 * taken (t reads through the source's URLs and bucket for that) */
 	t.urls = idx->urls;

@@ -721,6 +721,7 @@ static int on_sample(void *user, const rf_tar_sample *s)
 
 static void scan_free(shard_scan *sc)
 {
+	rf_tar_samples_free(&sc->group);
 	free(sc->names);
 	free(sc->found);
 	free(sc->extras);

@@ -160,10 +160,10 @@ typedef enum rf_tar_bad {
 } rf_tar_bad;
 
 /* A member of a sample besides its chosen one and cls: a field's bytes
- * (KEY.txt, KEY.json). At most RF_TAR_EXTRAS_MAX are kept per sample, and
- * only extensions shorter than RF_TAR_EXTRA_EXT bytes (a field is named by
- * its extension, which no one types that long). */
-#define RF_TAR_EXTRAS_MAX 16
+ * (KEY.txt, KEY.json). Every one is kept, however many a sample has (the
+ * grouping's array grows); only extensions shorter than RF_TAR_EXTRA_EXT
+ * bytes name a field (no one types that long a name: fields.c refuses
+ * one), so members with longer ones are no field's and are not kept. */
 #define RF_TAR_EXTRA_EXT 32
 typedef struct rf_tar_extra {
 	char ext[RF_TAR_EXTRA_EXT]; /* NUL-terminated, as in the name */
@@ -212,19 +212,26 @@ typedef struct rf_tar_samples {
 	char bad[160];     /* the same in words, "" when it is not bad */
 	char ext[32];      /* the chosen member's extension (cut if longer) */
 	char key[RF_TAR_NAME_MAX + 1];
-	rf_tar_extra extras[RF_TAR_EXTRAS_MAX]; /* its other members so far */
-	size_t nextras;
+	rf_tar_extra *extras; /* its other members so far (grown as needed, kept
+	                    * for the next sample: the only memory a grouping holds) */
+	size_t nextras, extras_cap;
 } rf_tar_samples;
 
-/* Starts grouping; raw as cfg.raw. fn receives the samples. */
+/* Starts grouping; raw as cfg.raw. fn receives the samples. Call
+ * rf_tar_samples_free() when done (after an error too). */
 void rf_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *user);
+
+/* Frees what the grouping allocated (its other members' array); g may be
+ * zeroed memory or freed before. */
+void rf_tar_samples_free(rf_tar_samples *g);
 
 /* The rf_tar_member_fn that groups: pass it to rf_tar_scan_feed() with g as
  * user. It reports each sample to g's fn when the next key starts, and asks
  * for the data of cls members (RF_TAR_WANT_DATA) to read their labels. A
  * lost span ends the sample being gathered (a truncated member marks its
  * own sample RF_TAR_TRUNCATED) and is reported to fn as a sample of its
- * own (RF_TAR_DAMAGED, RF_TAR_UNENDED). */
+ * own (RF_TAR_DAMAGED, RF_TAR_UNENDED). Returns -ENOMEM (which stops the
+ * scan) when a sample's other members cannot be kept. */
 int rf_tar_samples_member(void *g, const rf_tar_member *m);
 
 /* Reports the last sample, once the scan has returned 0.

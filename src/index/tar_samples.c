@@ -2,13 +2,16 @@
  * tar.h): members grouped by key as webdataset's group_by_keys groups them,
  * each sample's image member picked by extension (in raw mode its first
  * member that is not a label), and its label read from the cls member.
- * Only the sample being gathered is kept, so memory does not grow with the
- * number of members a sample has. */
+ * Only the sample being gathered is kept: memory grows with the number of
+ * other members the largest sample has (every one is kept, never a fixed
+ * number of them), not with the shard. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -118,6 +121,13 @@ void rf_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *
 	g->raw = raw;
 }
 
+void rf_tar_samples_free(rf_tar_samples *g)
+{
+	free(g->extras);
+	g->extras = NULL;
+	g->nextras = g->extras_cap = 0;
+}
+
 /* Marks the sample being gathered bad, with its reason; the first stands. */
 __attribute__((format(printf, 3, 4)))
 static void bad(rf_tar_samples *g, rf_tar_bad code, const char *fmt, ...)
@@ -171,17 +181,26 @@ static void start(rf_tar_samples *g, const char *key, size_t len)
 	g->bad[0] = g->ext[0] = '\0';
 }
 
-/* Keeps member m (extension ext) as one of the sample's others, while
- * there is room and its extension is short enough to name a field. */
-static void extra(rf_tar_samples *g, const char *ext, const rf_tar_member *m)
+/* Keeps member m (extension ext) as one of the sample's others when its
+ * extension is short enough to name a field. @return : 0, or -ENOMEM. */
+static int extra(rf_tar_samples *g, const char *ext, const rf_tar_member *m)
 {
 	size_t n = strlen(ext);
-	if (g->nextras == RF_TAR_EXTRAS_MAX || n >= RF_TAR_EXTRA_EXT)
-		return;
+	if (n >= RF_TAR_EXTRA_EXT)
+		return 0;
+	if (g->nextras == g->extras_cap) {
+		size_t cap = g->extras_cap ? g->extras_cap * 2 : 16;
+		rf_tar_extra *x = realloc(g->extras, cap * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		g->extras = x;
+		g->extras_cap = cap;
+	}
 	rf_tar_extra *x = &g->extras[g->nextras++];
 	memcpy(x->ext, ext, n + 1);
 	x->data_off = m->data_off;
 	x->size = m->size;
+	return 0;
 }
 
 /* The cls member: its label, or why it is none. */
@@ -276,7 +295,7 @@ int rf_tar_samples_member(void *arg, const rf_tar_member *m)
 	} else {
 		/* another member (json, txt; another image, jpeg beside jpg, or
 		 * in raw mode another member: the first wins): a field's */
-		extra(g, ext, m);
+		return extra(g, ext, m);
 	}
 	return 0;
 }

@@ -249,6 +249,8 @@ out:
 	ZSTD_freeCDict(p.cdict);
 	free(p.in.p);
 	free(p.z.p);
+	free(p.xs.p);
+	free(p.iov.p);
 	free(p.pad);
 	free(dict.p);
 	return ret;

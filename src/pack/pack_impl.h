@@ -33,6 +33,9 @@ typedef struct rf_packer {
 	ZSTD_CDict *cdict;     /* the dictionary, digested once; NULL without one */
 	rf_buf in;             /* the sample being packed, as read */
 	rf_buf z;              /* ... compressed */
+	rf_buf xs;             /* its other members' places and headers (struct
+	                        * pack_extra, pack_loop.c), as many as it has */
+	rf_buf iov;            /* the struct iovec list that writes the sample */
 	uint8_t *pad;          /* room for the largest padding member (align + 1024) */
 	rf_out_file shard;     /* the shard being written (fd -1 between shards) */
 	uint64_t shard_samples; /* samples in it so far */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,12 @@ int rf_buf_reserve(rf_buf *b, size_t n)
 	return 0;
 }
 
-/* Members kept beside a sample's image: its extras, as many as the shard
- * scan keeps of a sample (RF_TAR_EXTRAS_MAX, src/index/tar.h, whose other
- * tar names clash with tar_write.h's). */
-#define PACK_EXTRAS_MAX 16
+/* One of a sample's other members (its extras: every one is kept, however
+ * many it has): where its bytes are in p->in, and its tar header. */
+struct pack_extra {
+	size_t at, len;
+	uint8_t hdr[RF_TAR_BLOCK];
+};
 
 /* The file of sample i as the user knows it: root/path, or path when absolute. */
 static void sample_path(const rf_index *idx, uint64_t i, char *buf, size_t len)
@@ -187,8 +190,15 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	 * image's bytes (and its compressed copy, in p->z) in p->in */
 	uint32_t nx;
 	const rf_index_extra *x = rf_index_extras_of(&p->idx, i, &nx);
-	nx = RF_MIN(nx, (uint32_t)PACK_EXTRAS_MAX);
-	size_t xat[PACK_EXTRAS_MAX], xlen[PACK_EXTRAS_MAX], in_end = len;
+	/* grown to the most members a sample has, then reused */
+	if (nx > (INT_MAX - 5) / 3)
+		return read_fail(&p->idx, i, E2BIG, "more other members than one write can take",
+				 err, errlen);
+	if (rf_buf_reserve(&p->xs, (size_t)nx * sizeof(struct pack_extra) + 1) ||
+	    rf_buf_reserve(&p->iov, (5 + 3 * (size_t)nx) * sizeof(struct iovec)))
+		return -ENOMEM;
+	struct pack_extra *xs = (struct pack_extra *)(void *)p->xs.p;
+	size_t in_end = len;
 	uint64_t extra_bytes = 0;
 	for (uint32_t k = 0; k < nx; k++) {
 		const char *rel = p->idx.paths + x[k].at;
@@ -197,20 +207,37 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 			if (rf_buf_reserve(&p->in, in_end + x[k].size))
 				return -ENOMEM;
 			memcpy(p->in.p + in_end, rel, x[k].size);
-			xat[k] = in_end;
-			xlen[k] = x[k].size;
-			in_end += xlen[k];
-			extra_bytes += RF_TAR_BLOCK + rf_tar_blocks(xlen[k]);
+			xs[k].at = in_end;
+			xs[k].len = x[k].size;
+			in_end += xs[k].len;
+			extra_bytes += RF_TAR_BLOCK + rf_tar_blocks(xs[k].len);
 			continue;
 		}
 		snprintf(what, sizeof(what), "its member '%s'", rel);
-		xat[k] = in_end;
-		ret = read_file(&p->idx, i, rel, what, &p->in, in_end, UINT64_MAX, &xlen[k], err,
+		xs[k].at = in_end;
+		ret = read_file(&p->idx, i, rel, what, &p->in, in_end, UINT64_MAX, &xs[k].len, err,
 				errlen);
 		if (ret)
 			return ret;
-		in_end += xlen[k];
-		extra_bytes += RF_TAR_BLOCK + rf_tar_blocks(xlen[k]);
+		in_end += xs[k].len;
+		extra_bytes += RF_TAR_BLOCK + rf_tar_blocks(xs[k].len);
+	}
+	/* each member's name: the new key and its extension, which a ustar
+	 * header holds if it is at most 100 bytes; a longer one is refused,
+	 * never cut (a cut name is another member) */
+	for (uint32_t k = 0; k < nx; k++) {
+		char xname[RF_TAR_NAME_MAX + 2];
+		const char *ext = p->idx.extra_names[x[k].name];
+		int w = snprintf(xname, sizeof(xname), "%0*" PRIu64 ".%s", p->key_width, i, ext);
+		if (w < 0 || (size_t)w > RF_TAR_NAME_MAX || rf_tar_header(xs[k].hdr, xname, xs[k].len, '0')) {
+			char path[4096 + 256];
+			sample_path(&p->idx, i, path, sizeof(path));
+			rf_fmt(err, errlen, "sample %" PRIu64 " '%s': its member with extension '%s' "
+			       "cannot be packed: its name in the shard (key, '.', extension) would "
+			       "be %d bytes, more than a tar header's %u", i, path, ext, w,
+			       RF_TAR_NAME_MAX);
+			return -ENAMETOOLONG;
+		}
 	}
 	if (!p->cctx)
 		data = p->in.p; /* the reads above may have moved it */
@@ -247,22 +274,16 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	/* what --align promises: the data right after its header, on the boundary */
 	assert((off + pad + RF_TAR_BLOCK) % (o->align ? o->align : RF_TAR_BLOCK) == 0);
 	static const uint8_t zeros[RF_TAR_BLOCK];
-	struct iovec iov[5 + 3 * PACK_EXTRAS_MAX];
-	uint8_t xhdr[PACK_EXTRAS_MAX][RF_TAR_BLOCK];
+	struct iovec *iov = (struct iovec *)(void *)p->iov.p;
 	int niov = 0;
 	iov[niov++] = (struct iovec){ p->pad, pad };
 	iov[niov++] = (struct iovec){ hdr, RF_TAR_BLOCK };
 	iov[niov++] = (struct iovec){ (void *)data, n };
 	iov[niov++] = (struct iovec){ (void *)zeros, rf_tar_blocks(n) - n };
 	for (uint32_t k = 0; k < nx; k++) {
-		char xname[64];
-		snprintf(xname, sizeof(xname), "%0*" PRIu64 ".%s", p->key_width, i,
-			 p->idx.extra_names[x[k].name]);
-		if (rf_tar_header(xhdr[k], xname, xlen[k], '0'))
-			return -ENAMETOOLONG; /* names are short: cannot happen */
-		iov[niov++] = (struct iovec){ xhdr[k], RF_TAR_BLOCK };
-		iov[niov++] = (struct iovec){ p->in.p + xat[k], xlen[k] };
-		iov[niov++] = (struct iovec){ (void *)zeros, rf_tar_blocks(xlen[k]) - xlen[k] };
+		iov[niov++] = (struct iovec){ xs[k].hdr, RF_TAR_BLOCK };
+		iov[niov++] = (struct iovec){ p->in.p + xs[k].at, xs[k].len };
+		iov[niov++] = (struct iovec){ (void *)zeros, rf_tar_blocks(xs[k].len) - xs[k].len };
 	}
 	iov[niov++] = (struct iovec){ cls, cls_bytes };
 	ret = rf_out_writev(&p->shard, iov, niov, err, errlen);

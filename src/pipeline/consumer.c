@@ -83,7 +83,7 @@ static int next_until(rf_loader *l, rf_batch **out, uint64_t deadline_ns)
 	}
 	int err = s ? s->err : l->ring_err;
 	if (err) {
-		rf_fmt(l->err_detail, sizeof(l->err_detail), "%s", s ? s->errmsg : l->ring_errmsg);
+		rf_redact(s ? s->errmsg : l->ring_errmsg, l->err_detail, sizeof(l->err_detail));
 		if (s)
 			rf_slot_set_state(s, SLOT_READY, SLOT_FREE);
 		pthread_mutex_unlock(&l->mu);

@@ -434,6 +434,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	if (ret) {
 		if (ret == -ENOMEM && err && errlen && !err[0])
 			rf_fmt(err, errlen, "out of memory");
+		rf_redact(err, err, errlen); /* a URL's password stays in the process */
 		rf_loader_destroy(l);
 		return ret;
 	}

@@ -165,8 +165,12 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 {
 	/* one name for the sample in the callback and in every message: a
 	 * path the user can open (rf_source_path) */
-	char full[1280];
+	char full[1280], shown[1280], why[512];
 	const char *path = rf_source_path(&l->src, sample, full, sizeof(full));
+	/* what leaves the loader (the callback, the log, the error) shows no
+	 * URL's password */
+	path = rf_redact(path, shown, sizeof(shown));
+	reason = rf_redact(reason, why, sizeof(why));
 	pthread_mutex_lock(&l->report_mu);
 	if (first_report(l, p->batch / l->plan.batches_per_epoch, sample)) {
 		atomic_fetch_add_explicit(&l->st.bad_samples, 1, memory_order_relaxed);

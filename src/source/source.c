@@ -171,9 +171,13 @@ RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_
 		return -EINVAL;
 	}
 	int ret = rf_index_build_progress(&idx, source, raw, progress, user, RF_LOG_WARN, err, errlen);
-	if (ret)
+	if (ret) {
+		rf_redact(err, err, errlen); /* a URL's password stays in the process */
 		return ret;
+	}
 	ret = rf_index_cache_write(&idx, source, path, err, errlen);
+	if (ret)
+		rf_redact(err, err, errlen);
 	if (files)
 		*files = idx.count;
 	rf_index_free(&idx);

@@ -5,6 +5,7 @@
 
 #include "util/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -115,6 +116,77 @@ char *rf_strprintf(const char *fmt, ...)
 	return n < 0 ? NULL : s;
 }
 
+/* The userinfo's password of the URL whose "://" is at in + at: its first
+ * byte in *pw and its end (the '@') in *end. @return : 1 when there is one. */
+static int url_password(const char *in, size_t at, size_t *pw, size_t *end)
+{
+	/* a scheme before "://": letters, digits, '+', '-', '.' (RFC 3986) */
+	size_t s = at;
+	while (s > 0 && (isalnum((unsigned char)in[s - 1]) || strchr("+-.", in[s - 1])))
+		s--;
+	if (s == at || !isalpha((unsigned char)in[s]))
+		return 0;
+	/* the authority: up to a '/', '?', '#', a space or a quote (in a
+	 * message the URL may be followed by anything); its last '@' ends
+	 * the userinfo, whose first ':' starts the password */
+	size_t a = at + 3, e = a, last_at = 0, colon = 0;
+	for (; in[e] && !strchr("/?#\"' \t\n\r<>`", in[e]); e++) {
+		if (in[e] == '@')
+			last_at = e;
+	}
+	if (!last_at)
+		return 0;
+	for (size_t i = a; i < last_at && !colon; i++)
+		if (in[i] == ':')
+			colon = i;
+	if (!colon)
+		return 0;
+	*pw = colon + 1;
+	*end = last_at;
+	return 1;
+}
+
+char *rf_redact(const char *in, char *out, size_t len)
+{
+	if (!out || !len)
+		return out;
+	if (!in)
+		in = "";
+	/* in place: work from a copy of the text */
+	char *copy = in == out ? strdup(in) : NULL;
+	const char *src = copy ? copy : in;
+	if (in == out && !copy) { /* out of memory: the text goes, never a password */
+		out[0] = '\0';
+		return out;
+	}
+	size_t o = 0, i = 0;
+	while (src[i] && o + 1 < len) {
+		size_t pw, end;
+		if (!strncmp(src + i, "://", 3) && url_password(src, i, &pw, &end)) {
+			/* copy "://" and the user and ':', then "***", then go on at '@' */
+			for (; i < pw && o + 1 < len; i++)
+				out[o++] = src[i];
+			for (const char *m = "***"; *m && o + 1 < len; m++)
+				out[o++] = *m;
+			i = end;
+			continue;
+		}
+		out[o++] = src[i++];
+	}
+	out[o] = '\0';
+	free(copy);
+	return out;
+}
+
+char *rf_redact_dup(const char *in)
+{
+	size_t n = strlen(in ? in : "") + 4; /* "***" may be longer than the password */
+	for (const char *p = in ? in : ""; (p = strstr(p, "://")); p += 3)
+		n += 3;
+	char *out = malloc(n);
+	return out ? rf_redact(in, out, n) : NULL;
+}
+
 void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 {
 	static const char *names[] = { "", "error", "warning", "info" };
@@ -125,6 +197,7 @@ void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	rf_redact(line, line, sizeof(line));
 	fprintf(stderr, "ringfeed: %s: %s\n", names[level], line);
 }
 

@@ -67,7 +67,19 @@ const char *rf_file_kind(unsigned mode);
  *           a regular file) with err[errlen] saying "what 'path': why". */
 int rf_open_regular(int dirfd, const char *path, const char *what, char *err, size_t errlen);
 
-/* Writes "ringfeed: <level>: message" to stderr when level <= threshold. */
+/* The one redaction of URLs that leave the process (messages, logs, JSON,
+ * files): every "scheme://user:PASSWORD@" in text is written as
+ * "scheme://user:***@" into out[len] (cut to fit, always NUL-terminated);
+ * the rest is copied as it is. A URL keeps its password only where a
+ * request is made with it. in and out may be the same buffer: the text
+ * is then redacted in place (cut to len). @return : out. */
+char *rf_redact(const char *in, char *out, size_t len);
+
+/* rf_redact() into a new string (free() it), or NULL: out of memory. */
+char *rf_redact_dup(const char *in);
+
+/* Writes "ringfeed: <level>: message" to stderr when level <= threshold,
+ * redacted (rf_redact). */
 void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

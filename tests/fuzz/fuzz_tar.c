@@ -126,6 +126,7 @@ static int scan(run *r, size_t w, int raw)
 				must(err[0]);
 			if (ret == 0)
 				must(rf_tar_samples_finish(&r->g) == 0);
+			rf_tar_samples_free(&r->g);
 			return ret;
 		}
 		must(s.pos >= pos && s.pos % RF_TAR_BLOCK == 0 && s.pos <= r->len);
