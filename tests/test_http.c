@@ -458,3 +458,89 @@ Test(http, a_signed_request_follows_no_redirect_to_another_host)
 	free(sent_b);
 	free(sent_c);
 }
+
+/* ---- the checker alone (src/io/http_check.c): what is believed ---------- */
+
+typedef struct check_case {
+	rf_http_ask ask;
+	const char *headers; /* lines, '\n' after each */
+	uint64_t body;
+	int32_t res;         /* what it gives */
+	int fault;
+	const char *why;     /* in its reason, or NULL */
+} check_case;
+
+static int32_t check(const check_case *c, int *fault, char *why, size_t whylen)
+{
+	rf_http_seen s = { 0 };
+	for (const char *p = c->headers; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		rf_http_seen_line(&s, p, n);
+		p += n;
+	}
+	int step;
+	return rf_http_check(&c->ask, &s, c->body, &step, fault, why, whylen);
+}
+
+Test(http_check, each_response_is_judged_against_what_was_asked)
+{
+	const char *et = "\"5f3a-1000\"";
+	const check_case cases[] = {
+		/* honest */
+		{ { 512, 512, 4096, NULL }, "HTTP/1.1 206 Partial Content\r\n"
+		  "Content-Range: bytes 512-1023/4096\r\nContent-Length: 512\r\n\r\n", 512, 512, 0, NULL },
+		{ { 4000, 512, 0, NULL }, "HTTP/1.1 206 Partial Content\r\n"
+		  "Content-Range: bytes 4000-4095/4096\r\n\r\n", 96, 96, 0, NULL },
+		{ { 0, 8192, 4096, NULL }, "HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n", 4096,
+		  4096, 0, NULL },
+		{ { 5000, 10, 0, NULL }, "HTTP/1.1 416 Range Not Satisfiable\r\n"
+		  "Content-Range: bytes */4096\r\n\r\n", 0, 0, 0, NULL },
+		{ { 0, 10, 0, et }, "HTTP/1.1 206 Partial Content\r\nETag: \"5f3a-1000\"\r\n"
+		  "Content-Range: bytes 0-9/*\r\nContent-Encoding: identity\r\n\r\n", 10, 10, 0, NULL },
+		/* after a redirect, only the last response counts */
+		{ { 0, 10, 0, NULL }, "HTTP/1.1 302 Found\r\nContent-Encoding: gzip\r\n\r\n"
+		  "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-9/10\r\n\r\n", 10, 10, 0,
+		  NULL },
+		/* lies */
+		{ { 512, 512, 0, NULL }, "HTTP/1.1 206 Partial Content\r\n"
+		  "Content-Range: bytes 0-511/4096\r\n\r\n", 512, -EPROTO, 1,
+		  "asked bytes 512-1023, the server sent Content-Range bytes 0-511/4096" },
+		{ { 0, 1000, 0, NULL }, "HTTP/1.1 206 Partial Content\r\n"
+		  "Content-Range: bytes 0-499/4096\r\n\r\n", 500, -EPROTO, 1, "bytes 0-499/4096" },
+		{ { 0, 100, 0, NULL }, "HTTP/1.1 206 Partial Content\r\n\r\n", 100, -EPROTO, 1,
+		  "no Content-Range" },
+		{ { 0, 100, 0, NULL }, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-99/4096"
+		  "\r\nContent-Encoding: gzip\r\n\r\n", 100, -EPROTO, 1, "Content-Encoding: gzip" },
+		{ { 0, 100, 0, NULL }, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-99/4096"
+		  "\r\n\r\n", 60, -EPROTO, 1, "60 bytes of body" },
+		{ { 0, 100, 0, NULL }, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-99/4096"
+		  "\r\nContent-Range: bytes 100-199/4096\r\n\r\n", 100, -EPROTO, 1, NULL },
+		{ { 0, 100, 4096, NULL }, "HTTP/1.1 206 Partial Content\r\n"
+		  "Content-Range: bytes 0-99/5000\r\n\r\n", 100, -ESTALE, 1, "5000 bytes" },
+		{ { 0, 100, 0, et }, "HTTP/1.1 206 Partial Content\r\nETag: \"new\"\r\n"
+		  "Content-Range: bytes 0-99/4096\r\n\r\n", 100, -ESTALE, 1, "If-Match" },
+		{ { 100, 100, 0, NULL }, "HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n", 101,
+		  -EPROTO, 1, "ignored Range" },
+		{ { 0, 100, 0, NULL }, "HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n", 101,
+		  -EPROTO, 1, "whole object (HTTP 200, 4096 bytes)" },
+		{ { 100, 10, 0, NULL }, "HTTP/1.1 416 Range Not Satisfiable\r\n"
+		  "Content-Range: bytes */4096\r\n\r\n", 0, -EPROTO, 1, "object of 4096 bytes" },
+		/* refusals and what may pass */
+		{ { 0, 10, 0, NULL }, "HTTP/1.1 404 Not Found\r\n\r\n", 0, -ENOENT, 0, "HTTP 404" },
+		{ { 0, 10, 0, NULL }, "HTTP/1.1 503 Slow Down\r\n\r\n", 0, -EAGAIN, 0, "HTTP 503" },
+		{ { 0, 10, 0, et }, "HTTP/1.1 412 Precondition Failed\r\n\r\n", 0, -ESTALE, 0,
+		  "changed on the server" },
+		{ { 0, 10, 0, NULL }, "HTTP/1.1 307 Temporary Redirect\r\n\r\n", 0, -EPROTO, 0,
+		  "HTTP 307" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char why[RF_IO_WHY_MAX];
+		int fault;
+		int32_t res = check(&cases[i], &fault, why, sizeof(why));
+		cr_assert_eq(res, cases[i].res, "case %zu: %d (%s)", i, res, why);
+		cr_assert_eq(fault, cases[i].fault, "case %zu: fault %d", i, fault);
+		if (cases[i].why)
+			cr_assert(strstr(why, cases[i].why), "case %zu: %s", i, why);
+	}
+}
