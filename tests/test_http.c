@@ -391,7 +391,7 @@ Test(http, a_host_name_that_does_not_resolve_is_named)
 	want w[] = { { .url = "http://no-such-host.invalid/data.bin", .offset = 0, .len = 10 } };
 	rf_io *io = engine_with(4, 5000, NULL);
 	run(io, w, 1, 4);
-	cr_assert_lt(w[0].res, 0);
+	cr_assert_eq(w[0].res, -ENXIO, "%d", w[0].res);
 	cr_assert_eq(w[0].step, RF_IO_STEP_OPEN);
 	cr_assert(strstr(w[0].what, "no-such-host.invalid") && strstr(w[0].what, "does not resolve"),
 		  "%s", w[0].what);

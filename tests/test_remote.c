@@ -593,3 +593,17 @@ Test(remote, an_s3_session_token_never_follows_a_redirect_to_another_host)
 	free(sa);
 	free(sc);
 }
+
+/* A host name that does not resolve fails create saying so, naming the
+ * host ("No route to host" it is not). */
+Test(remote, a_host_name_that_does_not_resolve_fails_create_naming_it)
+{
+	rf_config cfg;
+	config(&cfg, "http://no-such-host.invalid/shard-{00..01}.tar", 0, 0);
+	char err[512];
+	rf_loader *l;
+	int rc = rf_loader_create(&l, &cfg, err, sizeof(err));
+	cr_assert_eq(rc, -ENXIO, "%d: %s", rc, err);
+	cr_assert(strstr(err, "the host name no-such-host.invalid does not resolve") &&
+		  !strstr(err, "route"), "%s", err);
+}

@@ -416,7 +416,7 @@ int rf_http_transport_error(int code, const char *url, const rf_http_seen *seen,
 			rf_fmt(why, whylen, "the host name %s does not resolve", host);
 		else
 			rf_fmt(why, whylen, "the proxy's host name does not resolve");
-		return -EHOSTUNREACH;
+		return -ENXIO; /* the name has no address; "No route to host" is not what happened */
 	}
 	case CURLE_COULDNT_CONNECT:
 		rf_fmt(why, whylen, "connection refused");

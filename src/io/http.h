@@ -83,8 +83,8 @@ int rf_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urlle
 /* why[whylen] for a transfer that ended with CURLcode code (not CURLE_OK)
  * while asking url: the host a name that does not resolve, a header over
  * libcurl's limit, curl's own words otherwise. seen: the response's header
- * lines so far. @return : the errno it stands for (-EHOSTUNREACH,
- * -ECONNREFUSED, -ETIMEDOUT, -ECONNRESET, -EPERM, -ENOMEM, -EPROTO: a
+ * lines so far. @return : the errno it stands for (-ENXIO: a name without
+ * an address, -ECONNREFUSED, -ETIMEDOUT, -ECONNRESET, -EPERM, -ENOMEM, -EPROTO: a
  * header over the limit, -EIO), and *step RF_IO_STEP_OPEN where no
  * response could begin (a name, a certificate). */
 int rf_http_transport_error(int code, const char *url, const rf_http_seen *seen, int *step,
