@@ -50,8 +50,10 @@ typedef struct rf_io_http_counts {
 	uint64_t requests;  /* transfers made (a read tried again counts each time) */
 	uint64_t retries;   /* transfers that failed and were tried again, by kind: */
 	uint64_t retry_throttled, retry_server, retry_connection, retry_stalled;
-	                    /* 429 or 503; 500, 502, 504; a reset or a body cut short;
-	                     * no byte for 15 s, or the transfer's time ran out */
+	                    /* 429 or 503; 500, 502, 504 or a response that broke
+	                     * rf_http_check's rules (another range, an encoding,
+	                     * another ETag); a reset or a body cut short; no byte
+	                     * for 15 s, or the transfer's time ran out */
 	uint64_t errors;    /* reads that failed for good */
 	uint64_t bytes;     /* bytes received into reads' buffers */
 	uint64_t connections; /* connections opened (the rest of the transfers reused one) */
