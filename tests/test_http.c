@@ -544,3 +544,25 @@ Test(http_check, each_response_is_judged_against_what_was_asked)
 			cr_assert(strstr(why, cases[i].why), "case %zu: %s", i, why);
 	}
 }
+
+/* A set-up request (fetch.c: a token shard's header, an index object) is
+ * checked as a read is: another range, or an encoded body, fails it
+ * after its tries, saying what the server did. */
+Test(http, a_set_up_request_is_checked_as_a_read_is)
+{
+	static const char *const lies[][2] = { { "--lie-range", "Content-Range bytes 1512-1611/" },
+					       { "--gzip", "Content-Encoding: gzip" } };
+	for (int i = 0; i < 2; i++) {
+		tu_fault s;
+		int p = fault_server(&s, (const char *[]){ lies[i][0], "1", NULL });
+		char url[128], err[512];
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d/data.bin", p);
+		rf_fetch_result r;
+		int rc = rf_fetch_run(&(rf_fetch){ .url = url, .offset = 2024, .len = 100 }, &r, err,
+				      sizeof(err));
+		cr_assert_eq(rc, -EPROTO, "%s: %d %s", lies[i][0], rc, err);
+		cr_assert(strstr(err, url) && strstr(err, "asked bytes 2024-2123") &&
+			  strstr(err, lies[i][1]), "%s", err);
+		tu_fault_stop(&s);
+	}
+}
