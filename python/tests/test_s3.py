@@ -861,7 +861,8 @@ def test_instance_metadata_comes_last_and_can_be_disabled(moto, aws, monkeypatch
 # A run that outlives several sets reads every sample, and the requests
 # moto receives (seen by the recording relay, moto checking each
 # signature) are signed with each new key in turn. A refresh that fails
-# keeps the keys in hand with one warning.
+# keeps the keys in hand with one warning; a profile that does not exist
+# is refused as the AWS CLI refuses it.
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
 from metadata_server import MetadataServer  # noqa: E402
@@ -1056,6 +1057,19 @@ def test_a_failed_refresh_keeps_the_keys_with_one_warning(relayed, roles, monkey
     assert len(warnings) == 1, err
     assert f"instance metadata at {md.url}" in warnings[0] and "HTTP 500" in warnings[0]
     secret_free(err, *roles)
+
+
+def test_a_profile_that_does_not_exist_is_refused(aws, moto, monkeypatch):
+    """AWS_PROFILE naming no profile (a typo) fails create with the AWS
+    CLI's words, even with keys elsewhere; never unsigned requests."""
+    aws()
+    write_profile(aws.home, moto, profile="ringfeed", default_paths=True)
+    monkeypatch.setenv("AWS_PROFILE", "ringfed")
+    with pytest.raises(ringfeed.Error,
+                       match=r"The config profile \(ringfed\) could not be found"):
+        ringfeed.Loader(f"s3://{BUCKET}/laion/", raw=True)
+    monkeypatch.setenv("AWS_PROFILE", "ringfeed")
+    small_read()
 
 
 # ---- failures: create fails, saying what the server said -------------------

@@ -100,12 +100,14 @@ typedef struct profile {
 	char creds[1024], config[1024];
 	char creds_section[160], config_section[168];
 	const char *name;
+	int named; /* AWS_PROFILE says it (else "default", which may be absent) */
 } profile;
 
 static void find_profile(profile *p)
 {
 	const char *home = env("HOME");
-	p->name = env("AWS_PROFILE") ? env("AWS_PROFILE") : "default";
+	p->named = env("AWS_PROFILE") != NULL;
+	p->name = p->named ? env("AWS_PROFILE") : "default";
 	const char *c = env("AWS_SHARED_CREDENTIALS_FILE"), *g = env("AWS_CONFIG_FILE");
 	rf_fmt(p->creds, sizeof(p->creds), "%s%s", c ? c : home ? home : "",
 	       c ? "" : home ? "/.aws/credentials" : "");
@@ -123,6 +125,26 @@ static int profile_get(const profile *p, const char *key, char *out, size_t len)
 {
 	return (p->creds[0] && ini_get(p->creds, p->creds_section, key, out, len)) ||
 	       (p->config[0] && ini_get(p->config, p->config_section, key, out, len));
+}
+
+/* 1 when the INI file at path has a line "[section]". */
+static int ini_has_section(const char *path, const char *section)
+{
+	FILE *f = path[0] ? fopen(path, "re") : NULL;
+	if (!f)
+		return 0;
+	char line[1024];
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " \t");
+		char *end = s[0] == '[' ? strchr(s, ']') : NULL;
+		if (!end)
+			continue;
+		*end = '\0';
+		found = !strcmp(s + 1 + strspn(s + 1, " \t"), section);
+	}
+	fclose(f);
+	return found;
 }
 
 /* ---- the credentials, in the AWS SDKs' order ---- */
@@ -262,6 +284,16 @@ int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 		goto oom;
 	profile p;
 	find_profile(&p);
+	/* a profile named and found nowhere is a typo: refused, as the AWS CLI
+	 * and boto3 refuse it, rather than requests going unsigned */
+	if (p.named && !(p.creds[0] && ini_has_section(p.creds, p.creds_section)) &&
+	    !(p.config[0] && ini_has_section(p.config, p.config_section))) {
+		rf_fmt(err, errlen, "The config profile (%s) could not be found (AWS_PROFILE; "
+		       "neither %s nor %s has it)", p.name, p.creds[0] ? p.creds : "(no credentials file)",
+		       p.config[0] ? p.config : "(no config file)");
+		rf_s3_free(s3);
+		return -EINVAL;
+	}
 	char value[1024];
 	const char *region = env("AWS_REGION") ? env("AWS_REGION") : env("AWS_DEFAULT_REGION");
 	if (!region && profile_get(&p, "region", value, sizeof(value)))

@@ -13,7 +13,8 @@
  * instance metadata (IMDSv2; AWS_EC2_METADATA_SERVICE_ENDPOINT,
  * AWS_EC2_METADATA_DISABLED); else none: unsigned requests, a public
  * bucket. Keys that expire are refreshed for as long as the bucket is open
- * (credentials.h). Objects become https URLs the read engine GETs,
+ * (credentials.h). An AWS_PROFILE that names no profile is refused, as the
+ * AWS CLI refuses it. Objects become https URLs the read engine GETs,
  * signed with SigV4 by libcurl. A secret is never put in a message.
  *
  * Thread rule: made at set-up; then read-only, shared (the keys change
@@ -39,8 +40,9 @@ typedef struct rf_s3 {
 int rf_s3_is_url(const char *source);
 
 /* The bucket of url (s3://BUCKET/...), resolved as the header says.
- * @return : 0, -EINVAL (not s3://BUCKET), -ENOMEM, or what a credential
- * source that is set up failed with; err says why. */
+ * @return : 0, -EINVAL (not s3://BUCKET; an AWS_PROFILE that names no
+ * profile: "The config profile (P) could not be found"), -ENOMEM, or what
+ * a credential source that is set up failed with; err says why. */
 int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen);
 void rf_s3_free(rf_s3 *s3);
 
