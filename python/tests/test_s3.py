@@ -1059,6 +1059,51 @@ def test_a_failed_refresh_keeps_the_keys_with_one_warning(relayed, roles, monkey
     secret_free(err, *roles)
 
 
+def test_a_source_that_fails_at_create_is_named_and_no_secret_told(relayed, roles, monkeypatch,
+                                                                   aws, tmp_path):
+    """A source that is set up and fails fails create naming it and what it
+    did (never going on unsigned): a credential_process that exits 1, or
+    prints another Version; STS refusing a token that is not the current
+    one; a container endpoint refusing the authorization, or named over
+    plain http to another machine."""
+    def refused(pattern):
+        with pytest.raises(ringfeed.Error) as e:
+            ringfeed.Loader(f"s3://{BUCKET}/laion/", raw=True)
+        message = e.value.args[-1]
+        assert re.search(pattern, message), message
+        secret_free(message, *roles)
+
+    aws_dir = aws.home / ".aws"
+    aws_dir.mkdir()
+    for script, why in (("import sys; sys.exit(1)", "the command exited with status 1"),
+                        ("import json; print(json.dumps({'Version': 2, 'AccessKeyId': 'A', "
+                         "'SecretAccessKey': 'S'}))", r'the command.s output is not JSON with "Version": 1')):
+        (tmp_path / "p.py").write_text(script)
+        (aws_dir / "config").write_text(f"[profile batch]\ncredential_process = "
+                                        f"{sys.executable} {tmp_path / 'p.py'}\n")
+        monkeypatch.setenv("AWS_PROFILE", "batch")
+        refused(rf"profile batch's credential_process: {why}")
+    monkeypatch.delenv("AWS_PROFILE")
+
+    token, auth = tmp_path / "token", tmp_path / "auth"
+    with MetadataServer(roles, lifetime=LIFETIME, token_file=str(token),
+                        auth_file=str(auth)) as md:
+        (tmp_path / "stale").write_text("tok-stale\n")
+        monkeypatch.setenv("AWS_ENDPOINT_URL_STS", md.url)
+        monkeypatch.setenv("AWS_WEB_IDENTITY_TOKEN_FILE", str(tmp_path / "stale"))
+        monkeypatch.setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/ringfeed-role")
+        refused(rf"web identity \(role arn:aws:iam::123456789012:role/ringfeed-role, STS at "
+                rf"{md.url}\): AssumeRoleWithWebIdentity: HTTP 400 \(InvalidIdentityToken")
+        monkeypatch.delenv("AWS_WEB_IDENTITY_TOKEN_FILE")
+        monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", md.url + "/v1/credentials")
+        monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "tok-not-the-agents")
+        refused(rf"the container endpoint {md.url}/v1/credentials: HTTP 401")
+        assert md.issued == []
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://192.0.2.1/v1/credentials")
+    refused(r"AWS_CONTAINER_CREDENTIALS_FULL_URI 'http://192.0.2.1/v1/credentials': not https")
+    assert relayed.seen == []
+
+
 def test_a_profile_that_does_not_exist_is_refused(aws, moto, monkeypatch):
     """AWS_PROFILE naming no profile (a typo) fails create with the AWS
     CLI's words, even with keys elsewhere; never unsigned requests."""
