@@ -1030,6 +1030,60 @@ def test_credential_process_keys_are_refreshed_during_a_run(relayed, roles, monk
     assert_rotated(keys, issued())
 
 
+HELD = r'''#!/usr/bin/env python3
+# credential_process: keys expiring LIFETIME s from now; from its second run
+# on it holds its answer until the file "release" exists (a minute at most)
+import datetime, json, os, sys, time
+here = os.path.dirname(os.path.abspath(__file__))
+count = os.path.join(here, "count")
+n = int(open(count).read()) if os.path.exists(count) else 0
+with open(count, "w") as f:
+    f.write(str(n + 1))
+if n:
+    open(os.path.join(here, "running"), "w").close()
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.path.join(here, "release")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+k = json.load(open(os.path.join(here, "keys.json")))[n]
+exp = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=LIFETIME)
+print(json.dumps({"Version": 1, "AccessKeyId": k["id"], "SecretAccessKey": k["secret"],
+                  "SessionToken": k["token"], "Expiration": exp.strftime("%Y-%m-%dT%H:%M:%SZ")}))
+sys.stdout.flush()
+if n:
+    open(os.path.join(here, "done"), "w").close()
+'''
+
+
+def test_reads_go_on_and_close_returns_while_a_refresh_is_held(relayed, roles, monkeypatch, aws,
+                                                              tmp_path):
+    """A refresh that does not answer (a credential_process holding its
+    output) stops neither the reads (a whole epoch comes meanwhile, with
+    the keys in hand) nor the loader's close (the refresh is left to end on
+    its own thread)."""
+    d = tmp_path / "proc"
+    d.mkdir()
+    (d / "keys.json").write_text(json.dumps(roles))
+    (d / "creds.py").write_text(HELD.replace("LIFETIME)", f"{LIFETIME})"))
+    (aws.home / ".aws").mkdir()
+    (aws.home / ".aws" / "config").write_text(f"[profile held]\ncredential_process = "
+                                              f"{sys.executable} {d / 'creds.py'}\n")
+    monkeypatch.setenv("AWS_PROFILE", "held")
+    try:
+        with ringfeed.Loader(f"s3://{BUCKET}/laion/train-{{00000..{SHARDS - 1:05d}}}.tar",
+                             raw=True, shuffle=0, batch_size=4, with_ids=True, copy=True,
+                             epochs=0) as loader:
+            assert wait(lambda: (d / "running").exists(), 60), "no refresh began"
+            for _ in range(2):
+                seen = [sid for b in loader for sid in b[2].tolist()]
+                assert sorted(seen) == list(range(N))
+            assert not (d / "done").exists()
+        assert not (d / "done").exists(), "close waited for the refresh"
+        assert {key_of(h) for _, _, h in relayed.seen} == {roles[0]["id"]}
+    finally:
+        (d / "release").touch()
+        assert wait(lambda: (d / "done").exists(), 60)
+
+
 def test_a_failed_refresh_keeps_the_keys_with_one_warning(relayed, roles, monkeypatch, capfd):
     """IMDS answers once, then 500 to every request: the run reads on with
     the first keys (this server does not check their expiry), tries again

@@ -52,10 +52,12 @@ struct rf_creds {
 	int stop;
 	_Atomic uint64_t gen;  /* moves (under lock) when cur gets other keys */
 	_Atomic int log_level; /* rf_log_level: the most verbose asked */
-	pthread_t thread;
-	int has_thread;
+	int refs;              /* under lock: the owner's, and the refresh thread's while
+	                        * it runs (detached: destroy never waits for a fetch) */
 	int64_t next_ns;       /* the refresh thread's: CLOCK_MONOTONIC of its next try */
 };
+
+static void release(rf_creds *c);
 
 static int64_t real_ms(void)
 {
@@ -616,6 +618,10 @@ static void *refresher(void *arg)
 		int64_t now = real_ms(), wait_ms;
 		char when[64] = "";
 		pthread_mutex_lock(&c->lock);
+		if (c->stop) { /* destroyed during the fetch: nothing to swap or say */
+			rf_creds_set_free(&s);
+			break;
+		}
 		int expired_already = !ret && s.expires_ms && s.expires_ms <= now;
 		if (!ret && !expired_already) {
 			int other = strcmp(s.key_id, c->cur.key_id) || strcmp(s.secret, c->cur.secret) ||
@@ -650,7 +656,10 @@ static void *refresher(void *arg)
 		}
 		pthread_mutex_lock(&c->lock);
 	}
+	int last = --c->refs == 0;
 	pthread_mutex_unlock(&c->lock);
+	if (last) /* destroyed while a fetch was under way: ours to free */
+		release(c);
 	return NULL;
 }
 
@@ -665,6 +674,7 @@ int rf_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_
 		return -ENOMEM;
 	}
 	int oom = 0, ret;
+	c->refs = 1;
 	c->kind = src->kind;
 	c->url = dup_or_null(src->url, &oom);
 	/* IMDS's base without its trailing '/' (its paths are appended) */
@@ -708,12 +718,15 @@ int rf_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_
 	int64_t wait_ms = refresh_in(real_ms(), c->cur.expires_ms);
 	if (wait_ms >= 0) {
 		c->next_ns = (int64_t)rf_now_ns() + wait_ms * 1000000;
-		if ((ret = rf_thread_start(&c->thread, refresher, c, "rf-credentials"))) {
+		c->refs = 2;
+		pthread_t t;
+		if ((ret = rf_thread_start(&t, refresher, c, "rf-credentials"))) {
+			c->refs = 1;
 			rf_fmt(err, errlen, "credentials from %s: the refresh thread: %s", c->from,
 			       strerror(-ret));
 			goto fail;
 		}
-		c->has_thread = 1;
+		pthread_detach(t);
 	}
 	*out = c;
 	return 0;
@@ -722,17 +735,9 @@ fail:
 	return ret;
 }
 
-void rf_creds_destroy(rf_creds *c)
+/* Frees c: its last reference is gone. */
+static void release(rf_creds *c)
 {
-	if (!c)
-		return;
-	if (c->has_thread) {
-		pthread_mutex_lock(&c->lock);
-		c->stop = 1;
-		pthread_cond_signal(&c->wake);
-		pthread_mutex_unlock(&c->lock);
-		pthread_join(c->thread, NULL); /* a fetch in progress ends within its timeouts */
-	}
 	pthread_cond_destroy(&c->wake);
 	pthread_mutex_destroy(&c->lock);
 	rf_creds_set_free(&c->cur);
@@ -745,6 +750,22 @@ void rf_creds_destroy(rf_creds *c)
 	free(c->session_name);
 	free(c->command);
 	free(c);
+}
+
+void rf_creds_destroy(rf_creds *c)
+{
+	if (!c)
+		return;
+	/* the refresh thread, if any, stops at its next wake-up: at once when
+	 * it sleeps, else when its fetch ends (within the fetch's timeouts),
+	 * and frees c if it holds the last reference */
+	pthread_mutex_lock(&c->lock);
+	c->stop = 1;
+	pthread_cond_signal(&c->wake);
+	int last = --c->refs == 0;
+	pthread_mutex_unlock(&c->lock);
+	if (last)
+		release(c);
 }
 
 const char *rf_creds_from(const rf_creds *c)

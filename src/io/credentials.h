@@ -66,8 +66,10 @@ typedef struct rf_creds_set {
  * for IMDS -ENOENT when no instance metadata answers (for the caller to
  * keep quiet: most machines are not EC2 instances). */
 int rf_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_t errlen);
-/* Stops the refresh thread and frees (secrets wiped). Accepts NULL. No
- * signer may use c afterwards (it must outlive every engine and fetch). */
+/* Stops the refresh thread and frees (secrets wiped), never waiting for a
+ * fetch under way: the thread is detached and frees c when that fetch
+ * ends. Accepts NULL. No signer may use c afterwards (it must outlive
+ * every engine and fetch). */
 void rf_creds_destroy(rf_creds *c);
 
 /* "instance metadata at URL", "profile P's credential_process", ...: for
