@@ -3,8 +3,8 @@
 # lifecycle harness (tests/tsan/lifecycle.c) over a matrix of compute
 # threads x read paths x raw, then the CLI in a few configurations (out of
 # order, saved and resumed, destroy mid-run, token windows), and the
-# credentials' refresh thread beside a signer (tests/tsan/credentials.c). Criterion's test programs
-# cannot start under TSan, hence a harness. Any TSan report fails its run
+# credentials' refresh thread beside a signer (tests/tsan/credentials.c).
+# Criterion's test programs cannot start under TSan, hence a harness. Any TSan report fails its run
 # (halt_on_error); no report is suppressed. Ends with
 # "tsan: N passed, N failed".
 set -euo pipefail
