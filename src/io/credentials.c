@@ -165,9 +165,9 @@ static int set_of(rf_creds_set *out, const char *id, const char *secret, const c
 
 /* The keys of a JSON answer (IMDS's, a container endpoint's, a
  * credential_process's): AccessKeyId, SecretAccessKey, the token under
- * token_name, Expiration. @return : 0, or -EPROTO (err says which is
- * missing), -ENOMEM. */
-static int from_json(const rf_creds *c, const char *doc, const char *token_name,
+ * token_name, Expiration. @return : 0, -EPROTO (err says what is wrong),
+ * -ENOMEM. */
+static int from_json(const char *from, const char *doc, const char *token_name,
 		     rf_creds_set *out, char *err, size_t errlen)
 {
 	char id[256], secret[256], token[8192], exp[64];
@@ -175,7 +175,7 @@ static int from_json(const rf_creds *c, const char *doc, const char *token_name,
 	if (!json_string(doc, "AccessKeyId", id, sizeof(id)) ||
 	    !json_string(doc, "SecretAccessKey", secret, sizeof(secret))) {
 		rf_fmt(err, errlen, "credentials from %s: the answer has no AccessKeyId and "
-		       "SecretAccessKey", c->from);
+		       "SecretAccessKey", from);
 		ret = -EPROTO;
 		goto out;
 	}
@@ -184,7 +184,7 @@ static int from_json(const rf_creds *c, const char *doc, const char *token_name,
 	int64_t expires = 0;
 	if (json_string(doc, "Expiration", exp, sizeof(exp)) && (expires = parse_time(exp)) < 0) {
 		rf_fmt(err, errlen, "credentials from %s: Expiration '%s' is not an ISO 8601 time",
-		       c->from, exp);
+		       from, exp);
 		ret = -EPROTO;
 		goto out;
 	}
@@ -193,6 +193,68 @@ out:
 	explicit_bzero(secret, sizeof(secret));
 	explicit_bzero(token, sizeof(token));
 	return ret;
+}
+
+/* STS's AssumeRoleWithWebIdentity answer (XML): its Credentials. */
+static int from_sts(const char *from, const char *doc, size_t len, rf_creds_set *out,
+		    char *err, size_t errlen)
+{
+	char id[256], secret[256], token[8192], exp[64];
+	size_t p1 = 0, p2 = 0, p3 = 0, p4 = 0;
+	int ret;
+	if (!rf_xml_text(doc, len, &p1, "AccessKeyId", id, sizeof(id)) ||
+	    !rf_xml_text(doc, len, &p2, "SecretAccessKey", secret, sizeof(secret)) ||
+	    !rf_xml_text(doc, len, &p3, "SessionToken", token, sizeof(token))) {
+		rf_fmt(err, errlen, "credentials from %s: AssumeRoleWithWebIdentity's answer has no "
+		       "AccessKeyId, SecretAccessKey and SessionToken", from);
+		ret = -EPROTO;
+	} else {
+		int64_t expires = rf_xml_text(doc, len, &p4, "Expiration", exp, sizeof(exp))
+				  ? parse_time(exp) : 0;
+		if (expires < 0) {
+			rf_fmt(err, errlen, "credentials from %s: Expiration '%s' is not an ISO 8601 "
+			       "time", from, exp);
+			ret = -EPROTO;
+		} else {
+			ret = set_of(out, id, secret, token, expires, err, errlen);
+		}
+	}
+	explicit_bzero(secret, sizeof(secret));
+	explicit_bzero(token, sizeof(token));
+	return ret;
+}
+
+int rf_creds_parse(rf_creds_kind kind, const char *doc, size_t len, const char *from,
+		   rf_creds_set *out, char *err, size_t errlen)
+{
+	*out = (rf_creds_set){ 0 };
+	if (strlen(doc) != len) {
+		rf_fmt(err, errlen, "credentials from %s: the answer holds a NUL byte", from);
+		return -EPROTO;
+	}
+	switch (kind) {
+	case RF_CREDS_IMDS:
+	case RF_CREDS_CONTAINER:
+		return from_json(from, doc, "Token", out, err, errlen);
+	case RF_CREDS_WEB_IDENTITY:
+		return from_sts(from, doc, len, out, err, errlen);
+	case RF_CREDS_PROCESS: {
+		/* "Version": 1, a number */
+		const char *v = strstr(doc, "\"Version\"");
+		v = v ? v + 9 + strspn(v + 9, " \t\r\n") : NULL;
+		v = v && *v == ':' ? v + 1 + strspn(v + 1, " \t\r\n") : NULL;
+		if (!v || *v != '1' || strtol(v, NULL, 10) != 1) {
+			rf_fmt(err, errlen, "credentials from %s: the command's output is not JSON with "
+			       "\"Version\": 1", from);
+			return -EPROTO;
+		}
+		return from_json(from, doc, "SessionToken", out, err, errlen);
+	}
+	case RF_CREDS_STATIC:
+		break;
+	}
+	rf_fmt(err, errlen, "credentials from %s: nothing to parse", from);
+	return -EINVAL;
 }
 
 /* A token file's text, trailing white space cut, into a malloc'd string
@@ -294,7 +356,7 @@ static int fetch_imds(const rf_creds *c, rf_creds_set *out, char *err, size_t er
 		rf_fetch_result_free(&r);
 		return -ENOENT;
 	}
-	ret = from_json(c, (char *)r.body, "Token", out, err, errlen);
+	ret = rf_creds_parse(c->kind, (char *)r.body, r.body_len, c->from, out, err, errlen);
 	explicit_bzero(r.body, r.body_len);
 	rf_fetch_result_free(&r);
 	return ret == -EPROTO ? -ENOENT : ret;
@@ -335,7 +397,7 @@ static int fetch_container(const rf_creds *c, rf_creds_set *out, char *err, size
 		rf_fmt(err, errlen, "credentials from %s: %s", c->from, why);
 		ret = r.status == 401 || r.status == 403 ? -EACCES : -EIO;
 	} else {
-		ret = from_json(c, (char *)r.body, "Token", out, err, errlen);
+		ret = rf_creds_parse(c->kind, (char *)r.body, r.body_len, c->from, out, err, errlen);
 		explicit_bzero(r.body, r.body_len);
 	}
 	rf_fetch_result_free(&r);
@@ -403,32 +465,13 @@ static int fetch_web_identity(const rf_creds *c, rf_creds_set *out, char *err, s
 		rf_fmt(err, errlen, "credentials from %s: %s", c->from, why);
 		return ret;
 	}
-	char id[256], secret[256], stoken[8192], exp[64];
-	size_t p1 = 0, p2 = 0, p3 = 0, p4 = 0;
-	const char *doc = (const char *)r.body;
-	if (r.status != 200 || !doc) {
+	if (r.status != 200 || !r.body) {
 		rf_fetch_why(&r, why, sizeof(why));
 		rf_fmt(err, errlen, "credentials from %s: AssumeRoleWithWebIdentity: %s", c->from, why);
 		ret = r.status == 401 || r.status == 403 ? -EACCES : -EIO;
-	} else if (!rf_xml_text(doc, r.body_len, &p1, "AccessKeyId", id, sizeof(id)) ||
-		   !rf_xml_text(doc, r.body_len, &p2, "SecretAccessKey", secret, sizeof(secret)) ||
-		   !rf_xml_text(doc, r.body_len, &p3, "SessionToken", stoken, sizeof(stoken))) {
-		rf_fmt(err, errlen, "credentials from %s: AssumeRoleWithWebIdentity's answer has no "
-		       "AccessKeyId, SecretAccessKey and SessionToken", c->from);
-		ret = -EPROTO;
 	} else {
-		int64_t expires = rf_xml_text(doc, r.body_len, &p4, "Expiration", exp, sizeof(exp))
-				  ? parse_time(exp) : 0;
-		if (expires < 0) {
-			rf_fmt(err, errlen, "credentials from %s: Expiration '%s' is not an ISO 8601 "
-			       "time", c->from, exp);
-			ret = -EPROTO;
-		} else {
-			ret = set_of(out, id, secret, stoken, expires, err, errlen);
-		}
+		ret = rf_creds_parse(c->kind, (char *)r.body, r.body_len, c->from, out, err, errlen);
 	}
-	explicit_bzero(secret, sizeof(secret));
-	explicit_bzero(stoken, sizeof(stoken));
 	if (r.body)
 		explicit_bzero(r.body, r.body_len);
 	rf_fetch_result_free(&r);
@@ -436,10 +479,11 @@ static int fetch_web_identity(const rf_creds *c, rf_creds_set *out, char *err, s
 }
 
 /* Runs command (/bin/sh -c, stdin /dev/null, stderr the caller's) and
- * gathers its output into out[len] (NUL-terminated), PROCESS_TIMEOUT_MS at
- * most: past it the process is killed. @return : 0 (it exited 0), or a
+ * gathers its output into out[len] (NUL-terminated, *got bytes),
+ * PROCESS_TIMEOUT_MS at most: past it the process is killed. @return : 0 (it exited 0), or a
  * negative errno with err saying why (never the output: it holds keys). */
-static int run_process(const rf_creds *c, char *out, size_t len, char *err, size_t errlen)
+static int run_process(const rf_creds *c, char *out, size_t len, size_t *got, char *err,
+		       size_t errlen)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC)) {
@@ -512,6 +556,7 @@ static int run_process(const rf_creds *c, char *out, size_t len, char *err, size
 		}
 	}
 	out[n] = '\0';
+	*got = n;
 	close(fds[0]);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -537,20 +582,10 @@ static int fetch_process(const rf_creds *c, rf_creds_set *out, char *err, size_t
 		rf_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	int ret = run_process(c, doc, PROCESS_MAX_OUT, err, errlen);
-	if (!ret) {
-		/* "Version": 1, a number */
-		const char *v = strstr(doc, "\"Version\"");
-		v = v ? v + 9 + strspn(v + 9, " \t\r\n") : NULL;
-		v = v && *v == ':' ? v + 1 + strspn(v + 1, " \t\r\n") : NULL;
-		if (!v || strtol(v, NULL, 10) != 1 || *v != '1') {
-			rf_fmt(err, errlen, "credentials from %s: the command's output is not JSON with "
-			       "\"Version\": 1", c->from);
-			ret = -EPROTO;
-		} else {
-			ret = from_json(c, doc, "SessionToken", out, err, errlen);
-		}
-	}
+	size_t got;
+	int ret = run_process(c, doc, PROCESS_MAX_OUT, &got, err, errlen);
+	if (!ret)
+		ret = rf_creds_parse(c->kind, doc, got, c->from, out, err, errlen);
 	explicit_bzero(doc, PROCESS_MAX_OUT);
 	free(doc);
 	return ret;

@@ -60,6 +60,16 @@ typedef struct rf_creds_set {
 	int64_t expires_ms;            /* Unix time in ms; 0: never */
 } rf_creds_set;
 
+/* Reads a source's answer doc[len] (NUL-terminated; a NUL inside is
+ * refused): JSON for IMDS and a container endpoint (AccessKeyId,
+ * SecretAccessKey, Token, Expiration) and a credential_process ("Version":
+ * 1, its token as SessionToken), STS's XML for a web identity. from names
+ * the source in messages. For the fetches, and the fuzz target.
+ * @return : 0 (out filled: rf_creds_set_free), -EPROTO with err saying
+ * what is missing or wrong (never a secret), -ENOMEM. */
+int rf_creds_parse(rf_creds_kind kind, const char *doc, size_t len, const char *from,
+		   rf_creds_set *out, char *err, size_t errlen);
+
 /* Fetches src's first set (now, on the calling thread) and, when it
  * expires, starts the refresh thread. @return : 0, or a negative errno
  * with err[errlen] naming the source and what it did (never a secret);
