@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "io/credentials.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -638,6 +639,7 @@ static void *refresher(void *arg)
 {
 	rf_creds *c = arg;
 	uint32_t fails = 0;
+	assert(fetchers[c->kind]); /* started only for keys that expire: fetched ones */
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
 		if (rf_now_ns() < (uint64_t)c->next_ns) {
@@ -692,6 +694,7 @@ static void *refresher(void *arg)
 		pthread_mutex_lock(&c->lock);
 	}
 	int last = --c->refs == 0;
+	assert(c->refs >= 0);
 	pthread_mutex_unlock(&c->lock);
 	if (last) /* destroyed while a fetch was under way: ours to free */
 		release(c);
@@ -798,6 +801,7 @@ void rf_creds_destroy(rf_creds *c)
 	c->stop = 1;
 	pthread_cond_signal(&c->wake);
 	int last = --c->refs == 0;
+	assert(c->refs >= 0); /* one destroy per create */
 	pthread_mutex_unlock(&c->lock);
 	if (last)
 		release(c);
