@@ -2,8 +2,9 @@
 # tsan.sh - builds ringfeed with ThreadSanitizer (build-tsan/) and runs the
 # lifecycle harness (tests/tsan/lifecycle.c) over a matrix of compute
 # threads x read paths x raw, then the CLI in a few configurations (out of
-# order, saved and resumed, destroy mid-run, token windows). Criterion's test programs
-# cannot start under TSan, hence a harness. Any TSan report fails its run
+# order, saved and resumed, destroy mid-run, token windows), and the
+# credentials' refresh thread beside a signer (tests/tsan/credentials.c).
+# Criterion's test programs cannot start under TSan, hence a harness. Any TSan report fails its run
 # (halt_on_error); no report is suppressed. Ends with
 # "tsan: N passed, N failed".
 set -euo pipefail
@@ -37,6 +38,11 @@ done
 for p in fixed plain pread; do
 	run build-tsan/tests/tsan/tsan_lifecycle "$tmp/raw" 1 $p 1
 done
+# the credentials' refresh thread beside a signer, and destroyed mid-refresh
+if [ -x build-tsan/tests/tsan/tsan_credentials ]; then
+	mkdir "$tmp/credentials"
+	run build-tsan/tests/tsan/tsan_credentials "$tmp/credentials"
+fi
 common="--source $tmp/data --batch 4 --resize 32 --crop 24 --epochs 2 --no-progress"
 run build-tsan/ringfeed bench $common --threads 3 --out-of-order
 run build-tsan/ringfeed bench $common --threads 2 --save-state "$tmp/s" --after 5

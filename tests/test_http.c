@@ -24,6 +24,7 @@
 
 #include "io/engine.h"
 #include "io/fetch.h"
+#include "io/credentials.h"
 #include "io/http.h"
 #include "testutil.h"
 #include "util/util.h"
@@ -415,8 +416,12 @@ Test(http, a_signed_request_follows_no_redirect_to_another_host)
 						    NULL });
 	int pc = fault_server(&c, (const char *[]){ "--redirect-to", "0", "--log-headers", log_c,
 						    NULL });
-	rf_io_sign sign = { .region = "us-east-1", .key_id = "AKIDTEST", .secret = "not-a-secret",
-			    .token = "TOKEN-OF-ISSUE-36" };
+	rf_creds *creds;
+	char cerr[256];
+	cr_assert_eq(rf_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_STATIC,
+				     .from = "test", .key_id = "AKIDTEST", .secret = "not-a-secret",
+				     .token = "TOKEN-OF-ISSUE-36" }, cerr, sizeof(cerr)), 0, "%s", cerr);
+	rf_io_sign sign = { .region = "us-east-1", .creds = creds };
 	char url_a[128], url_c[128];
 	snprintf(url_a, sizeof(url_a), "http://127.0.0.1:%d/data.bin", pa);
 	snprintf(url_c, sizeof(url_c), "http://127.0.0.1:%d/data.bin", pc);
@@ -443,6 +448,7 @@ Test(http, a_signed_request_follows_no_redirect_to_another_host)
 	cr_assert_eq(r.status, 206);
 	cr_assert(r.body_len == 10 && !memcmp(r.body, content + 7, 10));
 	rf_fetch_result_free(&r);
+	rf_creds_destroy(creds);
 	tu_fault_stop(&a);
 	tu_fault_stop(&b);
 	tu_fault_stop(&c);

@@ -50,6 +50,7 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -849,6 +850,325 @@ def test_instance_metadata_comes_last_and_can_be_disabled(moto, aws, monkeypatch
         with pytest.raises(ringfeed.Error, match=r"s3://data/laion/.*HTTP [45]\d\d"):
             ringfeed.Loader(f"s3://{BUCKET}/laion/", raw=True)
         assert imds.seen == []
+
+
+# ---- credentials that expire: refreshed during a run ------------------------
+#
+# The sources of short-lived keys (IMDSv2, a container's endpoint, a web
+# identity exchanged with STS, a profile's credential_process) hand out
+# moto's assumed-role keys that expire LIFETIME seconds later, a new set at
+# each fetch (tests/metadata_server.py; a script for credential_process).
+# A run that outlives several sets reads every sample, and the requests
+# moto receives (seen by the recording relay, moto checking each
+# signature) are signed with each new key in turn. A refresh that fails
+# keeps the keys in hand with one warning; a profile that does not exist
+# is refused as the AWS CLI refuses it.
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+from metadata_server import MetadataServer  # noqa: E402
+
+LIFETIME = 4        # seconds a set of keys lives: refreshed at about half of it
+REFRESHES = 3       # new sets a run must have signed with
+ROLE_SETS = 8       # sets made: more than a run asks for
+
+
+@pytest.fixture(scope="module")
+def roles(moto):
+    """ROLE_SETS sets of assumed-role keys that moto accepts, each other."""
+    return [moto["admin"]("role_credentials", ep=moto["url"], creds=moto["creds"])
+            for _ in range(ROLE_SETS)]
+
+
+def key_of(headers):
+    m = re.search(r"Credential=([^/]+)/", headers.get("authorization", ""))
+    return m.group(1) if m else None
+
+
+def read_through_refreshes(issued, count, relay, want=REFRESHES, **kw):
+    """Reads (raw, every sample checked) epoch after epoch until requests
+    signed with want + 1 sets of keys came, each the newest issued when it
+    began: after a batch whose requests carry the newest key, waits for
+    the next fetch (count() growing), bounded. Returns the key ids in the
+    order the requests came and the loader's stats."""
+    deadline = time.monotonic() + 120
+    bad = []
+    with ringfeed.Loader(f"s3://{BUCKET}/laion/train-{{00000..{SHARDS - 1:05d}}}.tar",
+                         raw=True, shuffle=0, batch_size=4, io_depth=2, prefetch=2,
+                         with_ids=True, copy=True, epochs=0,
+                         on_bad_sample=lambda *r: bad.append(r), **kw) as loader:
+        for _ in range(200):                     # epochs, bounded
+            assert time.monotonic() < deadline, "no new keys in the time allowed"
+            for b in loader:
+                for i, sid in enumerate(b[2].tolist()):
+                    assert b[0][i] == jpeg(sid), f"sample {sid}: not its JPEG's bytes"
+                used = {key_of(h) for _, _, h in relay.seen}
+                newest = issued()[-1]
+                if newest in used:
+                    if len(used) > want:
+                        break
+                    n = count()
+                    assert wait(lambda: count() > n, 30), "keys not fetched again in 30 s"
+            else:
+                continue
+            break
+        stats = loader.stats()
+    assert bad == [] and stats["http_errors"] == 0
+    return [key_of(h) for _, _, h in relay.seen], stats
+
+
+def wait(pred, timeout):
+    """Polls pred (every 10 ms) until it holds or timeout seconds pass."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def assert_rotated(keys, issued, want=REFRESHES):
+    """Every request signed with a key handed out; more than want of them
+    used; each request's key at most one set older than the newest used
+    before it (a read in flight when new keys came finishes with its own)."""
+    order = {k: i for i, k in enumerate(issued)}
+    assert set(keys) <= set(order), f"requests signed with keys never handed out: {set(keys)}"
+    assert len(set(keys)) > want, f"{len(set(keys))} sets of keys used, of {len(issued)} fetched"
+    newest = 0
+    for k in keys:
+        assert order[k] >= newest - 1, f"a request signed with key {order[k]} after key {newest}"
+        newest = max(newest, order[k])
+
+
+@pytest.fixture
+def relayed(moto, aws):
+    """aws() with the endpoint a recording relay to moto and no keys."""
+    with Relay(int(moto["url"].rsplit(":", 1)[1])) as relay:
+        aws(endpoint=relay.url, creds={})
+        yield relay
+
+
+def test_instance_metadata_keys_are_refreshed_during_a_run(relayed, roles, monkeypatch):
+    with MetadataServer(roles, lifetime=LIFETIME) as md:
+        monkeypatch.delenv("AWS_EC2_METADATA_DISABLED")
+        monkeypatch.setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", md.url)
+        keys, _ = read_through_refreshes(lambda: md.issued, lambda: md.served["imds"], relayed)
+        assert_rotated(keys, md.issued)
+
+
+def test_container_keys_are_refreshed_with_the_rotated_authorization(relayed, roles, monkeypatch,
+                                                                      tmp_path):
+    """AWS_CONTAINER_CREDENTIALS_FULL_URI with its token in a file the
+    agent rewrites after each answer: each fetch reads the file again."""
+    auth = tmp_path / "eks-pod-identity-token"
+    with MetadataServer(roles, lifetime=LIFETIME, auth_file=str(auth)) as md:
+        monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", md.url + "/v1/credentials")
+        monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", str(auth))
+        keys, _ = read_through_refreshes(lambda: md.issued, lambda: md.served["container"],
+                                         relayed)
+        assert_rotated(keys, md.issued)
+        assert md.refused == 0
+
+
+def test_web_identity_keys_are_refreshed_with_the_rotated_token(relayed, roles, monkeypatch,
+                                                                tmp_path):
+    """AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN: AssumeRoleWithWebIdentity
+    at AWS_ENDPOINT_URL_STS, the token file (rotated after each exchange)
+    read again at each refresh. A session name of our own."""
+    token = tmp_path / "token"
+    with MetadataServer(roles, lifetime=LIFETIME, token_file=str(token)) as md:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_STS", md.url)
+        monkeypatch.setenv("AWS_WEB_IDENTITY_TOKEN_FILE", str(token))
+        monkeypatch.setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/ringfeed-role")
+        monkeypatch.setenv("AWS_ROLE_SESSION_NAME", "rf-test")
+        keys, _ = read_through_refreshes(lambda: md.issued, lambda: md.served["sts"], relayed)
+        assert_rotated(keys, md.issued)
+        assert md.refused == 0
+
+
+PROCESS = r'''#!/usr/bin/env python3
+# credential_process: the next of the sets in KEYS, expiring LIFETIME s from now
+import datetime, json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+count = os.path.join(here, "count")
+n = int(open(count).read()) if os.path.exists(count) else 0
+keys = json.load(open(os.path.join(here, "keys.json")))
+if n >= len(keys):
+    print("no more keys", file=sys.stderr)
+    sys.exit(1)
+k = keys[n]
+exp = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=LIFETIME)
+print(json.dumps({"Version": 1, "AccessKeyId": k["id"], "SecretAccessKey": k["secret"],
+                  "SessionToken": k["token"], "Expiration": exp.strftime("%Y-%m-%dT%H:%M:%SZ")}))
+sys.stdout.flush()
+with open(count + ".new", "w") as f:
+    f.write(str(n + 1))
+os.replace(count + ".new", count)
+'''
+
+
+def test_credential_process_keys_are_refreshed_during_a_run(relayed, roles, monkeypatch, aws,
+                                                            tmp_path):
+    """A profile's credential_process (a script here, its JSON with an
+    Expiration) is run again before its keys expire."""
+    bin_dir = tmp_path / "proc"
+    bin_dir.mkdir()
+    (bin_dir / "keys.json").write_text(json.dumps(roles))
+    script = bin_dir / "creds.py"
+    script.write_text(PROCESS.replace("LIFETIME)", f"{LIFETIME})"))
+    script.chmod(0o755)
+    aws_dir = aws.home / ".aws"
+    aws_dir.mkdir()
+    (aws_dir / "config").write_text(f"[profile batch]\ncredential_process = "
+                                    f"{sys.executable} {script}\n")
+    monkeypatch.setenv("AWS_PROFILE", "batch")
+
+    def count():
+        c = bin_dir / "count"
+        return int(c.read_text()) if c.exists() else 0
+    issued = lambda: [k["id"] for k in roles[:count()]]  # noqa: E731
+    keys, _ = read_through_refreshes(issued, count, relayed)
+    assert_rotated(keys, issued())
+
+
+HELD = r'''#!/usr/bin/env python3
+# credential_process: keys expiring LIFETIME s from now; from its second run
+# on it holds its answer until the file "release" exists (a minute at most)
+import datetime, json, os, sys, time
+here = os.path.dirname(os.path.abspath(__file__))
+count = os.path.join(here, "count")
+n = int(open(count).read()) if os.path.exists(count) else 0
+with open(count, "w") as f:
+    f.write(str(n + 1))
+if n:
+    open(os.path.join(here, "running"), "w").close()
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.path.join(here, "release")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+k = json.load(open(os.path.join(here, "keys.json")))[n]
+exp = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=LIFETIME)
+print(json.dumps({"Version": 1, "AccessKeyId": k["id"], "SecretAccessKey": k["secret"],
+                  "SessionToken": k["token"], "Expiration": exp.strftime("%Y-%m-%dT%H:%M:%SZ")}))
+sys.stdout.flush()
+if n:
+    open(os.path.join(here, "done"), "w").close()
+'''
+
+
+def test_reads_go_on_and_close_returns_while_a_refresh_is_held(relayed, roles, monkeypatch, aws,
+                                                              tmp_path):
+    """A refresh that does not answer (a credential_process holding its
+    output) stops neither the reads (a whole epoch comes meanwhile, with
+    the keys in hand) nor the loader's close (the refresh is left to end on
+    its own thread)."""
+    d = tmp_path / "proc"
+    d.mkdir()
+    (d / "keys.json").write_text(json.dumps(roles))
+    (d / "creds.py").write_text(HELD.replace("LIFETIME)", f"{LIFETIME})"))
+    (aws.home / ".aws").mkdir()
+    (aws.home / ".aws" / "config").write_text(f"[profile held]\ncredential_process = "
+                                              f"{sys.executable} {d / 'creds.py'}\n")
+    monkeypatch.setenv("AWS_PROFILE", "held")
+    try:
+        with ringfeed.Loader(f"s3://{BUCKET}/laion/train-{{00000..{SHARDS - 1:05d}}}.tar",
+                             raw=True, shuffle=0, batch_size=4, with_ids=True, copy=True,
+                             epochs=0) as loader:
+            assert wait(lambda: (d / "running").exists(), 60), "no refresh began"
+            for _ in range(2):
+                seen = [sid for b in loader for sid in b[2].tolist()]
+                assert sorted(seen) == list(range(N))
+            assert not (d / "done").exists()
+        assert not (d / "done").exists(), "close waited for the refresh"
+        assert {key_of(h) for _, _, h in relayed.seen} == {roles[0]["id"]}
+    finally:
+        (d / "release").touch()
+        assert wait(lambda: (d / "done").exists(), 60)
+
+
+def test_a_failed_refresh_keeps_the_keys_with_one_warning(relayed, roles, monkeypatch, capfd):
+    """IMDS answers once, then 500 to every request: the run reads on with
+    the first keys (this server does not check their expiry), tries again
+    with a backoff and says so once, naming the source."""
+    with MetadataServer(roles, lifetime=LIFETIME) as md:
+        monkeypatch.delenv("AWS_EC2_METADATA_DISABLED")
+        monkeypatch.setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", md.url)
+        bad = []
+        with ringfeed.Loader(f"s3://{BUCKET}/laion/train-{{00000..{SHARDS - 1:05d}}}.tar",
+                             raw=True, shuffle=0, batch_size=4, with_ids=True, copy=True,
+                             epochs=0, log_level="warn",
+                             on_bad_sample=lambda *r: bad.append(r)) as loader:
+            md.failing = True
+            # three refreshes refused (each tried twice by its request)
+            assert md.wait_for(lambda s: s.refused >= 6, timeout=60), md.refused
+            for _ in range(2):
+                small = [sid for b in loader for sid in b[2].tolist()]
+                assert sorted(small) == list(range(N))
+            stats = loader.stats()
+        assert bad == [] and stats["http_errors"] == 0
+        assert md.issued == [roles[0]["id"]]
+        assert {key_of(h) for _, _, h in relayed.seen} == {roles[0]["id"]}
+    err = capfd.readouterr().err
+    warnings = [line for line in err.splitlines() if "refreshing them failed" in line]
+    assert len(warnings) == 1, err
+    assert f"instance metadata at {md.url}" in warnings[0] and "HTTP 500" in warnings[0]
+    secret_free(err, *roles)
+
+
+def test_a_source_that_fails_at_create_is_named_and_no_secret_told(relayed, roles, monkeypatch,
+                                                                   aws, tmp_path):
+    """A source that is set up and fails fails create naming it and what it
+    did (never going on unsigned): a credential_process that exits 1, or
+    prints another Version; STS refusing a token that is not the current
+    one; a container endpoint refusing the authorization, or named over
+    plain http to another machine."""
+    def refused(pattern):
+        with pytest.raises(ringfeed.Error) as e:
+            ringfeed.Loader(f"s3://{BUCKET}/laion/", raw=True)
+        message = e.value.args[-1]
+        assert re.search(pattern, message), message
+        secret_free(message, *roles)
+
+    aws_dir = aws.home / ".aws"
+    aws_dir.mkdir()
+    for script, why in (("import sys; sys.exit(1)", "the command exited with status 1"),
+                        ("import json; print(json.dumps({'Version': 2, 'AccessKeyId': 'A', "
+                         "'SecretAccessKey': 'S'}))", r'the command.s output is not JSON with "Version": 1')):
+        (tmp_path / "p.py").write_text(script)
+        (aws_dir / "config").write_text(f"[profile batch]\ncredential_process = "
+                                        f"{sys.executable} {tmp_path / 'p.py'}\n")
+        monkeypatch.setenv("AWS_PROFILE", "batch")
+        refused(rf"profile batch's credential_process: {why}")
+    monkeypatch.delenv("AWS_PROFILE")
+
+    token, auth = tmp_path / "token", tmp_path / "auth"
+    with MetadataServer(roles, lifetime=LIFETIME, token_file=str(token),
+                        auth_file=str(auth)) as md:
+        (tmp_path / "stale").write_text("tok-stale\n")
+        monkeypatch.setenv("AWS_ENDPOINT_URL_STS", md.url)
+        monkeypatch.setenv("AWS_WEB_IDENTITY_TOKEN_FILE", str(tmp_path / "stale"))
+        monkeypatch.setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/ringfeed-role")
+        refused(rf"web identity \(role arn:aws:iam::123456789012:role/ringfeed-role, STS at "
+                rf"{md.url}\): AssumeRoleWithWebIdentity: HTTP 400 \(InvalidIdentityToken")
+        monkeypatch.delenv("AWS_WEB_IDENTITY_TOKEN_FILE")
+        monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", md.url + "/v1/credentials")
+        monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "tok-not-the-agents")
+        refused(rf"the container endpoint {md.url}/v1/credentials: HTTP 401")
+        assert md.issued == []
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://192.0.2.1/v1/credentials")
+    refused(r"AWS_CONTAINER_CREDENTIALS_FULL_URI 'http://192.0.2.1/v1/credentials': not https")
+    assert relayed.seen == []
+
+
+def test_a_profile_that_does_not_exist_is_refused(aws, moto, monkeypatch):
+    """AWS_PROFILE naming no profile (a typo) fails create with the AWS
+    CLI's words, even with keys elsewhere; never unsigned requests."""
+    aws()
+    write_profile(aws.home, moto, profile="ringfeed", default_paths=True)
+    monkeypatch.setenv("AWS_PROFILE", "ringfed")
+    with pytest.raises(ringfeed.Error,
+                       match=r"The config profile \(ringfed\) could not be found"):
+        ringfeed.Loader(f"s3://{BUCKET}/laion/", raw=True)
+    monkeypatch.setenv("AWS_PROFILE", "ringfeed")
+    small_read()
 
 
 # ---- failures: create fails, saying what the server said -------------------

@@ -32,12 +32,12 @@ typedef struct rf_io rf_io;
 
 /* How URL reads are signed: AWS Signature Version 4 (S3 and the stores
  * that speak its API), through libcurl's own signing. Must outlive the
- * engine (copied when its HTTP side is made, at the first URL read); the
- * secret and token are never printed. */
+ * engine (its HTTP side asks creds for the current keys before each
+ * request: credentials.h); the secret and token are never printed. */
+struct rf_creds;
 typedef struct rf_io_sign {
-	const char *region;          /* "us-east-1" when NULL */
-	const char *key_id, *secret; /* both set, or the requests go unsigned */
-	const char *token;           /* a session token, or NULL */
+	const char *region;      /* "us-east-1" when NULL */
+	struct rf_creds *creds;  /* the keys, kept fresh; NULL: the requests go unsigned */
 } rf_io_sign;
 
 #define RF_IO_URL_BUDGET_MS 120000 /* a URL read's time, all its tries, by default */

@@ -191,6 +191,8 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, rf_fetch_re
 			 (unsigned long long)(f->offset + f->len - 1));
 		curl_easy_setopt(e, CURLOPT_RANGE, range);
 	}
+	if (f->body) /* curl sends it as the body of a POST (not copied: f outlives the call) */
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, f->body);
 	if (f->method && strcmp(f->method, "GET"))
 		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, f->method);
 	if (hl)

@@ -16,7 +16,8 @@
 
 typedef struct rf_fetch {
 	const char *url;
-	const char *method;          /* NULL: GET */
+	const char *method;          /* NULL: GET (POST when body is set) */
+	const char *body;            /* a request body (POST), NUL-terminated, or NULL */
 	const char *const *headers;  /* extra header lines, NULL-terminated, or NULL */
 	const rf_io_sign *sign;      /* how to sign it, or NULL */
 	uint64_t offset, len;        /* len > 0: only bytes [offset, offset + len) */

@@ -23,6 +23,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "io/credentials.h"
 #include "io/engine.h" /* enum rf_io_step */
 #include "rf_config.h"
 #include "util/util.h"
@@ -55,6 +56,7 @@ static const char *const ca_bundles[] = {
 /* One read in progress. */
 typedef struct http_read {
 	CURL *easy;          /* created at the number's first use, then kept */
+	uint64_t cred_gen;   /* the keys' generation easy signs with (CURLOPT_USERPWD) */
 	uint8_t *buf;
 	uint32_t len, got;
 	rf_http_ask ask;     /* what is asked (its etag the caller's, valid until reported) */
@@ -198,19 +200,43 @@ int rf_http_client_init(rf_http_client *c, const rf_io_sign *sign)
 	c->ca_path = dir && dir[0] ? strdup(dir) : NULL;
 	if ((ca && ca[0] && !c->ca_file) || (dir && dir[0] && !c->ca_path))
 		goto oom;
-	if (sign && sign->key_id && sign->secret) {
+	if (sign && sign->creds) {
+		c->creds = sign->creds;
 		c->sigv4 = rf_strprintf("aws:amz:%s:s3", sign->region ? sign->region : "us-east-1");
-		c->userpwd = rf_strprintf("%s:%s", sign->key_id, sign->secret);
-		if (sign->token && sign->token[0] &&
-		    !(c->token_header = rf_strprintf("x-amz-security-token: %s", sign->token)))
-			goto oom;
-		if (!c->sigv4 || !c->userpwd)
+		if (!c->sigv4 || rf_http_client_update(c) < 0)
 			goto oom;
 	}
 	return 0;
 oom:
 	rf_http_client_free(c);
 	return -ENOMEM;
+}
+
+int rf_http_client_update(rf_http_client *c)
+{
+	if (!c->creds || (c->userpwd && rf_creds_generation(c->creds) == c->gen))
+		return 0;
+	/* the new keys are built aside and swapped in whole: on -ENOMEM c
+	 * signs with the keys it had */
+	rf_creds_set s;
+	uint64_t gen;
+	if (rf_creds_copy(c->creds, &s, &gen))
+		return -ENOMEM;
+	char *userpwd = rf_strprintf("%s:%s", s.key_id, s.secret);
+	char *token = s.token ? rf_strprintf("x-amz-security-token: %s", s.token) : NULL;
+	int want_token = s.token != NULL;
+	rf_creds_set_free(&s);
+	if (!userpwd || (want_token && !token)) {
+		rf_free_secret(userpwd);
+		rf_free_secret(token);
+		return -ENOMEM;
+	}
+	rf_free_secret(c->userpwd);
+	rf_free_secret(c->token_header);
+	c->userpwd = userpwd;
+	c->token_header = token;
+	c->gen = gen;
+	return 1;
 }
 
 void rf_http_client_free(rf_http_client *c)
@@ -284,6 +310,8 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params
 	h->budget_ns = (uint64_t)(p->url_budget_ms ? p->url_budget_ms : RF_IO_URL_BUDGET_MS) * 1000000ull;
 	if (rf_http_client_init(&h->client, p->sign))
 		goto oom;
+	if (h->client.creds) /* a failed refresh is worth a warning where the loader wants them */
+		rf_creds_log_at(h->client.creds, p->log_level);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -554,6 +582,7 @@ static CURL *easy_of(rf_http *h, uint32_t id)
 	if (!e)
 		return NULL;
 	rf_http_client_apply(&h->client, e);
+	r->cred_gen = h->client.gen;
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -569,10 +598,19 @@ void rf_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *
 		   uint8_t *buf, char *etag_out)
 {
 	http_read *r = &h->reads[id];
+	/* keys a refresh brought since the last request: this read and the
+	 * ones after it sign with them (curl copies CURLOPT_USERPWD; the token
+	 * header goes into this read's own list), reads in flight keep theirs */
+	rf_http_client_update(&h->client);
 	CURL *e = easy_of(h, id);
+	if (e && r->cred_gen != h->client.gen) {
+		curl_easy_setopt(e, CURLOPT_USERPWD, h->client.userpwd);
+		r->cred_gen = h->client.gen;
+	}
 	curl_slist_free_all(r->headers);
 	assert(ask->len > 0 && ask->len <= UINT32_MAX);
-	*r = (http_read){ .easy = e, .buf = buf, .len = (uint32_t)ask->len, .ask = *ask,
+	*r = (http_read){ .easy = e, .cred_gen = r->cred_gen, .buf = buf, .len = (uint32_t)ask->len,
+			  .ask = *ask,
 			  .active = 1, .started = rf_now_ns(), .etag_out = etag_out };
 	/* the request's headers: the object it was indexed as, and the signature's */
 	char line[16 + RF_IO_ETAG_MAX];

@@ -45,7 +45,8 @@ typedef struct rf_http_hooks {
 
 /* What every request of ours sets (http.c's reads and fetch.c's set-up
  * requests): where certificates are verified against, and how requests
- * are signed. */
+ * are signed. The keys are a copy of creds' set of generation gen, taken
+ * again by rf_http_client_update() when a refresh brought new ones. */
 typedef struct rf_http_client {
 	char *ca_file, *ca_path; /* CURL_CA_BUNDLE or SSL_CERT_FILE, SSL_CERT_DIR; else
 	                          * NULL (curl's default), or the first usual bundle
@@ -53,10 +54,19 @@ typedef struct rf_http_client {
 	char *sigv4;             /* "aws:amz:REGION:s3", or NULL: unsigned */
 	char *userpwd;           /* "KEY_ID:SECRET" (a secret: never printed) */
 	char *token_header;      /* "x-amz-security-token: TOKEN", or NULL */
+	struct rf_creds *creds;  /* where the keys come from (sign's), or NULL */
+	uint64_t gen;            /* the generation userpwd and token_header are of */
 } rf_http_client;
 struct curl_slist;
-/* sign: copied, or NULL. @return : 0 or -ENOMEM. */
+/* sign: its region copied, its creds' current keys copied (creds must
+ * outlive c), or NULL: unsigned. @return : 0 or -ENOMEM. */
 int rf_http_client_init(rf_http_client *c, const rf_io_sign *sign);
+/* Takes creds' keys again when their generation moved since c took them
+ * (an atomic load when it did not: for the ring thread before each
+ * request; it never waits for a refresh). Requests already made keep
+ * what they were given. @return : 1 taken, 0 unchanged, -ENOMEM (c keeps
+ * the keys it had). */
+int rf_http_client_update(rf_http_client *c);
 void rf_http_client_free(rf_http_client *c);
 /* Sets c on easy (a CURL *): certificates, protocols, redirects, connect
  * timeout, signing. A signed client follows no redirect itself: curl drops

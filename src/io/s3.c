@@ -1,7 +1,8 @@
-/* s3.c - an S3 bucket's endpoint, region and credentials, found as the AWS
- * tools find them (s3.h), its objects' URLs, and its listing
- * (ListObjectsV2). The requests made here (listing, instance metadata) are
- * set-up's, through fetch.c; the reads of a run are the engine's. */
+/* s3.c - an S3 bucket's endpoint, region and source of credentials, found
+ * as the AWS tools find them (s3.h; the keys are fetched and kept fresh by
+ * credentials.c), its objects' URLs, and its listing (ListObjectsV2). The
+ * listing's requests are set-up's, through fetch.c; the reads of a run are
+ * the engine's. */
 #define _GNU_SOURCE
 #include "io/s3.h"
 
@@ -11,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
+#include "io/credentials.h"
 #include "io/fetch.h"
 #include "util/util.h"
 
@@ -97,12 +100,14 @@ typedef struct profile {
 	char creds[1024], config[1024];
 	char creds_section[160], config_section[168];
 	const char *name;
+	int named; /* AWS_PROFILE says it (else "default", which may be absent) */
 } profile;
 
 static void find_profile(profile *p)
 {
 	const char *home = env("HOME");
-	p->name = env("AWS_PROFILE") ? env("AWS_PROFILE") : "default";
+	p->named = env("AWS_PROFILE") != NULL;
+	p->name = p->named ? env("AWS_PROFILE") : "default";
 	const char *c = env("AWS_SHARED_CREDENTIALS_FILE"), *g = env("AWS_CONFIG_FILE");
 	rf_fmt(p->creds, sizeof(p->creds), "%s%s", c ? c : home ? home : "",
 	       c ? "" : home ? "/.aws/credentials" : "");
@@ -122,130 +127,146 @@ static int profile_get(const profile *p, const char *key, char *out, size_t len)
 	       (p->config[0] && ini_get(p->config, p->config_section, key, out, len));
 }
 
-/* Copies a key pair (and a session token, or NULL) into s3; from says
- * where they came from, for messages. @return : 0 or -ENOMEM. */
-static int set_credentials(rf_s3 *s3, const char *id, const char *secret, const char *token,
-			   const char *from)
+/* 1 when the INI file at path has a line "[section]". */
+static int ini_has_section(const char *path, const char *section)
 {
-	s3->key_id = strdup(id);
-	s3->secret = strdup(secret);
-	s3->token = token ? strdup(token) : NULL;
-	s3->credentials_from = from;
-	return s3->key_id && s3->secret && (!token || s3->token) ? 0 : -ENOMEM;
+	FILE *f = path[0] ? fopen(path, "re") : NULL;
+	if (!f)
+		return 0;
+	char line[1024];
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " \t");
+		char *end = s[0] == '[' ? strchr(s, ']') : NULL;
+		if (!end)
+			continue;
+		*end = '\0';
+		found = !strcmp(s + 1 + strspn(s + 1, " \t"), section);
+	}
+	fclose(f);
+	return found;
 }
 
-/* ---- EC2 instance metadata (IMDSv2) ---- */
+/* ---- the credentials, in the AWS SDKs' order ---- */
 
-/* The string value of "key" in a flat JSON object, into out. */
-static int json_string(const char *doc, const char *key, char *out, size_t len)
+/* 1 when an http URL's host may serve container credentials in the clear:
+ * this machine, or the ECS / EKS Pod Identity agent's link-local address. */
+static int container_host_ok(const char *url)
 {
-	char pat[64];
-	rf_fmt(pat, sizeof(pat), "\"%s\"", key);
-	const char *p = strstr(doc, pat);
-	if (!p)
+	static const char *const hosts[] = { "localhost", "[::1]", "169.254.170.2",
+					     "169.254.170.23", "[fd00:ec2::23]" };
+	if (strncasecmp(url, "http://", 7))
 		return 0;
-	p += strlen(pat);
-	p += strspn(p, " \t\r\n");
-	if (*p++ != ':')
+	const char *h = url + 7;
+	size_t n = h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/?#");
+	if (h[0] == '[' && h[n - 1] != ']')
 		return 0;
-	p += strspn(p, " \t\r\n");
-	if (*p++ != '"')
-		return 0;
-	size_t n = 0;
-	for (; *p && *p != '"'; p++) {
-		if (*p == '\\' && p[1])
-			p++;
-		if (n + 1 >= len)
-			return 0;
-		out[n++] = *p;
-	}
-	out[n] = '\0';
-	return *p == '"';
+	if (n > 4 && !strncmp(h, "127.", 4) && strspn(h, "0123456789.") == n)
+		return 1;
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++)
+		if (strlen(hosts[i]) == n && !strncasecmp(h, hosts[i], n))
+			return 1;
+	return 0;
 }
 
-/* Credentials from the instance's role. 0 found, else not (quietly: most
- * machines are not EC2 instances). */
-static int from_imds(rf_s3 *s3)
+/* The first source of credentials set up here, made (and its first keys
+ * fetched) into s3->creds, or none (unsigned requests). A source that is
+ * set up and fails fails the open, naming it; only instance metadata may
+ * be absent in silence. @return : 0 or a negative errno (err says why). */
+static int credentials(rf_s3 *s3, const profile *p, char *err, size_t errlen)
 {
-	const char *v = env("AWS_EC2_METADATA_DISABLED");
-	if (v && !strcasecmp(v, "true"))
-		return -ENOENT;
-	const char *base = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
-	base = base ? base : IMDS_DEFAULT;
-	size_t bl = strlen(base);
-	while (bl && base[bl - 1] == '/')
-		bl--;
-	char url[512], hdr[600], err[256];
-	rf_fetch_result r;
-	/* a session token first (IMDSv2), then the role's name, then its keys */
-	rf_fmt(url, sizeof(url), "%.*s/latest/api/token", (int)bl, base);
-	const char *ttl[] = { "X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL };
-	if (rf_fetch_run(&(rf_fetch){ .url = url, .method = "PUT", .headers = ttl,
-				       .timeout_ms = 1000, .tries = 2, .max_body = 4096 },
-			 &r, err, sizeof(err)) || r.status != 200 || !r.body) {
-		rf_fetch_result_free(&r);
-		return -ENOENT;
-	}
-	rf_fmt(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %s", (char *)r.body);
-	rf_fetch_result_free(&r);
-	const char *auth[] = { hdr, NULL };
-	rf_fmt(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/", (int)bl, base);
-	if (rf_fetch_run(&(rf_fetch){ .url = url, .headers = auth, .timeout_ms = 1000, .tries = 2,
-				       .max_body = 4096 }, &r, err, sizeof(err)) ||
-	    r.status != 200 || !r.body) {
-		rf_fetch_result_free(&r);
-		explicit_bzero(hdr, sizeof(hdr));
-		return -ENOENT;
-	}
-	char role[256];
-	rf_fmt(role, sizeof(role), "%.*s", (int)strcspn((char *)r.body, "\r\n"), (char *)r.body);
-	rf_fetch_result_free(&r);
-	rf_fmt(url, sizeof(url), "%.*s/latest/meta-data/iam/security-credentials/%s", (int)bl, base,
-	       role);
-	int ret = rf_fetch_run(&(rf_fetch){ .url = url, .headers = auth, .timeout_ms = 1000,
-					   .tries = 2, .max_body = 16384 }, &r, err, sizeof(err));
-	explicit_bzero(hdr, sizeof(hdr));
-	char id[256], secret[256], token[4096];
-	if (ret || r.status != 200 || !r.body || !json_string((char *)r.body, "AccessKeyId", id,
-							       sizeof(id)) ||
-	    !json_string((char *)r.body, "SecretAccessKey", secret, sizeof(secret))) {
-		if (r.body)
-			explicit_bzero(r.body, r.body_len);
-		rf_fetch_result_free(&r);
-		return -ENOENT;
-	}
-	if (!json_string((char *)r.body, "Token", token, sizeof(token)))
-		token[0] = '\0';
-	explicit_bzero(r.body, r.body_len);
-	rf_fetch_result_free(&r);
-	ret = set_credentials(s3, id, secret, token[0] ? token : NULL, "instance metadata");
-	explicit_bzero(secret, sizeof(secret));
-	explicit_bzero(token, sizeof(token));
-	return ret;
-}
-
-/* ---- opening a bucket ---- */
-
-static int credentials(rf_s3 *s3, const profile *p)
-{
+	rf_creds_source src = { .kind = RF_CREDS_STATIC };
+	char from[200], kid[256], ksecret[256], ktoken[4096], cmd[2048], file[1024], role[512];
+	char session[128], sts[1024], url[1024];
+	int ret;
+	rf_fmt(from, sizeof(from), "profile %s", p->name);
 	const char *id = env("AWS_ACCESS_KEY_ID"), *secret = env("AWS_SECRET_ACCESS_KEY");
+	const char *token_file = env("AWS_WEB_IDENTITY_TOKEN_FILE"), *role_arn = env("AWS_ROLE_ARN");
+	if (!token_file && profile_get(p, "web_identity_token_file", file, sizeof(file)) &&
+	    profile_get(p, "role_arn", role, sizeof(role)))
+		token_file = file, role_arn = role;
+	const char *relative = env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+	const char *full = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
 	if (id && secret) {
-		return set_credentials(s3, id, secret, env("AWS_SESSION_TOKEN"), "environment");
-	}
-	char kid[256], ksecret[256], ktoken[4096];
-	if (profile_get(p, "aws_access_key_id", kid, sizeof(kid)) &&
-	    profile_get(p, "aws_secret_access_key", ksecret, sizeof(ksecret))) {
-		int has_token = profile_get(p, "aws_session_token", ktoken, sizeof(ktoken));
-		int ret = set_credentials(s3, kid, ksecret, has_token ? ktoken : NULL, "shared files");
-		explicit_bzero(ksecret, sizeof(ksecret));
-		explicit_bzero(ktoken, sizeof(ktoken));
+		src = (rf_creds_source){ .kind = RF_CREDS_STATIC, .from = "the environment",
+					 .key_id = id, .secret = secret,
+					 .token = env("AWS_SESSION_TOKEN") };
+	} else if (token_file && role_arn) {
+		/* STS where the environment or the profile puts it, else AWS's
+		 * regional endpoint (the global one where asked: legacy) */
+		const char *ep = env("AWS_ENDPOINT_URL_STS") ? env("AWS_ENDPOINT_URL_STS")
+							     : env("AWS_ENDPOINT_URL");
+		const char *legacy = env("AWS_STS_REGIONAL_ENDPOINTS");
+		if (ep)
+			rf_fmt(sts, sizeof(sts), "%s", ep);
+		else if (!profile_get(p, "sts.endpoint_url", sts, sizeof(sts)) &&
+			 !profile_get(p, "endpoint_url", sts, sizeof(sts)))
+			rf_fmt(sts, sizeof(sts), legacy && !strcmp(legacy, "legacy")
+			       ? "https://sts.amazonaws.com" : "https://sts.%s.amazonaws.com",
+			       s3->region);
+		const char *name = env("AWS_ROLE_SESSION_NAME");
+		if (!name && profile_get(p, "role_session_name", session, sizeof(session)))
+			name = session;
+		if (!name) {
+			rf_fmt(session, sizeof(session), "ringfeed-%lld", (long long)time(NULL));
+			name = session;
+		}
+		src = (rf_creds_source){ .kind = RF_CREDS_WEB_IDENTITY, .url = sts,
+					 .token_file = token_file, .role_arn = role_arn,
+					 .session_name = name };
+	} else if (p->creds[0] && ini_get(p->creds, p->creds_section, "aws_access_key_id", kid,
+					   sizeof(kid)) &&
+		   ini_get(p->creds, p->creds_section, "aws_secret_access_key", ksecret,
+			   sizeof(ksecret))) {
+		int has_token = ini_get(p->creds, p->creds_section, "aws_session_token", ktoken,
+					sizeof(ktoken));
+		src = (rf_creds_source){ .kind = RF_CREDS_STATIC, .from = from, .key_id = kid,
+					 .secret = ksecret, .token = has_token ? ktoken : NULL };
+	} else if (profile_get(p, "credential_process", cmd, sizeof(cmd))) {
+		src = (rf_creds_source){ .kind = RF_CREDS_PROCESS, .from = from, .command = cmd };
+	} else if (p->config[0] && ini_get(p->config, p->config_section, "aws_access_key_id", kid,
+					    sizeof(kid)) &&
+		   ini_get(p->config, p->config_section, "aws_secret_access_key", ksecret,
+			   sizeof(ksecret))) {
+		int has_token = ini_get(p->config, p->config_section, "aws_session_token", ktoken,
+					sizeof(ktoken));
+		src = (rf_creds_source){ .kind = RF_CREDS_STATIC, .from = from, .key_id = kid,
+					 .secret = ksecret, .token = has_token ? ktoken : NULL };
+	} else if (relative || full) {
+		/* a relative URI is ECS's agent's; a full one must be https, or
+		 * http to this machine or to ECS's and EKS's agents' addresses, as
+		 * the SDKs require (the keys come back in the clear) */
+		if (relative)
+			rf_fmt(url, sizeof(url), "http://169.254.170.2%s%s", relative[0] == '/' ? "" : "/",
+			       relative);
+		else
+			rf_fmt(url, sizeof(url), "%s", full);
+		if (!relative && strncasecmp(full, "https://", 8) && !container_host_ok(full)) {
+			rf_fmt(err, errlen, "AWS_CONTAINER_CREDENTIALS_FULL_URI '%s': not https, nor http "
+			       "to this machine (127.0.0.0/8, [::1], localhost) or to the ECS/EKS agent "
+			       "(169.254.170.2, 169.254.170.23, [fd00:ec2::23])", full);
+			return -EINVAL;
+		}
+		src = (rf_creds_source){ .kind = RF_CREDS_CONTAINER, .url = url,
+					 .auth = env("AWS_CONTAINER_AUTHORIZATION_TOKEN"),
+					 .auth_file = env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE") };
+	} else {
+		const char *off = env("AWS_EC2_METADATA_DISABLED");
+		if (off && !strcasecmp(off, "true"))
+			return 0;
+		const char *base = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+		src = (rf_creds_source){ .kind = RF_CREDS_IMDS, .url = base ? base : IMDS_DEFAULT };
+		char why[512];
+		ret = rf_creds_create(&s3->creds, &src, why, sizeof(why));
+		if (ret == -ENOENT)
+			return 0; /* not an EC2 instance (or no role): unsigned requests */
+		if (ret)
+			rf_fmt(err, errlen, "%s", why);
 		return ret;
 	}
-	int ret = from_imds(s3);
-	if (ret == -ENOENT) {
-		s3->credentials_from = "none (unsigned requests)";
-		return 0;
-	}
+	ret = rf_creds_create(&s3->creds, &src, err, errlen);
+	explicit_bzero(ksecret, sizeof(ksecret));
+	explicit_bzero(ktoken, sizeof(ktoken));
 	return ret;
 }
 
@@ -263,6 +284,16 @@ int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 		goto oom;
 	profile p;
 	find_profile(&p);
+	/* a profile named and found nowhere is a typo: refused, as the AWS CLI
+	 * and boto3 refuse it, rather than requests going unsigned */
+	if (p.named && !(p.creds[0] && ini_has_section(p.creds, p.creds_section)) &&
+	    !(p.config[0] && ini_has_section(p.config, p.config_section))) {
+		rf_fmt(err, errlen, "The config profile (%s) could not be found (AWS_PROFILE; "
+		       "neither %s nor %s has it)", p.name, p.creds[0] ? p.creds : "(no credentials file)",
+		       p.config[0] ? p.config : "(no config file)");
+		rf_s3_free(s3);
+		return -EINVAL;
+	}
 	char value[1024];
 	const char *region = env("AWS_REGION") ? env("AWS_REGION") : env("AWS_DEFAULT_REGION");
 	if (!region && profile_get(&p, "region", value, sizeof(value)))
@@ -290,19 +321,18 @@ int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 		else if (!strcmp(value, "virtual"))
 			s3->path_style = 0;
 	}
-	int ret = credentials(s3, &p);
-	if (ret)
-		goto fail;
-	s3->sign = (rf_io_sign){ .region = s3->region, .key_id = s3->key_id,
-				 .secret = s3->secret, .token = s3->token };
+	int ret = credentials(s3, &p, err, errlen);
+	if (ret) {
+		rf_s3_free(s3);
+		return ret;
+	}
+	s3->sign = (rf_io_sign){ .region = s3->region, .creds = s3->creds };
 	*out = s3;
 	return 0;
 oom:
-	ret = -ENOMEM;
-fail:
 	rf_s3_free(s3);
 	rf_fmt(err, errlen, "out of memory");
-	return ret;
+	return -ENOMEM;
 }
 
 void rf_s3_free(rf_s3 *s3)
@@ -312,9 +342,7 @@ void rf_s3_free(rf_s3 *s3)
 	free(s3->bucket);
 	free(s3->endpoint);
 	free(s3->region);
-	free(s3->key_id);
-	rf_free_secret(s3->secret);
-	rf_free_secret(s3->token);
+	rf_creds_destroy(s3->creds);
 	free(s3);
 }
 

@@ -2,15 +2,23 @@
  * RGW, R2, GCS's interoperability endpoint) as the AWS tools find it:
  * where it is (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL / the profile's
  * endpoint_url, else AWS's regional endpoint), its region (AWS_REGION,
- * AWS_DEFAULT_REGION, the profile's), and the credentials to sign with
- * (AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY [+ AWS_SESSION_TOKEN], then
- * the shared files ~/.aws/credentials and ~/.aws/config for AWS_PROFILE,
- * then EC2 instance metadata (IMDSv2; AWS_EC2_METADATA_SERVICE_ENDPOINT,
- * AWS_EC2_METADATA_DISABLED), else none: unsigned requests, a public
- * bucket). Objects become https URLs the read engine GETs, signed with
- * SigV4 by libcurl. A secret is never put in a message.
+ * AWS_DEFAULT_REGION, the profile's), and the credentials to sign with,
+ * in the AWS SDKs' order: AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY
+ * [+ AWS_SESSION_TOKEN]; a web identity (AWS_WEB_IDENTITY_TOKEN_FILE +
+ * AWS_ROLE_ARN [+ AWS_ROLE_SESSION_NAME], or the profile's
+ * web_identity_token_file + role_arn) exchanged with STS; the profile's
+ * keys in ~/.aws/credentials; its credential_process; its keys in
+ * ~/.aws/config; a container's endpoint (AWS_CONTAINER_CREDENTIALS_FULL_URI
+ * / _RELATIVE_URI [+ AWS_CONTAINER_AUTHORIZATION_TOKEN / _FILE]); EC2
+ * instance metadata (IMDSv2; AWS_EC2_METADATA_SERVICE_ENDPOINT,
+ * AWS_EC2_METADATA_DISABLED); else none: unsigned requests, a public
+ * bucket. Keys that expire are refreshed for as long as the bucket is open
+ * (credentials.h). An AWS_PROFILE that names no profile is refused, as the
+ * AWS CLI refuses it. Objects become https URLs the read engine GETs,
+ * signed with SigV4 by libcurl. A secret is never put in a message.
  *
- * Thread rule: made at set-up; then read-only, shared. Private. */
+ * Thread rule: made at set-up; then read-only, shared (the keys change
+ * inside creds, under its own lock). Private. */
 #ifndef RF_IO_S3_H
 #define RF_IO_S3_H
 
@@ -24,17 +32,17 @@ typedef struct rf_s3 {
 	char *endpoint;     /* "https://s3.eu-west-1.amazonaws.com", no trailing '/' */
 	int path_style;     /* ENDPOINT/BUCKET/KEY; else SCHEME://BUCKET.HOST/KEY */
 	char *region;
-	char *key_id, *secret, *token; /* NULL: anonymous */
-	rf_io_sign sign;    /* points at the above: what the engine signs with */
-	const char *credentials_from; /* "environment", "shared files (profile P)",
-	                               * "instance metadata", "none": for messages */
+	struct rf_creds *creds; /* the keys, kept fresh (credentials.h); NULL: anonymous */
+	rf_io_sign sign;    /* region and creds: what the engine signs with */
 } rf_s3;
 
 /* 1 when source is an s3:// URL. */
 int rf_s3_is_url(const char *source);
 
 /* The bucket of url (s3://BUCKET/...), resolved as the header says.
- * @return : 0, -EINVAL (not s3://BUCKET), -ENOMEM; err says why. */
+ * @return : 0, -EINVAL (not s3://BUCKET; an AWS_PROFILE that names no
+ * profile: "The config profile (P) could not be found"), -ENOMEM, or what
+ * a credential source that is set up failed with; err says why. */
 int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen);
 void rf_s3_free(rf_s3 *s3);
 

@@ -1,6 +1,7 @@
 /* make_seeds.c - writes the seed corpora of the fuzz targets into
- * OUT/{state,cache,manifest,jpeg,png,webp,tar,tokens,http}/: real saved states, index
- * caches of a folder tree and of a weighted manifest, manifests, JPEGs of
+ * OUT/{state,cache,manifest,credentials,jpeg,png,webp,tar,tokens,http}/: real
+ * saved states, index caches of a folder tree and of a weighted manifest,
+ * manifests, credential sources' answers, JPEGs of
  * several sizes and qualities, PNGs of each colour type and bit depth
  * (interlaced too) and WebP files (lossy, lossless, alpha) behind the image
  * targets' 4 setting bytes, and small tar shards (ustar, GNU, pax) behind
@@ -321,6 +322,27 @@ int main(int argc, char **argv)
 		char name[32];
 		snprintf(name, sizeof(name), "seed%zu.tsv", i);
 		put("manifest", name, mans[i], strlen(mans[i]));
+	}
+
+	/* credentials: IMDS's JSON, a container endpoint's, STS's XML and a
+	 * credential_process's, behind the kind byte (fuzz_credentials.c) */
+	const char *creds[] = {
+		"\0{\n  \"Code\" : \"Success\",\n  \"AccessKeyId\" : \"ASIAEXAMPLE\",\n"
+		"  \"SecretAccessKey\" : \"s/e+c\\\"ret\",\n  \"Token\" : \"IQoJb3JpZ2lu\",\n"
+		"  \"Expiration\" : \"2100-01-01T00:00:00Z\"\n}",
+		"\1{\"AccessKeyId\":\"ASIA2\",\"SecretAccessKey\":\"S\",\"Token\":\"T\","
+		"\"Expiration\":\"2100-01-01T02:00:00.5+02:00\"}",
+		"\2<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>"
+		"<AccessKeyId>ASIA3</AccessKeyId><SecretAccessKey>a&amp;b</SecretAccessKey>"
+		"<SessionToken>T&#x41;</SessionToken><Expiration>2100-01-01T00:00:00Z</Expiration>"
+		"</Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>",
+		"\3{\"Version\": 1, \"AccessKeyId\": \"AKIA4\", \"SecretAccessKey\": \"S\", "
+		"\"SessionToken\": \"T\", \"Expiration\": \"2099-12-31T19:00:00-05:00\"}\n",
+	};
+	for (size_t i = 0; i < sizeof(creds) / sizeof(creds[0]); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "seed%zu", i);
+		put("credentials", name, creds[i], 1 + strlen(creds[i] + 1));
 	}
 
 	/* caches: of the tree (two images with a caption file beside them:
