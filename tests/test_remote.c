@@ -14,6 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "io/http.h"
 #include "pack/pack.h"
@@ -453,4 +457,94 @@ Test(remote, a_damaged_remote_shard_loses_what_the_local_copy_loses)
 	cr_assert_gt(sr.http_requests, 0);
 	free(idl);
 	free(idr);
+}
+
+/* ---- a server that refuses every sample read (issue 36, item 17) ------- */
+
+/* tests/fault_server.py (RF_FAULT_SERVER, set by meson) serving the shards
+ * with no random faults and `flag`: its port (*pid to stop), or 0 when the
+ * script or python3 is missing. */
+static int refusing_server(const char *flag, pid_t *pid)
+{
+	const char *script = getenv("RF_FAULT_SERVER");
+	*pid = -1;
+	if (!script || access(script, R_OK) != 0 || system("command -v python3 >/dev/null 2>&1"))
+		return 0;
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	*pid = fork();
+	cr_assert(*pid >= 0);
+	if (*pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives its test */
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execlp("python3", "python3", script, shards, "--p503", "0", "--preset", "0", "--pshort",
+		       "0", "--lifetime", "300", flag, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	FILE *f = fdopen(fds[0], "r");
+	cr_assert(f);
+	char line[64] = "";
+	int p = 0; /* its first line says "port N" (none when it did not start) */
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "port %d", &p) != 1) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+		cr_assert_fail("fault_server.py %s did not start: '%s'", flag, line);
+	}
+	fclose(f);
+	return p;
+}
+
+typedef struct refusals {
+	int n, forbidden, no_room;
+	char first[512];
+} refusals;
+
+static void on_refused(void *user, const char *path, int err, const char *reason)
+{
+	(void)err;
+	refusals *r = user;
+	if (!r->n++)
+		snprintf(r->first, sizeof(r->first), "%s: %s", path, reason);
+	r->forbidden += strstr(reason, "403") != NULL && strstr(path, "http://127.0.0.1:") != NULL;
+	r->no_room += strstr(reason, "no room") != NULL;
+}
+
+/* Raw mode reads a sample straight into the batch: a read the server
+ * refuses (403 to every ranged GET but the scan's, from byte 0) leaves its
+ * room to the place's replacement, so the run ends with the server's
+ * answer, naming the URL, not with "no room left in the batch". */
+Test(remote, raw_reads_the_server_refuses_end_the_run_with_its_answer)
+{
+	pid_t pid;
+	int p = refusing_server("--forbid-ranges", &pid);
+	if (!p)
+		cr_skip_test("python3 or tests/fault_server.py (RF_FAULT_SERVER) is missing");
+	char src[512];
+	snprintf(src, sizeof(src), "http://127.0.0.1:%d/shard-{00..%02d}.tar", p, SHARDS - 1);
+	rf_config cfg;
+	config(&cfg, src, 1, 0);
+	cfg.raw_max_bytes = 4096; /* the batch's room: 4 places of a little over 4 KiB */
+	refusals r = { 0 };
+	cfg.on_sample_error = on_refused;
+	cfg.user = &r;
+	char err[512];
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	cr_assert_neq(rf_loader_next(l, &b), 0, "no sample can be read");
+	const char *why = rf_loader_error(l);
+	cr_assert(strstr(why, "403") && strstr(why, "http://127.0.0.1:"), "%s", why);
+	cr_assert(!strstr(why, "no room"), "%s", why);
+	cr_log_info("%s", why);
+	rf_loader_destroy(l);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	cr_assert_gt(r.n, 0);
+	cr_assert_eq(r.no_room, 0, "%d of %d reports say no room; the first: %s", r.no_room, r.n,
+		     r.first);
+	cr_assert_eq(r.forbidden, r.n, "every report names the 403 and the URL; the first: %s",
+		     r.first);
 }
