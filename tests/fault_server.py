@@ -19,9 +19,31 @@ come, its body never does (the connection stays open until the client
 gives up), and "stalled N" is printed (stdout) as the N-th begins. It prints "port N" once it listens,
 then the fault counts to stderr when it stops, by itself after --lifetime
 seconds (or when killed): a test never leaves it behind.
+
+Responses that lie (issue 36: what a broken proxy or store sends), drawn
+with the faults above (--lie-range, --gzip, --huge-header: probabilities):
+  --lie-range P     a 206 whose Content-Range and body are another range of
+                    the file than the one asked, of its length: the bytes
+                    512 before it (512 after, for a range that starts below
+                    512); its Content-Range says honestly which
+  --gzip P          a 206 whose body is the range gzip-compressed, with
+                    Content-Encoding: gzip (a proxy compressing on the fly)
+  --huge-header P   a response with one header line over 100 KiB (libcurl's
+                    limit for one)
+  --new-etag-after N  after N requests every file answers with another ETag
+                    and other bytes (each byte XOR 0x5a, the same size), and
+                    If-Match is ignored: a shard replaced on a server that
+                    does not honour If-Match
+  --redirect-to PORT  a request whose path is not under /moved/ is answered
+                    307 to the same path under /moved/ on 127.0.0.1:PORT
+                    (0: this server); a path under /moved/ is served as the
+                    path without it (by any instance of this server)
+  --log-headers FILE  each request's line and header lines are appended to
+                    FILE (a blank line after each): what a client sent
 """
 
 import argparse
+import gzip
 import os
 import random
 import socket
@@ -46,17 +68,26 @@ def main(argv):
     # answered 403 AccessDenied (as S3 answers a key the credentials may not
     # read): a shard's scan (from byte 0) works, every sample's read is refused
     p.add_argument("--forbid-ranges", action="store_true")
+    p.add_argument("--lie-range", type=float, default=0.0)
+    p.add_argument("--gzip", type=float, default=0.0)
+    p.add_argument("--huge-header", type=float, default=0.0)
+    p.add_argument("--new-etag-after", type=int, default=-1)
+    p.add_argument("--redirect-to", type=int, default=-1)
+    p.add_argument("--log-headers", default=None)
     a = p.parse_args(argv)
     root = os.path.realpath(a.root)
     rng = random.Random(a.seed)
     lock = threading.Lock()
-    counts = {"503": 0, "429": 0, "reset": 0, "short": 0, "stall": 0, "ok": 0}
+    counts = {"503": 0, "429": 0, "reset": 0, "short": 0, "stall": 0, "ok": 0,
+              "lie-range": 0, "gzip": 0, "huge-header": 0, "new-etag": 0, "redirect": 0}
+    served = [0]  # requests so far (--new-etag-after)
 
     def draw():
         with lock:
             x = rng.random()
         for name, prob in (("503", a.p503), ("429", a.p429), ("reset", a.preset),
-                           ("short", a.pshort)):
+                           ("short", a.pshort), ("lie-range", a.lie_range), ("gzip", a.gzip),
+                           ("huge-header", a.huge_header)):
             if x < prob:
                 return name
             x -= prob
@@ -78,6 +109,23 @@ def main(argv):
             fault = draw()
             with lock:
                 counts[fault] += 1
+                served[0] += 1
+                replaced = 0 <= a.new_etag_after < served[0]
+                if a.log_headers:
+                    with open(a.log_headers, "a") as log:
+                        log.write("%s\n%s\n" % (self.requestline, self.headers.as_string()))
+            moved = self.path.startswith("/moved/")
+            if a.redirect_to >= 0 and not moved:
+                with lock:
+                    counts["redirect"] += 1
+                port = a.redirect_to or self.server.server_address[1]
+                self.send_response(307)
+                self.send_header("Location", "http://127.0.0.1:%d/moved%s" % (port, self.path))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if moved:
+                self.path = self.path[len("/moved"):]
             if fault == "reset":
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                                            struct.pack("ii", 1, 0))
@@ -112,7 +160,11 @@ def main(argv):
             st = os.stat(path)
             size = st.st_size
             etag = '"%x-%x"' % (int(st.st_mtime), size)  # as nginx makes it
-            match = self.headers.get("If-Match")
+            if replaced:  # another object now, and If-Match not honoured
+                with lock:
+                    counts["new-etag"] += 1
+                etag = '"%x-%x-new"' % (int(st.st_mtime), size)
+            match = None if replaced else self.headers.get("If-Match")
             if match and match.strip() != "*" and etag not in [m.strip() for m in match.split(",")]:
                 self.send_response(412)
                 self.send_header("Content-Length", "0")
@@ -149,17 +201,31 @@ def main(argv):
                     pass
                 self.close_connection = True
                 return
+            if fault == "lie-range" and status == 206:
+                # another range of the same length, said honestly
+                start = start - 512 if start >= 512 else min(start + 512, size - 1)
+                end = min(start + n - 1, size - 1)
+                n = end - start + 1
+            with open(path, "rb") as f:
+                f.seek(start)
+                data = f.read(n)
+            if replaced:
+                data = bytes(b ^ 0x5a for b in data)
+            encoded = fault == "gzip" and status == 206
+            if encoded:
+                data = gzip.compress(data)
             self.send_response(status)
             if status == 206:
                 self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
             self.send_header("ETag", etag)
-            self.send_header("Content-Length", str(n))
+            if encoded:
+                self.send_header("Content-Encoding", "gzip")
+            if fault == "huge-header":
+                self.send_header("X-Padding", "p" * (110 << 10))
+            self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             if not body:
                 return
-            with open(path, "rb") as f:
-                f.seek(start)
-                data = f.read(n)
             if fault == "short":
                 self.wfile.write(data[:n // 2])
                 self.wfile.flush()

@@ -14,10 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "io/http.h"
 #include "pack/pack.h"
@@ -459,43 +455,160 @@ Test(remote, a_damaged_remote_shard_loses_what_the_local_copy_loses)
 	free(idr);
 }
 
-/* ---- a server that refuses every sample read (issue 36, item 17) ------- */
+/* ---- servers that lie (issue 36), tests/fault_server.py ------------------ */
 
-/* tests/fault_server.py (RF_FAULT_SERVER, set by meson) serving the shards
- * with no random faults and `flag`: its port (*pid to stop), or 0 when the
- * script or python3 is missing. */
-static int refusing_server(const char *flag, pid_t *pid)
+/* A fault server of root on port (0: any), no fault but those args ask for. */
+static int fault_on(tu_fault *s, const char *root, int port, const char *const *args)
 {
-	const char *script = getenv("RF_FAULT_SERVER");
-	*pid = -1;
-	if (!script || access(script, R_OK) != 0 || system("command -v python3 >/dev/null 2>&1"))
-		return 0;
-	int fds[2];
-	cr_assert_eq(pipe(fds), 0);
-	*pid = fork();
-	cr_assert(*pid >= 0);
-	if (*pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives its test */
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execlp("python3", "python3", script, shards, "--p503", "0", "--preset", "0", "--pshort",
-		       "0", "--lifetime", "300", flag, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	FILE *f = fdopen(fds[0], "r");
-	cr_assert(f);
-	char line[64] = "";
-	int p = 0; /* its first line says "port N" (none when it did not start) */
-	if (!fgets(line, sizeof(line), f) || sscanf(line, "port %d", &p) != 1) {
-		kill(*pid, SIGKILL);
-		waitpid(*pid, NULL, 0);
-		cr_assert_fail("fault_server.py %s did not start: '%s'", flag, line);
-	}
-	fclose(f);
-	return p;
+	char p[16];
+	snprintf(p, sizeof(p), "%d", port);
+	const char *all[40] = { "--p503", "0", "--preset", "0", "--pshort", "0", "--port", p };
+	int n = 8;
+	for (; args && *args && n < 39; args++)
+		all[n++] = *args;
+	all[n] = NULL;
+	if (!tu_fault_start(s, root, all))
+		cr_skip_test("python3 is missing: tests/fault_server.py cannot run");
+	return s->port;
 }
+
+/* The first error of a run of cfg (on_error fail), copied to err. */
+static int first_error(const rf_config *cfg, char *err, size_t errlen)
+{
+	rf_loader *l;
+	int rc = rf_loader_create(&l, cfg, err, errlen);
+	if (rc)
+		return rc;
+	rf_batch *b;
+	while ((rc = rf_loader_next(l, &b)) == 0)
+		rf_batch_release(l, b);
+	snprintf(err, errlen, "%s", rf_loader_error(l));
+	rf_loader_destroy(l);
+	return rc;
+}
+
+/* Indexed from an honest server, then read from one on the same port that
+ * lies: every lie is a bad sample whose message names the shard's URL and
+ * what the server did, never bytes taken for others: a 206 of another
+ * range, a gzip-encoded 206, the shard replaced (another ETag and other
+ * bytes) on a server that ignores If-Match, a header over libcurl's limit
+ * (not "out of memory", no advice about descriptors). */
+Test(remote, a_server_that_lies_after_indexing_gives_bad_samples_saying_what_it_did)
+{
+	tu_fault s;
+	int p = fault_on(&s, shards, 0, NULL);
+	char src[256], cache[4200], err[512];
+	snprintf(src, sizeof(src), "http://127.0.0.1:%d/shard-{00..%02d}.tar", p, SHARDS - 1);
+	snprintf(cache, sizeof(cache), "%s/lies.rfi", dir);
+	rf_config cfg;
+	config(&cfg, src, 0, 0);
+	cfg.epochs = 1;
+	cfg.index_cache = cache;
+	cfg.on_error = RF_ON_ERROR_FAIL;
+	cfg.remote_timeout_ms = 20000;
+	cr_assert_eq(first_error(&cfg, err, sizeof(err)), RF_EOF, "%s", err);
+	tu_fault_stop(&s);
+	static const struct {
+		const char *flag, *value, *says[2];
+	} lies[] = {
+		{ "--lie-range", "1", { "asked bytes ", ", the server sent Content-Range bytes " } },
+		{ "--gzip", "1", { "asked bytes ", "Content-Encoding: gzip" } },
+		{ "--new-etag-after", "0", { "changed on the server: ETag ", "If-Match" } },
+		{ "--huge-header", "1", { "header line over libcurl's limit of 100 KiB", NULL } },
+	};
+	for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		fault_on(&s, shards, p, (const char *[]){ lies[i].flag, lies[i].value, NULL });
+		int rc = first_error(&cfg, err, sizeof(err));
+		tu_fault_stop(&s);
+		cr_assert_eq(rc, RF_EBADSAMPLE, "%s: %d: %s", lies[i].flag, rc, err);
+		char url[64];
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d/shard-0", p);
+		cr_assert(strstr(err, url), "%s: %s", lies[i].flag, err);
+		for (int k = 0; k < 2; k++)
+			cr_assert(!lies[i].says[k] || strstr(err, lies[i].says[k]), "%s: %s",
+				  lies[i].flag, err);
+		cr_assert(!strstr(err, "ulimit"), "%s: %s", lies[i].flag, err);
+	}
+}
+
+/* s3:// shards signed with a session token, from an endpoint that
+ * redirects every request to another port: the token (a custom header,
+ * which curl sends wherever a redirect points) never reaches it, and create
+ * says the redirect was not followed. A redirect to the endpoint itself is
+ * followed: the local batches. */
+Test(remote, an_s3_session_token_never_follows_a_redirect_to_another_host)
+{
+	char root[4200], log_a[4200], log_b[4200], log_c[4200], port_b[16], endpoint[64], err[512];
+	snprintf(root, sizeof(root), "%s/s3", dir);
+	tu_run("mkdir -p '%s/bkt' && cp '%s'/shard-*.tar '%s/bkt/'", root, shards, root);
+	snprintf(log_a, sizeof(log_a), "%s/a.log", dir);
+	snprintf(log_b, sizeof(log_b), "%s/b.log", dir);
+	snprintf(log_c, sizeof(log_c), "%s/c.log", dir);
+	tu_fault a, b, c;
+	snprintf(port_b, sizeof(port_b), "%d",
+		 fault_on(&b, root, 0, (const char *[]){ "--log-headers", log_b, NULL }));
+	int pa = fault_on(&a, root, 0, (const char *[]){ "--redirect-to", port_b, "--log-headers",
+							 log_a, NULL });
+	int pc = fault_on(&c, root, 0, (const char *[]){ "--redirect-to", "0", "--log-headers",
+							 log_c, NULL });
+	setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret", 1);
+	setenv("AWS_SESSION_TOKEN", "TOKEN-OF-ISSUE-36", 1);
+	setenv("AWS_REGION", "us-east-1", 1);
+	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+	unsetenv("AWS_ENDPOINT_URL_S3");
+	unsetenv("AWS_PROFILE");
+	char src[128];
+	snprintf(src, sizeof(src), "s3://bkt/shard-{00..%02d}.tar", SHARDS - 1);
+	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", pa);
+	setenv("AWS_ENDPOINT_URL", endpoint, 1);
+	rf_config cfg;
+	config(&cfg, src, 0, 0);
+	rf_loader *l;
+	int rc = rf_loader_create(&l, &cfg, err, sizeof(err));
+	cr_assert_lt(rc, 0, "create over a redirect to another host: %d", rc);
+	cr_assert(strstr(err, "not followed") && strstr(err, port_b), "%s", err);
+
+	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", pc);
+	setenv("AWS_ENDPOINT_URL", endpoint, 1);
+	same_as_local(src, 0, 0);
+	tu_fault_stop(&a);
+	tu_fault_stop(&b);
+	tu_fault_stop(&c);
+	size_t na, nb, nc;
+	char *sa = (char *)tu_read(dir, "a.log", &na), *sc = (char *)tu_read(dir, "c.log", &nc);
+	sa = realloc(sa, na + 1), sa[na] = '\0';
+	sc = realloc(sc, nc + 1), sc[nc] = '\0';
+	cr_assert(strstr(sa, "x-amz-security-token: TOKEN-OF-ISSUE-36"), "signed: %s", sa);
+	cr_assert(strstr(sc, "GET /moved/bkt/shard-00.tar") &&
+		  strstr(sc, "x-amz-security-token: TOKEN-OF-ISSUE-36"), "%s", sc);
+	FILE *f = fopen(log_b, "r");
+	if (f) { /* requests may have come: none with the token */
+		fclose(f);
+		char *sb = (char *)tu_read(dir, "b.log", &nb);
+		sb = realloc(sb, nb + 1), sb[nb] = '\0';
+		cr_assert(!strstr(sb, "TOKEN-OF-ISSUE-36"), "the token went to another host: %s", sb);
+		free(sb);
+	}
+	free(sa);
+	free(sc);
+}
+
+/* A host name that does not resolve fails create saying so, naming the
+ * host ("No route to host" it is not). */
+Test(remote, a_host_name_that_does_not_resolve_fails_create_naming_it)
+{
+	rf_config cfg;
+	config(&cfg, "http://no-such-host.invalid/shard-{00..01}.tar", 0, 0);
+	char err[512];
+	rf_loader *l;
+	int rc = rf_loader_create(&l, &cfg, err, sizeof(err));
+	cr_assert_eq(rc, -ENXIO, "%d: %s", rc, err);
+	cr_assert(strstr(err, "the host name no-such-host.invalid does not resolve") &&
+		  !strstr(err, "route"), "%s", err);
+}
+
+/* ---- a server that refuses every sample read (issue 36, item 17) ------- */
 
 typedef struct refusals {
 	int n, forbidden, no_room;
@@ -518,10 +631,8 @@ static void on_refused(void *user, const char *path, int err, const char *reason
  * answer, naming the URL, not with "no room left in the batch". */
 Test(remote, raw_reads_the_server_refuses_end_the_run_with_its_answer)
 {
-	pid_t pid;
-	int p = refusing_server("--forbid-ranges", &pid);
-	if (!p)
-		cr_skip_test("python3 or tests/fault_server.py (RF_FAULT_SERVER) is missing");
+	tu_fault srv;
+	int p = fault_on(&srv, shards, 0, (const char *[]){ "--forbid-ranges", NULL });
 	char src[512];
 	snprintf(src, sizeof(src), "http://127.0.0.1:%d/shard-{00..%02d}.tar", p, SHARDS - 1);
 	rf_config cfg;
@@ -540,8 +651,7 @@ Test(remote, raw_reads_the_server_refuses_end_the_run_with_its_answer)
 	cr_assert(!strstr(why, "no room"), "%s", why);
 	cr_log_info("%s", why);
 	rf_loader_destroy(l);
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
+	tu_fault_stop(&srv);
 	cr_assert_gt(r.n, 0);
 	cr_assert_eq(r.no_room, 0, "%d of %d reports say no room; the first: %s", r.no_room, r.n,
 		     r.first);

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -575,4 +576,57 @@ void tu_nginx_stop(void)
 		free(nginx_dir);
 		nginx_dir = NULL;
 	}
+}
+
+int tu_fault_start(tu_fault *s, const char *root, const char *const *args)
+{
+	*s = (tu_fault){ .pid = -1, .out = -1 };
+	if (access("/usr/bin/python3", X_OK) != 0)
+		return 0;
+	const char *argv[48] = { "/usr/bin/python3", TU_FAULT_SERVER, root, "--lifetime", "300" };
+	int n = 5;
+	for (; args && *args; args++) {
+		cr_assert(n < 46, "too many fault_server.py arguments");
+		argv[n++] = *args;
+	}
+	argv[n] = NULL;
+	int fds[2];
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	s->pid = fork();
+	cr_assert(s->pid >= 0);
+	if (s->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives its test */
+		if (getppid() == 1)
+			_exit(1);
+		dup2(fds[1], 1);
+		execve(argv[0], (char **)argv, environ);
+		_exit(127);
+	}
+	close(fds[1]);
+	s->out = fds[0];
+	/* "port N", the first line it prints once it listens (it exits, and the
+	 * read ends, if it cannot start) */
+	char line[64];
+	size_t k = 0;
+	while (k + 1 < sizeof(line)) {
+		ssize_t r = read(s->out, line + k, 1);
+		if (r <= 0 || line[k] == '\n')
+			break;
+		k++;
+	}
+	line[k] = '\0';
+	cr_assert(sscanf(line, "port %d", &s->port) == 1, "fault_server.py did not start: '%s'",
+		  line);
+	return s->port;
+}
+
+void tu_fault_stop(tu_fault *s)
+{
+	if (s->pid > 0) {
+		kill(s->pid, SIGTERM);
+		waitpid(s->pid, NULL, 0);
+	}
+	if (s->out >= 0)
+		close(s->out);
+	*s = (tu_fault){ .pid = -1, .out = -1 };
 }

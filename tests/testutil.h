@@ -113,6 +113,19 @@ uint64_t tu_nginx_ranges(uint64_t *bytes);
 /* A port nothing listens on now. */
 int tu_free_port(void);
 
+/* tests/fault_server.py serving root on 127.0.0.1 with the flags args
+ * (NULL-terminated, e.g. "--p503", "0", "--gzip", "1"), waited for until it
+ * listens; it ends with the test at the latest (and after 300 s).
+ * @return : its port, or 0 when python3 is missing (the caller skips).
+ * tu_fault_stop() ends it. */
+typedef struct tu_fault {
+	int pid;  /* -1: none */
+	int out;  /* its stdout (kept open: it prints there while it runs) */
+	int port;
+} tu_fault;
+int tu_fault_start(tu_fault *s, const char *root, const char *const *args);
+void tu_fault_stop(tu_fault *s);
+
 /* Variants of the picture for seed, for the input-kind tests. */
 typedef enum tu_kind {
 	TU_BASELINE_420, TU_BASELINE_422, TU_BASELINE_444, TU_PROGRESSIVE_420,

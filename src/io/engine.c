@@ -216,6 +216,7 @@ static void http_done(void *engine, uint32_t id, const rf_http_result *r)
 	q->ms = (uint32_t)RF_MIN(r->ns / 1000000, (uint64_t)UINT32_MAX);
 	q->open_res = r->step == RF_IO_STEP_OPEN ? r->res : 0;
 	q->read_res = r->res;
+	rf_fmt(q->why, sizeof(q->why), "%s", r->why ? r->why : "");
 	finished(io, id);
 }
 
@@ -245,8 +246,9 @@ static void start_http(rf_io *io, uint32_t id, rf_io_req *q)
 		http_done(io, id, &(rf_http_result){ .res = -EPROTONOSUPPORT, .step = RF_IO_STEP_OPEN });
 		return;
 	}
-	rf_http_start(io->http, id, q->rd.url, q->rd.offset, q->rd.len, q->rd.buf, q->rd.etag,
-		      q->rd.etag_out);
+	rf_http_start(io->http, id, &(rf_http_ask){ .offset = q->rd.offset, .len = q->rd.len,
+						    .size = q->rd.size, .etag = q->rd.etag },
+		      q->rd.url, q->rd.buf, q->rd.etag_out);
 }
 
 /* Starts (or starts again) read id: the span this read covers in this mode,
@@ -515,8 +517,10 @@ static void reap_pread(rf_io *io)
 
 void rf_io_describe(const rf_io_done *d, char *buf, size_t len)
 {
-	char what[64];
-	if (d->res == -ESTALE && d->http_status == 412)
+	char what[RF_IO_WHY_MAX];
+	if (d->why[0])
+		rf_fmt(what, sizeof(what), "%s", d->why);
+	else if (d->res == -ESTALE && d->http_status == 412)
 		rf_fmt(what, sizeof(what), "changed on the server (HTTP 412: not the ETag indexed)");
 	else if (d->http_status >= 400)
 		rf_fmt(what, sizeof(what), "HTTP %u", d->http_status);
@@ -546,6 +550,8 @@ uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max)
 		done[n++] = (rf_io_done){ .tag = q->rd.tag, .res = q->result, .skip = q->skip,
 					  .step = q->step, .size = q->object_size,
 					  .http_status = q->http_status, .tries = q->tries, .ms = q->ms };
+		if (q->why[0])
+			memcpy(done[n - 1].why, q->why, sizeof(q->why));
 		assert(io->nfree < io->p.depth);
 		io->free_ids[io->nfree++] = id;
 	}

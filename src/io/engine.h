@@ -43,14 +43,17 @@ typedef struct rf_io_sign {
 #define RF_IO_URL_BUDGET_MS 120000 /* a URL read's time, all its tries, by default */
 #define RF_IO_ETAG_MAX 80          /* an ETag, quotes and NUL included; a longer one
                                     * is not kept (its reads carry no If-Match) */
+#define RF_IO_WHY_MAX 192          /* what the server did, for a failed URL read's message */
 
 /* URL reads' counters (rf_io_get_info), since the engine was made. */
 typedef struct rf_io_http_counts {
 	uint64_t requests;  /* transfers made (a read tried again counts each time) */
 	uint64_t retries;   /* transfers that failed and were tried again, by kind: */
 	uint64_t retry_throttled, retry_server, retry_connection, retry_stalled;
-	                    /* 429 or 503; 500, 502, 504; a reset or a body cut short;
-	                     * no byte for 15 s, or the transfer's time ran out */
+	                    /* 429 or 503; 500, 502, 504 or a response that broke
+	                     * rf_http_check's rules (another range, an encoding,
+	                     * another ETag); a reset or a body cut short; no byte
+	                     * for 15 s, or the transfer's time ran out */
 	uint64_t errors;    /* reads that failed for good */
 	uint64_t bytes;     /* bytes received into reads' buffers */
 	uint64_t connections; /* connections opened (the rest of the transfers reused one) */
@@ -96,6 +99,8 @@ typedef struct rf_io_read {
 	char *etag_out;    /* a URL read: the response's ETag is copied here
 	                    * (RF_IO_ETAG_MAX bytes; "" when it gave none, or a weak
 	                    * one, which If-Match never passes), or NULL */
+	uint64_t size;     /* a URL read: the object's bytes as indexed (a response
+	                    * that says another size is refused), or 0: unknown */
 	uint64_t offset;
 	uint32_t len;
 	uint8_t *buf;
@@ -117,6 +122,9 @@ typedef struct rf_io_done {
 	uint16_t http_status;
 	uint16_t tries;
 	uint32_t ms;
+	/* a failed URL read: what the server did ("asked bytes 512-1023, the
+	 * server sent Content-Range bytes 0-511/4096"), or "" */
+	char why[RF_IO_WHY_MAX];
 } rf_io_done;
 
 /* What the engine settled on (changes: direct after a fallback, inflight). */
@@ -130,8 +138,10 @@ typedef struct rf_io_info {
 } rf_io_info;
 
 /* What a failed read failed of, for a message: strerror(-d->res), or for a
- * URL read what the server said ("HTTP 503 (8 tries in 6.1 s)", "changed
- * on the server (HTTP 412: ...)", "timed out (3 tries in 120.0 s)"). */
+ * URL read what the server did (d->why: "HTTP 503 (8 tries in 6.1 s)",
+ * "changed on the server (HTTP 412: ...)", "asked bytes 0-99, the server
+ * sent Content-Range bytes 100-199/4096 (8 tries in 6.1 s)", "timed out (3
+ * tries in 120.0 s)"). */
 void rf_io_describe(const rf_io_done *d, char *buf, size_t len);
 
 /* Creates an engine on the calling thread (which alone may use it).

@@ -51,6 +51,7 @@ typedef struct rf_io_req {
 	uint16_t http_status;  /* a URL read: as http.c ended it (rf_io_done's) */
 	uint16_t tries;
 	uint32_t ms;
+	char why[RF_IO_WHY_MAX]; /* a URL read: rf_io_done's */
 } rf_io_req;
 
 /* An HTTP socket curl asked to have watched (http.c's hooks). */

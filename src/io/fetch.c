@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "io/http.h"
@@ -110,7 +111,7 @@ typedef struct gather {
 	rf_fetch_result *out;
 	size_t cap, max;
 	int over;
-	uint64_t offset;
+	rf_http_seen seen; /* what the response's header lines said */
 } gather;
 
 static size_t on_body(char *data, size_t size, size_t n, void *user)
@@ -135,25 +136,38 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 	return bytes;
 }
 
-/* The object's size and ETag, as http.c's reads take them. */
+/* What the response says (judged as http.c's reads are, rf_http_check). */
 static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
 	gather *g = user;
-	rf_http_header(line, size * n, g->offset, &g->out->size, g->out->etag);
+	rf_http_seen_line(&g->seen, line, size * n);
 	return size * n;
 }
 
-/* One try. @return : 0 (a response), or a negative errno. */
-static int try_once(const rf_fetch *f, const rf_http_client *client, rf_fetch_result *out,
-		    char *err, size_t errlen)
+/* The ETag f asks for (an "If-Match: " line of its headers), or NULL. */
+static const char *if_match_of(const rf_fetch *f)
 {
+	for (const char *const *h = f->headers; h && *h; h++)
+		if (!strncasecmp(*h, "If-Match:", 9))
+			return *h + 9 + strspn(*h + 9, " \t");
+	return NULL;
+}
+
+/* One try. @return : 0 (a response), or a negative errno; *fault when the
+ * response broke one of rf_http_check's rules (a proxy's mistake may pass:
+ * tried again). */
+static int try_once(const rf_fetch *f, const rf_http_client *client, rf_fetch_result *out,
+		    int *fault, char *err, size_t errlen)
+{
+	*fault = 0;
 	CURL *e = curl_easy_init();
 	if (!e) {
 		rf_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	gather g = { .out = out, .max = f->max_body ? f->max_body : FETCH_MAX_BODY,
-		     .offset = f->len ? f->offset : 0 };
+	gather g = { .out = out, .max = f->max_body ? f->max_body : FETCH_MAX_BODY };
+	rf_http_ask ask = { .offset = f->len ? f->offset : 0, .len = f->len,
+			    .etag = if_match_of(f) };
 	struct curl_slist *hl = NULL;
 	int ret = 0;
 	for (const char *const *h = f->headers; h && *h && !ret; h++) {
@@ -190,21 +204,55 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, rf_fetch_re
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, RF_MIN(timeout, 10000L));
 	CURLcode code = curl_easy_perform(e);
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
+	char why[RF_IO_WHY_MAX], to[4096];
+	if (code == CURLE_OK && out->status >= 300 && out->status < 400 && client->sigv4) {
+		/* a signed request's redirect (curl follows none for it): one, to
+		 * its own host; the body of the 3xx is not the answer */
+		if (!rf_http_redirect(e, 0, to, sizeof(to), why, sizeof(why))) {
+			rf_fmt(err, errlen, "%s: %s", f->url, why);
+			ret = -EPROTO;
+			goto out;
+		}
+		rf_fetch_result_free(out);
+		*out = (rf_fetch_result){ 0 };
+		g = (gather){ .out = out, .max = g.max };
+		curl_easy_setopt(e, CURLOPT_URL, to);
+		code = curl_easy_perform(e);
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
+		if (code == CURLE_OK && out->status >= 300 && out->status < 400) {
+			rf_http_redirect(e, 1, to, sizeof(to), why, sizeof(why));
+			rf_fmt(err, errlen, "%s: %s", f->url, why);
+			ret = -EPROTO;
+			goto out;
+		}
+	}
 	if (g.over) {
 		rf_fmt(err, errlen, "%s: the answer is over %zu bytes", f->url, g.max);
 		ret = -EFBIG;
 	} else if (code != CURLE_OK) {
-		ret = code == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT
-		    : code == CURLE_COULDNT_CONNECT ? -ECONNREFUSED
-		    : code == CURLE_COULDNT_RESOLVE_HOST ? -EHOSTUNREACH
-		    : code == CURLE_OUT_OF_MEMORY || code == CURLE_WRITE_ERROR ? -ENOMEM
-		    : code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
-		      code == CURLE_SSL_CONNECT_ERROR ? -EPERM
-		    : -ECONNRESET;
-		rf_fmt(err, errlen, "%s: %s%s", f->url, curl_easy_strerror(code),
+		int step;
+		ret = code == CURLE_WRITE_ERROR ? -ENOMEM
+		    : rf_http_transport_error(code, f->url, &g.seen, &step, why, sizeof(why));
+		*fault = ret == -EPROTO; /* a header over libcurl's limit */
+		if (ret == -EIO)
+			ret = -ECONNRESET; /* what else may pass: tried again */
+		rf_fmt(err, errlen, "%s: %s%s", f->url, ret == -ENOMEM ? "out of memory" : why,
 		       ret == -EPERM ? " (CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to "
 		       "verify against)" : "");
+	} else if ((!f->method || !strcmp(f->method, "GET")) &&
+		   (g.seen.status == 200 || g.seen.status == 206 || g.seen.status == 416)) {
+		/* the bytes asked, as they are: checked as a read's are (other
+		 * statuses are the caller's to judge) */
+		int step;
+		int32_t r = rf_http_check(&ask, &g.seen, out->body_len, &step, fault, why,
+					  sizeof(why));
+		if (*fault) {
+			rf_fmt(err, errlen, "%s: %s", f->url, why);
+			ret = r < 0 ? r : -EPROTO;
+		}
 	}
+	out->size = rf_http_seen_size(&g.seen, &ask);
+	rf_http_seen_etag(&g.seen, out->etag);
 out:
 	curl_slist_free_all(hl);
 	curl_easy_cleanup(e);
@@ -229,8 +277,9 @@ int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errl
 		}
 		rf_fetch_result_free(out);
 		*out = (rf_fetch_result){ 0 };
-		ret = try_once(f, &client, out, err, errlen);
-		int transient = ret == -ETIMEDOUT || ret == -ECONNRESET ||
+		int fault;
+		ret = try_once(f, &client, out, &fault, err, errlen);
+		int transient = fault || ret == -ETIMEDOUT || ret == -ECONNRESET ||
 				(!ret && (out->status == 429 || out->status == 500 ||
 					  out->status == 502 || out->status == 503 ||
 					  out->status == 504));

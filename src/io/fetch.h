@@ -36,9 +36,11 @@ typedef struct rf_fetch_result {
 
 /* Makes the request. @return : 0 when a response came (whatever its status:
  * the caller judges it; rf_fetch_why() says a failed one), else a negative
- * errno (-ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, -EPERM: a certificate,
- * -EFBIG: the body was over max_body, -EPROTONOSUPPORT: a build without
- * libcurl) with err[errlen] saying why. out->body is NULL on errors. */
+ * errno (-ECONNREFUSED, -ETIMEDOUT, -ENXIO: a host name that does not
+ * resolve, -EPERM: a certificate, -EFBIG: the body was over max_body,
+ * -EPROTO: a response that broke rf_http_check's rules or a redirect a
+ * signed request does not follow, -ESTALE: another ETag than its If-Match,
+ * -EPROTONOSUPPORT: a build without libcurl) with err[errlen] saying why. out->body is NULL on errors. */
 int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen);
 
 /* "HTTP 403 (AccessDenied: Access Denied)": the status and, from an S3

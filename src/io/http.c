@@ -2,15 +2,19 @@
  * interface: one easy handle per read number (reused, so the multi handle's
  * connection cache keeps connections open between reads), curl's socket and
  * timer callbacks handed to the engine, and each finished transfer judged
- * here: a 206 with the range's bytes, a 200 only for a range from 0, 416 an
- * empty read (the range starts past the end), 4xx a refusal. What may pass
- * (500, 502, 503, 504, 429, a reset or cut connection, a stall) is tried
- * again after a capped exponential backoff with full jitter, up to
- * HTTP_TRIES tries, before the read ends with the error. Without libcurl
- * at build time every call but rf_http_available() refuses. */
+ * (rf_http_check: a 206 whose Content-Range is the range asked and whose
+ * body is that long, a 200 only for the whole object, 416 an empty read
+ * only past the object's end, no encoding, the ETag indexed; 4xx a
+ * refusal). What may pass (500, 502, 503, 504, 429, a reset or cut
+ * connection, a stall, a response that broke a rule: a proxy's mistake) is
+ * tried again after a capped exponential backoff with full jitter, up to
+ * HTTP_TRIES tries, before the read ends with the error. A signed client
+ * follows one redirect, to its own host (rf_http_redirect). Without
+ * libcurl at build time every call but rf_http_available() refuses. */
 #define _GNU_SOURCE
 #include "io/http.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -53,19 +57,20 @@ typedef struct http_read {
 	CURL *easy;          /* created at the number's first use, then kept */
 	uint8_t *buf;
 	uint32_t len, got;
-	uint64_t offset;
-	int overflow;        /* the server sent more than the range (it ignored Range) */
+	rf_http_ask ask;     /* what is asked (its etag the caller's, valid until reported) */
+	uint64_t body;       /* body bytes the server sent this transfer (past len too:
+	                      * the transfer is cut at the first byte over) */
+	rf_http_seen seen;   /* what this transfer's header lines said */
+	unsigned redirects;  /* followed for this read (a signed client's, one at most) */
 	int active;          /* started and not reported (in curl, or waiting to retry) */
 	const char *url;     /* the caller's, valid until the read is reported */
-	uint64_t size;       /* the object's bytes: Content-Range's total (a 200's
-	                      * Content-Length), 0 until a header says */
 	uint32_t tries;      /* transfers made for this read */
 	uint64_t retry_at;   /* waiting to be tried again at this time, or 0 */
 	uint64_t started;    /* its first transfer (ns): the budget counts from here */
 	long status;         /* the last response's HTTP status, 0: none */
 	struct curl_slist *headers; /* If-Match and the signing headers, this read's */
-	char etag[RF_IO_ETAG_MAX];  /* the response's ETag, "" when it gave none */
 	char *etag_out;      /* the caller's: where the ETag goes at the end, or NULL */
+	char why[RF_IO_WHY_MAX]; /* what the server did, when the read fails */
 } http_read;
 
 struct rf_http {
@@ -82,12 +87,6 @@ struct rf_http {
 	rf_io_http_counts counts;
 	char range[48];
 };
-
-/* May the error pass if the read is tried again? */
-static int transient(int32_t res)
-{
-	return res == -EAGAIN || res == -ECONNRESET || res == -ETIMEDOUT;
-}
 
 /* Counts a transient failure by its kind. */
 static void count_retry(rf_http *h, const http_read *r, int32_t res)
@@ -143,41 +142,11 @@ static int on_timer(CURLM *multi, long timeout_ms, void *user)
 	return 0;
 }
 
-void rf_http_header(const char *line, size_t len, uint64_t offset, uint64_t *size, char *etag)
-{
-	char buf[160];
-	if (len >= sizeof(buf))
-		return;
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	unsigned long long total;
-	const char *slash;
-	if (!strncasecmp(buf, "content-range:", 14) && (slash = strchr(buf, '/')) &&
-	    sscanf(slash + 1, "%llu", &total) == 1)
-		*size = total;
-	else if (!strncasecmp(buf, "content-length:", 15) && !*size && offset == 0 &&
-		 sscanf(buf + 15, "%llu", &total) == 1)
-		*size = total; /* a 200 for the whole object; a 206's says the range */
-	else if (!strncasecmp(buf, "etag:", 5)) {
-		const char *v = buf + 5 + strspn(buf + 5, " \t");
-		size_t vlen = strcspn(v, "\r\n");
-		/* a longer one is not kept (no If-Match), nor a weak one (W/"..."):
-		 * If-Match compares strongly, so it would never pass */
-		if (vlen < RF_IO_ETAG_MAX && strncmp(v, "W/", 2)) {
-			memcpy(etag, v, vlen);
-			etag[vlen] = '\0';
-		}
-	} else if (!strncasecmp(buf, "HTTP/", 5)) {
-		*size = 0; /* a new response (after a redirect): what it says counts */
-		etag[0] = '\0';
-	}
-}
-
-/* CURLOPT_HEADERFUNCTION: the object's size and ETag (rf_http_header). */
+/* CURLOPT_HEADERFUNCTION: what the response says (judged when it ends). */
 static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
 	http_read *r = user;
-	rf_http_header(line, size * n, r->offset, &r->size, r->etag);
+	rf_http_seen_line(&r->seen, line, size * n);
 	return size * n;
 }
 
@@ -186,8 +155,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 {
 	http_read *r = user;
 	size_t bytes = size * n, room = r->len - r->got;
+	r->body += bytes;
 	if (bytes > room) {
-		r->overflow = 1;
 		memcpy(r->buf + r->got, data, room);
 		r->got = r->len;
 		return 0; /* ends the transfer (CURLE_WRITE_ERROR), judged below */
@@ -258,7 +227,11 @@ void rf_http_client_apply(const rf_http_client *c, void *easy)
 {
 	CURL *e = easy;
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+	/* curl drops Authorization when a redirect changes host, port or
+	 * scheme, not custom headers: a signed request's session token would
+	 * go wherever a Location points (https to http included). Signed
+	 * requests follow redirects by hand (rf_http_redirect). */
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, c->sigv4 ? 0L : 1L);
 	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -275,10 +248,16 @@ void rf_http_client_apply(const rf_http_client *c, void *easy)
 
 int rf_http_client_headers(const rf_http_client *c, struct curl_slist **headers)
 {
+	/* the bytes as stored: a body recoded on the way (a proxy's gzip) is
+	 * not the object's, and a range of it is nobody's */
+	struct curl_slist *hl = curl_slist_append(*headers, "Accept-Encoding: identity");
+	if (!hl)
+		return -ENOMEM;
+	*headers = hl;
 	if (!c->sigv4)
 		return 0;
 	/* S3 wants the body's hash signed; a GET has none */
-	struct curl_slist *hl = curl_slist_append(*headers, "x-amz-content-sha256: "
+	hl = curl_slist_append(*headers, "x-amz-content-sha256: "
 		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 	if (hl)
 		*headers = hl;
@@ -342,59 +321,160 @@ void rf_http_destroy(rf_http *h)
 	free(h);
 }
 
-/* The result of a finished transfer of r: bytes, or a negative errno. */
-static int32_t judge(const http_read *r, CURLcode code, long status, int *step)
+/* The scheme, host and port of url into out[len] ("http://h:80"), for
+ * comparing origins; "" when it does not parse. */
+static void origin_of(const char *url, char *out, size_t len)
+{
+	out[0] = '\0';
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL;
+	if (u && !curl_url_set(u, CURLUPART_URL, url, 0) &&
+	    !curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) &&
+	    !curl_url_get(u, CURLUPART_HOST, &host, 0) &&
+	    !curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT))
+		rf_fmt(out, len, "%s://%s:%s", scheme, host, port);
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+}
+
+/* url as a message shows it: scheme, host, port and path; no user, no
+ * query (a presigned URL's signature is a credential). */
+static void url_shown(const char *url, char *out, size_t len)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
+	if (u && !curl_url_set(u, CURLUPART_URL, url, 0) &&
+	    !curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) &&
+	    !curl_url_get(u, CURLUPART_HOST, &host, 0) &&
+	    !curl_url_get(u, CURLUPART_PATH, &path, 0)) {
+		curl_url_get(u, CURLUPART_PORT, &port, 0);
+		rf_fmt(out, len, "%s://%s%s%s%s", scheme, host, port ? ":" : "", port ? port : "",
+		       path);
+	} else {
+		rf_fmt(out, len, "(a Location that is no URL)");
+	}
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_free(path);
+	curl_url_cleanup(u);
+}
+
+int rf_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urllen, char *why,
+		     size_t whylen)
+{
+	CURL *e = easy;
+	char *to = NULL, *from = NULL;
+	long status = 0;
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &to);
+	curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &from);
+	if (!to || !from) {
+		rf_fmt(why, whylen, "HTTP %ld without a Location", status);
+		return 0;
+	}
+	char a[512], b[512], shown[256];
+	origin_of(from, a, sizeof(a));
+	origin_of(to, b, sizeof(b));
+	url_shown(to, shown, sizeof(shown));
+	if (!a[0] || strcmp(a, b)) {
+		rf_fmt(why, whylen, "HTTP %ld to %s: not followed (a signed request's "
+		       "credentials go to their own host only)", status, shown);
+		return 0;
+	}
+	if (redirects >= 1 || strlen(to) >= urllen) {
+		rf_fmt(why, whylen, "HTTP %ld to %s: not followed (a signed request follows one "
+		       "redirect)", status, shown);
+		return 0;
+	}
+	memcpy(url_out, to, strlen(to) + 1);
+	return 1;
+}
+
+int rf_http_transport_error(int code, const char *url, const rf_http_seen *seen, int *step,
+			    char *why, size_t whylen)
 {
 	*step = RF_IO_STEP_READ;
-	if (code == CURLE_WRITE_ERROR && r->overflow) {
-		/* more body than the range: an error page (judged by its status
-		 * below), or a 200 with the whole object, whose first bytes are
-		 * the range only when the range starts at 0 */
-		if (status == 200)
-			return r->offset == 0 ? (int32_t)r->got : -EPROTO;
-		code = CURLE_OK;
-	}
-	if (code == CURLE_RANGE_ERROR && status != 416)
-		return -EPROTO; /* the server ignored Range past 0 */
+	rf_fmt(why, whylen, "%s", curl_easy_strerror((CURLcode)code));
 	switch (code) {
-	case CURLE_OK:
-	case CURLE_RANGE_ERROR: /* a 416: judged by its status below */
-		break;
-	case CURLE_OPERATION_TIMEDOUT: return -ETIMEDOUT;
-	case CURLE_COULDNT_RESOLVE_HOST: case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_OPERATION_TIMEDOUT:
+		rf_fmt(why, whylen, "timed out");
+		return -ETIMEDOUT;
+	case CURLE_COULDNT_RESOLVE_HOST: case CURLE_COULDNT_RESOLVE_PROXY: {
+		char host[256] = "";
+		CURLU *u = curl_url();
+		char *h = NULL;
+		if (code == CURLE_COULDNT_RESOLVE_HOST && u &&
+		    !curl_url_set(u, CURLUPART_URL, url, 0) && !curl_url_get(u, CURLUPART_HOST, &h, 0))
+			rf_fmt(host, sizeof(host), "%s", h);
+		curl_free(h);
+		curl_url_cleanup(u);
 		*step = RF_IO_STEP_OPEN;
-		return -EHOSTUNREACH;
-	case CURLE_COULDNT_CONNECT: return -ECONNREFUSED;
-	case CURLE_OUT_OF_MEMORY: return -ENOMEM;
+		if (host[0])
+			rf_fmt(why, whylen, "the host name %s does not resolve", host);
+		else
+			rf_fmt(why, whylen, "the proxy's host name does not resolve");
+		return -ENXIO; /* the name has no address; "No route to host" is not what happened */
+	}
+	case CURLE_COULDNT_CONNECT:
+		rf_fmt(why, whylen, "connection refused");
+		return -ECONNREFUSED;
+	case CURLE_OUT_OF_MEMORY:
+		/* libcurl (7.x, 8.x) says "out of memory" of a header line over
+		 * its limit, CURL_MAX_HTTP_HEADER (100 KiB): in the middle of a
+		 * response's headers, that is what it is, not a system short of
+		 * memory (which would make the engine read less at once) */
+		if (seen->in_headers) {
+			rf_fmt(why, whylen, "HTTP %ld with a header line over libcurl's limit of "
+			       "100 KiB (libcurl reports it as out of memory)", seen->status);
+			return -EPROTO;
+		}
+		return -ENOMEM;
 	case CURLE_SEND_ERROR: case CURLE_RECV_ERROR: case CURLE_PARTIAL_FILE:
 	case CURLE_GOT_NOTHING: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
+		rf_fmt(why, whylen, "connection reset or cut short");
 		return -ECONNRESET;
 	case CURLE_PEER_FAILED_VERIFICATION: case CURLE_SSL_CONNECT_ERROR:
 	case CURLE_SSL_CACERT_BADFILE:
 		*step = RF_IO_STEP_OPEN;
 		return -EPERM;
-	default: return -EIO;
+	default:
+		return -EIO;
 	}
-	if (status == 206 || (status == 200 && r->offset == 0))
-		return (int32_t)r->got;
-	if (status == 416)
-		return 0; /* the range starts at or past the object's end */
-	if (status == 429 || status == 500 || status == 502 || status == 503 || status == 504)
-		return -EAGAIN; /* tried again after a backoff (reap) */
-	*step = RF_IO_STEP_OPEN;
-	if (status == 404 || status == 410)
-		return -ENOENT;
-	if (status == 401 || status == 403)
-		return -EACCES;
-	if (status == 412)
-		return -ESTALE; /* If-Match failed: the object is not the one indexed */
-	return status == 200 ? -EIO : -EPROTO; /* a 200 for a range past 0 ignored Range */
+}
+
+/* The result of a finished transfer of r: bytes, or a negative errno with
+ * r->why saying what the server did; *fault when the response broke one of
+ * rf_http_check's rules (tried again, as a proxy's mistake may pass). */
+static int32_t judge(http_read *r, CURLcode code, int *step, int *fault)
+{
+	*fault = 0;
+	r->why[0] = '\0';
+	/* more body than the range ended the transfer (on_body): judged by
+	 * what the response said, below; a 416 is curl's RANGE_ERROR */
+	if ((code == CURLE_WRITE_ERROR && r->body > r->len) || code == CURLE_RANGE_ERROR)
+		code = CURLE_OK;
+	if (code != CURLE_OK) {
+		int32_t res = rf_http_transport_error(code, r->url, &r->seen, step, r->why,
+						       sizeof(r->why));
+		*fault = res == -EPROTO; /* a header over the limit: a proxy's may pass */
+		return res;
+	}
+	return rf_http_check(&r->ask, &r->seen, r->body, step, fault, r->why, sizeof(r->why));
 }
 
 static void transfer(rf_http *h, uint32_t id);
 
+/* May the error pass if the read is tried again? */
+static int transient(int32_t res)
+{
+	return res == -EAGAIN || res == -ECONNRESET || res == -ETIMEDOUT;
+}
+
 /* Judges the transfers curl finished: each is tried again after a backoff,
- * or its read is reported. */
+ * sent on to where a redirect points, or its read is reported. */
 static void reap(rf_http *h)
 {
 	CURLMsg *m;
@@ -412,15 +492,31 @@ static void reap(rf_http *h)
 		long connects = 0; /* connections this transfer opened (0: it reused one) */
 		curl_easy_getinfo(m->easy_handle, CURLINFO_NUM_CONNECTS, &connects);
 		h->counts.connections += (uint64_t)RF_MAX(connects, 0L);
-		int step;
-		int32_t res = judge(r, m->data.result, status, &step);
+		int step, fault;
+		int32_t res;
+		if (m->data.result == CURLE_OK && status >= 300 && status < 400) {
+			/* a redirect curl did not follow (a signed client's) */
+			char to[4096];
+			if (rf_http_redirect(r->easy, r->redirects, to, sizeof(to), r->why,
+					     sizeof(r->why))) {
+				curl_multi_remove_handle(h->multi, r->easy);
+				r->redirects++;
+				curl_easy_setopt(r->easy, CURLOPT_URL, to); /* copied by curl */
+				transfer(h, id);
+				continue;
+			}
+			res = -EPROTO, step = RF_IO_STEP_OPEN, fault = 0;
+		} else {
+			res = judge(r, m->data.result, &step, &fault);
+		}
 		curl_multi_remove_handle(h->multi, r->easy);
 		if (res > 0)
 			h->counts.bytes += (uint64_t)res;
 		uint64_t now = rf_now_ns(), spent = now - r->started;
 		/* tried again while the budget leaves room for more than the
 		 * shortest backoff (a transfer cut at the budget's end is over) */
-		if (transient(res) && r->tries < HTTP_TRIES && spent + HTTP_BACKOFF_NS < h->budget_ns) {
+		if ((transient(res) || fault) && r->tries < HTTP_TRIES &&
+		    spent + HTTP_BACKOFF_NS < h->budget_ns) {
 			/* tried again later: 50 ms << (tries - 1), at most 2 s, jittered,
 			 * never past the budget (the transfer's own timeout ends there) */
 			uint64_t cap = RF_MIN(HTTP_BACKOFF_MAX_NS, HTTP_BACKOFF_NS << (r->tries - 1));
@@ -436,11 +532,12 @@ static void reap(rf_http *h)
 				res = -EIO;
 		}
 		if (r->etag_out)
-			memcpy(r->etag_out, r->etag, sizeof(r->etag));
+			rf_http_seen_etag(&r->seen, r->etag_out);
 		r->active = 0;
 		h->active--;
 		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = res, .step = step,
-			      .size = r->size, .status = status, .tries = r->tries, .ns = spent });
+			      .size = rf_http_seen_size(&r->seen, &r->ask), .status = status,
+			      .tries = r->tries, .ns = spent, .why = res < 0 ? r->why : NULL });
 	}
 }
 
@@ -468,20 +565,21 @@ static CURL *easy_of(rf_http *h, uint32_t id)
 	return r->easy = e;
 }
 
-void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
-		   uint8_t *buf, const char *if_match, char *etag_out)
+void rf_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
+		   uint8_t *buf, char *etag_out)
 {
 	http_read *r = &h->reads[id];
 	CURL *e = easy_of(h, id);
 	curl_slist_free_all(r->headers);
-	*r = (http_read){ .easy = e, .buf = buf, .len = len, .offset = offset, .active = 1,
-			  .started = rf_now_ns(), .etag_out = etag_out };
+	assert(ask->len > 0 && ask->len <= UINT32_MAX);
+	*r = (http_read){ .easy = e, .buf = buf, .len = (uint32_t)ask->len, .ask = *ask,
+			  .active = 1, .started = rf_now_ns(), .etag_out = etag_out };
 	/* the request's headers: the object it was indexed as, and the signature's */
 	char line[16 + RF_IO_ETAG_MAX];
 	struct curl_slist *hl = NULL;
 	int ok = e != NULL;
-	if (ok && if_match && if_match[0]) {
-		snprintf(line, sizeof(line), "If-Match: %s", if_match);
+	if (ok && ask->etag && ask->etag[0]) {
+		snprintf(line, sizeof(line), "If-Match: %s", ask->etag);
 		ok = !!(hl = curl_slist_append(hl, line));
 	}
 	ok = ok && rf_http_client_headers(&h->client, &hl) == 0;
@@ -492,8 +590,8 @@ void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, ui
 			      .step = RF_IO_STEP_OPEN });
 		return;
 	}
-	snprintf(h->range, sizeof(h->range), "%llu-%llu", (unsigned long long)offset,
-		 (unsigned long long)(offset + len - 1));
+	snprintf(h->range, sizeof(h->range), "%llu-%llu", (unsigned long long)ask->offset,
+		 (unsigned long long)(ask->offset + ask->len - 1));
 	curl_easy_setopt(e, CURLOPT_URL, url);
 	curl_easy_setopt(e, CURLOPT_RANGE, h->range); /* copied by curl */
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
@@ -507,10 +605,9 @@ static void transfer(rf_http *h, uint32_t id)
 {
 	http_read *r = &h->reads[id];
 	r->got = 0;
-	r->overflow = 0;
-	r->size = 0;
+	r->body = 0;
+	r->seen = (rf_http_seen){ 0 };
 	r->retry_at = 0;
-	r->etag[0] = '\0';
 	r->status = 0;
 	r->tries++;
 	h->counts.requests++;
@@ -604,10 +701,10 @@ void rf_http_destroy(rf_http *h)
 	(void)h;
 }
 
-void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
-		   uint8_t *buf, const char *if_match, char *etag_out)
+void rf_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
+		   uint8_t *buf, char *etag_out)
 {
-	(void)h, (void)id, (void)url, (void)offset, (void)len, (void)buf, (void)if_match;
+	(void)h, (void)id, (void)ask, (void)url, (void)buf, (void)etag_out;
 }
 
 void rf_http_socket_ready(rf_http *h, int fd, short revents)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "io/engine.h" /* rf_io_params, rf_io_http_counts */
+#include "io/http_check.h" /* rf_http_ask */
 
 typedef struct rf_http rf_http;
 
@@ -29,6 +30,8 @@ typedef struct rf_http_result {
 	long status;       /* the last response's HTTP status, 0: none came */
 	uint32_t tries;    /* transfers made */
 	uint64_t ns;       /* from the first transfer's start to the end */
+	const char *why;   /* res < 0: what the server did (RF_IO_WHY_MAX bytes at
+	                    * most), or NULL; valid during the done hook */
 } rf_http_result;
 
 /* What the engine lends the HTTP side. */
@@ -56,18 +59,36 @@ struct curl_slist;
 int rf_http_client_init(rf_http_client *c, const rf_io_sign *sign);
 void rf_http_client_free(rf_http_client *c);
 /* Sets c on easy (a CURL *): certificates, protocols, redirects, connect
- * timeout, signing. */
+ * timeout, signing. A signed client follows no redirect itself: curl drops
+ * Authorization on another host but sends custom headers (the session
+ * token) wherever a Location points, so the caller follows one only where
+ * rf_http_redirect() says it may. */
 void rf_http_client_apply(const rf_http_client *c, void *easy);
-/* Appends the headers signing asks for to *headers (the caller sets
- * CURLOPT_HTTPHEADER, then frees them). @return : 0 or -ENOMEM. */
+/* Appends the headers every request of ours sends (Accept-Encoding:
+ * identity: the bytes as stored, never a proxy's recoding of them) and
+ * those signing asks for to *headers (the caller sets CURLOPT_HTTPHEADER,
+ * then frees them). @return : 0 or -ENOMEM. */
 int rf_http_client_headers(const rf_http_client *c, struct curl_slist **headers);
 
-/* Takes what a response header line (line[len], no NUL needed) says of
- * the object: Content-Range's total, or a 200's Content-Length for a range
- * from 0, into *size; a strong ETag into etag[RF_IO_ETAG_MAX] (a weak or
- * too long one is not kept); a status line (a new response, after a
- * redirect) clears both. For http.c's reads and fetch.c's requests. */
-void rf_http_header(const char *line, size_t len, uint64_t offset, uint64_t *size, char *etag);
+/* A response to a request made with easy (a CURL *, set by
+ * rf_http_client_apply) was a redirect (3xx) that curl did not follow:
+ * @return : 1 when it may be followed (a signed client's first redirect,
+ *           to the same scheme, host and port): the caller sets
+ *           CURLOPT_URL to url_out[urllen] and sends the request again;
+ *           else 0 with why[whylen] saying where it pointed and why it is
+ *           not followed (the Location shown without its query). */
+int rf_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urllen, char *why,
+		     size_t whylen);
+
+/* why[whylen] for a transfer that ended with CURLcode code (not CURLE_OK)
+ * while asking url: the host a name that does not resolve, a header over
+ * libcurl's limit, curl's own words otherwise. seen: the response's header
+ * lines so far. @return : the errno it stands for (-ENXIO: a name without
+ * an address, -ECONNREFUSED, -ETIMEDOUT, -ECONNRESET, -EPERM, -ENOMEM, -EPROTO: a
+ * header over the limit, -EIO), and *step RF_IO_STEP_OPEN where no
+ * response could begin (a name, a certificate). */
+int rf_http_transport_error(int code, const char *url, const rf_http_seen *seen, int *step,
+			    char *why, size_t whylen);
 
 /* 1 when this build reads URLs (libcurl found at build time). */
 int rf_http_available(void);
@@ -80,13 +101,16 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params
 /* Aborts every transfer (their reads are not reported) and frees. Accepts NULL. */
 void rf_http_destroy(rf_http *h);
 
-/* Starts read id: bytes [offset, offset + len) of url into buf, only
- * while the object's ETag is if_match (NULL: whatever it is); the
- * response's ETag copied to etag_out (RF_IO_ETAG_MAX bytes) when it is
- * not NULL. Its end comes through hooks->done (possibly from within this
- * call). */
-void rf_http_start(rf_http *h, uint32_t id, const char *url, uint64_t offset, uint32_t len,
-		   uint8_t *buf, const char *if_match, char *etag_out);
+/* Starts read id: bytes [ask->offset, + ask->len) of url into buf (which
+ * holds ask->len bytes), only while the object's ETag is ask->etag (NULL:
+ * whatever it is; sent as If-Match and compared with the response's) and
+ * its size ask->size (0: unknown); every response checked by
+ * rf_http_check() before its bytes count. The response's ETag is copied
+ * to etag_out (RF_IO_ETAG_MAX bytes) when it is not NULL. url and
+ * ask->etag must stay valid until the read is reported, through
+ * hooks->done (possibly from within this call). */
+void rf_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
+		   uint8_t *buf, char *etag_out);
 
 /* A watched socket is ready (revents as poll gives them). */
 void rf_http_socket_ready(rf_http *h, int fd, short revents);

@@ -176,6 +176,7 @@ void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_
 	if (idx->urls) { /* a ranged GET, of the object indexed */
 		rd->url = idx->urls[shard];
 		rd->etag = idx->etags[shard];
+		rd->size = idx->shard_sizes ? idx->shard_sizes[shard] : 0;
 	}
 	else if (f->shard_files)
 		rd->file = f->shard_files[shard];

@@ -1,10 +1,11 @@
 /* make_seeds.c - writes the seed corpora of the fuzz targets into
- * OUT/{state,cache,manifest,jpeg,png,webp,tar}/: real saved states, index
+ * OUT/{state,cache,manifest,jpeg,png,webp,tar,tokens,http}/: real saved states, index
  * caches of a folder tree and of a weighted manifest, manifests, JPEGs of
  * several sizes and qualities, PNGs of each colour type and bit depth
  * (interlaced too) and WebP files (lossy, lossless, alpha) behind the image
  * targets' 4 setting bytes, and small tar shards (ustar, GNU, pax) behind
- * the tar target's setting byte.
+ * the tar target's setting byte, and responses to ranged GETs behind the
+ * http target's 17.
  * Usage: make_seeds OUT (scripts/fuzz.sh runs it). */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -240,6 +241,54 @@ static void token_seeds(void)
 	}
 }
 
+/* Responses to ranged GETs behind the http target's 17 setting bytes
+ * (tests/fuzz/fuzz_http.c): honest ones and the lies a proxy or store
+ * tells (another range, gzip, another ETag, 416 inside the object, a 200
+ * ignoring Range, headers of two minds). */
+static void http_seeds(void)
+{
+	static const struct {
+		uint8_t flags;
+		uint32_t offset, len, size, body;
+		const char *headers;
+	} seeds[] = {
+		{ 0x07, 512, 512, 4096, 0, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes "
+		  "512-1023/4096\r\nContent-Length: 512\r\nETag: \"5f3a-1000\"\r\n\r\n" },
+		{ 0x01, 512, 512, 0, 0, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes "
+		  "0-511/4096\r\nContent-Length: 512\r\n\r\n" },
+		{ 0x01, 4000, 512, 0, 0, "HTTP/2 206\r\ncontent-range: bytes 4000-4095/4096\r\n"
+		  "content-length: 96\r\n\r\n" },
+		{ 0x19, 0, 4096, 0, 0, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes "
+		  "0-4095/4096\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n" },
+		{ 0x05, 0, 100, 0, 0, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes "
+		  "0-99/*\r\nETag: W/\"other\"\r\n\r\n" },
+		{ 0x1b, 0, 8192, 4096, 4096, "HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n"
+		  "ETag: \"5f3a-1000\"\r\n\r\n" },
+		{ 0x11, 0, 100, 0, 0, "HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n" },
+		{ 0x03, 5000, 10, 4096, 0, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: "
+		  "bytes */4096\r\n\r\n" },
+		{ 0x01, 100, 10, 0, 0, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: "
+		  "bytes */4096\r\n\r\n" },
+		{ 0x01, 0, 10, 0, 0, "HTTP/1.1 307 Temporary Redirect\r\nLocation: "
+		  "http://127.0.0.1:1/x\r\n\r\nHTTP/1.1 206 Partial Content\r\nContent-Range: "
+		  "bytes 0-9/10\r\nContent-Range: bytes 0-9/11\r\n\r\n" },
+		{ 0x01, 0, 10, 0, 0, "HTTP/1.1 503 Slow Down\r\nContent-Length: 9\r\n\r\n" },
+	};
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		uint8_t buf[512];
+		size_t n = strlen(seeds[i].headers);
+		buf[0] = seeds[i].flags;
+		uint32_t v[4] = { seeds[i].offset, seeds[i].len, seeds[i].size, seeds[i].body };
+		for (int k = 0; k < 4; k++)
+			for (int b = 0; b < 4; b++)
+				buf[1 + 4 * k + b] = (uint8_t)(v[k] >> (8 * b));
+		memcpy(buf + 17, seeds[i].headers, n);
+		char name[32];
+		snprintf(name, sizeof(name), "seed%zu", i);
+		put("http", name, buf, 17 + n);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -463,5 +512,6 @@ int main(int argc, char **argv)
 		tar_seed(v ? "junk-block" : "zero-block");
 	}
 	token_seeds();
+	http_seeds();
 	return 0;
 }
