@@ -5,8 +5,9 @@
 # --align offsets, shard sizes), and webdataset when it is installed; shards
 # rotate at --shard-size; the same source packs to the same bytes; no
 # temporary file is left; failures (an unreadable file, an output folder that
-# cannot be written, a full disk, a signal) name their cause, exit non-zero
-# and remove what was written.
+# cannot be written, a full disk, a signal, a member past the 4096 distinct
+# extensions an index keeps) name their cause, exit non-zero and remove what
+# was written.
 # usage: cli_pack.sh RINGFEED
 set -uo pipefail
 RF=$1
@@ -359,6 +360,18 @@ check "pack refuses a member name past 100 bytes: exit $rc: $(cat "$T/long.err")
 check "... and names the extension and the limit: $(cat "$T/long.err")" \
 	grep -q "extension '$long'.*100" "$T/long.err"
 rm -rf "$T/many" "$T/manypack" "$T/manyx" "$T/longpack"
+# more distinct extensions than an index keeps (4096): refused, naming a
+# member it would lose and the limit, never packed without them
+mkdir -p "$T/wide/c"
+cp "$T/jpg/class_000/img_00000000.jpg" "$T/wide/c/s0.jpg"
+(cd "$T/wide/c" && for m in $(seq -w 0 4096); do printf m > "s0.e$m"; done)
+"$RF" pack "$T/wide" -o "$T/widepack" > /dev/null 2> "$T/wide.err"; rc=$?
+check "pack refuses a sample past 4096 distinct extensions: exit $rc: $(tail -1 "$T/wide.err")" \
+	[ $rc = 1 ]
+check "... naming the member and the limit: $(tail -1 "$T/wide.err")" \
+	grep -q "^ringfeed pack: .*member c/s0\.e[0-9]*: its extension comes after the 4096 distinct ones" "$T/wide.err"
+check "... and leaving nothing" [ ! -e "$T/widepack/shard-000000.tar" ]
+rm -rf "$T/wide" "$T/widepack"
 
 grep -q "zstd -d -D DIR/zstd.dict" <<< "$("$RF" pack --help)" && ok || bad "pack --help"
 grep -q "^  pack " <<< "$("$RF" --help)" && ok || bad "ringfeed --help lists pack"

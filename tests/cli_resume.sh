@@ -4,8 +4,9 @@
 # `--save-state --after K` followed by one started with `--resume` (other
 # threads and io-depth); two ranks' ids are disjoint and cover each epoch;
 # their state resumed on one rank delivers the rest of the epoch (elastic);
-# `ringfeed state` describes the state; mismatches and usage errors fail
-# with a message. Usage (meson does this): cli_resume.sh PATH_TO_ringfeed
+# `ringfeed state` describes the state, written 0600 (over a stale
+# PATH.tmp too); mismatches and usage errors fail with a message.
+# Usage (meson does this): cli_resume.sh PATH_TO_ringfeed
 set -eu
 rf=$1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rf-cli-XXXXXX")
@@ -25,6 +26,15 @@ grep -q "resumes at batch 3" "$tmp/save.err" || fail "no save message: $(cat "$t
 	--ids "$tmp/b.ids" --resume "$tmp/s.state" >/dev/null
 cat "$tmp/a.ids" "$tmp/b.ids" | cmp -s - "$tmp/full.ids" || fail "cut + resume != whole run"
 [ "$(wc -l <"$tmp/full.ids")" -eq 8 ] || fail "rank 1 of 2: 15 samples an epoch, 4 batches of 4"
+
+# a state is the user's alone (0600) whatever the umask, even where a run
+# killed while saving (or another user) left PATH.tmp of another mode
+: >"$tmp/m.state.tmp"
+chmod 644 "$tmp/m.state.tmp"
+(umask 0 && "$rf" bench $common --threads 1 --save-state "$tmp/m.state" --after 1 \
+	>/dev/null 2>&1) || fail "--save-state over a stale m.state.tmp"
+[ "$(stat -c %a "$tmp/m.state")" = 600 ] || fail "state mode $(stat -c %a "$tmp/m.state"), not 600"
+[ ! -e "$tmp/m.state.tmp" ] || fail "m.state.tmp left behind"
 
 # rank 0 and rank 1 split each epoch: 4 lines an epoch, 15 ids each
 "$rf" bench $common --rank 0 --world 2 --ids "$tmp/r0.ids" >/dev/null

@@ -64,6 +64,10 @@ def main(argv):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--lifetime", type=float, default=600)
     p.add_argument("--stall-path", default=None)
+    # --forbid-ranges: a GET or HEAD whose Range does not start at 0 is
+    # answered 403 AccessDenied (as S3 answers a key the credentials may not
+    # read): a shard's scan (from byte 0) works, every sample's read is refused
+    p.add_argument("--forbid-ranges", action="store_true")
     p.add_argument("--lie-range", type=float, default=0.0)
     p.add_argument("--gzip", type=float, default=0.0)
     p.add_argument("--huge-header", type=float, default=0.0)
@@ -132,6 +136,15 @@ def main(argv):
                 msg = (b"<Error><Code>SlowDown</Code><Message>Please reduce your request "
                        b"rate.</Message></Error>")
                 self.send_response(int(fault))
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(msg)))
+                self.end_headers()
+                if body:
+                    self.wfile.write(msg)
+                return
+            if a.forbid_ranges and not (self.headers.get("Range") or "bytes=0-").startswith("bytes=0-"):
+                msg = b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
+                self.send_response(403)
                 self.send_header("Content-Type", "application/xml")
                 self.send_header("Content-Length", str(len(msg)))
                 self.end_headers()

@@ -607,3 +607,54 @@ Test(remote, a_host_name_that_does_not_resolve_fails_create_naming_it)
 	cr_assert(strstr(err, "the host name no-such-host.invalid does not resolve") &&
 		  !strstr(err, "route"), "%s", err);
 }
+
+/* ---- a server that refuses every sample read (issue 36, item 17) ------- */
+
+typedef struct refusals {
+	int n, forbidden, no_room;
+	char first[512];
+} refusals;
+
+static void on_refused(void *user, const char *path, int err, const char *reason)
+{
+	(void)err;
+	refusals *r = user;
+	if (!r->n++)
+		snprintf(r->first, sizeof(r->first), "%s: %s", path, reason);
+	r->forbidden += strstr(reason, "403") != NULL && strstr(path, "http://127.0.0.1:") != NULL;
+	r->no_room += strstr(reason, "no room") != NULL;
+}
+
+/* Raw mode reads a sample straight into the batch: a read the server
+ * refuses (403 to every ranged GET but the scan's, from byte 0) leaves its
+ * room to the place's replacement, so the run ends with the server's
+ * answer, naming the URL, not with "no room left in the batch". */
+Test(remote, raw_reads_the_server_refuses_end_the_run_with_its_answer)
+{
+	tu_fault srv;
+	int p = fault_on(&srv, shards, 0, (const char *[]){ "--forbid-ranges", NULL });
+	char src[512];
+	snprintf(src, sizeof(src), "http://127.0.0.1:%d/shard-{00..%02d}.tar", p, SHARDS - 1);
+	rf_config cfg;
+	config(&cfg, src, 1, 0);
+	cfg.raw_max_bytes = 4096; /* the batch's room: 4 places of a little over 4 KiB */
+	refusals r = { 0 };
+	cfg.on_sample_error = on_refused;
+	cfg.user = &r;
+	char err[512];
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_batch *b;
+	cr_assert_neq(rf_loader_next(l, &b), 0, "no sample can be read");
+	const char *why = rf_loader_error(l);
+	cr_assert(strstr(why, "403") && strstr(why, "http://127.0.0.1:"), "%s", why);
+	cr_assert(!strstr(why, "no room"), "%s", why);
+	cr_log_info("%s", why);
+	rf_loader_destroy(l);
+	tu_fault_stop(&srv);
+	cr_assert_gt(r.n, 0);
+	cr_assert_eq(r.no_room, 0, "%d of %d reports say no room; the first: %s", r.no_room, r.n,
+		     r.first);
+	cr_assert_eq(r.forbidden, r.n, "every report names the 403 and the URL; the first: %s",
+		     r.first);
+}

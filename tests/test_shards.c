@@ -9,17 +9,21 @@
  * resume and ranks work across shards; `ringfeed pack`'s shards (aligned,
  * zstd with and without a dictionary) give the same batches, raw ones the
  * decompressed bytes; a wrong dictionary or a corrupt frame is a bad sample
- * with that reason. */
+ * with that reason; members the index cannot keep (past the 4096th distinct
+ * extension, or an extension too long to name a field) are said once. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "index/index.h"
 #include "pack/pack.h"
+#include "source/source.h"
 #include "testutil.h"
 
 #define CLASSES 3
@@ -721,4 +725,62 @@ Test(shards, sequential_blocks_larger_than_the_pool_read_each_chunk_once, .timeo
 		     (unsigned long long)st.reads_submitted, N, (unsigned long long)res.bytes_out);
 	tu_rmrf(dir);
 	free(dir);
+}
+
+/* How many times needle is in hay. */
+static int times_in(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* A sample with more distinct member extensions than an index keeps
+ * (RF_EXTRA_NAMES_MAX) and members whose extension is too long to name a
+ * field: the index keeps what it can and says once, at build, how many it
+ * did not keep, the first of them, and the limit; never a silent drop. */
+Test(shards, members_an_index_cannot_keep_are_said_once, .init = setup, .fini = teardown,
+     .timeout = 120)
+{
+	static const char *long_ext = "left_camera.rectified.depth_16bit.png"; /* 37 bytes */
+	tu_mkdirs(out, "many/src");
+	tu_mkdirs(out, "many/shards");
+	tu_jpeg(out, "many/src/k0.jpg", 16, 16, 1);
+	tu_jpeg(out, "many/src/k1.jpg", 16, 16, 2);
+	/* k0: 4100 members of distinct extensions (e0000 .. e4099), and two samples
+	 * with a long one */
+	tu_run("cd '%s/many/src' && for i in $(seq -w 0 4099); do printf x > k0.e$i; done && "
+	       "printf d > k0.%s && printf d > k1.%sx && "
+	       "tar --format=gnu -cf ../shards/s-0.tar k0.* k1.*", out, long_ext, long_ext);
+	char *shards = at("many/shards"), *log = at("stderr.txt");
+	rf_index idx;
+	char err[512];
+	fflush(stderr);
+	int saved = dup(2), fd = open(log, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	cr_assert(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	int ret = rf_index_build(&idx, shards, 0, err, sizeof(err));
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	cr_assert_eq(ret, 0, "%s", err);
+	cr_assert_eq(idx.count, 2);
+	cr_assert_eq(idx.nextra_names, RF_EXTRA_NAMES_MAX, "the first 4096 extensions are kept");
+	size_t len;
+	char *said = (char *)tu_read(out, "stderr.txt", &len);
+	said = realloc(said, len + 1);
+	said[len] = '\0';
+	cr_assert_eq(times_in(said, "not indexed"), 2, "each said once:\n%s", said);
+	cr_assert(strstr(said, "4 members not indexed, such as ") && strstr(said, "s-0.tar:k0.e") &&
+		  strstr(said, "after the 4096 distinct ones"), "%s", said);
+	char first_long[128];
+	snprintf(first_long, sizeof(first_long), "s-0.tar:k0.%s: their extensions are 32 bytes",
+		 long_ext);
+	cr_assert(strstr(said, "2 members not indexed") && strstr(said, first_long), "%s", said);
+	free(said);
+	rf_index_free(&idx);
+	free(shards);
+	free(log);
 }

@@ -6,13 +6,15 @@
  * length, a corrupted one at every byte, trailing bytes, a newer format
  * version, something that is not a state; and what it accepts (other
  * threads, io_depth, prefetch, read pool, read path, in_order, epochs, rank,
- * and the same dataset moved to another folder). */
+ * and the same dataset moved to another folder); an index cache is written
+ * 0600. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pipeline/state.h"
@@ -361,4 +363,40 @@ Test(state, seek_refuses_what_parse_refuses, .init = setup, .fini = teardown)
 	cr_assert_eq(rf_state_seek(s, state_len, 0, err, sizeof(err)), RF_ESTATEVERSION);
 	cr_assert_eq(rf_state_seek(NULL, state_len, 0, err, sizeof(err)), -EINVAL);
 	cr_assert_eq(rf_state_seek(NULL, 0, 0, NULL, 0), -EINVAL);
+}
+
+/* The mode of path, as chmod writes it. */
+static unsigned mode_of(const char *path)
+{
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0, "%s", path);
+	return (unsigned)(st.st_mode & 07777);
+}
+
+/* An index cache names the source and lists the user's files: it is the
+ * user's alone (0600) whatever the umask, whether rf_index_write() or a
+ * loader's index_cache writes it, and when it replaces a file of another
+ * mode. */
+Test(state, an_index_cache_is_the_users_alone, .init = setup, .fini = teardown)
+{
+	mode_t old = umask(0); /* the mode is the code's, not the umask's */
+	char path[4200], err[512];
+	snprintf(path, sizeof(path), "%s/idx.cache", dir);
+	uint64_t files;
+	cr_assert_eq(rf_index_write(dir, 0, path, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(mode_of(path), 0600, "rf_index_write: %o", mode_of(path));
+	/* over a file of mode 0644 */
+	cr_assert_eq(chmod(path, 0644), 0);
+	cr_assert_eq(rf_index_write(dir, 0, path, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(mode_of(path), 0600, "rewritten: %o", mode_of(path));
+	/* a loader's */
+	char loader_path[4200];
+	snprintf(loader_path, sizeof(loader_path), "%s/loader.cache", dir);
+	rf_config c = base;
+	c.index_cache = loader_path;
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &c, err, sizeof(err)), 0, "%s", err);
+	rf_loader_destroy(l);
+	cr_assert_eq(mode_of(loader_path), 0600, "a loader's: %o", mode_of(loader_path));
+	umask(old);
 }

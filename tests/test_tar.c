@@ -890,6 +890,56 @@ Test(tar, samples_keep_every_other_member)
 	free(b.p);
 }
 
+typedef struct long_seen {
+	size_t n, nextras, nlong;
+	char long_ext[128];
+} long_seen;
+
+static int take_long(void *u, const rf_tar_sample *s)
+{
+	long_seen *v = u;
+	v->n++;
+	v->nextras += s->nextras;
+	v->nlong += s->nlong;
+	if (s->nlong && !v->long_ext[0])
+		snprintf(v->long_ext, sizeof(v->long_ext), "%s", s->long_ext);
+	return 0;
+}
+
+/* A member whose extension is RF_TAR_EXTRA_EXT bytes or longer names no
+ * field and is not among the extras: the sample says so (how many, the
+ * first's extension), so that the index can warn rather than drop it in
+ * silence. */
+Test(tar, samples_count_the_members_too_long_to_keep)
+{
+	static const char *long_ext = "left_camera.rectified.depth_16bit.png"; /* 37 bytes */
+	tbuf b = { 0 };
+	tb_file(&b, "k.jpg", "J");
+	tb_file(&b, "k.txt", "t");
+	char name[64];
+	snprintf(name, sizeof(name), "k.%s", long_ext);
+	tb_file(&b, name, "d");
+	snprintf(name, sizeof(name), "k.%sx", long_ext);
+	tb_file(&b, name, "e");
+	tb_file(&b, "m.jpg", "J"); /* a sample without: none counted */
+	tb_end(&b);
+	for (size_t w = 0; w < NWINDOWS; w++) {
+		long_seen v = { 0 };
+		rf_tar_samples g;
+		rf_tar_samples_init(&g, 0, take_long, &v);
+		char err[256];
+		cr_assert_eq(scan(b.p, b.len, windows[w], rf_tar_samples_member, &g, err,
+				  sizeof(err)), 0, "%s", err);
+		cr_assert_eq(rf_tar_samples_finish(&g), 0);
+		rf_tar_samples_free(&g);
+		cr_assert_eq(v.n, 2);
+		cr_assert_eq(v.nextras, 1, "txt is kept");
+		cr_assert_eq(v.nlong, 2, "window %zu: %zu counted", windows[w], v.nlong);
+		cr_assert_str_eq(v.long_ext, long_ext);
+	}
+	free(b.p);
+}
+
 Test(tar, samples_raw_and_consecutive_keys)
 {
 	tbuf b = { 0 };

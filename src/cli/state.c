@@ -55,8 +55,11 @@ int cli_state_write(const rf_loader *l, const char *path)
 	if (asprintf(&tmp, "%s.tmp", path) < 0)
 		return -1;
 	/* the user's alone (0600), as the index cache: a state says where a
-	 * run stands in which data */
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	 * run stands in which data. Made new (O_EXCL): a PATH.tmp left by a
+	 * run that was killed, or put there by another user, would keep its
+	 * owner and mode through O_TRUNC and the rename */
+	unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
 	if (fd >= 0 && !f)
 		close(fd);

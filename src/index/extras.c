@@ -8,12 +8,15 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "index/index.h"
 #include "index/index_build.h"
+#include "index/tar.h" /* RF_TAR_EXTRA_EXT */
 #include "util/util.h"
 
 int rf_index_extra_name(rf_index *idx, const char *ext, size_t len)
@@ -46,6 +49,34 @@ int rf_index_extra_find(const rf_index *idx, const char *ext)
 		if (!strcasecmp(idx->extra_names[i], ext))
 			return (int)i;
 	return -1;
+}
+
+void rf_index_unkept(rf_index *idx, int why, const char *fmt, ...)
+{
+	if (idx->unkept[why]++)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(idx->unkept_first[why], sizeof(idx->unkept_first[why]), fmt, ap);
+	va_end(ap);
+}
+
+void rf_index_warn_unkept(const rf_index *idx, const char *source, rf_log_level log_level)
+{
+	if (idx->unkept[RF_UNKEPT_NAMES])
+		rf_log(log_level, RF_LOG_WARN, "source '%s': %llu member%s not indexed, such as %s: "
+		       "their extensions come after the %d distinct ones an index keeps "
+		       "(RF_EXTRA_NAMES_MAX), so no field can name them and `ringfeed pack` "
+		       "refuses the source", source, (unsigned long long)idx->unkept[RF_UNKEPT_NAMES],
+		       idx->unkept[RF_UNKEPT_NAMES] == 1 ? "" : "s", idx->unkept_first[RF_UNKEPT_NAMES],
+		       RF_EXTRA_NAMES_MAX);
+	if (idx->unkept[RF_UNKEPT_LONG])
+		rf_log(log_level, RF_LOG_WARN, "source '%s': %llu member%s not indexed, such as %s: "
+		       "their extensions are %d bytes or longer, longer than a field's name can be "
+		       "(RF_TAR_EXTRA_EXT), so no field could ask for them",
+		       source, (unsigned long long)idx->unkept[RF_UNKEPT_LONG],
+		       idx->unkept[RF_UNKEPT_LONG] == 1 ? "" : "s", idx->unkept_first[RF_UNKEPT_LONG],
+		       RF_TAR_EXTRA_EXT);
 }
 
 int rf_index_add_extra(rf_index *idx, uint32_t name, uint64_t at, uint64_t size, int how)
@@ -86,8 +117,10 @@ int rf_index_add_extra_file(rf_index *idx, size_t entry, const char *path, size_
 	if (!dot || size < 0)
 		return 0; /* no extension, or gone since it was listed: nothing to deliver */
 	int name = rf_index_extra_name(idx, dot + 1, len - (size_t)(dot + 1 - path));
-	if (name == -E2BIG)
+	if (name == -E2BIG) { /* past the names kept: said once the index is built */
+		rf_index_unkept(idx, RF_UNKEPT_NAMES, "%.*s", (int)len, path);
 		return 0;
+	}
 	if (name < 0)
 		return name;
 	uint64_t at;

@@ -135,7 +135,17 @@ typedef struct rf_index {
 	uint64_t *extra_owner;
 	char **extra_names;       /* the extensions extras have, lowercased */
 	uint32_t nextra_names;
+	/* Other members kept as no sample's extra, counted while building (a
+	 * warning names them once, rf_index_warn_unkept; pack refuses them):
+	 * [RF_UNKEPT_NAMES] those whose extension came after the
+	 * RF_EXTRA_NAMES_MAX distinct ones kept, [RF_UNKEPT_LONG] tar members
+	 * whose extension is RF_TAR_EXTRA_EXT bytes or longer (longer than a
+	 * field's name can be). The first of each, as messages name it. */
+	uint64_t unkept[2];
+	char unkept_first[2][256];
 } rf_index;
+#define RF_UNKEPT_NAMES 0
+#define RF_UNKEPT_LONG 1
 
 /* The lost spans of a shard source's index (RF_INDEX_IS_LOST entries,
  * named "bytes A..B"): how many, and their bytes. */
@@ -212,6 +222,13 @@ const char *rf_index_bad_reason(int64_t size, char *buf, size_t len);
 int rf_index_extra_name(rf_index *idx, const char *ext, size_t len);
 /* The id of ext among the names (any case), or -1 when no extra has it. */
 int rf_index_extra_find(const rf_index *idx, const char *ext);
+/* Counts a member the index keeps as no sample's extra (why:
+ * RF_UNKEPT_NAMES or RF_UNKEPT_LONG), named (printf-style) the first time. */
+void rf_index_unkept(rf_index *idx, int why, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Says once, at level warn, which members of source the index did not
+ * keep and why (nothing when it kept them all). */
+void rf_index_warn_unkept(const rf_index *idx, const char *source, rf_log_level log_level);
 /* Adds an extra to the sample added last (rf_index_add), or to record
  * `entry` (added, not yet sorted). */
 int rf_index_add_extra(rf_index *idx, uint32_t name, uint64_t at, uint64_t size, int how);

@@ -699,8 +699,12 @@ static int on_sample(void *user, const rf_tar_sample *s)
 			     .has_cls = s->has_cls, .first_extra = sc->nextras };
 	for (size_t k = 0; k < s->nextras; k++) {
 		int id = rf_index_extra_name(sc->idx, s->extras[k].ext, strlen(s->extras[k].ext));
-		if (id == -E2BIG)
-			continue; /* past the names kept: no field can name it */
+		if (id == -E2BIG) { /* past the names kept: no field can name it (said once
+				     * the index is built) */
+			rf_index_unkept(sc->idx, RF_UNKEPT_NAMES, "%s/%s:%s.%s", sc->idx->root,
+					sc->idx->shards[sc->shard], s->key, s->extras[k].ext);
+			continue;
+		}
 		if (id < 0)
 			return id;
 		if (sc->nextras == sc->extras_cap) {
@@ -715,6 +719,9 @@ static int on_sample(void *user, const rf_tar_sample *s)
 								  s->extras[k].size, (uint32_t)id };
 		f->nextras++;
 	}
+	for (size_t k = 0; k < s->nlong; k++) /* no field's (said once the index is built) */
+		rf_index_unkept(sc->idx, RF_UNKEPT_LONG, "%s/%s:%s.%s", sc->idx->root,
+				sc->idx->shards[sc->shard], s->key, s->long_ext);
 	sc->names_len += strlen(name) + 1;
 	return 0;
 }

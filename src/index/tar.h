@@ -163,7 +163,9 @@ typedef enum rf_tar_bad {
  * (KEY.txt, KEY.json). Every one is kept, however many a sample has (the
  * grouping's array grows); only extensions shorter than RF_TAR_EXTRA_EXT
  * bytes name a field (no one types that long a name: fields.c refuses
- * one), so members with longer ones are no field's and are not kept. */
+ * one), so members with longer ones are no field's and are not kept: the
+ * sample counts them (nlong, the first's extension in long_ext), for the
+ * index to say so. */
 #define RF_TAR_EXTRA_EXT 32
 typedef struct rf_tar_extra {
 	char ext[RF_TAR_EXTRA_EXT]; /* NUL-terminated, as in the name */
@@ -189,6 +191,9 @@ typedef struct rf_tar_sample {
 	const rf_tar_extra *extras; /* its other members, in shard order; valid during
 	                    * the callback only */
 	size_t nextras;
+	size_t nlong;      /* other members not in extras: an extension RF_TAR_EXTRA_EXT
+	                    * bytes or longer */
+	const char *long_ext; /* the first of them's (cut at 127 bytes); "" when none */
 } rf_tar_sample;
 
 /* Called once per sample, in shard order. @return : 0 to go on, or non-zero
@@ -215,6 +220,8 @@ typedef struct rf_tar_samples {
 	rf_tar_extra *extras; /* its other members so far (grown as needed, kept
 	                    * for the next sample: the only memory a grouping holds) */
 	size_t nextras, extras_cap;
+	size_t nlong;      /* its members with too long an extension (rf_tar_sample) */
+	char long_ext[128];
 } rf_tar_samples;
 
 /* Starts grouping; raw as cfg.raw. fn receives the samples. Call

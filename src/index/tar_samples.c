@@ -166,6 +166,8 @@ static int report(rf_tar_samples *g)
 		}
 		smp.extras = g->extras;
 		smp.nextras = g->nextras;
+		smp.nlong = g->nlong;
+		smp.long_ext = g->long_ext;
 	}
 	return g->fn(g->user, &smp);
 }
@@ -176,18 +178,23 @@ static void start(rf_tar_samples *g, const char *key, size_t len)
 	g->key[len] = '\0';
 	g->open = 1;
 	g->has_member = g->has_cls = g->compressed = 0;
-	g->nextras = 0;
+	g->nextras = g->nlong = 0;
+	g->long_ext[0] = '\0';
 	g->code = RF_TAR_GOOD;
 	g->bad[0] = g->ext[0] = '\0';
 }
 
 /* Keeps member m (extension ext) as one of the sample's others when its
- * extension is short enough to name a field. @return : 0, or -ENOMEM. */
+ * extension is short enough to name a field, else counts it (the sample
+ * says how many it left out). @return : 0, or -ENOMEM. */
 static int extra(rf_tar_samples *g, const char *ext, const rf_tar_member *m)
 {
 	size_t n = strlen(ext);
-	if (n >= RF_TAR_EXTRA_EXT)
+	if (n >= RF_TAR_EXTRA_EXT) {
+		if (!g->nlong++)
+			rf_fmt(g->long_ext, sizeof(g->long_ext), "%s", ext);
 		return 0;
+	}
 	if (g->nextras == g->extras_cap) {
 		size_t cap = g->extras_cap ? g->extras_cap * 2 : 16;
 		rf_tar_extra *x = realloc(g->extras, cap * sizeof(*x));

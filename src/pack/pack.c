@@ -202,6 +202,19 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 		ret = -EINVAL;
 		goto out;
 	}
+	if (src.index.unkept[RF_UNKEPT_NAMES]) {
+		/* "keeps every member": a pack without some is no copy */
+		uint64_t more = src.index.unkept[RF_UNKEPT_NAMES] - 1;
+		char also[64] = "";
+		if (more)
+			rf_fmt(also, sizeof(also), " (and %llu more)", (unsigned long long)more);
+		rf_fmt(err, errlen, "'%s': member %s%s: its extension comes after the %d distinct "
+		       "ones an index keeps (RF_EXTRA_NAMES_MAX): the pack would lose it", o->source,
+		       src.index.unkept_first[RF_UNKEPT_NAMES], also, RF_EXTRA_NAMES_MAX);
+		rf_source_free(&src);
+		ret = -ENOTSUP;
+		goto out;
+	}
 	p.idx = src.index; /* the records move to the packer: a files source holds nothing else */
 	have_index = 1;
 	/* every key the same width, so that names sort in id order */

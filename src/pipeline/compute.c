@@ -136,9 +136,8 @@ static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
 static int land_raw(rf_loader *l, rf_slot *s, rf_request *q)
 {
 	size_t off;
-	if (rf_slot_reserve(s, q->len, l->raw_align, &off)) {
-		rf_fmt(q->reason, sizeof(q->reason), "no room left in the batch for a replacement "
-		       "of %u bytes", q->len);
+	if (rf_slot_reserve(s, q->place.index, q->len, l->raw_align, &off)) {
+		rf_slot_no_room(l, s, q->len, q->reason, sizeof(q->reason));
 		return -ENOSPC;
 	}
 	memcpy(s->batch.data + off, q->data, q->len);

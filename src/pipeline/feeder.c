@@ -85,6 +85,9 @@ static rf_slot *take_slot(rf_loader *l, uint64_t b)
 		atomic_store(&s->remaining, s->batch.count);
 		atomic_store(&s->replaced, 0);
 		atomic_store_explicit(&s->raw_used, 0, memory_order_relaxed);
+		if (s->room) /* no place has room yet */
+			memset(s->room, 0, (size_t)l->cfg.batch_size * sizeof(*s->room));
+		s->failed[0] = '\0';
 		s->batch.bytes = 0;
 		atomic_store(&s->t_last_read, 0);
 		atomic_store(&s->prep_ns, 0);
@@ -335,12 +338,11 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 			 * puts its decompressed bytes in the batch) */
 			rf_slot *s = rf_slot_of(l, &p);
 			size_t off;
-			if (rf_slot_reserve(s, span, rf_io_align(f->io), &off)) {
+			if (rf_slot_reserve(s, p.index, span, rf_io_align(f->io), &off)) {
 				/* only replacements can use up the room */
 				rf_feeder_cache_cancel(f, &cached);
 				f->cur_valid = 0;
-				rf_fmt(reason, sizeof(reason), "no room left in the batch for a "
-				       "replacement of %lld bytes", (long long)r.expect);
+				rf_slot_no_room(l, s, (size_t)r.expect, reason, sizeof(reason));
 				rf_feeder_place_failed(l, f, &p, sample, -ENOSPC, reason);
 				continue;
 			}
@@ -530,8 +532,8 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 static int raw_from_chunk(rf_loader *l, rf_slot *s, rf_request *q, char *reason, size_t len)
 {
 	size_t off;
-	if (rf_slot_reserve(s, q->len, l->raw_align, &off)) {
-		rf_fmt(reason, len, "no room left in the batch for a replacement of %u bytes", q->len);
+	if (rf_slot_reserve(s, q->place.index, q->len, l->raw_align, &off)) {
+		rf_slot_no_room(l, s, q->len, reason, len);
 		return -ENOSPC;
 	}
 	memcpy(s->batch.data + off, q->data, q->len);

@@ -229,6 +229,8 @@ static int alloc_slots(rf_loader *l)
 		atomic_init(&s->replaced, 0);
 		if (rf_slot_fields_alloc(&s->fields, &l->fields, (uint32_t)B))
 			return -ENOMEM;
+		if (l->cfg.raw && !(s->room = calloc((size_t)B, sizeof(*s->room))))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -485,6 +487,7 @@ RF_API void rf_loader_destroy(rf_loader *l)
 	free(l->zstd_dict_path);
 	for (int i = 0; l->slots && i < l->cfg.prefetch; i++) {
 		free(l->slots[i].on_host);
+		free(l->slots[i].room);
 		rf_slot_fields_free(&l->slots[i].fields, &l->fields, (uint32_t)l->cfg.batch_size);
 	}
 	free(l->slots);

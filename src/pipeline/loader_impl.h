@@ -85,6 +85,16 @@ typedef struct rf_request {
 
 enum rf_slot_state { SLOT_FREE = 0, SLOT_FILLING, SLOT_READY, SLOT_LENT };
 
+/* Raw mode: the room of a slot's data a place was last given. A read that
+ * failed leaves it unused, and the room cannot be given back (the slot's
+ * data is taken in order, rf_slot_reserve): the place's next attempt takes
+ * it again where it fits, so replacements do not use up the batch. Touched
+ * only by the thread that has the place's one attempt in hand (the ring
+ * thread, or the compute thread its request went to). */
+typedef struct rf_raw_room {
+	size_t at, len; /* len 0: none yet */
+} rf_raw_room;
+
 typedef struct rf_slot {
 	rf_batch batch;        /* consumer's view; header set when filling starts */
 	int state;             /* enum rf_slot_state; guarded by mu; set by rf_slot_set_state */
@@ -97,6 +107,9 @@ typedef struct rf_slot {
 	atomic_uint_fast64_t t_last_read; /* the latest landing of one of its reads */
 	atomic_uint_fast64_t prep_ns, read_bytes; /* summed over its samples */
 	size_t raw_cap;        /* raw mode: bytes of data the slot holds */
+	rf_raw_room *room;     /* raw mode: per place (batch_size), reset with the slot */
+	char failed[256];      /* raw mode: the batch's first failed read, "PATH: REASON"
+	                        * (for a replacement that finds no room); guarded by mu */
 	uint8_t *host;         /* the slot's sample memory on the host (batch.data is
 	                        * NULL when the samples are decoded on the GPU) */
 	uint8_t *on_host;      /* GPU decode: per place, 1 = decoded on the host (to be
@@ -285,10 +298,18 @@ void rf_loader_wake_ring(rf_loader *l);
 int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
 			   const char *reason, rf_place *retry);
 
-/* Raw mode: takes len bytes of slot s's data at the next multiple of align.
+/* Raw mode: room for len bytes of place `index` in slot s's data, at a
+ * multiple of align: the room an earlier attempt of the place was given
+ * where it fits, else the next len bytes of the slot's. Any thread, the
+ * one with the place's attempt in hand.
  * @return : 0 with *off set, or -ENOSPC when the batch has no room left
- * (only replacements can use it up). Any thread. */
-int rf_slot_reserve(rf_slot *s, size_t len, size_t align, size_t *off);
+ * (only replacements can use it up: see rf_slot_no_room). */
+int rf_slot_reserve(rf_slot *s, uint32_t index, size_t len, size_t align, size_t *off);
+
+/* Raw mode: the reason a replacement of len bytes found no room in slot s,
+ * into reason: it names the batch's first failed read (what used the room
+ * up: the server's or the file's answer). Any thread. */
+void rf_slot_no_room(rf_loader *l, rf_slot *s, size_t len, char *reason, size_t reason_len);
 
 /* The stage that turns sample's bytes into its place in the batch: the
  * source's, except that with fetch_only the decoders do nothing (the read

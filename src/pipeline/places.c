@@ -77,8 +77,14 @@ void rf_loader_wake_ring(rf_loader *l)
 	(void)r;
 }
 
-int rf_slot_reserve(rf_slot *s, size_t len, size_t align, size_t *off)
+int rf_slot_reserve(rf_slot *s, uint32_t index, size_t len, size_t align, size_t *off)
 {
+	rf_raw_room *room = &s->room[index];
+	if (room->len >= len && room->at % align == 0) {
+		/* an earlier attempt's (its read is over): taken again */
+		*off = room->at;
+		return 0;
+	}
 	size_t used = atomic_load_explicit(&s->raw_used, memory_order_relaxed), at;
 	do {
 		at = RF_ALIGN_UP(used, align);
@@ -87,7 +93,18 @@ int rf_slot_reserve(rf_slot *s, size_t len, size_t align, size_t *off)
 	} while (!atomic_compare_exchange_weak_explicit(&s->raw_used, &used, at + len,
 						       memory_order_relaxed, memory_order_relaxed));
 	*off = at;
+	*room = (rf_raw_room){ .at = at, .len = len };
 	return 0;
+}
+
+void rf_slot_no_room(rf_loader *l, rf_slot *s, size_t len, char *reason, size_t reason_len)
+{
+	char first[sizeof(s->failed)];
+	pthread_mutex_lock(&l->mu);
+	memcpy(first, s->failed, sizeof(first));
+	pthread_mutex_unlock(&l->mu);
+	rf_fmt(reason, reason_len, "no room left in the batch for a replacement of %zu bytes%s%s",
+	       len, first[0] ? "; the reads failed: " : "", first);
 }
 
 void rf_loader_place_landed(rf_loader *l, rf_slot *s)
@@ -180,6 +197,15 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 	}
 	pthread_mutex_unlock(&l->report_mu);
 
+	rf_slot *s = rf_slot_of(l, p);
+	if (l->cfg.raw && err != -ENOSPC) {
+		/* what took the batch's room, for a replacement that finds none */
+		pthread_mutex_lock(&l->mu);
+		if (!s->failed[0])
+			rf_fmt(s->failed, sizeof(s->failed), "%s: %s", path, reason);
+		pthread_mutex_unlock(&l->mu);
+	}
+
 	int fatal = 0;
 	if (l->cfg.on_error == RF_ON_ERROR_FAIL)
 		fatal = RF_EBADSAMPLE;
@@ -191,7 +217,6 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
 		retry->transient = 0;
 		return 1;
 	}
-	rf_slot *s = rf_slot_of(l, p);
 	pthread_mutex_lock(&l->mu);
 	if (!s->err) {
 		s->err = fatal;

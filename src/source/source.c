@@ -112,6 +112,7 @@ int rf_source_open(rf_source *s, const char *source, const rf_source_params *p, 
 			rf_source_free(s);
 			return ret;
 		}
+		rf_index_warn_unkept(&s->index, source, p->log_level);
 		char why[512];
 		/* kept for the next run, unless it came from there (a remote
 		 * source's index object) or is a URL (read-only) */

@@ -120,11 +120,15 @@ char *rf_strprintf(const char *fmt, ...)
  * byte in *pw and its end (the '@') in *end. @return : 1 when there is one. */
 static int url_password(const char *in, size_t at, size_t *pw, size_t *end)
 {
-	/* a scheme before "://": letters, digits, '+', '-', '.' (RFC 3986) */
+	/* a scheme before "://": a letter, then letters, digits, '+', '-', '.'
+	 * (RFC 3986); in a message it may follow such bytes ("3http://",
+	 * "--source=http://"): it starts at the first letter */
 	size_t s = at;
 	while (s > 0 && (isalnum((unsigned char)in[s - 1]) || strchr("+-.", in[s - 1])))
 		s--;
-	if (s == at || !isalpha((unsigned char)in[s]))
+	while (s < at && !isalpha((unsigned char)in[s]))
+		s++;
+	if (s == at)
 		return 0;
 	/* the authority: up to a '/', '?', '#', a space or a quote (in a
 	 * message the URL may be followed by anything); its last '@' ends
