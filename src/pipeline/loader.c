@@ -95,7 +95,7 @@ static int open_source(rf_loader *l, char *err, size_t errlen)
 			(l->cfg.source_kind == RF_SOURCE_FILES ? RF_INDEX_FILES : 0) |
 			(l->cfg.source_kind == RF_SOURCE_TAR ? RF_INDEX_TAR : 0),
 		.seq_len = l->cfg.seq_len, .stride = l->cfg.stride, .cache = l->cfg.index_cache,
-		.log_level = l->cfg.log_level,
+		.log_level = l->cfg.log_level, .remote_timeout_ms = l->cfg.remote_timeout_ms,
 	};
 	int ret = rf_source_open(&l->src, l->source, &p, err, errlen);
 	if (!ret)
@@ -134,6 +134,7 @@ static int fetch_beside(rf_loader *l, const char *url, int *fd, char *err, size_
 	rf_fetch_result r = { 0 };
 	if (!ret)
 		ret = rf_fetch_run(&(rf_fetch){ .url = at, .max_body = 64u << 20,
+						.budget_ms = l->cfg.remote_timeout_ms,
 						.sign = l->src.index.s3 ? &l->src.index.s3->sign : NULL },
 				   &r, err, errlen);
 	*fd = -1;
