@@ -571,3 +571,47 @@ void tu_nginx_stop(void)
 		nginx_dir = NULL;
 	}
 }
+
+int tu_fault_server_start(const char *root, const char *flags, int *pid)
+{
+	const char *script = getenv("RF_FAULT_SERVER");
+	*pid = -1;
+	if (!script || access(script, R_OK) != 0 || system("command -v python3 >/dev/null 2>&1"))
+		return 0;
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "exec python3 '%s' '%s' --p503 0 --preset 0 --pshort 0 "
+		 "--lifetime 300 %s", script, root, flags);
+	pid_t p = fork();
+	cr_assert(p >= 0);
+	if (p == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	FILE *f = fdopen(fds[0], "r");
+	cr_assert(f);
+	char line[64] = "";
+	int port = 0;
+	/* the first line is "port N" (or nothing, when it failed to start) */
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "port %d", &port) != 1) {
+		kill(p, SIGKILL);
+		waitpid(p, NULL, 0);
+		cr_assert_fail("fault_server.py %s did not start: '%s'", flags, line);
+	}
+	fclose(f); /* its later lines are not read */
+	*pid = (int)p;
+	return port;
+}
+
+void tu_fault_server_stop(int pid)
+{
+	if (pid <= 0)
+		return;
+	kill((pid_t)pid, SIGTERM);
+	waitpid((pid_t)pid, NULL, 0);
+}

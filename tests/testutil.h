@@ -119,4 +119,12 @@ typedef enum tu_kind {
 } tu_kind;
 size_t tu_jpeg_kind(const char *dir, const char *rel, int w, int h, uint64_t seed, tu_kind kind);
 
+/* tests/fault_server.py serving root on 127.0.0.1 with flags (its command
+ * line's options, such as "--short-window 1"; the random faults it makes by
+ * default are off unless flags name them), for at most 300 s: its port,
+ * or 0 when python3 or the script (RF_FAULT_SERVER, set by meson) is
+ * missing. *pid: stop it with tu_fault_server_stop(). */
+int tu_fault_server_start(const char *root, const char *flags, int *pid);
+void tu_fault_server_stop(int pid);
+
 #endif
