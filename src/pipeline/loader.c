@@ -25,6 +25,7 @@
 #include "pipeline/state.h"
 #include "sample/ranks.h"
 #include "sample/shard_order.h"
+#include "util/cancel.h"
 #include "util/util.h"
 
 /* ---- resolve: the configuration, before anything is acquired ------------ */
@@ -447,6 +448,27 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	       (unsigned long long)l->start_batch);
 	*out = l;
 	return 0;
+}
+
+/* (ringfeed.h) The flag is the creating thread's (util/cancel.h): set-up
+ * runs on this thread, so the scan and fetch.c see it without its address
+ * passed through every layer. */
+RF_API int rf_loader_create_cancel(rf_loader **out, const rf_config *cfg,
+				   const volatile int *cancel, char *err, size_t errlen)
+{
+	rf_cancel_begin(cancel);
+	int ret = rf_loader_create(out, cfg, err, errlen);
+	int called_off = rf_cancelled();
+	rf_cancel_end();
+	if (!called_off)
+		return ret;
+	if (!ret) { /* called off after the last look: made, and not wanted */
+		rf_loader_destroy(*out);
+		*out = NULL;
+	}
+	if (ret != -ECANCELED)
+		rf_fmt(err, errlen, "rf_loader_create: cancelled");
+	return -ECANCELED;
 }
 
 RF_API void rf_loader_destroy(rf_loader *l)

@@ -1,10 +1,10 @@
 /* make_seeds.c - writes the seed corpora of the fuzz targets into
- * OUT/{state,cache,manifest,jpeg,png,webp,tar}/: real saved states, index
+ * OUT/{state,cache,manifest,jpeg,png,webp,tar,listing}/: real saved states, index
  * caches of a folder tree and of a weighted manifest, manifests, JPEGs of
  * several sizes and qualities, PNGs of each colour type and bit depth
  * (interlaced too) and WebP files (lossy, lossless, alpha) behind the image
  * targets' 4 setting bytes, and small tar shards (ustar, GNU, pax) behind
- * the tar target's setting byte.
+ * the tar target's setting byte, and S3 listing pages (NUL between pages).
  * Usage: make_seeds OUT (scripts/fuzz.sh runs it). */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -256,6 +256,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "make_seeds: %s\n", err);
 		return 1;
 	}
+
+	/* S3 listing pages, NUL between pages: a listing of two pages, one
+	 * page, entities in keys, a page that repeats the token before */
+	static const char listing[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult><Name>bk</Name>"
+		"<Prefix>data/</Prefix><KeyCount>2</KeyCount><IsTruncated>true</IsTruncated>"
+		"<NextContinuationToken>t2</NextContinuationToken>"
+		"<Contents><Key>data/a.tar</Key><Size>10240</Size></Contents>"
+		"<Contents><Key>data/b &amp; c.tar</Key><Size>20480</Size></Contents>"
+		"</ListBucketResult>\0"
+		"<ListBucketResult><IsTruncated>false</IsTruncated>"
+		"<Contents><Key>data/cat/&#x6771;.tar</Key><Size>1</Size></Contents>"
+		"</ListBucketResult>";
+	put("listing", "two_pages.xml", listing, sizeof(listing) - 1);
+	static const char looping[] =
+		"<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>x"
+		"</NextContinuationToken><Contents><Key>k1</Key><Size>1</Size></Contents>"
+		"</ListBucketResult>\0<ListBucketResult><IsTruncated>true</IsTruncated>"
+		"<NextContinuationToken>x</NextContinuationToken><Contents><Key>k2</Key>"
+		"<Size>1</Size></Contents></ListBucketResult>";
+	put("listing", "repeated_token.xml", looping, sizeof(looping) - 1);
 
 	/* manifests: plain, weighted, with comments and odd lines */
 	const char *mans[] = {
