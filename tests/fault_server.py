@@ -30,8 +30,8 @@ past BYTES, a range across it cut there; --busy-seconds S answers every
 request 503 SlowDown for S seconds from its first request (with
 --busy-from BYTES, only GETs of ranges starting at or past BYTES, from the
 first of them: a scan's first windows answered, its later ones not); a GET
-of a path containing --trickle-path sends its body 64 bytes at a time, 0.5 s apart
-(never stalled, minutes long). With --s3-list-bug (or --s3-page) the
+of a path containing --trickle-path sends its body 16 bytes at a time, 0.5 s apart
+(never stalled, minutes long: a KiB in 32 s). With --s3-list-bug (or --s3-page) the
 server is an S3-compatible store, path-style: ROOT/BUCKET/KEY is object
 KEY of BUCKET, and GET /BUCKET?list-type=2 (or /BUCKET/?...) lists its keys
 under prefix=, --s3-page keys a page (default 2), with a continuation token;
@@ -174,11 +174,11 @@ def main(argv):
                 self.wfile.write(data)
 
         def trickle(self, data):
-            """The body 64 bytes at a time, 0.5 s apart, until the client goes."""
+            """The body 16 bytes at a time, 0.5 s apart, until the client goes."""
             with lock:
                 counts["trickle"] += 1
-            for i in range(0, len(data), 64):
-                self.wfile.write(data[i:i + 64])
+            for i in range(0, len(data), 16):
+                self.wfile.write(data[i:i + 16])
                 self.wfile.flush()
                 time.sleep(0.5)
 
