@@ -14,7 +14,7 @@
  * (rf_index_bad_reason): it is reported and replaced when drawn, never the
  * run. Nothing is dropped in silence: a span of a shard that holds no
  * readable members (a corrupt header and the bytes up to the next valid
- * one, a shard cut without its end blocks, a read that failed) becomes an
+ * one, a shard cut without its end blocks) becomes an
  * entry of its own, named "bytes A..B", reported like a bad sample when
  * drawn (and failing the run with on_error = fail); the scan goes on after
  * it. A read that fails (after the engine's tries), or that comes back
