@@ -638,6 +638,18 @@ typedef struct rf_loader rf_loader;
 RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg,
 			    char *errmsg, size_t errmsg_len);
 
+/* rf_loader_create() that can be called off: while it runs (on any
+ * thread), another thread or a signal handler may set *cancel to non-zero;
+ * a remote source's set-up (its index scan, listing and set-up requests,
+ * however slow the server) then stops within about 100 ms, and the call
+ * returns -ECANCELED with nothing left behind (a loader already made is
+ * destroyed). A local folder's walk is not interrupted. cancel NULL: as
+ * rf_loader_create(). Python's Loader runs create through it, so that
+ * Ctrl-C during a long create raises KeyboardInterrupt.
+ * @return : as rf_loader_create(), or -ECANCELED. */
+RF_API int rf_loader_create_cancel(rf_loader **out, const rf_config *cfg,
+				   const volatile int *cancel, char *errmsg, size_t errmsg_len);
+
 /* Waits for the next batch in order and lends it to the caller until
  * rf_batch_release(). Up to cfg.prefetch - 1 batches may be kept while
  * asking for more, released in any order (in either order mode); when all

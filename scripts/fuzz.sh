@@ -5,7 +5,7 @@
 # runs, plus the regression inputs in tests/fuzz/regress/TARGET, which must
 # never crash again). A crash leaves its input in build-fuzz/crashes/.
 # TARGETs (default: all of them: state cache manifest jpeg png webp tar tokens http
-# credentials;
+# credentials listing;
 # png and webp only where the build found libspng and libwebp) are
 # run one after the other; start two fuzz.sh with different targets to use
 # two cores. Targets that parse a file write their inputs under $TMPDIR
@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
-all_targets=(state cache manifest jpeg png webp tar tokens http credentials)
+all_targets=(state cache manifest jpeg png webp tar tokens http credentials listing)
 targets=("${@:2}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do

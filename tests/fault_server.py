@@ -7,7 +7,9 @@ honoured (412 for another ETag), as a real server's are.
 
     fault_server.py ROOT [--port 0] [--p503 0.05] [--preset 0.01]
                     [--pshort 0.01] [--p429 0] [--seed 1] [--lifetime 600]
-                    [--stall-path TEXT]
+                    [--stall-path TEXT] [--short-window P] [--eof-at BYTES]
+                    [--busy-seconds S] [--busy-from BYTES] [--trickle-path TEXT]
+                    [--s3-list-bug repeat-token|repeat-keys|unordered]
 
 Each GET or HEAD draws (seeded, so a run repeats) one of: a 503 SlowDown
 (with a small XML body, as S3 sends it), a 429, a connection reset (RST,
@@ -16,7 +18,29 @@ comes, then the connection closes), or the file's bytes (200, or 206 for a
 satisfiable Range, 416 past the end). A GET of a path containing
 --stall-path for a range that does not start at 0 stalls: its headers
 come, its body never does (the connection stays open until the client
-gives up), and "stalled N" is printed (stdout) as the N-th begins. It prints "port N" once it listens,
+gives up), and "stalled N" is printed (stdout) as the N-th begins.
+
+Issue 36's servers that answer without an error and without progress:
+--short-window P answers a ranged GET of more than one byte, with
+probability P, with a 206 for its first bytes only (at most 256, at most
+half), Content-Range and Content-Length honestly saying that shorter range;
+--eof-at BYTES answers as if every file ended at BYTES while its size
+(Content-Range's total, HEAD) says more: a 416 for a range starting at or
+past BYTES, a range across it cut there; --busy-seconds S answers every
+request 503 SlowDown for S seconds from its first request (with
+--busy-from BYTES, only GETs of ranges starting at or past BYTES, from the
+first of them: a scan's first windows answered, its later ones not); a GET
+of a path containing --trickle-path sends its body 16 bytes at a time, 0.5 s apart
+(never stalled, minutes long: a KiB in 32 s). With --s3-list-bug (or --s3-page) the
+server is an S3-compatible store, path-style: ROOT/BUCKET/KEY is object
+KEY of BUCKET, and GET /BUCKET?list-type=2 (or /BUCKET/?...) lists its keys
+under prefix=, --s3-page keys a page (default 2), with a continuation token;
+the bug: repeat-token (every truncated page's NextContinuationToken is the
+same, the same page again forever), repeat-keys (each page after the first
+starts again at the previous page's last key) or unordered (keys in
+descending order); "none" lists honestly.
+
+It prints "port N" once it listens,
 then the fault counts to stderr when it stops, by itself after --lifetime
 seconds (or when killed): a test never leaves it behind.
 
@@ -50,6 +74,9 @@ import socket
 import struct
 import sys
 import threading
+import time
+import urllib.parse
+from xml.sax.saxutils import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -74,12 +101,22 @@ def main(argv):
     p.add_argument("--new-etag-after", type=int, default=-1)
     p.add_argument("--redirect-to", type=int, default=-1)
     p.add_argument("--log-headers", default=None)
+    p.add_argument("--short-window", type=float, default=0.0)
+    p.add_argument("--eof-at", type=int, default=None)
+    p.add_argument("--busy-seconds", type=float, default=0.0)
+    p.add_argument("--busy-from", type=int, default=0)
+    p.add_argument("--trickle-path", default=None)
+    p.add_argument("--s3-list-bug", choices=("none", "repeat-token", "repeat-keys", "unordered"),
+                   default=None)
+    p.add_argument("--s3-page", type=int, default=2)
     a = p.parse_args(argv)
+    busy_since = [None]  # when the busy seconds began (the first counted request)
     root = os.path.realpath(a.root)
     rng = random.Random(a.seed)
     lock = threading.Lock()
     counts = {"503": 0, "429": 0, "reset": 0, "short": 0, "stall": 0, "ok": 0,
-              "lie-range": 0, "gzip": 0, "huge-header": 0, "new-etag": 0, "redirect": 0}
+              "lie-range": 0, "gzip": 0, "huge-header": 0, "new-etag": 0, "redirect": 0,
+              "busy": 0, "short_window": 0, "eof_416": 0, "trickle": 0, "list": 0}
     served = [0]  # requests so far (--new-etag-after)
 
     def draw():
@@ -105,7 +142,91 @@ def main(argv):
         def do_GET(self):
             self.serve(body=True)
 
+        def busy(self, body):
+            with lock:
+                counts["busy"] += 1
+            msg = (b"<Error><Code>SlowDown</Code><Message>Please reduce your request "
+                   b"rate.</Message></Error>")
+            self.send_response(503)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(msg)))
+            self.end_headers()
+            if body:
+                self.wfile.write(msg)
+
+        def listing(self, body):
+            """ListObjectsV2 of ROOT/BUCKET, path-style, with --s3-list-bug's bug."""
+            path, _, query = self.path.partition("?")
+            q = urllib.parse.parse_qs(query, keep_blank_values=True)
+            bucket = os.path.realpath(os.path.join(root, path.strip("/")))
+            if not bucket.startswith(root + os.sep) or not os.path.isdir(bucket):
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            prefix = q.get("prefix", [""])[0]
+            keys = []
+            for d, _, files in os.walk(bucket):
+                for f in files:
+                    k = os.path.relpath(os.path.join(d, f), bucket)
+                    if k.startswith(prefix):
+                        keys.append(k)
+            keys.sort(key=lambda k: k.encode())
+            bug = a.s3_list_bug
+            if bug == "unordered":
+                keys.reverse()
+            token = q.get("continuation-token", [""])[0]
+            first = int(token[1:]) if token.startswith("t") and token[1:].isdigit() else 0
+            if bug == "repeat-token" and token:
+                first = a.s3_page  # the same page, whatever the token said
+            start = first - 1 if bug == "repeat-keys" and first else first
+            page = keys[start:start + a.s3_page + (1 if start < first else 0)]
+            after = first + a.s3_page
+            truncated = after < len(keys)
+            nxt = "t%d" % (a.s3_page if bug == "repeat-token" else after)
+            with lock:
+                counts["list"] += 1
+            doc = ['<?xml version="1.0" encoding="UTF-8"?>',
+                   '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">',
+                   "<Name>%s</Name><Prefix>%s</Prefix><KeyCount>%d</KeyCount>"
+                   "<MaxKeys>%d</MaxKeys><IsTruncated>%s</IsTruncated>"
+                   % (escape(os.path.basename(bucket)), escape(prefix), len(page), a.s3_page,
+                      "true" if truncated else "false")]
+            if token:
+                doc.append("<ContinuationToken>%s</ContinuationToken>" % escape(token))
+            if truncated:
+                doc.append("<NextContinuationToken>%s</NextContinuationToken>" % nxt)
+            for k in page:
+                doc.append("<Contents><Key>%s</Key><Size>%d</Size></Contents>"
+                           % (escape(k), os.path.getsize(os.path.join(bucket, k))))
+            doc.append("</ListBucketResult>")
+            data = "".join(doc).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if body:
+                self.wfile.write(data)
+
+        def trickle(self, data):
+            """The body 16 bytes at a time, 0.5 s apart, until the client goes."""
+            with lock:
+                counts["trickle"] += 1
+            for i in range(0, len(data), 16):
+                self.wfile.write(data[i:i + 16])
+                self.wfile.flush()
+                time.sleep(0.5)
+
         def serve(self, body):
+            rng_start = self.headers.get("Range", "bytes=0-")[6:].partition("-")[0]
+            if a.busy_seconds and int(rng_start or 0) >= a.busy_from:
+                with lock:
+                    if busy_since[0] is None:
+                        busy_since[0] = time.monotonic()
+                if time.monotonic() - busy_since[0] < a.busy_seconds:
+                    return self.busy(body)
+            if a.s3_list_bug and "list-type=2" in self.path.partition("?")[2]:
+                return self.listing(body)
             fault = draw()
             with lock:
                 counts[fault] += 1
@@ -177,6 +298,24 @@ def main(argv):
                 start = int(lo)
                 end = min(int(hi), size - 1) if hi else size - 1
                 status = 206
+                if a.eof_at is not None and start >= a.eof_at:
+                    # the file "ends" here, though its size says more
+                    with lock:
+                        counts["eof_416"] += 1
+                    self.send_response(416)
+                    self.send_header("Content-Range", "bytes */%d" % size)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if a.eof_at is not None:
+                    end = min(end, a.eof_at - 1)
+                if a.short_window and end > start:
+                    with lock:
+                        cut = rng.random() < a.short_window
+                    if cut:  # an honest 206 of fewer bytes than asked
+                        with lock:
+                            counts["short_window"] += 1
+                        end = start + min(256, (end - start + 1) // 2) - 1
                 if start >= size:
                     self.send_response(416)
                     self.send_header("Content-Range", "bytes */%d" % size)
@@ -225,6 +364,9 @@ def main(argv):
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             if not body:
+                return
+            if a.trickle_path and a.trickle_path in self.path:
+                self.trickle(data)
                 return
             if fault == "short":
                 self.wfile.write(data[:n // 2])

@@ -6,8 +6,10 @@
  * chunks), from a brace pattern, one URL, a list of URLs, an s3:// pattern
  * and an s3:// folder's listing; resume over http is exact; two ranks
  * over http split the windows; a shard the server lacks, or a damaged one,
- * fails create naming its URL and what is wrong; a shard replaced after
- * create is refused (If-Match), never read. Skipped where the build has no
+ * fails create naming its URL and what is wrong; a server that trickles
+ * a header in (tests/fault_server.py) holds create no longer than
+ * remote_timeout_ms; a shard replaced after create is refused (If-Match),
+ * never read. Skipped where the build has no
  * libcurl or nginx is missing (scripts/deps.sh installs both). */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -325,6 +327,35 @@ Test(remote_tokens, a_missing_or_damaged_shard_fails_create_naming_its_url)
 	/* nothing listening: the URL and the connection's failure */
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/train_000000.bin", tu_free_port());
 	assert_refused(url, -ECONNREFUSED, url, "onnect");
+	tu_assert_no_leaks();
+}
+
+/* The shards' headers trickled in, 16 bytes every 0.5 s (a KiB in 32 s,
+ * never a stall): create fails in remote_timeout_ms (2 s here), every try
+ * of the request included, naming the URL and that time; it took 30 s a
+ * try, four tries a shard. The test's own timeout bounds it. */
+Test(remote_tokens, a_trickling_server_holds_create_no_longer_than_remote_timeout,
+     .timeout = 60)
+{
+	tu_fault fs;
+	int fport = tu_fault_server_start(&fs, dir, "--trickle-path train_");
+	if (!fport)
+		cr_skip_test("python3 is missing: tests/fault_server.py cannot run");
+	char src[256], url[256];
+	snprintf(src, sizeof(src), "http://127.0.0.1:%d/train_{000000..%06d}.bin", fport,
+		 NSHARDS - 1);
+	rf_config cfg;
+	config(&cfg, src, 1);
+	cfg.remote_timeout_ms = 2000;
+	rf_loader *l = NULL;
+	char err[1024] = "";
+	int ret = rf_loader_create(&l, &cfg, err, sizeof(err));
+	tu_fault_stop(&fs);
+	cr_assert_lt(ret, 0, "create succeeded");
+	cr_assert_null(l);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/train_000000.bin", fport);
+	cr_assert(strstr(err, url), "the message names %s: %s", url, err);
+	cr_assert(strstr(err, "remote_timeout_ms = 2000"), "the message says the time: %s", err);
 	tu_assert_no_leaks();
 }
 

@@ -784,3 +784,202 @@ Test(shards, members_an_index_cannot_keep_are_said_once, .init = setup, .fini = 
 	free(shards);
 	free(log);
 }
+
+/* ---- remote scans that cannot progress (issue 36) ------------------------
+ * Shards served by tests/fault_server.py, which answers without an error
+ * but without progress: an honest 206 shorter than asked, a 416 past an
+ * end its size contradicts, a body trickled in, a 503 on every try of a
+ * window after the first, and S3 listings that repeat a token or keys or
+ * list out of order. Each fails create with the reason, naming the URL
+ * (or the bucket and prefix), within the test's own timeout (the scan
+ * used to ask the same window forever, or 120 s a window, or record the
+ * window as damaged bytes and exit 0). */
+
+#define RSHARDS 2
+#define RPER 200 /* KEY.bin members of 1536 bytes: 2048 a member, so that a
+		  * header starts at 256 KiB, where the scan's second window does */
+
+static char *rdir;
+
+static void remote_setup(void)
+{
+	if (!have("python3"))
+		cr_skip_test("python3 is missing (it writes the shards and serves them)");
+	rdir = tu_tmpdir("shards-remote");
+	tu_run("python3 - '%s' <<'EOF'\n"
+	       "import io, os, random, sys, tarfile\n"
+	       "root = sys.argv[1]\n"
+	       "os.makedirs(root + '/bk/data')\n"
+	       "r = random.Random(3)\n"
+	       "for s in range(%d):\n"
+	       "    p = '%%s/bk/data/shard-%%02d.tar' %% (root, s)\n"
+	       "    with tarfile.open(p, 'w', format=tarfile.USTAR_FORMAT) as t:\n"
+	       "        for j in range(%d):\n"
+	       "            b = bytes(r.randrange(256) for _ in range(1536))\n"
+	       "            ti = tarfile.TarInfo('%%06d.bin' %% (s * %d + j)); ti.size = len(b)\n"
+	       "            t.addfile(ti, io.BytesIO(b))\n"
+	       "EOF", rdir, RSHARDS, RPER, RPER);
+}
+
+static void remote_teardown(void)
+{
+	if (rdir)
+		tu_rmrf(rdir);
+	free(rdir);
+	rdir = NULL;
+}
+
+/* The samples l indexed (0 when there is no loader). */
+static unsigned long long samples_of(const rf_loader *l)
+{
+	rf_order_info o;
+	return l && !rf_loader_order(l, &o) ? (unsigned long long)o.dataset_samples : 0ull;
+}
+
+/* A raw config over the shards at port (http, a brace pattern). */
+static void remote_config(rf_config *cfg, char *src, size_t len, int port)
+{
+	snprintf(src, len, "http://127.0.0.1:%d/bk/data/shard-{00..%02d}.tar", port, RSHARDS - 1);
+	tu_config(cfg, src);
+	cfg->raw = 1;
+	cfg->remote_timeout_ms = 2000;
+}
+
+/* Create over the server started with flags fails (ret < 0) with a message
+ * holding each of want (NULL-terminated). */
+static void assert_create_fails(const char *flags, const char *index_cache,
+				const char *const *want)
+{
+	tu_fault fs;
+	int port = tu_fault_server_start(&fs, rdir, flags);
+	if (!port)
+		cr_skip_test("python3 is missing: tests/fault_server.py cannot run");
+	rf_config cfg;
+	char src[256], err[1024] = "";
+	remote_config(&cfg, src, sizeof(src), port);
+	cfg.index_cache = index_cache;
+	rf_loader *l = NULL;
+	int ret = rf_loader_create(&l, &cfg, err, sizeof(err));
+	tu_fault_stop(&fs);
+	if (ret == -EPROTONOSUPPORT)
+		cr_skip_test("this ringfeed was built without libcurl");
+	cr_assert_lt(ret, 0, "%s: create succeeded (%llu samples)", flags, samples_of(l));
+	char url[128];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/bk/data/shard-0", port);
+	cr_assert(strstr(err, url), "%s: '%s' does not name the shard's URL", flags, err);
+	for (const char *const *w = want; *w; w++)
+		cr_assert(strstr(err, *w), "%s: '%s' does not say '%s'", flags, err, *w);
+}
+
+Test(shards_remote, a_206_shorter_than_asked_fails_create, .init = remote_setup,
+     .fini = remote_teardown, .timeout = 60)
+{
+	assert_create_fails("--short-window 1", NULL, (const char *[]){ "256 of the", NULL });
+}
+
+Test(shards_remote, a_416_before_the_size_the_server_gave_fails_create, .init = remote_setup,
+     .fini = remote_teardown, .timeout = 60)
+{
+	assert_create_fails("--eof-at 262144", NULL, (const char *[]){ "416", NULL });
+}
+
+Test(shards_remote, a_trickling_server_holds_create_no_longer_than_remote_timeout,
+     .init = remote_setup, .fini = remote_teardown, .timeout = 60)
+{
+	assert_create_fails("--trickle-path shard-01", NULL, (const char *[]){ "timed out", NULL });
+}
+
+/* A window after the first answered 503 on every try (the server busy past
+ * the read's time): create fails naming it, and no index cache is written
+ * holding those bytes as damage; the same cache with a healthy server then
+ * indexes every sample. */
+Test(shards_remote, a_window_that_cannot_be_read_fails_create_and_is_not_cached,
+     .init = remote_setup, .fini = remote_teardown, .timeout = 60)
+{
+	char cache[4200];
+	snprintf(cache, sizeof(cache), "%s/index.cache", rdir);
+	assert_create_fails("--busy-seconds 300 --busy-from 1", cache,
+			    (const char *[]){ "HTTP 503", "bytes 262144..", NULL });
+	struct stat st;
+	cr_assert_neq(stat(cache, &st), 0, "an index cache was written by a failed scan");
+	tu_fault fs;
+	int port = tu_fault_server_start(&fs, rdir, "");
+	rf_config cfg;
+	char src[256];
+	remote_config(&cfg, src, sizeof(src), port);
+	cfg.index_cache = cache;
+	size_t n;
+	uint64_t *ids = tu_drain_ids(&cfg, &n);
+	tu_fault_stop(&fs);
+	cr_assert_eq(n, RSHARDS * RPER);
+	free(ids);
+	cr_assert_eq(stat(cache, &st), 0);
+}
+
+/* s3://bk/data/ listed by the server (ListObjectsV2, 2 keys a page) with
+ * bug: refused naming the bucket and prefix and what the store did;
+ * "none" lists every shard once. */
+static void s3_listing(const char *bug, const char *want)
+{
+	char flags[128];
+	snprintf(flags, sizeof(flags), "--s3-list-bug %s --s3-page 1", bug);
+	tu_fault fs;
+	int port = tu_fault_server_start(&fs, rdir, flags);
+	if (!port)
+		cr_skip_test("python3 is missing: tests/fault_server.py cannot run");
+	/* more keys than shards, so that pages come in order: a.txt, shards, z.txt */
+	tu_write(rdir, "bk/data/a.txt", "a", 1);
+	tu_write(rdir, "bk/data/z.txt", "z", 1);
+	char endpoint[64];
+	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", port);
+	setenv("AWS_ENDPOINT_URL", endpoint, 1);
+	setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret", 1);
+	setenv("AWS_REGION", "us-east-1", 1);
+	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+	unsetenv("AWS_ENDPOINT_URL_S3");
+	unsetenv("AWS_SESSION_TOKEN");
+	rf_config cfg;
+	tu_config(&cfg, "s3://bk/data/");
+	cfg.raw = 1;
+	cfg.remote_timeout_ms = 5000;
+	rf_loader *l = NULL;
+	char err[1024] = "";
+	int ret = rf_loader_create(&l, &cfg, err, sizeof(err));
+	tu_fault_stop(&fs);
+	if (ret == -EPROTONOSUPPORT)
+		cr_skip_test("this ringfeed was built without libcurl");
+	if (!want) {
+		cr_assert_eq(ret, 0, "%s", err);
+		cr_assert_eq(samples_of(l), RSHARDS * RPER);
+		rf_loader_destroy(l);
+		return;
+	}
+	cr_assert_lt(ret, 0, "listing with %s: create succeeded (%llu samples)", bug, samples_of(l));
+	cr_assert(strstr(err, "listing s3://bk/data/"), "'%s' names no bucket and prefix", err);
+	cr_assert(strstr(err, want), "'%s' does not say '%s'", err, want);
+}
+
+Test(shards_remote, an_s3_listing_read_honestly_lists_each_shard_once, .init = remote_setup,
+     .fini = remote_teardown, .timeout = 60)
+{
+	s3_listing("none", NULL);
+}
+
+Test(shards_remote, an_s3_listing_repeating_its_token_is_refused, .init = remote_setup,
+     .fini = remote_teardown, .timeout = 60)
+{
+	s3_listing("repeat-token", "NextContinuationToken 't1'");
+}
+
+Test(shards_remote, an_s3_listing_repeating_keys_is_refused, .init = remote_setup,
+     .fini = remote_teardown, .timeout = 60)
+{
+	s3_listing("repeat-keys", "again");
+}
+
+Test(shards_remote, an_s3_listing_out_of_order_is_refused, .init = remote_setup,
+     .fini = remote_teardown, .timeout = 60)
+{
+	s3_listing("unordered", "ascending order");
+}

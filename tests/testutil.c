@@ -630,3 +630,18 @@ void tu_fault_stop(tu_fault *s)
 		close(s->out);
 	*s = (tu_fault){ .pid = -1, .out = -1 };
 }
+
+int tu_fault_server_start(tu_fault *s, const char *root, const char *flags)
+{
+	/* the random faults off, then flags split at spaces (no quoting) */
+	char copy[1024];
+	const char *args[40] = { "--p503", "0", "--preset", "0", "--pshort", "0" };
+	int n = 6;
+	snprintf(copy, sizeof(copy), "%s", flags ? flags : "");
+	for (char *save = NULL, *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		cr_assert(n < 39, "too many fault_server.py arguments");
+		args[n++] = t;
+	}
+	args[n] = NULL;
+	return tu_fault_start(s, root, args);
+}

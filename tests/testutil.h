@@ -135,4 +135,9 @@ typedef enum tu_kind {
 } tu_kind;
 size_t tu_jpeg_kind(const char *dir, const char *rel, int w, int h, uint64_t seed, tu_kind kind);
 
+/* tu_fault_start() with the script's random faults off and flags (its
+ * command line's options, such as "--short-window 1", split at spaces):
+ * its port, or 0 when python3 is missing. */
+int tu_fault_server_start(tu_fault *s, const char *root, const char *flags);
+
 #endif

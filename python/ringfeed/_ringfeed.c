@@ -26,7 +26,12 @@
  * taken. A batch taken when a signal handler raises (or that the package
  * gives back with hold_back() when its own code was interrupted) is kept in
  * `held` and returned by the next next(); state_save() and order() then
- * stand at it, so an interrupted next() leaves the loader where it was. */
+ * stand at it, so an interrupted next() leaves the loader where it was.
+ * Create runs on a thread of its own (create_job) while the caller's thread
+ * waits in slices of CREATE_POLL_NS, looking at signals between them:
+ * Ctrl-C during a long create (a remote source's scan, a slow server)
+ * calls it off (rf_loader_create_cancel) and raises KeyboardInterrupt once
+ * the create thread has returned, leaving nothing behind. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
@@ -36,6 +41,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ringfeed.h"   /* the only header: the library's public API, nothing private */
@@ -341,6 +347,93 @@ static PyTypeObject LoaderType, BatchType;
 static PyObject *batch_fields(const rf_batch *b);
 static PyObject *batch_raw(const rf_batch *b);
 
+/* A create run on a thread of its own, so that the caller's thread can
+ * look at signals while it runs; `cancel` calls it off. */
+#define CREATE_POLL_NS 100000000L
+typedef struct create_job {
+	const rf_config *cfg;
+	rf_loader *l;
+	int rc;
+	volatile int cancel;   /* set by the waiting thread, read by create */
+	int done;              /* under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char msg[1024];
+} create_job;
+
+static void *create_main(void *arg)
+{
+	create_job *j = arg;
+	j->rc = rf_loader_create_cancel(&j->l, j->cfg, &j->cancel, j->msg, sizeof(j->msg));
+	pthread_mutex_lock(&j->mu);
+	j->done = 1;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+/* Creates the loader, seeing signals meanwhile. @return : as
+ * rf_loader_create(), with *l and msg; -ECANCELED with a Python exception
+ * set when a signal handler raised (nothing is left behind). */
+static int create_watching_signals(const rf_config *cfg, rf_loader **l, char *msg, size_t len)
+{
+	create_job j = { .cfg = cfg };
+	pthread_mutex_init(&j.mu, NULL);
+	pthread_cond_init(&j.cv, NULL);
+	pthread_t t;
+	if (pthread_create(&t, NULL, create_main, &j)) { /* no thread: create here, deaf */
+		int rc;
+		Py_BEGIN_ALLOW_THREADS
+		rc = rf_loader_create(l, cfg, msg, len);
+		Py_END_ALLOW_THREADS
+		pthread_mutex_destroy(&j.mu);
+		pthread_cond_destroy(&j.cv);
+		return rc;
+	}
+	int raised = 0;
+	for (;;) {
+		int done;
+		Py_BEGIN_ALLOW_THREADS
+		pthread_mutex_lock(&j.mu);
+		if (!j.done) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += CREATE_POLL_NS;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&j.cv, &j.mu, &ts);
+		}
+		done = j.done;
+		pthread_mutex_unlock(&j.mu);
+		Py_END_ALLOW_THREADS
+		if (done)
+			break;
+		/* a handler that raised (Ctrl-C): call create off, and wait for
+		 * it to return (soon) so that nothing outlives this call */
+		if (!raised && PyErr_CheckSignals() < 0) {
+			raised = 1;
+			__atomic_store_n(&j.cancel, 1, __ATOMIC_RELAXED);
+		}
+	}
+	pthread_join(t, NULL);
+	pthread_mutex_destroy(&j.mu);
+	pthread_cond_destroy(&j.cv);
+	if (raised) {
+		if (j.l) {
+			Py_BEGIN_ALLOW_THREADS
+			rf_loader_destroy(j.l);
+			Py_END_ALLOW_THREADS
+		}
+		*l = NULL;
+		return -ECANCELED;
+	}
+	*l = j.l;
+	snprintf(msg, len, "%s", j.msg);
+	return j.rc;
+}
+
 static void loader_destroy_now(LoaderObject *self)
 {
 	rf_loader *l = self->l;
@@ -407,11 +500,10 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	char msg[1024] = "";
 	rf_loader *l = NULL;
 	int rc;
-	Py_BEGIN_ALLOW_THREADS
-	rc = rf_loader_create(&l, &cfg, msg, sizeof(msg));
-	Py_END_ALLOW_THREADS
+	rc = create_watching_signals(&cfg, &l, msg, sizeof(msg));
 	if (rc < 0) {
-		raise_rf(rc, msg);
+		if (!PyErr_Occurred()) /* else a signal handler's exception stands */
+			raise_rf(rc, msg);
 		goto fail;
 	}
 	self->l = l;

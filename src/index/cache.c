@@ -665,6 +665,7 @@ static int fetch_object(rf_index *idx, const char *url, char *err, size_t errlen
 		return ret < 0 ? ret : -EINVAL;
 	rf_fetch_result r;
 	ret = rf_fetch_run(&(rf_fetch){ .url = read_at_url, .max_body = (size_t)1 << 32,
+					.budget_ms = idx->remote_timeout_ms,
 					.sign = idx->s3 ? &idx->s3->sign : NULL }, &r, err, errlen);
 	int fd = -1;
 	if (!ret && r.status != 200) {
@@ -722,6 +723,7 @@ int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *er
 	 * taken (t reads through the source's URLs and bucket for that) */
 	t.urls = idx->urls;
 	t.s3 = idx->s3;
+	t.remote_timeout_ms = idx->remote_timeout_ms;
 	ret = rf_index_check_remote(&t, RF_LOG_WARN, err, errlen);
 	if (ret) {
 		t.urls = NULL;

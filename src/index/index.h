@@ -119,6 +119,9 @@ typedef struct rf_index {
 	                           * for other sources */
 	int32_t *shard_labels;    /* each shard's class folder label, or -1 */
 	size_t nshards;
+	uint32_t remote_timeout_ms; /* remote shards: each set-up request's and scan
+	                           * read's time, all its tries (rf_config's
+	                           * remote_timeout_ms; 0: RF_IO_URL_BUDGET_MS) */
 	/* What a directory walk saw besides samples, for deciding a folder's
 	 * kind (rf_source_kind): .tar files (added as samples in raw mode,
 	 * else not), the first of them, and the files a pack writes beside

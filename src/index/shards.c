@@ -14,10 +14,16 @@
  * (rf_index_bad_reason): it is reported and replaced when drawn, never the
  * run. Nothing is dropped in silence: a span of a shard that holds no
  * readable members (a corrupt header and the bytes up to the next valid
- * one, a shard cut without its end blocks, a read that failed) becomes an
+ * one, a shard cut without its end blocks) becomes an
  * entry of its own, named "bytes A..B", reported like a bad sample when
  * drawn (and failing the run with on_error = fail); the scan goes on after
- * it. */
+ * it. A read that fails (after the engine's tries), or that comes back
+ * shorter than asked (a server whose 206 or 416 contradicts the size it
+ * gave, a file that shrank), is no fact about the shard's bytes: it fails
+ * the build, naming the shard and what the read met, and is never recorded
+ * (nor written into an index cache) as damage; no window is asked twice,
+ * so a scan ends. Remote reads take remote_timeout_ms at most, all their
+ * tries; a create called off (util/cancel.h) ends the scan. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <dirent.h>
@@ -38,10 +44,12 @@
 #include "io/engine.h"
 #include "io/fetch.h"
 #include "ringfeed.h"
+#include "util/cancel.h"
 #include "util/util.h"
 
 #define SCAN_WINDOW (256u << 10) /* bytes read per window: many small members at once */
 #define SCAN_SHARDS 32u          /* shards scanned at once */
+#define SCAN_SLICE_NS 100000000ull /* a scan's waits: a create called off is seen this soon */
 
 /* ---- finding the shards -------------------------------------------------- */
 
@@ -434,7 +442,7 @@ int rf_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind,
 		return -ENOMEM;
 	const char *prefix = rf_s3_key_of(source);
 	listing l = { .kind = kind, .skip = strlen(prefix) };
-	ret = rf_s3_list(idx->s3, prefix, listed, &l, err, errlen);
+	ret = rf_s3_list(idx->s3, prefix, listed, &l, idx->remote_timeout_ms, err, errlen);
 	if (!ret && l.n == 0) {
 		rf_fmt(err, errlen, "source '%s': no %s shards in it", source, kind_name(kind));
 		ret = RF_EEMPTY;
@@ -618,6 +626,7 @@ typedef struct shard_scan {
 	rf_tar_scan scan;
 	rf_tar_samples group;
 	uint8_t *buf;          /* its window buffer (one read in flight at most) */
+	uint32_t asked;        /* bytes its read in flight asked for */
 	/* samples: names in an arena, records in an array */
 	char *names;
 	size_t names_len, names_cap;
@@ -737,25 +746,48 @@ static void scan_free(shard_scan *sc)
 	sc->extras = NULL;
 }
 
-/* A read of sc's shard failed at the scan's position: the rest of the
- * shard is a lost span (reported when drawn, like a damaged one). */
-static int scan_read_failed(shard_scan *sc, int res)
+/* The shard as messages name it: its URL, or root/path. */
+static void shard_name(const shard_scan *sc, char *buf, size_t len)
 {
-	char why[192];
-	rf_fmt(why, sizeof(why), "read at offset %llu: %s", (unsigned long long)sc->scan.pos,
-	       strerror(-res));
-	rf_tar_member m = { .name = "", .data_off = sc->scan.pos, .size = sc->size - sc->scan.pos,
-			    .lost = RF_TAR_LOST_DAMAGED, .why = why };
-	int r = rf_tar_samples_member(&sc->group, &m);
-	return r ? r : rf_tar_samples_finish(&sc->group);
+	const rf_index *idx = sc->idx;
+	if (idx->urls)
+		rf_index_shard_shown(idx, sc->shard, buf, len);
+	else
+		rf_fmt(buf, len, "%s/%s", idx->root, idx->shards[sc->shard]);
 }
 
-/* Feeds a finished window. @return : 1 when the shard needs another, 0
- * when its scan is over, or a negative code (out of memory). */
+/* Feeds a finished window. A read that failed, or came back shorter than
+ * asked, fails the build: what the read met is not what the shard holds
+ * (a transient failure recorded as damage would lose those samples from
+ * every epoch, and from every later run that loads the index), and asking
+ * the same window again would never end. @return : 1 when the shard needs
+ * another, 0 when its scan is over, or a negative code with err set. */
 static int scan_window(shard_scan *sc, const rf_io_done *d, char *err, size_t errlen)
 {
-	if (d->res < 0)
-		return scan_read_failed(sc, d->res);
+	char name[PATH_MAX + 8], what[256];
+	if (d->res < 0) {
+		shard_name(sc, name, sizeof(name));
+		rf_io_describe(d, what, sizeof(what));
+		rf_fmt(err, errlen, "shard %s: the read of bytes %llu..%llu failed: %s; the index "
+		       "cannot be built without them", name, (unsigned long long)sc->scan.pos,
+		       (unsigned long long)(sc->scan.pos + sc->asked), what);
+		return d->res == -EAGAIN ? -EIO : d->res;
+	}
+	if ((uint32_t)d->res < sc->asked) {
+		shard_name(sc, name, sizeof(name));
+		if (d->http_status == 416)
+			rf_fmt(what, sizeof(what), "the server answered HTTP 416 (nothing there) for "
+			       "bytes %llu..%llu", (unsigned long long)sc->scan.pos,
+			       (unsigned long long)(sc->scan.pos + sc->asked));
+		else
+			rf_fmt(what, sizeof(what), "%s%u of the %u bytes asked at offset %llu came",
+			       d->http_status ? "the server's answer was short: " : "",
+			       (unsigned)d->res, sc->asked, (unsigned long long)sc->scan.pos);
+		rf_fmt(err, errlen, "shard %s: %s, though the shard is %llu bytes%s: it cannot be "
+		       "scanned", name, what, (unsigned long long)sc->size,
+		       sc->idx->urls ? " as the server said" : " (it shrank while it was scanned?)");
+		return sc->idx->urls ? -EPROTO : -EIO;
+	}
 	int r = rf_tar_scan_feed(&sc->scan, sc->buf + d->skip, (size_t)d->res, sc->scan.pos,
 				 rf_tar_samples_member, &sc->group, err, errlen);
 	if (r == 0)
@@ -789,6 +821,7 @@ static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char 
 			char ignored[64];
 			if (!rf_fetch_run(&(rf_fetch){ .url = url, .len = 1, .tries = 1,
 						       .sign = idx->s3 ? &idx->s3->sign : NULL,
+						       .budget_ms = idx->remote_timeout_ms,
 						       .max_body = 65536 }, &r, ignored, sizeof(ignored)) &&
 			    r.status >= 400)
 				rf_fetch_why(&r, what, sizeof(what));
@@ -805,6 +838,7 @@ static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char 
 		return RF_EINDEX;
 	}
 	s->size = d->size;
+	s->asked = (uint32_t)RF_MIN((uint64_t)s->asked, s->size); /* all of a smaller one */
 	rf_tar_scan_init(&s->scan, s->size);
 	return 0;
 }
@@ -828,7 +862,8 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 		ret = rf_io_create(&io, &(rf_io_params){ .path = RF_IO_AUTO, .depth = width,
 							 .max_read = 4096, .wake_fd = wake,
 							 .name = idx->root, .log_level = log_level,
-							 .sign = idx->s3 ? &idx->s3->sign : NULL },
+							 .sign = idx->s3 ? &idx->s3->sign : NULL,
+							 .url_budget_ms = idx->remote_timeout_ms },
 				   err, errlen);
 	/* a byte of each (the response says the size and the ETag), 256 at once;
 	 * read number k's buffer is mem + 4096 k */
@@ -851,7 +886,11 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 		}
 		if (!active)
 			break;
-		ret = rf_io_wait(io);
+		ret = rf_io_wait_until(io, rf_now_ns() + SCAN_SLICE_NS);
+		if (!ret && rf_cancelled()) {
+			rf_fmt(err, errlen, "%s: checking the shards: cancelled", idx->root);
+			ret = -ECANCELED;
+		}
 		uint32_t got = ret ? 0 : rf_io_reap(io, done, width);
 		for (uint32_t j = 0; j < got && !ret; j++) {
 			uint32_t i = (uint32_t)done[j].tag;
@@ -905,7 +944,8 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 				   .max_files = width, .direct = 1, .probe_dirfd = idx->root_fd,
 				   .probe_path = idx->shards[0], .wake_fd = wake, .name = idx->root,
 				   .log_level = log_level,
-				   .sign = idx->s3 ? &idx->s3->sign : NULL };
+				   .sign = idx->s3 ? &idx->s3->sign : NULL,
+				   .url_budget_ms = idx->remote_timeout_ms };
 		ret = rf_io_create(&io, &p, err, errlen);
 	}
 	uint32_t *free_slots = malloc(width * sizeof(uint32_t));
@@ -935,6 +975,7 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 				rf_tar_samples_init(&s->group, raw, on_sample, s);
 				s->file = -1;
 				s->buf = mem + (size_t)free_slots[--nfree] * slot;
+				s->asked = SCAN_WINDOW;
 				/* the ETag it answers with is the object indexed: every
 				 * later read of it asks for that one (If-Match) */
 				rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard],
@@ -978,15 +1019,20 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 				ret = -EIO; /* cannot happen: one read per free buffer */
 				break;
 			}
+			s->asked = window_len(s);
 			rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = 0,
-							.len = window_len(s), .buf = s->buf,
+							.len = s->asked, .buf = s->buf,
 							.tag = s->shard });
 			active++;
 		}
 		if (ret || !active)
 			break;
-		ret = rf_io_wait(io);
-		uint32_t k = rf_io_reap(io, done, width);
+		ret = rf_io_wait_until(io, rf_now_ns() + SCAN_SLICE_NS);
+		if (!ret && rf_cancelled()) {
+			rf_fmt(err, errlen, "%s: scanning the shards: cancelled", idx->root);
+			ret = -ECANCELED;
+		}
+		uint32_t k = ret ? 0 : rf_io_reap(io, done, width);
 		for (uint32_t i = 0; i < k && !ret; i++) {
 			shard_scan *s = &sc[done[i].tag];
 			if (s->size == UINT64_MAX) { /* a remote shard's first window */
@@ -1000,8 +1046,9 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 				break;
 			}
 			if (r == 1) {
+				s->asked = window_len(s);
 				rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = s->scan.pos,
-								.len = window_len(s), .buf = s->buf,
+								.len = s->asked, .buf = s->buf,
 								.tag = s->shard,
 								.url = idx->urls ? idx->urls[s->shard] : NULL,
 								.etag = idx->urls ? idx->etags[s->shard] : NULL });

@@ -1,7 +1,9 @@
 /* fetch.c - one http(s) request made and waited for (fetch.h): a curl easy
  * handle per call, the body gathered in memory, transient failures tried
  * again after 100 ms, 200 ms, 400 ms (set-up may sleep: no run has
- * started). */
+ * started), every try and backoff within the call's budget (a try's own
+ * timeout is what the budget has left), and a create called off seen
+ * between tries and during a transfer. */
 #define _GNU_SOURCE
 #include "io/fetch.h"
 
@@ -14,6 +16,7 @@
 
 #include "io/http.h"
 #include "rf_config.h"
+#include "util/cancel.h"
 #include "util/util.h"
 
 #define FETCH_MAX_BODY (64u << 20)
@@ -144,6 +147,14 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 	return size * n;
 }
 
+/* CURLOPT_XFERINFOFUNCTION: a create called off ends the transfer. */
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	(void)user, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return rf_cancelled();
+}
+
 /* The ETag f asks for (an "If-Match: " line of its headers), or NULL. */
 static const char *if_match_of(const rf_fetch *f)
 {
@@ -153,11 +164,11 @@ static const char *if_match_of(const rf_fetch *f)
 	return NULL;
 }
 
-/* One try. @return : 0 (a response), or a negative errno; *fault when the
- * response broke one of rf_http_check's rules (a proxy's mistake may pass:
- * tried again). */
-static int try_once(const rf_fetch *f, const rf_http_client *client, rf_fetch_result *out,
-		    int *fault, char *err, size_t errlen)
+/* One try, of at most timeout ms. @return : 0 (a response), or a negative
+ * errno; *fault when the response broke one of rf_http_check's rules (a
+ * proxy's mistake may pass: tried again). */
+static int try_once(const rf_fetch *f, const rf_http_client *client, long timeout,
+		    rf_fetch_result *out, int *fault, char *err, size_t errlen)
 {
 	*fault = 0;
 	CURL *e = curl_easy_init();
@@ -201,9 +212,10 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, rf_fetch_re
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &g);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, &g);
-	long timeout = f->timeout_ms ? f->timeout_ms : 30000;
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, RF_MIN(timeout, 10000L));
+	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
 	CURLcode code = curl_easy_perform(e);
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
 	char why[RF_IO_WHY_MAX], to[4096];
@@ -231,6 +243,9 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, rf_fetch_re
 	if (g.over) {
 		rf_fmt(err, errlen, "%s: the answer is over %zu bytes", f->url, g.max);
 		ret = -EFBIG;
+	} else if (code == CURLE_ABORTED_BY_CALLBACK) {
+		rf_fmt(err, errlen, "%s: cancelled", f->url);
+		ret = -ECANCELED;
 	} else if (code != CURLE_OK) {
 		int step;
 		ret = code == CURLE_WRITE_ERROR ? -ENOMEM
@@ -261,6 +276,17 @@ out:
 	return ret;
 }
 
+/* Sleeps ms, or less when the create is called off (looked at every 50 ms). */
+static void backoff(long ms)
+{
+	while (ms > 0 && !rf_cancelled()) {
+		long step = RF_MIN(ms, 50L);
+		struct timespec ts = { step / 1000, (step % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+		ms -= step;
+	}
+}
+
 int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen)
 {
 	*out = (rf_fetch_result){ 0 };
@@ -269,18 +295,28 @@ int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errl
 		rf_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	int tries = f->tries ? f->tries : 4, ret = 0;
+	uint32_t budget = f->budget_ms ? f->budget_ms : RF_IO_URL_BUDGET_MS;
+	uint64_t start = rf_now_ns(), end = start + (uint64_t)budget * 1000000ull;
+	long per_try = f->timeout_ms ? f->timeout_ms : 30000;
+	int tries = f->tries ? f->tries : 4, ret = 0, made = 0;
 	for (int t = 0; t < tries; t++) {
-		if (t) { /* 100 ms, 200 ms, 400 ms, ... */
-			struct timespec ts = { 0, (100L << (t - 1)) * 1000000L };
-			while (ts.tv_nsec >= 1000000000L)
-				ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-			nanosleep(&ts, NULL);
+		if (t) /* 100 ms, 200 ms, 400 ms, ...: never past the budget */
+			backoff(RF_MIN(100L << (t - 1), (long)((end - RF_MIN(end, rf_now_ns())) /
+								   1000000ull)));
+		uint64_t now = rf_now_ns();
+		if (rf_cancelled()) {
+			rf_fmt(err, errlen, "%s: cancelled", f->url);
+			ret = -ECANCELED;
+			break;
 		}
+		if (t && now + 1000000ull >= end)
+			break; /* the budget is spent: the last answer stands */
 		rf_fetch_result_free(out);
 		*out = (rf_fetch_result){ 0 };
 		int fault;
-		ret = try_once(f, &client, out, &fault, err, errlen);
+		long left = (long)RF_MAX((end - RF_MIN(end, now)) / 1000000ull, 1ull);
+		made++;
+		ret = try_once(f, &client, RF_MIN(per_try, left), out, &fault, err, errlen);
 		int transient = fault || ret == -ETIMEDOUT || ret == -ECONNRESET ||
 				(!ret && (out->status == 429 || out->status == 500 ||
 					  out->status == 502 || out->status == 503 ||
@@ -288,6 +324,11 @@ int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errl
 		if (!transient)
 			break;
 	}
+	if (ret == -ETIMEDOUT)
+		rf_fmt(err, errlen, "%s: no whole answer in time (%d %s in %.1f s; the set-up "
+		       "request's time is remote_timeout_ms = %u, every try included)", f->url,
+		       made, made == 1 ? "try" : "tries",
+		       (double)(rf_now_ns() - start) / 1e9, budget);
 	rf_http_client_free(&client);
 	if (ret)
 		rf_fetch_result_free(out);

@@ -3,7 +3,9 @@
  * an index object. The read engine (http.c) makes the many requests of a
  * run without blocking; these are the few a source needs before the run
  * starts, on the thread that creates the loader. Transient failures (429,
- * 5xx, a reset, a timeout) are tried again after a short backoff.
+ * 5xx, a reset, a timeout) are tried again after a short backoff, all of it
+ * within the call's budget; a create called off (util/cancel.h) ends the
+ * call at once.
  *
  * Thread rule: any thread; each call is its own. Private to the library. */
 #ifndef RF_IO_FETCH_H
@@ -24,6 +26,10 @@ typedef struct rf_fetch {
 	size_t max_body;             /* a longer body fails the call (0: 64 MiB) */
 	long timeout_ms;             /* each try (0: 30 s) */
 	int tries;                   /* 0: 4 */
+	uint32_t budget_ms;          /* all tries and their backoffs together (0:
+	                              * RF_IO_URL_BUDGET_MS): a server that trickles its
+	                              * answer, or is busy, holds set-up no longer than
+	                              * a run's read (the loader's remote_timeout_ms) */
 } rf_fetch;
 
 typedef struct rf_fetch_result {
@@ -37,11 +43,13 @@ typedef struct rf_fetch_result {
 
 /* Makes the request. @return : 0 when a response came (whatever its status:
  * the caller judges it; rf_fetch_why() says a failed one), else a negative
- * errno (-ECONNREFUSED, -ETIMEDOUT, -ENXIO: a host name that does not
- * resolve, -EPERM: a certificate, -EFBIG: the body was over max_body,
- * -EPROTO: a response that broke rf_http_check's rules or a redirect a
- * signed request does not follow, -ESTALE: another ETag than its If-Match,
- * -EPROTONOSUPPORT: a build without libcurl) with err[errlen] saying why. out->body is NULL on errors. */
+ * errno (-ECONNREFUSED, -ETIMEDOUT: no whole answer within the budget,
+ * -ENXIO: a host name that does not resolve, -EPERM: a certificate,
+ * -EFBIG: the body was over max_body, -EPROTO: a response that broke
+ * rf_http_check's rules or a redirect a signed request does not follow,
+ * -ESTALE: another ETag than its If-Match, -ECANCELED: the create was
+ * called off, -EPROTONOSUPPORT: a build without libcurl) with err[errlen]
+ * saying why. out->body is NULL on errors. */
 int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen);
 
 /* "HTTP 403 (AccessDenied: Access Denied)": the status and, from an S3

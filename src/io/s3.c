@@ -16,6 +16,7 @@
 
 #include "io/credentials.h"
 #include "io/fetch.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 #define IMDS_DEFAULT "http://169.254.169.254"
@@ -389,12 +390,41 @@ char *rf_s3_object_url(const rf_s3 *s3, const char *key)
 	return url;
 }
 
-/* One object of a listing page, taken from its <Contents> element. */
-static int list_page(const char *doc, size_t len, int (*fn)(void *, const char *, uint64_t),
-		     void *user, int *truncated, char *next, size_t next_len)
+void rf_s3_listing_free(rf_s3_listing *ls)
+{
+	free(ls->tokens);
+	ls->tokens = NULL;
+	ls->ntokens = ls->cap = 0;
+}
+
+/* A key of the page: after every key before it (S3 lists each key once, in
+ * ascending UTF-8 byte order, across pages), then given to fn. */
+static int page_key(rf_s3_listing *ls, const char *key, uint64_t size,
+		    int (*fn)(void *, const char *, uint64_t), void *user, char *why, size_t wl)
+{
+	int c = ls->keys ? strcmp(key, ls->last) : 1;
+	if (c == 0) {
+		rf_fmt(why, wl, "page %u lists key '%s' again (a store lists each key once)",
+		       ls->pages + 1, key);
+		return -EPROTO;
+	}
+	if (c < 0) {
+		rf_fmt(why, wl, "page %u lists key '%s' after '%s' (a store lists its keys in "
+		       "ascending order; keys out of order may be repeated or missed)",
+		       ls->pages + 1, key, ls->last);
+		return -EPROTO;
+	}
+	rf_fmt(ls->last, sizeof(ls->last), "%s", key);
+	ls->keys++;
+	return fn(user, key, size);
+}
+
+int rf_s3_list_page(rf_s3_listing *ls, const char *doc, size_t len,
+		    int (*fn)(void *user, const char *key, uint64_t size), void *user, char *why,
+		    size_t whylen)
 {
 	size_t pos = 0;
-	char key[1100], size[32];
+	char key[sizeof(ls->last)], size[32];
 	const char *c;
 	while ((c = memmem(doc + pos, len - pos, "<Contents>", 10))) {
 		const char *end = memmem(c, (size_t)(doc + len - c), "</Contents>", 11);
@@ -403,35 +433,66 @@ static int list_page(const char *doc, size_t len, int (*fn)(void *, const char *
 		size_t blen = (size_t)(end - c), p = 0, q = 0;
 		if (rf_xml_text(c, blen, &p, "Key", key, sizeof(key)) &&
 		    rf_xml_text(c, blen, &q, "Size", size, sizeof(size))) {
-			int ret = fn(user, key, strtoull(size, NULL, 10));
+			int ret = page_key(ls, key, strtoull(size, NULL, 10), fn, user, why, whylen);
 			if (ret)
 				return ret;
 		}
 		pos = (size_t)(end - doc) + 11;
 	}
+	ls->pages++;
 	char flag[16] = "";
 	size_t p = 0;
 	rf_xml_text(doc, len, &p, "IsTruncated", flag, sizeof(flag));
-	*truncated = !strcmp(flag, "true");
+	ls->truncated = !strcmp(flag, "true");
 	p = 0;
-	next[0] = '\0';
-	if (*truncated && !rf_xml_text(doc, len, &p, "NextContinuationToken", next, next_len))
+	ls->next[0] = '\0';
+	if (!ls->truncated)
+		return 0;
+	if (!rf_xml_text(doc, len, &p, "NextContinuationToken", ls->next, sizeof(ls->next)) ||
+	    !ls->next[0]) {
+		rf_fmt(why, whylen, "page %u is truncated without its NextContinuationToken",
+		       ls->pages);
 		return -EPROTO;
+	}
+	/* a token given before would list the same pages again, forever (a
+	 * known bug of some S3-compatible stores) */
+	uint64_t h = rf_hash_bytes(0x5335u, ls->next, strlen(ls->next));
+	for (size_t i = 0; i < ls->ntokens; i++)
+		if (ls->tokens[i] == h) {
+			rf_fmt(why, whylen, "page %u gives the NextContinuationToken '%.64s%s' %s: "
+			       "the listing would never end", ls->pages, ls->next,
+			       strlen(ls->next) > 64 ? "..." : "",
+			       i + 1 == ls->ntokens ? "of the page before" : "of an earlier page");
+			return -EPROTO;
+		}
+	if (ls->ntokens == ls->cap) {
+		size_t cap = ls->cap ? ls->cap * 2 : 64;
+		uint64_t *t = realloc(ls->tokens, cap * sizeof(*t));
+		if (!t) {
+			rf_fmt(why, whylen, "out of memory");
+			return -ENOMEM;
+		}
+		ls->tokens = t;
+		ls->cap = cap;
+	}
+	ls->tokens[ls->ntokens++] = h;
 	return 0;
 }
 
 int rf_s3_list(const rf_s3 *s3, const char *prefix,
-	       int (*fn)(void *user, const char *key, uint64_t size), void *user, char *err,
-	       size_t errlen)
+	       int (*fn)(void *user, const char *key, uint64_t size), void *user,
+	       uint32_t budget_ms, char *err, size_t errlen)
 {
 	char *base = bucket_url(s3);
 	if (!base) {
 		rf_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	char token[1024] = "", url[4096];
-	int truncated = 1, ret = 0;
-	for (uint32_t page = 0; truncated && !ret; page++) {
+	rf_s3_listing ls = { 0 };
+	char url[4096];
+	const char *token = ls.next;
+	int ret = 0;
+	for (ls.truncated = 1; ls.truncated && !ret;) {
 		/* the query's parameters in name order, each value encoded: as
 		 * SigV4's canonical request has them */
 		size_t n = 0;
@@ -447,7 +508,8 @@ int rf_s3_list(const rf_s3 *s3, const char *prefix,
 		if (n >= sizeof(url) || encode(url, sizeof(url), &n, prefix, 0))
 			goto too_long;
 		rf_fetch_result r;
-		ret = rf_fetch_run(&(rf_fetch){ .url = url, .sign = &s3->sign }, &r, err, errlen);
+		ret = rf_fetch_run(&(rf_fetch){ .url = url, .sign = &s3->sign, .budget_ms = budget_ms },
+				   &r, err, errlen);
 		if (ret)
 			break;
 		if (r.status != 200) {
@@ -457,17 +519,20 @@ int rf_s3_list(const rf_s3 *s3, const char *prefix,
 			ret = r.status == 404 ? -ENOENT : r.status == 403 || r.status == 401 ? -EACCES
 											      : -EIO;
 		} else {
-			ret = list_page((const char *)r.body, r.body_len, fn, user, &truncated, token,
-					sizeof(token));
-			if (ret == -EPROTO)
-				rf_fmt(err, errlen, "listing s3://%s/%s: a truncated page without its "
-				       "NextContinuationToken", s3->bucket, prefix);
+			char why[1400];
+			ret = rf_s3_list_page(&ls, (const char *)r.body, r.body_len, fn, user, why,
+					      sizeof(why));
+			if (ret == -EPROTO || ret == -ENOMEM)
+				rf_fmt(err, errlen, "listing s3://%s/%s: %s%s", s3->bucket, prefix, why,
+				       ret == -EPROTO ? ": the store's listing is broken, refused" : "");
 		}
 		rf_fetch_result_free(&r);
 	}
+	rf_s3_listing_free(&ls);
 	free(base);
 	return ret;
 too_long:
+	rf_s3_listing_free(&ls);
 	free(base);
 	rf_fmt(err, errlen, "listing s3://%s/%s: the request is too long", s3->bucket, prefix);
 	return -ENAMETOOLONG;

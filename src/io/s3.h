@@ -54,10 +54,37 @@ const char *rf_s3_key_of(const char *url);
 
 /* Lists the objects whose keys start with prefix (ListObjectsV2, every
  * page), in key order, calling fn for each (a non-zero return stops the
- * listing and is returned). @return : 0, fn's value, or a negative errno
- * with err saying why (an S3 error: its status, Code and Message). */
+ * listing and is returned); each page's request takes budget_ms at most,
+ * all its tries (0: RF_IO_URL_BUDGET_MS). @return : 0, fn's value, or a
+ * negative errno with err saying why (an S3 error: its status, Code and
+ * Message; -EPROTO: a listing that is broken, rf_s3_list_page()). */
 int rf_s3_list(const rf_s3 *s3, const char *prefix,
-	       int (*fn)(void *user, const char *key, uint64_t size), void *user, char *err,
-	       size_t errlen);
+	       int (*fn)(void *user, const char *key, uint64_t size), void *user,
+	       uint32_t budget_ms, char *err, size_t errlen);
+
+/* A listing's pages as they come, each checked against the ones before:
+ * S3 lists each key once, in ascending UTF-8 byte order across pages, and
+ * each page's NextContinuationToken is new. A store that breaks that (some
+ * S3-compatible stores repeat a token forever, or a page's keys) would be
+ * listed forever, or make an object a source twice. Zeroed to start. */
+typedef struct rf_s3_listing {
+	char last[1100];    /* the last key listed */
+	uint64_t keys;      /* keys listed so far */
+	uint32_t pages;     /* pages taken */
+	uint64_t *tokens;   /* the tokens given so far, hashed */
+	size_t ntokens, cap;
+	int truncated;      /* the last page said more follow, */
+	char next[1024];    /* ... from this token */
+} rf_s3_listing;
+
+/* Takes one page, doc[0..len) (the XML of a ListObjectsV2 answer; not
+ * NUL-terminated): fn for each of its keys (<Contents>), in order.
+ * @return : 0; fn's non-zero value; -EPROTO with why[whylen] saying what
+ *           the store did (a key repeated or out of order, a token given
+ *           before, a truncated page without its token); -ENOMEM. */
+int rf_s3_list_page(rf_s3_listing *ls, const char *doc, size_t len,
+		    int (*fn)(void *user, const char *key, uint64_t size), void *user, char *why,
+		    size_t whylen);
+void rf_s3_listing_free(rf_s3_listing *ls);
 
 #endif

@@ -25,6 +25,7 @@
 #include "pipeline/state.h"
 #include "sample/ranks.h"
 #include "sample/shard_order.h"
+#include "util/cancel.h"
 #include "util/util.h"
 
 /* ---- resolve: the configuration, before anything is acquired ------------ */
@@ -97,7 +98,7 @@ static int open_source(rf_loader *l, char *err, size_t errlen)
 			(l->cfg.source_kind == RF_SOURCE_FILES ? RF_INDEX_FILES : 0) |
 			(l->cfg.source_kind == RF_SOURCE_TAR ? RF_INDEX_TAR : 0),
 		.seq_len = l->cfg.seq_len, .stride = l->cfg.stride, .cache = l->cfg.index_cache,
-		.log_level = l->cfg.log_level,
+		.log_level = l->cfg.log_level, .remote_timeout_ms = l->cfg.remote_timeout_ms,
 	};
 	int ret = rf_source_open(&l->src, l->source, &p, err, errlen);
 	if (!ret)
@@ -136,6 +137,7 @@ static int fetch_beside(rf_loader *l, const char *url, int *fd, char *err, size_
 	rf_fetch_result r = { 0 };
 	if (!ret)
 		ret = rf_fetch_run(&(rf_fetch){ .url = at, .max_body = 64u << 20,
+						.budget_ms = l->cfg.remote_timeout_ms,
 						.sign = l->src.index.s3 ? &l->src.index.s3->sign : NULL },
 				   &r, err, errlen);
 	*fd = -1;
@@ -451,6 +453,27 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 	       (unsigned long long)l->start_batch);
 	*out = l;
 	return 0;
+}
+
+/* (ringfeed.h) The flag is the creating thread's (util/cancel.h): set-up
+ * runs on this thread, so the scan and fetch.c see it without its address
+ * passed through every layer. */
+RF_API int rf_loader_create_cancel(rf_loader **out, const rf_config *cfg,
+				   const volatile int *cancel, char *err, size_t errlen)
+{
+	rf_cancel_begin(cancel);
+	int ret = rf_loader_create(out, cfg, err, errlen);
+	int called_off = rf_cancelled();
+	rf_cancel_end();
+	if (!called_off)
+		return ret;
+	if (!ret) { /* called off after the last look: made, and not wanted */
+		rf_loader_destroy(*out);
+		*out = NULL;
+	}
+	if (ret != -ECANCELED)
+		rf_fmt(err, errlen, "rf_loader_create: cancelled");
+	return -ECANCELED;
 }
 
 RF_API void rf_loader_destroy(rf_loader *l)

@@ -39,6 +39,7 @@ static void source_init(rf_source *s, const rf_source_params *p)
 	s->index.progress = p->progress;
 	s->index.progress_user = p->progress_user;
 	s->index.any_name = p->mode;
+	s->index.remote_timeout_ms = p->remote_timeout_ms;
 	s->raw = (p->mode & RF_INDEX_RAW) != 0;
 }
 

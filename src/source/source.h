@@ -54,6 +54,8 @@ typedef struct rf_source_params {
 	rf_progress_fn progress; /* told every 4,096 files while walking, or NULL */
 	void *progress_user;
 	rf_log_level log_level;  /* of what the build notices (damaged shards) */
+	uint32_t remote_timeout_ms; /* remote sources: a set-up request's time, all its
+	                          * tries (0: the default, as cfg's) */
 } rf_source_params;
 
 /* The read that fetches a sample's bytes: a file of its own (path, relative

@@ -96,6 +96,7 @@ static int remote_read(shard_in *in, uint8_t *buf, size_t len, uint64_t off, int
 	/* room for an error body past the range (S3 says why in its XML) */
 	int ret = rf_fetch_run(&(rf_fetch){ .url = url, .headers = headers, .offset = off,
 					    .len = len, .max_body = len + 65536,
+					    .budget_ms = idx->remote_timeout_ms,
 					    .sign = idx->s3 ? &idx->s3->sign : NULL },
 			       &res, ferr, sizeof(ferr));
 	if (ret == -EFBIG) {

@@ -1,12 +1,12 @@
 /* make_seeds.c - writes the seed corpora of the fuzz targets into
- * OUT/{state,cache,manifest,credentials,jpeg,png,webp,tar,tokens,http}/: real
- * saved states, index caches of a folder tree and of a weighted manifest,
- * manifests, credential sources' answers, JPEGs of
+ * OUT/{state,cache,manifest,credentials,jpeg,png,webp,tar,tokens,http,
+ * listing}/: real saved states, index caches of a folder tree and of a
+ * weighted manifest, manifests, credential sources' answers, JPEGs of
  * several sizes and qualities, PNGs of each colour type and bit depth
  * (interlaced too) and WebP files (lossy, lossless, alpha) behind the image
  * targets' 4 setting bytes, and small tar shards (ustar, GNU, pax) behind
  * the tar target's setting byte, and responses to ranged GETs behind the
- * http target's 17.
+ * http target's 17, and S3 listing pages (NUL between pages).
  * Usage: make_seeds OUT (scripts/fuzz.sh runs it). */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -306,6 +306,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "make_seeds: %s\n", err);
 		return 1;
 	}
+
+	/* S3 listing pages, NUL between pages: a listing of two pages, one
+	 * page, entities in keys, a page that repeats the token before */
+	static const char listing[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult><Name>bk</Name>"
+		"<Prefix>data/</Prefix><KeyCount>2</KeyCount><IsTruncated>true</IsTruncated>"
+		"<NextContinuationToken>t2</NextContinuationToken>"
+		"<Contents><Key>data/a.tar</Key><Size>10240</Size></Contents>"
+		"<Contents><Key>data/b &amp; c.tar</Key><Size>20480</Size></Contents>"
+		"</ListBucketResult>\0"
+		"<ListBucketResult><IsTruncated>false</IsTruncated>"
+		"<Contents><Key>data/cat/&#x6771;.tar</Key><Size>1</Size></Contents>"
+		"</ListBucketResult>";
+	put("listing", "two_pages.xml", listing, sizeof(listing) - 1);
+	static const char looping[] =
+		"<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>x"
+		"</NextContinuationToken><Contents><Key>k1</Key><Size>1</Size></Contents>"
+		"</ListBucketResult>\0<ListBucketResult><IsTruncated>true</IsTruncated>"
+		"<NextContinuationToken>x</NextContinuationToken><Contents><Key>k2</Key>"
+		"<Size>1</Size></Contents></ListBucketResult>";
+	put("listing", "repeated_token.xml", looping, sizeof(looping) - 1);
 
 	/* manifests: plain, weighted, with comments and odd lines */
 	const char *mans[] = {

@@ -1,0 +1,21 @@
+/* cancel.c - the creating thread's cancel flag (cancel.h). */
+#include "util/cancel.h"
+
+#include <stddef.h>
+
+static _Thread_local const volatile int *cancel_flag;
+
+void rf_cancel_begin(const volatile int *flag)
+{
+	cancel_flag = flag;
+}
+
+void rf_cancel_end(void)
+{
+	cancel_flag = NULL;
+}
+
+int rf_cancelled(void)
+{
+	return cancel_flag && __atomic_load_n(cancel_flag, __ATOMIC_RELAXED) != 0;
+}

@@ -1,0 +1,21 @@
+/* cancel.h - a loader's create called off from outside
+ * (rf_loader_create_cancel()): the caller's flag, seen by the set-up work
+ * that may take long (the index scan's waits, the set-up requests of
+ * fetch.c and their backoffs, a listing's pages), which then fails with
+ * -ECANCELED.
+ *
+ * Thread rule: the flag's address is the creating thread's own
+ * (thread-local: set-up runs on the thread that creates, so nothing is
+ * passed down through every layer); the flag itself is written by any
+ * thread or a signal handler and only read here. Private to the library. */
+#ifndef RF_UTIL_CANCEL_H
+#define RF_UTIL_CANCEL_H
+
+/* Set-up on this thread watches flag (NULL: nothing) until rf_cancel_end(). */
+void rf_cancel_begin(const volatile int *flag);
+void rf_cancel_end(void);
+
+/* @return : 1 when this thread's set-up was called off, else 0. */
+int rf_cancelled(void);
+
+#endif
