@@ -14,6 +14,8 @@
 # session token from an assumed role), each behind its own fault proxy.
 # The http shards have no ringfeed.index (the scan reads them through the
 # faults); the s3 ones have theirs (fetched) and are found by listing.
+# FAULT_ONLY (a comma-separated list of fault_proxy.py's faults) draws only
+# those; TRANSPORTS ("http s3") picks the transports.
 # Data: RAW_COUNT (2,000) random files of 1-40 KB (`ringfeed gen --raw`)
 # packed into 5 MB shards, made once under bench/data/trust-soak.
 set -euo pipefail
@@ -21,6 +23,8 @@ cd "$(dirname "$0")/.."
 seconds=${SOAK_SECONDS:-1800}
 fault_p=${FAULT_P:-0.01}
 count=${RAW_COUNT:-2000}
+only=${FAULT_ONLY:+--only $FAULT_ONLY}
+transports=${TRANSPORTS:-http s3}
 scripts/build.sh build
 data=bench/data/trust-soak
 if [ ! -f "$data/pack/ringfeed.index" ]; then
@@ -60,7 +64,11 @@ proxy_port() { # the port line a fault_proxy printed
 	return 1
 }
 
+has() { case " $transports " in *" $1 "*) return 0 ;; esac; return 1; }
+
+password="soak-pw-$RANDOM$RANDOM" secret=none token=none
 # http: nginx, and its proxy
+if has http; then
 nport=$(free_port)
 cat >"$work/nginx/nginx.conf" <<EOF
 daemon off; master_process off; worker_processes 1;
@@ -74,14 +82,15 @@ EOF
 /usr/sbin/nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" &
 pids+=($!)
 wait_port "$nport"
-python3 tests/fault_proxy.py "http://127.0.0.1:$nport" --p "$fault_p" --seed 1 \
+python3 tests/fault_proxy.py "http://127.0.0.1:$nport" --p "$fault_p" --seed 1 $only \
 	--lifetime $((seconds + 600)) --counts "$work/out/proxy-http.json" >"$work/out/proxy-http.log" 2>&1 &
 pids+=($!)
 hport=$(proxy_port "$work/out/proxy-http.log")
-password="soak-pw-$RANDOM$RANDOM"
 http_src="http://soak:$password@127.0.0.1:$hport/shard-{000000..$last}.tar"
+fi
 
 # s3: moto with authentication, a user, a bucket, the shards and their index
+if has s3; then
 moto_py=$(scripts/moto_venv.sh)
 mport=$(free_port)
 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN INITIAL_NO_AUTH_ACTION_COUNT=3 \
@@ -116,17 +125,21 @@ print(c["AccessKeyId"], c["SecretAccessKey"], c["SessionToken"])
 PY
 )
 read -r key_id secret token <<<"$creds"
-python3 tests/fault_proxy.py "http://127.0.0.1:$mport" --p "$fault_p" --seed 2 \
+python3 tests/fault_proxy.py "http://127.0.0.1:$mport" --p "$fault_p" --seed 2 $only \
 	--lifetime $((seconds + 600)) --counts "$work/out/proxy-s3.json" >"$work/out/proxy-s3.log" 2>&1 &
 pids+=($!)
 sport=$(proxy_port "$work/out/proxy-s3.log")
+fi
 
 # two processes a transport, one cache each transport, for SOAK_SECONDS
 runs=()
 for i in 1 2; do
-	build/bench/trust_soak "$data/pack" "$http_src" "$seconds" "$work/cache-http" "$((i * 1000))" \
-		>"$work/out/http-$i.out" 2>"$work/out/http-$i.err" &
-	runs+=($!)
+	if has http; then
+		build/bench/trust_soak "$data/pack" "$http_src" "$seconds" "$work/cache-http" \
+			"$((i * 1000))" >"$work/out/http-$i.out" 2>"$work/out/http-$i.err" &
+		runs+=($!)
+	fi
+	has s3 || continue
 	AWS_ENDPOINT_URL="http://127.0.0.1:$sport" AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID="$key_id" \
 	AWS_SECRET_ACCESS_KEY="$secret" AWS_SESSION_TOKEN="$token" AWS_EC2_METADATA_DISABLED=true \
 	HOME="$work" build/bench/trust_soak "$data/pack" "s3://soak/shards/" "$seconds" \
@@ -139,7 +152,7 @@ for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 wait 2>/dev/null || true
 pids=()
 
-for t in http s3; do
+for t in $transports; do
 	python3 - "$t" "$work/out" <<'PY'
 import json, re, sys
 t, out = sys.argv[1], sys.argv[2]
@@ -156,11 +169,12 @@ done
 # the secrets: in every output and every file the runs wrote
 found=0
 for s in "$password" "$secret" "$token"; do
+	[ "$s" != none ] || continue
 	n=$(grep -rlaF -- "$s" "$work/out" "$work"/cache-* 2>/dev/null | wc -l || true)
 	found=$((found + n))
 done
 leaked=$(python3 -c 'import json,sys; print(sum(json.load(open(f))["leaked"] for f in sys.argv[1:]))' \
-	"$work/out/proxy-http.json" "$work/out/proxy-s3.json")
+	"$work"/out/proxy-*.json)
 files=$(find "$work/out" "$work"/cache-* -type f 2>/dev/null | wc -l)
 echo "secrets: $found files of $files hold the password, secret key or session token;" \
 	"$leaked requests carried a credential to the redirect host"

@@ -4,7 +4,7 @@ that answers some requests as lying servers, proxies and S3-compatible
 stores do (issue 36), for bench/trust_soak.sh. Python's standard library only.
 
     fault_proxy.py UPSTREAM [--p 0.01] [--seed 1] [--lifetime 3600]
-                   [--port 0] [--counts FILE]
+                   [--port 0] [--counts FILE] [--only KIND,KIND...]
 
 UPSTREAM is http://HOST:PORT of the real server. Each request is sent on
 to it (method, path, query and headers as they came, Host included, so a
@@ -31,7 +31,7 @@ draws (seeded) one fault with probability P each, where it applies:
              that leads to the same page again, forever
   list_dup   (a ListObjectsV2 page) each key listed twice
 
-It prints "port N redirect_port M" once it listens, and on exit (after
+--only draws only the faults named. It prints "port N redirect_port M" once it listens, and on exit (after
 --lifetime seconds, or SIGTERM) writes its counts as JSON to --counts
 (or stderr): requests, each fault, and `leaked`: requests that reached the
 redirect port carrying Authorization, x-amz-security-token or
@@ -68,7 +68,12 @@ def main(argv):
     p.add_argument("--lifetime", type=float, default=3600)
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--counts", default=None)
+    p.add_argument("--only", default=",".join(FAULTS))
     a = p.parse_args(argv)
+    only = set(a.only.split(","))
+    if only - set(FAULTS):
+        p.error("--only: no fault %s (faults: %s)" % (",".join(sorted(only - set(FAULTS))),
+                                                     ",".join(FAULTS)))
     up = urllib.parse.urlsplit(a.upstream)
     rng = random.Random(a.seed)
     lock = threading.Lock()
@@ -101,7 +106,7 @@ def main(argv):
         with lock:
             x = rng.random()
         for name in FAULTS:
-            if name not in applies:
+            if name not in applies or name not in only:
                 continue
             if x < a.p:
                 return name

@@ -40,6 +40,11 @@ same, the same page again forever), repeat-keys (each page after the first
 starts again at the previous page's last key) or unordered (keys in
 descending order); "none" lists honestly.
 
+--lie-once KIND@N lies once to the N-th ranged GET of each file (1: its
+first): KIND empty416 answers 416 with Content-Range "bytes */START" (the
+file ends where the range starts: at 0, an empty file), etag answers with
+another ETag and other bytes (If-Match ignored), as --new-etag-after does.
+
 It prints "port N" once it listens,
 then the fault counts to stderr when it stops, by itself after --lifetime
 seconds (or when killed): a test never leaves it behind.
@@ -109,7 +114,13 @@ def main(argv):
     p.add_argument("--s3-list-bug", choices=("none", "repeat-token", "repeat-keys", "unordered"),
                    default=None)
     p.add_argument("--s3-page", type=int, default=2)
+    p.add_argument("--lie-once", default=None, metavar="KIND@N")
     a = p.parse_args(argv)
+    lie_kind, _, lie_at = (a.lie_once or "@0").partition("@")
+    if lie_kind not in ("", "empty416", "etag"):
+        p.error("--lie-once: KIND is empty416 or etag")
+    lie_at = int(lie_at)
+    ranged_gets = {}  # path -> ranged GETs so far (--lie-once)
     busy_since = [None]  # when the busy seconds began (the first counted request)
     root = os.path.realpath(a.root)
     rng = random.Random(a.seed)
@@ -281,6 +292,19 @@ def main(argv):
             st = os.stat(path)
             size = st.st_size
             etag = '"%x-%x"' % (int(st.st_mtime), size)  # as nginx makes it
+            lie = None
+            if lie_at and body and (self.headers.get("Range") or "").startswith("bytes="):
+                with lock:
+                    ranged_gets[path] = ranged_gets.get(path, 0) + 1
+                    lie = lie_kind if ranged_gets[path] == lie_at else None
+            if lie == "empty416":
+                self.send_response(416)
+                self.send_header("Content-Range", "bytes */%s" % rng_start)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if lie == "etag":
+                replaced = True
             if replaced:  # another object now, and If-Match not honoured
                 with lock:
                     counts["new-etag"] += 1

@@ -919,6 +919,55 @@ Test(shards_remote, a_window_that_cannot_be_read_fails_create_and_is_not_cached,
 	cr_assert_eq(stat(cache, &st), 0);
 }
 
+/* One lie of the server's, once, to a shard's scan (fault_server.py
+ * --lie-once): the scan is not fooled and create still indexes every
+ * sample, the same ids as an honest server gives. */
+static void assert_one_lie_is_outlived(const char *lie)
+{
+	char flags[64];
+	snprintf(flags, sizeof(flags), "--lie-once %s", lie);
+	tu_fault fs;
+	int port = tu_fault_server_start(&fs, rdir, flags);
+	if (!port)
+		cr_skip_test("python3 is missing: tests/fault_server.py cannot run");
+	rf_config cfg;
+	char src[256];
+	remote_config(&cfg, src, sizeof(src), port);
+	cfg.remote_timeout_ms = 20000; /* a lie is tried again after a backoff */
+	size_t n;
+	uint64_t *ids = tu_drain_ids(&cfg, &n);
+	tu_fault_stop(&fs);
+	cr_assert_eq(n, RSHARDS * RPER, "%s: %zu samples", lie, n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_lt(ids[i], (uint64_t)(RSHARDS * RPER));
+	free(ids);
+}
+
+/* A shard's first answer says it is empty (416 "bytes *\/0"): asked again
+ * before it is believed (nothing later could contradict it). */
+Test(shards_remote, a_first_answer_saying_empty_is_asked_again, .init = remote_setup,
+     .fini = remote_teardown, .timeout = 60)
+{
+	assert_one_lie_is_outlived("empty416@1");
+}
+
+/* A later window's 416 says the shard ends where that window starts, though
+ * the first answer gave its size: a lie, tried again. */
+Test(shards_remote, a_416_inside_the_size_the_server_gave_is_tried_again, .init = remote_setup,
+     .fini = remote_teardown, .timeout = 60)
+{
+	assert_one_lie_is_outlived("empty416@2");
+}
+
+/* The first answer's ETag and bytes are another object's: the next window
+ * (If-Match that ETag) is refused, and the shard is scanned again from its
+ * first byte, its first answer's samples forgotten. */
+Test(shards_remote, a_first_answer_from_another_object_is_scanned_again, .init = remote_setup,
+     .fini = remote_teardown, .timeout = 60)
+{
+	assert_one_lie_is_outlived("etag@1");
+}
+
 /* s3://bk/data/ listed by the server (ListObjectsV2, 2 keys a page) with
  * bug: refused naming the bucket and prefix and what the store did;
  * "none" lists every shard once. */

@@ -50,6 +50,8 @@
 #define SCAN_WINDOW (256u << 10) /* bytes read per window: many small members at once */
 #define SCAN_SHARDS 32u          /* shards scanned at once */
 #define SCAN_SLICE_NS 100000000ull /* a scan's waits: a create called off is seen this soon */
+#define EMPTY_ASKS 2 /* a remote shard said empty is asked this many more times */
+#define RESCANS 2    /* a remote shard whose ETag changed is scanned again this often */
 
 /* ---- finding the shards -------------------------------------------------- */
 
@@ -627,6 +629,9 @@ typedef struct shard_scan {
 	rf_tar_samples group;
 	uint8_t *buf;          /* its window buffer (one read in flight at most) */
 	uint32_t asked;        /* bytes its read in flight asked for */
+	uint32_t empty_asks;   /* a remote shard's first window asked again because
+	                        * its answer said the shard is empty */
+	uint32_t rescans;      /* a remote shard's scan begun again (its ETag changed) */
 	/* samples: names in an arena, records in an array */
 	char *names;
 	size_t names_len, names_cap;
@@ -744,6 +749,30 @@ static void scan_free(shard_scan *sc)
 	sc->names = NULL;
 	sc->found = NULL;
 	sc->extras = NULL;
+}
+
+/* Forgets what a scan found, for the scan to begin again. */
+static void scan_reset(shard_scan *sc)
+{
+	rf_tar_samples_free(&sc->group);
+	sc->names_len = sc->nfound = sc->nextras = 0;
+}
+
+/* Starts (again) the scan of remote shard s: its first window, whose
+ * response says the shard's size and ETag (the object indexed: every later
+ * read of it asks for that one, If-Match). */
+static void remote_begin(shard_scan *s, rf_io *io, int raw)
+{
+	rf_index *idx = s->idx;
+	s->size = UINT64_MAX;
+	rf_tar_scan_init(&s->scan, s->size);
+	rf_tar_samples_init(&s->group, raw, on_sample, s);
+	s->asked = SCAN_WINDOW;
+	s->empty_asks = 0;
+	idx->etags[s->shard][0] = '\0';
+	rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard], .offset = 0,
+					.len = SCAN_WINDOW, .buf = s->buf, .tag = s->shard,
+					.etag_out = idx->etags[s->shard] });
 }
 
 /* The shard as messages name it: its URL, or root/path. */
@@ -969,19 +998,9 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 			struct stat st;
 			const char *path = idx->shards[s->shard];
 			if (idx->urls) {
-				/* remote: its size comes with the first window's response */
-				s->size = UINT64_MAX;
-				rf_tar_scan_init(&s->scan, s->size);
-				rf_tar_samples_init(&s->group, raw, on_sample, s);
 				s->file = -1;
 				s->buf = mem + (size_t)free_slots[--nfree] * slot;
-				s->asked = SCAN_WINDOW;
-				/* the ETag it answers with is the object indexed: every
-				 * later read of it asks for that one (If-Match) */
-				rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard],
-								.offset = 0, .len = SCAN_WINDOW,
-								.buf = s->buf, .tag = s->shard,
-								.etag_out = idx->etags[s->shard] });
+				remote_begin(s, io, raw);
 				active++;
 				continue;
 			}
@@ -1035,12 +1054,35 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 		uint32_t k = ret ? 0 : rf_io_reap(io, done, width);
 		for (uint32_t i = 0; i < k && !ret; i++) {
 			shard_scan *s = &sc[done[i].tag];
+			if (s->size == UINT64_MAX && done[i].res == 0 && done[i].size == 0 &&
+			    s->empty_asks < EMPTY_ASKS) {
+				/* "empty" (a 416 at 0) is the one answer to a first window
+				 * no later read can contradict (nothing is asked after it):
+				 * asked again before it is believed, as a proxy's lie may
+				 * pass */
+				s->empty_asks++;
+				rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard],
+								.offset = 0, .len = SCAN_WINDOW,
+								.buf = s->buf, .tag = s->shard,
+								.etag_out = idx->etags[s->shard] });
+				continue;
+			}
 			if (s->size == UINT64_MAX) { /* a remote shard's first window */
 				ret = remote_sized(idx, s, &done[i], err, errlen);
 				if (ret)
 					break;
 			}
 			int r = scan_window(s, &done[i], err, errlen);
+			if (r == -ESTALE && idx->urls && s->rescans < RESCANS) {
+				/* another ETag than its first answer's: the shard was
+				 * replaced while it was scanned, or that first answer
+				 * was a proxy's lie; what was found goes, and the scan
+				 * begins again from its first byte */
+				s->rescans++;
+				scan_reset(s);
+				remote_begin(s, io, raw);
+				continue;
+			}
 			if (r < 0) {
 				ret = r;
 				break;
@@ -1051,7 +1093,10 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 								.len = s->asked, .buf = s->buf,
 								.tag = s->shard,
 								.url = idx->urls ? idx->urls[s->shard] : NULL,
-								.etag = idx->urls ? idx->etags[s->shard] : NULL });
+								.etag = idx->urls ? idx->etags[s->shard] : NULL,
+								/* what the first window said: a
+								 * later answer is checked against it */
+								.size = idx->urls ? s->size : 0 });
 				continue;
 			}
 			active--;
