@@ -43,7 +43,8 @@ descending order); "none" lists honestly.
 --lie-once KIND@N lies once to the N-th ranged GET of each file (1: its
 first): KIND empty416 answers 416 with Content-Range "bytes */START" (the
 file ends where the range starts: at 0, an empty file), etag answers with
-another ETag and other bytes (If-Match ignored), as --new-etag-after does.
+another ETag and other bytes (If-Match ignored), as --new-etag-after does;
+redirect answers 307 as --redirect-to does, that request alone.
 
 It prints "port N" once it listens,
 then the fault counts to stderr when it stops, by itself after --lifetime
@@ -117,8 +118,8 @@ def main(argv):
     p.add_argument("--lie-once", default=None, metavar="KIND@N")
     a = p.parse_args(argv)
     lie_kind, _, lie_at = (a.lie_once or "@0").partition("@")
-    if lie_kind not in ("", "empty416", "etag"):
-        p.error("--lie-once: KIND is empty416 or etag")
+    if lie_kind not in ("", "empty416", "etag", "redirect"):
+        p.error("--lie-once: KIND is empty416, etag or redirect")
     lie_at = int(lie_at)
     ranged_gets = {}  # path -> ranged GETs so far (--lie-once)
     busy_since = [None]  # when the busy seconds began (the first counted request)
@@ -246,8 +247,14 @@ def main(argv):
                 if a.log_headers:
                     with open(a.log_headers, "a") as log:
                         log.write("%s\n%s\n" % (self.requestline, self.headers.as_string()))
+            lie = None
+            if lie_at and body and (self.headers.get("Range") or "").startswith("bytes="):
+                key = self.path.split("?")[0]
+                with lock:
+                    ranged_gets[key] = ranged_gets.get(key, 0) + 1
+                    lie = lie_kind if ranged_gets[key] == lie_at else None
             moved = self.path.startswith("/moved/")
-            if a.redirect_to >= 0 and not moved:
+            if a.redirect_to >= 0 and not moved and (lie_kind != "redirect" or lie):
                 with lock:
                     counts["redirect"] += 1
                 port = a.redirect_to or self.server.server_address[1]
@@ -292,11 +299,6 @@ def main(argv):
             st = os.stat(path)
             size = st.st_size
             etag = '"%x-%x"' % (int(st.st_mtime), size)  # as nginx makes it
-            lie = None
-            if lie_at and body and (self.headers.get("Range") or "").startswith("bytes="):
-                with lock:
-                    ranged_gets[path] = ranged_gets.get(path, 0) + 1
-                    lie = lie_kind if ranged_gets[path] == lie_at else None
             if lie == "empty416":
                 self.send_response(416)
                 self.send_header("Content-Range", "bytes */%s" % rng_start)

@@ -465,6 +465,42 @@ Test(http, a_signed_request_follows_no_redirect_to_another_host)
 	free(sent_c);
 }
 
+/* A signed request redirected to another host once (a proxy's lie, or
+ * S3's 307 while a bucket's name spreads): not followed, tried again as a
+ * fault, and the next answer lands; the other host never sees a request. */
+Test(http, a_signed_request_redirected_once_elsewhere_is_tried_again)
+{
+	char log_a[4200], log_b[4200], port_b[16];
+	snprintf(log_a, sizeof(log_a), "%s/a.log", dir);
+	snprintf(log_b, sizeof(log_b), "%s/b.log", dir);
+	tu_fault b, a;
+	snprintf(port_b, sizeof(port_b), "%d",
+		 fault_server(&b, (const char *[]){ "--log-headers", log_b, NULL }));
+	int pa = fault_server(&a, (const char *[]){ "--redirect-to", port_b, "--lie-once",
+						    "redirect@1", "--log-headers", log_a, NULL });
+	rf_creds *creds;
+	char cerr[256];
+	cr_assert_eq(rf_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_STATIC,
+				     .from = "test", .key_id = "AKIDTEST", .secret = "not-a-secret",
+				     .token = "TOKEN-OF-ISSUE-36" }, cerr, sizeof(cerr)), 0, "%s", cerr);
+	rf_io_sign sign = { .region = "us-east-1", .creds = creds };
+	char url_a[128];
+	snprintf(url_a, sizeof(url_a), "http://127.0.0.1:%d/data.bin", pa);
+	want w[] = { { .url = url_a, .offset = 4096, .len = 1000 } };
+	rf_io *io = engine_with(4, 20000, &sign);
+	run(io, w, 1, 4);
+	rf_io_destroy(io);
+	rf_creds_destroy(creds);
+	tu_fault_stop(&a);
+	tu_fault_stop(&b);
+	cr_assert_eq(w[0].res, 1000, "%d %s", w[0].res, w[0].what);
+	char *sent_a = slurp(log_a), *sent_b = slurp(log_b);
+	cr_assert_eq(count_of(sent_a, "GET /data.bin"), 2, "asked twice: %s", sent_a);
+	cr_assert_eq(count_of(sent_b, "GET"), 0, "the other host was asked: %s", sent_b);
+	free(sent_a);
+	free(sent_b);
+}
+
 /* ---- the checker alone (src/io/http_check.c): what is believed ---------- */
 
 typedef struct check_case {

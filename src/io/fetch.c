@@ -224,6 +224,7 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 		 * its own host; the body of the 3xx is not the answer */
 		if (!rf_http_redirect(e, 0, to, sizeof(to), why, sizeof(why))) {
 			rf_fmt(err, errlen, "%s: %s", f->url, why);
+			*fault = 1; /* tried again, as a read's is (http.c) */
 			ret = -EPROTO;
 			goto out;
 		}
@@ -236,6 +237,7 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 		if (code == CURLE_OK && out->status >= 300 && out->status < 400) {
 			rf_http_redirect(e, 1, to, sizeof(to), why, sizeof(why));
 			rf_fmt(err, errlen, "%s: %s", f->url, why);
+			*fault = 1;
 			ret = -EPROTO;
 			goto out;
 		}

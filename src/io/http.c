@@ -533,7 +533,10 @@ static void reap(rf_http *h)
 				transfer(h, id);
 				continue;
 			}
-			res = -EPROTO, step = RF_IO_STEP_OPEN, fault = 0;
+			/* tried again, as a fault: a proxy's, or S3's own 307 while a
+			 * bucket's name spreads, passes; a lasting one fails the read
+			 * saying where it pointed */
+			res = -EPROTO, step = RF_IO_STEP_OPEN, fault = 1;
 		} else {
 			res = judge(r, m->data.result, &step, &fault);
 		}
