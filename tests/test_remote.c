@@ -658,3 +658,37 @@ Test(remote, raw_reads_the_server_refuses_end_the_run_with_its_answer)
 	cr_assert_eq(r.forbidden, r.n, "every report names the 403 and the URL; the first: %s",
 		     r.first);
 }
+
+/* An index made elsewhere (an index cache of another server's URLs) has
+ * each shard's ETag asked at create; the first answer for every shard
+ * gives another object's ETag (a proxy's lie, once): it is asked again,
+ * the two answers disagree, and the shard is asked anew, so that no read
+ * is refused (412) for an ETag only a lie gave. */
+Test(remote, an_etag_one_answer_gave_is_not_believed_alone)
+{
+	char cache[4200], src_a[256], src_b[256];
+	snprintf(cache, sizeof(cache), "%s/index.cache", dir);
+	tu_fault a, b;
+	int pa = fault_on(&a, shards, 0, NULL);
+	snprintf(src_a, sizeof(src_a), "http://127.0.0.1:%d/shard-{00..%02d}.tar", pa, SHARDS - 1);
+	rf_config cfg;
+	config(&cfg, src_a, 1, 0);
+	cfg.index_cache = cache;
+	size_t n_a, n_b;
+	rf_stats st;
+	uint8_t *bytes_a = tu_drain_bytes(&cfg, &n_a, &st);
+	tu_fault_stop(&a);
+	cr_assert_eq(st.bad_samples, 0);
+	int pb = fault_on(&b, shards, 0, (const char *[]){ "--lie-once", "etag@1", NULL });
+	snprintf(src_b, sizeof(src_b), "http://127.0.0.1:%d/shard-{00..%02d}.tar", pb, SHARDS - 1);
+	config(&cfg, src_b, 1, 0);
+	cfg.index_cache = cache;
+	cfg.remote_timeout_ms = 20000;
+	uint8_t *bytes_b = tu_drain_bytes(&cfg, &n_b, &st);
+	tu_fault_stop(&b);
+	cr_assert_eq(st.bad_samples, 0, "%llu samples refused", (unsigned long long)st.bad_samples);
+	cr_assert_eq(n_a, n_b);
+	cr_assert(!memcmp(bytes_a, bytes_b, n_a), "the same bytes");
+	free(bytes_a);
+	free(bytes_b);
+}

@@ -52,6 +52,8 @@
 #define SCAN_SLICE_NS 100000000ull /* a scan's waits: a create called off is seen this soon */
 #define EMPTY_ASKS 2 /* a remote shard said empty is asked this many more times */
 #define RESCANS 2    /* a remote shard whose ETag changed is scanned again this often */
+#define PROBE_AGAIN (1u << 31) /* a check's tag: the second probe of a shard */
+#define PROBE_ROUNDS 2         /* a shard whose two probes disagree: asked anew this often */
 
 /* ---- finding the shards -------------------------------------------------- */
 
@@ -894,23 +896,33 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 							 .sign = idx->s3 ? &idx->s3->sign : NULL,
 							 .url_budget_ms = idx->remote_timeout_ms },
 				   err, errlen);
-	/* a byte of each (the response says the size and the ETag), 256 at once;
-	 * read number k's buffer is mem + 4096 k */
-	size_t next = 0;
+	/* a byte of each (the response says the size and the ETag), then a
+	 * byte again asking for that ETag (If-Match): an ETag is believed when
+	 * two answers agree (one answer may be a proxy's lie, and every read
+	 * of the shard would then be refused, 412). 256 at once; read number
+	 * k's buffer is mem + 4096 k. todo: shards to ask (PROBE_AGAIN: the
+	 * second time), popped from its end. */
+	size_t ntodo = 0;
 	uint32_t active = 0, nfree = width, *free_slots = malloc(width * sizeof(uint32_t));
-	if (!ret && !free_slots)
+	uint32_t *todo = malloc(2 * (size_t)n * sizeof(uint32_t));
+	uint8_t *rounds = calloc(idx->nshards, 1);
+	if (!ret && (!free_slots || !todo || !rounds))
 		ret = -ENOMEM;
 	for (uint32_t k = 0; !ret && k < width; k++)
 		free_slots[k] = k;
-	while (!ret && (next < idx->nshards || active)) {
-		for (; next < idx->nshards && nfree; next++) {
-			if (idx->etags[next][0])
-				continue;
+	for (size_t i = idx->nshards; !ret && i-- > 0;)
+		if (!idx->etags[i][0])
+			todo[ntodo++] = (uint32_t)i;
+	while (!ret && (ntodo || active)) {
+		while (ntodo && nfree) {
+			uint32_t i = todo[--ntodo], again = i & PROBE_AGAIN;
+			i &= ~PROBE_AGAIN;
 			uint32_t k = free_slots[--nfree];
-			rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[next], .len = 1,
+			rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[i], .len = 1,
 							.buf = mem + 4096 * (size_t)k,
-							.tag = (uint64_t)k << 32 | next,
-							.etag_out = idx->etags[next] });
+							.tag = (uint64_t)k << 32 | again | i,
+							.etag = again ? idx->etags[i] : NULL,
+							.etag_out = again ? NULL : idx->etags[i] });
 			active++;
 		}
 		if (!active)
@@ -922,15 +934,22 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 		}
 		uint32_t got = ret ? 0 : rf_io_reap(io, done, width);
 		for (uint32_t j = 0; j < got && !ret; j++) {
-			uint32_t i = (uint32_t)done[j].tag;
+			uint32_t i = (uint32_t)done[j].tag & ~PROBE_AGAIN;
+			int again = !!((uint32_t)done[j].tag & PROBE_AGAIN);
 			free_slots[nfree++] = (uint32_t)(done[j].tag >> 32);
 			active--;
 			char name[PATH_MAX + 8];
 			rf_index_shard_shown(idx, i, name, sizeof(name));
-			if (done[j].res < 0) {
+			if (again && done[j].res == -ESTALE && rounds[i] < PROBE_ROUNDS) {
+				/* the two answers disagree: both forgotten, asked anew */
+				rounds[i]++;
+				idx->etags[i][0] = '\0';
+				todo[ntodo++] = i;
+			} else if (done[j].res < 0) {
 				char what[256];
 				rf_io_describe(&done[j], what, sizeof(what));
-				rf_fmt(err, errlen, "shard %s: %s", name, what);
+				rf_fmt(err, errlen, "shard %s: %s%s", name, what, again ? " (its ETag "
+				       "asked again, after one answer gave it)" : "");
 				ret = done[j].res;
 			} else if (done[j].size != idx->shard_sizes[i]) {
 				rf_fmt(err, errlen, "shard %s: %llu bytes on the server, %llu when it was "
@@ -938,9 +957,13 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 				       (unsigned long long)done[j].size,
 				       (unsigned long long)idx->shard_sizes[i]);
 				ret = -ESTALE;
+			} else if (!again) {
+				todo[ntodo++] = i | PROBE_AGAIN;
 			}
 		}
 	}
+	free(todo);
+	free(rounds);
 	rf_io_destroy(io);
 	if (wake >= 0)
 		close(wake);
