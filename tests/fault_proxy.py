@@ -80,6 +80,7 @@ def main(argv):
     counts = {"requests": 0, "redirected_requests": 0, "leaked": 0, "ok": 0}
     counts.update({f: 0 for f in FAULTS})
     local = threading.local()
+    loop_pages = {}  # list_loop: a listing's path -> the page that began the loop
 
     def upstream():
         c = getattr(local, "conn", None)
@@ -101,6 +102,12 @@ def main(argv):
                 local.conn = None
                 if attempt:
                     raise
+
+    def listing_key(path):
+        """A listing's path and query, its continuation token left out."""
+        base, _, query = path.partition("?")
+        return base, tuple(sorted(q for q in query.split("&")
+                                  if not q.startswith("continuation-token=")))
 
     def draw(applies):
         with lock:
@@ -173,11 +180,16 @@ def main(argv):
                 self.send(307, [("Location", "http://127.0.0.1:%d%s" % (redirect_port, self.path))],
                           b"")
                 return
-            if fault == "list_loop" and "continuation-token=ringfeed-loop" in self.path:
-                # the page a looping store answers to its own token: the first again
-                q = re.sub(r"&?continuation-token=ringfeed-loop", "", self.path)
-                status, hdrs, body = forward(self.command, q, headers)
-            elif fault == "lie_range":
+            if "continuation-token=ringfeed-loop" in self.path:
+                # a looping store answers its own token with the page that
+                # gave it, again (kept: the request, signed as it is, is
+                # not the real server's to answer)
+                with lock:
+                    page = loop_pages.get(listing_key(self.path))
+                if page is not None:
+                    self.send(200, [("Content-Type", "application/xml")], page)
+                    return
+            if fault == "lie_range":
                 start, end = int(m.group(1)) - 512, int(m.group(2)) - 512
                 headers["Range"] = "bytes=%d-%d" % (start, end)
                 status, hdrs, body = forward(self.command, self.path, headers)
@@ -190,6 +202,8 @@ def main(argv):
                 body = re.sub(rb"<IsTruncated>false</IsTruncated>",
                               b"<IsTruncated>true</IsTruncated>"
                               b"<NextContinuationToken>ringfeed-loop</NextContinuationToken>", body)
+                with lock:
+                    loop_pages[listing_key(self.path)] = body
             elif fault == "list_dup":
                 body = re.sub(rb"(<Contents>.*?</Contents>)", rb"\1\1", body, flags=re.S)
             elif fault == "gzip":
