@@ -85,6 +85,9 @@ import urllib.parse
 from xml.sax.saxutils import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+SLOW_DOWN = (b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate."
+             b"</Message></Error>")
+
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -157,14 +160,16 @@ def main(argv):
         def busy(self, body):
             with lock:
                 counts["busy"] += 1
-            msg = (b"<Error><Code>SlowDown</Code><Message>Please reduce your request "
-                   b"rate.</Message></Error>")
-            self.send_response(503)
+            self.send_xml(503, SLOW_DOWN, body)
+
+        def send_xml(self, status, data, body):
+            """A whole answer: status, an XML document (sent when body)."""
+            self.send_response(status)
             self.send_header("Content-Type", "application/xml")
-            self.send_header("Content-Length", str(len(msg)))
+            self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             if body:
-                self.wfile.write(msg)
+                self.wfile.write(data)
 
         def listing(self, body):
             """ListObjectsV2 of ROOT/BUCKET, path-style, with --s3-list-bug's bug."""
@@ -212,13 +217,7 @@ def main(argv):
                 doc.append("<Contents><Key>%s</Key><Size>%d</Size></Contents>"
                            % (escape(k), os.path.getsize(os.path.join(bucket, k))))
             doc.append("</ListBucketResult>")
-            data = "".join(doc).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/xml")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            if body:
-                self.wfile.write(data)
+            self.send_xml(200, "".join(doc).encode(), body)
 
         def trickle(self, data):
             """The body 16 bytes at a time, 0.5 s apart, until the client goes."""
@@ -272,24 +271,10 @@ def main(argv):
                 self.connection.close()
                 return
             if fault in ("503", "429"):
-                msg = (b"<Error><Code>SlowDown</Code><Message>Please reduce your request "
-                       b"rate.</Message></Error>")
-                self.send_response(int(fault))
-                self.send_header("Content-Type", "application/xml")
-                self.send_header("Content-Length", str(len(msg)))
-                self.end_headers()
-                if body:
-                    self.wfile.write(msg)
-                return
+                return self.send_xml(int(fault), SLOW_DOWN, body)
             if a.forbid_ranges and not (self.headers.get("Range") or "bytes=0-").startswith("bytes=0-"):
-                msg = b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
-                self.send_response(403)
-                self.send_header("Content-Type", "application/xml")
-                self.send_header("Content-Length", str(len(msg)))
-                self.end_headers()
-                if body:
-                    self.wfile.write(msg)
-                return
+                return self.send_xml(403, b"<Error><Code>AccessDenied</Code><Message>Access "
+                                     b"Denied</Message></Error>", body)
             path = os.path.realpath(os.path.join(root, self.path.split("?")[0].lstrip("/")))
             if not path.startswith(root + os.sep) or not os.path.isfile(path):
                 self.send_response(404)

@@ -207,6 +207,30 @@ Test(cache_remote, sequential_access_caches_whole_chunks)
 	free(c);
 }
 
+/* A whole run over the shards with the cache, in a child process: 0 when
+ * its batches are ref's n0 bytes, 1 when they are not, 2 when create
+ * failed (the child's exit status). */
+static int run_matches(const uint8_t *ref, size_t n0)
+{
+	rf_config cfg;
+	config(&cfg, cache);
+	rf_loader *l;
+	char err[512];
+	if (rf_loader_create(&l, &cfg, err, sizeof(err)))
+		return 2;
+	size_t got = 0;
+	int same = 1;
+	rf_batch *b;
+	while (rf_loader_next(l, &b) == 0) {
+		size_t k = b->count * b->sample_bytes;
+		same = same && got + k <= n0 && !memcmp(ref + got, b->data, k);
+		got += k;
+		rf_batch_release(l, b);
+	}
+	rf_loader_destroy(l);
+	return same && got == n0 ? 0 : 1;
+}
+
 /* n processes, each a whole run over the shards with the one cache at
  * once: each range is fetched once between them, and every one gives the
  * batches of a run without a cache. */
@@ -227,23 +251,7 @@ static void processes_share(int n)
 			close(go[1]);
 			if (read(go[0], &c, 1) < 0) /* all start together */
 				_exit(3);
-			rf_config cfg;
-			config(&cfg, cache);
-			rf_loader *l;
-			char err[512];
-			if (rf_loader_create(&l, &cfg, err, sizeof(err)))
-				_exit(2);
-			size_t got = 0;
-			int same = 1;
-			rf_batch *b;
-			while (rf_loader_next(l, &b) == 0) {
-				size_t k = b->count * b->sample_bytes;
-				same = same && got + k <= n0 && !memcmp(ref + got, b->data, k);
-				got += k;
-				rf_batch_release(l, b);
-			}
-			rf_loader_destroy(l);
-			_exit(same && got == n0 ? 0 : 1);
+			_exit(run_matches(ref, n0));
 		}
 	}
 	close(go[0]);
@@ -841,23 +849,7 @@ static int child_run(const uint8_t *ref, size_t n0, void (*ready)(pid_t, void *)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(3);
-		rf_config cfg;
-		config(&cfg, cache);
-		rf_loader *l;
-		char err[512];
-		if (rf_loader_create(&l, &cfg, err, sizeof(err)))
-			_exit(2);
-		size_t got = 0;
-		int same = 1;
-		rf_batch *b;
-		while (rf_loader_next(l, &b) == 0) {
-			size_t k = b->count * b->sample_bytes;
-			same = same && got + k <= n0 && !memcmp(ref + got, b->data, k);
-			got += k;
-			rf_batch_release(l, b);
-		}
-		rf_loader_destroy(l);
-		_exit(same && got == n0 ? 0 : 1);
+		_exit(run_matches(ref, n0));
 	}
 	close(go[0]);
 	if (ready)

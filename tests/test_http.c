@@ -399,6 +399,17 @@ Test(http, a_host_name_that_does_not_resolve_is_named)
 	rf_io_destroy(io);
 }
 
+/* Fixed keys with a session token, as a signer takes them (destroy them). */
+static rf_creds *session_keys(void)
+{
+	rf_creds *creds;
+	char err[256];
+	cr_assert_eq(rf_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_STATIC,
+				     .from = "test", .key_id = "AKIDTEST", .secret = "not-a-secret",
+				     .token = "TOKEN-OF-ISSUE-36" }, err, sizeof(err)), 0, "%s", err);
+	return creds;
+}
+
 /* A signed request's session token (x-amz-security-token, a header curl
  * does not drop on another host) never reaches the host a redirect names:
  * the redirect is not followed, and said so. One to its own host is. The
@@ -416,11 +427,7 @@ Test(http, a_signed_request_follows_no_redirect_to_another_host)
 						    NULL });
 	int pc = fault_server(&c, (const char *[]){ "--redirect-to", "0", "--log-headers", log_c,
 						    NULL });
-	rf_creds *creds;
-	char cerr[256];
-	cr_assert_eq(rf_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_STATIC,
-				     .from = "test", .key_id = "AKIDTEST", .secret = "not-a-secret",
-				     .token = "TOKEN-OF-ISSUE-36" }, cerr, sizeof(cerr)), 0, "%s", cerr);
+	rf_creds *creds = session_keys();
 	rf_io_sign sign = { .region = "us-east-1", .creds = creds };
 	char url_a[128], url_c[128];
 	snprintf(url_a, sizeof(url_a), "http://127.0.0.1:%d/data.bin", pa);
@@ -478,11 +485,7 @@ Test(http, a_signed_request_redirected_once_elsewhere_is_tried_again)
 		 fault_server(&b, (const char *[]){ "--log-headers", log_b, NULL }));
 	int pa = fault_server(&a, (const char *[]){ "--redirect-to", port_b, "--lie-once",
 						    "redirect@1", "--log-headers", log_a, NULL });
-	rf_creds *creds;
-	char cerr[256];
-	cr_assert_eq(rf_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_STATIC,
-				     .from = "test", .key_id = "AKIDTEST", .secret = "not-a-secret",
-				     .token = "TOKEN-OF-ISSUE-36" }, cerr, sizeof(cerr)), 0, "%s", cerr);
+	rf_creds *creds = session_keys();
 	rf_io_sign sign = { .region = "us-east-1", .creds = creds };
 	char url_a[128];
 	snprintf(url_a, sizeof(url_a), "http://127.0.0.1:%d/data.bin", pa);
