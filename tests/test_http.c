@@ -548,6 +548,10 @@ Test(http_check, each_response_is_judged_against_what_was_asked)
 		  "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-9/10\r\n\r\n", 10, 10, 0,
 		  NULL },
 		/* lies */
+		{ { 5000, 10, 0, et }, "HTTP/1.1 416 Range Not Satisfiable\r\nETag: \"other\"\r\n"
+		  "Content-Range: bytes */4096\r\n\r\n", 0, -ESTALE, 1, "ETag \"other\"" },
+		{ { 0, 10, 0, et }, "HTTP/1.1 206 Partial Content\r\nETag: \"5f3a\r-1000\"\r\n"
+		  "Content-Range: bytes 0-9/*\r\n\r\n", 10, -ESTALE, 1, "not printable" },
 		{ { 512, 512, 0, NULL }, "HTTP/1.1 206 Partial Content\r\n"
 		  "Content-Range: bytes 0-511/4096\r\n\r\n", 512, -EPROTO, 1,
 		  "asked bytes 512-1023, the server sent Content-Range bytes 0-511/4096" },

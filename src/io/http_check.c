@@ -153,7 +153,12 @@ void rf_http_seen_line(rf_http_seen *s, const char *line, size_t len)
 	} else if ((v = value_of(line, len, "transfer-encoding", &n))) {
 		encoding(s, "Transfer-Encoding", v, n, "chunked");
 	} else if ((v = value_of(line, len, "etag", &n))) {
-		if (n < RF_IO_ETAG_MAX) {
+		/* kept only printable: it goes back in an If-Match line and into
+		 * messages (a control byte there would be the server's to write) */
+		size_t ok = 0;
+		while (ok < n && v[ok] >= 0x20 && v[ok] < 0x7f)
+			ok++;
+		if (n < RF_IO_ETAG_MAX && ok == n) {
 			memcpy(s->etag, v, n);
 			s->etag[n] = '\0';
 			s->etag_state = 1;
@@ -230,6 +235,16 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 		return -EPROTO;
 	}
 	*fault = 1; /* until every rule below holds */
+	/* another object than the one indexed, whatever else it says (a 416
+	 * of it too) */
+	if (a->etag && a->etag[0] && s->etag_state &&
+	    (s->etag_state == 2 || strcmp(s->etag, a->etag))) {
+		*step = RF_IO_STEP_OPEN;
+		rf_fmt(why, whylen, "changed on the server: ETag %s where %s was indexed (HTTP "
+		       "%ld: the server did not honour If-Match)",
+		       s->etag_state == 2 ? "(too long or not printable)" : s->etag, a->etag, st);
+		return -ESTALE;
+	}
 	if (st == 416) {
 		if (!ranged) {
 			rf_fmt(why, whylen, "%s, the server answered HTTP 416 (range not "
@@ -257,14 +272,6 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 		rf_fmt(why, whylen, "%s, the server sent them encoded (%s), not as they are "
 		       "(Accept-Encoding: identity was asked)", asked, s->encoding);
 		return -EPROTO;
-	}
-	if (a->etag && a->etag[0] && s->etag_state &&
-	    (s->etag_state == 2 || strcmp(s->etag, a->etag))) {
-		*step = RF_IO_STEP_OPEN;
-		rf_fmt(why, whylen, "changed on the server: ETag %s where %s was indexed (HTTP "
-		       "%ld: the server did not honour If-Match)", s->etag_state == 2 ? "(too long)"
-		       : s->etag, a->etag, st);
-		return -ESTALE;
 	}
 	if (st == 200) {
 		/* a 200 is the whole object: the range asked only when that

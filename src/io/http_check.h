@@ -47,7 +47,8 @@ typedef struct rf_http_seen {
 	char encoding[48];    /* the first Content-Encoding (or Transfer-Encoding)
 	                       * other than identity (or chunked), as the line says
 	                       * it ("Content-Encoding: gzip", cut to fit), or "" */
-	int etag_state;       /* 0: no ETag, 1: in etag, 2: one too long to keep */
+	int etag_state;       /* 0: no ETag, 1: in etag, 2: one too long to keep, or
+	                       * with a byte that is not printable ASCII */
 	char etag[RF_IO_ETAG_MAX]; /* the ETag as sent (W/ included), when etag_state 1 */
 	char range_text[48];  /* Content-Range's value (printable bytes, cut), for messages */
 } rf_http_seen;
