@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "io/credential_sources.h"
 #include "io/credentials.h"
 #include "io/http.h"
 #include "testutil.h"
@@ -48,8 +49,8 @@ static int from_process(rf_creds **c, char *err, size_t len)
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "/bin/sh %s/p.sh", dir);
 	return rf_creds_create(c, &(rf_creds_source){ .kind = RF_CREDS_PROCESS,
-						       .from = "profile test", .command = cmd },
-			       err, len);
+						       .fetch = rf_creds_fetch, .from = "profile test",
+						       .command = cmd }, err, len);
 }
 
 static void expires_as(const char *expiration, int64_t want_ms)

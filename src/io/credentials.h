@@ -6,7 +6,8 @@
  * AWS_CONTAINER_CREDENTIALS_FULL_URI / _RELATIVE_URI), a web identity
  * token exchanged with STS (AssumeRoleWithWebIdentity: EKS IRSA), and a
  * profile's credential_process. s3.c picks the source in the order the AWS
- * SDKs do; this file fetches, refreshes and hands the keys over.
+ * SDKs do; credential_sources.c fetches each kind; this file keeps the
+ * keys, refreshes them through the source's fetch and hands them over.
  *
  * Keys that expire are fetched again REFRESH_MARGIN before they do (at
  * half their life when that is shorter) on a thread of their own, so that
@@ -30,6 +31,14 @@
 #include "ringfeed.h" /* rf_log_level */
 
 typedef struct rf_creds rf_creds;
+struct rf_creds_set;
+struct rf_creds_source;
+/* Fetches a source's keys (credential_sources.c's rf_creds_fetch): the
+ * store is handed it, and knows nothing of how (nor of HTTP, whose signer
+ * takes its keys from here). @return : 0 (out filled), or a negative errno
+ * with err naming the source and what it did (never a secret). */
+typedef int (*rf_creds_fetch_fn)(const struct rf_creds_source *src, struct rf_creds_set *out,
+				 char *err, size_t errlen);
 
 /* Where keys come from. Values are stable within a build only. */
 typedef enum rf_creds_kind {
@@ -44,6 +53,7 @@ typedef enum rf_creds_kind {
  * rf_creds_create; the rest stay NULL). */
 typedef struct rf_creds_source {
 	rf_creds_kind kind;
+	rf_creds_fetch_fn fetch; /* every kind but STATIC: how (rf_creds_fetch) */
 	const char *from;       /* for messages: "the environment", "profile P" */
 	const char *url;        /* IMDS: its base; CONTAINER: the endpoint; WEB_IDENTITY: STS's */
 	const char *auth;       /* CONTAINER: the Authorization header's value, or NULL */
@@ -60,18 +70,13 @@ typedef struct rf_creds_set {
 	int64_t expires_ms;            /* Unix time in ms; 0: never */
 } rf_creds_set;
 
-/* Reads a source's answer doc[len] (NUL-terminated; a NUL inside is
- * refused): JSON for IMDS and a container endpoint (AccessKeyId,
- * SecretAccessKey, Token, Expiration) and a credential_process ("Version":
- * 1, its token as SessionToken), STS's XML for a web identity. from names
- * the source in messages. For the fetches, and the fuzz target.
- * @return : 0 (out filled: rf_creds_set_free), -EPROTO with err saying
- * what is missing or wrong (never a secret), -ENOMEM. */
-int rf_creds_parse(rf_creds_kind kind, const char *doc, size_t len, const char *from,
-		   rf_creds_set *out, char *err, size_t errlen);
+/* Fills out from copies of the strings (token NULL or "": none).
+ * @return : 0, or -ENOMEM with err saying so. */
+int rf_creds_set_make(rf_creds_set *out, const char *id, const char *secret, const char *token,
+		      int64_t expires_ms, char *err, size_t errlen);
 
-/* Fetches src's first set (now, on the calling thread) and, when it
- * expires, starts the refresh thread. @return : 0, or a negative errno
+/* Fetches src's first set (now, on the calling thread, with src->fetch)
+ * and, when it expires, starts the refresh thread that fetches it again. @return : 0, or a negative errno
  * with err[errlen] naming the source and what it did (never a secret);
  * for IMDS -ENOENT when no instance metadata answers (for the caller to
  * keep quiet: most machines are not EC2 instances). */

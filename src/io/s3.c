@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "io/credential_sources.h" /* rf_creds_fetch */
 #include "io/credentials.h"
 #include "io/fetch.h"
 #include "util/hash.h"
@@ -258,6 +259,7 @@ static int credentials(rf_s3 *s3, const profile *p, char *err, size_t errlen)
 		const char *base = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
 		src = (rf_creds_source){ .kind = RF_CREDS_IMDS, .url = base ? base : IMDS_DEFAULT };
 		char why[512];
+		src.fetch = rf_creds_fetch;
 		ret = rf_creds_create(&s3->creds, &src, why, sizeof(why));
 		if (ret == -ENOENT)
 			return 0; /* not an EC2 instance (or no role): unsigned requests */
@@ -265,6 +267,7 @@ static int credentials(rf_s3 *s3, const profile *p, char *err, size_t errlen)
 			rf_fmt(err, errlen, "%s", why);
 		return ret;
 	}
+	src.fetch = rf_creds_fetch; /* the kinds that are fetched */
 	ret = rf_creds_create(&s3->creds, &src, err, errlen);
 	explicit_bzero(ksecret, sizeof(ksecret));
 	explicit_bzero(ktoken, sizeof(ktoken));

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/credential_sources.h"
 #include "io/credentials.h"
 #include "io/http.h"
 
@@ -75,7 +76,8 @@ int main(int argc, char **argv)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "/bin/sh %s", path);
 	char err[512];
-	if (rf_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_PROCESS, .from = "tsan",
+	if (rf_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_PROCESS,
+							 .fetch = rf_creds_fetch, .from = "tsan",
 							 .command = cmd }, err, sizeof(err))) {
 		fprintf(stderr, "tsan_credentials: %s\n", err);
 		return 1;
