@@ -538,7 +538,7 @@ Test(remote, a_server_that_lies_after_indexing_gives_bad_samples_saying_what_it_
  * followed: the local batches. */
 Test(remote, an_s3_session_token_never_follows_a_redirect_to_another_host)
 {
-	char root[4200], log_a[4200], log_b[4200], log_c[4200], port_b[16], endpoint[64], err[512];
+	char root[4200], log_a[4200], log_b[4200], log_c[4200], port_b[16], err[512];
 	snprintf(root, sizeof(root), "%s/s3", dir);
 	tu_run("mkdir -p '%s/bkt' && cp '%s'/shard-*.tar '%s/bkt/'", root, shards, root);
 	snprintf(log_a, sizeof(log_a), "%s/a.log", dir);
@@ -551,17 +551,9 @@ Test(remote, an_s3_session_token_never_follows_a_redirect_to_another_host)
 							 log_a, NULL });
 	int pc = fault_on(&c, root, 0, (const char *[]){ "--redirect-to", "0", "--log-headers",
 							 log_c, NULL });
-	setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret", 1);
-	setenv("AWS_SESSION_TOKEN", "TOKEN-OF-ISSUE-36", 1);
-	setenv("AWS_REGION", "us-east-1", 1);
-	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-	unsetenv("AWS_ENDPOINT_URL_S3");
-	unsetenv("AWS_PROFILE");
+	tu_s3_env(pa, "TOKEN-OF-ISSUE-36");
 	char src[128];
 	snprintf(src, sizeof(src), "s3://bkt/shard-{00..%02d}.tar", SHARDS - 1);
-	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", pa);
-	setenv("AWS_ENDPOINT_URL", endpoint, 1);
 	rf_config cfg;
 	config(&cfg, src, 0, 0);
 	rf_loader *l;
@@ -569,8 +561,7 @@ Test(remote, an_s3_session_token_never_follows_a_redirect_to_another_host)
 	cr_assert_lt(rc, 0, "create over a redirect to another host: %d", rc);
 	cr_assert(strstr(err, "not followed") && strstr(err, port_b), "%s", err);
 
-	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", pc);
-	setenv("AWS_ENDPOINT_URL", endpoint, 1);
+	tu_s3_env(pc, "TOKEN-OF-ISSUE-36");
 	same_as_local(src, 0, 0);
 	tu_fault_stop(&a);
 	tu_fault_stop(&b);

@@ -380,15 +380,7 @@ Test(remote_tokens, s3_pattern_and_listing_give_the_local_batches)
 		fprintf(f, "<Contents><Key>p/train_%06d.bin.zst</Key><Size>1</Size></Contents>", i);
 	fprintf(f, "</ListBucketResult>\n");
 	fclose(f);
-	char endpoint[64];
-	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", port);
-	setenv("AWS_ENDPOINT_URL", endpoint, 1);
-	setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret", 1);
-	setenv("AWS_REGION", "us-east-1", 1);
-	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-	unsetenv("AWS_ENDPOINT_URL_S3");
-	unsetenv("AWS_SESSION_TOKEN");
+	tu_s3_env(port, NULL);
 	char src[128];
 	snprintf(src, sizeof(src), "s3://tok/p/train_{000000..%06d}.bin.zst", NSHARDS - 1);
 	same_as_local(zdir, src, 1);

@@ -982,15 +982,7 @@ static void s3_listing(const char *bug, const char *want)
 	/* more keys than shards, so that pages come in order: a.txt, shards, z.txt */
 	tu_write(rdir, "bk/data/a.txt", "a", 1);
 	tu_write(rdir, "bk/data/z.txt", "z", 1);
-	char endpoint[64];
-	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", port);
-	setenv("AWS_ENDPOINT_URL", endpoint, 1);
-	setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret", 1);
-	setenv("AWS_REGION", "us-east-1", 1);
-	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-	unsetenv("AWS_ENDPOINT_URL_S3");
-	unsetenv("AWS_SESSION_TOKEN");
+	tu_s3_env(port, NULL);
 	rf_config cfg;
 	tu_config(&cfg, "s3://bk/data/");
 	cfg.raw = 1;

@@ -645,3 +645,20 @@ int tu_fault_server_start(tu_fault *s, const char *root, const char *flags)
 	args[n] = NULL;
 	return tu_fault_start(s, root, args);
 }
+
+void tu_s3_env(int port, const char *token)
+{
+	char endpoint[64];
+	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", port);
+	setenv("AWS_ENDPOINT_URL", endpoint, 1);
+	setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret", 1);
+	setenv("AWS_REGION", "us-east-1", 1);
+	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+	unsetenv("AWS_ENDPOINT_URL_S3");
+	unsetenv("AWS_PROFILE");
+	if (token)
+		setenv("AWS_SESSION_TOKEN", token, 1);
+	else
+		unsetenv("AWS_SESSION_TOKEN");
+}

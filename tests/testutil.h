@@ -140,4 +140,10 @@ size_t tu_jpeg_kind(const char *dir, const char *rel, int w, int h, uint64_t see
  * its port, or 0 when python3 is missing. */
 int tu_fault_server_start(tu_fault *s, const char *root, const char *flags);
 
+/* The environment of an S3 store on 127.0.0.1:port as the loader finds it
+ * (AWS_ENDPOINT_URL, path-style; test keys, and token as the session
+ * token when not NULL; region us-east-1; no IMDS, no profile, no other
+ * endpoint). */
+void tu_s3_env(int port, const char *token);
+
 #endif
