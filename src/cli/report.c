@@ -591,8 +591,8 @@ static void tune_summary(FILE *f, const rf_report *r)
 		return;
 	}
 	t = &r->trials[best_trial(r)];
-	fprintf(f, "<p class=\"note\">%s trials. Each dot is one trial, the line joins the best "
-		"at each value; <span style=\"color:" C_BEST "\">&#9679;</span> the best: "
+	fprintf(f, "<p class=\"note\">%s trials. Each dot is one run of the search, the line joins "
+		"the best at each value; <span style=\"color:" C_BEST "\">&#9679;</span> the fastest run: "
 		"<b>threads %d, io_depth %d, prefetch %d, batch %d</b> at <b>%s samples/s</b>.</p>\n",
 		fmt_int(c, sizeof c, (double)r->ntrials), t->threads, t->io_depth, t->prefetch,
 		t->batch, fmt_val(b, sizeof b, t->samples_per_s));
