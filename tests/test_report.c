@@ -1,8 +1,10 @@
-/* test_report.c - writes two HTML reports with rf_report_write_html for
+/* test_report.c - writes HTML reports with rf_report_write_html for
  * tests/report_render.sh: a typical one (4 stages, 300 batch waits, a step,
- * 8 tuning trials) to argv[1], and an edge case (no batches, no trials, odd
- * values, a title and strings needing escapes) to argv[2]. Also checks the
- * error path. Usage: test_report MAIN.html EDGE.html */
+ * 8 tuning trials, findings, a busy-machine warning) to argv[1], tune's
+ * (finalists with whiskers, trials, no waits) to argv[1].tune.html, and an
+ * edge case (no batches, no trials, odd values, a title and strings
+ * needing escapes) to argv[2]. Also checks the error path.
+ * Usage: test_report MAIN.html EDGE.html */
 #include <errno.h>
 #include <math.h>   /* NAN, INFINITY */
 #include <stdio.h>
@@ -14,10 +16,10 @@
 static int write_main(const char *path)
 {
 	static const rf_report_stage stages[] = {
-		{"fetch", 18450.0},
-		{"prep", 2310.5},
-		{"full", 2204.0},
-		{"with consumer", 1980.2},
+		{"fetch", 18450.0, 0, 0},
+		{"prep", 2310.5, 0, 0},
+		{"full", 2204.0, 0, 0},
+		{"with consumer", 1980.2, 0, 0},
 	};
 	static const rf_report_trial trials[] = {
 		{1, 64, 4, 64, 640.0},   {2, 64, 4, 64, 1210.0},
@@ -54,6 +56,14 @@ static int write_main(const char *path)
 	r.step_ms = 12.0;
 	r.trials = trials;
 	r.ntrials = sizeof trials / sizeof trials[0];
+	static const char *const notes[] = {
+		"Fetch: 120.5 MB/s, 18450 reads/s, 1.20 ms a read with 22.1 in flight on average.",
+		"Cost to the trainer: a CPU-bound step of 10.00 ms took 12.50 ms beside the loader (25% slower).",
+	};
+	r.notes_title = "Reads, and the cost to the trainer";
+	r.notes = notes;
+	r.nnotes = 2;
+	r.warning = "the machine is busy (load 3.1 on 2 CPUs): figures are noisy";
 	rc = rf_report_write_html(path, &r, err, sizeof err);
 	if (rc) {
 		fprintf(stderr, "test_report: main report: %d %s\n", rc, err);
@@ -62,13 +72,47 @@ static int write_main(const char *path)
 	return 0;
 }
 
+/* What `ringfeed tune --report` writes: finalists with the spread of their
+ * repeated runs (whiskers) under tune's own title, the trials, and no
+ * consumer waits (the section is left out, not drawn empty). */
+static int write_tune(const char *path)
+{
+	static const rf_report_stage finalists[] = {
+		{"2t d128 p4 b64 *", 1065.0, 869.0, 1261.0},
+		{"2t d256 p4 b64", 1102.0, 901.0, 1240.0},
+		{"1t d256 p4 b64", 640.0, 611.0, 655.0},
+	};
+	static const rf_report_trial trials[] = {
+		{1, 256, 4, 64, 620.0}, {2, 256, 4, 64, 1300.0},
+		{2, 128, 4, 64, 870.0}, {2, 512, 4, 64, 990.0},
+	};
+	char err[256] = "";
+	rf_report r;
+	memset(&r, 0, sizeof r);
+	r.title = "ringfeed tune: /data/train";
+	r.verdict = "tuned";
+	r.explanation = "recommended: threads 2, io_depth 128: the difference from the best is noise";
+	r.machine = "2 cores";
+	r.stages = finalists;
+	r.nstages = 3;
+	r.stages_title = "Finalists, repeated: samples/s";
+	r.stages_note = "Each finalist ran 5 times, interleaved.";
+	r.trials = trials;
+	r.ntrials = 4;
+	if (rf_report_write_html(path, &r, err, sizeof err)) {
+		fprintf(stderr, "test_report: tune report: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 static int write_edge(const char *path)
 {
 	static const rf_report_stage stages[] = {
-		{"fetch <raw> & \"quoted\"", NAN},
-		{"prep", -5.0},
-		{NULL, INFINITY},
-		{"a stage name far too long to fit beside its bar, ending in \xc3\xa9\xc3\xa9\xc3\xa9", 0.0},
+		{"fetch <raw> & \"quoted\"", NAN, 0, 0},
+		{"prep", -5.0, 0, 0},
+		{NULL, INFINITY, 0, 0},
+		{"a stage name far too long to fit beside its bar, ending in \xc3\xa9\xc3\xa9\xc3\xa9", 0.0, 0, 0},
 	};
 	char err[256] = "";
 	rf_report r;
@@ -136,7 +180,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_report MAIN.html EDGE.html\n");
 		return 2;
 	}
-	if (write_main(argv[1]) || write_edge(argv[2]))
+	char tune[4096];
+	snprintf(tune, sizeof tune, "%s.tune.html", argv[1]);
+	if (write_main(argv[1]) || write_edge(argv[2]) || write_tune(tune))
 		return 1;
 	return 0;
 }

@@ -444,7 +444,10 @@ int cmd_tune(int argc, char **argv)
 			       "[--tune-batch] [--json] [--report FILE.html]\n\n"
 			       "Searches threads, io_depth and prefetch (and the batch size with\n"
 			       "--tune-batch) by coordinate descent, each trial K batches (default 30),\n"
-			       "and recommends the smallest configuration within 5%% of the best.\n"
+			       "then repeats the best few (3 to 7 runs each, interleaved) and shows\n"
+			       "their median and spread; recommends the cheapest configuration the\n"
+			       "best does not beat by more than the noise (or 5%%), and warns when\n"
+			       "the machine is busy.\n"
 			       "Every `ringfeed bench` option sets what stays fixed (see bench --help).\n");
 			return 0;
 		}

@@ -97,7 +97,8 @@ static void usage(FILE *f)
 		"  --diagnose        measure fetch (reads only), prep (compute) and the full\n"
 		"                    pipeline apart, then with a consumer (--step-ms, or one\n"
 		"                    chosen to match the pipeline), and say what bounds it:\n"
-		"                    storage-bound, decode-bound or consumer-bound\n"
+		"                    storage-, decode-, network- or consumer-bound; and what\n"
+		"                    the loader's threads cost a CPU-bound training step\n"
 		"  --report FILE.html   with --diagnose or tune: a page with the charts\n"
 		"  --device N        copy each batch to CUDA device N as it completes (pinned\n"
 		"                    slots, a transfer stream); --device-convert sends uint8\n"
@@ -364,9 +365,8 @@ static int check(bench_opts *o, int argc, char **argv)
 		cfg->seq_len = 1024;
 	if ((cfg->stride || cfg->token_dtype) && !cfg->seq_len)
 		return cli_usage_error("bench", "--stride and --token-dtype go with --tokens");
-	if (cfg->seq_len && (cfg->raw || o->diagnose || o->tune))
-		return cli_usage_error("bench", "--tokens has no decode stage: not with --raw, "
-				       "--diagnose or tune");
+	if (cfg->seq_len && (cfg->raw || o->tune))
+		return cli_usage_error("bench", "--tokens has no decode stage: not with --raw or tune");
 	if (cfg->cache_bytes && !(cfg->cache_dir && cfg->cache_dir[0]))
 		return cli_usage_error("bench", "--cache-size goes with --cache-dir");
 	if (cfg->cache_group && !(cfg->cache_dir && cfg->cache_dir[0]))

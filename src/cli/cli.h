@@ -62,6 +62,24 @@ int cli_cores(void);
 /* "2 cores available, Linux 6.18.44 (x86_64)" into buf; returns buf. */
 const char *cli_machine_line(char *buf, size_t len);
 
+/* Whether the machine was busy with other work while a measurement ran:
+ * the 1-minute load average when it started, and what other processes
+ * used of the CPUs meanwhile (/proc/stat's busy time less this process's
+ * own, from getrusage). Figures measured beside other work are noisy. */
+typedef struct cli_load {
+	double t0;               /* now_s() at the start */
+	double busy0_s, self0_s; /* all CPUs' busy seconds, this process's CPU seconds */
+	double loadavg;          /* 1-minute load average at the start (-1: unknown) */
+	int cpus;                /* CPUs /proc/stat counts (online) */
+	/* filled by cli_load_end() */
+	double others_cores;     /* CPUs' worth that other processes used (-1: unknown) */
+	int busy;                /* 1 = busy enough that the figures are noisy */
+} cli_load;
+void cli_load_start(cli_load *ld);
+/* Measures since cli_load_start(); when busy, writes "the machine is busy
+ * (...): figures are noisy" into msg (else ""). @return : ld->busy. */
+int cli_load_end(cli_load *ld, char *msg, size_t len);
+
 /* "1 thread", "2 threads": n and the word, plural when n != 1, in a static
  * buffer of its own per call site slot (k: 0..3, so that several fit in one
  * printf). */

@@ -1,7 +1,9 @@
 /* report.c - writes the HTML report of `ringfeed bench --diagnose --report
- * FILE`: one self-contained page (inline CSS and SVG, nothing fetched) with
- * the verdict, samples/s per stage, the consumer's wait per batch and the
- * tuning trials. Plain fprintf, no libm, no allocation. */
+ * FILE` and `ringfeed tune --report FILE`: one self-contained page (inline
+ * CSS and SVG, nothing fetched) with the verdict, samples/s per stage (or
+ * per tuning finalist, with the spread of its runs), findings, the
+ * consumer's wait per batch and the tuning trials; a section with nothing
+ * to show is left out. Plain fprintf, no libm, no allocation. */
 #include "cli/report.h"
 
 #include <errno.h>
@@ -247,27 +249,49 @@ static void chart_stages(FILE *f, const rf_report *r)
 		fputs("</svg>\n", f);
 		return;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (val(r->stages[i].samples_per_s) > maxv)
 			maxv = val(r->stages[i].samples_per_s);
+		if (val(r->stages[i].hi) > maxv)
+			maxv = val(r->stages[i].hi);
+	}
 	axis_from_zero(maxv, &top, &step);
 	x_axis_zero(f, L, x1, T - 6, y1, top, step, "samples/s");
 	for (i = 0; i < n; i++) {
-		double v = val(r->stages[i].samples_per_s);
-		double y = T + (double)i * (BH + GAP), w = (x1 - L) * v / top;
+		const rf_report_stage *s = &r->stages[i];
+		double v = val(s->samples_per_s), lo = val(s->lo), hi = val(s->hi);
+		double y = T + (double)i * (BH + GAP), w = (x1 - L) * v / top, end = w;
+		int spread = hi > 0 && hi >= lo;
+		char c[48], d[48];
 		fputs("<g><title>", f);
-		esc(f, r->stages[i].name);
-		fprintf(f, ": %s samples/s</title>\n", fmt_val(b, sizeof b, r->stages[i].samples_per_s));
+		esc(f, s->name);
+		fprintf(f, ": %s samples/s", fmt_val(b, sizeof b, s->samples_per_s));
+		if (spread)
+			fprintf(f, " (median; runs from %s to %s)", fmt_val(c, sizeof c, s->lo),
+				fmt_val(d, sizeof d, s->hi));
+		fputs("</title>\n", f);
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" dy=\"0.35em\" "
 			"font-size=\"15\">", L - 10, y + BH / 2);
-		esc_n(f, r->stages[i].name, 20);
+		esc_n(f, s->name, 20);
 		fputs("</text>\n", f);
 		if (w > 0)
 			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\""
 				C_BAR "\"/>\n", L, y, w, BH);
+		if (spread) { /* the whisker: lowest to highest run, with caps */
+			double xl = L + (x1 - L) * lo / top, xh = L + (x1 - L) * hi / top, ym = y + BH / 2;
+			fprintf(f, "<path d=\"M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f\" stroke=\""
+				C_TEXT "\" stroke-width=\"2\" fill=\"none\"/>\n", xl, ym, xh, xl, y + 6,
+				y + BH - 6, xh, y + 6, y + BH - 6);
+			if (xh - L > end)
+				end = xh - L;
+		}
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\" font-size=\"15\" "
-			"font-weight=\"600\">%s</text></g>\n", L + w + 8, y + BH / 2,
-			fmt_val(b, sizeof b, r->stages[i].samples_per_s));
+			"font-weight=\"600\">%s", L + end + 8, y + BH / 2,
+			fmt_val(b, sizeof b, s->samples_per_s));
+		if (spread)
+			fprintf(f, "<tspan font-weight=\"400\" fill=\"" C_MUTED "\"> (%s&#8211;%s)</tspan>",
+				fmt_val(c, sizeof c, s->lo), fmt_val(d, sizeof d, s->hi));
+		fputs("</text></g>\n", f);
 	}
 	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_AXIS "\"/>\n",
 		L, T - 6, L, y1);
@@ -567,8 +591,8 @@ static void tune_summary(FILE *f, const rf_report *r)
 		return;
 	}
 	t = &r->trials[best_trial(r)];
-	fprintf(f, "<p class=\"note\">%s trials. Each dot is one trial, the line joins the best "
-		"at each value; <span style=\"color:" C_BEST "\">&#9679;</span> the best: "
+	fprintf(f, "<p class=\"note\">%s trials. Each dot is one run of the search, the line joins "
+		"the best at each value; <span style=\"color:" C_BEST "\">&#9679;</span> the fastest run: "
 		"<b>threads %d, io_depth %d, prefetch %d, batch %d</b> at <b>%s samples/s</b>.</p>\n",
 		fmt_int(c, sizeof c, (double)r->ntrials), t->threads, t->io_depth, t->prefetch,
 		t->batch, fmt_val(b, sizeof b, t->samples_per_s));
@@ -615,6 +639,9 @@ static void page(FILE *f, const rf_report *r)
 	      "padding-left: 14px; border-left: 8px solid; }\n"
 	      ".explanation { font-size: 17px; margin: 6px 0; }\n"
 	      ".machine, .note { color: " C_MUTED "; font-size: 15px; margin: 4px 0 8px; }\n"
+	      ".warning { color: #8a4b00; background: #fff4e0; border-left: 6px solid #e8a33a; "
+	      "padding: 6px 10px; margin: 8px 0; }\n"
+	      ".finding { font-size: 16px; margin: 6px 0; }\n"
 	      "svg { display: block; background: #fff; }\n"
 	      "code { font-size: 14px; }\n"
 	      "</style>\n</head>\n<body>\n<h1>", f);
@@ -624,19 +651,46 @@ static void page(FILE *f, const rf_report *r)
 	esc(f, r->verdict && *r->verdict ? r->verdict : "no verdict");
 	fputs("</div>\n<p class=\"explanation\">", f);
 	esc(f, r->explanation);
-	fputs("</p>\n<p class=\"machine\">Machine: ", f);
+	fputs("</p>\n", f);
+	if (r->warning && *r->warning) {
+		fputs("<p class=\"warning\">", f);
+		esc(f, r->warning);
+		fputs("</p>\n", f);
+	}
+	fputs("<p class=\"machine\">Machine: ", f);
 	esc(f, r->machine && *r->machine ? r->machine : "not recorded");
 	fputs("</p>\n", f);
 
-	fputs("<h2>Throughput by stage</h2>\n<p class=\"note\">Samples per second each stage "
-	      "alone sustains; the slowest one limits the whole.</p>\n", f);
-	chart_stages(f, r);
-	fputs("<h2>Consumer wait per batch</h2>\n", f);
-	waits_summary(f, r);
-	chart_waits(f, r);
-	fputs("<h2>Tuning trials</h2>\n", f);
-	tune_summary(f, r);
-	chart_tune(f, r);
+	/* the sections that have something to show, in this order */
+	if (r->stages && r->nstages) {
+		fputs("<h2>", f);
+		esc(f, r->stages_title ? r->stages_title : "Throughput by stage");
+		fputs("</h2>\n<p class=\"note\">", f);
+		esc(f, r->stages_note ? r->stages_note : "Samples per second each stage alone "
+			"sustains; the slowest one limits the whole.");
+		fputs("</p>\n", f);
+		chart_stages(f, r);
+	}
+	if (r->notes && r->nnotes) {
+		fputs("<h2>", f);
+		esc(f, r->notes_title ? r->notes_title : "Findings");
+		fputs("</h2>\n", f);
+		for (size_t i = 0; i < r->nnotes; i++) {
+			fputs("<p class=\"finding\">", f);
+			esc(f, r->notes[i]);
+			fputs("</p>\n", f);
+		}
+	}
+	if (r->batch_wait_ms && r->nbatches) {
+		fputs("<h2>Consumer wait per batch</h2>\n", f);
+		waits_summary(f, r);
+		chart_waits(f, r);
+	}
+	if (r->trials && r->ntrials) {
+		fputs("<h2>Tuning trials</h2>\n", f);
+		tune_summary(f, r);
+		chart_tune(f, r);
+	}
 	fputs("</body>\n</html>\n", f);
 }
 

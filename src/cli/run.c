@@ -134,12 +134,19 @@ int run_consume(rf_loader *l, const run_hooks *h, run_out *o)
 			o->t_first = now_s();
 		o->wait_s += w;
 		long long warm = h->warm_batches > 0 ? h->warm_batches : 1;
-		if ((long long)o->batches == warm - 1)
+		if ((long long)o->batches == warm - 1) {
 			o->t_warm = now_s();
-		else if ((long long)o->batches >= warm) {
+			if (h->warm_stats)
+				rf_loader_stats(l, h->warm_stats);
+		} else if ((long long)o->batches >= warm) {
 			o->steady_samples += b->count;
 			o->steady_batches++;
 			o->steady_wait_s += w;
+			if (h->sample_queues) {
+				rf_stats q;
+				rf_loader_stats(l, &q);
+				o->inflight_sum += q.reads_in_flight;
+			}
 		}
 		if (h->waits && o->nwaits < h->waits_cap)
 			h->waits[o->nwaits++] = w * 1e3;
@@ -157,7 +164,9 @@ int run_consume(rf_loader *l, const run_hooks *h, run_out *o)
 			ret = -EIO;
 		if (h->ids && cli_ids_write(h->ids, b))
 			ret = -EIO;
-		if (h->step_ms > 0)
+		if (h->step)
+			h->step(h->step_arg); /* a training step that works the CPU */
+		else if (h->step_ms > 0)
 			sleep_ms(h->step_ms); /* the training step, holding the batch */
 		for (uint32_t f = 0; f < b->nfields; f++)
 			o->field_bytes += b->fields[f].offsets[b->count];

@@ -28,6 +28,18 @@ typedef struct run_hooks {
 	                      * of the consumer's thread, so only when asked */
 	volatile sig_atomic_t *stop; /* when not NULL and set (by a signal handler):
 	                              * stop after the batch in hand */
+	/* when not NULL: the training step, called with step_arg on the
+	 * consumer's thread for each batch (the batch held meanwhile) instead
+	 * of step_ms's sleep: a step that works the CPU, as a real one does
+	 * (diagnose.c measures what the loader's threads cost it) */
+	void (*step)(void *step_arg);
+	void *step_arg;
+	/* when not NULL: the loader's counters when the steady part starts
+	 * (after warm_batches), so that a run's counters can be taken over the
+	 * steady part alone (the end minus these) */
+	rf_stats *warm_stats;
+	int sample_queues;   /* add the reads in flight, as each steady batch
+	                      * comes, into run_out.inflight_sum */
 } run_hooks;
 
 typedef struct run_out {
@@ -40,6 +52,9 @@ typedef struct run_out {
 	double t_warm;         /* when the last warm-up batch came */
 	unsigned long long steady_samples, steady_batches;
 	double steady_wait_s;  /* time spent waiting in the steady part */
+	/* sample_queues: rf_stats.reads_in_flight summed over the steady
+	 * batches (divide by steady_batches for the mean) */
+	double inflight_sum;
 } run_out;
 
 /* samples/s and the consumer's share of time waiting, in the steady part */
