@@ -60,9 +60,10 @@ RF_API void rf_config_default(rf_config *cfg)
 		}                                                                    \
 	} while (0)
 
-/* New fields come out of the reserved tails: the structs keep their sizes. */
-/* 368 since sample_fn and sample_user (16 bytes, more than the reserved
- * tail held); RF_ABI_CHECK() tells a caller built against the 352-byte one. */
+/* New fields come out of the reserved tails: the structs keep their sizes.
+ * rf_config grew once, from 352 to 368 bytes, for sample_fn and sample_user
+ * (16 bytes, more than its 8-byte tail): RF_ABI_CHECK() tells a caller
+ * built against the older header. */
 _Static_assert(sizeof(rf_config) == 368, "rf_config changed size: take new fields from reserved");
 
 RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order, size_t state)
