@@ -239,6 +239,74 @@ typedef enum rf_rank_tail {
 	RF_RANK_TAIL_DROP = 1,
 } rf_rank_tail;
 
+/* ---- the caller's per-sample step (cfg.sample_fn) ------------------------
+ * A hook for an augmentation of the caller's own (cutout, noise, a colour
+ * jitter), run by the compute threads on each decoded sample in its place
+ * in the batch slot, after ringfeed's own steps: decode, Resize +
+ * CenterCrop or RandomResizedCrop, flip, and the conversion to cfg.dtype
+ * and cfg.layout (mean and std applied). It sees the sample as rf_batch.data
+ * will hold it, and what it leaves there is what the batch delivers (and
+ * what is copied to the device). With device_convert the host holds uint8
+ * HWC (the conversion happens on the device, after the hook): dtype and
+ * layout below say which. */
+
+/* One sample, lent to the hook for the call. Element (y, x, c), for
+ * y < height, x < width, c < channels, is at
+ *   data + y * stride_y + x * stride_x + c * stride_c
+ * (strides in bytes; the element is an elem_bytes-byte rf_dtype value). */
+typedef struct rf_sample_view {
+	uint8_t *data;           /* the sample's bytes in the host batch slot, bytes of
+	                          * them: read and write these during the call, no others */
+	size_t bytes;            /* rf_batch.sample_bytes */
+	rf_dtype dtype;          /* as rf_batch.dtype (float16: IEEE half bits) */
+	rf_layout layout;        /* as rf_batch.layout */
+	uint32_t height, width, channels; /* crop, crop, 3 */
+	uint32_t elem_bytes;     /* 1 (uint8), 2 (float16) or 4 (float32) */
+	size_t stride_y, stride_x, stride_c;
+	uint64_t id;             /* the sample's id (rf_batch.ids: its index position) */
+	int32_t label;           /* its label (rf_batch.labels) */
+	uint32_t index;          /* its place in the batch, 0 .. count - 1 */
+	uint64_t batch;          /* rf_batch.index of the batch it goes into */
+	uint64_t epoch;          /* the epoch whose order drew it */
+	char *reason;            /* reason_len bytes where a hook that refuses the sample
+	                          * may say why (NUL-terminated); empty at the call */
+	size_t reason_len;
+	uint64_t rng_key, rng_count; /* rf_sample_rand()'s stream: leave them alone */
+	uint64_t reserved[4];
+} rf_sample_view;
+
+/* The hook (cfg.sample_fn), called with cfg.sample_user.
+ *
+ * When: once for every sample placed in a batch, replacements of bad
+ * samples included, before the batch can be handed out; a sample drawn
+ * once per epoch (every sampler but WEIGHTED and BALANCED, without rank
+ * padding) meets the hook once per epoch.
+ * Threads: from the compute threads, several at once (each with another
+ * sample, whose bytes are its alone during the call): the hook must be
+ * thread-safe, and should not block (it holds a compute thread; its time
+ * counts in rf_stats.ns_transform). It must not call into the loader.
+ * @return : 0 keeps the sample. Anything else makes it a bad sample that
+ *           follows cfg.on_error (replaced by another sample, whose hook is
+ *           called in turn; or rf_loader_next() fails with RF_EBADSAMPLE),
+ *           reported to on_sample_error with err = the return value when it
+ *           is negative (an errno-style code), RF_EBADSAMPLE otherwise, and
+ *           reason "sample_fn: " followed by what the hook wrote into
+ *           s->reason, or "sample_fn returned N" when it wrote nothing. */
+typedef int (*rf_sample_fn)(void *user, rf_sample_view *s);
+
+/* The sample's own random draws, for the hook (during its call only): the
+ * k-th call for a sample returns the k-th number of a counter-based stream
+ * keyed on (cfg.seed, the sample's epoch, its id) alone, the key ringfeed's
+ * own crop and flip choices use (but a stream of its own, independent of
+ * theirs). The same seed gives the same draws, so the same batches,
+ * whatever the thread count, scheduling or resume; another epoch, other
+ * draws. A sample drawn twice in one epoch (WEIGHTED, BALANCED, rank
+ * padding) gets the same draws each time, as it gets the same crop and flip.
+ * @return : rf_sample_rand(): the next 64 random bits;
+ *           rf_sample_uniform(): the next draw as a double in [0, 1). */
+RF_API uint64_t rf_sample_rand(rf_sample_view *s);
+RF_API double rf_sample_uniform(rf_sample_view *s);
+
 typedef struct rf_config {
 	/* Where samples come from: a directory in ImageFolder layout (class =
 	 * first-level subfolder, labels in sorted class order, *.jpg / *.jpeg
@@ -480,6 +548,15 @@ typedef struct rf_config {
 	 * group's, and those of its other members used. The running user must
 	 * be in it. NULL or "" (default): none. The string is copied. */
 	const char *cache_group;
+
+	/* The caller's per-sample step (see rf_sample_fn, rf_sample_view): NULL
+	 * (default) or a function the compute threads call on each decoded
+	 * sample, with sample_user. Not with raw, token sources (seq_len),
+	 * fetch_only, or decode = gpu or auto (samples the GPU decodes never
+	 * reach the host): rf_loader_create() refuses those with RF_ECONFIG.
+	 * A saved state does not record the hook: resume with the same one. */
+	rf_sample_fn sample_fn;
+	void *sample_user;
 
 	uint8_t reserved[8];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller

@@ -235,6 +235,19 @@ def _three_floats(key, value):
     return tuple(values)
 
 
+def _check_batch_transform(fn, options):
+    """batch_transform: None or a callable(images) -> images; not with raw
+    batches (bytes, no tensor to give it)."""
+    if fn is None:
+        return
+    if not callable(fn):
+        raise TypeError(f"batch_transform: expected a callable(images) -> images, not "
+                        f"{type(fn).__name__}")
+    if options.get("raw"):
+        raise Error(_ringfeed.ECONFIG, "batch_transform: raw=True batches are lists of bytes, "
+                    "not tensors: decode them yourself, then transform")
+
+
 def _device_index(device):
     """device: None, "cpu", "cuda", "cuda:N", a torch.device, or N."""
     if device is None:
@@ -276,18 +289,30 @@ class Loader:
     with_ids: image batches are (images, labels, ids), ids the samples'
     index ids (int64, as `ringfeed bench --ids` writes them); token batches
     are (rows, ids) either way.
+    batch_transform: a callable(images) -> images (token rows for token
+    shards), called on the iterating thread with each batch's tensor where
+    the batch is (on the device, on torch's current stream, with device=;
+    else on the host), before the batch is returned; what it returns
+    replaces the tensor, and what it raises propagates (the batch is given
+    back: the next call returns it again, untransformed unless the callable
+    changed it in place). The tensor views the loader's slot (a copy with
+    copy=True): in-place ops write the slot, which is yours until it goes
+    back; a new tensor it returns outlives the slot under hold="next" too.
+    Every sample of a batch gets the same random choices from a torchvision
+    transform; kornia.augmentation draws them per sample.
     Torch's own types are taken where names are: device=torch.device(...)
     (or "cuda:N", or N), dtype=torch.float16, token_dtype=torch.int32;
     mean and std as sequences or tensors of 3 numbers.
     """
 
     def __init__(self, source, *, device="cpu", hold="gc", copy=False, debug=False,
-                 on_bad_sample=None, with_ids=False, epochs=0, **options):
+                 on_bad_sample=None, with_ids=False, epochs=0, batch_transform=None, **options):
         if not isinstance(hold, str) or hold not in ("next", "gc"):
             raise Error(_ringfeed.ECONFIG, f"hold: '{hold}' is not 'next' or 'gc'")
         if on_bad_sample is not None and not callable(on_bad_sample):
             raise TypeError(f"on_bad_sample: expected a callable(path, err, reason), not "
                             f"{type(on_bad_sample).__name__}")
+        _check_batch_transform(batch_transform, options)
         c_defaults = _c_defaults()
         # values are checked by the extension: integers stay integers (8.7 is
         # a TypeError, not 8), unsigned fields refuse negatives, paths are
@@ -325,6 +350,7 @@ class Loader:
         self._debug = bool(debug)
         self._on_bad_sample = on_bad_sample
         self._with_ids = bool(with_ids)
+        self._batch_transform = batch_transform
         self._current = None      # the Batch lent under hold="next"
         self._lock = threading.RLock()   # one call at a time, whatever the thread
         self._closed = False
@@ -486,11 +512,15 @@ class Loader:
             if batch is None:
                 return None
             images, labels = self._tensors(batch)
+            if self._copy and batch.raw is None:
+                images = images.clone()   # batch_transform then works on the copy
+            if self._batch_transform is not None:
+                # before any release: if it raises, the batch is given back
+                images = self._batch_transform(images)
             ids = self._image_ids(batch) if self._with_ids else None
             if batch.raw is not None:     # copies already: the slot goes back now
                 batch.release(self._stream_handle())
             elif self._copy:
-                images = images.clone()
                 batch.release(self._stream_handle())
             elif self._hold == "next":
                 self._current = batch

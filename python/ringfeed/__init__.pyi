@@ -41,6 +41,7 @@ class Loader:
         on_bad_sample: Optional[Callable[[str, int, str], Any]] = None,
         with_ids: bool = False,
         epochs: int = 0,
+        batch_transform: Optional[Callable[[torch.Tensor], Any]] = None,
         batch_size: int = 64,
         resize: int = 256,
         crop: int = 224,

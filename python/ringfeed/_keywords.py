@@ -41,6 +41,9 @@ HELP = {
     "on_bad_sample": "callable(path, err, reason), called on the iterating thread for each "
                      "sample replaced; without it, one SampleLossWarning per kind of loss.",
     "with_ids": "Image batches are (images, labels, ids), ids the samples' index ids (int64).",
+    "batch_transform": "callable(images) -> images, run on each batch's tensor where it is "
+                       "(the device, or the host) on the iterating thread before the batch "
+                       "is returned; its result replaces the images, its errors propagate.",
     "epochs": "How many `for` loops (one epoch each) the loader serves; 0 = endless.",
     # rf_config's
     "batch_size": "Samples per batch.",
@@ -204,7 +207,8 @@ def docstring(init):
     for key, field, default, package in keywords(init):
         if field is None:   # the package's own: the kind from the default
             kind = {"hold": "{'gc', 'next'}", "device": "str, torch.device or int",
-                    "on_bad_sample": "callable, optional"}.get(key, _kind(key, default))
+                    "on_bad_sample": "callable, optional",
+                    "batch_transform": "callable, optional"}.get(key, _kind(key, default))
         else:
             kind = _kind(field, c_defaults()[field])
         lines.append(f"{key} : {kind}, default {default!r}")

@@ -1,8 +1,9 @@
 /* compute.c - a compute thread: take a landed read, choose the source window
  * (center crop or random resized crop, flip), decode only what that window
  * needs (DCT scale, rows, columns), resample it straight into its place in
- * the batch slot, hand the read buffer back to the ring thread, count the
- * batch down (the thread that lands the last sample publishes the batch). */
+ * the batch slot, run the caller's sample_fn on it, hand the read buffer
+ * back to the ring thread, count the batch down (the thread that lands the
+ * last sample publishes the batch). */
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 #include "decode/unzstd.h"
 #include "source/token_windows.h"
 #include "pipeline/loader_impl.h"
+#include "pipeline/sample_hook.h"
 #include "transform/token_row.h"
 #include "util/util.h"
 
@@ -146,6 +148,18 @@ static int land_raw(rf_loader *l, rf_slot *s, rf_request *q)
 	return 0;
 }
 
+/* The caller's own step on the sample just stored at dst (cfg.sample_fn),
+ * its time counted as the transform's. */
+static int user_step(rf_loader *l, worker *w, rf_request *q, uint8_t *dst)
+{
+	if (!l->cfg.sample_fn)
+		return 0;
+	uint64_t t0 = rf_now_ns();
+	int err = rf_sample_hook_run(l, q, dst);
+	w->ns_transform += rf_now_ns() - t0;
+	return err;
+}
+
 /* Turns request q's bytes into its place in slot s, as its stage says.
  * @return : 0, or a negative code with q->reason set. */
 static int run_stage(rf_loader *l, worker *w, rf_request *q, rf_slot *s, rf_stage stage)
@@ -162,9 +176,11 @@ static int run_stage(rf_loader *l, worker *w, rf_request *q, rf_slot *s, rf_stag
 		return err ? err : land_raw(l, s, q);
 	case RF_STAGE_ZSTD_IMAGE:
 		err = unzstd(l, w, q);
-		return err ? err : process(l, w, q, q->len, dst);
+		err = err ? err : process(l, w, q, q->len, dst);
+		return err ? err : user_step(l, w, q, dst);
 	case RF_STAGE_IMAGE:
-		return process(l, w, q, q->len, dst);
+		err = process(l, w, q, q->len, dst);
+		return err ? err : user_step(l, w, q, dst);
 	case RF_STAGE_RAW:
 	case RF_STAGE_TOKENS:
 		break; /* the ring thread's: never dispatched */

@@ -60,8 +60,11 @@ RF_API void rf_config_default(rf_config *cfg)
 		}                                                                    \
 	} while (0)
 
-/* New fields come out of the reserved tails: the structs keep their sizes. */
-_Static_assert(sizeof(rf_config) == 352, "rf_config changed size: take new fields from reserved");
+/* New fields come out of the reserved tails: the structs keep their sizes.
+ * rf_config grew once, from 352 to 368 bytes, for sample_fn and sample_user
+ * (16 bytes, more than its 8-byte tail): RF_ABI_CHECK() tells a caller
+ * built against the older header. */
+_Static_assert(sizeof(rf_config) == 368, "rf_config changed size: take new fields from reserved");
 
 RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order, size_t state)
 {
@@ -211,6 +214,30 @@ static int check_modes(const rf_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* The caller's per-sample step: it works on decoded pixels in the host
+ * batch slot, so every mode without them is refused here, with what to
+ * change, rather than leave a hook that is never called. */
+static int check_hook(const rf_config *cfg, char *err, size_t errlen)
+{
+	if (!cfg->sample_fn)
+		return 0;
+	if (cfg->decode != RF_DECODE_CPU) {
+		rf_fmt(err, errlen, "config: sample_fn works on pixels on the host, and decode = %s "
+		       "decodes samples into device memory that the host never sees: use decode = "
+		       "cpu with sample_fn (or do the step on the device batch)",
+		       rf_enum_name(RF_ENUM_DECODE, cfg->decode));
+		return RF_ECONFIG;
+	}
+	const char *no = cfg->raw ? "raw (a batch holds the files' bytes, read straight into it)"
+			 : cfg->seq_len ? "token sources (seq_len > 0: rows of tokens, no pixels)"
+			 : cfg->fetch_only ? "fetch_only (nothing is decoded)" : NULL;
+	if (no) {
+		rf_fmt(err, errlen, "config: sample_fn works on decoded pixels: not with %s", no);
+		return RF_ECONFIG;
+	}
+	return 0;
+}
+
 /* Decode and augment: the values a sample's pixels depend on. */
 static int check_augment(const rf_config *cfg, char *err, size_t errlen)
 {
@@ -316,7 +343,7 @@ int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
 {
 	/* In this order: the first problem found is the one reported. */
 	static int (*const checks[])(const rf_config *, char *, size_t) = {
-		check_source, check_ranges, check_modes, check_augment,
+		check_source, check_ranges, check_modes, check_hook, check_augment,
 		check_order, check_crop, check_tokens, check_memory,
 	};
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {

@@ -6,20 +6,34 @@
 
 #include "util/hash.h" /* rf_mix64 */
 
-/* A small counter-based stream: the k-th draw of the stream named by key. */
+uint64_t rf_stream_key(uint64_t seed, uint64_t epoch, uint64_t id, uint64_t what)
+{
+	return rf_mix64(rf_mix64(rf_mix64(seed ^ what) ^ epoch) ^ id);
+}
+
+uint64_t rf_stream_draw(uint64_t key, uint64_t k)
+{
+	return rf_mix64(key + 0x9e3779b97f4a7c15ull * k);
+}
+
+double rf_stream_unit(uint64_t bits)
+{
+	return (double)(bits >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* A stream and the draws taken from it so far. */
 typedef struct stream {
 	uint64_t key, k;
 } stream;
 
 static double uniform01(stream *s) /* [0, 1) */
 {
-	uint64_t x = rf_mix64(s->key + 0x9e3779b97f4a7c15ull * ++s->k);
-	return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+	return rf_stream_unit(rf_stream_draw(s->key, ++s->k));
 }
 
 static uint64_t stream_key(uint64_t seed, uint64_t epoch, uint64_t id, uint64_t what)
 {
-	return rf_mix64(rf_mix64(rf_mix64(seed ^ what) ^ epoch) ^ id);
+	return rf_stream_key(seed, epoch, id, what);
 }
 
 void rf_rrc_box(const rf_window_params *p, uint64_t epoch, uint64_t id, int w, int h,

@@ -1,0 +1,15 @@
+/* sample_hook.h - the caller's per-sample step (cfg.sample_fn) as a compute
+ * thread runs it on a sample just stored into its place. Private. */
+#ifndef RF_SAMPLE_HOOK_H
+#define RF_SAMPLE_HOOK_H
+
+#include "pipeline/loader_impl.h"
+
+/* Calls cfg.sample_fn on request q's sample, stored at dst in its slot.
+ * Called by the compute thread that holds q, after the sample was stored
+ * and before the place lands.
+ * @return : 0, or the bad sample's code (the hook's negative return, else
+ *           RF_EBADSAMPLE) with q->reason set. */
+int rf_sample_hook_run(rf_loader *l, rf_request *q, uint8_t *dst);
+
+#endif
