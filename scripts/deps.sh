@@ -26,8 +26,8 @@ esac
 demo=(gcc meson ninja-build pkg-config
       liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev
       libspng-dev libwebp-dev libcurl4-openssl-dev)
-# pip install . (README, "Python"): the extension's headers, a venv made with
-# --system-site-packages takes Debian's torch (no GiBs from PyPI).
+# pip install . (README.md, docs/PYTHON.md): the extension's headers; a venv
+# made with --system-site-packages takes Debian's torch (no GiBs from PyPI).
 python=(python3 python3-dev python3-venv python3-pip python3-torch)
 # The tests, on top of both:
 # g++: the public header compiled as C++; libcriterion-dev: the C tests;

@@ -22,7 +22,7 @@ found_lib() {
 	readlink -f "$(ldd "$1" | sed -n 's/.*libringfeed\.so\.0 => \(.*\) (0x.*/\1/p')"
 }
 
-# the recipe (README.md, "Install the C library"), from the source root
+# the recipe (README.md, "Your first hour"; docs/C_API.md), from the source root
 (cd "$src" && meson setup "$tmp/build-release" --buildtype=release -Dtests=false \
 	--prefix="$prefix" --libdir=lib) >"$tmp/setup.log" 2>&1 ||
 	fail "meson setup: $(tail -5 "$tmp/setup.log")"
