@@ -31,7 +31,7 @@ PEER=$ROOT/bench/peers/torch_imagefolder.py
 OUT_JSON=${OUT_JSON:-$(mktemp "${TMPDIR:-/tmp}/ringfeed-decode.XXXXXX")}
 
 "$ROOT/scripts/deps.sh" python3-torch python3-torchvision python3-pil
-"$ROOT/scripts/build.sh" build
+"$ROOT/scripts/build.sh" build -Dbench=enabled
 if [ ! -d "$DATA" ]; then
 	mkdir -p "$(dirname "$DATA")"
 	"$RINGFEED" gen --out "$DATA" --count "$COUNT" --classes 10

@@ -33,7 +33,7 @@ LIMIT=$ROOT/build/bench/decode_limit
 SETS=$ROOT/bench/data/formats-$(basename "$DATA")-$COUNT
 
 "$ROOT/scripts/deps.sh" python3-pil ${PHOTOS:+python3-skimage}
-"$ROOT/scripts/build.sh" build
+"$ROOT/scripts/build.sh" build -Dbench=enabled
 if [ -n "${PHOTOS:-}" ]; then
 	DATA=$ROOT/bench/data/photos-$PHOTOS-$COUNT
 	SETS=$ROOT/bench/data/formats-$(basename "$DATA")-$COUNT

@@ -63,7 +63,7 @@ OUT_JSON=${OUT_JSON:-$(mktemp "${TMPDIR:-/tmp}/ringfeed-shards.XXXXXX")}
 [ "$(id -u)" -eq 0 ] || { echo "shards.sh: needs root to drop the page cache" >&2; exit 1; }
 
 "$ROOT/scripts/deps.sh" fio zstd python3-torch python3-torchvision
-"$ROOT/scripts/build.sh" build
+"$ROOT/scripts/build.sh" build -Dbench=enabled
 if ! "$PY" -c 'import webdataset' 2>/dev/null; then
 	"$PY" -m pip install --quiet --break-system-packages webdataset
 fi

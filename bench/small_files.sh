@@ -35,7 +35,7 @@ OUT_JSON=${OUT_JSON:-$(mktemp "${TMPDIR:-/tmp}/ringfeed-small.XXXXXX")}
 [ "$(id -u)" -eq 0 ] || { echo "small_files.sh: needs root to drop the page cache" >&2; exit 1; }
 
 "$ROOT/scripts/deps.sh" fio python3-torch
-"$ROOT/scripts/build.sh" build
+"$ROOT/scripts/build.sh" build -Dbench=enabled
 if [ ! -d "$DATA" ]; then
 	mkdir -p "$(dirname "$DATA")"
 	"$RF" gen --raw --out "$DATA" --count "$COUNT" --classes 100 --min-size "$MIN_SIZE" --max-size "$MAX_SIZE"

@@ -5,7 +5,7 @@
 # descriptors as they go. Growth between the samples is the finding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh build
+scripts/build.sh build -Dbench=enabled
 data=bench/data/soak
 if [ ! -d "$data" ]; then
 	mkdir -p bench/data

@@ -53,7 +53,7 @@ OUT_JSON=${OUT_JSON:-$(mktemp "${TMPDIR:-/tmp}/ringfeed-tokens.XXXXXX")}
 [ "$(id -u)" -eq 0 ] || { echo "tokens.sh: needs root to drop the page cache" >&2; exit 1; }
 
 "$ROOT/scripts/deps.sh" fio python3-torch python3-numpy
-"$ROOT/scripts/build.sh" build
+"$ROOT/scripts/build.sh" build -Dbench=enabled
 mkdir -p "$DATA_DIR"
 : > "$OUT_JSON"
 

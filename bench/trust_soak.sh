@@ -25,7 +25,7 @@ fault_p=${FAULT_P:-0.01}
 count=${RAW_COUNT:-2000}
 only=${FAULT_ONLY:+--only $FAULT_ONLY}
 transports=${TRANSPORTS:-http s3}
-scripts/build.sh build
+scripts/build.sh build -Dbench=enabled
 data=bench/data/trust-soak
 if [ ! -f "$data/pack/ringfeed.index" ]; then
 	rm -rf "$data"

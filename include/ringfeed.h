@@ -54,8 +54,9 @@ extern "C" {
 RF_API int rf_version_number(void);
 
 /* @return : a static string: the version, whether CUDA support is built in
- * and a device was found, and the image formats the build decodes, e.g.
- * "0.1.0 (cuda: built in, 1 device; images: jpeg, png, webp)". */
+ * and a device was found (or, when none answers, why: no NVIDIA driver, an
+ * older driver, no GPU visible), and the image formats the build decodes,
+ * e.g. "0.1.0 (cuda: built in, 1 device; images: jpeg, png, webp)". */
 RF_API const char *rf_version_string(void);
 
 /* The image formats this library decodes, a bit each: JPEG always; PNG and

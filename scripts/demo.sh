@@ -5,8 +5,16 @@
 #   COUNT=2000 scripts/demo.sh      # dataset size (default 1000 images)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
-scripts/build.sh build
+scripts/deps.sh --demo # the build and the demo's packages only; test.sh installs the rest
+# A first build is configured without the tests (whose Criterion, examples and
+# benchmark programs the demo does not need); a build/ configured before
+# (by test.sh, or by hand) is built as it is.
+if [ -f build/build.ninja ]; then
+	scripts/build.sh build
+else
+	echo "demo.sh: building ringfeed in build/ (a minute or two the first time)" >&2
+	scripts/build.sh build -Dtests=false
+fi
 data=${DATA:-build/demo-data}
 count=${COUNT:-1000}
 if [ ! -f "$data/.complete-$count" ]; then

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10}
-scripts/build.sh build
+scripts/build.sh build -Dtests=true # a build/ that demo.sh configured has none
 
 hogs=()
 stop_hogs() {

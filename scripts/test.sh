@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-# test builds: with the test-only hooks (never in a release build)
-scripts/build.sh build -Dtest_hooks=true
+# test builds: with the test-only hooks (never in a release build);
+# -Dtests=true as well, since demo.sh configures build/ without the tests
+scripts/build.sh build -Dtests=true -Dtest_hooks=true
 scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
 	-Dtest_hooks=true
 

@@ -4,7 +4,7 @@
 # pip's torch as well as Debian's python3-torch. Prints the venv's python.
 # Created once under ${RINGFEED_VENV:-/root/.cache/ringfeed-torch-venv};
 # large (torch and its CUDA wheels, some GiB), so scripts/test.sh does not
-# make it; README.md ("Building by hand") says how to test in it.
+# make it; docs/TESTING.md ("Building by hand") says how to test in it.
 set -euo pipefail
 venv=${RINGFEED_VENV:-/root/.cache/ringfeed-torch-venv}
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import torch, pytest' 2>/dev/null; then

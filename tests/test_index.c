@@ -1,7 +1,8 @@
 /* test_index.c - the index: ImageFolder walk (labels in sorted class order,
  * any-case extensions, nested folders, other files ignored), manifests
  * (relative and absolute paths, labels, malformed lines, the optional weight
- * column), bytes per file. */
+ * column), an image given as the source (refused, not read as a manifest),
+ * bytes per file. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -138,6 +139,51 @@ Test(index, manifest_malformed)
 		cr_assert(strstr(err, "line 1"), "message names the line: %s", err);
 		free(man);
 	}
+	tu_rmrf(d);
+	free(d);
+}
+
+/* An image given as the source (a first try: --source photo.jpg) is told
+ * by its bytes and refused as not a dataset, naming the folder to give; it
+ * used to be read as a manifest and fail as a malformed first line. */
+Test(index, an_image_as_the_source_is_not_a_dataset)
+{
+	char *d = tu_tmpdir("imgsrc");
+	tu_jpeg(d, "cats/a.jpg", 16, 16, 1);
+	static const uint8_t png[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13 };
+	static const uint8_t webp[] = { 'R', 'I', 'F', 'F', 40, 0, 0, 0, 'W', 'E', 'B', 'P', 'V', 'P' };
+	tu_write(d, "cats/b.png", png, sizeof(png));
+	tu_write(d, "cats/c.webp", webp, sizeof(webp));
+	tu_write(d, "cats/list.jpg", "a.jpg\t0\n", 8); /* a manifest by its bytes, whatever its name */
+	const char *rel[] = { "cats/a.jpg", "cats/b.png", "cats/c.webp" };
+	const char *what[] = { "a JPEG image", "a PNG image", "a WebP image" };
+	char *root = realpath(d, NULL);
+	for (int i = 0; i < 3; i++) {
+		char *src;
+		cr_assert(asprintf(&src, "%s/%s", d, rel[i]) > 0);
+		rf_index idx;
+		char err[512] = "";
+		cr_assert_eq(rf_index_build(&idx, src, 0, err, sizeof(err)), RF_EINDEX, "%s", rel[i]);
+		cr_assert(strstr(err, what[i]) && strstr(err, "not a dataset"), "%s", err);
+		cr_assert(strstr(err, root), "names the dataset's folder %s: %s", root, err);
+		cr_assert_null(strstr(err, "line 1"), "not read as a manifest: %s", err);
+		/* the loader says the same */
+		rf_config cfg;
+		tu_config(&cfg, src);
+		rf_loader *l;
+		cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), RF_EINDEX);
+		cr_assert(strstr(err, "not a dataset"), "%s", err);
+		free(src);
+	}
+	char *man;
+	cr_assert(asprintf(&man, "%s/cats/list.jpg", d) > 0);
+	rf_index idx;
+	char err[512] = "";
+	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(idx.count, 1);
+	rf_index_free(&idx);
+	free(man);
+	free(root);
 	tu_rmrf(d);
 	free(d);
 }

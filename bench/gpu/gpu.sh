@@ -14,7 +14,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DATA=${DATA:-$ROOT/bench/data/imagefolder-5000}
 THREADS=${THREADS:-$(( $(nproc) > 1 ? $(nproc) - 1 : 1 ))}
 B=64
-"$ROOT/scripts/build.sh" build
+"$ROOT/scripts/build.sh" build -Dbench=enabled
 [ -x "$ROOT/build/bench/h2d_peak" ] || { echo "gpu.sh: built without CUDA" >&2; exit 1; }
 [ -d "$DATA" ] || "$ROOT/build/ringfeed" gen --out "$DATA" --count "${COUNT:-5000}" --classes 10
 echo "machine: $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"

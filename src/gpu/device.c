@@ -17,8 +17,32 @@ RF_API int rf_version_number(void)
 	return RF_VERSION_NUMBER;
 }
 
-static char version[160];
+static char version[320];
 static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+
+#if RF_HAVE_CUDA
+/* Why no device answers (e, cudaGetDeviceCount's error), in words a user
+ * can act on: the runtime's own string for a machine without a driver is
+ * "CUDA driver version is insufficient for CUDA runtime version", which
+ * reads as an old driver; the CUDA name stays in brackets for searches. */
+static void no_device(char *buf, size_t len, cudaError_t e)
+{
+	int driver = 0, runtime = 0;
+	cudaDriverGetVersion(&driver);  /* 0: no driver installed (no libcuda.so.1) */
+	cudaRuntimeGetVersion(&runtime);
+	if (driver == 0)
+		snprintf(buf, len, "no NVIDIA driver on this machine (%s)", cudaGetErrorName(e));
+	else if (e == cudaErrorInsufficientDriver)
+		snprintf(buf, len, "the NVIDIA driver (CUDA %d.%d) is older than the CUDA runtime "
+			 "built in (%d.%d) (%s)", driver / 1000, driver % 1000 / 10, runtime / 1000,
+			 runtime % 1000 / 10, cudaGetErrorName(e));
+	else if (e == cudaErrorNoDevice)
+		snprintf(buf, len, "the NVIDIA driver sees no GPU (%s; CUDA_VISIBLE_DEVICES?)",
+			 cudaGetErrorName(e));
+	else
+		snprintf(buf, len, "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+}
+#endif
 
 /* Asks the CUDA runtime once; the answer does not change while we run.
  * The image formats are rf_image_formats()'s (src/decode/image.c). */
@@ -32,10 +56,12 @@ static void make_version(void)
 #if RF_HAVE_CUDA
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess)
-		snprintf(s, sizeof(version), "%s (cuda: built in, no device: %s; %s)", RF_VERSION,
-			 cudaGetErrorString(e), images);
-	else
+	if (e != cudaSuccess) {
+		char why[160];
+		no_device(why, sizeof(why), e);
+		snprintf(s, sizeof(version), "%s (cuda: built in; %s: device batches unavailable, "
+			 "host batches only; %s)", RF_VERSION, why, images);
+	} else
 		snprintf(s, sizeof(version), "%s (cuda: built in, %d device%s; %s)", RF_VERSION, n,
 			 n == 1 ? "" : "s", images);
 #else

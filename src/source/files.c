@@ -1,14 +1,19 @@
 /* files.c - the loose-files kind: one file, one sample. A folder is walked
  * (an ImageFolder: class folders of images; raw mode: every file), a
- * regular file is a manifest (path<TAB>label[<TAB>weight] lines). A folder
+ * regular file is a manifest (path<TAB>label[<TAB>weight] lines), and an
+ * image given there is refused as not a dataset. A folder
  * whose walk saw only .tar files is a folder of shards: it goes to the tar
  * kind (tar_shards.c); a folder of both is refused, naming both, since
  * taking either would drop the files of the other. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "decode/image.h"
 #include "index/index_build.h"
 #include "source/source.h"
 #include "util/util.h"
@@ -57,6 +62,45 @@ static int build_folder(rf_source *s, const char *source, const rf_source_params
 	return rf_source_tar_folder(s, source, tars, tar, p, err, errlen);
 }
 
+/* A regular file given as the source is read as a manifest; an image there
+ * (a first try: --source photo.jpg) failed on its first line as a
+ * malformed manifest. Told by its first bytes, as the decoder tells formats.
+ * @return : 1 with err set when the file is an image, else 0 (an unreadable
+ * file is left to the manifest's open to report). */
+static int image_as_source(const char *source, char *err, size_t errlen)
+{
+	static const char *const what[] = {
+		[RF_FORMAT_JPEG] = "a JPEG image",
+		[RF_FORMAT_PNG] = "a PNG image",
+		[RF_FORMAT_WEBP] = "a WebP image",
+	};
+	uint8_t head[16];
+	ssize_t n = -1;
+	int fd = open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		n = pread(fd, head, sizeof(head), 0);
+		close(fd);
+	}
+	rf_image_format f = n > 0 ? rf_image_sniff(head, (size_t)n) : RF_FORMAT_UNKNOWN;
+	if (f == RF_FORMAT_UNKNOWN)
+		return 0;
+	/* an ImageFolder is ROOT/CLASS/IMAGE: the root is two folders up */
+	char *real = realpath(source, NULL), *root = real;
+	for (int up = 0; root && up < 2; up++) {
+		char *slash = strrchr(root, '/');
+		if (slash && slash != root)
+			*slash = '\0';
+		else
+			root = NULL;
+	}
+	rf_fmt(err, errlen, "source '%s' is %s, not a dataset: give the dataset's folder, whose "
+	       "subfolders (one per class) hold the images%s%s%s, or a manifest of "
+	       "path<TAB>label lines", source, what[f], root ? " (for this image: '" : "",
+	       root ? root : "", root ? "')" : "");
+	free(real);
+	return 1;
+}
+
 static int build(rf_source *s, const char *source, const struct stat *st,
 		 const rf_source_params *p, char *err, size_t errlen)
 {
@@ -64,7 +108,9 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	if (S_ISDIR(st->st_mode)) {
 		ret = build_folder(s, source, p, err, errlen);
 	} else if (S_ISREG(st->st_mode)) {
-		ret = rf_index_parse_manifest(&s->index, source, err, errlen);
+		ret = image_as_source(source, err, errlen)
+			      ? RF_EINDEX
+			      : rf_index_parse_manifest(&s->index, source, err, errlen);
 	} else {
 		rf_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
 		ret = RF_EINDEX;
