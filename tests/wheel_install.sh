@@ -25,9 +25,9 @@
 # libcurl, libnghttp2, libssl and libcrypto: in a private mount namespace
 # an empty file is bind-mounted over each, and the installed package still
 # loads, runs an epoch (and `python -m ringfeed bench` one) and reads the
-# shards over http (without torch, which
-# Debian's build links to libjpeg and libzstd itself). Also: the sdist
-# builds a wheel, and `pip install -e .` works.
+# shards over http (without torch, which Debian's build links to libjpeg and
+# libzstd itself). Also: the sdist builds a wheel, and `pip install -e .`
+# works (its `ringfeed` script too).
 # Needs PyPI (the build tools come from there, as pip gets them): skips
 # (77) with the reason without it, or without python3-venv. The first
 # scripts/wheel.sh on a machine also needs Debian's archive (apt-get source
@@ -375,6 +375,9 @@ if "$epy" -m pip install -q meson-python meson ninja > "$T/edit.log" 2>&1 &&
 	out=$(cd "$T/run" && env -u PYTHONPATH "$epy" -c 'import ringfeed; print(ringfeed.__file__, ringfeed.__version__)' 2>&1)
 	check "pip install -e: ringfeed imports from the source tree: $out" \
 		[ "$out" = "$src/python/ringfeed/__init__.py $version" ]
+	out=$(cd "$T/run" && env -u PYTHONPATH "$T/edit/bin/ringfeed" --version 2>&1)
+	check "pip install -e: the ringfeed script runs the build folder's command: $out" \
+		eval 'case "$out" in "ringfeed $version "* | "ringfeed $version") true ;; *) false ;; esac'
 else
 	bad "pip install -e: $(tail -5 "$T/edit.log")"
 fi

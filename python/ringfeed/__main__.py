@@ -6,7 +6,9 @@ in place of this process (os.execv: its exit status is the command's).
 Where the command is:
   ringfeed/_bin/ringfeed   in a wheel (meson.build installs it there; linked
                            with the library's objects, its libraries in
-                           ringfeed.libs/ beside the package, as the extension's)
+                           ringfeed.libs/ beside the package, as the extension's),
+                           and where an editable install (pip install -e .)
+                           maps it: its build folder's ringfeed
   BUILD/ringfeed           in a meson build folder, for the package that
                            BUILD/python/ringfeed is (PYTHONPATH=BUILD/python)
   ringfeed on PATH         a `meson install` of the C library and the package,
@@ -35,6 +37,15 @@ def _is_command(path):
 
 def _candidates():
     yield os.path.join(_HERE, "_bin", "ringfeed")
+    # an editable install (pip install -e .): meson-python's loader maps the
+    # package's installed files to the build folder's (Python 3.9 and later)
+    try:
+        from importlib.resources import files
+        mapped = files("ringfeed") / "_bin" / "ringfeed"
+    except Exception:   # noqa: BLE001 - no resources: the other places still count
+        mapped = None
+    if isinstance(mapped, os.PathLike):
+        yield os.fspath(mapped)
     build = os.path.dirname(os.path.dirname(_HERE))   # BUILD/python/ringfeed -> BUILD
     if os.path.isdir(os.path.join(build, "meson-info")):
         yield os.path.join(build, "ringfeed")
