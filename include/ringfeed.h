@@ -874,6 +874,41 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out);
  * none. Valid until the next call into the loader. */
 RF_API const char *rf_loader_error(const rf_loader *l);
 
+/* What the loader's samples are called: class names and sample names,
+ * read from the index (no I/O). Callable at any time from any thread while
+ * the loader lives.
+ *
+ * Class names: a folder of class folders (of images, or of tar shards)
+ * numbers its classes in the sorted order of their folders' names, as
+ * torchvision's ImageFolder does, and label i is the i-th name. Other
+ * sources name no class: a manifest (its labels are numbers), tar shards
+ * whose labels come from their cls members, token shards.
+ * @return : the number of class names (0 when the source names none);
+ *           -EINVAL when l is NULL; RF_EFORKED in a fork()ed child. */
+RF_API int rf_loader_class_count(const rf_loader *l);
+
+/* @return : the name of class `label` (its folder's name), a string the
+ *           loader owns, valid until rf_loader_destroy(); NULL when label
+ *           is not below rf_loader_class_count(), when l is NULL, or in a
+ *           fork()ed child. */
+RF_API const char *rf_loader_class_name(const rf_loader *l, int label);
+
+/* Writes the name of sample `id` (an rf_batch.ids value: an index id, or a
+ * token source's window id; 0 to rf_stats.samples_total - 1) into buf[len],
+ * NUL-terminated and cut to fit when len is smaller (snprintf's way): the
+ * name every message and on_sample_error give it. A loose file's path (the
+ * source's folder joined with its path in the index, or a manifest's
+ * absolute path as it is); a tar shard's member as "SHARD.tar:MEMBER"
+ * after the shard's folder or URL (a URL's password shown as ***); a lost
+ * span of a damaged shard as "SHARD.tar:bytes A..B"; a token window as
+ * "SHARD:tokens A..B (window ID)".
+ * @return : the length of the whole name, without its NUL (len or more:
+ *           it was cut; call again with a buffer of the return + 1);
+ *           -ERANGE when id is not a sample of the index; -EINVAL when l is
+ *           NULL, or buf is NULL and len is not 0; RF_EFORKED in a fork()ed
+ *           child. */
+RF_API int rf_loader_sample_name(const rf_loader *l, uint64_t id, char *buf, size_t len);
+
 /* Stops every thread, cancels reads in flight, frees everything. Returns
  * promptly (reads in flight are cancelled, not waited for). Accepts NULL.
  * Batches still held by the caller become invalid.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # wheel.sh [OUTDIR [BUILD-ARGS...]] - builds the Python package as PyPI
 # ships them: a wheel built with meson-python, repaired by auditwheel into a
-# manylinux wheel that carries the libraries the extension links (liburing,
+# manylinux wheel that carries the libraries that the extension and the
+# command inside the package (ringfeed/_bin/ringfeed) link (liburing,
 # libjpeg-turbo, zstd, libspng, libwebp, and for http(s) reads libcurl,
 # OpenSSL's libssl and libcrypto, nghttp2: in ringfeed.libs/, the RPATH
 # pointing there), and the sdist. Prints `auditwheel show` of the repaired

@@ -92,6 +92,10 @@ Test(abi, a_forked_child_gets_rf_eforked, .init = setup, .fini = teardown)
 			code |= 2;
 		if (rf_loader_state_save(l, state, sizeof(state)) != RF_EFORKED)
 			code |= 4;
+		char name[64];
+		if (rf_loader_class_count(l) != RF_EFORKED || rf_loader_class_name(l, 0) ||
+		    rf_loader_sample_name(l, 0, name, sizeof(name)) != RF_EFORKED)
+			code |= 8;
 		rf_batch_release(l, b); /* does nothing */
 		rf_loader_destroy(l);   /* frees nothing, joins nothing */
 		_exit(code);

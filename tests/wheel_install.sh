@@ -10,7 +10,10 @@
 # python3-torch satisfies the torch requirement: pip runs with --no-index),
 # and from a folder outside the tree runs an epoch (shapes, ids covering
 # the dataset), with ringfeed.__version__ the wheel's and py.typed and the
-# stubs installed. The wheel reads URLs: tar shards (`ringfeed pack` of the
+# stubs installed. The command the wheel carries inside the package
+# (ringfeed/_bin/ringfeed) runs as the venv's `ringfeed` script and as
+# `python -m ringfeed` (--version, gen, bench; its exit status passed on),
+# its libraries the wheel's own as the extension's. The wheel reads URLs: tar shards (`ringfeed pack` of the
 # epoch's images) served by an nginx this script starts on 127.0.0.1 (a
 # free port, waited for with a deadline; killed when the script ends,
 # whatever ends it) give the same batches (sha256 of each batch's pixels,
@@ -21,9 +24,10 @@
 # system's liburing, libjpeg, libturbojpeg, libzstd, libspng, libwebp,
 # libcurl, libnghttp2, libssl and libcrypto: in a private mount namespace
 # an empty file is bind-mounted over each, and the installed package still
-# loads, runs an epoch and reads the shards over http (without torch, which
-# Debian's build links to libjpeg and libzstd itself). Also: the sdist
-# builds a wheel, and `pip install -e .` works.
+# loads, runs an epoch (and `python -m ringfeed bench` one) and reads the
+# shards over http (without torch, which Debian's build links to libjpeg and
+# libzstd itself). Also: the sdist builds a wheel, and `pip install -e .`
+# works (its `ringfeed` script too).
 # Needs PyPI (the build tools come from there, as pip gets them): skips
 # (77) with the reason without it, or without python3-venv. The first
 # scripts/wheel.sh on a machine also needs Debian's archive (apt-get source
@@ -74,7 +78,8 @@ shown=$(sed -n '/== auditwheel show/,/== ldd/p' "$T/wheel.log" | tr -s ' \n' '  
 check "auditwheel show names a manylinux tag: $shown" \
 	eval 'echo "$shown" | grep -Eq "consistent with the following platform tag: \"manylinux_2_[0-9]+_x86_64\""'
 "$py" -m zipfile -l "$whl" | awk 'NR > 1 {print $1}' > "$T/wheel.files"
-for f in ringfeed/__init__.py ringfeed/_keywords.py ringfeed/__init__.pyi ringfeed/py.typed; do
+for f in ringfeed/__init__.py ringfeed/__main__.py ringfeed/_keywords.py ringfeed/__init__.pyi \
+	ringfeed/py.typed ringfeed/_bin/ringfeed; do
 	check "the wheel holds $f" grep -qx "$f" "$T/wheel.files"
 done
 for lib in liburing libjpeg libzstd libspng libwebp libcurl libnghttp2 libssl libcrypto; do
@@ -149,35 +154,64 @@ mode=c
 (cd "$T/run" && env -u PYTHONPATH "$vpy" "$T/loop.py" "$T/data" "$version" $mode) > "$T/loop.log" 2>&1
 check "an epoch from outside the tree ($mode): $(tail -5 "$T/loop.log")" grep -q "20 samples" "$T/loop.log"
 
-# every library the installed extension needs is in ringfeed.libs or the system's base
+# the command inside the package: the venv's `ringfeed` script and
+# `python -m ringfeed` run it (ringfeed/_bin/ringfeed), from outside the tree
+vrf=$T/venv/bin/ringfeed
+out=$(cd "$T/run" && env -u PYTHONPATH "$vrf" --version 2>&1)
+check "the venv's ringfeed script runs the command: ringfeed --version said: $out" \
+	eval 'case "$out" in "ringfeed $version "* | "ringfeed $version") true ;; *) false ;; esac'
+out=$(cd "$T/run" && env -u PYTHONPATH "$vpy" -m ringfeed --version 2>&1)
+check "python -m ringfeed --version said: $out" \
+	eval 'case "$out" in "ringfeed $version "* | "ringfeed $version") true ;; *) false ;; esac'
+(cd "$T/run" && env -u PYTHONPATH "$vpy" -m ringfeed gen --out "$T/gen" --count 20 --classes 2 \
+	--threads 1) > "$T/gen.log" 2>&1
+check "python -m ringfeed gen makes a dataset: $(tail -3 "$T/gen.log")" \
+	eval '[ "$(find "$T/gen" -name "*.jpg" | wc -l)" = 20 ]'
+(cd "$T/run" && env -u PYTHONPATH "$vrf" bench --source "$T/gen" --batch 4 --epochs 1 \
+	--threads 1 --json) > "$T/bench.log" 2>&1
+check "the venv's ringfeed bench reads it: $(tail -3 "$T/bench.log")" \
+	eval 'grep -q "\"samples\":20," "$T/bench.log"'
+(cd "$T/run" && env -u PYTHONPATH "$vrf" no-such-command) > /dev/null 2>&1
+rc=$?
+check "the script passes the command's exit status on: rc $rc for an unknown command" [ $rc = 2 ]
+
+# every library the installed extension and command need is in ringfeed.libs
+# or the system's base
 ext=$(cd "$T/run" && env -u PYTHONPATH "$vpy" -c 'import ringfeed._ringfeed as m; print(m.__file__)')
 libs=$(dirname "$(dirname "$ext")")/ringfeed.libs
-ldd "$ext" > "$T/ldd" 2>&1
-check "ldd of the installed extension" [ -s "$T/ldd" ]
-outside=
-: > "$T/ldd.real"   # NAME PATH, the path without $ORIGIN's ringfeed/../
-while read -r name arrow path _; do
-	[ "$arrow" = "=>" ] || continue
-	[ "$path" = "not" ] || path=$(realpath -m "$path")
-	echo "$name $path" >> "$T/ldd.real"
-	case "$path" in
-	"$libs"/*) ;;
-	*) case "$name" in
-		libc.so.6 | libm.so.6 | libdl.so.2 | librt.so.1 | libpthread.so.0 | \
-			libstdc++.so.6 | libgcc_s.so.1 | libz.so.1 | ld-linux-*) ;;
-		*) outside="$outside $name=>$path" ;;
-		esac ;;
-	esac
-done < "$T/ldd"
-check "every library but glibc's, libstdc++, libgcc_s and zlib is the wheel's own:$outside" [ -z "$outside" ]
-for lib in liburing libjpeg libzstd libspng libwebp libcurl libnghttp2 libssl libcrypto; do
-	check "$lib resolves inside ringfeed.libs: $(grep "$lib" "$T/ldd.real")" \
-		eval 'grep "^$lib" "$T/ldd.real" | grep -q " $libs/$lib-"'
+cmd=$(dirname "$ext")/_bin/ringfeed
+check "the installed command is executable: $cmd" [ -x "$cmd" ]
+for what in extension command; do
+	elf=$ext
+	[ $what = command ] && elf=$cmd
+	ldd "$elf" > "$T/ldd" 2>&1
+	check "ldd of the installed $what" [ -s "$T/ldd" ]
+	outside=
+	: > "$T/ldd.real"   # NAME PATH, the path without $ORIGIN's ringfeed/../
+	while read -r name arrow path _; do
+		[ "$arrow" = "=>" ] || continue
+		[ "$path" = "not" ] || path=$(realpath -m "$path")
+		echo "$name $path" >> "$T/ldd.real"
+		case "$path" in
+		"$libs"/*) ;;
+		*) case "$name" in
+			libc.so.6 | libm.so.6 | libdl.so.2 | librt.so.1 | libpthread.so.0 | \
+				libstdc++.so.6 | libgcc_s.so.1 | libz.so.1 | ld-linux-*) ;;
+			*) outside="$outside $name=>$path" ;;
+			esac ;;
+		esac
+	done < "$T/ldd"
+	check "$what: every library but glibc's, libstdc++, libgcc_s and zlib is the wheel's own:$outside" \
+		[ -z "$outside" ]
+	for lib in liburing libjpeg libzstd libspng libwebp libcurl libnghttp2 libssl libcrypto; do
+		check "$what: $lib resolves inside ringfeed.libs: $(grep "$lib" "$T/ldd.real")" \
+			eval 'grep "^$lib" "$T/ldd.real" | grep -q " $libs/$lib-"'
+	done
+	check "the $what needs no CUDA library" \
+		eval '! readelf -d "$elf" | grep NEEDED | grep -Eq "libcuda|libcudart|libnvjpeg"'
+	echo "ldd of the installed $what:"
+	sed 's/ (0x[0-9a-f]*)//' "$T/ldd"
 done
-check "the extension needs no CUDA library" \
-	eval '! readelf -d "$ext" | grep NEEDED | grep -Eq "libcuda|libcudart|libnvjpeg"'
-echo "ldd of the installed extension:"
-sed 's/ (0x[0-9a-f]*)//' "$T/ldd"
 
 # ---- http reads: tar shards from an nginx on 127.0.0.1 ------------------------------
 cat > "$T/remote.py" <<'PY'
@@ -304,6 +338,9 @@ for name in (\"liburing.so.2\", \"libjpeg.so.62\", \"libzstd.so.1\", \"libspng.s
 " || exit 4
 		cd "$run" || exit 5
 		env -u PYTHONPATH "$vpy" "$loop" "$data" "$version" c || exit 6
+		# the command inside the package too
+		env -u PYTHONPATH "$vpy" -m ringfeed bench --source "$data" --batch 4 --epochs 1 \
+			--threads 1 --json || exit 7
 		[ -z "$url" ] || exec env -u PYTHONPATH "$vpy" "$remote" "$shards" "$url"
 	' sh "$T/empty" "$vpy" "$T/loop.py" "$T/data" "$version" "$T/run" \
 		"$T/remote.py" "$T/shards" "$url" $masked > "$T/masked.log" 2>&1
@@ -311,6 +348,8 @@ for name in (\"liburing.so.2\", \"libjpeg.so.62\", \"libzstd.so.1\", \"libspng.s
 	hidden="liburing, libjpeg, libzstd, libspng, libwebp, libcurl, libnghttp2, libssl, libcrypto"
 	check "loads and runs an epoch with $hidden hidden (rc $rc): $(tail -6 "$T/masked.log")" \
 		eval '[ $rc = 0 ] && grep -q "20 samples" "$T/masked.log"'
+	check "python -m ringfeed bench runs with $hidden hidden (rc $rc): $(tail -6 "$T/masked.log")" \
+		eval '[ $rc = 0 ] && grep -q "\"samples\":20," "$T/masked.log"'
 	if [ -n "$url" ]; then
 		check "reads the shards over http with $hidden hidden: $(tail -4 "$T/masked.log")" \
 			eval '[ $rc = 0 ] && [ "$(grep -c "the same sha256 over http" "$T/masked.log")" = 2 ]'
@@ -336,6 +375,9 @@ if "$epy" -m pip install -q meson-python meson ninja > "$T/edit.log" 2>&1 &&
 	out=$(cd "$T/run" && env -u PYTHONPATH "$epy" -c 'import ringfeed; print(ringfeed.__file__, ringfeed.__version__)' 2>&1)
 	check "pip install -e: ringfeed imports from the source tree: $out" \
 		[ "$out" = "$src/python/ringfeed/__init__.py $version" ]
+	out=$(cd "$T/run" && env -u PYTHONPATH "$T/edit/bin/ringfeed" --version 2>&1)
+	check "pip install -e: the ringfeed script runs the build folder's command: $out" \
+		eval 'case "$out" in "ringfeed $version "* | "ringfeed $version") true ;; *) false ;; esac'
 else
 	bad "pip install -e: $(tail -5 "$T/edit.log")"
 fi

@@ -61,17 +61,24 @@ which raises Error. Under hold="next" a batch's tensors are valid until the
 next step of any thread: use the default (hold="gc") or copy=True there.
 """
 
+import errno
+import operator
 import textwrap
 import threading
 import warnings
 
-from ._ringfeed import Error, Batch, defaults as _c_defaults, state_at_epoch, state_parse
-from ._ringfeed import ENUM_NAMES, ENUM_VALUES
+from ._ringfeed import Error, Batch, defaults as _c_defaults, state_at_epoch
+from ._ringfeed import ENUM_NAMES, ENUM_VALUES, ERROR_CODES
 from . import _ringfeed
 from . import _keywords
 
 __all__ = ["Loader", "Error", "FieldBatch", "SampleLossWarning", "state_parse",
-           "state_at_epoch", "defaults", "formats", "__version__"]
+           "state_at_epoch", "defaults", "formats", "ERROR_CODES", "__version__"]
+
+# The library's error codes (ringfeed.h's RF_E*, and EOF) as ringfeed.ECONFIG
+# and so on: what Error.code is compared with (Error.name says it in words)
+globals().update(ERROR_CODES)
+__all__ += sorted(ERROR_CODES)
 
 # meson.build's project() version (the wheel's too), through the header the
 # extension is compiled against (meson checks that they agree)
@@ -438,8 +445,48 @@ class Loader:
             self._loaded_epoch = int(self._order["next_batch"]) // len(self)
 
     def stats(self):
+        """rf_stats as a dict: counters of samples, batches, bytes and what was
+        lost (replaced, bad_samples, lost_spans); where the time went, in
+        seconds summed over the threads that spent it (read_wait_s: compute
+        threads waiting for reads, decode_s, transform_s, collate_s,
+        ring_cpu_s, consumer_wait_s: this thread waiting in next(),
+        device_copy_s, gpu_busy_s, gpu_host_s); the paths in use by name
+        (io_path: 'fixed', 'plain' or 'pread', as Loader(io_path=) takes
+        them; decode: 'cpu' or 'gpu'); a remote source's http_* and a
+        cache's cache_* counters. The names are those of `ringfeed bench
+        --json` where it has them."""
         with self._lock:
             return self._c.stats()
+
+    # ---- what the samples are called ----
+
+    @property
+    def classes(self):
+        """The class names in label order (labels[i] is classes[labels[i]]), as
+        torchvision's ImageFolder: a folder of class folders (of images or of
+        tar shards) numbers them in the sorted order of their names. [] for
+        sources that name no classes (a manifest, tar shards labelled by cls
+        members, token shards)."""
+        with self._lock:
+            return self._c.class_names()
+
+    @property
+    def class_to_idx(self):
+        """{class name: label}, as torchvision's ImageFolder.class_to_idx ({}
+        when the source names no classes)."""
+        return {name: label for label, name in enumerate(self.classes)}
+
+    def sample_path(self, sample_id):
+        """The name of sample `sample_id` (an id of with_ids=True, or a token
+        batch's window id; an int or a 0-d tensor): the one on_bad_sample
+        and errors give it. A file's path; a tar shard member's
+        "SHARD.tar:MEMBER" after the shard's folder or URL; a token window's
+        "SHARD:tokens A..B (window ID)". IndexError for an id past the index."""
+        if hasattr(sample_id, "item") and not isinstance(sample_id, int):
+            sample_id = sample_id.item()   # a 0-d tensor, as ids[i] gives
+        sample_id = operator.index(sample_id)
+        with self._lock:
+            return self._c.sample_name(sample_id)
 
     def close(self):
         """Gives the loader's threads and memory back (after the last batch
@@ -503,7 +550,12 @@ class Loader:
         batch back: the next call returns it."""
         self._release_current()
         self._loaded_epoch = None
-        batch = self._c.next()
+        try:
+            batch = self._c.next()
+        except Error as e:
+            if e.code == -errno.EDEADLK:
+                raise Error(e.code, self._every_slot_held()) from None
+            raise
         try:
             if self._on_bad_sample is not None:
                 self._report_bad()
@@ -534,6 +586,17 @@ class Loader:
                     self._current = None
                 self._c.hold_back(batch)
             raise
+
+    def _every_slot_held(self):
+        """The message of EDEADLK in the package's terms: what holds the slots
+        and what to do instead."""
+        prefetch = self._config.get("prefetch", _c_defaults()["prefetch"])
+        return (f"all {prefetch} batch slots are held: a batch's tensors are views of the "
+                f"loader's memory (its batch slot) for as long as they live, so keeping "
+                f"batches (list(loader), appending them to a list) holds a slot each. To "
+                f"keep batches, use Loader(..., copy=True) (tensors of their own; the slot "
+                f"goes back at once), or keep images.clone() and drop the batch; or give "
+                f"the loader more slots with prefetch= (now {prefetch}).")
 
     def _image_ids(self, batch):
         """An image batch's sample ids (int64), where its labels are; None for rows."""
@@ -609,6 +672,19 @@ Loader.__init__.__signature__ = _keywords.signature(Loader.__init__)
 if Loader.__doc__ is not None:   # python -OO drops docstrings
     Loader.__doc__ = Loader.__doc__.rstrip() + "\n\n" + textwrap.indent(
         _keywords.docstring(Loader.__init__), "    ") + "\n"
+
+
+def state_parse(state):
+    """A saved state in words: a dict of its position (next_batch, epoch,
+    batch_in_epoch, batches_per_epoch, epoch_first_batch), rank, world_size,
+    batch_size and rest_samples. state: what Loader.state_dict() returns (a
+    dict), or its "ringfeed_state" bytes."""
+    if isinstance(state, dict):
+        if "ringfeed_state" not in state:
+            raise TypeError("state_parse: a dict without 'ringfeed_state': pass what "
+                            "Loader.state_dict() returns, or its 'ringfeed_state' bytes")
+        state = state["ringfeed_state"]
+    return _ringfeed.state_parse(state)
 
 
 def formats():

@@ -271,6 +271,153 @@ static PyObject *raise_rf(int code, const char *detail)
 	return NULL;
 }
 
+/* ---- ringfeed.Error: args (code, message) as always, and what a user reads ----
+ * e.code (the negative errno or RF_E* code), e.name ("EDEADLK", "ECONFIG":
+ * the module constant's name, errno's for errno values; None when unknown),
+ * e.message, and str(e) the message alone (a sentence, not the tuple).
+ * The class is a heap type made by PyErr_NewException; its __init__ and
+ * __str__ are C functions bound as methods (PyInstanceMethod). */
+
+/* ringfeed's own codes, by the names the module exports (ERROR_CODES) */
+static const struct rf_code {
+	const char *name;
+	int code;
+} rf_codes[] = {
+	{ "EOF", RF_EOF },
+	{ "EBADSAMPLE", RF_EBADSAMPLE },
+	{ "ETOOMANYBAD", RF_ETOOMANYBAD },
+	{ "ENOIOURING", RF_ENOIOURING },
+	{ "ECONFIG", RF_ECONFIG },
+	{ "EEMPTY", RF_EEMPTY },
+	{ "EINDEX", RF_EINDEX },
+	{ "ESTATE", RF_ESTATE },
+	{ "ESTATEVERSION", RF_ESTATEVERSION },
+	{ "ESTATEMISMATCH", RF_ESTATEMISMATCH },
+	{ "EFORKED", RF_EFORKED },
+	{ "EABI", RF_EABI },
+	{ "ELOST", RF_ELOST },
+};
+#define NRF_CODES (sizeof(rf_codes) / sizeof(rf_codes[0]))
+
+static PyObject *errno_names; /* errno.errorcode: {value: "EDEADLK", ...} */
+
+/* New reference: code's name, or None. */
+static PyObject *error_name(long code)
+{
+	for (size_t i = 0; i < NRF_CODES; i++)
+		if (rf_codes[i].code == code)
+			return PyUnicode_FromString(rf_codes[i].name);
+	if (code == -EDEADLK) /* errno.errorcode says EDEADLOCK, its alias on Linux */
+		return PyUnicode_FromString("EDEADLK");
+	if (code < 0 && code > -4096 && errno_names) {
+		PyObject *k = PyLong_FromLong(-code);
+		PyObject *name = k ? PyDict_GetItemWithError(errno_names, k) : NULL;
+		Py_XDECREF(k);
+		if (name) {
+			Py_INCREF(name);
+			return name;
+		}
+		if (PyErr_Occurred())
+			return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+/* Error.__init__(self, *args): args as given; code, name and message set
+ * from (code, message), message rf_strerror(code) when only a code is
+ * given; None where args do not say. */
+static PyObject *Error_init(PyObject *unused, PyObject *args)
+{
+	(void)unused;
+	Py_ssize_t n = PyTuple_GET_SIZE(args);
+	if (n < 1) {
+		PyErr_SetString(PyExc_TypeError, "Error.__init__ needs self");
+		return NULL;
+	}
+	PyObject *self = PyTuple_GET_ITEM(args, 0);
+	PyObject *rest = PyTuple_GetSlice(args, 1, n);
+	if (!rest)
+		return NULL;
+	/* BaseException's own __init__: args */
+	int rc = ((PyTypeObject *)PyExc_RuntimeError)->tp_init(self, rest, NULL);
+	Py_DECREF(rest);
+	if (rc < 0)
+		return NULL;
+	PyObject *code = Py_None, *message = Py_None, *name = NULL, *own = NULL;
+	long c = 0;
+	if (n >= 2 && PyLong_Check(PyTuple_GET_ITEM(args, 1))) {
+		code = PyTuple_GET_ITEM(args, 1);
+		c = PyLong_AsLong(code);
+		if (c == -1 && PyErr_Occurred())
+			PyErr_Clear(); /* out of long's range: no name */
+		else if (!(name = error_name(c)))
+			return NULL;
+		if (n >= 3 && PyUnicode_Check(PyTuple_GET_ITEM(args, 2)))
+			message = PyTuple_GET_ITEM(args, 2);
+		else if (n == 2 && !(message = own = PyUnicode_FromString(rf_strerror((int)c)))) {
+			Py_XDECREF(name);
+			return NULL;
+		}
+	}
+	rc = PyObject_SetAttrString(self, "code", code) < 0 ||
+	     PyObject_SetAttrString(self, "name", name ? name : Py_None) < 0 ||
+	     PyObject_SetAttrString(self, "message", message) < 0;
+	Py_XDECREF(name);
+	Py_XDECREF(own);
+	if (rc)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+/* str(e): the message, or what BaseException says when there is none. */
+static PyObject *Error_str(PyObject *unused, PyObject *args)
+{
+	(void)unused;
+	PyObject *self;
+	if (!PyArg_ParseTuple(args, "O", &self))
+		return NULL;
+	PyObject *message = PyObject_GetAttrString(self, "message");
+	if (message && PyUnicode_Check(message))
+		return message;
+	Py_XDECREF(message);
+	PyErr_Clear();
+	return ((PyTypeObject *)PyExc_RuntimeError)->tp_str(self);
+}
+
+static PyMethodDef error_init_def = { "__init__", Error_init, METH_VARARGS, NULL };
+static PyMethodDef error_str_def = { "__str__", Error_str, METH_VARARGS, NULL };
+
+/* The Error class, with its methods and attributes' defaults in its dict.
+ * @return : a new reference, or NULL with an exception set. */
+static PyObject *make_error_class(void)
+{
+	PyObject *dict = PyDict_New(), *cls = NULL;
+	const PyMethodDef *defs[] = { &error_init_def, &error_str_def };
+	for (size_t i = 0; dict && i < 2; i++) {
+		PyObject *f = PyCFunction_New((PyMethodDef *)defs[i], NULL);
+		PyObject *m = f ? PyInstanceMethod_New(f) : NULL;
+		int bad = !m || PyDict_SetItemString(dict, defs[i]->ml_name, m) < 0;
+		Py_XDECREF(f);
+		Py_XDECREF(m);
+		if (bad)
+			goto done;
+	}
+	if (!dict || PyDict_SetItemString(dict, "code", Py_None) < 0 ||
+	    PyDict_SetItemString(dict, "name", Py_None) < 0 ||
+	    PyDict_SetItemString(dict, "message", Py_None) < 0)
+		goto done;
+	cls = PyErr_NewExceptionWithDoc(
+		"ringfeed.Error",
+		"An error from the loader. e.code: the negative errno value or ringfeed code\n"
+		"(ringfeed.ECONFIG, ...; ringfeed.ERROR_CODES names them all); e.name: its\n"
+		"name (\"ECONFIG\", \"EDEADLK\"); e.message: what went wrong, also str(e).\n"
+		"e.args is (code, message).",
+		PyExc_RuntimeError, dict);
+done:
+	Py_XDECREF(dict);
+	return cls;
+}
+
 /* ---- bad-sample reports, queued from the loader's threads ---- */
 
 #define REPORTS_MAX 1024
@@ -778,19 +925,27 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 		s.samples -= self->held->count;
 		s.replaced -= self->held->replaced;
 	}
-	PyObject *d = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I}",
-				    "samples_total", (unsigned long long)s.samples_total, "batches",
-				    (unsigned long long)s.batches, "samples",
-				    (unsigned long long)s.samples, "bytes_read",
-				    (unsigned long long)s.bytes_read, "bad_samples",
-				    (unsigned long long)s.bad_samples, "replaced",
-				    (unsigned long long)s.replaced, "lost_spans",
-				    (unsigned long long)s.lost_spans, "lost_bytes",
-				    (unsigned long long)s.lost_bytes, "ns_consumer_wait",
-				    (unsigned long long)s.ns_consumer_wait, "threads", s.threads,
-				    "io_path", s.io_path, "direct_io", s.direct_io);
-	/* a remote source's requests (0 for local ones), and its cache's */
-	const struct { const char *name; uint64_t v; } http[] = {
+	/* every counter of rf_stats: as the CLI's --json names them where it
+	 * does, times in seconds (NAME_s), the paths in use by name */
+	const struct { const char *name; uint64_t v; } counts[] = {
+		{ "samples_total", s.samples_total }, { "batches", s.batches },
+		{ "samples", s.samples }, { "bytes_read", s.bytes_read },
+		{ "bad_samples", s.bad_samples }, { "replaced", s.replaced },
+		{ "lost_spans", s.lost_spans }, { "lost_bytes", s.lost_bytes },
+		{ "reads_submitted", s.reads_submitted },
+		{ "ns_consumer_wait", s.ns_consumer_wait }, /* as before; consumer_wait_s below */
+		{ "threads", s.threads }, { "io_depth", s.io_depth },
+		{ "direct_io", s.direct_io }, { "dio_align", s.dio_align },
+		{ "fixed_buffers", s.fixed_buffers },
+		{ "scaled_decodes", s.scaled_decodes }, { "decoded_pixels", s.decoded_pixels },
+		{ "source_pixels", s.source_pixels },
+		{ "index_bytes", s.index_bytes }, { "index_cached", s.index_cached },
+		/* queues now (a snapshot) */
+		{ "reads_in_flight", s.reads_in_flight }, { "reads_waiting", s.reads_waiting },
+		{ "batches_ready", s.batches_ready },
+		{ "device_bytes", s.device_bytes },
+		{ "cpu_decodes", s.cpu_decodes }, { "gpu_decodes", s.gpu_decodes },
+		/* a remote source's requests (0 for local ones), and its cache's */
 		{ "http_requests", s.http_requests }, { "http_retries", s.http_retries },
 		{ "http_errors", s.http_errors }, { "http_bytes", s.http_bytes },
 		{ "http_retry_throttled", s.http_retry_throttled },
@@ -804,13 +959,87 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 		{ "cache_written_bytes", s.cache_written_bytes },
 		{ "cache_waits", s.cache_waits }, { "cache_evictions", s.cache_evictions },
 	};
-	for (size_t i = 0; d && i < sizeof(http) / sizeof(http[0]); i++) {
-		PyObject *v = PyLong_FromUnsignedLongLong(http[i].v);
-		if (!v || PyDict_SetItemString(d, http[i].name, v) < 0)
+	/* nanoseconds summed over the threads that spent them, as seconds */
+	const struct { const char *name; uint64_t ns; } times[] = {
+		{ "consumer_wait_s", s.ns_consumer_wait }, /* in next(), waiting */
+		{ "read_wait_s", s.ns_read_wait },   /* compute threads waiting for a read */
+		{ "decode_s", s.ns_decode }, { "transform_s", s.ns_transform },
+		{ "collate_s", s.ns_collate }, { "ring_cpu_s", s.ns_ring_cpu },
+		{ "device_copy_s", s.ns_device_copy },
+		{ "gpu_busy_s", s.ns_gpu_decode }, { "gpu_host_s", s.ns_gpu_host }, /* the CLI's */
+	};
+	const char *io_path = rf_enum_name(RF_ENUM_IO_PATH, (int)s.io_path);
+	const char *decode = rf_enum_name(RF_ENUM_DECODE, (int)s.decode_path);
+	PyObject *d = Py_BuildValue("{s:s,s:s}", "io_path", io_path ? io_path : "?", "decode",
+				    decode ? decode : "?");
+	for (size_t i = 0; d && i < sizeof(counts) / sizeof(counts[0]); i++) {
+		PyObject *v = PyLong_FromUnsignedLongLong(counts[i].v);
+		if (!v || PyDict_SetItemString(d, counts[i].name, v) < 0)
+			Py_CLEAR(d);
+		Py_XDECREF(v);
+	}
+	for (size_t i = 0; d && i < sizeof(times) / sizeof(times[0]); i++) {
+		PyObject *v = PyFloat_FromDouble((double)times[i].ns * 1e-9);
+		if (!v || PyDict_SetItemString(d, times[i].name, v) < 0)
 			Py_CLEAR(d);
 		Py_XDECREF(v);
 	}
 	return d;
+}
+
+/* Loader.class_names() -> [str]: rf_loader_class_name() of each label
+ * (empty when the source names no classes). */
+static PyObject *Loader_class_names(LoaderObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (!loader_open(self))
+		return NULL;
+	int n = rf_loader_class_count(self->l);
+	if (n < 0)
+		return raise_rf(n, NULL);
+	PyObject *list = PyList_New(n);
+	for (int i = 0; list && i < n; i++) {
+		PyObject *name = PyUnicode_DecodeFSDefault(rf_loader_class_name(self->l, i));
+		if (!name)
+			Py_CLEAR(list);
+		else
+			PyList_SET_ITEM(list, i, name);
+	}
+	return list;
+}
+
+/* Loader.sample_name(id) -> str: rf_loader_sample_name(). */
+static PyObject *Loader_sample_name(LoaderObject *self, PyObject *arg)
+{
+	if (!loader_open(self))
+		return NULL;
+	unsigned long long id = PyLong_AsUnsignedLongLong(arg);
+	if (id == (unsigned long long)-1 && PyErr_Occurred()) {
+		if (PyErr_ExceptionMatches(PyExc_OverflowError)) { /* negative, or past 2^64 */
+			PyErr_Clear();
+			PyErr_Format(PyExc_IndexError, "sample id %R is not a sample of this loader's "
+				     "index", arg);
+		}
+		return NULL;
+	}
+	char small[512];
+	int n = rf_loader_sample_name(self->l, id, small, sizeof(small));
+	if (n == -ERANGE) {
+		PyErr_Format(PyExc_IndexError, "sample id %llu is not a sample of this loader's index "
+			     "(ids 0 to samples_total - 1)", id);
+		return NULL;
+	}
+	if (n < 0)
+		return raise_rf(n, NULL);
+	if ((size_t)n < sizeof(small))
+		return PyUnicode_DecodeFSDefaultAndSize(small, n);
+	char *big = PyMem_Malloc((size_t)n + 1);
+	if (!big)
+		return PyErr_NoMemory();
+	rf_loader_sample_name(self->l, id, big, (size_t)n + 1);
+	PyObject *name = PyUnicode_DecodeFSDefaultAndSize(big, n);
+	PyMem_Free(big);
+	return name;
 }
 
 /* -> ([(path, err, reason), ...], dropped): the reports queued since the last call. */
@@ -918,7 +1147,11 @@ static PyMethodDef Loader_methods[] = {
 	  "hold_back(batch): the next next() returns this batch again" },
 	{ "state_save", (PyCFunction)Loader_state_save, METH_NOARGS, "state bytes" },
 	{ "order", (PyCFunction)Loader_order, METH_NOARGS, "rf_order_info as a dict" },
-	{ "stats", (PyCFunction)Loader_stats, METH_NOARGS, "some rf_stats as a dict" },
+	{ "stats", (PyCFunction)Loader_stats, METH_NOARGS, "rf_stats as a dict" },
+	{ "class_names", (PyCFunction)Loader_class_names, METH_NOARGS,
+	  "the class names, in label order ([] when the source names none)" },
+	{ "sample_name", (PyCFunction)Loader_sample_name, METH_O,
+	  "sample_name(id) -> str: the name of a sample id (rf_loader_sample_name)" },
 	{ "take_bad_samples", (PyCFunction)Loader_take_bad_samples, METH_NOARGS,
 	  "([(path, err, reason)], dropped) since the last call" },
 	{ "close", (PyCFunction)Loader_close, METH_NOARGS,
@@ -1228,23 +1461,31 @@ PyMODINIT_FUNC PyInit__ringfeed(void)
 	PyObject *m = PyModule_Create(&moduledef);
 	if (!m)
 		return NULL;
-	RfError = PyErr_NewExceptionWithDoc("ringfeed.Error",
-					    "an error from the C library: args = (code, message)",
-					    PyExc_RuntimeError, NULL);
-	if (!RfError || PyModule_AddObject(m, "Error", RfError) < 0)
+	PyObject *errno_mod = PyImport_ImportModule("errno");
+	errno_names = errno_mod ? PyObject_GetAttrString(errno_mod, "errorcode") : NULL;
+	Py_XDECREF(errno_mod);
+	if (!errno_names || !(RfError = make_error_class()) ||
+	    PyModule_AddObject(m, "Error", RfError) < 0)
 		goto fail;
 	Py_INCREF(RfError);
+	/* every code of the header, as a constant and in ERROR_CODES (name -> code) */
+	PyObject *codes = PyDict_New();
+	for (size_t i = 0; codes && i < NRF_CODES; i++) {
+		PyObject *v = PyLong_FromLong(rf_codes[i].code);
+		int bad = !v || PyDict_SetItemString(codes, rf_codes[i].name, v) < 0 ||
+			  PyModule_AddIntConstant(m, rf_codes[i].name, rf_codes[i].code) < 0;
+		Py_XDECREF(v);
+		if (bad)
+			Py_CLEAR(codes);
+	}
+	if (!codes || PyModule_AddObject(m, "ERROR_CODES", codes) < 0) {
+		Py_XDECREF(codes);
+		goto fail;
+	}
 	Py_INCREF(&LoaderType);
 	Py_INCREF(&BatchType);
 	if (PyModule_AddObject(m, "Loader", (PyObject *)&LoaderType) < 0 ||
 	    PyModule_AddObject(m, "Batch", (PyObject *)&BatchType) < 0 ||
-	    PyModule_AddIntConstant(m, "EOF", RF_EOF) < 0 ||
-	    PyModule_AddIntConstant(m, "EBADSAMPLE", RF_EBADSAMPLE) < 0 ||
-	    PyModule_AddIntConstant(m, "ECONFIG", RF_ECONFIG) < 0 ||
-	    PyModule_AddIntConstant(m, "EFORKED", RF_EFORKED) < 0 ||
-	    PyModule_AddIntConstant(m, "EEMPTY", RF_EEMPTY) < 0 ||
-	    PyModule_AddIntConstant(m, "ESTATEMISMATCH", RF_ESTATEMISMATCH) < 0 ||
-	    PyModule_AddIntConstant(m, "ESTATE", RF_ESTATE) < 0 ||
 	    PyModule_AddIntConstant(m, "STATE_MAX_BYTES", RF_STATE_MAX_BYTES) < 0 ||
 	    PyModule_AddIntConstant(m, "TEST_HOOKS", RINGFEED_TEST_HOOKS) < 0 ||
 	    PyModule_AddIntConstant(m, "IMAGE_FORMATS", (long)rf_image_formats()) < 0 ||

@@ -117,3 +117,25 @@ def test_the_example_resumed_ends_where_a_straight_run_does(data, tmp_path):
     for k in straight:
         assert torch.equal(straight[k], resumed[k]), f"{k} differs after the resume"
     assert any(not torch.equal(straight[k], half[k]) for k in straight), "it trained on"
+
+
+def test_keeping_every_batch_says_what_to_do_in_python_terms(data):
+    """Issue 38: list(loader) holds every slot; the error says why (the
+    tensors view the slots) and what to do (copy=True, .clone(), prefetch=),
+    with its code and name as attributes and a sentence for str()."""
+    import errno
+    loader = ringfeed.Loader(data, prefetch=3, **SMALL)
+    with pytest.raises(ringfeed.Error) as e:
+        list(loader)
+    err = e.value
+    assert err.code == -errno.EDEADLK and err.name == "EDEADLK"
+    assert err.args == (err.code, err.message)
+    text = str(err)
+    assert text == err.message and not text.startswith("(")
+    for advice in ("all 3 batch slots are held", "list(loader)", "copy=True", ".clone()",
+                   "prefetch="):
+        assert advice in text, (advice, text)
+    loader.close()
+    # the advice works: copies keep every batch
+    with ringfeed.Loader(data, prefetch=3, copy=True, **SMALL) as loader:
+        assert len(list(loader)) == 128 // 4

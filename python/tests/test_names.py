@@ -66,7 +66,7 @@ def test_the_package_takes_the_c_names(data):
                                  sampler="sequential", rank_tail="drop", on_error="fail")
         assert loader._config["layout"] == _ringfeed.ENUM_VALUES["layout"]["chw"]
         if io_path != "uring_plain":   # io_uring may be missing: AUTO falls back, a path fails
-            assert loader.stats()["io_path"] == 3
+            assert loader.stats()["io_path"] == "pread"   # by name (issue 38)
         loader.close()
     with pytest.raises(ringfeed.Error, match="dtype: 'float64' is not one of"):
         ringfeed.Loader(data, dtype="float64")
