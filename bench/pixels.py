@@ -5,13 +5,18 @@ from torchvision's on real photographs: each file opened with PIL
 torchvision.transforms.Resize(256) + CenterCrop(224) (PIL backend, its
 default antialias: PIL's bilinear filter, widened on every downscale).
 
-Two sets from bench/gpu/photos.py (scikit-image's colour photographs):
+Three sets from bench/gpu/photos.py (scikit-image's colour photographs):
   photos  COUNT (500) cut to about 500x375 (ImageNet's typical size; its
           defaults: 5% progressive or gray);
+  mid     MID (500) with photos.py --size 600,700 --grain 2: shorter sides
+          of about 380 to 600 pixels, across 512, where the DCT scale 1/2 is
+          first possible (a window of 448 decoded at 224: no shrink left);
   large   LARGE (200) with photos.py --size 700,1000,1400,2000,2800 --grain 2:
           longer sides of 595 to 3220 pixels (shorter sides 446 to 2415,
           shrinks of 1.7x to 9.4x), enlarged from the sources and given
           sensor-like grain, so that the DCT scales 1/2, 1/4 and 1/8 occur.
+--seed S (default 0) draws other photographs (photos.py --seed; folders
+named -sS): held-out sets, not those the filter was tuned on (seed 0).
 Each set is loaded twice, with ringfeed's DCT-scaled decode on (the default)
 and off (no_scaled_decode=1). Printed per set, decode and DCT scale (the one
 ringfeed picks for the photo's size, rule of rf_denom_for_window, whether or
@@ -20,7 +25,7 @@ values (0-255, each channel value counts), the worst photo's mean and its
 largest single difference; then one JSON line with everything.
 
   PYTHONPATH=build/python /usr/bin/python3 bench/pixels.py [--data DIR]
-      [--count 500] [--large 200] [--threads 2] [--json FILE]
+      [--count 500] [--mid 500] [--large 200] [--seed 0] [--threads 2] [--json FILE]
 
 (bench/pixels.sh installs what it needs and runs it on a build folder.)
 """
@@ -32,18 +37,20 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESIZE, CROP = 256, 224
+SHRINK_LEFT = 1.25  # RF_SCALED_SHRINK_LEFT (resample.h); 1.0 before issue 38
 
 
 def denom_for(w, h):
     """rf_denom_for_window for Resize(RESIZE) + CenterCrop(CROP) (window.c):
-    the largest of 8, 4, 2 that keeps the window's shorter side >= CROP."""
+    the largest of 8, 4, 2 that keeps the window's shorter side at 1/d
+    >= SHRINK_LEFT * CROP."""
     if w <= h:
         rw, rh = RESIZE, RESIZE * h // w
     else:
         rw, rh = RESIZE * w // h, RESIZE
     m = min(CROP * w / rw, CROP * h / rh)
     for d in (8, 4, 2):
-        if m / d >= CROP:
+        if m / d >= SHRINK_LEFT * CROP:
             return d
     return 1
 
@@ -92,14 +99,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="/tmp/ringfeed-pixels")
     ap.add_argument("--count", type=int, default=500)
+    ap.add_argument("--mid", type=int, default=500)
     ap.add_argument("--large", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json", help="write the JSON line here instead of stdout")
     a = ap.parse_args()
     import ringfeed
-    sets = [("photos", os.path.join(a.data, "photos-%d" % a.count), a.count, []),
-            ("large", os.path.join(a.data, "large-%d" % a.large), a.large,
-             ["--size", "700,1000,1400,2000,2800", "--grain", "2"])]
+    # seed 0 keeps the folder names (and the sets) made before --seed existed
+    tail = "-s%d" % a.seed if a.seed else ""
+    seed = ["--seed", str(a.seed)] if a.seed else []
+    sets = [("photos", os.path.join(a.data, "photos-%d%s" % (a.count, tail)), a.count, seed),
+            ("mid", os.path.join(a.data, "mid-%d%s" % (a.mid, tail)), a.mid,
+             seed + ["--size", "600,700", "--grain", "2"]),
+            ("large", os.path.join(a.data, "large-%d%s" % (a.large, tail)), a.large,
+             seed + ["--size", "700,1000,1400,2000,2800", "--grain", "2"])]
     for name, root, count, extra in sets:
         if count > 0:
             make_set(root, count, extra)

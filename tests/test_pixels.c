@@ -15,6 +15,7 @@
 #include "index/index.h"
 #include "source/source.h"
 #include "transform/resample.h"
+#include "transform/window.h"
 #include "testutil.h"
 
 static uint8_t *ref_decode(const uint8_t *data, size_t len, int *w, int *h)
@@ -218,6 +219,69 @@ Test(pixels, exact_resize_equals_crop) { check_pixels(100, 100, 0, 0); }
 Test(pixels, region_decode) { check_pixels(256, 224, 0, 1); }
 Test(pixels, scaled_decode) { check_pixels(64, 56, 1, 0); }
 Test(pixels, scaled_and_region_decode) { check_pixels(64, 56, 1, 1); }
+
+/* Issue 38: the DCT scale-down keeps every frequency the scaled image can
+ * hold, where PIL's triangle (torchvision's Resize) blurs those near its
+ * Nyquist; a triangle left with a shrink of 1.0x blurs nothing (its taps fall
+ * on pixel centres). So a photo whose window was exactly d times the crop
+ * (682 x 512 at Resize 256 + CenterCrop 224: a 448-pixel window, decoded at
+ * 1/2) was 2.41 levels from torchvision's, where full scale gives 0.17. A
+ * scale is now taken only where it leaves the filter a shrink of
+ * RF_SCALED_SHRINK_LEFT; the windows here sit on each side of that line. */
+Test(pixels, a_scaled_decode_leaves_the_filter_a_shrink)
+{
+	rf_window_params p = { .resize = 256, .crop = 224 };
+	/* w, h, the scale taken, the one taken before (the window / crop) */
+	static const int cases[][4] = {
+		{ 682, 512, 1, 2 },    /* 448 / 224: 1/2 would leave 1.0x */
+		{ 639, 852, 1, 2 },    /* 559 / 224: 1/2 would leave 1.248x */
+		{ 853, 640, 2, 2 },    /* 560: 1/2 leaves 1.25x */
+		{ 1365, 1024, 2, 4 },  /* 896: 1/4 would leave 1.0x */
+		{ 1279, 1706, 2, 4 },
+		{ 1706, 1280, 4, 4 },
+		{ 2730, 2048, 4, 8 },  /* 1792: 1/8 would leave 1.0x */
+		{ 2560, 3413, 8, 8 },  /* 2240: 1/8 leaves 1.25x */
+		{ 500, 375, 1, 1 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rf_window win;
+		rf_window_for(&p, 0, 0, cases[i][0], cases[i][1], &win);
+		int d = rf_denom_for_window(&win, 224);
+		cr_assert_eq(d, cases[i][2], "%d x %d (window %.1f x %.1f): 1/%d, want 1/%d",
+			     cases[i][0], cases[i][1], win.w, win.h, d, cases[i][2]);
+	}
+
+	/* and the pixels of the first: within region decode's bounds
+	 * (check_pixels); decoded at 1/2 they were 0.82 from the reference on
+	 * average, 21 at most */
+	char *dir = tu_tmpdir("shrink");
+	tu_jpeg(dir, "c/img.jpg", 682, 512, 38);
+	rf_config cfg;
+	tu_config(&cfg, dir);
+	cfg.resize = 256;
+	cfg.crop = 224;
+	cfg.batch_size = 1;
+	cfg.read_pool_bytes = 16 << 20; /* scaled and region decode: the defaults */
+	size_t n, len;
+	uint8_t *got = tu_drain_bytes(&cfg, &n, NULL);
+	cr_assert_eq(n, (size_t)224 * 224 * 3);
+	uint8_t *jpg = tu_read(dir, "c/img.jpg", &len);
+	int w, h;
+	uint8_t *rgb = ref_decode(jpg, len, &w, &h);
+	uint8_t *ref = malloc(n);
+	ref_resize_crop(rgb, w, h, 256, 224, ref);
+	diff_stats ds = compare(got, ref, n);
+	if (getenv("RF_TEST_VERBOSE"))
+		fprintf(stderr, "682x512 defaults: mean %.3f max %d\n", ds.mean, ds.max);
+	cr_assert(ds.mean <= 0.25 && ds.max <= 16, "682 x 512: mean difference %.3f, max %d",
+		  ds.mean, ds.max);
+	free(ref);
+	free(rgb);
+	free(jpg);
+	free(got);
+	tu_rmrf(dir);
+	free(dir);
+}
 
 Test(pixels, direct_and_buffered_identical)
 {

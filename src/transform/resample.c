@@ -205,7 +205,7 @@ int rf_denom_for_window(const struct rf_window *win, int crop)
 {
 	double m = fmin(win->w, win->h);
 	for (int d = 8; d > 1; d /= 2)
-		if (m / d >= crop)
+		if (m / d >= RF_SCALED_SHRINK_LEFT * crop)
 			return d;
 	return 1;
 }

@@ -110,16 +110,28 @@ void rf_resampler_destroy(rf_resampler *r);
 int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int bound_hi,
 		  int flip);
 
+struct rf_window;
+/* The largest DCT scale-down (8, 4, 2 or 1) that keeps window win at least
+ * RF_SCALED_SHRINK_LEFT * crop pixels on its shorter side: 1/8..1/2 are the
+ * scales libjpeg-turbo has SIMD code for (others are slower than a full
+ * decode), and the scales the GPU's engines offer.
+ *
+ * Why a shrink must be left: the DCT scale-down keeps every frequency the
+ * scaled image can hold, where PIL's triangle (torchvision's Resize) blurs
+ * those near its Nyquist, and a triangle left with a shrink of 1.0x blurs
+ * nothing (its taps fall on pixel centres). Decoded at 1/d with 1.0x-1.1x
+ * left, photos with fine detail were up to 2.41 levels from torchvision's
+ * (mean |d|, 0-255), with 1.1x-1.2x up to 1.36; with 1.25x or more left at
+ * most 0.98, where full scale gives 0.17-0.20 (bench/pixels.py's mid and
+ * large sets, issue 38). The price: 7-8% fewer images/s on sets of photos
+ * it moves to the next scale, none on ImageNet-sized ones (never scaled).
+ * @return : the scale-down, 8, 4, 2 or 1. */
+#define RF_SCALED_SHRINK_LEFT 1.25
+int rf_denom_for_window(const struct rf_window *win, int crop);
 /* Both axes' taps for window win of a W x H image decoded at scale 1/denom
  * (rf_scaled_size sizes), reading only the window's bounds: the CPU path and
  * the GPU path (denom 1) choose the same inputs and weights this way.
  * @return : 0 or -ENOMEM. */
-struct rf_window;
-/* The largest DCT scale-down (8, 4, 2 or 1) that keeps window win at least
- * crop pixels on its shorter side: decoding less is free resolution-wise, and
- * 1/8..1/2 are the scales libjpeg-turbo has SIMD code for (others are slower
- * than a full decode), and the scales the GPU's engines offer. */
-int rf_denom_for_window(const struct rf_window *win, int crop);
 int rf_taps_for_window(rf_taps *tx, rf_taps *ty, const struct rf_window *win, int W, int H,
 		       int denom, int crop);
 
