@@ -968,14 +968,15 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out);
  * failed. Call it between rf_loader_next() calls on the consumer thread.
  *
  * The state (RF_STATE_MAX_BYTES at most, versioned, little-endian, with a
- * checksum) holds the position (batch, epoch), the order (sampler, seed,
- * samples per epoch, batch_size, drop_last, on_error), the rank layout
- * (rank, world_size, rank_tail), and fingerprints of the dataset (count,
- * paths, sizes, labels, and the weights when WEIGHTED) and of the output
- * settings (resize, crop, raw, random_resized_crop, rrc_scale, rrc_ratio,
- * flip_p, dtype, layout, mean, std, max_pixels, no_scaled_decode,
- * no_region_decode, and which files the read pool or raw_max_bytes leaves
- * too large).
+ * checksum) holds the position (batch, epoch), the order (sampler, with
+ * shuffle = 0 as SEQUENTIAL; seed, samples_per_epoch, batch_size, drop_last,
+ * on_error, shard_access and its shuffle_block), the rank layout (rank,
+ * world_size, rank_tail), and fingerprints of the dataset (count, paths,
+ * sizes, labels, and the weights when WEIGHTED) and of the output settings
+ * (resize, crop, raw, random_resized_crop, rrc_scale, rrc_ratio, flip_p,
+ * dtype, layout, mean, std, max_pixels, no_scaled_decode, no_region_decode,
+ * verify_full, and which files read_pool_bytes or raw_max_bytes leaves too
+ * large; for token sources, the rows' token type).
  * rf_loader_create() refuses a state whose dataset or any of those settings
  * but world_size and batch_size differ (RF_ESTATEMISMATCH, the message says
  * which), one that is truncated, corrupted or not a state (RF_ESTATE), one

@@ -13,13 +13,15 @@ import inspect
 import struct
 import textwrap
 
-from ._ringfeed import ENUM_NAMES, ENUM_VALUES, defaults as c_defaults
+from ._ringfeed import CONFIG_FIELDS, ENUM_NAMES, ENUM_VALUES, defaults as c_defaults
 
 # Python keyword -> rf_config field
 RENAMED = {"flip": "flip_p"}
-# rf_config fields set by the package itself: epochs run endless under the
-# Python loop, the device and the resume state come from their own keywords
-INTERNAL = {"source", "epochs", "device", "resume_state"}
+# rf_config fields set by the package itself, as the one list of them
+# (src/lists/rf_lists.h) says: the source is positional, epochs run endless
+# under the Python loop, the device and the resume state come from their own
+# keywords, the bad-sample callback is on_bad_sample's
+INTERNAL = {field for field, python, _ in CONFIG_FIELDS if python in ("package", "extension")}
 # keywords whose default (None) is the package's choice, not C's
 PACKAGE_DEFAULT = {
     "prefetch": "{gc} under hold='gc' (C's {c} + 2: the batch in hand and one a "
@@ -114,6 +116,8 @@ HELP = {
     "seq_len": "Token shards: T, rows of T + 1 tokens; 0 = not a token source.",
     "stride": "Tokens from one window's start to the next; 0 = seq_len.",
     "token_dtype": "The rows' element type; 'stored' = as the shards store them.",
+    "source_kind": "What a source folder holds: 'auto' decides from its contents (a folder "
+                   "with both .tar files and loose files is refused), 'files' or 'tar' says.",
 }
 
 

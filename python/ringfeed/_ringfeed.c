@@ -44,7 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ringfeed.h"   /* the only header: the library's public API, nothing private */
+#include "ringfeed.h"   /* the library's public API, nothing private */
+#include "rf_lists.h"   /* the lists of its fields, counters and codes: macros over it */
 
 /* Whether the library linked in has the test-only hooks (the read delay the
  * Python tests use); meson passes it, as the library's build decided. */
@@ -54,67 +55,40 @@
 
 static PyObject *RfError;
 
-/* ---- configuration: one table from Python names to rf_config fields ---- */
+/* ---- configuration: rf_config's fields by name -------------------------
+ * From the one list of them (src/lists/rf_lists.h): those Python sets
+ * through the config dict, the user's keywords and the package's own
+ * (source, epochs, device). STR fields are paths: str, bytes or os.PathLike
+ * (PyUnicode_FSConverter). */
+static const rf_config_entry config_list[] = { RF_CONFIG_FIELDS(RF_CONFIG_ENTRY) };
+#define NCONFIG_LIST (sizeof(config_list) / sizeof(config_list[0]))
 
-/* F_STR fields are paths: str, bytes or os.PathLike (PyUnicode_FSConverter). */
-enum field_kind { F_INT, F_U32, F_U64, F_SIZE, F_FLOAT, F_FLOAT2, F_FLOAT3, F_STR };
+/* @return : whether the config dict takes field e (and defaults() shows it). */
+static int in_config_dict(const rf_config_entry *e)
+{
+	return (e->python == RF_PY_KEYWORD || e->python == RF_PY_PACKAGE) &&
+	       e->kind != RF_FIELD_PTR && e->kind != RF_FIELD_RESERVED;
+}
 
-struct field {
-	const char *name;
-	enum field_kind kind;
-	size_t offset;
-};
-
-#define FIELD(n, k) { #n, k, offsetof(rf_config, n) }
-static const struct field fields[] = {
-	FIELD(source, F_STR),         FIELD(batch_size, F_INT),
-	FIELD(resize, F_INT),         FIELD(crop, F_INT),
-	FIELD(threads, F_INT),        FIELD(io_depth, F_INT),
-	FIELD(prefetch, F_INT),       FIELD(seed, F_U64),
-	FIELD(shuffle, F_INT),        FIELD(epochs, F_INT),
-	FIELD(drop_last, F_INT),      FIELD(on_error, F_INT),
-	FIELD(read_pool_bytes, F_SIZE), FIELD(log_level, F_INT),
-	FIELD(no_direct_io, F_INT),   FIELD(random_resized_crop, F_INT),
-	FIELD(rrc_scale, F_FLOAT2),   FIELD(rrc_ratio, F_FLOAT2),
-	FIELD(flip_p, F_FLOAT),       FIELD(dtype, F_INT),
-	FIELD(layout, F_INT),         FIELD(mean, F_FLOAT3),
-	FIELD(std, F_FLOAT3),         FIELD(max_pixels, F_U64),
-	FIELD(no_scaled_decode, F_INT), FIELD(no_region_decode, F_INT),
-	FIELD(in_order, F_INT),       FIELD(io_path, F_INT),
-	FIELD(pread_threads, F_INT),  FIELD(raw, F_INT),
-	FIELD(raw_max_bytes, F_SIZE), FIELD(index_cache, F_STR),
-	FIELD(sampler, F_INT),        FIELD(rank, F_INT),
-	FIELD(world_size, F_INT),     FIELD(rank_tail, F_INT),
-	FIELD(samples_per_epoch, F_U64), FIELD(fetch_only, F_INT),
-	FIELD(device, F_INT),         FIELD(device_convert, F_INT),
-	FIELD(decode, F_INT),         FIELD(include_hidden, F_INT),
-	FIELD(verify_full, F_INT),    FIELD(zstd_dict, F_STR),
-	FIELD(shard_access, F_INT),   FIELD(shuffle_block, F_U32),
-	FIELD(seq_len, F_U32),        FIELD(stride, F_U32),
-	FIELD(token_dtype, F_INT),    FIELD(fields, F_STR),
-	FIELD(field_max, F_U32),
-	FIELD(remote_timeout_ms, F_U32),
-	FIELD(cache_dir, F_STR),      FIELD(cache_bytes, F_U64),
-	FIELD(cache_group, F_STR),
-};
-#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
-
-static PyObject *field_get(const rf_config *c, const struct field *f)
+static PyObject *field_get(const rf_config *c, const rf_config_entry *f)
 {
 	const char *p = (const char *)c + f->offset;
 	const float *v = (const float *)p;
 	switch (f->kind) {
-	case F_INT: return PyLong_FromLong(*(const int *)p);
-	case F_U32: return PyLong_FromUnsignedLong(*(const uint32_t *)p);
-	case F_U64: return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
-	case F_SIZE: return PyLong_FromSize_t(*(const size_t *)p);
-	case F_FLOAT: return PyFloat_FromDouble(*v);
-	case F_FLOAT2: return Py_BuildValue("(dd)", (double)v[0], (double)v[1]);
-	case F_FLOAT3: return Py_BuildValue("(ddd)", (double)v[0], (double)v[1], (double)v[2]);
-	case F_STR:
+	case RF_FIELD_INT: return PyLong_FromLong(*(const int *)p);
+	case RF_FIELD_U32: return PyLong_FromUnsignedLong(*(const uint32_t *)p);
+	case RF_FIELD_U64: return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
+	case RF_FIELD_SIZE: return PyLong_FromSize_t(*(const size_t *)p);
+	case RF_FIELD_FLOAT: return PyFloat_FromDouble(*v);
+	case RF_FIELD_FLOAT2: return Py_BuildValue("(dd)", (double)v[0], (double)v[1]);
+	case RF_FIELD_FLOAT3: return Py_BuildValue("(ddd)", (double)v[0], (double)v[1], (double)v[2]);
+	case RF_FIELD_STR:
 		if (!*(const char *const *)p)
 			Py_RETURN_NONE;
 		return PyUnicode_DecodeFSDefault(*(const char *const *)p);
+	case RF_FIELD_PTR:
+	case RF_FIELD_RESERVED: /* not in the config dict (in_config_dict) */
+		break;
 	}
 	Py_RETURN_NONE;
 }
@@ -122,7 +96,7 @@ static PyObject *field_get(const rf_config *c, const struct field *f)
 /* value as an integer: ints and what has __index__ (numpy's), never a float
  * or a string, which would be truncated or parsed. NULL with TypeError naming
  * the field. */
-static PyObject *field_index(const struct field *f, PyObject *value)
+static PyObject *field_index(const rf_config_entry *f, PyObject *value)
 {
 	PyObject *x = PyNumber_Index(value);
 	if (!x && PyErr_ExceptionMatches(PyExc_TypeError)) {
@@ -135,7 +109,7 @@ static PyObject *field_index(const struct field *f, PyObject *value)
 
 /* An integer field in [lo, hi] (unsigned fields: lo = 0); ValueError naming
  * the field otherwise. */
-static int field_integer(const struct field *f, PyObject *value, long long lo,
+static int field_integer(const rf_config_entry *f, PyObject *value, long long lo,
 			 unsigned long long hi, unsigned long long *out)
 {
 	PyObject *x = field_index(f, value);
@@ -172,45 +146,45 @@ static int field_integer(const struct field *f, PyObject *value, long long lo,
 	return 0;
 }
 
-/* Sets one field from value. A string (F_STR) points into a bytes object
+/* Sets one field from value. A string (RF_FIELD_STR) points into a bytes object
  * appended to keep, which the caller holds until rf_loader_create() has
  * copied it. */
-static int field_set(rf_config *c, const struct field *f, PyObject *value, PyObject *keep)
+static int field_set(rf_config *c, const rf_config_entry *f, PyObject *value, PyObject *keep)
 {
 	char *p = (char *)c + f->offset;
 	float *v = (float *)p;
-	int n = f->kind == F_FLOAT2 ? 2 : 3;
+	int n = f->kind == RF_FIELD_FLOAT2 ? 2 : 3;
 	unsigned long long u;
 	switch (f->kind) {
-	case F_INT:
+	case RF_FIELD_INT:
 		if (field_integer(f, value, INT32_MIN, INT32_MAX, &u) < 0)
 			return -1;
 		*(int *)p = (int)(long long)u;
 		return 0;
-	case F_U32:
+	case RF_FIELD_U32:
 		if (field_integer(f, value, 0, UINT32_MAX, &u) < 0)
 			return -1;
 		*(uint32_t *)p = (uint32_t)u;
 		return 0;
-	case F_U64:
+	case RF_FIELD_U64:
 		if (field_integer(f, value, 0, UINT64_MAX, &u) < 0)
 			return -1;
 		*(uint64_t *)p = u;
 		return 0;
-	case F_SIZE:
+	case RF_FIELD_SIZE:
 		if (field_integer(f, value, 0, SIZE_MAX, &u) < 0)
 			return -1;
 		*(size_t *)p = (size_t)u;
 		return 0;
-	case F_FLOAT: {
+	case RF_FIELD_FLOAT: {
 		double x = PyFloat_AsDouble(value);
 		if (x == -1.0 && PyErr_Occurred())
 			return -1;
 		*v = (float)x;
 		return 0;
 	}
-	case F_FLOAT2:
-	case F_FLOAT3: {
+	case RF_FIELD_FLOAT2:
+	case RF_FIELD_FLOAT3: {
 		PyObject *seq = PySequence_Fast(value, "expected a sequence of floats");
 		if (!seq)
 			return -1;
@@ -230,7 +204,7 @@ static int field_set(rf_config *c, const struct field *f, PyObject *value, PyObj
 		Py_DECREF(seq);
 		return 0;
 	}
-	case F_STR: {
+	case RF_FIELD_STR: {
 		if (value == Py_None) {
 			*(const char **)p = NULL;
 			return 0;
@@ -256,6 +230,9 @@ static int field_set(rf_config *c, const struct field *f, PyObject *value, PyObj
 		Py_DECREF(b);
 		return rc;
 	}
+	case RF_FIELD_PTR:
+	case RF_FIELD_RESERVED: /* not in the config dict (in_config_dict) */
+		break;
 	}
 	return 0;
 }
@@ -278,25 +255,9 @@ static PyObject *raise_rf(int code, const char *detail)
  * The class is a heap type made by PyErr_NewException; its __init__ and
  * __str__ are C functions bound as methods (PyInstanceMethod). */
 
-/* ringfeed's own codes, by the names the module exports (ERROR_CODES) */
-static const struct rf_code {
-	const char *name;
-	int code;
-} rf_codes[] = {
-	{ "EOF", RF_EOF },
-	{ "EBADSAMPLE", RF_EBADSAMPLE },
-	{ "ETOOMANYBAD", RF_ETOOMANYBAD },
-	{ "ENOIOURING", RF_ENOIOURING },
-	{ "ECONFIG", RF_ECONFIG },
-	{ "EEMPTY", RF_EEMPTY },
-	{ "EINDEX", RF_EINDEX },
-	{ "ESTATE", RF_ESTATE },
-	{ "ESTATEVERSION", RF_ESTATEVERSION },
-	{ "ESTATEMISMATCH", RF_ESTATEMISMATCH },
-	{ "EFORKED", RF_EFORKED },
-	{ "EABI", RF_EABI },
-	{ "ELOST", RF_ELOST },
-};
+/* ringfeed's own codes, by the names the module exports (ERROR_CODES), from
+ * the one list of them */
+static const rf_error_entry rf_codes[] = { RF_ERROR_CODES(RF_ERROR_ENTRY) };
 #define NRF_CODES (sizeof(rf_codes) / sizeof(rf_codes[0]))
 
 static PyObject *errno_names; /* errno.errorcode: {value: "EDEADLK", ...} */
@@ -619,13 +580,14 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 		if (!name)
 			goto fail;
 		size_t i = 0;
-		while (i < NFIELDS && strcmp(fields[i].name, name) != 0)
+		while (i < NCONFIG_LIST && (strcmp(config_list[i].name, name) != 0 ||
+					    !in_config_dict(&config_list[i])))
 			i++;
-		if (i == NFIELDS) {
+		if (i == NCONFIG_LIST) {
 			PyErr_Format(PyExc_TypeError, "unknown config field '%s'", name);
 			goto fail;
 		}
-		if (field_set(&cfg, &fields[i], value, keep) < 0)
+		if (field_set(&cfg, &config_list[i], value, keep) < 0)
 			goto fail;
 	}
 	if (!self->reports) {
@@ -925,65 +887,35 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 		s.samples -= self->held->count;
 		s.replaced -= self->held->replaced;
 	}
-	/* every counter of rf_stats: as the CLI's --json names them where it
-	 * does, times in seconds (NAME_s), the paths in use by name */
-	const struct { const char *name; uint64_t v; } counts[] = {
-		{ "samples_total", s.samples_total }, { "batches", s.batches },
-		{ "samples", s.samples }, { "bytes_read", s.bytes_read },
-		{ "bad_samples", s.bad_samples }, { "replaced", s.replaced },
-		{ "lost_spans", s.lost_spans }, { "lost_bytes", s.lost_bytes },
-		{ "reads_submitted", s.reads_submitted },
-		{ "ns_consumer_wait", s.ns_consumer_wait }, /* as before; consumer_wait_s below */
-		{ "threads", s.threads }, { "io_depth", s.io_depth },
-		{ "direct_io", s.direct_io }, { "dio_align", s.dio_align },
-		{ "fixed_buffers", s.fixed_buffers },
-		{ "scaled_decodes", s.scaled_decodes }, { "decoded_pixels", s.decoded_pixels },
-		{ "source_pixels", s.source_pixels },
-		{ "index_bytes", s.index_bytes }, { "index_cached", s.index_cached },
-		/* queues now (a snapshot) */
-		{ "reads_in_flight", s.reads_in_flight }, { "reads_waiting", s.reads_waiting },
-		{ "batches_ready", s.batches_ready },
-		{ "device_bytes", s.device_bytes },
-		{ "cpu_decodes", s.cpu_decodes }, { "gpu_decodes", s.gpu_decodes },
-		/* a remote source's requests (0 for local ones), and its cache's */
-		{ "http_requests", s.http_requests }, { "http_retries", s.http_retries },
-		{ "http_errors", s.http_errors }, { "http_bytes", s.http_bytes },
-		{ "http_retry_throttled", s.http_retry_throttled },
-		{ "http_retry_server", s.http_retry_server },
-		{ "http_retry_connection", s.http_retry_connection },
-		{ "http_retry_stalled", s.http_retry_stalled },
-		{ "http_connections", s.http_connections },
-		/* the node-local cache's (cache_dir; 0 without one) */
-		{ "cache_hits", s.cache_hits }, { "cache_hit_bytes", s.cache_hit_bytes },
-		{ "cache_misses", s.cache_misses },
-		{ "cache_written_bytes", s.cache_written_bytes },
-		{ "cache_waits", s.cache_waits }, { "cache_evictions", s.cache_evictions },
-	};
-	/* nanoseconds summed over the threads that spent them, as seconds */
-	const struct { const char *name; uint64_t ns; } times[] = {
-		{ "consumer_wait_s", s.ns_consumer_wait }, /* in next(), waiting */
-		{ "read_wait_s", s.ns_read_wait },   /* compute threads waiting for a read */
-		{ "decode_s", s.ns_decode }, { "transform_s", s.ns_transform },
-		{ "collate_s", s.ns_collate }, { "ring_cpu_s", s.ns_ring_cpu },
-		{ "device_copy_s", s.ns_device_copy },
-		{ "gpu_busy_s", s.ns_gpu_decode }, { "gpu_host_s", s.ns_gpu_host }, /* the CLI's */
-	};
-	const char *io_path = rf_enum_name(RF_ENUM_IO_PATH, (int)s.io_path);
-	const char *decode = rf_enum_name(RF_ENUM_DECODE, (int)s.decode_path);
-	PyObject *d = Py_BuildValue("{s:s,s:s}", "io_path", io_path ? io_path : "?", "decode",
-				    decode ? decode : "?");
-	for (size_t i = 0; d && i < sizeof(counts) / sizeof(counts[0]); i++) {
-		PyObject *v = PyLong_FromUnsignedLongLong(counts[i].v);
-		if (!v || PyDict_SetItemString(d, counts[i].name, v) < 0)
+	/* every counter of the list of them (src/lists/rf_lists.h): counts by
+	 * name, times in seconds under their key (NAME_s), the paths in use by
+	 * name; and ns_consumer_wait as before (consumer_wait_s too) */
+	static const rf_stat_entry list[] = { RF_STATS_FIELDS(RF_STAT_ENTRY) };
+	PyObject *d = PyDict_New();
+	for (size_t i = 0; d && i < sizeof(list) / sizeof(list[0]); i++) {
+		const rf_stat_entry *e = &list[i];
+		uint64_t x = e->kind == RF_STAT_RESERVED ? 0 : rf_stat_value(&s, e);
+		const char *name = NULL;
+		PyObject *v = NULL;
+		switch (e->kind) {
+		case RF_STAT_COUNT: v = PyLong_FromUnsignedLongLong(x); break;
+		case RF_STAT_TIME: v = PyFloat_FromDouble((double)x * 1e-9); break;
+		case RF_STAT_IO_PATH:
+		case RF_STAT_DECODE:
+			name = rf_enum_name(e->kind == RF_STAT_IO_PATH ? RF_ENUM_IO_PATH : RF_ENUM_DECODE,
+					    (int)x);
+			v = PyUnicode_FromString(name ? name : "?");
+			break;
+		case RF_STAT_RESERVED: continue;
+		}
+		if (!v || PyDict_SetItemString(d, e->key, v) < 0)
 			Py_CLEAR(d);
 		Py_XDECREF(v);
 	}
-	for (size_t i = 0; d && i < sizeof(times) / sizeof(times[0]); i++) {
-		PyObject *v = PyFloat_FromDouble((double)times[i].ns * 1e-9);
-		if (!v || PyDict_SetItemString(d, times[i].name, v) < 0)
-			Py_CLEAR(d);
-		Py_XDECREF(v);
-	}
+	PyObject *ns_wait = d ? PyLong_FromUnsignedLongLong(s.ns_consumer_wait) : NULL;
+	if (d && (!ns_wait || PyDict_SetItemString(d, "ns_consumer_wait", ns_wait) < 0))
+		Py_CLEAR(d);
+	Py_XDECREF(ns_wait);
 	return d;
 }
 
@@ -1331,9 +1263,11 @@ static PyObject *mod_defaults(PyObject *m, PyObject *unused)
 	rf_config cfg;
 	rf_config_default(&cfg);
 	PyObject *d = PyDict_New();
-	for (size_t i = 0; d && i < NFIELDS; i++) {
-		PyObject *v = field_get(&cfg, &fields[i]);
-		if (!v || PyDict_SetItemString(d, fields[i].name, v) < 0) {
+	for (size_t i = 0; d && i < NCONFIG_LIST; i++) {
+		if (!in_config_dict(&config_list[i]))
+			continue;
+		PyObject *v = field_get(&cfg, &config_list[i]);
+		if (!v || PyDict_SetItemString(d, config_list[i].name, v) < 0) {
 			Py_XDECREF(v);
 			Py_DECREF(d);
 			return NULL;
@@ -1440,6 +1374,48 @@ fail:
 	return -1;
 }
 
+/* The lists themselves, for the package and its tests: CONFIG_FIELDS, a
+ * tuple of (field, python, state) with python "keyword", "package",
+ * "extension" or "none" and state "order", "output", "tokens", "dataset" or
+ * "free" (src/lists/rf_lists.h says what each means); STATS_FIELDS, a tuple
+ * of (field, stats() key, kind) with kind "count", "time", "io_path",
+ * "decode" or "reserved". @return : 0, or -1 with an exception set. */
+static int add_lists(PyObject *m)
+{
+	static const char *const python[] = { "keyword", "package", "extension", "none" };
+	static const char *const state[] = { "order", "output", "tokens", "dataset", "free" };
+	static const char *const kind[] = { "count", "time", "io_path", "decode", "reserved" };
+	static const rf_stat_entry stats[] = { RF_STATS_FIELDS(RF_STAT_ENTRY) };
+	const size_t nstats = sizeof(stats) / sizeof(stats[0]);
+	PyObject *config = PyTuple_New((Py_ssize_t)NCONFIG_LIST);
+	PyObject *counters = PyTuple_New((Py_ssize_t)nstats);
+	for (size_t i = 0; config && i < NCONFIG_LIST; i++) {
+		const rf_config_entry *e = &config_list[i];
+		PyObject *t = Py_BuildValue("(sss)", e->name, python[e->python], state[e->state]);
+		if (!t)
+			Py_CLEAR(config);
+		else
+			PyTuple_SET_ITEM(config, (Py_ssize_t)i, t);
+	}
+	for (size_t i = 0; counters && i < nstats; i++) {
+		PyObject *t = Py_BuildValue("(sss)", stats[i].name, stats[i].key, kind[stats[i].kind]);
+		if (!t)
+			Py_CLEAR(counters);
+		else
+			PyTuple_SET_ITEM(counters, (Py_ssize_t)i, t);
+	}
+	if (!config || !counters || PyModule_AddObject(m, "CONFIG_FIELDS", config) < 0) {
+		Py_XDECREF(config);
+		Py_XDECREF(counters);
+		return -1;
+	}
+	if (PyModule_AddObject(m, "STATS_FIELDS", counters) < 0) {
+		Py_DECREF(counters);
+		return -1;
+	}
+	return 0;
+}
+
 static PyMethodDef module_methods[] = {
 	{ "defaults", mod_defaults, METH_NOARGS, "rf_config_default() as a dict" },
 	{ "strerror", mod_strerror, METH_VARARGS, "rf_strerror(code)" },
@@ -1468,7 +1444,7 @@ PyMODINIT_FUNC PyInit__ringfeed(void)
 	    PyModule_AddObject(m, "Error", RfError) < 0)
 		goto fail;
 	Py_INCREF(RfError);
-	/* every code of the header, as a constant and in ERROR_CODES (name -> code) */
+	/* every code of the list, as a constant and in ERROR_CODES (name -> code) */
 	PyObject *codes = PyDict_New();
 	for (size_t i = 0; codes && i < NRF_CODES; i++) {
 		PyObject *v = PyLong_FromLong(rf_codes[i].code);
@@ -1493,7 +1469,7 @@ PyMODINIT_FUNC PyInit__ringfeed(void)
 	     * project()'s version (the wheel's); the library is linked in whole,
 	     * so it is the version of the code that runs */
 	    PyModule_AddStringConstant(m, "VERSION", RF_VERSION_STRING) < 0 ||
-	    add_enum_names(m) < 0)
+	    add_enum_names(m) < 0 || add_lists(m) < 0)
 		goto fail;
 	return m;
 fail:

@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/run.h"
 #include "ringfeed.h"
+#include "lists/rf_lists.h"
 
 static const char *io_path_name(uint32_t p)
 {
@@ -217,6 +218,23 @@ static void figures(const bench_result *r, bench_figures *f)
 	f->px_pct = st->source_pixels ? 100.0 * (double)st->decoded_pixels / (double)st->source_pixels : 0;
 }
 
+/* "counters":{...}, every counter of rf_stats by name as the library gives
+ * it (times in ns, the paths as their values), from the one list of them. */
+static void print_json_counters(const rf_stats *st)
+{
+	static const rf_stat_entry list[] = { RF_STATS_FIELDS(RF_STAT_ENTRY) };
+	const char *sep = "";
+	printf("\"counters\":{");
+	for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
+		if (list[i].kind == RF_STAT_RESERVED)
+			continue;
+		printf("%s\"%s\":%llu", sep, list[i].name,
+		       (unsigned long long)rf_stat_value(st, &list[i]));
+		sep = ",";
+	}
+	printf("},");
+}
+
 static void print_json(const rf_config *cfg, const bench_result *r, const bench_figures *f)
 {
 	const rf_stats *st = &r->st;
@@ -233,6 +251,7 @@ static void print_json(const rf_config *cfg, const bench_result *r, const bench_
 	       st->index_cached, peak_rss_kib(),
 	       st->ns_device_copy ? (double)st->device_bytes / (double)st->ns_device_copy : 0.0,
 	       (unsigned long long)st->device_bytes);
+	print_json_counters(st); /* before "samples": same_batches.sh reads the last one */
 	if (cfg->seq_len) /* token windows: samples are windows of seq_len + 1 tokens */
 		printf("\"seq_len\":%u,\"tokens_per_s\":%.1f,", cfg->seq_len,
 		       f->sps * (cfg->seq_len + 1.0));

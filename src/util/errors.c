@@ -1,27 +1,20 @@
-/* errors.c - rf_strerror(): names for errno values and ringfeed's own codes. */
+/* errors.c - rf_strerror(): names for errno values and ringfeed's own codes
+ * (their sentences come from RF_ERROR_CODES, src/lists/rf_lists.h). */
 #include <string.h>
 
 #include "ringfeed.h"
+#include "lists/rf_lists.h"
 #include "util/util.h"
 
 RF_API const char *rf_strerror(int err)
 {
-	switch (err) {
-	case 0: return "success";
-	case RF_EOF: return "end of data: every epoch was delivered";
-	case RF_EBADSAMPLE: return "a sample could not be read or decoded";
-	case RF_ETOOMANYBAD: return "too many bad samples in a row: no replacement could be found";
-	case RF_ENOIOURING: return "io_uring is unavailable on this system";
-	case RF_ECONFIG: return "invalid configuration value";
-	case RF_EEMPTY: return "the source holds no usable sample";
-	case RF_EINDEX: return "the source is malformed";
-	case RF_ESTATE: return "the saved state is truncated, corrupted or not a state";
-	case RF_ESTATEVERSION: return "the saved state has a newer format than this library reads";
-	case RF_ESTATEMISMATCH: return "the saved state belongs to another dataset or configuration";
-	case RF_EFORKED: return "the loader belongs to another process (created before a fork)";
-	case RF_ELOST: return "part of a shard is damaged or cut: the samples in it are lost";
-	case RF_EABI: return "the caller's structs do not match this library's (built against another ringfeed.h)";
-	}
+	if (err == 0)
+		return "success";
+	/* ringfeed's own codes: their sentences are in the one list of them */
+	static const rf_error_entry codes[] = { RF_ERROR_CODES(RF_ERROR_ENTRY) };
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (codes[i].code == err)
+			return codes[i].text;
 	if (err < 0 && err > -4096)
 		return strerror(-err); /* glibc: static strings for known codes */
 	return "unknown error";
