@@ -22,7 +22,7 @@
 #include <zstd.h>
 
 #include "index/index.h"
-#include "index/token_shard.h"
+#include "source/token_shard.h"
 #include "source/token_windows.h"
 #include "source/source.h"
 #include "pack/tokens.h"

@@ -72,6 +72,10 @@ typedef struct rf_index_extra {
 #define RF_EXTRA_FILE 1   /* a file of its own (a loose tree) */
 #define RF_EXTRA_INLINE 2 /* its bytes are in the index (a manifest's caption column) */
 #define RF_EXTRA_NAMES_MAX 4096 /* extensions kept; members with further ones are not */
+/* An extra's extension is shorter than this many bytes (no one types that
+ * long a field name: fields.c refuses one); a kind keeps no member with a
+ * longer one, and counts it (RF_UNKEPT_LONG). */
+#define RF_EXTRA_EXT 32
 
 /* What a shard source holds: WebDataset tars, or token shards (.bin,
  * .bin.zst; src/index/tokens.h). */
@@ -142,7 +146,7 @@ typedef struct rf_index {
 	 * warning names them once, rf_index_warn_unkept; pack refuses them):
 	 * [RF_UNKEPT_NAMES] those whose extension came after the
 	 * RF_EXTRA_NAMES_MAX distinct ones kept, [RF_UNKEPT_LONG] tar members
-	 * whose extension is RF_TAR_EXTRA_EXT bytes or longer (longer than a
+	 * whose extension is RF_EXTRA_EXT bytes or longer (longer than a
 	 * field's name can be). The first of each, as messages name it. */
 	uint64_t unkept[2];
 	char unkept_first[2][256];

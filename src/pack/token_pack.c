@@ -1,5 +1,5 @@
 /* token_pack.c - `ringfeed pack --tokens`: each plain token shard (llm.c's
- * .bin) rewritten as NAME.bin.zst (layout in src/index/token_shard.h):
+ * .bin) rewritten as NAME.bin.zst (layout in src/source/token_shard.h):
  * the header, the frame table (reserved first, written once the frames
  * are), then the frames, each F tokens compressed as one zstd frame with
  * its content size and checksum. A shard is streamed a group of frames at a
@@ -17,7 +17,7 @@
 #include <zstd.h>
 
 #include "index/pack_marker.h"
-#include "index/token_shard.h"
+#include "source/token_shard.h"
 #include "source/token_windows.h"
 #include "source/source.h"
 #include "pack/out_file.h"

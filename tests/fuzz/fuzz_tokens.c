@@ -18,7 +18,7 @@
 #include "decode/unzstd.h"
 #include "fuzz_file.h"
 #include "index/index.h"
-#include "index/token_shard.h"
+#include "source/token_shard.h"
 #include "source/token_windows.h"
 #include "source/source.h"
 
