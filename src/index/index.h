@@ -101,6 +101,8 @@ typedef struct rf_index {
 	rf_index_stamp *stamps;
 	size_t nstamps, cap_stamps;
 	int any_name;   /* how it was built: RF_INDEX_RAW | RF_INDEX_HIDDEN (ringfeed.h) */
+	uint32_t kind;  /* the source kind that built it (rf_kind, src/source/source.h;
+	                 * 0: none said), kept in the cache: the records never tell it */
 	rf_progress_fn progress; /* told every 4,096 files while building, or NULL */
 	void *progress_user;
 	double *weights; /* count sampling weights (finite, >= 0) from a manifest's
@@ -196,7 +198,7 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 /* A remote source's index object (http(s)://, s3://; cache.c's format):
  * idx holds the shards the source lists (not scanned yet, urls set); when
  * the index at path (a local file, or a URL fetched now) is of the same
- * root, shards and mode, its records and each shard's ETag replace idx's.
+ * kind (idx->kind), root, shards and mode, its records and each shard's ETag replace idx's.
  * @return : 0 adopted; 1 not (none there, or of other shards: err says
  * which); negative: a fetch or the file failed (err set). */
 int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen);

@@ -23,11 +23,15 @@
 
 struct rf_tokens; /* src/index/tokens.h */
 
-/* What a source holds: the tag every sample's handling follows from. */
+/* What a source holds: the tag of its row in the kind table. An index
+ * cache keeps it (rf_index.kind), so a loaded index is of the kind that
+ * built it, never of one guessed from its records. A kind's number is in
+ * cache files: a new kind takes the next one, none is reused. */
 typedef enum rf_kind {
-	RF_KIND_FILES = 0,  /* loose files: one file, one sample */
-	RF_KIND_TAR = 1,    /* WebDataset tar shards: a sample is a member's byte range */
-	RF_KIND_TOKENS = 2, /* token shards: a sample is a window of seq_len + 1 tokens */
+	RF_KIND_NONE = 0,   /* not said (a zeroed source or index) */
+	RF_KIND_FILES = 1,  /* loose files: one file, one sample */
+	RF_KIND_TAR = 2,    /* WebDataset tar shards: a sample is a member's byte range */
+	RF_KIND_TOKENS = 3, /* token shards: a sample is a window of seq_len + 1 tokens */
 	RF_KIND_COUNT
 } rf_kind;
 
