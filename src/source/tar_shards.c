@@ -193,5 +193,6 @@ const rf_source_ops rf_source_tar = {
 	.shard_bytes = rf_records_no_shard_bytes,
 	.memory = rf_records_memory,
 	.cached = 1,
+	.sequential_shards = 1,
 	.zstd_dict = 1,
 };
