@@ -99,6 +99,38 @@ Test(cache, same_index_and_batches, .init = setup, .fini = teardown)
 	cr_assert(strstr(err, "another source"), "%s", err);
 }
 
+/* The kind is the cache's word, never guessed from the records: it comes
+ * back as written, and a cache that names no kind is walked again (and
+ * rewritten with the kind that walk found). */
+Test(cache, keeps_the_kind, .init = setup, .fini = teardown)
+{
+	char err[256];
+	rf_index idx, got;
+	cr_assert_eq(rf_index_build(&idx, dir, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(idx.kind, RF_KIND_FILES);
+	cr_assert_eq(rf_index_cache_write(&idx, dir, cache, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rf_index_cache_load(&got, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(got.kind, RF_KIND_FILES);
+	rf_index_free(&got);
+
+	idx.kind = RF_KIND_NONE;
+	cr_assert_eq(rf_index_cache_write(&idx, dir, cache, err, sizeof(err)), 0, "%s", err);
+	size_t n1, n2;
+	uint32_t c1, c2;
+	uint64_t *a = run(dir, cache, &n1, &c1);
+	cr_assert_eq(c1, 0, "a cache of no kind was used");
+	uint64_t *b = run(dir, cache, &n2, &c2);
+	cr_assert_eq(c2, 1, "the walk rewrote the cache");
+	cr_assert_eq(n1, n2);
+	cr_assert_eq(memcmp(a, b, n1 * sizeof(*a)), 0);
+	cr_assert_eq(rf_index_cache_load(&got, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(got.kind, RF_KIND_FILES);
+	free(a);
+	free(b);
+	rf_index_free(&got);
+	rf_index_free(&idx);
+}
+
 Test(cache, notices_changes_and_rewrites, .init = setup, .fini = teardown)
 {
 	char err[256];
@@ -235,8 +267,8 @@ Test(cache, flipped_counts_are_refused, .init = setup, .fini = teardown)
 {
 	char err[256];
 	uint64_t files;
-	/* offsets: magic 8, version 4, any 4, count 8, paths_len 8, classes 4, stamps 4 */
-	long fields[] = { 32, 36 };
+	/* offsets: magic 8, version 4, any 4, kind 4, count 8, paths_len 8, classes 4, stamps 4 */
+	long fields[] = { 36, 40 };
 	for (int f = 0; f < 2; f++)
 		for (int bit = 0; bit < 32; bit += 3) {
 			cr_assert_eq(rf_index_write(dir, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0);

@@ -17,7 +17,7 @@ static rf_config config(void)
 
 static rf_source_facts images(uint64_t n)
 {
-	return (rf_source_facts){ .name = "/data/x", .kind = RF_KIND_FILES, .samples = n };
+	return (rf_source_facts){ .name = "/data/x", .samples = n };
 }
 
 static int plan(rf_plan *p, rf_order *o, const rf_config *c, const rf_source_facts *f, char *err)
@@ -94,8 +94,8 @@ Test(plan, token_rows)
 	rf_config c = config();
 	c.seq_len = 1024;
 	c.batch_size = 8;
-	rf_source_facts f = { .name = "t", .kind = RF_KIND_TOKENS, .samples = 1000,
-			      .token_width = 2, .largest_read = 2050 };
+	rf_source_facts f = { .name = "t", .samples = 1000, .token_width = 2,
+			      .largest_read = 2050 };
 	rf_plan p;
 	rf_order o;
 	char err[256] = "";
@@ -131,7 +131,7 @@ Test(plan, sequential_shard_access_needs_tar_shards)
 	char err[256] = "";
 	cr_assert_eq(plan(&p, &o, &c, &f, err), RF_ECONFIG);
 	cr_assert(strstr(err, "needs a shard source"), "%s", err);
-	f.kind = RF_KIND_TAR;
+	f.sequential_shards = 1; /* a kind of shard members (tar) */
 	cr_assert_eq(plan(&p, &o, &c, &f, err), 0, "%s", err);
 	cr_assert(o.blocked, "ranks read runs of shards");
 }

@@ -1,4 +1,4 @@
-/* test_tar.c - the tar shard scanner and WebDataset grouping (src/index/tar.h):
+/* test_tar.c - the tar shard scanner and WebDataset grouping (src/source/tar.h):
  * shards written by Python's tarfile (ustar, GNU, pax) and by GNU tar
  * (--format=gnu, --format=posix) give the members tarfile lists, at the
  * offsets it lists, whether fed whole or in windows of 512 bytes to 64 KiB
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/tar.h"
+#include "source/tar.h"
 #include "ringfeed.h"
 #include "testutil.h"
 #include "util/util.h"

@@ -22,7 +22,7 @@
 #include <zstd.h>
 
 #include "index/index.h"
-#include "index/token_shard.h"
+#include "source/token_shard.h"
 #include "source/token_windows.h"
 #include "source/source.h"
 #include "pack/tokens.h"
@@ -137,7 +137,7 @@ static void check_windows(const char *bdir, const char *zdir, uint32_t T, uint32
 	rf_source_params sp = { .seq_len = T, .stride = stride, .log_level = RF_LOG_WARN };
 	cr_assert_eq(rf_source_open(&src, zdir, &sp, err, sizeof(err)), 0, "%s", err);
 	const rf_index idx = src.index;
-	const rf_tokens *tk = src.tokens;
+	const rf_tokens *tk = rf_source_tokens_of(&src);
 	cr_assert(tk->any_zstd);
 	uint8_t **b = calloc(idx.nshards, sizeof(*b)), **z = calloc(idx.nshards, sizeof(*z));
 	cr_assert(b && z);

@@ -13,7 +13,7 @@
 #include <zstd.h>
 
 #include "cli/cli.h"
-#include "index/token_shard.h"
+#include "source/token_shard.h"
 #include "pack/pack.h"
 #include "pack/tokens.h"
 #include "ringfeed.h"

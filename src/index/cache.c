@@ -2,7 +2,7 @@
  * load it instead of walking the tree, and notice when the tree changed.
  *
  * Format (native byte order, version 2): magic "RFINDEX\0", u32 version,
- * u32 any_name, u64 count, u64 paths_len, u32 nclasses, u32 nstamps,
+ * u32 any_name, (version 9:) u32 kind, u64 count, u64 paths_len, u32 nclasses, u32 nstamps,
  * u32 has_weights, then strings as u32 length + bytes: source (canonical
  * path), root, classes, and per stamp its path + i64 mtime_sec +
  * i64 mtime_nsec + u64 ino; then count 24-byte records, the path arena,
@@ -15,7 +15,9 @@
  * the members, when nextras > 0, count u32 extra_first and nextras 16-byte
  * extra records (a sample's other members, extras.c). Version 8 adds after
  * each shard's label its ETag (a string; "" for local shards) and its size
- * (u64). (Older versions are walked again and rewritten.)
+ * (u64). Version 9 adds, after any_name, the source kind that built the
+ * index (rf_index.kind): what it is comes from there, never from its
+ * records. (Older versions are walked again and rewritten.)
  *
  * Remote shards (http(s)://, s3://): the cache is the index object a
  * source fetches instead of scanning its shards (rf_index_cache_adopt):
@@ -61,8 +63,9 @@
  * images (issue 27): a version-5 cache left them out of a tree (or held them
  * as samples without an image), so it is walked again; 7: a sample's other
  * members (extras: KEY.txt, KEY.json), which version 6 did not keep; 8:
- * each shard's ETag (remote shards) */
-#define CACHE_VERSION 8u
+ * each shard's ETag (remote shards); 9: the source kind (a version-8 cache
+ * left it to be guessed from its shards) */
+#define CACHE_VERSION 9u
 
 static int read_at(int fd, void *p, size_t n, off_t off);
 
@@ -232,7 +235,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 		return -e;
 	}
 	char *canon = realpath(source, NULL);
-	uint32_t version = CACHE_VERSION, any = (uint32_t)idx->any_name;
+	uint32_t version = CACHE_VERSION, any = (uint32_t)idx->any_name, kind = idx->kind;
 	uint64_t count = idx->count, plen = idx->paths_len;
 	uint32_t ncl = (uint32_t)idx->nclasses, nst = (uint32_t)idx->nstamps;
 	uint32_t has_weights = idx->weights != NULL;
@@ -241,6 +244,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	put(&w, CACHE_MAGIC, 8);
 	put(&w, &version, 4);
 	put(&w, &any, 4);
+	put(&w, &kind, 4);
 	put(&w, &count, 8);
 	put(&w, &plen, 8);
 	put(&w, &ncl, 4);
@@ -339,7 +343,7 @@ static char *get_str(reader *r)
  * end inside the bytes the reader holds? */
 static int header_fits(reader *r)
 {
-	get(r, 16, 0);
+	get(r, 20, 0); /* magic, version, any_name, kind */
 	get_u(r, 8);
 	get_u(r, 8);
 	uint32_t ncl = (uint32_t)get_u(r, 4), nst = (uint32_t)get_u(r, 4);
@@ -466,6 +470,7 @@ static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_
 		       CACHE_VERSION);
 		goto fail;
 	}
+	t->kind = (uint32_t)get_u(&r, 4);
 	uint64_t count = get_u(&r, 8), plen = get_u(&r, 8);
 	uint32_t ncl = (uint32_t)get_u(&r, 4), nst = (uint32_t)get_u(&r, 4);
 	uint32_t has_weights = (uint32_t)get_u(&r, 4);
@@ -700,7 +705,7 @@ int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *er
 	/* the same samples: raw mode counts KEY.bin members (the rest of the
 	 * mode is a folder walk's, which shards listed by name have none of) */
 	int same = (any & RF_INDEX_RAW) == ((uint32_t)any_name & RF_INDEX_RAW) &&
-		   t.nshards == idx->nshards;
+		   t.kind == idx->kind && t.nshards == idx->nshards;
 	for (size_t i = 0; same && i < t.nshards; i++)
 		same = !strcmp(t.shards[i], idx->shards[i]);
 	if (!same) {

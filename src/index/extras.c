@@ -16,7 +16,6 @@
 
 #include "index/index.h"
 #include "index/index_build.h"
-#include "index/tar.h" /* RF_TAR_EXTRA_EXT */
 #include "util/util.h"
 
 int rf_index_extra_name(rf_index *idx, const char *ext, size_t len)
@@ -76,7 +75,7 @@ void rf_index_warn_unkept(const rf_index *idx, const char *source, rf_log_level 
 		       "(RF_TAR_EXTRA_EXT), so no field could ask for them",
 		       source, (unsigned long long)idx->unkept[RF_UNKEPT_LONG],
 		       idx->unkept[RF_UNKEPT_LONG] == 1 ? "" : "s", idx->unkept_first[RF_UNKEPT_LONG],
-		       RF_TAR_EXTRA_EXT);
+		       RF_EXTRA_EXT);
 }
 
 int rf_index_add_extra(rf_index *idx, uint32_t name, uint64_t at, uint64_t size, int how)

@@ -72,6 +72,10 @@ typedef struct rf_index_extra {
 #define RF_EXTRA_FILE 1   /* a file of its own (a loose tree) */
 #define RF_EXTRA_INLINE 2 /* its bytes are in the index (a manifest's caption column) */
 #define RF_EXTRA_NAMES_MAX 4096 /* extensions kept; members with further ones are not */
+/* An extra's extension is shorter than this many bytes (no one types that
+ * long a field name: fields.c refuses one); a kind keeps no member with a
+ * longer one, and counts it (RF_UNKEPT_LONG). */
+#define RF_EXTRA_EXT 32
 
 /* What a shard source holds: WebDataset tars, or token shards (.bin,
  * .bin.zst; src/index/tokens.h). */
@@ -97,6 +101,8 @@ typedef struct rf_index {
 	rf_index_stamp *stamps;
 	size_t nstamps, cap_stamps;
 	int any_name;   /* how it was built: RF_INDEX_RAW | RF_INDEX_HIDDEN (ringfeed.h) */
+	uint32_t kind;  /* the source kind that built it (rf_kind, src/source/source.h;
+	                 * 0: none said), kept in the cache: the records never tell it */
 	rf_progress_fn progress; /* told every 4,096 files while building, or NULL */
 	void *progress_user;
 	double *weights; /* count sampling weights (finite, >= 0) from a manifest's
@@ -142,7 +148,7 @@ typedef struct rf_index {
 	 * warning names them once, rf_index_warn_unkept; pack refuses them):
 	 * [RF_UNKEPT_NAMES] those whose extension came after the
 	 * RF_EXTRA_NAMES_MAX distinct ones kept, [RF_UNKEPT_LONG] tar members
-	 * whose extension is RF_TAR_EXTRA_EXT bytes or longer (longer than a
+	 * whose extension is RF_EXTRA_EXT bytes or longer (longer than a
 	 * field's name can be). The first of each, as messages name it. */
 	uint64_t unkept[2];
 	char unkept_first[2][256];
@@ -192,7 +198,7 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 /* A remote source's index object (http(s)://, s3://; cache.c's format):
  * idx holds the shards the source lists (not scanned yet, urls set); when
  * the index at path (a local file, or a URL fetched now) is of the same
- * root, shards and mode, its records and each shard's ETag replace idx's.
+ * kind (idx->kind), root, shards and mode, its records and each shard's ETag replace idx's.
  * @return : 0 adopted; 1 not (none there, or of other shards: err says
  * which); negative: a fetch or the file failed (err set). */
 int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen);

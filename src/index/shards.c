@@ -40,7 +40,7 @@
 
 #include "index/index_build.h"
 #include "index/pack_marker.h"
-#include "index/tar.h"
+#include "source/tar.h"
 #include "io/engine.h"
 #include "io/fetch.h"
 #include "ringfeed.h"

@@ -1,5 +1,5 @@
 /* token_gen.c - `ringfeed gen --tokens`: synthetic token shards in llm.c's
- * layout (src/index/token_shard.h), for benchmarks and tests. Token j of
+ * layout (src/source/token_shard.h), for benchmarks and tests. Token j of
  * the whole set (counted over the shards) is a pure function of (seed, j):
  * the same seed gives the same bytes, whatever else changes. Zipf ids are
  * drawn through an alias table (src/sample/alias.h: one hash, one table
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "index/token_shard.h"
+#include "source/token_shard.h"
 #include "pack/out_file.h"
 #include "pack/tokens.h"
 #include "ringfeed.h"

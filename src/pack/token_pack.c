@@ -1,5 +1,5 @@
 /* token_pack.c - `ringfeed pack --tokens`: each plain token shard (llm.c's
- * .bin) rewritten as NAME.bin.zst (layout in src/index/token_shard.h):
+ * .bin) rewritten as NAME.bin.zst (layout in src/source/token_shard.h):
  * the header, the frame table (reserved first, written once the frames
  * are), then the frames, each F tokens compressed as one zstd frame with
  * its content size and checksum. A shard is streamed a group of frames at a
@@ -17,7 +17,7 @@
 #include <zstd.h>
 
 #include "index/pack_marker.h"
-#include "index/token_shard.h"
+#include "source/token_shard.h"
 #include "source/token_windows.h"
 #include "source/source.h"
 #include "pack/out_file.h"
@@ -177,7 +177,7 @@ static int check_source(const rf_source *src, const char *out, char *err, size_t
 		/* by its header, or by its name (an empty .bin.zst has no frames,
 		 * and a .bin.zst.zst would be no one's format) */
 		size_t n = strlen(sh);
-		if (src->tokens->shards[i].frames || (n >= 4 && !strcmp(sh + n - 4, ".zst"))) {
+		if (rf_source_tokens_of(src)->shards[i].frames || (n >= 4 && !strcmp(sh + n - 4, ".zst"))) {
 			rf_fmt(err, errlen, "shard %s/%s is already a .bin.zst: pack takes plain .bin "
 			       "shards", idx->root, sh);
 			return RF_EINDEX;
@@ -212,14 +212,15 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 	ret = rf_source_open(&src, o->source, &sp, err, errlen);
 	if (ret)
 		return ret;
-	packer p = { .o = o, .total = src.tokens->tokens };
+	const rf_tokens *tk = rf_source_tokens_of(&src); /* the token kind's headers */
+	packer p = { .o = o, .total = tk->tokens };
 	int dirfd = -1, made = 0;
 	size_t written = 0;
 	ret = check_source(&src, o->out, err, errlen);
 	if (!ret)
 		ret = rf_out_dir_open(o->out, pack_names, "token shards", &dirfd, &made, err, errlen);
 	if (!ret) {
-		uint32_t w = src.tokens->width;
+		uint32_t w = tk->width;
 		p.in_cap = RF_MAX((size_t)GROUP_BYTES, (size_t)o->frame_tokens * w);
 		p.z_cap = RF_MAX(ZSTD_compressBound((size_t)o->frame_tokens * w), (size_t)65536);
 		p.in = malloc(p.in_cap);
@@ -243,13 +244,13 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 	if (!ret)
 		marked = (ret = rf_out_mark_begin(dirfd, o->out, err, errlen)) == 0;
 	for (; !ret && written < src.index.nshards; written++) {
-		const rf_token_shard *sh = &src.tokens->shards[written];
+		const rf_token_shard *sh = &tk->shards[written];
 		int fd = rf_open_regular(src.index.root_fd, src.index.shards[written], "shard", err, errlen);
 		if (fd < 0) {
 			ret = fd;
 			break;
 		}
-		rf_token_header h = { .magic = src.tokens->magic, .width = src.tokens->width,
+		rf_token_header h = { .magic = tk->magic, .width = tk->width,
 				      .tokens = sh->tokens };
 		char name[PATH_MAX];
 		out_name(src.index.shards[written], name, sizeof(name));

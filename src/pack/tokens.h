@@ -1,5 +1,5 @@
 /* tokens.h - the CLI's writers of token shards (layouts in
- * src/index/token_shard.h): `ringfeed gen --tokens` (synthetic shards in
+ * src/source/token_shard.h): `ringfeed gen --tokens` (synthetic shards in
  * llm.c's layout, token_gen.c) and `ringfeed pack --tokens` (.bin ->
  * .bin.zst, token_pack.c). Private: the CLI's, not the library's. One
  * thread does all of it; every output file appears whole or not at all

@@ -11,7 +11,6 @@
 
 #include "decode/image.h"
 #include "decode/unzstd.h"
-#include "source/token_windows.h"
 #include "pipeline/loader_impl.h"
 #include "pipeline/sample_hook.h"
 #include "transform/token_row.h"
@@ -95,31 +94,28 @@ static int unzstd(rf_loader *l, worker *w, rf_request *q)
 static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
 {
 	uint64_t t0 = rf_now_ns();
-	const rf_tokens *tk = l->src.tokens;
-	rf_token_read tr;
-	rf_tokens_read_of(tk, q->sample, &tr);
-	const rf_token_shard *sh = &tk->shards[tr.shard];
-	uint64_t n = (uint64_t)tk->seq_len + 1, first = (uint64_t)tr.frame * sh->frame_tokens;
 	/* the frames read: up to the one holding the window's last token, the
-	 * last frame of the shard shorter */
-	uint32_t last = (uint32_t)((tr.token + n - 1) / sh->frame_tokens);
+	 * last frame of the shard shorter (the kind says which) */
+	rf_source_frames fr;
+	l->src.ops->frames_of(&l->src, q->sample, &fr);
+	uint32_t width = l->plan.token_width;
+	uint64_t n = fr.tokens, first = (uint64_t)fr.first * fr.frame_tokens;
 	const uint8_t *out;
 	int err = 0;
-	if (w->z_frames && w->z_shard == tr.shard && tr.frame >= w->z_frame &&
-	    last < w->z_frame + w->z_frames) {
+	if (w->z_frames && w->z_shard == fr.shard && fr.first >= w->z_frame &&
+	    fr.last < w->z_frame + w->z_frames) {
 		/* in the frames decompressed last */
-		first = (uint64_t)w->z_frame * sh->frame_tokens;
+		first = (uint64_t)w->z_frame * fr.frame_tokens;
 		out = w->unzstd.buf;
 	} else {
-		uint64_t end = RF_MIN(((uint64_t)last + 1) * sh->frame_tokens, sh->tokens);
+		uint64_t end = RF_MIN(((uint64_t)fr.last + 1) * fr.frame_tokens, fr.shard_tokens);
 		w->z_frames = 0;
-		err = rf_unzstd_frames(&w->unzstd, q->data, q->len,
-				       (size_t)((end - first) * tk->width), &out, q->reason,
-				       sizeof(q->reason));
+		err = rf_unzstd_frames(&w->unzstd, q->data, q->len, (size_t)((end - first) * width),
+				       &out, q->reason, sizeof(q->reason));
 		if (!err) {
-			w->z_shard = tr.shard;
-			w->z_frame = tr.frame;
-			w->z_frames = last - tr.frame + 1;
+			w->z_shard = fr.shard;
+			w->z_frame = fr.first;
+			w->z_frames = fr.last - fr.first + 1;
 		}
 	}
 	uint64_t t1 = rf_now_ns();
@@ -128,7 +124,7 @@ static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
 		rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
 	if (err)
 		return err;
-	rf_token_row_store(row, l->plan.token_bytes, out + (tr.token - first) * tk->width, tk->width, n);
+	rf_token_row_store(row, l->plan.token_bytes, out + (fr.token - first) * width, width, n);
 	w->ns_transform += rf_now_ns() - t1;
 	return 0;
 }

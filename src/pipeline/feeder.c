@@ -17,7 +17,6 @@
 
 #include "gpu/gpu.h"
 #include "io/bufpool.h"
-#include "source/token_windows.h" /* rf_tokens.width: the TOKENS stage */
 #include "io/engine.h"
 #include "pipeline/feeder.h"
 #include "pipeline/feeder_impl.h"
@@ -579,7 +578,7 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
 	case RF_STAGE_TOKENS: /* a window, stored into its row (the O_DIRECT over-read
 			       * is outside q->data) */
 		rf_token_row_store(s->host + (size_t)p.index * l->plan.sample_bytes, l->plan.token_bytes,
-				   q->data, l->src.tokens->width, l->cfg.seq_len + 1);
+				   q->data, l->plan.token_width, l->cfg.seq_len + 1);
 		break;
 	default:
 		rf_loader_dispatch(l, id); /* now a decoder's, until handed back */
@@ -640,11 +639,14 @@ static void publish_io(rf_loader *l, struct rf_feeder *f)
  * was read about 9 times an epoch, 4.3 GB fetched for a 480 MB pack over
  * http). The pool this takes: twice (the block's span in chunks, plus two
  * for the edges and a few being read), at most 1 GiB; 0 for random access
- * or token windows (read in llm.c's order, without a block shuffle). */
+ * or token windows (read in llm.c's order, without a block shuffle). A
+ * shard order is only ever made for a kind of shard members (its
+ * sequential_shards capability: plan.c refuses shard_access = sequential
+ * to the rest), so the records are those members. */
 static size_t sequential_pool(const rf_loader *l)
 {
 	const rf_index *idx = &l->src.index;
-	if (!l->shard_order || !idx->members || !idx->count || l->shard_order->block <= 1)
+	if (!l->shard_order || !idx->count || l->shard_order->block <= 1)
 		return 0;
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < idx->count; i++)

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "index/tar.h" /* RF_TAR_EXTRA_EXT */
+#include "index/index.h" /* RF_EXTRA_EXT */
 #include "ringfeed.h"
 
 struct rf_source;
@@ -24,7 +24,7 @@ struct rf_source_read;
 /* The fields asked for: parsed from cfg.fields, resolved against the
  * index. Read-only after create. */
 typedef struct rf_field_spec {
-	char name[RF_TAR_EXTRA_EXT]; /* lowercased, without the '?' */
+	char name[RF_EXTRA_EXT];     /* lowercased, without the '?' */
 	int optional;                /* "txt?": a sample without it is not bad */
 	int id;                      /* its id among the index's extra names, or -1:
 	                              * no sample has such a member (only its own

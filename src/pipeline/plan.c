@@ -5,15 +5,14 @@
 #include <math.h>
 #include <string.h>
 
-#include "source/token_windows.h"
 #include "util/util.h"
 
 void rf_source_facts_of(const rf_source *s, const char *name, rf_source_facts *out)
 {
 	*out = (rf_source_facts){
-		.name = name, .kind = s->kind, .samples = rf_source_samples(s),
-		.any_zstd = s->any_zstd, .token_width = s->tokens ? s->tokens->width : 0,
-		.largest_read = s->ops->largest_read(s),
+		.name = name, .samples = rf_source_samples(s), .any_zstd = s->any_zstd,
+		.token_width = rf_source_token_width(s), .largest_read = s->ops->largest_read(s),
+		.sequential_shards = s->ops->sequential_shards,
 	};
 }
 
@@ -23,6 +22,7 @@ static int plan_tokens(rf_plan *p, const rf_config *cfg, const rf_source_facts *
 		       size_t errlen)
 {
 	rf_dtype stored = src->token_width == 2 ? RF_DTYPE_UINT16 : RF_DTYPE_UINT32;
+	p->token_width = src->token_width;
 	p->token_dtype = cfg->token_dtype ? cfg->token_dtype : stored;
 	if (p->token_dtype == RF_DTYPE_UINT16 && src->token_width == 4) {
 		rf_fmt(err, errlen, "config: token_dtype = uint16, but the shards hold uint32 tokens "
@@ -51,7 +51,7 @@ static int plan_batches(rf_plan *p, rf_order *order, const rf_config *cfg,
 	if (ret)
 		return ret;
 	if (cfg->shard_access == RF_SHARD_SEQUENTIAL) {
-		if (src->kind != RF_KIND_TAR) {
+		if (!src->sequential_shards) {
 			rf_fmt(err, errlen, "config: shard_access = sequential needs a shard source "
 			       "(a folder, list or pattern of .tar shards); '%s' is not one", src->name);
 			return RF_ECONFIG;
@@ -84,7 +84,7 @@ static void plan_samples(rf_plan *p, const rf_config *cfg, const rf_source_facts
 		rf_output_init(&p->output, cfg->crop, RF_DTYPE_UINT8, RF_LAYOUT_HWC, cfg->mean, cfg->std);
 	else
 		p->output = p->dev_output;
-	int tokens = src->kind == RF_KIND_TOKENS;
+	int tokens = src->token_width != 0;
 	p->sample_bytes = cfg->raw ? 0 : tokens ? (cfg->seq_len + 1ull) * p->token_bytes
 			  : rf_output_sample_bytes(&p->output);
 	p->dev_sample_bytes = cfg->raw ? 0 : tokens ? p->sample_bytes
@@ -126,11 +126,11 @@ int rf_plan_make(rf_plan *p, rf_order *order, const rf_config *cfg, const rf_sou
 		 int cpus, uint32_t rank, uint32_t world, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
-	int ret = src->kind == RF_KIND_TOKENS ? plan_tokens(p, cfg, src, err, errlen) : 0;
+	int ret = src->token_width ? plan_tokens(p, cfg, src, err, errlen) : 0;
 	if (ret)
 		return ret;
 	p->threads = cfg->threads ? cfg->threads : RF_MAX(1, cpus - 1);
-	if ((cfg->raw || src->kind == RF_KIND_TOKENS) && !src->any_zstd)
+	if ((cfg->raw || src->token_width) && !src->any_zstd)
 		p->threads = 0; /* nothing to decode: the ring thread lands raw reads */
 	ret = plan_batches(p, order, cfg, src, rank, world, err, errlen);
 	if (ret)

@@ -19,11 +19,13 @@
 /* What the plan needs to know of the source (rf_source_facts_of()). */
 typedef struct rf_source_facts {
 	const char *name;       /* the source string, for messages */
-	rf_kind kind;
 	uint64_t samples;
 	int any_zstd;           /* some sample goes through a zstd stage */
-	uint32_t token_width;   /* token sources: bytes per stored token (2 or 4) */
+	uint32_t token_width;   /* samples are token rows: bytes per stored token (2
+	                         * or 4); 0: bytes or images */
 	uint64_t largest_read;  /* the source's largest read, or 0: records say */
+	int sequential_shards;  /* shard_access = sequential is open to it (its kind's
+	                         * capability) */
 } rf_source_facts;
 
 typedef struct rf_plan {
@@ -35,7 +37,8 @@ typedef struct rf_plan {
 	rf_output dev_output;   /* with device_convert: how the device stores them */
 	rf_window_params window; /* how windows are chosen */
 	rf_dtype token_dtype;   /* token sources: the rows' type (resolved), and */
-	uint32_t token_bytes;   /* its size */
+	uint32_t token_bytes;   /* its size (0: samples are no token rows) */
+	uint32_t token_width;   /* bytes per token as stored (2 or 4; 0 likewise) */
 	size_t sample_bytes;    /* one sample in a slot (0 in raw mode: sizes vary) */
 	size_t dev_sample_bytes; /* one sample on the device */
 	size_t max_read;        /* the largest sample read: larger ones are bad samples */

@@ -35,7 +35,6 @@
  * (168 + 16n bytes.)
  * A later version may add fields; this library refuses versions above its
  * own, so that a state is never half understood. */
-#include "source/token_windows.h"
 #include "pipeline/state.h"
 #include "sample/rest.h"
 #include "sample/shard_order.h"
@@ -105,10 +104,17 @@ static uint64_t hash_float(uint64_t h, float f)
 	return rf_hash_u64(h, bits);
 }
 
+/* Are the samples token rows (a token kind's, as the plan says)? Their
+ * image settings are none of the stream's. */
+static int token_rows(const rf_loader *l)
+{
+	return l->plan.token_width != 0;
+}
+
 uint64_t rf_state_output_fingerprint(const rf_loader *l)
 {
 	const rf_config *c = &l->cfg;
-	if (l->src.kind == RF_KIND_TOKENS) /* rows of tokens: only their type is an output setting */
+	if (token_rows(l)) /* rows of tokens: only their type is an output setting */
 		return rf_hash_u64(0x726f777321212121ull, (uint64_t)l->plan.token_dtype);
 	int64_t largest = 0;
 	for (size_t i = 0; i < l->src.index.count; i++)
@@ -177,8 +183,8 @@ RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	put32(s + 64, l->order.rank);
 	put32(s + 68, l->order.world);
 	put32(s + 72, (uint32_t)l->order.tail);
-	put32(s + 76, l->src.kind == RF_KIND_TOKENS ? 0 : (uint32_t)l->cfg.resize);
-	put32(s + 80, l->src.kind == RF_KIND_TOKENS ? 0 : (uint32_t)l->cfg.crop);
+	put32(s + 76, token_rows(l) ? 0 : (uint32_t)l->cfg.resize);
+	put32(s + 80, token_rows(l) ? 0 : (uint32_t)l->cfg.crop);
 	put32(s + 84, l->shard_order ? 1u | l->shard_order->block << 1 : 0);
 	put64(s + 88, l->order.epoch_len);
 	put64(s + 96, l->order.rank_len);
@@ -470,11 +476,11 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 		       enum_name(RF_ENUM_RANK_TAIL, l->order.tail));
 	/* token rows have no image settings (a state saved before they were
 	 * written as 0 holds the config's, ignored as they were) */
-	if (l->src.kind != RF_KIND_TOKENS && x->resize != (uint32_t)l->cfg.resize)
+	if (!token_rows(l) && x->resize != (uint32_t)l->cfg.resize)
 		DIFFER("resize", "%u", x->resize, (uint32_t)l->cfg.resize);
-	if (l->src.kind != RF_KIND_TOKENS && x->crop != (uint32_t)l->cfg.crop)
+	if (!token_rows(l) && x->crop != (uint32_t)l->cfg.crop)
 		DIFFER("crop", "%u", x->crop, (uint32_t)l->cfg.crop);
-	if (x->output_fingerprint != l->output_fp && l->src.kind == RF_KIND_TOKENS) {
+	if (x->output_fingerprint != l->output_fp && token_rows(l)) {
 		rf_fmt(err, errlen, "state: saved with another token_dtype (%s now; 0 means as "
 		       "the shards store them)", enum_name(RF_ENUM_TOKEN_DTYPE, l->plan.token_dtype));
 		return RF_ESTATEMISMATCH;

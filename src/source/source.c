@@ -69,7 +69,10 @@ static int build(rf_source *s, const char *source, const rf_source_params *p, ch
 	}
 	s->ops = probe(source, exists ? &st : NULL, p);
 	s->kind = s->ops->kind; /* files.c may still hand a folder to the tar kind */
-	return s->ops->build(s, source, exists ? &st : NULL, p, err, errlen);
+	s->index.kind = s->kind; /* an index object adopted must be of it */
+	int ret = s->ops->build(s, source, exists ? &st : NULL, p, err, errlen);
+	s->index.kind = s->kind; /* what the cache keeps */
+	return ret;
 }
 
 /* Loads the cache into s when it matches source. @return : 0 loaded, 1 not
@@ -89,9 +92,18 @@ static int load_cache(rf_source *s, const char *source, const rf_source_params *
 		rf_log(p->log_level, RF_LOG_INFO, "%s: walking the source", why);
 		return 1;
 	}
-	/* a cache records the shards a folder turned out to hold */
-	s->kind = s->index.nshards ? RF_KIND_TAR : RF_KIND_FILES;
-	s->ops = rf_source_kind_ops(s->kind);
+	/* the kind that built it, as the cache says (a folder may have turned
+	 * out to hold tar shards) */
+	const rf_source_ops *ops = rf_source_kind_ops((rf_kind)s->index.kind);
+	if (!ops || !ops->cached) {
+		rf_log(p->log_level, RF_LOG_INFO, "index cache '%s': of no kind kept in a cache "
+		       "(%u): walking the source", p->cache, (unsigned)s->index.kind);
+		rf_index_free(&s->index);
+		source_init(s, p);
+		return 1;
+	}
+	s->kind = ops->kind;
+	s->ops = ops;
 	s->cached = 1;
 	return 0;
 }

@@ -9,6 +9,11 @@
  * The records themselves (src/index/index.h) are kind-free: a name, a size,
  * a label, and for a sample inside a container file (a shard) where it lies.
  *
+ * Each kind keeps what else it needs in its own private state (rf_source.priv,
+ * made and freed by its build and free), which only its own files read:
+ * the loader asks the kind, through its row, what it needs to know
+ * (capabilities below, token rows, zstd frames).
+ *
  * Built once by rf_loader_create() (or `ringfeed index`, `pack`), then
  * read-only and shared by every thread without locks. Private. */
 #ifndef RF_SOURCE_H
@@ -21,13 +26,15 @@
 #include "index/index.h"
 #include "ringfeed.h"
 
-struct rf_tokens; /* src/index/tokens.h */
-
-/* What a source holds: the tag every sample's handling follows from. */
+/* What a source holds: the tag of its row in the kind table. An index
+ * cache keeps it (rf_index.kind), so a loaded index is of the kind that
+ * built it, never of one guessed from its records. A kind's number is in
+ * cache files: a new kind takes the next one, none is reused. */
 typedef enum rf_kind {
-	RF_KIND_FILES = 0,  /* loose files: one file, one sample */
-	RF_KIND_TAR = 1,    /* WebDataset tar shards: a sample is a member's byte range */
-	RF_KIND_TOKENS = 2, /* token shards: a sample is a window of seq_len + 1 tokens */
+	RF_KIND_NONE = 0,   /* not said (a zeroed source or index) */
+	RF_KIND_FILES = 1,  /* loose files: one file, one sample */
+	RF_KIND_TAR = 2,    /* WebDataset tar shards: a sample is a member's byte range */
+	RF_KIND_TOKENS = 3, /* token shards: a sample is a window of seq_len + 1 tokens */
 	RF_KIND_COUNT
 } rf_kind;
 
@@ -73,6 +80,18 @@ typedef struct rf_source_read {
 
 typedef struct rf_source rf_source;
 
+/* For an RF_STAGE_ZSTD_TOKENS read: the zstd frames it holds and where
+ * the window lies in them. */
+typedef struct rf_source_frames {
+	uint32_t shard;     /* the shard read */
+	uint32_t first;     /* the first frame read */
+	uint32_t last;      /* the frame holding the window's last token */
+	uint64_t frame_tokens; /* tokens per frame (the shard's last frame: fewer) */
+	uint64_t shard_tokens; /* tokens in the shard */
+	uint64_t token;     /* the window's first token, in the shard */
+	uint64_t tokens;    /* tokens in the window */
+} rf_source_frames;
+
 /* One kind: a row of the probe table. Functions taking a sample id get one
  * below rf_source_samples(). */
 typedef struct rf_source_ops {
@@ -107,12 +126,23 @@ typedef struct rf_source_ops {
 	 * read ahead stops there), else 0 (tar shards: no read-ahead). */
 	uint64_t (*shard_bytes)(const rf_source *s, uint32_t shard);
 	size_t (*memory)(const rf_source *s);
+	/* Frees the kind's private state (s->priv) and sets it NULL; the
+	 * records are freed by the caller. */
 	void (*free)(rf_source *s);
+	/* Samples that are token rows (RF_STAGE_TOKENS): bytes per stored
+	 * token (2 or 4). NULL for a kind whose samples are bytes or images. */
+	uint32_t (*token_width)(const rf_source *s);
+	/* RF_STAGE_ZSTD_TOKENS: where sample i's window lies in the frames its
+	 * read gives. NULL for a kind without that stage. */
+	void (*frames_of)(const rf_source *s, uint64_t i, rf_source_frames *f);
 	int cached;        /* its index may come from and go to an index cache */
 	int zstd_dict;     /* its zstd members may use a dictionary (cfg.zstd_dict,
 	                    * or zstd.dict beside the shards) */
 	int in_order_tiles; /* its samples in index order tile its shards (windows
 	                    * of stride <= seq_len): read in chunks when in order */
+	int sequential_shards; /* shard_access = sequential: its records are members
+	                    * of shards (index.members), which ranks can read as
+	                    * runs of whole shards, front to back */
 } rf_source_ops;
 
 struct rf_source {
@@ -122,7 +152,9 @@ struct rf_source {
 	int raw;                   /* samples are bytes, not images (RF_INDEX_RAW) */
 	int any_zstd;              /* some sample is zstd (the compute pool decompresses) */
 	int cached;                /* the index came from the cache */
-	struct rf_tokens *tokens;  /* RF_KIND_TOKENS: the shards' headers and windows */
+	void *priv;                /* the kind's own state, or NULL: read by its
+	                            * files alone (token shards: their headers and
+	                            * windows, token_windows.h) */
 };
 
 /* Builds the source: picks its kind (the probe table), then loads its
@@ -166,6 +198,12 @@ static inline void rf_source_read_of(const rf_source *s, uint64_t i, rf_source_r
 static inline rf_stage rf_source_stage(const rf_source *s, uint64_t i)
 {
 	return s->ops->stage(s, i);
+}
+
+/* Bytes per stored token of a source whose samples are token rows, else 0. */
+static inline uint32_t rf_source_token_width(const rf_source *s)
+{
+	return s->ops->token_width ? s->ops->token_width(s) : 0;
 }
 
 /* What to call sample i in a message or a report to the user: its name

@@ -47,6 +47,7 @@ int rf_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const 
 	idx->progress_user = user;
 	idx->any_name = p->mode;
 	s->kind = RF_KIND_TAR;
+	idx->kind = RF_KIND_TAR;
 	s->ops = &rf_source_tar;
 	int ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
 	if (ret < 0)
@@ -192,5 +193,6 @@ const rf_source_ops rf_source_tar = {
 	.shard_bytes = rf_records_no_shard_bytes,
 	.memory = rf_records_memory,
 	.cached = 1,
+	.sequential_shards = 1,
 	.zstd_dict = 1,
 };

@@ -1,6 +1,7 @@
 /* token_shards.c - the token shards kind (llm.c's .bin, ringfeed's
  * .bin.zst): a sample is a window of seq_len + 1 tokens, found by its id
- * (src/index/tokens.h), never stored. The shards are a folder of them, a
+ * (token_windows.h: the kind's private state, s->priv), never stored. The
+ * shards are a folder of them, a
  * list file (of paths or of URLs), a glob or brace pattern (of paths, or a
  * brace pattern of http(s):// or s3:// URLs), an s3:// folder, or one
  * shard file or URL. The source is one by the config's saying so
@@ -18,6 +19,17 @@
 #include "source/source.h"
 #include "util/hash.h"
 #include "util/util.h"
+
+/* The kind's private state: the shards' headers and the windows. */
+static const rf_tokens *tokens_of(const rf_source *s)
+{
+	return s->priv;
+}
+
+const rf_tokens *rf_source_tokens_of(const rf_source *s)
+{
+	return s->ops == &rf_source_tokens ? tokens_of(s) : NULL;
+}
 
 static int claims(const char *source, const struct stat *st, const rf_source_params *p)
 {
@@ -106,10 +118,12 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 		 const rf_source_params *p, char *err, size_t errlen)
 {
 	int ret = find_shards(&s->index, source, st, err, errlen);
+	rf_tokens *tk = NULL;
 	if (!ret)
-		ret = rf_tokens_scan(&s->index, &s->tokens, source, p->seq_len, p->stride, err, errlen);
+		ret = rf_tokens_scan(&s->index, &tk, source, p->seq_len, p->stride, err, errlen);
+	s->priv = tk; /* freed by free_tokens(), after a failure too */
 	if (!ret)
-		s->any_zstd = s->tokens->any_zstd;
+		s->any_zstd = tk->any_zstd;
 	return ret;
 }
 
@@ -117,9 +131,9 @@ static const char *name(const rf_source *s, uint64_t i, char *buf, size_t len)
 {
 	uint32_t shard;
 	uint64_t token;
-	rf_tokens_locate(s->tokens, i, &shard, &token);
+	rf_tokens_locate(tokens_of(s), i, &shard, &token);
 	rf_fmt(buf, len, "%s:tokens %llu..%llu (window %llu)", s->index.shards[shard],
-	       (unsigned long long)token, (unsigned long long)(token + s->tokens->seq_len),
+	       (unsigned long long)token, (unsigned long long)(token + tokens_of(s)->seq_len),
 	       (unsigned long long)i);
 	return buf;
 }
@@ -140,7 +154,7 @@ static int check(const rf_source *s, uint64_t i, char *reason, size_t len)
 static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
 {
 	rf_token_read tr;
-	rf_tokens_read_of(s->tokens, i, &tr);
+	rf_tokens_read_of(tokens_of(s), i, &tr);
 	*r = (rf_source_read){ .shard = tr.shard, .offset = tr.offset, .len = tr.len,
 			       .expect = tr.len };
 }
@@ -151,8 +165,8 @@ static rf_stage stage(const rf_source *s, uint64_t i)
 		return RF_STAGE_TOKENS;
 	uint32_t shard;
 	uint64_t token;
-	rf_tokens_locate(s->tokens, i, &shard, &token);
-	return s->tokens->shards[shard].frames ? RF_STAGE_ZSTD_TOKENS : RF_STAGE_TOKENS;
+	rf_tokens_locate(tokens_of(s), i, &shard, &token);
+	return tokens_of(s)->shards[shard].frames ? RF_STAGE_ZSTD_TOKENS : RF_STAGE_TOKENS;
 }
 
 static void cut_short(const rf_source *s, const rf_source_read *r, int got, char *reason,
@@ -167,7 +181,7 @@ static void cut_short(const rf_source *s, const rf_source_read *r, int got, char
 static uint64_t fingerprint(const rf_source *s, int with_weights)
 {
 	(void)with_weights;
-	const rf_tokens *tk = s->tokens;
+	const rf_tokens *tk = tokens_of(s);
 	const rf_index *idx = &s->index;
 	uint64_t h = rf_hash_u64(0x746f6b656e732121ull, tk->windows);
 	h = rf_hash_u64(h, tk->seq_len);
@@ -182,28 +196,50 @@ static uint64_t fingerprint(const rf_source *s, int with_weights)
 
 static uint64_t samples(const rf_source *s)
 {
-	return s->tokens->windows;
+	return tokens_of(s)->windows;
 }
 
 static uint64_t largest_read(const rf_source *s)
 {
-	return rf_tokens_max_read(s->tokens);
+	return rf_tokens_max_read(tokens_of(s));
 }
 
 static uint64_t shard_bytes(const rf_source *s, uint32_t shard)
 {
-	return s->tokens->shards[shard].size;
+	return tokens_of(s)->shards[shard].size;
 }
 
 static size_t memory(const rf_source *s)
 {
-	return rf_index_memory(&s->index) + rf_tokens_memory(s->tokens);
+	return rf_index_memory(&s->index) + rf_tokens_memory(tokens_of(s));
 }
 
 static void free_tokens(rf_source *s)
 {
-	rf_tokens_free(s->tokens);
-	s->tokens = NULL;
+	rf_tokens_free(s->priv);
+	s->priv = NULL;
+}
+
+static uint32_t token_width(const rf_source *s)
+{
+	return tokens_of(s)->width;
+}
+
+/* The frames of a .bin.zst that hold window i: from the first read to the
+ * one holding its last token. */
+static void frames_of(const rf_source *s, uint64_t i, rf_source_frames *f)
+{
+	const rf_tokens *tk = tokens_of(s);
+	rf_token_read tr;
+	rf_tokens_read_of(tk, i, &tr);
+	const rf_token_shard *sh = &tk->shards[tr.shard];
+	uint64_t n = (uint64_t)tk->seq_len + 1;
+	*f = (rf_source_frames){
+		.shard = tr.shard, .first = tr.frame,
+		.last = (uint32_t)((tr.token + n - 1) / sh->frame_tokens),
+		.frame_tokens = sh->frame_tokens, .shard_tokens = sh->tokens,
+		.token = tr.token, .tokens = n,
+	};
 }
 
 const rf_source_ops rf_source_tokens = {
@@ -223,5 +259,7 @@ const rf_source_ops rf_source_tokens = {
 	.shard_bytes = shard_bytes,
 	.memory = memory,
 	.free = free_tokens,
+	.token_width = token_width,
+	.frames_of = frames_of,
 	.in_order_tiles = 1,
 };

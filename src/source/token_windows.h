@@ -80,4 +80,9 @@ uint64_t rf_tokens_max_read(const rf_tokens *tk);
 /* Memory the token index holds, in bytes. */
 size_t rf_tokens_memory(const rf_tokens *tk);
 
+/* The token kind's private state of s (what `ringfeed pack --tokens` and
+ * tests read), or NULL when s is of another kind. */
+struct rf_source;
+const rf_tokens *rf_source_tokens_of(const struct rf_source *s);
+
 #endif

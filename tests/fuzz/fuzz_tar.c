@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/tar.h"
+#include "source/tar.h"
 #include "util/hash.h"
 
 /* Aborts (a crash libFuzzer keeps) when an invariant does not hold. */

@@ -18,7 +18,7 @@
 #include "decode/unzstd.h"
 #include "fuzz_file.h"
 #include "index/index.h"
-#include "index/token_shard.h"
+#include "source/token_shard.h"
 #include "source/token_windows.h"
 #include "source/source.h"
 
@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		must(err[0]);
 		return 0;
 	}
-	const rf_tokens *tk = src.tokens;
+	const rf_tokens *tk = rf_source_tokens_of(&src);
 	must(tk && tk->nshards == 1 && (tk->width == 2 || tk->width == 4));
 	const rf_token_shard *sh = &tk->shards[0];
 	must(tk->windows == rf_token_windows(sh->tokens, T, T) && tk->windows > 0);

@@ -16,7 +16,7 @@
 #include <zstd.h>
 
 #include "cli/synth.h"
-#include "index/token_shard.h"
+#include "source/token_shard.h"
 #include "rf_config.h"
 #include "ringfeed.h"
 #if RF_HAVE_PNG

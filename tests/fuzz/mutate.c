@@ -45,7 +45,7 @@
 
 #include "index/index.h"
 #include "source/source.h"
-#include "index/tar.h"
+#include "source/tar.h"
 #include "ringfeed.h"
 #include "testutil.h"
 #include "util/util.h"

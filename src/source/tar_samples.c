@@ -16,8 +16,10 @@
 #include <strings.h>
 
 #include "index/index.h"
-#include "index/tar.h"
+#include "source/tar.h"
 #include "util/util.h"
+
+_Static_assert(RF_TAR_EXTRA_EXT == RF_EXTRA_EXT, "an extra kept is one a field can name");
 
 /* A cls member longer than this is no label (and is not asked for). */
 #define CLS_MAX 4096

@@ -3,7 +3,9 @@
  * Private to the library. Neither reads a file: the caller reads the shard
  * in windows (one read of 64 KiB holding many small members, or hops over
  * large ones) and feeds each window here, so that the same code serves the
- * index builder, a test and the fuzz target.
+ * index builder, a test and the fuzz target. The tar kind's parser
+ * (tar_shards.c); it lives with that kind, not in src/index/, which keeps
+ * only kind-free records.
  *
  * Formats read: ustar (prefix + name), pax ('x' records path and size;
  * every other keyword is skipped), GNU (long names 'L'; long link names 'K'
@@ -166,7 +168,7 @@ typedef enum rf_tar_bad {
  * one), so members with longer ones are no field's and are not kept: the
  * sample counts them (nlong, the first's extension in long_ext), for the
  * index to say so. */
-#define RF_TAR_EXTRA_EXT 32
+#define RF_TAR_EXTRA_EXT 32 /* the index's RF_EXTRA_EXT (tar_samples.c checks) */
 typedef struct rf_tar_extra {
 	char ext[RF_TAR_EXTRA_EXT]; /* NUL-terminated, as in the name */
 	uint64_t data_off;

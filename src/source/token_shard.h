@@ -1,6 +1,7 @@
 /* token_shard.h - the byte layout of token shards, and the pure checks of
  * their headers (no I/O: the loader's index, `ringfeed pack --tokens` and
- * the fuzz target share them). Private to the library and the CLI.
+ * the fuzz target share them). Private to the library and the CLI. The
+ * token kind's format (token_shards.c, token_windows.c).
  *
  * Plain shards (.bin) are llm.c's, byte for byte (dev/data/data_common.py
  * write_datafile, llmc/dataloader.h): a header of 256 little-endian int32

@@ -4,7 +4,7 @@
  * allocation or a read from it. */
 #include <zstd.h>
 
-#include "index/token_shard.h"
+#include "source/token_shard.h"
 #include "util/util.h"
 
 static uint32_t le32(const uint8_t *p)

@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "index/tar.h"
+#include "source/tar.h"
 #include "ringfeed.h"
 #include "util/util.h"
 
