@@ -197,6 +197,15 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
  * which); negative: a fetch or the file failed (err set). */
 int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen);
 
+/* The index object read from fd (which it closes; a negative errno from
+ * opening it: -ENOENT is none there), named path in messages, into *t when
+ * it lists idx's shards (names, in order) in idx's mode (any_name's
+ * RF_INDEX_RAW). Its checks of the shards themselves (ETags, sizes) are the
+ * caller's. @return : 0 with *t filled (free it); 1 not (none there, or of
+ * other shards: err says which); negative: unreadable or corrupt (err set). */
+int rf_index_cache_of_shards(rf_index *t, const rf_index *idx, int any_name, int fd,
+			     const char *path, char *err, size_t errlen);
+
 /* The URL a remote shard (or an index object beside the shards) is read
  * at: an http(s) URL as it is; an s3:// one as its bucket's object URL
  * (idx's bucket, opened at the first). *out is malloc'd. @return : 0 or a
