@@ -565,6 +565,76 @@ static uint64_t folder_bytes(void)
 
 TestSuite(cache_evict, .init = NULL, .fini = teardown, .timeout = 180);
 
+/* A fill that falls behind its writes (issue 37 item 6c): the staging
+ * memory that holds fetched bytes until they are written is made small
+ * (a test hook), so that the ranges a run fetches at once outgrow it. The
+ * fills wait for the writes instead of dropping ranges: every range is
+ * fetched once, and a second run reads nothing from the server. (Before,
+ * the ranges that found no room went uncached and were fetched again.) */
+#if RF_TEST_HOOKS
+static void fills_keep_every_range(int sequential, size_t staging, uint64_t ranges)
+{
+	make_shards(1, PER_SHARD);
+	rf_cache_set_test_staging(staging);
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	rf_config cfg;
+	config(&cfg, NULL);
+	cfg.raw = 1;
+	cfg.shard_access = sequential ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
+	uint8_t *ref = tu_drain_bytes(&cfg, &n0, &s0);
+	uint64_t before = tu_nginx_ranges(NULL);
+	cfg.cache_dir = cache;
+	uint8_t *first = tu_drain_bytes(&cfg, &n1, &s1);
+	uint64_t after_first = tu_nginx_ranges(NULL);
+	uint8_t *second = tu_drain_bytes(&cfg, &n2, &s2);
+	rf_cache_set_test_staging(0);
+	assert_same(ref, n0, first, n1, "filling through a small staging memory");
+	assert_same(ref, n0, second, n2, "from the cache");
+	cr_assert_eq(after_first - before, ranges, "the first run fetched %llu ranges, not %llu",
+		     (unsigned long long)(after_first - before), (unsigned long long)ranges);
+	cr_assert_eq(tu_nginx_ranges(NULL), after_first,
+		     "the second run fetched %llu ranges: the first dropped them",
+		     (unsigned long long)(tu_nginx_ranges(NULL) - after_first));
+	cr_assert_eq(s2.cache_hits, ranges);
+	free(ref);
+	free(first);
+	free(second);
+}
+
+Test(cache_evict, a_fill_behind_its_writes_waits_rather_than_drops)
+{
+	fills_keep_every_range(0, 192 << 10, SAMPLES); /* 64 KiB ranges, 3 fit */
+}
+
+Test(cache_evict, a_chunk_fill_behind_its_writes_waits_rather_than_drops)
+{
+	fills_keep_every_range(1, 1 << 20, SHARDS); /* ~800 KiB chunks, one fits */
+}
+
+/* A fill that could never get room (a range larger than the whole staging
+ * memory) does not wait for it: the run ends, with the right bytes, and
+ * the range is simply not cached. */
+Test(cache_evict, a_range_larger_than_the_staging_memory_is_not_waited_for)
+{
+	make_shards(1, PER_SHARD);
+	rf_cache_set_test_staging(32 << 10);
+	rf_config cfg;
+	config(&cfg, NULL);
+	cfg.raw = 1;
+	size_t n0, n1;
+	rf_stats s0, s1;
+	uint8_t *ref = tu_drain_bytes(&cfg, &n0, &s0);
+	cfg.cache_dir = cache;
+	uint8_t *got = tu_drain_bytes(&cfg, &n1, &s1);
+	rf_cache_set_test_staging(0);
+	assert_same(ref, n0, got, n1, "ranges larger than the staging memory");
+	cr_assert_eq(s1.cache_written_bytes, 0);
+	free(ref);
+	free(got);
+}
+#endif
+
 /* A raw batch's samples (ids, sizes and bytes) folded into h. */
 static uint64_t raw_hash(uint64_t h, const rf_batch *b)
 {
