@@ -163,6 +163,28 @@ Test(cache_remote, a_second_run_reads_nothing_from_the_server)
 	free(second);
 }
 
+/* A remote source without an index object scans (streams) its shards: the
+ * windows' members land in the cache as they pass (issue 37 item 6b), so
+ * that the run's samples are read from there, not fetched again: the
+ * server sees the scan's windows and nothing more. */
+Test(cache_remote, a_scan_fills_the_cache_and_the_samples_are_not_fetched_again)
+{
+	tu_run("rm '%s/" RF_INDEX_OBJECT_NAME "'", shards);
+	size_t n0, n1;
+	rf_stats s0, s1;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	uint64_t before = tu_nginx_ranges(NULL);
+	uint8_t *first = run(cache, &n1, &s1);
+	uint64_t fetched = tu_nginx_ranges(NULL) - before;
+	assert_same(ref, n0, first, n1, "a run whose scan filled the cache");
+	cr_assert_eq(fetched, SHARDS, "the scan's windows (one a shard) and no sample: %llu GETs",
+		     (unsigned long long)fetched);
+	cr_assert_eq(s1.cache_hits, SAMPLES);
+	cr_assert_eq(s1.cache_misses, 0);
+	free(ref);
+	free(first);
+}
+
 Test(cache_remote, the_second_epoch_of_a_run_is_read_from_the_cache)
 {
 	/* 3 epochs of one loader: the first fetches every sample, the later ones

@@ -122,6 +122,12 @@ typedef struct rf_index {
 	uint32_t remote_timeout_ms; /* remote shards: each set-up request's and scan
 	                           * read's time, all its tries (rf_config's
 	                           * remote_timeout_ms; 0: RF_IO_URL_BUDGET_MS) */
+	/* remote shards: the node cache a scan's windows fill (the members
+	 * they hold whole, keyed as the samples' reads are), so that epoch 1
+	 * does not fetch them again; NULL dir: none. Borrowed from the
+	 * loader's config for the build. */
+	const char *scan_cache_dir, *scan_cache_group;
+	uint64_t scan_cache_bytes;
 	/* What a directory walk saw besides samples, for deciding a folder's
 	 * kind (rf_source_kind): .tar files (added as samples in raw mode,
 	 * else not), the first of them, and the files a pack writes beside
