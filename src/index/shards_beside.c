@@ -144,8 +144,8 @@ int rf_index_adopt_beside(rf_index *idx, int any_name, rf_log_level log_level)
 	}
 	rf_index t;
 	int ret = rf_index_cache_of_shards(&t, idx, any_name, fd, path, err, sizeof(err));
-	if (ret) {
-		rf_log(log_level, RF_LOG_WARN, "%s; scanning the shards", err);
+	if (ret) { /* of other shards (a source naming some of the pack's): no warning */
+		rf_log(log_level, ret == 1 ? RF_LOG_INFO : RF_LOG_WARN, "%s; scanning the shards", err);
 		return 1;
 	}
 	int same_classes = t.nclasses == idx->nclasses;
