@@ -163,6 +163,28 @@ Test(cache_remote, a_second_run_reads_nothing_from_the_server)
 	free(second);
 }
 
+/* A remote source without an index object scans (streams) its shards: the
+ * windows' members land in the cache as they pass (issue 37 item 6b), so
+ * that the run's samples are read from there, not fetched again: the
+ * server sees the scan's windows and nothing more. */
+Test(cache_remote, a_scan_fills_the_cache_and_the_samples_are_not_fetched_again)
+{
+	tu_run("rm '%s/" RF_INDEX_OBJECT_NAME "'", shards);
+	size_t n0, n1;
+	rf_stats s0, s1;
+	uint8_t *ref = run(NULL, &n0, &s0);
+	uint64_t before = tu_nginx_ranges(NULL);
+	uint8_t *first = run(cache, &n1, &s1);
+	uint64_t fetched = tu_nginx_ranges(NULL) - before;
+	assert_same(ref, n0, first, n1, "a run whose scan filled the cache");
+	cr_assert_eq(fetched, SHARDS, "the scan's windows (one a shard) and no sample: %llu GETs",
+		     (unsigned long long)fetched);
+	cr_assert_eq(s1.cache_hits, SAMPLES);
+	cr_assert_eq(s1.cache_misses, 0);
+	free(ref);
+	free(first);
+}
+
 Test(cache_remote, the_second_epoch_of_a_run_is_read_from_the_cache)
 {
 	/* 3 epochs of one loader: the first fetches every sample, the later ones
@@ -564,6 +586,76 @@ static uint64_t folder_bytes(void)
 }
 
 TestSuite(cache_evict, .init = NULL, .fini = teardown, .timeout = 180);
+
+/* A fill that falls behind its writes (issue 37 item 6c): the staging
+ * memory that holds fetched bytes until they are written is made small
+ * (a test hook), so that the ranges a run fetches at once outgrow it. The
+ * fills wait for the writes instead of dropping ranges: every range is
+ * fetched once, and a second run reads nothing from the server. (Before,
+ * the ranges that found no room went uncached and were fetched again.) */
+#if RF_TEST_HOOKS
+static void fills_keep_every_range(int sequential, size_t staging, uint64_t ranges)
+{
+	make_shards(1, PER_SHARD);
+	rf_cache_set_test_staging(staging);
+	size_t n0, n1, n2;
+	rf_stats s0, s1, s2;
+	rf_config cfg;
+	config(&cfg, NULL);
+	cfg.raw = 1;
+	cfg.shard_access = sequential ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
+	uint8_t *ref = tu_drain_bytes(&cfg, &n0, &s0);
+	uint64_t before = tu_nginx_ranges(NULL);
+	cfg.cache_dir = cache;
+	uint8_t *first = tu_drain_bytes(&cfg, &n1, &s1);
+	uint64_t after_first = tu_nginx_ranges(NULL);
+	uint8_t *second = tu_drain_bytes(&cfg, &n2, &s2);
+	rf_cache_set_test_staging(0);
+	assert_same(ref, n0, first, n1, "filling through a small staging memory");
+	assert_same(ref, n0, second, n2, "from the cache");
+	cr_assert_eq(after_first - before, ranges, "the first run fetched %llu ranges, not %llu",
+		     (unsigned long long)(after_first - before), (unsigned long long)ranges);
+	cr_assert_eq(tu_nginx_ranges(NULL), after_first,
+		     "the second run fetched %llu ranges: the first dropped them",
+		     (unsigned long long)(tu_nginx_ranges(NULL) - after_first));
+	cr_assert_eq(s2.cache_hits, ranges);
+	free(ref);
+	free(first);
+	free(second);
+}
+
+Test(cache_evict, a_fill_behind_its_writes_waits_rather_than_drops)
+{
+	fills_keep_every_range(0, 192 << 10, SAMPLES); /* 64 KiB ranges, 3 fit */
+}
+
+Test(cache_evict, a_chunk_fill_behind_its_writes_waits_rather_than_drops)
+{
+	fills_keep_every_range(1, 1 << 20, SHARDS); /* ~800 KiB chunks, one fits */
+}
+
+/* A fill that could never get room (a range larger than the whole staging
+ * memory) does not wait for it: the run ends, with the right bytes, and
+ * the range is simply not cached. */
+Test(cache_evict, a_range_larger_than_the_staging_memory_is_not_waited_for)
+{
+	make_shards(1, PER_SHARD);
+	rf_cache_set_test_staging(32 << 10);
+	rf_config cfg;
+	config(&cfg, NULL);
+	cfg.raw = 1;
+	size_t n0, n1;
+	rf_stats s0, s1;
+	uint8_t *ref = tu_drain_bytes(&cfg, &n0, &s0);
+	cfg.cache_dir = cache;
+	uint8_t *got = tu_drain_bytes(&cfg, &n1, &s1);
+	rf_cache_set_test_staging(0);
+	assert_same(ref, n0, got, n1, "ranges larger than the staging memory");
+	cr_assert_eq(s1.cache_written_bytes, 0);
+	free(ref);
+	free(got);
+}
+#endif
 
 /* A raw batch's samples (ids, sizes and bytes) folded into h. */
 static uint64_t raw_hash(uint64_t h, const rf_batch *b)
@@ -983,12 +1075,18 @@ Test(cache_query, two_objects_told_apart_by_their_query_are_two)
 	rf_stats sa, sb, s1, s2;
 	uint64_t want_a = raw_run(a, NULL, &sa), want_b = raw_run(b, NULL, &sb);
 	cr_assert_neq(want_a, want_b, "a.tar and b.tar hold other bytes");
+	/* no index object: each run scans its shard, and the scan's window
+	 * fills the cache (issue 37 item 6b), under that shard's own object */
 	cr_assert_eq(raw_run(a, cache, &s1), want_a);
-	cr_assert_eq(s1.cache_misses, 8);
+	cr_assert_eq(s1.cache_hits, 8, "a.tar's samples, from what its scan cached");
 	uint64_t got_b = raw_run(b, cache, &s2);
 	cr_assert_eq(got_b, want_b, "a run over b.tar got %s", got_b == want_a ? "a.tar's bytes" :
 		     "other bytes");
-	cr_assert_eq(s2.cache_hits, 0, "nothing of b.tar was cached");
+	cr_assert_eq(s2.cache_hits, 8, "b.tar cached in its own right, by its scan");
 	cr_assert_eq(raw_run(b, cache, &s2), want_b);
-	cr_assert_eq(s2.cache_hits, 8, "b.tar cached in its own right");
+	rf_cache_info info;
+	char err[512];
+	cr_assert_eq(rf_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(info.objects, 2, "a.tar and b.tar are two objects");
+	cr_assert_eq(info.ranges, 16);
 }

@@ -590,6 +590,108 @@ Test(shards, wrong_dictionary_and_corrupt_frame, .init = setup, .fini = teardown
 	free(wrong);
 }
 
+/* ---- the index beside a local shard folder (issue 37 item 6) ------------
+ * `ringfeed pack` writes DIR/ringfeed.index; a run of DIR loads it instead
+ * of scanning every shard (index_cached), unless a shard changed since
+ * (size, or modified after the index was written) or the file could have
+ * been planted (another user's, writable by others, a link): then it says
+ * why, naming the shard, and scans. */
+
+/* Drains cfg's stream with stderr kept: *said gets what was logged (free
+ * it), the bytes are returned (free them). */
+static uint8_t *drain_said(const rf_config *cfg, size_t *n, rf_stats *st, char **said)
+{
+	char *log = at("stderr.txt");
+	fflush(stderr);
+	int saved = dup(2), fd = open(log, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	cr_assert(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	uint8_t *b = tu_drain_bytes(cfg, n, st);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	size_t len;
+	*said = (char *)tu_read(out, "stderr.txt", &len);
+	*said = realloc(*said, len + 1);
+	(*said)[len] = '\0';
+	free(log);
+	return b;
+}
+
+/* A run of the pack that must not use its index: it scans, says why
+ * (want in what it logged), and hands out the bytes the index's run did. */
+static void assert_scanned(const rf_config *cfg, const uint8_t *a, size_t n0, const char *want)
+{
+	size_t n1;
+	rf_stats st;
+	char *said;
+	uint8_t *b = drain_said(cfg, &n1, &st, &said);
+	cr_assert_eq(st.index_cached, 0, "the index was used: %s", want);
+	cr_assert(strstr(said, want), "expected '%s' in:\n%s", want, said);
+	cr_assert(strstr(said, "scanning the shards"), "%s", said);
+	cr_assert_eq(n0, n1);
+	cr_assert_eq(memcmp(a, b, n0), 0);
+	free(b);
+	free(said);
+}
+
+Test(shards, the_index_beside_a_local_pack_is_loaded_and_checked, .init = setup, .fini = teardown,
+     .timeout = 120)
+{
+	pack_with("pk", 0, 0, 0, 0);
+	char *src = at("pk");
+	rf_config cfg;
+	tu_config(&cfg, src);
+	cfg.log_level = RF_LOG_WARN;
+	size_t n0, n1;
+	rf_stats st;
+	char *said;
+	uint8_t *a = drain_said(&cfg, &n0, &st, &said);
+	cr_assert_eq(st.index_cached, 1, "the index beside the shards was not loaded:\n%s", said);
+	free(said);
+	/* the same stream as a scan of the same shards */
+	tu_run("cd '%s/pk' && mv ringfeed.index keep.index", out);
+	uint8_t *b = tu_drain_bytes(&cfg, &n1, &st);
+	cr_assert_eq(st.index_cached, 0);
+	cr_assert_eq(n0, n1);
+	cr_assert_eq(memcmp(a, b, n0), 0);
+	free(b);
+	/* a link to a good index is not followed */
+	tu_run("cd '%s/pk' && ln -s keep.index ringfeed.index", out);
+	assert_scanned(&cfg, a, n0, "symbolic link");
+	/* writable by every user: anyone could have written it */
+	tu_run("cd '%s/pk' && rm ringfeed.index && cp -p keep.index ringfeed.index && "
+	       "chmod 0666 ringfeed.index", out);
+	assert_scanned(&cfg, a, n0, "writable by every user");
+	/* another user's (who is neither the folder's owner nor root) */
+	tu_run("chmod 0600 '%s/pk/ringfeed.index'", out);
+	if (geteuid() == 0) {
+		tu_run("chown 54321 '%s/pk/ringfeed.index'", out);
+		assert_scanned(&cfg, a, n0, "belongs to uid 54321");
+		tu_run("chown 0 '%s/pk/ringfeed.index'", out);
+	}
+	b = tu_drain_bytes(&cfg, &n1, &st);
+	cr_assert_eq(st.index_cached, 1, "a good index again");
+	free(b);
+	/* a shard touched after the index was written (its size unchanged) */
+	tu_run("touch -d '+1 hour' '%s/pk/shard-000001.tar'", out);
+	assert_scanned(&cfg, a, n0, "shard shard-000001.tar: modified after the index was written");
+	/* a shard of another size (its mtime set back): its samples are what
+	 * the scan finds now; said, naming it */
+	tu_run("cd '%s/pk' && touch -d '-1 hour' shard-000001.tar && "
+	       "head -c 512 /dev/zero >> shard-000001.tar && touch -d '-1 hour' shard-000001.tar",
+	       out);
+	b = drain_said(&cfg, &n1, &st, &said);
+	cr_assert_eq(st.index_cached, 0);
+	cr_assert(strstr(said, "shard shard-000001.tar: ") && strstr(said, "when it was indexed"),
+		  "%s", said);
+	free(said);
+	free(b);
+	free(a);
+	free(src);
+}
+
 /* id -> hash of its delivered pixels (batch size 1), for the whole stream */
 static void pixel_hashes(const rf_config *cfg, uint64_t *hash, size_t n, uint64_t *ids_out)
 {

@@ -691,29 +691,39 @@ static int fetch_object(rf_index *idx, const char *url, char *err, size_t errlen
 	return ret ? ret : fd;
 }
 
-int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen)
+int rf_index_cache_of_shards(rf_index *t, const rf_index *idx, int any_name, int fd,
+			     const char *path, char *err, size_t errlen)
 {
-	rf_index t;
 	char *src;
 	uint32_t any;
-	int ret = cache_take(rf_index_is_url(path) ? fetch_object(idx, path, err, errlen)
-			     : rf_open_regular(AT_FDCWD, path, "index cache", err, errlen),
-			     path, &t, &src, &any, err, errlen);
+	int ret = cache_take(fd, path, t, &src, &any, err, errlen);
 	if (ret)
 		return ret;
-	free(src); /* a remote index is the shards', wherever it was built */
+	free(src); /* an index object is the shards', wherever it was built */
 	/* the same samples: raw mode counts KEY.bin members (the rest of the
 	 * mode is a folder walk's, which shards listed by name have none of) */
 	int same = (any & RF_INDEX_RAW) == ((uint32_t)any_name & RF_INDEX_RAW) &&
-		   t.kind == idx->kind && t.nshards == idx->nshards;
-	for (size_t i = 0; same && i < t.nshards; i++)
-		same = !strcmp(t.shards[i], idx->shards[i]);
+		   t->kind == idx->kind && t->nshards == idx->nshards;
+	for (size_t i = 0; same && i < t->nshards; i++)
+		same = !strcmp(t->shards[i], idx->shards[i]);
 	if (!same) {
 		rf_fmt(err, errlen, "index cache '%s': of other shards (or another mode) than the "
 		       "source's", path);
-		rf_index_free(&t);
+		rf_index_free(t);
 		return 1;
 	}
+	return 0;
+}
+
+int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen)
+{
+	rf_index t;
+	int ret = rf_index_cache_of_shards(&t, idx, any_name,
+					   rf_index_is_url(path) ? fetch_object(idx, path, err, errlen)
+					   : rf_open_regular(AT_FDCWD, path, "index cache", err, errlen),
+					   path, err, errlen);
+	if (ret)
+		return ret;
 	/* indexed elsewhere: their ETags are not these (the root as stored,
 	 * its password redacted) */
 	char *shown = rf_redact_dup(idx->root);

@@ -128,6 +128,12 @@ typedef struct rf_index {
 	uint32_t remote_timeout_ms; /* remote shards: each set-up request's and scan
 	                           * read's time, all its tries (rf_config's
 	                           * remote_timeout_ms; 0: RF_IO_URL_BUDGET_MS) */
+	/* remote shards: the node cache a scan's windows fill (the members
+	 * they hold whole, keyed as the samples' reads are), so that epoch 1
+	 * does not fetch them again; NULL dir: none. Borrowed from the
+	 * loader's config for the build. */
+	const char *scan_cache_dir, *scan_cache_group;
+	uint64_t scan_cache_bytes;
 	/* What a directory walk saw besides samples, for deciding a folder's
 	 * kind (rf_source_kind): .tar files (added as samples in raw mode,
 	 * else not), the first of them, and the files a pack writes beside
@@ -202,6 +208,15 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
  * @return : 0 adopted; 1 not (none there, or of other shards: err says
  * which); negative: a fetch or the file failed (err set). */
 int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen);
+
+/* The index object read from fd (which it closes; a negative errno from
+ * opening it: -ENOENT is none there), named path in messages, into *t when
+ * it lists idx's shards (names, in order) in idx's mode (any_name's
+ * RF_INDEX_RAW). Its checks of the shards themselves (ETags, sizes) are the
+ * caller's. @return : 0 with *t filled (free it); 1 not (none there, or of
+ * other shards: err says which); negative: unreadable or corrupt (err set). */
+int rf_index_cache_of_shards(rf_index *t, const rf_index *idx, int any_name, int fd,
+			     const char *path, char *err, size_t errlen);
 
 /* The URL a remote shard (or an index object beside the shards) is read
  * at: an http(s) URL as it is; an s3:// one as its bucket's object URL

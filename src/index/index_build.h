@@ -37,6 +37,12 @@ int rf_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind,
  * that later reads ask for that object. @return : 0, or a negative code
  * with err naming the shard (-ESTALE: another size than indexed). */
 int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size_t errlen);
+/* A local source's index object beside its shards (root/ringfeed.index,
+ * shards_beside.c): loaded into idx (its listed shards) instead of a scan
+ * when it is trusted and every shard's size and mtime agree; what keeps
+ * it from being used is logged (RF_LOG_WARN), naming the shard.
+ * @return : 0 adopted (idx holds its records); 1 not (idx untouched: scan). */
+int rf_index_adopt_beside(rf_index *idx, int any_name, rf_log_level log_level);
 /* Scans the listed shards' headers and adds their samples, in shard order. */
 int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
 			 size_t errlen);

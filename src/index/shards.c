@@ -40,10 +40,11 @@
 
 #include "index/index_build.h"
 #include "index/pack_marker.h"
-#include "source/tar.h"
+#include "io/cache.h"
 #include "io/engine.h"
 #include "io/fetch.h"
 #include "ringfeed.h"
+#include "source/tar.h"
 #include "util/cancel.h"
 #include "util/util.h"
 
@@ -634,6 +635,8 @@ typedef struct shard_scan {
 	uint32_t empty_asks;   /* a remote shard's first window asked again because
 	                        * its answer said the shard is empty */
 	uint32_t rescans;      /* a remote shard's scan begun again (its ETag changed) */
+	rf_cache *cache;       /* the node cache its windows fill, or NULL */
+	uint64_t object;       /* its object there (rf_cache_object), 0: not cached */
 	/* samples: names in an arena, records in an array */
 	char *names;
 	size_t names_len, names_cap;
@@ -760,6 +763,27 @@ static void scan_reset(shard_scan *sc)
 	sc->names_len = sc->nfound = sc->nextras = 0;
 }
 
+/* rf_tar_member_fn of a scan: the member grouped into samples, and, when
+ * the window held it whole, its bytes kept in the node cache under the key
+ * a sample's read of it asks for (the shard's object, the member's offset
+ * and size): a remote source without an index object streams its shards
+ * once, and epoch 1 reads the samples from the cache, not the network
+ * again. A member across two windows is not kept (fetched when read).
+ * Claimed as any fill is: a range another process fetches or already
+ * cached is left to it. */
+static int scan_member(void *user, const rf_tar_member *m)
+{
+	shard_scan *sc = user;
+	int r = rf_tar_samples_member(&sc->group, m);
+	if (r || !sc->cache || !sc->object || !m->data || !m->size || m->lost ||
+	    m->size > UINT32_MAX)
+		return r;
+	if (rf_cache_claim(sc->cache, sc->object, m->data_off, (uint32_t)m->size) == RF_CACHE_MINE)
+		rf_cache_fill(sc->cache, sc->object, m->data_off, (uint32_t)m->size, m->data,
+			      (uint32_t)m->size);
+	return 0;
+}
+
 /* Starts (again) the scan of remote shard s: its first window, whose
  * response says the shard's size and ETag (the object indexed: every later
  * read of it asks for that one, If-Match). */
@@ -820,7 +844,7 @@ static int scan_window(shard_scan *sc, const rf_io_done *d, char *err, size_t er
 		return sc->idx->urls ? -EPROTO : -EIO;
 	}
 	int r = rf_tar_scan_feed(&sc->scan, sc->buf + d->skip, (size_t)d->res, sc->scan.pos,
-				 rf_tar_samples_member, &sc->group, err, errlen);
+				 scan_member, sc, err, errlen);
 	if (r == 0)
 		r = rf_tar_samples_finish(&sc->group);
 	if (r == -ENOMEM)
@@ -869,6 +893,7 @@ static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char 
 		return RF_EINDEX;
 	}
 	s->size = d->size;
+	s->object = rf_cache_object(url, idx->etags[s->shard], s->size);
 	s->asked = (uint32_t)RF_MIN((uint64_t)s->asked, s->size); /* all of a smaller one */
 	rf_tar_scan_init(&s->scan, s->size);
 	return 0;
@@ -987,19 +1012,26 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 	if (!sc)
 		return -ENOMEM;
 	rf_io *io = NULL;
+	rf_cache *cache = NULL;
+	int caching = idx->urls && idx->scan_cache_dir && idx->scan_cache_dir[0];
 	uint8_t *mem = NULL;
 	int wake = eventfd(0, EFD_CLOEXEC); /* the engine sleeps on it; nobody else wakes it */
 	size_t slot = RF_ALIGN_UP(SCAN_WINDOW + RF_TAR_NEED_MAX, 4096) + 8192;
 	int ret = wake < 0 ? -errno : posix_memalign((void **)&mem, 4096, slot * width) ? -ENOMEM : 0;
 	if (!ret) {
 		rf_io_params p = { .path = RF_IO_AUTO, .depth = width, .max_read = slot,
-				   .max_files = width, .direct = 1, .probe_dirfd = idx->root_fd,
+				   .max_files = caching ? RF_CACHE_MAX_FILES : width, .direct = 1, .probe_dirfd = idx->root_fd,
 				   .probe_path = idx->shards[0], .wake_fd = wake, .name = idx->root,
 				   .log_level = log_level,
 				   .sign = idx->s3 ? &idx->s3->sign : NULL,
 				   .url_budget_ms = idx->remote_timeout_ms };
 		ret = rf_io_create(&io, &p, err, errlen);
 	}
+	if (!ret && caching) /* a cache that cannot be used: one warning, none */
+		ret = rf_cache_open(&cache, &(rf_cache_params){ .dir = idx->scan_cache_dir,
+								.bytes = idx->scan_cache_bytes,
+								.io = io, .log_level = log_level,
+								.group = idx->scan_cache_group });
 	uint32_t *free_slots = malloc(width * sizeof(uint32_t));
 	rf_io_done *done = malloc(width * sizeof(rf_io_done));
 	if (!ret && (!free_slots || !done))
@@ -1016,6 +1048,7 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 		while (next < n && nfree) {
 			shard_scan *s = &sc[next];
 			s->idx = idx;
+			s->cache = cache;
 			s->shard = next++;
 			s->log_level = log_level;
 			struct stat st;
@@ -1075,6 +1108,8 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 			ret = -ECANCELED;
 		}
 		uint32_t k = ret ? 0 : rf_io_reap(io, done, width);
+		if (cache)
+			rf_cache_step(cache);
 		for (uint32_t i = 0; i < k && !ret; i++) {
 			shard_scan *s = &sc[done[i].tag];
 			if (s->size == UINT64_MAX && done[i].res == 0 && done[i].size == 0 &&
@@ -1132,6 +1167,8 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 				idx->progress(idx->progress_user, idx->count);
 		}
 	}
+	if (cache && !ret) /* what the windows filled is kept: its writes first (2 s at most) */
+		rf_cache_flush(cache, rf_now_ns() + 2000000000ull);
 	/* each shard's own mtime and inode: a shard rewritten in place leaves
 	 * its folder's mtime as it was */
 	for (uint32_t i = 0; i < n && !ret && !idx->urls; i++)
@@ -1170,7 +1207,8 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 		scan_free(&sc[i]);
 	}
 out:
-	rf_io_destroy(io);
+	rf_io_destroy(io); /* first: it ends the cache's writes in flight */
+	rf_cache_free(cache);
 	if (wake >= 0)
 		close(wake);
 	for (uint32_t i = 0; i < n; i++)

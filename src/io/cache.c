@@ -27,6 +27,8 @@
 #define SEG_MIN (256u << 10)
 #define SEG_MAX RF_CACHE_SEG_MAX
 #define STAGING_BYTES (32u << 20)  /* fetched bytes copied and waiting for their write */
+#define FILL_WAIT_NS 2000000000ull /* a fill waits this long at most for the writes to make room */
+#define FILL_NAP_NS 200000ull      /* ... napping this long when the engine has reads to hand */
 #define MAX_PENDING 4096           /* ranges between their fill and their record */
 #define REFRESH_NS 100000000ull    /* the other processes' records, looked at this often */
 #define META_BYTES (64u << 10)     /* FORMAT, claims and the folders, counted against the size */
@@ -119,7 +121,9 @@ struct rf_cache {
 	                         * clock is coarse: a segment made in the same tick
 	                         * as the listing leaves the mtime as it was) */
 	rf_cache_counts n;
-	uint8_t warned_write, warned_damage, warned_bytes, warned_trust;
+	uint8_t warned_write, warned_damage, warned_bytes, warned_trust, warned_stall;
+	uint8_t stalled;       /* a fill waited FILL_WAIT_NS in vain: fills drop (the
+	                        * writes are stuck) until a write finishes */
 	int64_t gid;           /* the group trusted to share the cache, or -1 */
 	char why[512];         /* why a file of the cache is not used (trusted()) */
 };
@@ -144,6 +148,16 @@ static void stop_writing(rf_cache *c, const char *what, int err)
 	c->warned_write = 1;
 	c->writable = 0;
 }
+
+#if RF_TEST_HOOKS
+static size_t staging_bytes = STAGING_BYTES;
+void rf_cache_set_test_staging(size_t bytes)
+{
+	staging_bytes = bytes ? bytes : STAGING_BYTES;
+}
+#else
+#define staging_bytes STAGING_BYTES
+#endif
 
 /* ---- the user's alone ---- */
 
@@ -920,7 +934,7 @@ int rf_cache_open(rf_cache **out, const rf_cache_params *p)
 	c->pfree = malloc(MAX_PENDING * sizeof(uint32_t));
 	c->queued = malloc(MAX_PENDING * sizeof(uint32_t));
 	if (!c->root || !c->segs || !c->tab || !c->pend || !c->pfree || !c->queued ||
-	    rf_bufpool_init(&c->staging, STAGING_BYTES, 64, MAX_PENDING)) {
+	    rf_bufpool_init(&c->staging, staging_bytes, 64, MAX_PENDING)) {
 		rf_cache_free(c);
 		return -ENOMEM;
 	}
@@ -1124,24 +1138,77 @@ static uint64_t place(const rf_cache *c, uint64_t end, uint32_t got)
 	return blocks > least ? RF_ALIGN_UP(end, a) : end;
 }
 
+/* A pending cell and got bytes of staging memory for a fill. When the
+ * writes are behind (every cell or the staging memory taken), the fill
+ * waits for them (backpressure: the ring thread fetches no faster than the
+ * cache's disk takes the bytes, and no fetched range is dropped for want
+ * of room, to be fetched again). The wait needs nothing from the caller:
+ * rf_cache_step() submits the queued writes and publishes the written
+ * ones, which frees their cells and memory. It ends: FILL_WAIT_NS at most,
+ * after which the writes count as stuck (one warning) and fills drop at
+ * once until a write finishes. @return : the cell, or -1 (not cached). */
+static int64_t stage(rf_cache *c, uint32_t got, uint32_t *ticket, uint8_t **buf)
+{
+	uint64_t until = 0;
+	if (RF_ALIGN_UP((size_t)(got ? got : 1), 64) > c->staging.cap)
+		return -1; /* never fits, however long it waits */
+	for (;;) {
+		if (c->npfree && !rf_bufpool_alloc(&c->staging, got ? got : 1, ticket, buf))
+			return c->pfree[--c->npfree];
+		if (c->stalled || !c->writable)
+			return -1;
+		uint64_t now = rf_now_ns();
+		if (!until) {
+			until = now + FILL_WAIT_NS;
+			c->n.fill_waits++;
+		} else if (now >= until) {
+			c->stalled = 1;
+			if (!c->warned_stall)
+				rf_log(c->p.log_level, RF_LOG_WARN, "cache %s: its writes made no room "
+				       "for %llu s; ranges fetched meanwhile are not cached", c->root,
+				       (unsigned long long)(FILL_WAIT_NS / 1000000000ull));
+			c->warned_stall = 1;
+			return -1;
+		}
+		rf_cache_step(c);
+		if (c->npfree && !rf_bufpool_alloc(&c->staging, got ? got : 1, ticket, buf))
+			return c->pfree[--c->npfree];
+		/* a write's completion wakes the engine; so do reads waiting to be
+		 * reaped (the caller's, later): then a nap, not a spin */
+		if (rf_io_wait_until(c->p.io, RF_MIN(until, now + 10000000ull)))
+			return -1;
+		if (rf_now_ns() - now < FILL_NAP_NS / 2)
+			nanosleep(&(struct timespec){ 0, FILL_NAP_NS }, NULL);
+	}
+}
+
 int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
 		  const uint8_t *data, uint32_t got)
 {
-	if (!c->writable || got > c->seg_bytes || !c->npfree)
-		goto drop; /* !npfree: the writes are behind, this range is not cached */
+	if (!c->writable || got > c->seg_bytes)
+		goto drop;
+	uint32_t ticket;
+	uint8_t *buf;
+	int64_t cell = stage(c, got, &ticket, &buf); /* first: its wait may seal segments */
+	if (cell < 0) {
+		c->n.fill_drops++;
+		goto drop;
+	}
+	uint32_t k = (uint32_t)cell;
 	seg *s = c->cur != NO_SEG ? &c->segs[c->cur] : NULL;
 	uint64_t at = s ? place(c, s->data_end, got) : 0;
 	if (!s || at + got > c->seg_bytes || s->idx_end + sizeof(rf_cache_rec) > c->idx_cap) {
-		if (new_segment(c))
+		if (new_segment(c)) {
+			rf_bufpool_free(&c->staging, ticket);
+			c->pfree[c->npfree++] = k;
 			goto drop;
+		}
 		s = &c->segs[c->cur];
 		at = 0;
 	}
-	uint32_t k = c->pfree[c->npfree - 1];
 	pending *q = &c->pend[k];
-	if (rf_bufpool_alloc(&c->staging, got ? got : 1, &q->ticket, &q->buf))
-		goto drop; /* the writes are behind: this range is not cached */
-	c->npfree--;
+	q->ticket = ticket;
+	q->buf = buf;
 	memcpy(q->buf, data, got);
 	q->seg = c->cur;
 	q->rec = (rf_cache_rec){ .object = object, .offset = offset, .len = len, .got = got,
@@ -1217,7 +1284,8 @@ static void records_written(rf_cache *c, uint32_t i, int res)
 void rf_cache_step(rf_cache *c)
 {
 	uint32_t n;
-	while ((n = rf_io_reap_writes(c->p.io, c->wrote, RF_IO_MAX_WRITES)) > 0)
+	while ((n = rf_io_reap_writes(c->p.io, c->wrote, RF_IO_MAX_WRITES)) > 0) {
+		c->stalled = 0; /* a write finished: they are not stuck */
 		for (uint32_t j = 0; j < n; j++) {
 			uint64_t tag = c->wrote[j].tag;
 			if (tag & TAG_DATA)
@@ -1225,6 +1293,7 @@ void rf_cache_step(rf_cache *c)
 			else
 				records_written(c, (uint32_t)(tag & 0xffffffffu), c->wrote[j].res);
 		}
+	}
 	/* data writes that waited for room, in order */
 	uint32_t done = 0;
 	while (done < c->nqueued && !submit_data(c, c->queued[done]))

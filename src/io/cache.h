@@ -58,6 +58,7 @@
 #include <sys/types.h> /* gid_t */
 
 #include "io/engine.h"
+#include "rf_config.h" /* RF_TEST_HOOKS */
 #include "ringfeed.h"
 
 #define RF_CACHE_DIR "ringfeed-cache"
@@ -169,10 +170,19 @@ int rf_cache_claim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len);
 void rf_cache_unclaim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len);
 /* The fetched bytes of a range this process claimed: copied, then written
  * through the engine; the claim is let go once its record is written (or
- * the write failed). @return : 1 queued, 0 not cached (no room in the
+ * the write failed). When the writes are behind (its staging memory
+ * full), it waits for them to make room: 2 s at most, then the writes
+ * count as stuck (one warning) and fills drop at once until one finishes.
+ * @return : 1 queued, 0 not cached (stuck writes, a range larger than the
  * staging memory, no segment can be made: the claim was let go). */
 int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
 		  const uint8_t *data, uint32_t got);
+
+#if RF_TEST_HOOKS
+/* Test-only: the staging memory of caches opened from now on (0: the
+ * default, 32 MiB), small enough for a test's fills to fall behind. */
+void rf_cache_set_test_staging(size_t bytes);
+#endif
 
 /* Writes what was filled and is not published yet, waiting for it until
  * deadline (rf_now_ns()) at the latest: the loader is closing, so the reads
@@ -190,6 +200,9 @@ uint32_t rf_cache_segment_of(const rf_cache *c, uint64_t object, uint64_t offset
  * the caller's to count). */
 typedef struct rf_cache_counts {
 	uint64_t written_bytes, evictions;
+	uint64_t fill_waits; /* fills that waited for the writes to make room */
+	uint64_t fill_drops; /* fills not cached for want of room (the writes stuck,
+	                      * a range larger than the staging memory) */
 } rf_cache_counts;
 void rf_cache_counts_get(const rf_cache *c, rf_cache_counts *out);
 

@@ -99,6 +99,8 @@ static int open_source(rf_loader *l, char *err, size_t errlen)
 			(l->cfg.source_kind == RF_SOURCE_TAR ? RF_INDEX_TAR : 0),
 		.seq_len = l->cfg.seq_len, .stride = l->cfg.stride, .cache = l->cfg.index_cache,
 		.log_level = l->cfg.log_level, .remote_timeout_ms = l->cfg.remote_timeout_ms,
+		.cache_dir = l->cfg.cache_dir, .cache_group = l->cfg.cache_group,
+		.cache_bytes = l->cfg.cache_bytes,
 	};
 	int ret = rf_source_open(&l->src, l->source, &p, err, errlen);
 	if (!ret)

@@ -40,6 +40,9 @@ static void source_init(rf_source *s, const rf_source_params *p)
 	s->index.progress_user = p->progress_user;
 	s->index.any_name = p->mode;
 	s->index.remote_timeout_ms = p->remote_timeout_ms;
+	s->index.scan_cache_dir = p->cache_dir;
+	s->index.scan_cache_group = p->cache_group;
+	s->index.scan_cache_bytes = p->cache_bytes;
 	s->raw = (p->mode & RF_INDEX_RAW) != 0;
 }
 

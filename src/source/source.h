@@ -63,6 +63,9 @@ typedef struct rf_source_params {
 	rf_log_level log_level;  /* of what the build notices (damaged shards) */
 	uint32_t remote_timeout_ms; /* remote sources: a set-up request's time, all its
 	                          * tries (0: the default, as cfg's) */
+	const char *cache_dir;   /* the node cache a remote scan fills (cfg.cache_dir), or NULL */
+	const char *cache_group; /* ... cfg.cache_group */
+	uint64_t cache_bytes;    /* ... cfg.cache_bytes */
 } rf_source_params;
 
 /* The read that fetches a sample's bytes: a file of its own (path, relative

@@ -33,6 +33,12 @@ static int claims(const char *source, const struct stat *st, const rf_source_par
 
 static int scan(rf_source *s, const rf_source_params *p, char *err, size_t errlen)
 {
+	/* a local folder's index object beside its shards, when it still
+	 * describes them (src/index/shards_beside.c) */
+	if (!rf_index_adopt_beside(&s->index, p->mode, p->log_level)) {
+		s->cached = 1;
+		return 0;
+	}
 	return rf_index_scan_shards(&s->index, s->raw, p->log_level, err, errlen);
 }
 
