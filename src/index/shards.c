@@ -40,9 +40,9 @@
 
 #include "index/index_build.h"
 #include "index/pack_marker.h"
-#include "io/cache.h"
+#include "cache/node_cache.h"
 #include "io/engine.h"
-#include "io/fetch.h"
+#include "remote/fetch.h"
 #include "ringfeed.h"
 #include "source/tar.h"
 #include "util/cancel.h"

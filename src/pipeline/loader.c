@@ -18,7 +18,7 @@
 #include "decode/unzstd.h"
 #include "gpu/gpu.h"
 #include "gpu/jpeg_gpu.h"
-#include "io/fetch.h"
+#include "remote/fetch.h"
 #include "pipeline/config.h"
 #include "pipeline/feeder.h"
 #include "pipeline/loader_impl.h"

@@ -17,7 +17,7 @@
 #include "index/index_build.h"
 #include "index/pack_marker.h"
 #include "source/token_shard.h"
-#include "io/fetch.h"
+#include "remote/fetch.h"
 #include "source/token_windows.h"
 #include "util/util.h"
 

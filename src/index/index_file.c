@@ -1,4 +1,4 @@
-/* cache.c - the index cache: an index written to a file so that later runs
+/* index_file.c - the index cache: an index written to a file so that later runs
  * load it instead of walking the tree, and notice when the tree changed.
  *
  * Format (native byte order, version 2): magic "RFINDEX\0", u32 version,
@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 #include "index/index_build.h"
-#include "io/fetch.h"
+#include "remote/fetch.h"
 #include "ringfeed.h"
 #include "util/hash.h" /* rf_mix64 */
 #include "util/util.h"

@@ -4,7 +4,7 @@
  * listing's requests are set-up's, through fetch.c; the reads of a run are
  * the engine's. */
 #define _GNU_SOURCE
-#include "io/s3.h"
+#include "remote/s3.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,9 +14,9 @@
 #include <strings.h>
 #include <time.h>
 
-#include "io/credential_sources.h" /* rf_creds_fetch */
-#include "io/credentials.h"
-#include "io/fetch.h"
+#include "remote/credential_sources.h" /* rf_creds_fetch */
+#include "remote/credentials.h"
+#include "remote/fetch.h"
 #include "util/hash.h"
 #include "util/util.h"
 

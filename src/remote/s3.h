@@ -19,8 +19,8 @@
  *
  * Thread rule: made at set-up; then read-only, shared (the keys change
  * inside creds, under its own lock). Private. */
-#ifndef RF_IO_S3_H
-#define RF_IO_S3_H
+#ifndef RF_REMOTE_S3_H
+#define RF_REMOTE_S3_H
 
 #include <stddef.h>
 #include <stdint.h>
