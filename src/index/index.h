@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "remote/s3.h"    /* rf_s3: an s3:// source's endpoint and credentials */
+#include "remote/transport.h" /* rf_transport: how the shards are reached */
 #include "ringfeed.h" /* rf_progress_fn */
 
 typedef struct rf_index_entry {
@@ -120,9 +120,9 @@ typedef struct rf_index {
 	                           * indexed ("" none); its reads ask for it (If-Match) */
 	int etags_seen;           /* every ETag came from the server in this process (an
 	                           * index scanned or checked now, not one cached with them) */
-	rf_s3 *s3;                /* s3:// shards: where the bucket is and how requests
-	                           * are signed (s3->sign, for every read of them); NULL
-	                           * for other sources */
+	rf_transport *transport;  /* remote shards: the row their scheme chose and its
+	                           * state (an s3 bucket, its signer for every read:
+	                           * rf_transport_sign); NULL for local ones */
 	int32_t *shard_labels;    /* each shard's class folder label, or -1 */
 	size_t nshards;
 	uint32_t remote_timeout_ms; /* remote shards: each set-up request's and scan

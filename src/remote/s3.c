@@ -22,11 +22,6 @@
 
 #define IMDS_DEFAULT "http://169.254.169.254"
 
-int rf_s3_is_url(const char *source)
-{
-	return !strncasecmp(source, "s3://", 5);
-}
-
 const char *rf_s3_key_of(const char *url)
 {
 	const char *slash = strchr(url + 5, '/');
@@ -279,7 +274,9 @@ int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 	*out = NULL;
 	const char *b = url + 5, *slash = strchr(b, '/');
 	size_t blen = slash ? (size_t)(slash - b) : strlen(b);
-	if (!rf_s3_is_url(url) || blen == 0 || blen > 63) {
+	/* the s3 row of the transport table chose url by its scheme; this is
+	 * the check of the form the bucket's name is parsed from */
+	if (strncasecmp(url, "s3://", 5) || blen == 0 || blen > 63) {
 		rf_fmt(err, errlen, "'%s': not s3://BUCKET/KEY", url);
 		return -EINVAL;
 	}

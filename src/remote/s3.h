@@ -36,9 +36,6 @@ typedef struct rf_s3 {
 	rf_io_sign sign;    /* region and creds: what the engine signs with */
 } rf_s3;
 
-/* 1 when source is an s3:// URL. */
-int rf_s3_is_url(const char *source);
-
 /* The bucket of url (s3://BUCKET/...), resolved as the header says.
  * @return : 0, -EINVAL (not s3://BUCKET; an AWS_PROFILE that names no
  * profile: "The config profile (P) could not be found"), -ENOMEM, or what
