@@ -31,7 +31,7 @@
 # nothing of the system's apt state changes): http and https alone, with
 # OpenSSL, nghttp2 and zlib, Debian's hardening flags (stripped, as Debian
 # strips), its symbol versions (CURL_OPENSSL_4) and its CA defaults
-# (/etc/ssl/certs/ca-certificates.crt, /etc/ssl/certs; src/io/http.c looks
+# (/etc/ssl/certs/ca-certificates.crt, /etc/ssl/certs; src/remote/http.c looks
 # in the other systems' usual places where that bundle is missing). Built
 # once (about a minute) into a cache,
 # ${RINGFEED_WHEEL_CURL:-~/.cache/ringfeed-wheel-curl}/VERSION-OPTIONSHASH;

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "io/cache.h"
+#include "cache/node_cache.h"
 #include "testutil.h"
 #include "util/hash.h"
 

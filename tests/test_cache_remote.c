@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "index/index.h"
-#include "io/cache.h"
-#include "io/http.h"
+#include "cache/node_cache.h"
+#include "remote/http.h"
 #include "ringfeed.h"
 #include "testutil.h"
 #include "util/hash.h"

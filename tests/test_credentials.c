@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "io/credential_sources.h"
-#include "io/credentials.h"
-#include "io/http.h"
+#include "remote/credential_sources.h"
+#include "remote/credentials.h"
+#include "remote/http.h"
 #include "testutil.h"
 
 #define SECRET "wJalrXUtnFEMI/K7MDENG+bPxRfiCYSECRETKEY"

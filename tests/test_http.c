@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "io/engine.h"
-#include "io/fetch.h"
-#include "io/credentials.h"
-#include "io/http.h"
+#include "remote/fetch.h"
+#include "remote/credentials.h"
+#include "remote/http.h"
 #include "testutil.h"
 #include "util/util.h"
 

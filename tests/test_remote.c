@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/http.h"
+#include "remote/http.h"
 #include "pack/pack.h"
 #include "ringfeed.h"
 #include "testutil.h"

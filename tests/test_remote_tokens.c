@@ -19,7 +19,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "io/http.h"
+#include "remote/http.h"
 #include "ringfeed.h"
 #include "testutil.h"
 

@@ -11,7 +11,7 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
-#include "io/cache.h" /* RF_CACHE_MIN_BYTES */
+#include "cache/node_cache.h" /* RF_CACHE_MIN_BYTES */
 
 static void usage(FILE *f)
 {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "io/cache.h"
+#include "cache/node_cache.h"
 
 static void usage(FILE *f)
 {

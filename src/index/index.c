@@ -96,8 +96,7 @@ const char *rf_index_shard_shown(const rf_index *idx, size_t i, char *buf, size_
 
 int rf_index_is_url(const char *source)
 {
-	return !strncasecmp(source, "http://", 7) || !strncasecmp(source, "https://", 8) ||
-	       rf_s3_is_url(source);
+	return rf_transport_is_remote(source);
 }
 
 int rf_index_image_ext(const char *ext)
@@ -190,7 +189,7 @@ void rf_index_free(rf_index *idx)
 	free(idx->urls);
 	free(idx->etags);
 	free(idx->shard_sizes);
-	rf_s3_free(idx->s3);
+	rf_transport_free(idx->transport);
 	free(idx->root);
 	if (idx->root_fd >= 0)
 		close(idx->root_fd);

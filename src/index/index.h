@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io/s3.h"    /* rf_s3: an s3:// source's endpoint and credentials */
+#include "remote/transport.h" /* rf_transport: how the shards are reached */
 #include "ringfeed.h" /* rf_progress_fn */
 
 typedef struct rf_index_entry {
@@ -120,9 +120,9 @@ typedef struct rf_index {
 	                           * indexed ("" none); its reads ask for it (If-Match) */
 	int etags_seen;           /* every ETag came from the server in this process (an
 	                           * index scanned or checked now, not one cached with them) */
-	rf_s3 *s3;                /* s3:// shards: where the bucket is and how requests
-	                           * are signed (s3->sign, for every read of them); NULL
-	                           * for other sources */
+	rf_transport *transport;  /* remote shards: the row their scheme chose and its
+	                           * state (an s3 bucket, its signer for every read:
+	                           * rf_transport_sign); NULL for local ones */
 	int32_t *shard_labels;    /* each shard's class folder label, or -1 */
 	size_t nshards;
 	uint32_t remote_timeout_ms; /* remote shards: each set-up request's and scan
@@ -179,7 +179,7 @@ void rf_index_trim(rf_index *idx);
 
 void rf_index_free(rf_index *idx);
 
-/* Index cache (src/index/cache.c). Is path a file the cache may be written over: nothing yet, or a ringfeed
+/* Index cache (src/index/index_file.c). Is path a file the cache may be written over: nothing yet, or a ringfeed
  * index cache (of any version)? Anything else (a shard, a list, a folder,
  * a FIFO) is refused, so that a mistyped --index-cache destroys nothing.
  * @return : 0, or RF_ECONFIG (or a negative errno) with err[errlen] saying
@@ -201,7 +201,7 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
  * a remote source looks for beside its shards when index_cache is unset. */
 #define RF_INDEX_OBJECT_NAME "ringfeed.index"
 
-/* A remote source's index object (http(s)://, s3://; cache.c's format):
+/* A remote source's index object (http(s)://, s3://; index_file.c's format):
  * idx holds the shards the source lists (not scanned yet, urls set); when
  * the index at path (a local file, or a URL fetched now) is of the same
  * kind (idx->kind), root, shards and mode, its records and each shard's ETag replace idx's.

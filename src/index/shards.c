@@ -40,9 +40,9 @@
 
 #include "index/index_build.h"
 #include "index/pack_marker.h"
-#include "io/cache.h"
+#include "cache/node_cache.h"
 #include "io/engine.h"
-#include "io/fetch.h"
+#include "remote/fetch.h"
 #include "ringfeed.h"
 #include "source/tar.h"
 #include "util/cancel.h"
@@ -292,25 +292,13 @@ static int set_root_of(rf_index *idx, const char *path, size_t n, const char **n
 	return rf_index_set_root(idx, root, err, errlen);
 }
 
-/* (index.h) The bucket is opened at the first s3:// URL: its endpoint and
- * credentials; every s3:// URL of a source is in that bucket. */
+/* (index.h) The transport is opened at the first URL that needs one (an
+ * s3:// bucket: its endpoint and credentials); every s3:// URL of a source
+ * is in that bucket. */
 int rf_index_read_url(rf_index *idx, const char *url, char **out, char *err, size_t errlen)
 {
-	*out = NULL;
-	if (!rf_s3_is_url(url))
-		return (*out = strdup(url)) ? 0 : -ENOMEM;
-	if (!idx->s3) {
-		int ret = rf_s3_open(&idx->s3, url, err, errlen);
-		if (ret)
-			return ret;
-	}
-	size_t blen = strlen(idx->s3->bucket);
-	if (strncmp(url + 5, idx->s3->bucket, blen) || url[5 + blen] != '/') {
-		rf_fmt(err, errlen, "'%s': not in bucket %s, as the source's first shard is (one "
-		       "source, one bucket)", url, idx->s3->bucket);
-		return RF_EINDEX;
-	}
-	return (*out = rf_s3_object_url(idx->s3, rf_s3_key_of(url))) ? 0 : -ENOMEM;
+	int ret = rf_transport_read_url(&idx->transport, url, out, err, errlen);
+	return ret == 1 ? RF_EINDEX : ret;
 }
 
 /* Remote shards: each one's URL, from the root and its name. */
@@ -336,16 +324,14 @@ static int make_urls(rf_index *idx, char *err, size_t errlen)
  * listing (every key under the prefix, in key order) is gathered first. */
 typedef struct listing {
 	rf_shard_kind kind;
-	size_t skip;   /* the folder's key prefix, taken off each key */
 	char **names;  /* the shards' names, relative to the folder */
 	size_t n, cap;
 } listing;
 
-static int listed(void *user, const char *key, uint64_t size)
+static int listed(void *user, const char *name, uint64_t size)
 {
 	(void)size;
 	listing *l = user;
-	const char *name = key + l->skip;
 	if (!is_kind(name, strlen(name), l->kind))
 		return 0;
 	if (l->n == l->cap) {
@@ -438,16 +424,16 @@ int rf_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind,
 			  size_t errlen)
 {
 	size_t n = strlen(source);
-	if (!rf_s3_is_url(source) || !n || source[n - 1] != '/')
+	if (!rf_transport_of(source)->list || !n || source[n - 1] != '/')
 		return 0;
-	int ret = rf_s3_open(&idx->s3, source, err, errlen);
+	int ret = rf_transport_open(&idx->transport, source, err, errlen);
 	if (ret)
 		return ret;
 	if (!(idx->root = strndup(source, n - 1)))
 		return -ENOMEM;
-	const char *prefix = rf_s3_key_of(source);
-	listing l = { .kind = kind, .skip = strlen(prefix) };
-	ret = rf_s3_list(idx->s3, prefix, listed, &l, idx->remote_timeout_ms, err, errlen);
+	listing l = { .kind = kind };
+	ret = rf_transport_list(idx->transport, source, listed, &l, idx->remote_timeout_ms, err,
+				errlen);
 	if (!ret && l.n == 0) {
 		rf_fmt(err, errlen, "source '%s': no %s shards in it", source, kind_name(kind));
 		ret = RF_EEMPTY;
@@ -874,8 +860,8 @@ static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char 
 		if (d->http_status >= 400) { /* what the server said, S3's error code too */
 			rf_fetch_result r;
 			char ignored[64];
-			if (!rf_fetch_run(&(rf_fetch){ .url = url, .len = 1, .tries = 1,
-						       .sign = idx->s3 ? &idx->s3->sign : NULL,
+			if (!rf_transport_fetch(idx->transport,
+						&(rf_fetch){ .url = url, .len = 1, .tries = 1,
 						       .budget_ms = idx->remote_timeout_ms,
 						       .max_body = 65536 }, &r, ignored, sizeof(ignored)) &&
 			    r.status >= 400)
@@ -918,7 +904,7 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 		ret = rf_io_create(&io, &(rf_io_params){ .path = RF_IO_AUTO, .depth = width,
 							 .max_read = 4096, .wake_fd = wake,
 							 .name = idx->root, .log_level = log_level,
-							 .sign = idx->s3 ? &idx->s3->sign : NULL,
+							 .sign = rf_transport_sign(idx->transport),
 							 .url_budget_ms = idx->remote_timeout_ms },
 				   err, errlen);
 	/* a byte of each (the response says the size and the ETag), then a
@@ -1023,7 +1009,7 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 				   .max_files = caching ? RF_CACHE_MAX_FILES : width, .direct = 1, .probe_dirfd = idx->root_fd,
 				   .probe_path = idx->shards[0], .wake_fd = wake, .name = idx->root,
 				   .log_level = log_level,
-				   .sign = idx->s3 ? &idx->s3->sign : NULL,
+				   .sign = rf_transport_sign(idx->transport),
 				   .url_budget_ms = idx->remote_timeout_ms };
 		ret = rf_io_create(&io, &p, err, errlen);
 	}

@@ -12,7 +12,7 @@
  *     without waiting on a FIFO, owned by the running user, by root or by
  *     the owner of the shards' folder (who could rewrite the shards
  *     anyway), and writable by no one else (group or others), as the node
- *     cache's files are (src/io/cache.c);
+ *     cache's files are (src/cache/node_cache.c);
  *   - it lists the folder's shards, by name and in order, in this mode;
  *   - each shard is a regular file of the size the index recorded, last
  *     modified no later than the index itself was written (pack writes

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "io/engine_impl.h"
-#include "io/http.h"
+#include "remote/http.h"
 #include "util/util.h"
 
 #define WAKE_POLL_MS 100 /* the pread path's longest sleep without a wake-up */

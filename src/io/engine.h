@@ -11,7 +11,7 @@
  * `skip` bytes into the buffer), retries of EAGAIN / EINTR, the fallback to
  * buffered reads where O_DIRECT is refused, and fewer reads in flight when
  * the system runs short of descriptors or memory; and reads of http(s) URLs
- * (ranged GETs through libcurl, src/io/http.c), whose sockets the same
+ * (ranged GETs through libcurl, src/remote/http.c), whose sockets the same
  * io_uring watches and whose timer the same wait keeps.
  *
  * Thread rule: one thread (the feeder) creates, uses and destroys an engine.
@@ -92,7 +92,7 @@ typedef struct rf_io_read {
 	int dirfd;
 	const char *path;  /* must stay valid until the read completes */
 	int file;          /* when path and url are NULL */
-	const char *url;   /* else an http(s) URL: a ranged GET (src/io/http.c; io_uring
+	const char *url;   /* else an http(s) URL: a ranged GET (src/remote/http.c; io_uring
 	                    * paths only); must stay valid until the read completes */
 	const char *etag;  /* a URL read: only of the object with this ETag (If-Match;
 	                    * another fails with -ESTALE), or NULL; same lifetime */

@@ -11,7 +11,7 @@
 
 #include "io/dio_align.h"
 #include "io/engine_impl.h"
-#include "io/http.h"
+#include "remote/http.h"
 #include "rf_config.h" /* RF_TEST_HOOKS */
 #include "util/util.h"
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "pipeline/config.h"
-#include "io/cache.h" /* RF_CACHE_MIN_BYTES */
+#include "cache/node_cache.h" /* RF_CACHE_MIN_BYTES */
 #include "util/util.h"
 
 RF_API void rf_config_default(rf_config *cfg)

@@ -718,7 +718,7 @@ static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 			     ? RF_CACHE_MAX_FILES : 0,
 		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
 		.name = l->src.index.root, .log_level = l->cfg.log_level,
-		.sign = l->src.index.s3 ? &l->src.index.s3->sign : NULL,
+		.sign = rf_transport_sign(l->src.index.transport),
 		.url_budget_ms = l->cfg.remote_timeout_ms,
 	};
 	int ret = rf_io_create(&f->io, &p, err, errlen);

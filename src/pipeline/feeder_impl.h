@@ -5,7 +5,7 @@
 #define RF_FEEDER_IMPL_H
 
 #include "io/bufpool.h"
-#include "io/cache.h"
+#include "cache/node_cache.h"
 #include "io/engine.h"
 #include "pipeline/loader_impl.h"
 #include "rf_config.h" /* RF_TEST_HOOKS */
@@ -22,7 +22,7 @@
 #define NO_CHUNK UINT32_MAX
 #define CHUNK_TAG (1ull << 63) /* an engine tag with this bit: chunk number */
 
-/* The way a remote read went (cache_route.c): the network alone, the
+/* The way a remote read went (node_cache_route.c): the network alone, the
  * cache's file (its bytes checked when in), or the network claimed for this
  * process (its bytes written to the cache when in). */
 enum rf_route { ROUTE_NET = 0, ROUTE_HIT, ROUTE_FILL, ROUTE_WAIT };
@@ -101,7 +101,7 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id);
 void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
 			  rf_io_read *rd);
 
-/* cache_route.c */
+/* node_cache_route.c */
 /* Opens the cache when the config asks for one and the source is remote
  * (after the engine). @return : 0 (f->cache may stay NULL), -ENOMEM. */
 int rf_feeder_cache_open(rf_loader *l, struct rf_feeder *f);

@@ -18,7 +18,6 @@
 #include "decode/unzstd.h"
 #include "gpu/gpu.h"
 #include "gpu/jpeg_gpu.h"
-#include "io/fetch.h"
 #include "pipeline/config.h"
 #include "pipeline/feeder.h"
 #include "pipeline/loader_impl.h"
@@ -129,43 +128,9 @@ static int open_shard_order(rf_loader *l, char *err, size_t errlen)
 	return 0;
 }
 
-/* A file beside remote shards (url), fetched into an anonymous file: *fd
- * its descriptor, or -1 when the server has none (404). @return : 0, or a
- * negative code with err set. */
-static int fetch_beside(rf_loader *l, const char *url, int *fd, char *err, size_t errlen)
-{
-	char *at = NULL;
-	int ret = rf_index_read_url(&l->src.index, url, &at, err, errlen);
-	rf_fetch_result r = { 0 };
-	if (!ret)
-		ret = rf_fetch_run(&(rf_fetch){ .url = at, .max_body = 64u << 20,
-						.budget_ms = l->cfg.remote_timeout_ms,
-						.sign = l->src.index.s3 ? &l->src.index.s3->sign : NULL },
-				   &r, err, errlen);
-	*fd = -1;
-	if (!ret && r.status != 200 && r.status != 404) {
-		char why[256];
-		rf_fetch_why(&r, why, sizeof(why));
-		rf_fmt(err, errlen, "%s: %s", url, why);
-		ret = -EIO;
-	}
-	if (!ret && r.status == 200 &&
-	    ((*fd = memfd_create("ringfeed-zstd-dict", MFD_CLOEXEC)) < 0 ||
-	     write(*fd, r.body, r.body_len) != (ssize_t)r.body_len)) {
-		ret = -errno;
-		rf_fmt(err, errlen, "%s: %s", url, strerror(errno));
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
-	}
-	rf_fetch_result_free(&r);
-	free(at);
-	return ret;
-}
-
 /* The zstd members' dictionary (cfg.zstd_dict, or zstd.dict beside the
- * shards, fetched when they are remote), for a kind whose members may use
- * one. */
+ * shards, through their transport: fetched when they are remote), for a
+ * kind whose members may use one. */
 static int open_zstd_dict(rf_loader *l, char *err, size_t errlen)
 {
 	if (!l->src.ops->zstd_dict)
@@ -174,17 +139,12 @@ static int open_zstd_dict(rf_loader *l, char *err, size_t errlen)
 	const char *path = l->cfg.zstd_dict;
 	int fetched = -1; /* a remote source's zstd.dict, fetched into an anonymous file */
 	if (!path && l->src.any_zstd) {
-		rf_fmt(beside, sizeof(beside), "%s/zstd.dict", l->src.index.root);
-		if (rf_index_is_url(l->src.index.root)) {
-			int ret = fetch_beside(l, beside, &fetched, err, errlen);
-			if (ret)
-				return ret;
-			if (fetched >= 0)
-				rf_fmt(beside, sizeof(beside), "/proc/self/fd/%d", fetched);
-			path = fetched >= 0 ? beside : NULL;
-		} else if (access(beside, F_OK) == 0) {
-			path = beside;
-		}
+		int ret = rf_transport_beside(&l->src.index.transport, l->src.index.root,
+					      "zstd.dict", 64u << 20, l->cfg.remote_timeout_ms,
+					      beside, sizeof(beside), &fetched, err, errlen);
+		if (ret)
+			return ret;
+		path = beside[0] ? beside : NULL;
 	}
 	if (!path)
 		return 0;

@@ -17,7 +17,7 @@
 #include "index/index_build.h"
 #include "index/pack_marker.h"
 #include "source/token_shard.h"
-#include "io/fetch.h"
+#include "remote/transport.h" /* rf_transport_fetch */
 #include "source/token_windows.h"
 #include "util/util.h"
 
@@ -28,7 +28,7 @@ static const char *shard_name(const rf_index *idx, size_t i, char *buf, size_t l
 {
 	char shown[PATH_MAX + 8];
 	rf_index_shard_shown(idx, i, shown, sizeof(shown));
-	if (idx->urls && idx->s3)
+	if (idx->urls && rf_transport_ops_of(idx->transport)->read_elsewhere)
 		rf_fmt(buf, len, "%s (%s)", shown, idx->urls[i]);
 	else
 		rf_fmt(buf, len, "%s", shown);
@@ -94,11 +94,11 @@ static int remote_read(shard_in *in, uint8_t *buf, size_t len, uint64_t off, int
 	rf_fetch_result res;
 	char ferr[512];
 	/* room for an error body past the range (S3 says why in its XML) */
-	int ret = rf_fetch_run(&(rf_fetch){ .url = url, .headers = headers, .offset = off,
-					    .len = len, .max_body = len + 65536,
-					    .budget_ms = idx->remote_timeout_ms,
-					    .sign = idx->s3 ? &idx->s3->sign : NULL },
-			       &res, ferr, sizeof(ferr));
+	int ret = rf_transport_fetch(idx->transport,
+				     &(rf_fetch){ .url = url, .headers = headers, .offset = off,
+						  .len = len, .max_body = len + 65536,
+						  .budget_ms = idx->remote_timeout_ms },
+				     &res, ferr, sizeof(ferr));
 	if (ret == -EFBIG) {
 		rf_fmt(why, wl, "the server answered a range of %zu bytes with more than that: it "
 		       "must serve byte ranges (a 206 to a Range request)", len);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/credential_sources.h"
+#include "remote/credential_sources.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

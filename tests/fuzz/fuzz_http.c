@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/http_check.h"
+#include "remote/http_check.h"
 
 #define must(c)                                                                     \
 	do {                                                                        \

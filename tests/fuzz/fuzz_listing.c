@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/s3.h"
+#include "remote/s3.h"
 
 #define must(c)                                                                        \
 	do {                                                                           \

@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "io/credential_sources.h"
-#include "io/credentials.h"
-#include "io/http.h"
+#include "remote/credential_sources.h"
+#include "remote/credentials.h"
+#include "remote/http.h"
 
 static rf_creds *creds;
 static atomic_int stop;

@@ -1,5 +1,5 @@
-/* cache_route.c - the ring thread's side of the node-local cache
- * (src/io/cache.h): which way a remote read goes (the cache's local file,
+/* node_cache_route.c - the ring thread's side of the node-local cache
+ * (src/cache/node_cache.h): which way a remote read goes (the cache's local file,
  * or the network, claimed for this process to fill, or waiting for another
  * process's fetch), what happens when it is in (its bytes checked, or
  * written to the cache), and which segments the order needs soonest when
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "index/index_build.h" /* rf_index_check_remote */
-#include "io/cache.h"
+#include "cache/node_cache.h"
 #include "pipeline/feeder_impl.h"
 #include "util/util.h"
 

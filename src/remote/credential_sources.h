@@ -3,13 +3,13 @@
  * (credentials.h), and the one parser of the sources' answers.
  *
  * Thread rule: none (each call stands alone; the refresh thread calls the
- * fetch). Private to src/io/. */
-#ifndef RF_IO_CREDENTIAL_SOURCES_H
-#define RF_IO_CREDENTIAL_SOURCES_H
+ * fetch). Private to src/remote/. */
+#ifndef RF_REMOTE_CREDENTIAL_SOURCES_H
+#define RF_REMOTE_CREDENTIAL_SOURCES_H
 
 #include <stddef.h>
 
-#include "io/credentials.h"
+#include "remote/credentials.h"
 
 /* Fetches src's keys by its kind (IMDS, CONTAINER, WEB_IDENTITY, PROCESS:
  * not STATIC): an rf_creds_fetch_fn. @return : 0 (out filled:

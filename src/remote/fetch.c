@@ -5,7 +5,7 @@
  * timeout is what the budget has left), and a create called off seen
  * between tries and during a transfer. */
 #define _GNU_SOURCE
-#include "io/fetch.h"
+#include "remote/fetch.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "io/http.h"
+#include "remote/http.h"
 #include "rf_config.h"
 #include "util/cancel.h"
 #include "util/util.h"

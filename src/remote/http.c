@@ -12,7 +12,7 @@
  * follows one redirect, to its own host (rf_http_redirect). Without
  * libcurl at build time every call but rf_http_available() refuses. */
 #define _GNU_SOURCE
-#include "io/http.h"
+#include "remote/http.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "io/credentials.h"
+#include "remote/credentials.h"
 #include "io/engine.h" /* enum rf_io_step */
 #include "rf_config.h"
 #include "util/util.h"

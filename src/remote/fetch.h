@@ -8,8 +8,8 @@
  * call at once.
  *
  * Thread rule: any thread; each call is its own. Private to the library. */
-#ifndef RF_IO_FETCH_H
-#define RF_IO_FETCH_H
+#ifndef RF_REMOTE_FETCH_H
+#define RF_REMOTE_FETCH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * listing's requests are set-up's, through fetch.c; the reads of a run are
  * the engine's. */
 #define _GNU_SOURCE
-#include "io/s3.h"
+#include "remote/s3.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,18 +14,13 @@
 #include <strings.h>
 #include <time.h>
 
-#include "io/credential_sources.h" /* rf_creds_fetch */
-#include "io/credentials.h"
-#include "io/fetch.h"
+#include "remote/credential_sources.h" /* rf_creds_fetch */
+#include "remote/credentials.h"
+#include "remote/fetch.h"
 #include "util/hash.h"
 #include "util/util.h"
 
 #define IMDS_DEFAULT "http://169.254.169.254"
-
-int rf_s3_is_url(const char *source)
-{
-	return !strncasecmp(source, "s3://", 5);
-}
 
 const char *rf_s3_key_of(const char *url)
 {
@@ -279,7 +274,9 @@ int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 	*out = NULL;
 	const char *b = url + 5, *slash = strchr(b, '/');
 	size_t blen = slash ? (size_t)(slash - b) : strlen(b);
-	if (!rf_s3_is_url(url) || blen == 0 || blen > 63) {
+	/* the s3 row of the transport table chose url by its scheme; this is
+	 * the check of the form the bucket's name is parsed from */
+	if (strncasecmp(url, "s3://", 5) || blen == 0 || blen > 63) {
 		rf_fmt(err, errlen, "'%s': not s3://BUCKET/KEY", url);
 		return -EINVAL;
 	}

@@ -19,8 +19,8 @@
  *
  * Thread rule: made at set-up; then read-only, shared (the keys change
  * inside creds, under its own lock). Private. */
-#ifndef RF_IO_S3_H
-#define RF_IO_S3_H
+#ifndef RF_REMOTE_S3_H
+#define RF_REMOTE_S3_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,9 +35,6 @@ typedef struct rf_s3 {
 	struct rf_creds *creds; /* the keys, kept fresh (credentials.h); NULL: anonymous */
 	rf_io_sign sign;    /* region and creds: what the engine signs with */
 } rf_s3;
-
-/* 1 when source is an s3:// URL. */
-int rf_s3_is_url(const char *source);
 
 /* The bucket of url (s3://BUCKET/...), resolved as the header says.
  * @return : 0, -EINVAL (not s3://BUCKET; an AWS_PROFILE that names no

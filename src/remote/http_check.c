@@ -5,7 +5,7 @@
  * stranger's: parsed strictly (digits only, no overflow), printed only as
  * printable bytes. */
 #define _GNU_SOURCE
-#include "io/http_check.h"
+#include "remote/http_check.h"
 
 #include <errno.h>
 #include <stdio.h>

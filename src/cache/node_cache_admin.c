@@ -1,8 +1,8 @@
-/* cache_admin.c - rf_cache_stat() and rf_cache_clear(): what a node-local
+/* node_cache_admin.c - rf_cache_stat() and rf_cache_clear(): what a node-local
  * cache folder holds, and emptying it (`ringfeed cache DIR [--clear]`).
  *
- * The cold side of the cache, apart from the ring thread's cache.c: the two
- * share nothing but the folder's format (cache.h), so these run in any
+ * The cold side of the cache, apart from the ring thread's node_cache.c:
+ * the two share nothing but the folder's format (node_cache.h), so these run in any
  * process, beside live loaders, and never get in their way. A segment a
  * writer holds (flock LOCK_EX) is counted as being written and never
  * deleted; a segment deleted here stays readable through the descriptors
@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/cache.h"
+#include "cache/node_cache.h"
 #include "util/hash.h"
 #include "util/util.h"
 

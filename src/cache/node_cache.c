@@ -1,8 +1,8 @@
-/* cache.c - the node-local cache's store, on the ring thread (cache.h says
- * what it is and what is on disk): the table of cached ranges, this
- * process's segment and its appends through the engine, the other
- * processes' records read as they come, claims, and eviction. The `ringfeed
- * cache` command's look at a folder is cache_admin.c. */
+/* node_cache.c - the node-local cache's store, on the ring thread
+ * (node_cache.h says what it is and what is on disk): the table of cached
+ * ranges, this process's segment and its appends through the engine, the
+ * other processes' records read as they come, claims, and eviction. The
+ * `ringfeed cache` command's look at a folder is node_cache_admin.c. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <dirent.h>
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "io/bufpool.h"
-#include "io/cache.h"
+#include "cache/node_cache.h"
 #include "util/hash.h"
 #include "util/util.h"
 

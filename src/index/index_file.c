@@ -1,4 +1,4 @@
-/* cache.c - the index cache: an index written to a file so that later runs
+/* index_file.c - the index cache: an index written to a file so that later runs
  * load it instead of walking the tree, and notice when the tree changed.
  *
  * Format (native byte order, version 2): magic "RFINDEX\0", u32 version,
@@ -45,12 +45,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "index/index_build.h"
-#include "io/fetch.h"
 #include "ringfeed.h"
 #include "util/hash.h" /* rf_mix64 */
 #include "util/util.h"
@@ -660,35 +658,13 @@ stale:
 	return 1;
 }
 
-/* The index object at url, fetched into an anonymous file. @return : its
- * descriptor, or a negative errno with err set (-ENOENT: none there). */
+/* The index object at url, fetched through the source's transport into an
+ * anonymous file. @return : its descriptor, or a negative errno with err
+ * set (-ENOENT: none there). */
 static int fetch_object(rf_index *idx, const char *url, char *err, size_t errlen)
 {
-	char *read_at_url = NULL;
-	int ret = rf_index_read_url(idx, url, &read_at_url, err, errlen);
-	if (ret)
-		return ret < 0 ? ret : -EINVAL;
-	rf_fetch_result r;
-	ret = rf_fetch_run(&(rf_fetch){ .url = read_at_url, .max_body = (size_t)1 << 32,
-					.budget_ms = idx->remote_timeout_ms,
-					.sign = idx->s3 ? &idx->s3->sign : NULL }, &r, err, errlen);
-	int fd = -1;
-	if (!ret && r.status != 200) {
-		char why[256];
-		rf_fetch_why(&r, why, sizeof(why));
-		rf_fmt(err, errlen, "index object %s: %s", url, why);
-		ret = r.status == 404 ? -ENOENT : r.status == 403 ? -EACCES : -EIO;
-	}
-	if (!ret && ((fd = memfd_create("ringfeed-index", MFD_CLOEXEC)) < 0 ||
-		     (r.body_len && write(fd, r.body, r.body_len) != (ssize_t)r.body_len))) {
-		ret = -errno;
-		rf_fmt(err, errlen, "index object %s: %s", url, strerror(errno));
-	}
-	rf_fetch_result_free(&r);
-	free(read_at_url);
-	if (ret && fd >= 0)
-		close(fd);
-	return ret ? ret : fd;
+	return rf_transport_fetch_file(&idx->transport, url, "index object", "ringfeed-index",
+				       (size_t)1 << 32, idx->remote_timeout_ms, err, errlen);
 }
 
 int rf_index_cache_of_shards(rf_index *t, const rf_index *idx, int any_name, int fd,
@@ -737,12 +713,12 @@ int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *er
 	/* the shards it knows no ETag of: their sizes checked, their ETags
 	 * taken (t reads through the source's URLs and bucket for that) */
 	t.urls = idx->urls;
-	t.s3 = idx->s3;
+	t.transport = idx->transport;
 	t.remote_timeout_ms = idx->remote_timeout_ms;
 	ret = rf_index_check_remote(&t, RF_LOG_WARN, err, errlen);
 	if (ret) {
 		t.urls = NULL;
-		t.s3 = NULL;
+		t.transport = NULL;
 		rf_index_free(&t);
 		return ret == -ESTALE ? 1 : ret; /* other shards: scanned instead */
 	}
@@ -753,7 +729,7 @@ int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *er
 	t.progress_user = idx->progress_user;
 	idx->root = NULL;
 	idx->urls = NULL;
-	idx->s3 = NULL;
+	idx->transport = NULL;
 	rf_index_free(idx);
 	*idx = t;
 	return 0;

@@ -7,15 +7,16 @@
  * read number): here a GET of the object's URL with a Range header, its
  * body landing in the buffer.
  *
- * Thread rule: the engine's thread alone. Private to src/io/. */
-#ifndef RF_IO_HTTP_H
-#define RF_IO_HTTP_H
+ * Thread rule: the engine's thread alone. Private to src/remote/ and the
+ * engine (src/io/engine.c drives it). */
+#ifndef RF_REMOTE_HTTP_H
+#define RF_REMOTE_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "io/engine.h" /* rf_io_params, rf_io_http_counts */
-#include "io/http_check.h" /* rf_http_ask */
+#include "remote/http_check.h" /* rf_http_ask */
 
 typedef struct rf_http rf_http;
 

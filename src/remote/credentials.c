@@ -4,7 +4,7 @@
  * function, credential_sources.c's rf_creds_fetch): the store knows none
  * of them, and nothing of HTTP. */
 #define _GNU_SOURCE
-#include "io/credentials.h"
+#include "remote/credentials.h"
 
 #include <assert.h>
 #include <errno.h>

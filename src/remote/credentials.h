@@ -21,9 +21,9 @@
  *
  * Thread rule: made and destroyed by the thread that opens the bucket; the
  * refresh thread writes the set under `lock`; any thread may copy it
- * (rf_creds_copy) or read its generation. Private to src/io/. */
-#ifndef RF_IO_CREDENTIALS_H
-#define RF_IO_CREDENTIALS_H
+ * (rf_creds_copy) or read its generation. Private to src/remote/. */
+#ifndef RF_REMOTE_CREDENTIALS_H
+#define RF_REMOTE_CREDENTIALS_H
 
 #include <stddef.h>
 #include <stdint.h>

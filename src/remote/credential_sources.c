@@ -6,7 +6,7 @@
  * credentials.c, so the store of keys knows no fetch (s3.c hands it
  * rf_creds_fetch). */
 #define _GNU_SOURCE
-#include "io/credential_sources.h"
+#include "remote/credential_sources.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "io/fetch.h"
+#include "remote/fetch.h"
 #include "util/util.h"
 
 extern char **environ;

@@ -1,4 +1,4 @@
-/* cache.h - the node-local cache of remote bytes (cfg.cache_dir): ranges of
+/* node_cache.h - the node-local cache of remote bytes (cfg.cache_dir): ranges of
  * remote objects kept in files on local storage, found again by an exact
  * key, shared by every process that names the same directory (the ranks of
  * a node), bounded, and never serving a torn or stale byte.
@@ -50,8 +50,8 @@
  * with the engine it was given (its writes and the segments' read handles
  * are that engine's). rf_cache_stat() and rf_cache_clear() are for any
  * thread or process (the `ringfeed cache` command). Private to the library. */
-#ifndef RF_IO_CACHE_H
-#define RF_IO_CACHE_H
+#ifndef RF_CACHE_NODE_CACHE_H
+#define RF_CACHE_NODE_CACHE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,9 +8,9 @@
  * set-up requests both ask here.
  *
  * Thread rule: none (no state outside the caller's structs). Private to
- * src/io/. */
-#ifndef RF_IO_HTTP_CHECK_H
-#define RF_IO_HTTP_CHECK_H
+ * src/remote/. */
+#ifndef RF_REMOTE_HTTP_CHECK_H
+#define RF_REMOTE_HTTP_CHECK_H
 
 #include <stddef.h>
 #include <stdint.h>
