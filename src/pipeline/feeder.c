@@ -1,30 +1,27 @@
-/* feeder.c - the ring thread: the pipeline's side of the read engine
- * (src/io/engine.h). It picks the next place of the next batch, turns its
- * sample into a read (a loose file: one whole-file read), submits it, judges
- * each result (landed, short, bad, or the system short of descriptors),
- * lands raw reads in their slot, hands the others to a decoder, and takes
- * back what the decoders hand back. It sleeps only in rf_io_wait(); other
- * threads wake it through l->wake_fd. */
+/* feeder.c - the ring thread's loop: the pipeline's side of the read
+ * engine (src/io/engine.h). It picks the next place of the next batch,
+ * turns its sample into a read (a loose file: one whole-file read),
+ * submits it (issue), judges each result (landed, short, bad, or the
+ * system short of descriptors), and takes back what the decoders hand
+ * back. It sleeps only in rf_io_wait(); other threads wake it through
+ * l->wake_fd. Its set-up and teardown are feeder_setup.c; what becomes of
+ * a read that landed or a place that failed, feeder_land.c; reads through
+ * chunks of a shard, chunks.c; through the node cache, cache_route.c. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpu/gpu.h"
 #include "io/bufpool.h"
 #include "io/engine.h"
 #include "pipeline/feeder.h"
-#include "pipeline/feeder_impl.h"
-#include "sample/shard_order.h"
-#include "pipeline/loader_impl.h"
-#include "transform/token_row.h"
+#include "pipeline/feeder_state.h"
+#include "pipeline/loader_state.h"
 #include "util/util.h"
-
 
 #if RF_TEST_HOOKS
 static rf_read_hook test_hook;
@@ -46,21 +43,6 @@ static void feeder_failed(rf_loader *l, int err, const char *what)
 	}
 	pthread_cond_broadcast(&l->ready);
 	pthread_mutex_unlock(&l->mu);
-}
-
-static void retry_push(struct rf_feeder *f, const rf_place *p)
-{
-	/* Bounded: one entry per request plus the place being issued (the
-	 * push asserts room). */
-	f->retry[rf_fifo_push(&f->retry_q)] = *p;
-}
-
-void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
-			    uint64_t sample, int err, const char *reason)
-{
-	rf_place again;
-	if (rf_loader_place_failed(l, p, sample, err, reason, &again))
-		retry_push(f, &again);
 }
 
 /* Takes a free slot for batch b, resets it, and returns it; NULL when every
@@ -166,21 +148,6 @@ static void engine_read(const rf_loader *l, const struct rf_feeder *f, const rf_
 			    .len = r->len, .path = r->path };
 	if (!r->path)
 		rf_feeder_shard_read(l, f, r->shard, rd);
-}
-
-void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
-			  rf_io_read *rd)
-{
-	const rf_index *idx = &l->src.index;
-	if (idx->urls) { /* a ranged GET, of the object indexed */
-		rd->url = idx->urls[shard];
-		rd->etag = idx->etags[shard];
-		rd->size = idx->shard_sizes ? idx->shard_sizes[shard] : 0;
-	}
-	else if (f->shard_files)
-		rd->file = f->shard_files[shard];
-	else
-		rd->path = idx->shards[shard];
 }
 
 /* A sample with fields (cfg.fields): its read r widened to one span of its
@@ -371,15 +338,6 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 	}
 }
 
-void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q)
-{
-	if (q->chunk != NO_CHUNK)
-		rf_chunk_unref(f, q);
-	if (q->ticket != NO_TICKET)
-		rf_bufpool_free(&f->pool, q->ticket);
-	f->free_reqs[f->nfree++] = id;
-}
-
 /* Reads the place again, the same candidate (after EAGAIN or a short read). */
 static void read_again(struct rf_feeder *f, uint32_t id, rf_request *q)
 {
@@ -525,70 +483,6 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	rf_feeder_landed(l, f, id);
 }
 
-/* A raw sample read in a chunk: copied into the batch after the samples
- * already there (a read of its own went straight there). @return : 0, or
- * -ENOSPC (reason set) when only a replacement found no room. */
-static int raw_from_chunk(rf_loader *l, rf_slot *s, rf_request *q, char *reason, size_t len)
-{
-	size_t off;
-	if (rf_slot_reserve(s, q->place.index, q->len, l->raw_align, &off)) {
-		rf_slot_no_room(l, s, q->len, reason, len);
-		return -ENOSPC;
-	}
-	memcpy(s->batch.data + off, q->data, q->len);
-	q->data = s->batch.data + off;
-	return 0;
-}
-
-/* A read with fields holds more than the sample's bytes: the members its
- * fields are (a span of its shard). Points each field at its bytes, and
- * q->data at the sample's own. */
-static void carve_fields(rf_loader *l, rf_request *q)
-{
-	for (uint32_t i = 0; i < l->fields.n; i++)
-		if (q->field[i].where == RF_FIELD_IN_READ)
-			q->field[i].data = q->data + q->field[i].at;
-	q->data += q->main_at;
-	q->len = q->main_len;
-}
-
-void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
-{
-	rf_request *q = &l->req[id];
-	atomic_fetch_add_explicit(&l->st.bytes_read, q->len, memory_order_relaxed);
-	rf_slot *s = rf_slot_of(l, &q->place);
-	atomic_fetch_add_explicit(&s->read_bytes, q->len, memory_order_relaxed);
-	if (l->fields.n)
-		carve_fields(l, q);
-	atomic_store_explicit(&s->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
-	rf_place p = q->place;
-	uint64_t sample = q->sample;
-	switch ((rf_stage)q->stage) {
-	case RF_STAGE_RAW: { /* no decode: the bytes are the sample */
-		char reason[RF_REASON_LEN];
-		if (q->chunk != NO_CHUNK && raw_from_chunk(l, s, q, reason, sizeof(reason))) {
-			rf_feeder_release(f, id, q);
-			rf_feeder_place_failed(l, f, &p, sample, -ENOSPC, reason);
-			return;
-		}
-		s->batch.offsets[p.index] = (uint64_t)(q->data - s->batch.data);
-		s->batch.sizes[p.index] = q->len;
-		break;
-	}
-	case RF_STAGE_TOKENS: /* a window, stored into its row (the O_DIRECT over-read
-			       * is outside q->data) */
-		rf_token_row_store(s->host + (size_t)p.index * l->plan.sample_bytes, l->plan.token_bytes,
-				   q->data, l->plan.token_width, l->cfg.seq_len + 1);
-		break;
-	default:
-		rf_loader_dispatch(l, id); /* now a decoder's, until handed back */
-		return;
-	}
-	rf_loader_store_fields(l, q);
-	rf_feeder_release(f, id, q);
-	rf_loader_land(l, &p, sample);
-}
-
 /* Requests the decoders handed back: free their buffers; a failed decode
  * asks for a replacement. */
 static void take_back(rf_loader *l, struct rf_feeder *f)
@@ -608,6 +502,7 @@ static void take_back(rf_loader *l, struct rf_feeder *f)
 			rf_feeder_place_failed(l, f, &p, sample, err, reason);
 	}
 }
+
 
 /* Publishes what the engine settled on (it changes after a fallback). */
 static void publish_io(rf_loader *l, struct rf_feeder *f)
@@ -631,161 +526,14 @@ static void publish_io(rf_loader *l, struct rf_feeder *f)
 	atomic_store_explicit(&l->st.http_connections, info.http.connections, memory_order_relaxed);
 }
 
-/* Sequential access reads a shard in chunks (chunks.c), held in half the
- * read pool. The block shuffle hands out a block's samples in any order,
- * so the chunks a block spans must all fit there at once: else a chunk is
- * dropped before its last sample comes and read again (1,024-sample blocks
- * of 60 KB samples span 60 chunks, and a 64 MiB pool holds 32: each chunk
- * was read about 9 times an epoch, 4.3 GB fetched for a 480 MB pack over
- * http). The pool this takes: twice (the block's span in chunks, plus two
- * for the edges and a few being read), at most 1 GiB; 0 for random access
- * or token windows (read in llm.c's order, without a block shuffle). A
- * shard order is only ever made for a kind of shard members (its
- * sequential_shards capability: plan.c refuses shard_access = sequential
- * to the rest), so the records are those members. */
-static size_t sequential_pool(const rf_loader *l)
-{
-	const rf_index *idx = &l->src.index;
-	if (!l->shard_order || !idx->count || l->shard_order->block <= 1)
-		return 0;
-	uint64_t bytes = 0;
-	for (size_t i = 0; i < idx->count; i++)
-		bytes += idx->entries[i].size > 0 ? (uint64_t)idx->entries[i].size : 0;
-	uint64_t span = bytes / idx->count * l->shard_order->block;
-	uint64_t chunks = span / RF_CHUNK_BYTES + 2 + 8;
-	return (size_t)RF_MIN(2 * chunks * RF_CHUNK_BYTES, (uint64_t)1 << 30);
-}
-
-/* Shards are kept open (a ranged read per sample, no open or close) while
- * they take at most a quarter of the descriptor limit; beyond, each read
- * opens its shard, as a loose file's read does. */
-static int keep_shards(const rf_loader *l)
-{
-	struct rlimit lim = { 0 };
-	getrlimit(RLIMIT_NOFILE, &lim);
-	return l->src.index.nshards && !l->src.index.urls && l->src.index.nshards <= lim.rlim_cur / 4;
-}
-
-static int open_shards(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
-{
-	const rf_index *idx = &l->src.index;
-	f->shard_files = malloc(idx->nshards * sizeof(int));
-	if (!f->shard_files) {
-		rf_fmt(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < idx->nshards; i++) {
-		f->shard_files[i] = rf_io_file_open(f->io, idx->root_fd, idx->shards[i]);
-		if (f->shard_files[i] < 0) {
-			int e = f->shard_files[i];
-			rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, idx->shards[i], strerror(-e));
-			free(f->shard_files);
-			f->shard_files = NULL;
-			return e;
-		}
-	}
-	return 0;
-}
-
-/* The engine and the read pool (set-up, on this thread: SINGLE_ISSUER ties
- * the ring to the thread that creates it). */
-static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
-{
-	uint32_t depth = (uint32_t)l->cfg.io_depth;
-#if RF_TEST_HOOKS
-	/* Test-only: every read is judged this many microseconds late, by this
-	 * thread, so reads complete at most 1e6 / delay per second: a slow
-	 * device, planted (the slow suite's storage-bound diagnosis). */
-	const char *delay = getenv("RINGFEED_TEST_READ_DELAY_US");
-	f->test_delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
-#endif
-	/* A resumed loader issues from its saved position on, on every path:
-	 * each place is a pure function of (batch, index, attempt), nothing
-	 * before it is needed. */
-	f->next_batch = l->start_batch;
-	/* Pool: a quarter of it is the largest file, so a big file never waits
-	 * for the whole pool to drain. */
-	f->max_file = l->plan.max_read;
-	rf_io_params p = {
-		.path = l->cfg.io_path, .depth = depth,
-		.max_read = RF_ALIGN_UP(f->max_file + 1, 4096) + 4096,
-		.direct = !l->cfg.no_direct_io,
-		.probe_dirfd = l->src.index.root_fd,
-		.probe_path = l->src.index.nshards ? l->src.index.shards[0]
-						   : rf_index_path(&l->src.index, 0),
-		.max_files = keep_shards(l) ? (uint32_t)l->src.index.nshards
-			     : l->cfg.cache_dir && l->cfg.cache_dir[0] && l->src.index.urls
-			     ? RF_CACHE_MAX_FILES : 0,
-		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
-		.name = l->src.index.root, .log_level = l->cfg.log_level,
-		.sign = l->src.index.s3 ? &l->src.index.s3->sign : NULL,
-		.url_budget_ms = l->cfg.remote_timeout_ms,
-	};
-	int ret = rf_io_create(&f->io, &p, err, errlen);
-	if (ret)
-		return ret;
-	if (keep_shards(l)) {
-		ret = open_shards(l, f, err, errlen);
-		if (ret)
-			return ret;
-	}
-	if (rf_feeder_cache_open(l, f)) {
-		rf_fmt(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	rf_io_info info;
-	rf_io_get_info(f->io, &info);
-	atomic_store(&l->st.io_path, (unsigned)info.path);
-	atomic_store(&l->st.dio_align, (unsigned)info.align);
-	/* raw mode reads into the batch slots: the pool stays a token one,
-	 * unless zstd members are read into it for the compute threads, or
-	 * chunks of shards read front to back (then a member larger than a
-	 * quarter of the pool must still fit) */
-	l->raw_align = (uint32_t)info.align;
-	size_t pool_bytes = !l->cfg.raw ? l->cfg.read_pool_bytes
-			    : !l->src.any_zstd && !l->shard_order ? info.align
-			    : RF_MAX(l->cfg.read_pool_bytes, 4 * RF_ALIGN_UP(f->max_file + 1, info.align));
-	pool_bytes = RF_MAX(pool_bytes, sequential_pool(l));
-	ret = rf_bufpool_init(&f->pool, pool_bytes, info.align, depth);
-	if (ret) {
-		rf_fmt(err, errlen, "read pool of %zu bytes: out of memory", l->cfg.read_pool_bytes);
-		return ret;
-	}
-	rf_io_region regions[2] = { { f->pool.base, f->pool.cap }, { l->slot_mem, l->slot_mem_len } };
-	int fixed = rf_io_register_regions(f->io, regions, l->cfg.raw ? 2 : 1);
-	atomic_store(&l->st.fixed_buffers, (unsigned)fixed);
-	publish_io(l, f);
-
-	/* chunks: shards read front to back (shard_access), or token windows
-	 * in llm.c's order, which tile the shards */
-	int chunked = l->shard_order ||
-		      (l->src.ops->in_order_tiles && l->order.kind == RF_SAMPLER_SEQUENTIAL);
-	f->overlap_bytes = (uint32_t)RF_ALIGN_UP(l->src.ops->largest_read(&l->src), 4096);
-	if (chunked && rf_chunks_init(f)) {
-		rf_fmt(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	f->free_reqs = malloc(depth * sizeof(uint32_t));
-	f->drain = malloc(depth * sizeof(uint32_t));
-	f->done = malloc(depth * sizeof(rf_io_done));
-	rf_fifo_init(&f->retry_q, depth + 2);
-	f->retry = malloc(f->retry_q.cap * sizeof(rf_place));
-	if (!f->free_reqs || !f->drain || !f->done || !f->retry) {
-		rf_fmt(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < depth; i++)
-		f->free_reqs[i] = depth - 1 - i;
-	f->nfree = depth;
-	return 0;
-}
-
 void *rf_feeder_main(void *arg)
 {
 	rf_loader *l = arg;
 	struct rf_feeder *f = calloc(1, sizeof(*f));
 	char err[256] = "out of memory";
-	int ret = f ? feeder_setup(l, f, err, sizeof(err)) : -ENOMEM;
+	int ret = f ? rf_feeder_setup(l, f, err, sizeof(err)) : -ENOMEM;
+	if (!ret)
+		publish_io(l, f);
 	l->feeder = f;
 	pthread_mutex_lock(&l->init_mu);
 	l->init_ret = ret;
@@ -819,30 +567,7 @@ void *rf_feeder_main(void *arg)
 		publish_io(l, f);
 	}
 out:
-	if (f) {
-		/* cancels the reads in flight: nothing lands after this */
-		if (f->cache) /* what was fetched is kept: its writes finish first (2 s at most) */
-			rf_cache_flush(f->cache, rf_now_ns() + 2000000000ull);
-		rf_io_destroy(f->io); /* and the cache's writes in flight */
-		f->io = NULL;
-		rf_cache_free(f->cache); /* its claims and segment let go */
-		f->cache = NULL;
-		free(f->objects);
-		free(f->req_cache);
-		free(f->free_reqs);
-		free(f->drain);
-		free(f->done);
-		free(f->retry);
-		free(f->shard_files);
-		rf_chunks_free(f);
-	}
+	if (f)
+		rf_feeder_close(f);
 	return NULL;
-}
-
-void rf_feeder_free(struct rf_feeder *f)
-{
-	if (!f)
-		return;
-	rf_bufpool_destroy(&f->pool); /* the decoders no longer read it */
-	free(f);
 }

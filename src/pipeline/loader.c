@@ -21,7 +21,7 @@
 #include "io/fetch.h"
 #include "pipeline/config.h"
 #include "pipeline/feeder.h"
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "pipeline/state.h"
 #include "sample/ranks.h"
 #include "sample/shard_order.h"
