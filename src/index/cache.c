@@ -536,28 +536,26 @@ static int read_bulk(int fd, rf_index *t, const cache_shape *c, uint64_t sum_so_
 		t->weights = malloc(wbytes ? wbytes : 1);
 	if (c->nsh)
 		t->members = malloc(mbytes ? mbytes : 1);
-	uint64_t sum;
 	if (!t->entries || !t->paths || (c->has_weights && !t->weights) || (c->nsh && !t->members))
 		return -ENOMEM;
-	if (read_at(fd, t->entries, ebytes, (off_t)off) ||
-	    read_at(fd, t->paths, plen, (off_t)(off + ebytes)) ||
-	    (c->has_weights && read_at(fd, t->weights, wbytes, (off_t)(off + ebytes + plen))) ||
-	    (c->nsh && read_at(fd, t->members, mbytes, (off_t)(off + ebytes + plen + wbytes))) ||
-	    (c->nx && read_at(fd, t->extra_first, fbytes, (off_t)(off + ebytes + plen + wbytes + mbytes))) ||
-	    (c->nx && read_at(fd, t->extras, xbytes,
-			      (off_t)(off + ebytes + plen + wbytes + mbytes + fbytes))) ||
-	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen + wbytes + mbytes + fbytes + xbytes)))
-		return RF_EINDEX;
-	uint64_t total = checksum(sum_so_far, t->entries, ebytes, 1);
-	total = checksum(total, t->paths, plen, 1);
-	if (c->has_weights)
-		total = checksum(total, t->weights, wbytes, 1);
-	if (c->nsh)
-		total = checksum(total, t->members, mbytes, 1);
-	if (c->nx) {
-		total = checksum(total, t->extra_first, fbytes, 1);
-		total = checksum(total, t->extras, xbytes, 1);
+	/* in the file's order; an array the cache has not is NULL, and takes
+	 * no bytes */
+	const struct { void *p; size_t n; } part[] = {
+		{ t->entries, ebytes }, { t->paths, plen }, { t->weights, wbytes },
+		{ t->members, mbytes }, { t->extra_first, fbytes }, { t->extras, xbytes },
+	};
+	uint64_t total = sum_so_far, sum;
+	size_t at = off;
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+		if (!part[i].p)
+			continue;
+		if (read_at(fd, part[i].p, part[i].n, (off_t)at))
+			return RF_EINDEX;
+		total = checksum(total, part[i].p, part[i].n, 1);
+		at += part[i].n;
 	}
+	if (read_at(fd, &sum, 8, (off_t)at))
+		return RF_EINDEX;
 	return sum == total ? 0 : RF_EINDEX;
 }
 
