@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "util/util.h"
 
 typedef struct shared {

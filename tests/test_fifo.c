@@ -11,7 +11,7 @@
 #include <signal.h>
 
 #include "io/bufpool.h"
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "util/fifo.h"
 
 #define CAP 5u

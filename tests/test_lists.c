@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "lists/rf_lists.h"
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "pipeline/state.h"
 
 static const rf_config_entry config_list[] = { RF_CONFIG_FIELDS(RF_CONFIG_ENTRY) };

@@ -427,6 +427,136 @@ static int read_at(int fd, void *p, size_t n, off_t off)
 	return 0;
 }
 
+/* What a cache's header says of its bulk: counts, then where each array
+ * lies in the file and its bytes. */
+typedef struct cache_shape {
+	uint64_t count, plen, nx;
+	uint32_t ncl, nst, has_weights, nsh, nxn;
+	size_t off;                 /* where the records start */
+	size_t ebytes, wbytes, mbytes, fbytes, xbytes; /* entries, weights, members, extra_first, extras */
+} cache_shape;
+
+/* The header: the first 1 MiB of the file (size bytes), more only if its
+ * strings (class names, directory stamps) run past that. @return : the
+ * header in *head (free it), *hlen its bytes; -1 when it cannot be read. */
+static int read_head(int fd, uint64_t size, uint8_t **head, size_t *hlen)
+{
+	*hlen = (size_t)RF_MIN(size, 1u << 20);
+	for (;;) {
+		free(*head);
+		*head = malloc(*hlen ? *hlen : 1);
+		if (!*head || read_at(fd, *head, *hlen, 0))
+			return -1;
+		reader r = { *head, *head + *hlen, 0x726676696478ull, 1 };
+		if (header_fits(&r) || *hlen == (size_t)size)
+			return 0;
+		*hlen = (size_t)RF_MIN(size, (uint64_t)*hlen * 16);
+	}
+}
+
+/* The header's strings into t: class names, stamps, shards (label, ETag,
+ * size), extra names. @return : 0, or -1 (corrupt, or out of memory). */
+static int read_strings(reader *r, rf_index *t, const cache_shape *c)
+{
+	/* Nothing is allocated for more than the file holds: a class name takes
+	 * at least its 4-byte length, a stamp 4 + 24 bytes, a shard 4 + 4 + 4 + 8,
+	 * in the header that header_fits() found whole in head (or else r->ok
+	 * is 0 by now). */
+	if (!r->ok || c->nxn > RF_EXTRA_NAMES_MAX ||
+	    (uint64_t)c->ncl * 4 + (uint64_t)c->nst * 28 + (uint64_t)c->nsh * 20 +
+		    (uint64_t)c->nxn * 4 > (uint64_t)(r->end - r->p))
+		return -1;
+	if (c->ncl) {
+		t->classes = calloc(c->ncl, sizeof(char *));
+		for (uint32_t i = 0; t->classes && i < c->ncl; i++)
+			t->classes[t->nclasses++] = get_str(r);
+	}
+	if (c->nst) {
+		t->stamps = calloc(c->nst, sizeof(*t->stamps));
+		t->cap_stamps = c->nst;
+		for (uint32_t i = 0; t->stamps && i < c->nst; i++) {
+			rf_index_stamp *s = &t->stamps[t->nstamps++];
+			s->path = get_str(r);
+			s->mtime_sec = (int64_t)get_u(r, 8);
+			s->mtime_nsec = (int64_t)get_u(r, 8);
+			s->ino = get_u(r, 8);
+		}
+	}
+	if (c->nsh) {
+		uint32_t nsh = c->nsh;
+		t->shards = calloc(nsh, sizeof(char *));
+		t->shard_labels = calloc(nsh, sizeof(int32_t));
+		t->etags = calloc(nsh, sizeof(*t->etags));
+		t->shard_sizes = calloc(nsh, sizeof(uint64_t));
+		for (uint32_t i = 0; t->shards && t->shard_labels && t->etags && t->shard_sizes &&
+				     i < nsh; i++) {
+			t->shards[t->nshards++] = get_str(r);
+			t->shard_labels[i] = (int32_t)get_u(r, 4);
+			char *etag = get_str(r);
+			if (!etag || strlen(etag) >= RF_IO_ETAG_MAX) {
+				free(etag);
+				return -1;
+			}
+			memcpy(t->etags[i], etag, strlen(etag) + 1);
+			free(etag);
+			t->shard_sizes[i] = get_u(r, 8);
+		}
+		if (!t->shards || !t->shard_labels || !t->etags || !t->shard_sizes)
+			return -1;
+	}
+	if (c->nxn) {
+		t->extra_names = calloc(c->nxn, sizeof(char *));
+		if (!t->extra_names)
+			return -1;
+		for (uint32_t i = 0; i < c->nxn; i++)
+			t->extra_names[t->nextra_names++] = get_str(r);
+	}
+	return 0;
+}
+
+/* The records and the path arena (the bulk), straight into their final
+ * arrays in t, so loading never holds the index twice, and checked
+ * against the file's checksum (sum: the header's, so far). @return : 0,
+ * RF_EINDEX (corrupt) or -ENOMEM. */
+static int read_bulk(int fd, rf_index *t, const cache_shape *c, uint64_t sum_so_far)
+{
+	const size_t off = c->off, ebytes = c->ebytes, wbytes = c->wbytes, mbytes = c->mbytes;
+	const size_t fbytes = c->fbytes, xbytes = c->xbytes, plen = c->plen;
+	if (c->nx) {
+		t->extra_first = malloc(fbytes ? fbytes : 1);
+		t->extras = malloc(xbytes);
+		if (!t->extra_first || !t->extras)
+			return -ENOMEM;
+	}
+	t->entries = malloc(ebytes ? ebytes : 1);
+	t->paths = malloc(plen ? plen : 1);
+	if (c->has_weights)
+		t->weights = malloc(wbytes ? wbytes : 1);
+	if (c->nsh)
+		t->members = malloc(mbytes ? mbytes : 1);
+	if (!t->entries || !t->paths || (c->has_weights && !t->weights) || (c->nsh && !t->members))
+		return -ENOMEM;
+	/* in the file's order; an array the cache has not is NULL, and takes
+	 * no bytes */
+	const struct { void *p; size_t n; } part[] = {
+		{ t->entries, ebytes }, { t->paths, plen }, { t->weights, wbytes },
+		{ t->members, mbytes }, { t->extra_first, fbytes }, { t->extras, xbytes },
+	};
+	uint64_t total = sum_so_far, sum;
+	size_t at = off;
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+		if (!part[i].p)
+			continue;
+		if (read_at(fd, part[i].p, part[i].n, (off_t)at))
+			return RF_EINDEX;
+		total = checksum(total, part[i].p, part[i].n, 1);
+		at += part[i].n;
+	}
+	if (read_at(fd, &sum, 8, (off_t)at))
+		return RF_EINDEX;
+	return sum == total ? 0 : RF_EINDEX;
+}
+
 /* Reads the cache in fd (named path in messages) into *t, every check of
  * its own made (magic, version, sizes, checksum, records); *src gets the
  * source it was built from (free it), *any its mode. @return : 0, or
@@ -435,31 +565,19 @@ static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_
 		      char *err, size_t errlen)
 {
 	/* The header and strings (small) are read first; the records and the
-	 * path arena (the bulk) straight into their final arrays, so loading
-	 * never holds the index twice. */
+	 * path arena (the bulk) straight into their final arrays (read_bulk). */
 	struct stat st;
 	uint8_t *head = NULL;
+	size_t hlen;
 	int ret = RF_EINDEX;
 	memset(t, 0, sizeof(*t));
 	t->root_fd = -1;
 	*src = NULL;
 	if (fstat(fd, &st) != 0)
 		goto fail;
-	/* The header: first 1 MiB of the file, more only if its strings (class
-	 * names, directory stamps) run past that. */
-	size_t hlen = (size_t)RF_MIN((uint64_t)st.st_size, 1u << 20);
-	reader r;
-	for (;;) {
-		free(head);
-		head = malloc(hlen ? hlen : 1);
-		if (!head || read_at(fd, head, hlen, 0))
-			goto corrupt;
-		r = (reader){ head, head + hlen, 0x726676696478ull, 1 };
-		if (header_fits(&r) || hlen == (size_t)st.st_size)
-			break;
-		hlen = (size_t)RF_MIN((uint64_t)st.st_size, (uint64_t)hlen * 16);
-	}
-	r = (reader){ head, head + hlen, 0x726676696478ull, 1 };
+	if (read_head(fd, (uint64_t)st.st_size, &head, &hlen))
+		goto corrupt;
+	reader r = { head, head + hlen, 0x726676696478ull, 1 };
 	const char *magic = get(&r, 8, 0);
 	uint32_t version = (uint32_t)get_u(&r, 4);
 	*any = (uint32_t)get_u(&r, 4);
@@ -469,123 +587,42 @@ static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_
 		goto fail;
 	}
 	t->kind = (uint32_t)get_u(&r, 4);
-	uint64_t count = get_u(&r, 8), plen = get_u(&r, 8);
-	uint32_t ncl = (uint32_t)get_u(&r, 4), nst = (uint32_t)get_u(&r, 4);
-	uint32_t has_weights = (uint32_t)get_u(&r, 4);
-	uint32_t nsh = (uint32_t)get_u(&r, 4), nxn = (uint32_t)get_u(&r, 4);
-	uint64_t nx = get_u(&r, 8);
+	cache_shape c = { 0 };
+	c.count = get_u(&r, 8);
+	c.plen = get_u(&r, 8);
+	c.ncl = (uint32_t)get_u(&r, 4);
+	c.nst = (uint32_t)get_u(&r, 4);
+	c.has_weights = (uint32_t)get_u(&r, 4);
+	c.nsh = (uint32_t)get_u(&r, 4);
+	c.nxn = (uint32_t)get_u(&r, 4);
+	c.nx = get_u(&r, 8);
 	*src = get_str(&r);
 	t->root = get_str(&r);
 	t->any_name = (int)*any;
-	/* Nothing is allocated for more than the file holds: a class name takes
-	 * at least its 4-byte length, a stamp 4 + 24 bytes, a shard 4 + 4 + 4 + 8,
-	 * in the header that header_fits() found whole in head (or else r.ok
-	 * is 0 by now). */
-	if (!r.ok || nxn > RF_EXTRA_NAMES_MAX ||
-	    (uint64_t)ncl * 4 + (uint64_t)nst * 28 + (uint64_t)nsh * 20 + (uint64_t)nxn * 4 >
-		    (uint64_t)(r.end - r.p))
+	if (read_strings(&r, t, &c))
 		goto corrupt;
-	if (ncl) {
-		t->classes = calloc(ncl, sizeof(char *));
-		for (uint32_t i = 0; t->classes && i < ncl; i++)
-			t->classes[t->nclasses++] = get_str(&r);
-	}
-	if (nst) {
-		t->stamps = calloc(nst, sizeof(*t->stamps));
-		t->cap_stamps = nst;
-		for (uint32_t i = 0; t->stamps && i < nst; i++) {
-			rf_index_stamp *s = &t->stamps[t->nstamps++];
-			s->path = get_str(&r);
-			s->mtime_sec = (int64_t)get_u(&r, 8);
-			s->mtime_nsec = (int64_t)get_u(&r, 8);
-			s->ino = get_u(&r, 8);
-		}
-	}
-	if (nsh) {
-		t->shards = calloc(nsh, sizeof(char *));
-		t->shard_labels = calloc(nsh, sizeof(int32_t));
-		t->etags = calloc(nsh, sizeof(*t->etags));
-		t->shard_sizes = calloc(nsh, sizeof(uint64_t));
-		for (uint32_t i = 0; t->shards && t->shard_labels && t->etags && t->shard_sizes &&
-				     i < nsh; i++) {
-			t->shards[t->nshards++] = get_str(&r);
-			t->shard_labels[i] = (int32_t)get_u(&r, 4);
-			char *etag = get_str(&r);
-			if (!etag || strlen(etag) >= RF_IO_ETAG_MAX) {
-				free(etag);
-				goto corrupt;
-			}
-			memcpy(t->etags[i], etag, strlen(etag) + 1);
-			free(etag);
-			t->shard_sizes[i] = get_u(&r, 8);
-		}
-		if (!t->shards || !t->shard_labels || !t->etags || !t->shard_sizes)
-			goto corrupt;
-	}
-	if (nxn) {
-		t->extra_names = calloc(nxn, sizeof(char *));
-		if (!t->extra_names)
-			goto corrupt;
-		for (uint32_t i = 0; i < nxn; i++)
-			t->extra_names[t->nextra_names++] = get_str(&r);
-	}
-	size_t off = (size_t)(r.p - head);
-	size_t ebytes = (size_t)count * sizeof(rf_index_entry);
-	size_t wbytes = has_weights ? (size_t)count * sizeof(double) : 0;
-	size_t mbytes = nsh ? (size_t)count * sizeof(rf_index_member) : 0;
-	if (nx >= UINT32_MAX || count >= (1ull << 40))
+	c.off = (size_t)(r.p - head);
+	c.ebytes = (size_t)c.count * sizeof(rf_index_entry);
+	c.wbytes = c.has_weights ? (size_t)c.count * sizeof(double) : 0;
+	c.mbytes = c.nsh ? (size_t)c.count * sizeof(rf_index_member) : 0;
+	if (c.nx >= UINT32_MAX || c.count >= (1ull << 40))
 		goto corrupt;
-	size_t fbytes = nx ? (size_t)count * sizeof(uint32_t) : 0;
-	size_t xbytes = (size_t)nx * sizeof(rf_index_extra);
-	if (!r.ok || !t->root || !*src || count >= (1ull << 40) || plen >= (1ull << 40) ||
-	    has_weights > 1 ||
-	    (uint64_t)st.st_size != off + ebytes + plen + wbytes + mbytes + fbytes + xbytes + 8)
+	c.fbytes = c.nx ? (size_t)c.count * sizeof(uint32_t) : 0;
+	c.xbytes = (size_t)c.nx * sizeof(rf_index_extra);
+	if (!r.ok || !t->root || !*src || c.plen >= (1ull << 40) || c.has_weights > 1 ||
+	    (uint64_t)st.st_size != c.off + c.ebytes + c.plen + c.wbytes + c.mbytes + c.fbytes +
+					    c.xbytes + 8)
 		goto corrupt;
-	if (nx) {
-		t->extra_first = malloc(fbytes ? fbytes : 1);
-		t->extras = malloc(xbytes);
-		if (!t->extra_first || !t->extras) {
-			ret = -ENOMEM;
-			goto fail;
-		}
-	}
-	t->entries = malloc(ebytes ? ebytes : 1);
-	t->paths = malloc(plen ? plen : 1);
-	if (has_weights)
-		t->weights = malloc(wbytes ? wbytes : 1);
-	if (nsh)
-		t->members = malloc(mbytes ? mbytes : 1);
-	uint64_t sum;
-	if (!t->entries || !t->paths || (has_weights && !t->weights) || (nsh && !t->members)) {
-		ret = -ENOMEM;
+	ret = read_bulk(fd, t, &c, r.sum);
+	if (ret == RF_EINDEX)
+		goto corrupt;
+	if (ret)
 		goto fail;
-	}
-	if (read_at(fd, t->entries, ebytes, (off_t)off) ||
-	    read_at(fd, t->paths, plen, (off_t)(off + ebytes)) ||
-	    (has_weights && read_at(fd, t->weights, wbytes, (off_t)(off + ebytes + plen))) ||
-	    (nsh && read_at(fd, t->members, mbytes, (off_t)(off + ebytes + plen + wbytes))) ||
-	    (nx && read_at(fd, t->extra_first, fbytes, (off_t)(off + ebytes + plen + wbytes + mbytes))) ||
-	    (nx && read_at(fd, t->extras, xbytes,
-			   (off_t)(off + ebytes + plen + wbytes + mbytes + fbytes))) ||
-	    read_at(fd, &sum, 8, (off_t)(off + ebytes + plen + wbytes + mbytes + fbytes + xbytes)))
-		goto corrupt;
-	uint64_t total = checksum(r.sum, t->entries, ebytes, 1);
-	total = checksum(total, t->paths, plen, 1);
-	if (has_weights)
-		total = checksum(total, t->weights, wbytes, 1);
-	if (nsh)
-		total = checksum(total, t->members, mbytes, 1);
-	if (nx) {
-		total = checksum(total, t->extra_first, fbytes, 1);
-		total = checksum(total, t->extras, xbytes, 1);
-	}
-	if (sum != total)
-		goto corrupt;
-	t->count = t->cap = count;
-	t->members_cap = nsh ? count : 0;
-	t->nextras = t->extras_cap = nx;
-	t->paths_len = t->paths_cap = plen;
-	if (!records_valid(t, has_weights))
+	t->count = t->cap = c.count;
+	t->members_cap = c.nsh ? c.count : 0;
+	t->nextras = t->extras_cap = c.nx;
+	t->paths_len = t->paths_cap = c.plen;
+	if (!records_valid(t, c.has_weights))
 		goto corrupt;
 	free(head);
 	return 0;

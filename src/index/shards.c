@@ -984,177 +984,227 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 	return ret;
 }
 
-/* Scans every shard (SCAN_SHARDS at once) and adds their samples to idx in
- * shard order. */
-int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
-			 size_t errlen)
+/* One rf_index_scan_shards: the engine, its window buffers (one slot a
+ * shard being scanned) and each shard's scan. */
+typedef struct scan_run {
+	rf_index *idx;
+	int raw;
+	rf_log_level log_level;
+	shard_scan *sc;         /* one a shard */
+	uint32_t n, width;      /* shards; scanned at once */
+	rf_io *io;
+	rf_cache *cache;        /* remote shards with a cache folder: their windows kept */
+	int wake;               /* the engine sleeps on it; nobody else wakes it */
+	uint8_t *mem;           /* width slots of `slot` bytes */
+	size_t slot;
+	uint32_t *free_slots, nfree;
+	uint32_t next, active;  /* the next shard to start; shards being scanned */
+	rf_io_done *done;
+	char *err;
+	size_t errlen;
+} scan_run;
+
+/* The engine, the cache and the buffers. @return : 0, or a negative errno
+ * (err set where the engine said why). */
+static int scan_open(scan_run *sr)
 {
-	/* an interrupted pack (remote folders hold no marker we can see) */
-	int whole = idx->urls ? 0 : rf_index_check_shards_complete(idx, err, errlen);
-	if (whole)
-		return whole;
-	uint32_t n = (uint32_t)idx->nshards, width = RF_MIN(n, SCAN_SHARDS);
-	shard_scan *sc = calloc(n, sizeof(*sc));
-	if (!sc)
-		return -ENOMEM;
-	rf_io *io = NULL;
-	rf_cache *cache = NULL;
+	rf_index *idx = sr->idx;
+	uint32_t width = sr->width;
 	int caching = idx->urls && idx->scan_cache_dir && idx->scan_cache_dir[0];
-	uint8_t *mem = NULL;
-	int wake = eventfd(0, EFD_CLOEXEC); /* the engine sleeps on it; nobody else wakes it */
-	size_t slot = RF_ALIGN_UP(SCAN_WINDOW + RF_TAR_NEED_MAX, 4096) + 8192;
-	int ret = wake < 0 ? -errno : posix_memalign((void **)&mem, 4096, slot * width) ? -ENOMEM : 0;
+	sr->wake = eventfd(0, EFD_CLOEXEC);
+	sr->slot = RF_ALIGN_UP(SCAN_WINDOW + RF_TAR_NEED_MAX, 4096) + 8192;
+	size_t slot = sr->slot;
+	int ret = sr->wake < 0 ? -errno
+		  : posix_memalign((void **)&sr->mem, 4096, slot * width) ? -ENOMEM : 0;
 	if (!ret) {
 		rf_io_params p = { .path = RF_IO_AUTO, .depth = width, .max_read = slot,
 				   .max_files = caching ? RF_CACHE_MAX_FILES : width, .direct = 1, .probe_dirfd = idx->root_fd,
-				   .probe_path = idx->shards[0], .wake_fd = wake, .name = idx->root,
-				   .log_level = log_level,
+				   .probe_path = idx->shards[0], .wake_fd = sr->wake, .name = idx->root,
+				   .log_level = sr->log_level,
 				   .sign = rf_transport_sign(idx->transport),
 				   .url_budget_ms = idx->remote_timeout_ms };
-		ret = rf_io_create(&io, &p, err, errlen);
+		ret = rf_io_create(&sr->io, &p, sr->err, sr->errlen);
 	}
 	if (!ret && caching) /* a cache that cannot be used: one warning, none */
-		ret = rf_cache_open(&cache, &(rf_cache_params){ .dir = idx->scan_cache_dir,
-								.bytes = idx->scan_cache_bytes,
-								.io = io, .log_level = log_level,
-								.group = idx->scan_cache_group });
-	uint32_t *free_slots = malloc(width * sizeof(uint32_t));
-	rf_io_done *done = malloc(width * sizeof(rf_io_done));
-	if (!ret && (!free_slots || !done))
+		ret = rf_cache_open(&sr->cache, &(rf_cache_params){ .dir = idx->scan_cache_dir,
+								    .bytes = idx->scan_cache_bytes,
+								    .io = sr->io, .log_level = sr->log_level,
+								    .group = idx->scan_cache_group });
+	sr->free_slots = malloc(width * sizeof(uint32_t));
+	sr->done = malloc(width * sizeof(rf_io_done));
+	if (!ret && (!sr->free_slots || !sr->done))
 		ret = -ENOMEM;
 	if (ret)
-		goto out;
-	rf_io_region reg = { mem, slot * width };
-	rf_io_register_regions(io, &reg, 1);
+		return ret;
+	rf_io_region reg = { sr->mem, slot * width };
+	rf_io_register_regions(sr->io, &reg, 1);
 	for (uint32_t i = 0; i < width; i++)
-		free_slots[i] = i;
-	uint32_t nfree = width, next = 0, active = 0;
-	while (!ret && (next < n || active)) {
+		sr->free_slots[i] = i;
+	sr->nfree = width;
+	return 0;
+}
+
+static void scan_close(scan_run *sr)
+{
+	rf_io_destroy(sr->io); /* first: it ends the cache's writes in flight */
+	rf_cache_free(sr->cache);
+	if (sr->wake >= 0)
+		close(sr->wake);
+	for (uint32_t i = 0; i < sr->n; i++)
+		scan_free(&sr->sc[i]);
+	free(sr->sc);
+	free(sr->mem);
+	free(sr->free_slots);
+	free(sr->done);
+}
+
+/* Starts the scan of the next shard: its first window asked for (a local
+ * shard opened; an empty one scanned at once). @return : 0, or the error
+ * (err set). */
+static int scan_start(scan_run *sr)
+{
+	rf_index *idx = sr->idx;
+	shard_scan *s = &sr->sc[sr->next];
+	s->idx = idx;
+	s->cache = sr->cache;
+	s->shard = sr->next++;
+	s->log_level = sr->log_level;
+	struct stat st;
+	const char *path = idx->shards[s->shard];
+	if (idx->urls) {
+		s->file = -1;
+		s->buf = sr->mem + (size_t)sr->free_slots[--sr->nfree] * sr->slot;
+		remote_begin(s, sr->io, sr->raw);
+		sr->active++;
+		return 0;
+	}
+	if (fstatat(idx->root_fd, path, &st, 0)) {
+		int ret = -errno;
+		rf_fmt(sr->err, sr->errlen, "shard %s/%s: %s", idx->root, path, strerror(-ret));
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rf_fmt(sr->err, sr->errlen, "shard %s/%s: not a regular file (%s)", idx->root,
+		       path, rf_file_kind(st.st_mode));
+		return RF_EINDEX;
+	}
+	s->size = (uint64_t)st.st_size;
+	rf_tar_scan_init(&s->scan, s->size);
+	rf_tar_samples_init(&s->group, sr->raw, on_sample, s);
+	if (s->size == 0) {
+		/* no end blocks either: reported as cut at 0 */
+		char why[64];
+		int r = rf_tar_scan_feed(&s->scan, NULL, 0, 0, rf_tar_samples_member,
+					 &s->group, why, sizeof(why));
+		s->done = 1;
+		return r ? r : rf_tar_samples_finish(&s->group);
+	}
+	s->file = rf_io_file_open(sr->io, idx->root_fd, path);
+	if (s->file < 0) {
+		rf_fmt(sr->err, sr->errlen, "shard %s/%s: %s", idx->root, path, strerror(-s->file));
+		return s->file;
+	}
+	s->buf = sr->mem + (size_t)sr->free_slots[--sr->nfree] * sr->slot;
+	if (!rf_io_ready(sr->io, rf_io_span(sr->io, 0, window_len(s))))
+		return -EIO; /* cannot happen: one read per free buffer */
+	s->asked = window_len(s);
+	rf_io_submit(sr->io, &(rf_io_read){ .file = s->file, .offset = 0,
+					    .len = s->asked, .buf = s->buf,
+					    .tag = s->shard });
+	sr->active++;
+	return 0;
+}
+
+/* A window of shard s came back (d): scanned, then the next one asked
+ * for, or the shard done (its slot free again). @return : 0, or the error
+ * (err set). */
+static int scan_reaped(scan_run *sr, shard_scan *s, const rf_io_done *d)
+{
+	rf_index *idx = sr->idx;
+	rf_io *io = sr->io;
+	if (s->size == UINT64_MAX && d->res == 0 && d->size == 0 && s->empty_asks < EMPTY_ASKS) {
+		/* "empty" (a 416 at 0) is the one answer to a first window
+		 * no later read can contradict (nothing is asked after it):
+		 * asked again before it is believed, as a proxy's lie may
+		 * pass */
+		s->empty_asks++;
+		rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard],
+						.offset = 0, .len = SCAN_WINDOW,
+						.buf = s->buf, .tag = s->shard,
+						.etag_out = idx->etags[s->shard] });
+		return 0;
+	}
+	if (s->size == UINT64_MAX) { /* a remote shard's first window */
+		int ret = remote_sized(idx, s, d, sr->err, sr->errlen);
+		if (ret)
+			return ret;
+	}
+	int r = scan_window(s, d, sr->err, sr->errlen);
+	if (r == -ESTALE && idx->urls && s->rescans < RESCANS) {
+		/* another ETag than its first answer's: the shard was
+		 * replaced while it was scanned, or that first answer
+		 * was a proxy's lie; what was found goes, and the scan
+		 * begins again from its first byte */
+		s->rescans++;
+		scan_reset(s);
+		remote_begin(s, io, sr->raw);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (r == 1) {
+		s->asked = window_len(s);
+		rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = s->scan.pos,
+						.len = s->asked, .buf = s->buf,
+						.tag = s->shard,
+						.url = idx->urls ? idx->urls[s->shard] : NULL,
+						.etag = idx->urls ? idx->etags[s->shard] : NULL,
+						/* what the first window said: a
+						 * later answer is checked against it */
+						.size = idx->urls ? s->size : 0 });
+		return 0;
+	}
+	sr->active--;
+	s->done = 1;
+	if (s->file >= 0)
+		rf_io_file_close(io, s->file);
+	s->file = -1;
+	sr->free_slots[sr->nfree++] = (uint32_t)((s->buf - sr->mem) / sr->slot);
+	if (idx->progress)
+		idx->progress(idx->progress_user, idx->count);
+	return 0;
+}
+
+/* Every shard scanned, SCAN_SHARDS at once. @return : 0, or the error. */
+static int scan_all(scan_run *sr)
+{
+	int ret = 0;
+	while (!ret && (sr->next < sr->n || sr->active)) {
 		/* start the next shards while buffers are free */
-		while (next < n && nfree) {
-			shard_scan *s = &sc[next];
-			s->idx = idx;
-			s->cache = cache;
-			s->shard = next++;
-			s->log_level = log_level;
-			struct stat st;
-			const char *path = idx->shards[s->shard];
-			if (idx->urls) {
-				s->file = -1;
-				s->buf = mem + (size_t)free_slots[--nfree] * slot;
-				remote_begin(s, io, raw);
-				active++;
-				continue;
-			}
-			if (fstatat(idx->root_fd, path, &st, 0)) {
-				ret = -errno;
-				rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, path, strerror(-ret));
-				break;
-			}
-			if (!S_ISREG(st.st_mode)) {
-				rf_fmt(err, errlen, "shard %s/%s: not a regular file (%s)", idx->root,
-				       path, rf_file_kind(st.st_mode));
-				ret = RF_EINDEX;
-				break;
-			}
-			s->size = (uint64_t)st.st_size;
-			rf_tar_scan_init(&s->scan, s->size);
-			rf_tar_samples_init(&s->group, raw, on_sample, s);
-			if (s->size == 0) {
-				/* no end blocks either: reported as cut at 0 */
-				char why[64];
-				int r = rf_tar_scan_feed(&s->scan, NULL, 0, 0, rf_tar_samples_member,
-							 &s->group, why, sizeof(why));
-				ret = r ? r : rf_tar_samples_finish(&s->group);
-				s->done = 1;
-				continue;
-			}
-			s->file = rf_io_file_open(io, idx->root_fd, path);
-			if (s->file < 0) {
-				rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, path, strerror(-s->file));
-				ret = s->file;
-				break;
-			}
-			s->buf = mem + (size_t)free_slots[--nfree] * slot;
-			if (!rf_io_ready(io, rf_io_span(io, 0, window_len(s)))) {
-				ret = -EIO; /* cannot happen: one read per free buffer */
-				break;
-			}
-			s->asked = window_len(s);
-			rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = 0,
-							.len = s->asked, .buf = s->buf,
-							.tag = s->shard });
-			active++;
-		}
-		if (ret || !active)
+		while (!ret && sr->next < sr->n && sr->nfree)
+			ret = scan_start(sr);
+		if (ret || !sr->active)
 			break;
-		ret = rf_io_wait_until(io, rf_now_ns() + SCAN_SLICE_NS);
+		ret = rf_io_wait_until(sr->io, rf_now_ns() + SCAN_SLICE_NS);
 		if (!ret && rf_cancelled()) {
-			rf_fmt(err, errlen, "%s: scanning the shards: cancelled", idx->root);
+			rf_fmt(sr->err, sr->errlen, "%s: scanning the shards: cancelled", sr->idx->root);
 			ret = -ECANCELED;
 		}
-		uint32_t k = ret ? 0 : rf_io_reap(io, done, width);
-		if (cache)
-			rf_cache_step(cache);
-		for (uint32_t i = 0; i < k && !ret; i++) {
-			shard_scan *s = &sc[done[i].tag];
-			if (s->size == UINT64_MAX && done[i].res == 0 && done[i].size == 0 &&
-			    s->empty_asks < EMPTY_ASKS) {
-				/* "empty" (a 416 at 0) is the one answer to a first window
-				 * no later read can contradict (nothing is asked after it):
-				 * asked again before it is believed, as a proxy's lie may
-				 * pass */
-				s->empty_asks++;
-				rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard],
-								.offset = 0, .len = SCAN_WINDOW,
-								.buf = s->buf, .tag = s->shard,
-								.etag_out = idx->etags[s->shard] });
-				continue;
-			}
-			if (s->size == UINT64_MAX) { /* a remote shard's first window */
-				ret = remote_sized(idx, s, &done[i], err, errlen);
-				if (ret)
-					break;
-			}
-			int r = scan_window(s, &done[i], err, errlen);
-			if (r == -ESTALE && idx->urls && s->rescans < RESCANS) {
-				/* another ETag than its first answer's: the shard was
-				 * replaced while it was scanned, or that first answer
-				 * was a proxy's lie; what was found goes, and the scan
-				 * begins again from its first byte */
-				s->rescans++;
-				scan_reset(s);
-				remote_begin(s, io, raw);
-				continue;
-			}
-			if (r < 0) {
-				ret = r;
-				break;
-			}
-			if (r == 1) {
-				s->asked = window_len(s);
-				rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = s->scan.pos,
-								.len = s->asked, .buf = s->buf,
-								.tag = s->shard,
-								.url = idx->urls ? idx->urls[s->shard] : NULL,
-								.etag = idx->urls ? idx->etags[s->shard] : NULL,
-								/* what the first window said: a
-								 * later answer is checked against it */
-								.size = idx->urls ? s->size : 0 });
-				continue;
-			}
-			active--;
-			s->done = 1;
-			if (s->file >= 0)
-				rf_io_file_close(io, s->file);
-			s->file = -1;
-			free_slots[nfree++] = (uint32_t)((s->buf - mem) / slot);
-			if (idx->progress)
-				idx->progress(idx->progress_user, idx->count);
-		}
+		uint32_t k = ret ? 0 : rf_io_reap(sr->io, sr->done, sr->width);
+		if (sr->cache)
+			rf_cache_step(sr->cache);
+		for (uint32_t i = 0; i < k && !ret; i++)
+			ret = scan_reaped(sr, &sr->sc[sr->done[i].tag], &sr->done[i]);
 	}
-	if (cache && !ret) /* what the windows filled is kept: its writes first (2 s at most) */
-		rf_cache_flush(cache, rf_now_ns() + 2000000000ull);
+	return ret;
+}
+
+/* What the scans found into idx: each shard's stamp and size, and the
+ * samples in shard order (a sample without a cls member of a labelled
+ * source bad). @return : 0, or the error. */
+static int scan_collect(rf_index *idx, shard_scan *sc, uint32_t n)
+{
+	int ret = 0;
 	/* each shard's own mtime and inode: a shard rewritten in place leaves
 	 * its folder's mtime as it was */
 	for (uint32_t i = 0; i < n && !ret && !idx->urls; i++)
@@ -1192,16 +1242,31 @@ int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *e
 		}
 		scan_free(&sc[i]);
 	}
-out:
-	rf_io_destroy(io); /* first: it ends the cache's writes in flight */
-	rf_cache_free(cache);
-	if (wake >= 0)
-		close(wake);
-	for (uint32_t i = 0; i < n; i++)
-		scan_free(&sc[i]);
-	free(sc);
-	free(mem);
-	free(free_slots);
-	free(done);
+	return ret;
+}
+
+/* Scans every shard (SCAN_SHARDS at once) and adds their samples to idx in
+ * shard order. */
+int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
+			 size_t errlen)
+{
+	/* an interrupted pack (remote folders hold no marker we can see) */
+	int whole = idx->urls ? 0 : rf_index_check_shards_complete(idx, err, errlen);
+	if (whole)
+		return whole;
+	uint32_t n = (uint32_t)idx->nshards;
+	scan_run sr = { .idx = idx, .raw = raw, .log_level = log_level, .n = n,
+			.width = RF_MIN(n, SCAN_SHARDS), .wake = -1, .err = err, .errlen = errlen };
+	sr.sc = calloc(n, sizeof(*sr.sc));
+	if (!sr.sc)
+		return -ENOMEM;
+	int ret = scan_open(&sr);
+	if (!ret)
+		ret = scan_all(&sr);
+	if (sr.cache && !ret) /* what the windows filled is kept: its writes first (2 s at most) */
+		rf_cache_flush(sr.cache, rf_now_ns() + 2000000000ull);
+	if (!ret)
+		ret = scan_collect(idx, sr.sc, n);
+	scan_close(&sr);
 	return ret;
 }

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/feeder_impl.h"
+#include "pipeline/feeder_state.h"
 #include "util/util.h"
 
 int rf_chunks_init(struct rf_feeder *f)
@@ -55,15 +55,6 @@ static rf_chunk *find(struct rf_feeder *f, uint32_t shard, uint64_t index)
 	return NULL;
 }
 
-/* READY -> FREE: only a chunk whose read is in and that nobody uses (a
- * READING one still has its read in the engine, into its buffer). */
-static void drop(struct rf_feeder *f, rf_chunk *c)
-{
-	assert(c->state == CHUNK_READY && c->refs == 0 && c->waiting == NO_CHUNK);
-	rf_bufpool_free(&f->pool, c->ticket);
-	c->state = CHUNK_FREE;
-}
-
 /* The least recently wanted chunk that nobody uses, or NULL; a chunk read
  * ahead and not wanted yet goes only when no other can (it is about to be
  * wanted: evicting it by age would read it twice). */
@@ -85,7 +76,7 @@ int rf_chunks_evict(struct rf_feeder *f)
 {
 	rf_chunk *c = f->chunks ? idle(f) : NULL;
 	if (c)
-		drop(f, c);
+		rf_chunk_drop(f, c);
 	return c != NULL;
 }
 
@@ -152,7 +143,7 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 			rf_feeder_cache_cancel(f, &cached);
 			return NULL; /* every chunk in use */
 		}
-		drop(f, c);
+		rf_chunk_drop(f, c);
 	}
 	while (rf_bufpool_alloc(&f->pool, span, &c->ticket, &c->buf)) {
 		rf_chunk *e = idle(f); /* pool room: idle chunks make way */
@@ -160,7 +151,7 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 			rf_feeder_cache_cancel(f, &cached);
 			return NULL; /* the entry stays free */
 		}
-		drop(f, e);
+		rf_chunk_drop(f, e);
 	}
 	rd.buf = c->buf;
 	rd.tag = CHUNK_TAG | (uint64_t)(c - f->chunks);
@@ -212,7 +203,7 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		return -1;
 	rf_chunk *c = find(f, m.shard, index);
 	if (c && c->state == CHUNK_READY && !c->got && !c->refs) {
-		drop(f, c); /* its read failed: read it again */
+		rf_chunk_drop(f, c); /* its read failed: read it again */
 		c = NULL;
 	}
 	if (!c && !(c = start(l, f, m.shard, index, 0)))
@@ -303,15 +294,5 @@ void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	assert(c->refs > 0); /* the hold above */
 	c->refs--;
 	if (reason[0] && !c->refs)
-		drop(f, c); /* read it again when next wanted */
-}
-
-void rf_chunk_unref(struct rf_feeder *f, rf_request *q)
-{
-	assert(q->chunk < f->nchunks);
-	rf_chunk *c = &f->chunks[q->chunk];
-	assert(c->refs > 0 && c->state != CHUNK_FREE); /* q's reference is one of them */
-	q->chunk = NO_CHUNK;
-	if (--c->refs == 0 && c->state == CHUNK_READY && !c->got)
-		drop(f, c); /* a failed read: nothing to keep */
+		rf_chunk_drop(f, c); /* read it again when next wanted */
 }

@@ -11,7 +11,7 @@
 
 #include "decode/image.h"
 #include "decode/unzstd.h"
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "pipeline/sample_hook.h"
 #include "transform/token_row.h"
 #include "util/util.h"

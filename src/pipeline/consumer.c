@@ -1,7 +1,7 @@
 /* consumer.c - the caller's side of the batch ring: next (in order or as
  * batches complete, with a deadline or interrupted), release, and what the
  * loader reports of itself (stats, order, the last error). Runs on the
- * caller's thread; see loader_impl.h for what it owns. */
+ * caller's thread; see loader_state.h for what it owns. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "gpu/gpu.h"
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "util/util.h"
 
 /* The slot to hand out next, or NULL: in order, the next batch's slot once

@@ -7,7 +7,7 @@
  * the cores it gets). Rates are measured while a side has work; a side
  * that had none keeps its last rate, so it is offered work again. */
 #include "decode/image.h"
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "util/util.h"
 
 #define MEASURE_NS 20000000ull /* 20 ms between rate updates */

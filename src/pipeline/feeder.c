@@ -1,30 +1,27 @@
-/* feeder.c - the ring thread: the pipeline's side of the read engine
- * (src/io/engine.h). It picks the next place of the next batch, turns its
- * sample into a read (a loose file: one whole-file read), submits it, judges
- * each result (landed, short, bad, or the system short of descriptors),
- * lands raw reads in their slot, hands the others to a decoder, and takes
- * back what the decoders hand back. It sleeps only in rf_io_wait(); other
- * threads wake it through l->wake_fd. */
+/* feeder.c - the ring thread's loop: the pipeline's side of the read
+ * engine (src/io/engine.h). It picks the next place of the next batch,
+ * turns its sample into a read (a loose file: one whole-file read),
+ * submits it (issue), judges each result (landed, short, bad, or the
+ * system short of descriptors), and takes back what the decoders hand
+ * back. It sleeps only in rf_io_wait(); other threads wake it through
+ * l->wake_fd. Its set-up and teardown are feeder_setup.c; what becomes of
+ * a read that landed or a place that failed, feeder_land.c; reads through
+ * chunks of a shard, chunks.c; through the node cache, node_cache_route.c. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpu/gpu.h"
 #include "io/bufpool.h"
 #include "io/engine.h"
 #include "pipeline/feeder.h"
-#include "pipeline/feeder_impl.h"
-#include "sample/shard_order.h"
-#include "pipeline/loader_impl.h"
-#include "transform/token_row.h"
+#include "pipeline/feeder_state.h"
+#include "pipeline/loader_state.h"
 #include "util/util.h"
-
 
 #if RF_TEST_HOOKS
 static rf_read_hook test_hook;
@@ -46,21 +43,6 @@ static void feeder_failed(rf_loader *l, int err, const char *what)
 	}
 	pthread_cond_broadcast(&l->ready);
 	pthread_mutex_unlock(&l->mu);
-}
-
-static void retry_push(struct rf_feeder *f, const rf_place *p)
-{
-	/* Bounded: one entry per request plus the place being issued (the
-	 * push asserts room). */
-	f->retry[rf_fifo_push(&f->retry_q)] = *p;
-}
-
-void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
-			    uint64_t sample, int err, const char *reason)
-{
-	rf_place again;
-	if (rf_loader_place_failed(l, p, sample, err, reason, &again))
-		retry_push(f, &again);
 }
 
 /* Takes a free slot for batch b, resets it, and returns it; NULL when every
@@ -168,21 +150,6 @@ static void engine_read(const rf_loader *l, const struct rf_feeder *f, const rf_
 		rf_feeder_shard_read(l, f, r->shard, rd);
 }
 
-void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
-			  rf_io_read *rd)
-{
-	const rf_index *idx = &l->src.index;
-	if (idx->urls) { /* a ranged GET, of the object indexed */
-		rd->url = idx->urls[shard];
-		rd->etag = idx->etags[shard];
-		rd->size = idx->shard_sizes ? idx->shard_sizes[shard] : 0;
-	}
-	else if (f->shard_files)
-		rd->file = f->shard_files[shard];
-	else
-		rd->path = idx->shards[shard];
-}
-
 /* A sample with fields (cfg.fields): its read r widened to one span of its
  * shard over the members its fields are (a sample's members lie together:
  * a few KiB more, no read more), where each field lies in that read, and
@@ -261,123 +228,198 @@ static void count_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p)
 	}
 }
 
-/* Starts reads while a request, buffer space, engine room and a place exist. */
-static void issue(rf_loader *l, struct rf_feeder *f)
+/* What issue() does next with a place. */
+enum { ISSUE_GO, ISSUE_NEXT, ISSUE_STOP }; /* go on with it; the next place; stop till the wait */
+
+/* A place that will not be read: its sample failed before any read. */
+static void fail_place(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint64_t sample,
+		       int err, const char *reason)
+{
+	f->cur_valid = 0;
+	rf_feeder_place_failed(l, f, p, sample, err, reason);
+}
+
+/* The request for place p, template t, and its source read r: its sample,
+ * its stage, and with fields, the read widened over them. @return : 0, or
+ * -1 when the place failed (a replacement is queued). */
+static int plan_request(rf_loader *l, struct rf_feeder *f, const rf_place *p, rf_request *t,
+			rf_source_read *r)
 {
 	char reason[RF_REASON_LEN];
-	rf_place p;
+	uint64_t sample, epoch, pos;
+	rf_loader_place_sample(l, p, &sample, &epoch, &pos);
+	int err = check_entry(l, f, sample, r, reason, sizeof(reason));
+	if (err) {
+		fail_place(l, f, p, sample, err, reason);
+		return -1;
+	}
+	rf_stage stage = rf_loader_stage(l, sample);
+	*t = (rf_request){ .place = *p, .sample = sample, .epoch = epoch, .pos = pos,
+			   .ticket = NO_TICKET, .chunk = NO_CHUNK, .stage = (uint8_t)stage,
+			   .parts_left = 1, .main_len = r->expect };
+	if (l->fields.n) {
+		err = plan_fields(l, f, t, r, reason, sizeof(reason));
+		if (err) {
+			fail_place(l, f, p, sample, err, reason);
+			return -1;
+		}
+	}
+	t->expect = r->expect;
+	t->read_offset = r->offset;
+	return 0;
+}
+
+/* Sequential shard access: t read through its chunk (chunks.c).
+ * @return : ISSUE_NEXT (done: waits for the chunk or landed), ISSUE_STOP
+ * (short of resources), ISSUE_GO (no chunks, or a member across chunks:
+ * read alone). */
+static int through_chunk(rf_loader *l, struct rf_feeder *f, const rf_request *t,
+			 const rf_source_read *r)
+{
+	if (!f->chunks || t->parts_left != 1)
+		return ISSUE_GO;
+	int c = rf_chunk_issue(l, f, t, r);
+	if (c == 1)
+		f->cur_valid = 0;
+	return c == 1 ? ISSUE_NEXT : c == 0 ? ISSUE_STOP : ISSUE_GO;
+}
+
+/* A URL read through the node cache (node_cache_route.c), its route in *cached.
+ * @return : 1 when the range is another process's to fetch (counted; the
+ * place is looked at again after a short wait). */
+static int through_cache(rf_loader *l, struct rf_feeder *f, const rf_place *p, uint32_t shard,
+			 rf_io_read *rd, rf_cached *cached)
+{
+	if (!rd->url || !f->cache ||
+	    rf_feeder_cache_route(f, shard, rd, cached, ROUTE_MAY_WAIT) != ROUTE_WAIT)
+		return 0;
+	count_wait(l, f, p);
+	return 1;
+}
+
+/* The buffer t's reads take, from span (its main read's): with fields in
+ * files of their own, each part's piece after it (each at the engine's
+ * alignment, its place in t->field[].at). @return : the bytes, *widest the
+ * largest single read. */
+static size_t lay_out_parts(rf_loader *l, struct rf_feeder *f, rf_request *t, size_t span,
+			    size_t *widest)
+{
+	size_t align = rf_io_align(f->io), need = span;
+	*widest = span;
+	for (uint32_t i = 0; i < l->fields.n && t->parts_left > 1; i++) {
+		rf_req_field *d = &t->field[i];
+		if (d->where != RF_FIELD_OWN_FILE)
+			continue;
+		size_t part = rf_io_span(f->io, 0, d->len + 1);
+		need = RF_ALIGN_UP(need, align);
+		d->at = need; /* its piece of the buffer */
+		need += part;
+		*widest = RF_MAX(*widest, part);
+	}
+	return need;
+}
+
+/* Where t's read lands: straight into the batch (raw), or a buffer of need
+ * bytes from the pool, in *buf and *ticket. @return : ISSUE_GO, ISSUE_NEXT
+ * (the place failed: no room left in its batch), ISSUE_STOP (the pool is
+ * full; after an idle chunk made room: ISSUE_NEXT with the place kept). */
+static int take_buffer(rf_loader *l, struct rf_feeder *f, const rf_request *t, size_t span,
+		       size_t need, rf_cached *cached, uint8_t **buf, uint32_t *ticket)
+{
+	*ticket = NO_TICKET;
+	if (t->stage == RF_STAGE_RAW) {
+		/* straight into the batch, after the samples issued before
+		 * (a zstd member goes through the pool: a compute thread
+		 * puts its decompressed bytes in the batch) */
+		rf_slot *s = rf_slot_of(l, &t->place);
+		size_t off;
+		if (rf_slot_reserve(s, t->place.index, span, rf_io_align(f->io), &off)) {
+			/* only replacements can use up the room */
+			char reason[RF_REASON_LEN];
+			rf_feeder_cache_cancel(f, cached);
+			rf_slot_no_room(l, s, (size_t)t->expect, reason, sizeof(reason));
+			fail_place(l, f, &t->place, t->sample, -ENOSPC, reason);
+			return ISSUE_NEXT;
+		}
+		*buf = s->batch.data + off;
+	} else if (rf_bufpool_alloc(&f->pool, need, ticket, buf)) {
+		rf_feeder_cache_cancel(f, cached);
+		if (rf_chunks_evict(f))
+			return ISSUE_NEXT; /* an idle chunk made room: the same place again */
+		return ISSUE_STOP; /* wait for buffers to come back */
+	}
+	return ISSUE_GO;
+}
+
+/* Takes a request for t, reading rd into buf, and submits its reads (its
+ * fields' own files too). */
+static void submit(rf_loader *l, struct rf_feeder *f, const rf_request *t, rf_io_read *rd,
+		   const rf_cached *cached, uint8_t *buf, uint32_t ticket)
+{
+	uint32_t id = f->free_reqs[--f->nfree];
+	rf_request *q = &l->req[id];
+	*q = *t;
+	q->buf = buf;
+	q->ticket = ticket;
+	if (f->req_cache)
+		f->req_cache[id] = *cached;
+	rd->buf = buf;
+	rd->tag = id;
+	rf_io_submit(f->io, rd);
+	if (f->cache)
+		rf_feeder_cache_submitted(l, cached);
+	if (q->parts_left > 1)
+		submit_parts(l, f, id, q);
+	f->cur_valid = 0;
+	atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
+}
+
+/* Before issuing: a read waited for another process's fetch since the
+ * cache's records were last read, so read the others' new ones. */
+static void cache_look(struct rf_feeder *f)
+{
 	f->cache_waiting = 0;
-	if (f->cache && !f->cache_looked) { /* a read waited: the others' new records first */
+	if (f->cache && !f->cache_looked) {
 		rf_cache_refresh(f->cache);
 		f->cache_looked = 1;
 	}
+}
+
+/* Starts reads while a request, buffer space, engine room and a place exist. */
+static void issue(rf_loader *l, struct rf_feeder *f)
+{
+	rf_place p;
+	cache_look(f);
 	while (!f->failed && f->nfree && next_place(l, f, &p)) {
-		uint64_t sample, epoch, pos;
-		rf_loader_place_sample(l, &p, &sample, &epoch, &pos);
+		rf_request t;
 		rf_source_read r;
-		int err = check_entry(l, f, sample, &r, reason, sizeof(reason));
-		if (err) {
-			f->cur_valid = 0;
-			rf_feeder_place_failed(l, f, &p, sample, err, reason);
+		if (plan_request(l, f, &p, &t, &r))
 			continue;
-		}
-		rf_stage stage = rf_loader_stage(l, sample);
-		rf_request t = { .place = p, .sample = sample, .epoch = epoch, .pos = pos,
-				 .ticket = NO_TICKET, .chunk = NO_CHUNK, .stage = (uint8_t)stage,
-				 .parts_left = 1, .main_len = r.expect };
-		if (l->fields.n) {
-			err = plan_fields(l, f, &t, &r, reason, sizeof(reason));
-			if (err) {
-				f->cur_valid = 0;
-				rf_feeder_place_failed(l, f, &p, sample, err, reason);
-				continue;
-			}
-		}
-		t.expect = r.expect;
-		t.read_offset = r.offset;
-		if (f->chunks && t.parts_left == 1) {
-			int c = rf_chunk_issue(l, f, &t, &r);
-			if (c == 0)
-				break; /* resources come back at the next wait */
-			if (c == 1) {
-				f->cur_valid = 0;
-				continue;
-			}
-			/* -1: a member across chunks, read alone */
-		}
+		int go = through_chunk(l, f, &t, &r);
+		if (go == ISSUE_STOP)
+			break; /* resources come back at the next wait */
+		if (go == ISSUE_NEXT)
+			continue;
 		rf_io_read rd;
 		engine_read(l, f, &r, &rd);
 		rf_cached cached = { 0 };
-		if (rd.url && f->cache &&
-		    rf_feeder_cache_route(f, r.shard, &rd, &cached, ROUTE_MAY_WAIT) == ROUTE_WAIT) {
-			count_wait(l, f, &p);
+		if (through_cache(l, f, &p, r.shard, &rd, &cached))
 			break; /* looked at again after a short wait */
-		}
-		size_t span = rf_io_span(f->io, rd.offset, rd.len), widest = span;
-		size_t align = rf_io_align(f->io), need = span;
-		for (uint32_t i = 0; i < l->fields.n && t.parts_left > 1; i++) {
-			rf_req_field *d = &t.field[i];
-			if (d->where != RF_FIELD_OWN_FILE)
-				continue;
-			size_t part = rf_io_span(f->io, 0, d->len + 1);
-			need = RF_ALIGN_UP(need, align);
-			d->at = need; /* its piece of the buffer */
-			need += part;
-			widest = RF_MAX(widest, part);
-		}
+		size_t span = rf_io_span(f->io, rd.offset, rd.len), widest;
+		size_t need = lay_out_parts(l, f, &t, span, &widest);
 		if (!rf_io_ready_n(f->io, widest, t.parts_left)) {
 			rf_feeder_cache_cancel(f, &cached);
 			break; /* room comes back at the next wait */
 		}
-		uint32_t ticket = NO_TICKET;
+		uint32_t ticket;
 		uint8_t *buf;
-		if (stage == RF_STAGE_RAW) {
-			/* straight into the batch, after the samples issued before
-			 * (a zstd member goes through the pool: a compute thread
-			 * puts its decompressed bytes in the batch) */
-			rf_slot *s = rf_slot_of(l, &p);
-			size_t off;
-			if (rf_slot_reserve(s, p.index, span, rf_io_align(f->io), &off)) {
-				/* only replacements can use up the room */
-				rf_feeder_cache_cancel(f, &cached);
-				f->cur_valid = 0;
-				rf_slot_no_room(l, s, (size_t)r.expect, reason, sizeof(reason));
-				rf_feeder_place_failed(l, f, &p, sample, -ENOSPC, reason);
-				continue;
-			}
-			buf = s->batch.data + off;
-		} else if (rf_bufpool_alloc(&f->pool, need, &ticket, &buf)) {
-			rf_feeder_cache_cancel(f, &cached);
-			if (rf_chunks_evict(f))
-				continue; /* an idle chunk made room: the same place again */
-			break; /* wait for buffers to come back */
-		}
-		uint32_t id = f->free_reqs[--f->nfree];
-		rf_request *q = &l->req[id];
-		*q = t;
-		q->buf = buf;
-		q->ticket = ticket;
-		if (f->req_cache)
-			f->req_cache[id] = cached;
-		rd.buf = buf;
-		rd.tag = id;
-		rf_io_submit(f->io, &rd);
-		if (f->cache)
-			rf_feeder_cache_submitted(l, &cached);
-		if (q->parts_left > 1)
-			submit_parts(l, f, id, q);
-		f->cur_valid = 0;
-		atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
+		go = take_buffer(l, f, &t, span, need, &cached, &buf, &ticket);
+		if (go == ISSUE_STOP)
+			break;
+		if (go == ISSUE_NEXT)
+			continue;
+		submit(l, f, &t, &rd, &cached, buf, ticket);
 	}
-}
-
-void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q)
-{
-	if (q->chunk != NO_CHUNK)
-		rf_chunk_unref(f, q);
-	if (q->ticket != NO_TICKET)
-		rf_bufpool_free(&f->pool, q->ticket);
-	f->free_reqs[f->nfree++] = id;
 }
 
 /* Reads the place again, the same candidate (after EAGAIN or a short read). */
@@ -409,6 +451,133 @@ static rf_req_field *field_of_part(const rf_loader *l, rf_request *q, unsigned p
 
 #define READ_AGAIN 1 /* q->err while parts are in flight: one came short or EAGAIN */
 
+/* The result to judge: the read's, or in test builds what the test hook
+ * says instead (after the planted slow device's delay). */
+static inline int result_of(const struct rf_feeder *f, const rf_io_done *d, const rf_request *q,
+			    unsigned part, int64_t size)
+{
+	int res = d->res;
+#if RF_TEST_HOOKS
+	if (f->test_delay_us) /* a slow device (see feeder_setup.c) */
+		usleep(f->test_delay_us);
+	if (test_hook && !part && !(res < 0 && d->step == RF_IO_STEP_OPEN))
+		res = test_hook(test_hook_ctx, q->sample, res, size);
+#else
+	(void)f, (void)q, (void)part, (void)size;
+#endif
+	return res;
+}
+
+/* A read routed through the node cache (node_cache_route.c): a hit checked, a
+ * fill written. @return : 1 when the hit's bytes failed their check (the
+ * copy is dropped, and the place read again, from the network). */
+static int cache_refused(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request *q,
+			 const rf_io_done *d, int res, int64_t size)
+{
+	if (!f->req_cache || !f->req_cache[id].route ||
+	    !rf_feeder_cache_done(l, f, &f->req_cache[id], q->buf + d->skip, res, size))
+		return 0;
+	rf_place p = q->place;
+	rf_feeder_release(f, id, q);
+	retry_push(f, &p);
+	return 1;
+}
+
+/* What a read of size bytes that gave res says: 0 (all its bytes), or the
+ * error with reason (RF_REASON_LEN) set, and *again when reading it again
+ * may mend it (EAGAIN, a short read, a few times). fld: the field whose
+ * own file it read, or NULL. */
+static int verdict(rf_loader *l, const rf_io_done *d, const rf_request *q,
+		   const rf_req_field *fld, int res, int64_t size, int *again, char *reason)
+{
+	if (system_short(res))
+		return res; /* failing the stream, in judge() */
+	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
+	int err = 0;
+	if (res < 0) {
+		if ((res == -EAGAIN || res == -EINTR) && transient_left)
+			*again = 1;
+		err = res;
+		char what[RF_REASON_LEN];
+		rf_io_done said = *d; /* what is judged: res (a test hook may have changed it) */
+		said.res = err;
+		rf_io_describe(&said, what, sizeof(what));
+		rf_fmt(reason, RF_REASON_LEN, "%s: %s",
+		       d->step == RF_IO_STEP_OPEN ? "open" : "read", what);
+	} else if ((int64_t)res != size) {
+		/* Short: a transient short read, or a file that shrank. Read again
+		 * a few times before believing the file changed. */
+		if ((int64_t)res < size && transient_left)
+			*again = 1;
+		err = RF_EBADSAMPLE;
+		if (fld) {
+			rf_fmt(reason, RF_REASON_LEN, "%d bytes, not the %lld it had when indexed "
+			       "(the file changed)", res, (long long)size);
+		} else {
+			rf_source_read r = { .expect = q->expect };
+			l->src.ops->cut_short(&l->src, &r, res, reason, RF_REASON_LEN);
+		}
+	}
+	if (err && fld) { /* name the field's file */
+		char what[RF_REASON_LEN];
+		memcpy(what, reason, sizeof(what));
+		rf_fmt(reason, RF_REASON_LEN, "its field file %s: %s", fld->path, what);
+	}
+	return err;
+}
+
+/* A request read in parts (its fields' own files) waits for all of them.
+ * @return : 1 while others are in flight (the first failure stands, one
+ * that reading again cannot mend over one it can); 0 at its last, *err,
+ * *again and reason then the request's. */
+static int parts_pending(rf_request *q, int *err, int *again, char *reason)
+{
+	if (q->parts_left > 1) {
+		q->parts_left--;
+		if (*err && (q->err == 0 || (q->err == READ_AGAIN && !*again))) {
+			q->err = *again ? READ_AGAIN : *err;
+			memcpy(q->reason, reason, RF_REASON_LEN);
+		}
+		return 1;
+	}
+	if (!*err && q->err) { /* an earlier part failed */
+		*again = q->err == READ_AGAIN;
+		*err = *again ? -EAGAIN : q->err;
+		memcpy(reason, q->reason, RF_REASON_LEN);
+	}
+	return 0;
+}
+
+/* The process is at its limit (descriptors, memory): fail the stream
+ * naming it, rather than count good samples as bad. */
+static void stream_short(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request *q,
+			 const rf_io_done *d, int err)
+{
+	struct rlimit lim = { 0 };
+	getrlimit(RLIMIT_NOFILE, &lim);
+	char what[256], name[1280];
+	rf_fmt(what, sizeof(what), "%s of %s with no other read in flight (the "
+	       "descriptor limit, ulimit -n, is %llu)", d->step == RF_IO_STEP_OPEN ? "open" : "read",
+	       rf_source_path(&l->src, q->sample, name, sizeof(name)),
+	       (unsigned long long)lim.rlim_cur);
+	rf_feeder_release(f, id, q);
+	feeder_failed(l, err, what);
+	f->failed = 1;
+}
+
+/* The read failed for good: its place is replaced. */
+static void read_failed(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request *q,
+			const rf_io_done *d, const rf_req_field *fld, int err, char *reason)
+{
+	rf_place p = q->place;
+	uint64_t sample = q->sample;
+	if (!fld && rf_source_not_regular(&l->src, sample, reason, RF_REASON_LEN) &&
+	    d->step == RF_IO_STEP_READ)
+		err = RF_EBADSAMPLE;
+	rf_feeder_release(f, id, q);
+	rf_feeder_place_failed(l, f, &p, sample, err, reason);
+}
+
 /* A read finished: judge it, then land it, hand it to a decoder, read it
  * again, or replace its place. A sample read in parts (its fields' own
  * files) is judged when its last part is in. */
@@ -423,170 +592,30 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 	rf_request *q = &l->req[id];
 	rf_req_field *fld = part ? field_of_part(l, q, part) : NULL;
 	int64_t size = fld ? fld->len : q->expect;
-	int res = d->res;
-	char reason[RF_REASON_LEN];
-	int err = 0, again = 0;
-#if RF_TEST_HOOKS
-	if (f->test_delay_us) /* a slow device (see feeder_setup) */
-		usleep(f->test_delay_us);
-	if (test_hook && !part && !(res < 0 && d->step == RF_IO_STEP_OPEN))
-		res = test_hook(test_hook_ctx, q->sample, res, size);
-#endif
-	if (!part && f->req_cache && f->req_cache[id].route &&
-	    rf_feeder_cache_done(l, f, &f->req_cache[id], q->buf + d->skip, res, size)) {
-		/* its cached copy failed its check (dropped): from the network */
-		rf_place p = q->place;
-		rf_feeder_release(f, id, q);
-		retry_push(f, &p);
+	int res = result_of(f, d, q, part, size);
+	if (!part && cache_refused(l, f, id, q, d, res, size))
 		return;
-	}
-	const char *step = d->step == RF_IO_STEP_OPEN ? "open" : "read";
-	int transient_left = q->place.transient < RF_MAX_TRANSIENT;
-	if (system_short(res)) {
-		err = res; /* failing the stream, below */
-	} else if (res < 0) {
-		if ((res == -EAGAIN || res == -EINTR) && transient_left)
-			again = 1;
-		err = res;
-		char what[RF_REASON_LEN];
-		rf_io_done said = *d; /* what is judged: res (a test hook may have changed it) */
-		said.res = err;
-		rf_io_describe(&said, what, sizeof(what));
-		rf_fmt(reason, sizeof(reason), "%s: %s", step, what);
-	} else if ((int64_t)res != size) {
-		/* Short: a transient short read, or a file that shrank. Read again
-		 * a few times before believing the file changed. */
-		if ((int64_t)res < size && transient_left)
-			again = 1;
-		err = RF_EBADSAMPLE;
-		if (fld) {
-			rf_fmt(reason, sizeof(reason), "%d bytes, not the %lld it had when indexed "
-			       "(the file changed)", res, (long long)size);
-		} else {
-			rf_source_read r = { .expect = q->expect };
-			l->src.ops->cut_short(&l->src, &r, res, reason, sizeof(reason));
-		}
-	}
-	if (err && fld && !system_short(err)) { /* name the field's file */
-		char what[RF_REASON_LEN];
-		memcpy(what, reason, sizeof(what));
-		rf_fmt(reason, sizeof(reason), "its field file %s: %s", fld->path, what);
-	}
+	char reason[RF_REASON_LEN];
+	int again = 0;
+	int err = verdict(l, d, q, fld, res, size, &again, reason);
 	if (!err) {
 		if (fld)
 			fld->data = q->buf + fld->at + d->skip;
 		else
 			q->data = q->buf + d->skip;
 	}
-	if (q->parts_left > 1) { /* more of its reads in flight: the first failure stands
-				  * (one that reading again cannot mend over one it can) */
-		q->parts_left--;
-		if (err && (q->err == 0 || (q->err == READ_AGAIN && !again))) {
-			q->err = again ? READ_AGAIN : err;
-			memcpy(q->reason, reason, sizeof(reason));
-		}
+	if (parts_pending(q, &err, &again, reason))
 		return;
-	}
-	if (!err && q->err) { /* an earlier part failed */
-		again = q->err == READ_AGAIN;
-		err = again ? -EAGAIN : q->err;
-		memcpy(reason, q->reason, sizeof(reason));
-	}
 	if (system_short(err)) {
-		/* the process is at its limit: fail the stream naming it, rather
-		 * than count good samples as bad */
-		struct rlimit lim = { 0 };
-		getrlimit(RLIMIT_NOFILE, &lim);
-		char what[256], name[1280];
-		rf_fmt(what, sizeof(what), "%s of %s with no other read in flight (the "
-		       "descriptor limit, ulimit -n, is %llu)", step,
-		       rf_source_path(&l->src, q->sample, name, sizeof(name)),
-		       (unsigned long long)lim.rlim_cur);
-		rf_feeder_release(f, id, q);
-		feeder_failed(l, err, what);
-		f->failed = 1;
-		return;
-	}
-	if (again) {
+		stream_short(l, f, id, q, d, err);
+	} else if (again) {
 		read_again(f, id, q);
-		return;
+	} else if (err) {
+		read_failed(l, f, id, q, d, fld, err, reason);
+	} else {
+		q->len = (uint32_t)q->expect;
+		rf_feeder_landed(l, f, id);
 	}
-	if (err) {
-		rf_place p = q->place;
-		uint64_t sample = q->sample;
-		if (!fld && rf_source_not_regular(&l->src, sample, reason, sizeof(reason)) &&
-		    d->step == RF_IO_STEP_READ)
-			err = RF_EBADSAMPLE;
-		rf_feeder_release(f, id, q);
-		rf_feeder_place_failed(l, f, &p, sample, err, reason);
-		return;
-	}
-	q->len = (uint32_t)q->expect;
-	rf_feeder_landed(l, f, id);
-}
-
-/* A raw sample read in a chunk: copied into the batch after the samples
- * already there (a read of its own went straight there). @return : 0, or
- * -ENOSPC (reason set) when only a replacement found no room. */
-static int raw_from_chunk(rf_loader *l, rf_slot *s, rf_request *q, char *reason, size_t len)
-{
-	size_t off;
-	if (rf_slot_reserve(s, q->place.index, q->len, l->raw_align, &off)) {
-		rf_slot_no_room(l, s, q->len, reason, len);
-		return -ENOSPC;
-	}
-	memcpy(s->batch.data + off, q->data, q->len);
-	q->data = s->batch.data + off;
-	return 0;
-}
-
-/* A read with fields holds more than the sample's bytes: the members its
- * fields are (a span of its shard). Points each field at its bytes, and
- * q->data at the sample's own. */
-static void carve_fields(rf_loader *l, rf_request *q)
-{
-	for (uint32_t i = 0; i < l->fields.n; i++)
-		if (q->field[i].where == RF_FIELD_IN_READ)
-			q->field[i].data = q->data + q->field[i].at;
-	q->data += q->main_at;
-	q->len = q->main_len;
-}
-
-void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
-{
-	rf_request *q = &l->req[id];
-	atomic_fetch_add_explicit(&l->st.bytes_read, q->len, memory_order_relaxed);
-	rf_slot *s = rf_slot_of(l, &q->place);
-	atomic_fetch_add_explicit(&s->read_bytes, q->len, memory_order_relaxed);
-	if (l->fields.n)
-		carve_fields(l, q);
-	atomic_store_explicit(&s->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
-	rf_place p = q->place;
-	uint64_t sample = q->sample;
-	switch ((rf_stage)q->stage) {
-	case RF_STAGE_RAW: { /* no decode: the bytes are the sample */
-		char reason[RF_REASON_LEN];
-		if (q->chunk != NO_CHUNK && raw_from_chunk(l, s, q, reason, sizeof(reason))) {
-			rf_feeder_release(f, id, q);
-			rf_feeder_place_failed(l, f, &p, sample, -ENOSPC, reason);
-			return;
-		}
-		s->batch.offsets[p.index] = (uint64_t)(q->data - s->batch.data);
-		s->batch.sizes[p.index] = q->len;
-		break;
-	}
-	case RF_STAGE_TOKENS: /* a window, stored into its row (the O_DIRECT over-read
-			       * is outside q->data) */
-		rf_token_row_store(s->host + (size_t)p.index * l->plan.sample_bytes, l->plan.token_bytes,
-				   q->data, l->plan.token_width, l->cfg.seq_len + 1);
-		break;
-	default:
-		rf_loader_dispatch(l, id); /* now a decoder's, until handed back */
-		return;
-	}
-	rf_loader_store_fields(l, q);
-	rf_feeder_release(f, id, q);
-	rf_loader_land(l, &p, sample);
 }
 
 /* Requests the decoders handed back: free their buffers; a failed decode
@@ -608,6 +637,7 @@ static void take_back(rf_loader *l, struct rf_feeder *f)
 			rf_feeder_place_failed(l, f, &p, sample, err, reason);
 	}
 }
+
 
 /* Publishes what the engine settled on (it changes after a fallback). */
 static void publish_io(rf_loader *l, struct rf_feeder *f)
@@ -631,161 +661,14 @@ static void publish_io(rf_loader *l, struct rf_feeder *f)
 	atomic_store_explicit(&l->st.http_connections, info.http.connections, memory_order_relaxed);
 }
 
-/* Sequential access reads a shard in chunks (chunks.c), held in half the
- * read pool. The block shuffle hands out a block's samples in any order,
- * so the chunks a block spans must all fit there at once: else a chunk is
- * dropped before its last sample comes and read again (1,024-sample blocks
- * of 60 KB samples span 60 chunks, and a 64 MiB pool holds 32: each chunk
- * was read about 9 times an epoch, 4.3 GB fetched for a 480 MB pack over
- * http). The pool this takes: twice (the block's span in chunks, plus two
- * for the edges and a few being read), at most 1 GiB; 0 for random access
- * or token windows (read in llm.c's order, without a block shuffle). A
- * shard order is only ever made for a kind of shard members (its
- * sequential_shards capability: plan.c refuses shard_access = sequential
- * to the rest), so the records are those members. */
-static size_t sequential_pool(const rf_loader *l)
-{
-	const rf_index *idx = &l->src.index;
-	if (!l->shard_order || !idx->count || l->shard_order->block <= 1)
-		return 0;
-	uint64_t bytes = 0;
-	for (size_t i = 0; i < idx->count; i++)
-		bytes += idx->entries[i].size > 0 ? (uint64_t)idx->entries[i].size : 0;
-	uint64_t span = bytes / idx->count * l->shard_order->block;
-	uint64_t chunks = span / RF_CHUNK_BYTES + 2 + 8;
-	return (size_t)RF_MIN(2 * chunks * RF_CHUNK_BYTES, (uint64_t)1 << 30);
-}
-
-/* Shards are kept open (a ranged read per sample, no open or close) while
- * they take at most a quarter of the descriptor limit; beyond, each read
- * opens its shard, as a loose file's read does. */
-static int keep_shards(const rf_loader *l)
-{
-	struct rlimit lim = { 0 };
-	getrlimit(RLIMIT_NOFILE, &lim);
-	return l->src.index.nshards && !l->src.index.urls && l->src.index.nshards <= lim.rlim_cur / 4;
-}
-
-static int open_shards(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
-{
-	const rf_index *idx = &l->src.index;
-	f->shard_files = malloc(idx->nshards * sizeof(int));
-	if (!f->shard_files) {
-		rf_fmt(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < idx->nshards; i++) {
-		f->shard_files[i] = rf_io_file_open(f->io, idx->root_fd, idx->shards[i]);
-		if (f->shard_files[i] < 0) {
-			int e = f->shard_files[i];
-			rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, idx->shards[i], strerror(-e));
-			free(f->shard_files);
-			f->shard_files = NULL;
-			return e;
-		}
-	}
-	return 0;
-}
-
-/* The engine and the read pool (set-up, on this thread: SINGLE_ISSUER ties
- * the ring to the thread that creates it). */
-static int feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
-{
-	uint32_t depth = (uint32_t)l->cfg.io_depth;
-#if RF_TEST_HOOKS
-	/* Test-only: every read is judged this many microseconds late, by this
-	 * thread, so reads complete at most 1e6 / delay per second: a slow
-	 * device, planted (the slow suite's storage-bound diagnosis). */
-	const char *delay = getenv("RINGFEED_TEST_READ_DELAY_US");
-	f->test_delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
-#endif
-	/* A resumed loader issues from its saved position on, on every path:
-	 * each place is a pure function of (batch, index, attempt), nothing
-	 * before it is needed. */
-	f->next_batch = l->start_batch;
-	/* Pool: a quarter of it is the largest file, so a big file never waits
-	 * for the whole pool to drain. */
-	f->max_file = l->plan.max_read;
-	rf_io_params p = {
-		.path = l->cfg.io_path, .depth = depth,
-		.max_read = RF_ALIGN_UP(f->max_file + 1, 4096) + 4096,
-		.direct = !l->cfg.no_direct_io,
-		.probe_dirfd = l->src.index.root_fd,
-		.probe_path = l->src.index.nshards ? l->src.index.shards[0]
-						   : rf_index_path(&l->src.index, 0),
-		.max_files = keep_shards(l) ? (uint32_t)l->src.index.nshards
-			     : l->cfg.cache_dir && l->cfg.cache_dir[0] && l->src.index.urls
-			     ? RF_CACHE_MAX_FILES : 0,
-		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
-		.name = l->src.index.root, .log_level = l->cfg.log_level,
-		.sign = rf_transport_sign(l->src.index.transport),
-		.url_budget_ms = l->cfg.remote_timeout_ms,
-	};
-	int ret = rf_io_create(&f->io, &p, err, errlen);
-	if (ret)
-		return ret;
-	if (keep_shards(l)) {
-		ret = open_shards(l, f, err, errlen);
-		if (ret)
-			return ret;
-	}
-	if (rf_feeder_cache_open(l, f)) {
-		rf_fmt(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	rf_io_info info;
-	rf_io_get_info(f->io, &info);
-	atomic_store(&l->st.io_path, (unsigned)info.path);
-	atomic_store(&l->st.dio_align, (unsigned)info.align);
-	/* raw mode reads into the batch slots: the pool stays a token one,
-	 * unless zstd members are read into it for the compute threads, or
-	 * chunks of shards read front to back (then a member larger than a
-	 * quarter of the pool must still fit) */
-	l->raw_align = (uint32_t)info.align;
-	size_t pool_bytes = !l->cfg.raw ? l->cfg.read_pool_bytes
-			    : !l->src.any_zstd && !l->shard_order ? info.align
-			    : RF_MAX(l->cfg.read_pool_bytes, 4 * RF_ALIGN_UP(f->max_file + 1, info.align));
-	pool_bytes = RF_MAX(pool_bytes, sequential_pool(l));
-	ret = rf_bufpool_init(&f->pool, pool_bytes, info.align, depth);
-	if (ret) {
-		rf_fmt(err, errlen, "read pool of %zu bytes: out of memory", l->cfg.read_pool_bytes);
-		return ret;
-	}
-	rf_io_region regions[2] = { { f->pool.base, f->pool.cap }, { l->slot_mem, l->slot_mem_len } };
-	int fixed = rf_io_register_regions(f->io, regions, l->cfg.raw ? 2 : 1);
-	atomic_store(&l->st.fixed_buffers, (unsigned)fixed);
-	publish_io(l, f);
-
-	/* chunks: shards read front to back (shard_access), or token windows
-	 * in llm.c's order, which tile the shards */
-	int chunked = l->shard_order ||
-		      (l->src.ops->in_order_tiles && l->order.kind == RF_SAMPLER_SEQUENTIAL);
-	f->overlap_bytes = (uint32_t)RF_ALIGN_UP(l->src.ops->largest_read(&l->src), 4096);
-	if (chunked && rf_chunks_init(f)) {
-		rf_fmt(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	f->free_reqs = malloc(depth * sizeof(uint32_t));
-	f->drain = malloc(depth * sizeof(uint32_t));
-	f->done = malloc(depth * sizeof(rf_io_done));
-	rf_fifo_init(&f->retry_q, depth + 2);
-	f->retry = malloc(f->retry_q.cap * sizeof(rf_place));
-	if (!f->free_reqs || !f->drain || !f->done || !f->retry) {
-		rf_fmt(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < depth; i++)
-		f->free_reqs[i] = depth - 1 - i;
-	f->nfree = depth;
-	return 0;
-}
-
 void *rf_feeder_main(void *arg)
 {
 	rf_loader *l = arg;
 	struct rf_feeder *f = calloc(1, sizeof(*f));
 	char err[256] = "out of memory";
-	int ret = f ? feeder_setup(l, f, err, sizeof(err)) : -ENOMEM;
+	int ret = f ? rf_feeder_setup(l, f, err, sizeof(err)) : -ENOMEM;
+	if (!ret)
+		publish_io(l, f);
 	l->feeder = f;
 	pthread_mutex_lock(&l->init_mu);
 	l->init_ret = ret;
@@ -819,30 +702,7 @@ void *rf_feeder_main(void *arg)
 		publish_io(l, f);
 	}
 out:
-	if (f) {
-		/* cancels the reads in flight: nothing lands after this */
-		if (f->cache) /* what was fetched is kept: its writes finish first (2 s at most) */
-			rf_cache_flush(f->cache, rf_now_ns() + 2000000000ull);
-		rf_io_destroy(f->io); /* and the cache's writes in flight */
-		f->io = NULL;
-		rf_cache_free(f->cache); /* its claims and segment let go */
-		f->cache = NULL;
-		free(f->objects);
-		free(f->req_cache);
-		free(f->free_reqs);
-		free(f->drain);
-		free(f->done);
-		free(f->retry);
-		free(f->shard_files);
-		rf_chunks_free(f);
-	}
+	if (f)
+		rf_feeder_close(f);
 	return NULL;
-}
-
-void rf_feeder_free(struct rf_feeder *f)
-{
-	if (!f)
-		return;
-	rf_bufpool_destroy(&f->pool); /* the decoders no longer read it */
-	free(f);
 }

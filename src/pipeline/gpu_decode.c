@@ -13,7 +13,7 @@
 
 #include "gpu/gpu.h"
 #include "gpu/jpeg_gpu.h"
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "util/util.h"
 
 /* Center crops without flips: the taps depend on the image's size alone, and

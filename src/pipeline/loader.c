@@ -20,7 +20,7 @@
 #include "gpu/jpeg_gpu.h"
 #include "pipeline/config.h"
 #include "pipeline/feeder.h"
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "pipeline/state.h"
 #include "sample/ranks.h"
 #include "sample/shard_order.h"

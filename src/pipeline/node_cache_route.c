@@ -11,7 +11,7 @@
 
 #include "index/index_build.h" /* rf_index_check_remote */
 #include "cache/node_cache.h"
-#include "pipeline/feeder_impl.h"
+#include "pipeline/feeder_state.h"
 #include "util/util.h"
 
 #define LOOKAHEAD 65536 /* places the eviction looks ahead at */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "gpu/gpu.h"
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "sample/rest.h"
 #include "sample/shard_order.h"
 #include "util/hash.h"

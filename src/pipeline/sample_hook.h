@@ -3,7 +3,7 @@
 #ifndef RF_SAMPLE_HOOK_H
 #define RF_SAMPLE_HOOK_H
 
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 
 /* Calls cfg.sample_fn on request q's sample, stored at dst in its slot.
  * Called by the compute thread that holds q, after the sample was stored

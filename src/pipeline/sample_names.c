@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "util/util.h"
 
 RF_API int rf_loader_class_count(const rf_loader *l)

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 
 #define RF_STATE_VERSION 2
 #define RF_STATE_V1_BYTES 152

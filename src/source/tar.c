@@ -326,6 +326,253 @@ static int at_end(rf_tar_scan *s, const uint8_t *tail, uint64_t left, rf_tar_mem
 	return r;
 }
 
+/* One header block at s->pos, as rf_tar_scan_feed looks at it: filled step
+ * by step (the scan_* functions below). */
+typedef struct tar_at {
+	const uint8_t *h;   /* the block, in the window */
+	uint64_t pos, left; /* its offset, and the shard's bytes from there */
+	uint64_t end;       /* the window's end (an offset in the shard) */
+	uint8_t type;
+	int ext, meta;      /* an extended header; any header that describes the next member */
+	const char *name;   /* the member's name: its header's, or a pending long one */
+	uint64_t size;      /* its data's size */
+	uint64_t data_off, next; /* where its data starts; where the next header is */
+	char hname[H_PREFIX_LEN + 1 + H_NAME_LEN + 1];
+	char why[192 + RF_TAR_NAME_MAX];
+} tar_at;
+
+/* What a scan_* step says: go on with this header, go to the next block
+ * (s->pos moved), or return *ret from rf_tar_scan_feed. */
+enum { SCAN_ON, SCAN_NEXT, SCAN_RETURN };
+
+/* Past the end blocks: zeros and junk skipped until a header comes (more
+ * members: a zero block written over members, or tars concatenated). */
+static int scan_after_end(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *user, int *ret)
+{
+	uint64_t vsize;
+	if (is_zero_block(a->h) || !valid_header(a->h, a->left, &vsize)) {
+		s->junk |= !is_zero_block(a->h);
+		s->pos = a->pos + RF_TAR_BLOCK;
+		return SCAN_NEXT;
+	}
+	/* bytes between that are not zeros were damaged */
+	s->after_end = 0;
+	if (!s->junk)
+		return SCAN_ON;
+	s->junk = 0;
+	rf_fmt(a->why, sizeof(a->why), "a zero block (the end of an archive) at offset %" PRIu64
+	       " is followed by bytes that are not tar members, then by more members at offset %"
+	       PRIu64, s->end_off, a->pos);
+	*ret = report_lost(RF_TAR_LOST_DAMAGED, "", s->end_off, a->pos - s->end_off, a->why, fn,
+			   user);
+	return *ret ? SCAN_RETURN : SCAN_ON; /* at this header: a later feed parses it */
+}
+
+/* After damage: blocks skipped until a valid header, then the damaged span
+ * reported. */
+static int scan_resync(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *user, int *ret)
+{
+	uint64_t vsize;
+	if (!valid_header(a->h, a->left, &vsize)) {
+		s->pos = a->pos + RF_TAR_BLOCK;
+		return SCAN_NEXT;
+	}
+	const uint8_t t = a->h[H_TYPE];
+	if (s->skip_member && t != 'x' && t != 'X' && t != 'L' && t != 'K' && t != 'g') {
+		/* the member the damaged extended header described */
+		s->skip_member = 0;
+		s->pos = a->pos + RF_TAR_BLOCK + RF_ALIGN_UP(vsize, RF_TAR_BLOCK);
+		return SCAN_NEXT;
+	}
+	s->resync = s->skip_member = 0;
+	*ret = report_lost(RF_TAR_LOST_DAMAGED, "", s->lost_off, a->pos - s->lost_off, s->why, fn,
+			   user);
+	return *ret ? SCAN_RETURN : SCAN_ON; /* at this header: a later feed parses it */
+}
+
+/* A zero block: the end. tar writes two zero blocks; the first is enough,
+ * as Python's tarfile reads it. What follows is looked at for more members
+ * (after_end) up to the end of the shard. */
+static int scan_end_block(rf_tar_scan *s, tar_at *a)
+{
+	if (s->ext) {
+		rf_fmt(a->why, sizeof(a->why), "extended header at offset %" PRIu64 " is followed "
+		       "by the end of the archive, not a member", s->ext_off);
+		damage(s, a->pos, 1, a->why);
+		return SCAN_NEXT;
+	}
+	s->after_end = 1;
+	s->junk = 0;
+	s->end_off = a->pos;
+	s->pos = a->pos + RF_TAR_BLOCK;
+	return SCAN_NEXT;
+}
+
+/* The header's checksum, type, name and size, and where its data and the
+ * next header are: damage, or a member truncated by the shard's end (the
+ * scan is over). */
+static int scan_header(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *user, int *ret)
+{
+	uint64_t stored = UINT64_MAX, sum;
+	if (!checksum_ok(a->h, &stored, &sum)) {
+		char st[24] = "unreadable";
+		if (stored != UINT64_MAX)
+			rf_fmt(st, sizeof(st), "%06" PRIo64, stored);
+		rf_fmt(a->why, sizeof(a->why), "header at offset %" PRIu64 ": bad checksum (stored "
+		       "%s, computed %06" PRIo64 "): not a tar header, or corrupted", a->pos, st, sum);
+		damage(s, a->pos, 0, a->why);
+		return SCAN_NEXT;
+	}
+	a->type = a->h[H_TYPE];
+	/* extended headers, read here ('X': Solaris pax), and the other
+	 * headers that describe the next member rather than one of their own */
+	a->ext = a->type == 'x' || a->type == 'X' || a->type == 'L';
+	a->meta = a->ext || a->type == 'K' || a->type == 'g';
+	header_name(a->h, a->hname);
+	a->name = !a->meta && s->name_from ? s->name : a->hname;
+	if (parse_size(a->h + H_SIZE, &a->size)) {
+		rf_fmt(a->why, sizeof(a->why), "member '%s' (header at offset %" PRIu64 "): size "
+		       "field unparseable (not octal, or negative or past 64 bits in "
+		       "base-256)", a->name, a->pos);
+		damage(s, a->pos, a->meta, a->why);
+		return SCAN_NEXT;
+	}
+	if (!a->meta && s->has_size)
+		a->size = s->size;
+	a->data_off = a->pos + RF_TAR_BLOCK;
+	const uint64_t room = s->shard_size - a->data_off;
+	if (has_data(a->type) && (a->size > room || RF_ALIGN_UP(a->size, RF_TAR_BLOCK) > room)) {
+		rf_fmt(a->why, sizeof(a->why), "member '%s' (header at offset %" PRIu64 "): its %"
+		       PRIu64 " bytes of data run past the end of the shard (%" PRIu64
+		       " bytes): truncated", a->name, a->pos, a->size, s->shard_size);
+		if (a->meta) {
+			damage(s, a->pos, 1, a->why);
+			return SCAN_NEXT;
+		}
+		/* the scan is over: name is free */
+		if (a->name != s->name)
+			rf_fmt(s->name, sizeof(s->name), "%s", a->name);
+		uint64_t from = s->ext ? s->ext_off : a->pos;
+		s->ext = s->name_from = s->has_size = 0;
+		s->pos = s->shard_size;
+		s->status = 0;
+		*ret = report_lost(RF_TAR_LOST_TRUNCATED, s->name, from, s->shard_size - from, a->why,
+				   fn, user);
+		return SCAN_RETURN;
+	}
+	a->next = a->data_off + (has_data(a->type) ? RF_ALIGN_UP(a->size, RF_TAR_BLOCK) : 0);
+	return SCAN_ON;
+}
+
+/* An extended header (pax, GNU long name): read whole, what it says kept
+ * for the member it describes. */
+static int scan_ext(rf_tar_scan *s, tar_at *a, int *ret)
+{
+	if (a->size > RF_TAR_EXT_MAX) {
+		rf_fmt(a->why, sizeof(a->why), "%s at offset %" PRIu64 ": %" PRIu64 " bytes (at "
+		       "most %d)", a->type == 'L' ? "GNU long name" : "pax header", a->pos,
+		       a->size, RF_TAR_EXT_MAX);
+		damage(s, a->pos, 1, a->why);
+		return SCAN_NEXT;
+	}
+	if (a->end - a->data_off < a->size) { /* end >= data_off: the header is in */
+		s->need = (size_t)(RF_TAR_BLOCK + a->size);
+		*ret = 1; /* read it whole next time */
+		return SCAN_RETURN;
+	}
+	const uint8_t *p = a->h + RF_TAR_BLOCK;
+	uint64_t ext_off = s->ext ? s->ext_off : a->pos;
+	int bad = a->type == 'L' ?
+		  parse_long_name(s, p, (size_t)a->size, a->pos, a->why, sizeof(a->why)) :
+		  parse_pax(s, p, (size_t)a->size, a->pos, a->why, sizeof(a->why));
+	if (bad) {
+		damage(s, a->pos, 1, a->why);
+		return SCAN_NEXT;
+	}
+	s->ext_off = ext_off;
+	s->ext = 1;
+	s->pos = a->next;
+	return SCAN_NEXT;
+}
+
+/* A GNU sparse file: not read (its bytes are not one extent); lost with
+ * its data. */
+static int scan_sparse(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *user, int *ret)
+{
+	rf_fmt(a->why, sizeof(a->why), "member '%s' (header at offset %" PRIu64 "): GNU "
+	       "sparse file: not supported", a->name, a->pos);
+	uint64_t from = s->ext ? s->ext_off : a->pos;
+	s->ext = s->name_from = s->has_size = 0;
+	s->pos = a->next;
+	*ret = report_lost(RF_TAR_LOST_DAMAGED, "", from, a->next - from, a->why, fn, user);
+	return *ret ? SCAN_RETURN : SCAN_NEXT;
+}
+
+/* A member: a regular file is handed to fn (with its data when the window
+ * holds it, or when fn asks for it: then the next feed comes back here). */
+static int scan_member(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *user, char *err,
+		       size_t errlen, int *ret)
+{
+	size_t len = strlen(a->name);
+	int regular = a->type == '0' || a->type == '7' ||
+		      (a->type == '\0' && !(len && a->name[len - 1] == '/')); /* v7 directory */
+	if (regular && fn) {
+		rf_tar_member m = { .name = a->name, .data_off = a->data_off, .size = a->size };
+		if (a->end >= a->data_off && a->end - a->data_off >= a->size)
+			m.data = a->h + RF_TAR_BLOCK;
+		int r = fn(user, &m);
+		if (r == RF_TAR_WANT_DATA && !m.data) {
+			if (a->size > RF_TAR_EXT_MAX) {
+				rf_fmt(err, errlen, "member '%s': its data was asked for, but it "
+				       "has %" PRIu64 " bytes (at most %d)", a->name, a->size,
+				       RF_TAR_EXT_MAX);
+				*ret = stop(s, -EINVAL);
+				return SCAN_RETURN;
+			}
+			/* stay at this header, with its pending name and size */
+			s->need = (size_t)(RF_TAR_BLOCK + a->size);
+			assert(s->need <= RF_TAR_NEED_MAX);
+			*ret = 1;
+			return SCAN_RETURN;
+		}
+		if (r != 0 && r != RF_TAR_WANT_DATA) {
+			s->ext = s->name_from = s->has_size = 0;
+			s->pos = a->next;
+			*ret = r;
+			return SCAN_RETURN;
+		}
+	}
+	s->ext = s->name_from = s->has_size = 0;
+	s->pos = a->next;
+	return SCAN_NEXT;
+}
+
+/* The header at a->pos, whole in the window, step by step. */
+static int scan_block(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *user, char *err,
+		      size_t errlen, int *ret)
+{
+	int step;
+	if (s->after_end && (step = scan_after_end(s, a, fn, user, ret)) != SCAN_ON)
+		return step;
+	if (s->resync && (step = scan_resync(s, a, fn, user, ret)) != SCAN_ON)
+		return step;
+	if (is_zero_block(a->h))
+		return scan_end_block(s, a);
+	if ((step = scan_header(s, a, fn, user, ret)) != SCAN_ON)
+		return step;
+	if (a->ext)
+		return scan_ext(s, a, ret);
+	if (a->type == 'S')
+		return scan_sparse(s, a, fn, user, ret);
+	if (a->type == 'K' || a->type == 'g') {
+		/* a long link name, or pax globals: skipped; what is pending still
+		 * belongs to the next member */
+		s->pos = a->next;
+		return SCAN_NEXT;
+	}
+	return scan_member(s, a, fn, user, err, errlen, ret);
+}
+
 int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		     rf_tar_member_fn fn, void *user, char *err, size_t errlen)
 {
@@ -344,200 +591,24 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 	if (n > s->shard_size - off)
 		n = (size_t)(s->shard_size - off);
 	const uint64_t end = off + n;
-	char hname[H_PREFIX_LEN + 1 + H_NAME_LEN + 1];
-	char why[192 + RF_TAR_NAME_MAX];
-
 	for (;;) {
-		const uint64_t pos = s->pos, left = s->shard_size - pos;
+		tar_at a;
+		a.pos = s->pos;
+		a.left = s->shard_size - a.pos;
+		a.end = end;
 		s->need = RF_TAR_BLOCK;
-		if (left < RF_TAR_BLOCK) {
-			if (!left) /* no bytes needed (a hop may have landed past the window) */
+		if (a.left < RF_TAR_BLOCK) {
+			if (!a.left) /* no bytes needed (a hop may have landed past the window) */
 				return at_end(s, NULL, 0, fn, user);
-			if (pos > end || end - pos < left)
+			if (a.pos > end || end - a.pos < a.left)
 				return 1; /* the last bytes are not in */
-			return at_end(s, buf + (pos - off), left, fn, user);
+			return at_end(s, buf + (a.pos - off), a.left, fn, user);
 		}
-		if (pos > end || end - pos < RF_TAR_BLOCK)
+		if (a.pos > end || end - a.pos < RF_TAR_BLOCK)
 			return 1; /* hopped past the window, or the header is not all in */
-		const uint8_t *h = buf + (pos - off);
-		if (s->after_end) {
-			uint64_t vsize;
-			if (is_zero_block(h) || !valid_header(h, left, &vsize)) {
-				s->junk |= !is_zero_block(h);
-				s->pos = pos + RF_TAR_BLOCK;
-				continue;
-			}
-			/* more members after the end blocks: a zero block written over
-			 * members, or tars concatenated; bytes between that are not
-			 * zeros were damaged */
-			s->after_end = 0;
-			if (s->junk) {
-				s->junk = 0;
-				rf_fmt(why, sizeof(why), "a zero block (the end of an archive) at offset %"
-				       PRIu64 " is followed by bytes that are not tar members, then by "
-				       "more members at offset %" PRIu64, s->end_off, pos);
-				int r = report_lost(RF_TAR_LOST_DAMAGED, "", s->end_off, pos - s->end_off,
-						    why, fn, user);
-				if (r)
-					return r; /* at this header: a later feed parses it */
-			}
-		}
-		if (s->resync) {
-			uint64_t vsize;
-			if (!valid_header(h, left, &vsize)) {
-				s->pos = pos + RF_TAR_BLOCK;
-				continue;
-			}
-			const uint8_t t = h[H_TYPE];
-			if (s->skip_member && t != 'x' && t != 'X' && t != 'L' && t != 'K' &&
-			    t != 'g') {
-				/* the member the damaged extended header described */
-				s->skip_member = 0;
-				s->pos = pos + RF_TAR_BLOCK + RF_ALIGN_UP(vsize, RF_TAR_BLOCK);
-				continue;
-			}
-			s->resync = s->skip_member = 0;
-			int r = report_lost(RF_TAR_LOST_DAMAGED, "", s->lost_off, pos - s->lost_off,
-					    s->why, fn, user);
-			if (r)
-				return r; /* at this header: a later feed parses it */
-		}
-		if (is_zero_block(h)) {
-			/* the end: tar writes two zero blocks; the first is enough, as
-			 * Python's tarfile reads it. What follows is looked at for more
-			 * members (after_end) up to the end of the shard. */
-			if (s->ext) {
-				rf_fmt(why, sizeof(why), "extended header at offset %" PRIu64 " is "
-				       "followed by the end of the archive, not a member", s->ext_off);
-				damage(s, pos, 1, why);
-				continue;
-			}
-			s->after_end = 1;
-			s->junk = 0;
-			s->end_off = pos;
-			s->pos = pos + RF_TAR_BLOCK;
-			continue;
-		}
-		uint64_t stored = UINT64_MAX, sum;
-		if (!checksum_ok(h, &stored, &sum)) {
-			char st[24] = "unreadable";
-			if (stored != UINT64_MAX)
-				rf_fmt(st, sizeof(st), "%06" PRIo64, stored);
-			rf_fmt(why, sizeof(why), "header at offset %" PRIu64 ": bad checksum (stored "
-			       "%s, computed %06" PRIo64 "): not a tar header, or corrupted", pos, st,
-			       sum);
-			damage(s, pos, 0, why);
-			continue;
-		}
-		const uint8_t type = h[H_TYPE];
-		/* extended headers, read here ('X': Solaris pax), and the other
-		 * headers that describe the next member rather than one of their own */
-		const int ext = type == 'x' || type == 'X' || type == 'L';
-		const int meta = ext || type == 'K' || type == 'g';
-		header_name(h, hname);
-		const char *name = !meta && s->name_from ? s->name : hname;
-		uint64_t size;
-		if (parse_size(h + H_SIZE, &size)) {
-			rf_fmt(why, sizeof(why), "member '%s' (header at offset %" PRIu64 "): size "
-			       "field unparseable (not octal, or negative or past 64 bits in "
-			       "base-256)", name, pos);
-			damage(s, pos, meta, why);
-			continue;
-		}
-		if (!meta && s->has_size)
-			size = s->size;
-		const uint64_t data_off = pos + RF_TAR_BLOCK;
-		const uint64_t room = s->shard_size - data_off;
-		if (has_data(type) && (size > room || RF_ALIGN_UP(size, RF_TAR_BLOCK) > room)) {
-			rf_fmt(why, sizeof(why), "member '%s' (header at offset %" PRIu64 "): its %"
-			       PRIu64 " bytes of data run past the end of the shard (%" PRIu64
-			       " bytes): truncated", name, pos, size, s->shard_size);
-			if (meta) {
-				damage(s, pos, 1, why);
-				continue;
-			}
-			/* the scan is over: name is free */
-			if (name != s->name)
-				rf_fmt(s->name, sizeof(s->name), "%s", name);
-			uint64_t from = s->ext ? s->ext_off : pos;
-			s->ext = s->name_from = s->has_size = 0;
-			s->pos = s->shard_size;
-			s->status = 0;
-			return report_lost(RF_TAR_LOST_TRUNCATED, s->name, from, s->shard_size - from,
-					   why, fn, user);
-		}
-		const uint64_t next = data_off + (has_data(type) ? RF_ALIGN_UP(size, RF_TAR_BLOCK) : 0);
-
-		if (ext) {
-			if (size > RF_TAR_EXT_MAX) {
-				rf_fmt(why, sizeof(why), "%s at offset %" PRIu64 ": %" PRIu64 " bytes (at "
-				       "most %d)", type == 'L' ? "GNU long name" : "pax header", pos,
-				       size, RF_TAR_EXT_MAX);
-				damage(s, pos, 1, why);
-				continue;
-			}
-			if (end - data_off < size) { /* end >= data_off: the header is in */
-				s->need = (size_t)(RF_TAR_BLOCK + size);
-				return 1; /* read it whole next time */
-			}
-			const uint8_t *p = h + RF_TAR_BLOCK;
-			uint64_t ext_off = s->ext ? s->ext_off : pos;
-			int bad = type == 'L' ? parse_long_name(s, p, (size_t)size, pos, why, sizeof(why)) :
-				  parse_pax(s, p, (size_t)size, pos, why, sizeof(why));
-			if (bad) {
-				damage(s, pos, 1, why);
-				continue;
-			}
-			s->ext_off = ext_off;
-			s->ext = 1;
-			s->pos = next;
-			continue;
-		}
-		if (type == 'S') {
-			/* not read: its bytes are not one extent; lost with its data */
-			rf_fmt(why, sizeof(why), "member '%s' (header at offset %" PRIu64 "): GNU "
-			       "sparse file: not supported", name, pos);
-			uint64_t from = s->ext ? s->ext_off : pos;
-			s->ext = s->name_from = s->has_size = 0;
-			s->pos = next;
-			int r = report_lost(RF_TAR_LOST_DAMAGED, "", from, next - from, why, fn, user);
-			if (r)
-				return r;
-			continue;
-		}
-		if (type == 'K' || type == 'g') {
-			/* a long link name, or pax globals: skipped; what is pending still
-			 * belongs to the next member */
-			s->pos = next;
-			continue;
-		}
-		size_t len = strlen(name);
-		int regular = type == '0' || type == '7' ||
-			      (type == '\0' && !(len && name[len - 1] == '/')); /* v7 directory */
-		if (regular && fn) {
-			rf_tar_member m = { .name = name, .data_off = data_off, .size = size };
-			if (end >= data_off && end - data_off >= size)
-				m.data = h + RF_TAR_BLOCK;
-			int r = fn(user, &m);
-			if (r == RF_TAR_WANT_DATA && !m.data) {
-				if (size > RF_TAR_EXT_MAX) {
-					rf_fmt(err, errlen, "member '%s': its data was asked for, but it "
-					       "has %" PRIu64 " bytes (at most %d)", name, size,
-					       RF_TAR_EXT_MAX);
-					return stop(s, -EINVAL);
-				}
-				/* stay at this header, with its pending name and size */
-				s->need = (size_t)(RF_TAR_BLOCK + size);
-				assert(s->need <= RF_TAR_NEED_MAX);
-				return 1;
-			}
-			if (r != 0 && r != RF_TAR_WANT_DATA) {
-				s->ext = s->name_from = s->has_size = 0;
-				s->pos = next;
-				return r;
-			}
-		}
-		s->ext = s->name_from = s->has_size = 0;
-		s->pos = next;
+		a.h = buf + (a.pos - off);
+		int ret = 0;
+		if (scan_block(s, &a, fn, user, err, errlen, &ret) == SCAN_RETURN)
+			return ret;
 	}
 }

@@ -1,4 +1,4 @@
-/* loader_impl.h - the loader's state, shared by the ring thread (feeder.c),
+/* loader_state.h - the loader's state, shared by the ring thread (feeder.c),
  * the compute pool (compute.c), the GPU decode threads (gpu_decode.c) and
  * the consumer (consumer.c); set up and torn down by loader.c, the places'
  * bookkeeping in places.c. Private.
@@ -17,8 +17,8 @@
  *   `remaining` (atomic); counters in `st` are relaxed atomics.
  * Lock order: a thread holds at most one of mu, work.mu, done.mu, report_mu
  * at a time. */
-#ifndef RF_LOADER_IMPL_H
-#define RF_LOADER_IMPL_H
+#ifndef RF_LOADER_STATE_H
+#define RF_LOADER_STATE_H
 
 #include <assert.h>
 #include <pthread.h>
@@ -61,7 +61,7 @@ typedef struct rf_request {
 	uint8_t *buf;        /* read buffer: in the pool, or the batch slot (raw) */
 	uint32_t ticket;     /* its pool allocation */
 	uint32_t chunk;      /* sequential shard access: the chunk its bytes are in
-	                      * (ring thread's, feeder_impl.h), or UINT32_MAX */
+	                      * (ring thread's, feeder_state.h), or UINT32_MAX */
 	uint32_t next;       /* the next request waiting for that chunk's read */
 	uint32_t expect;     /* bytes its read must give (rf_source_read.expect) */
 	uint64_t read_offset; /* where its read starts in its file (rf_source_read.offset) */

@@ -1,13 +1,15 @@
-/* feeder_impl.h - the ring thread's own state (feeder.c) and what its
- * sequential shard reader (chunks.c) shares of it. Only the ring thread
- * touches anything here. Private to src/pipeline/. */
-#ifndef RF_FEEDER_IMPL_H
-#define RF_FEEDER_IMPL_H
+/* feeder_state.h - the ring thread's own state (struct rf_feeder), shared
+ * by the files that make up the ring thread: its set-up (feeder_setup.c),
+ * its loop (feeder.c), the end of a read (feeder_land.c), its sequential
+ * shard reader (chunks.c) and its node cache route (node_cache_route.c). Only
+ * the ring thread touches anything here. Private to src/pipeline/. */
+#ifndef RF_FEEDER_STATE_H
+#define RF_FEEDER_STATE_H
 
 #include "io/bufpool.h"
 #include "cache/node_cache.h"
 #include "io/engine.h"
-#include "pipeline/loader_impl.h"
+#include "pipeline/loader_state.h"
 #include "rf_config.h" /* RF_TEST_HOOKS */
 #include "util/fifo.h"
 
@@ -88,18 +90,24 @@ struct rf_feeder {
 	rf_place waited;       /* the last place counted as waiting (once each) */
 };
 
-/* feeder.c */
+/* feeder_setup.c */
+/* Sets up f (zeroed) for loader l, on the ring thread: the engine, the
+ * shards kept open, the cache, the read pool, the chunks and the request
+ * lists. @return : 0, or a negative errno with err set; either way
+ * rf_feeder_close() lets go of what it made. */
+int rf_feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen);
+/* Lets go of what the ring thread holds (the engine first: the reads in
+ * flight are cancelled), but the read pool (rf_feeder_free). */
+void rf_feeder_close(struct rf_feeder *f);
+
+/* feeder_land.c */
+/* Place p's read of sample failed (err, reason): a replacement is queued,
+ * or the place is counted down failed (rf_loader_place_failed). */
 void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
 			    uint64_t sample, int err, const char *reason);
-void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q);
 /* Request id's bytes are in (q->data, q->len): count them, land them (raw)
  * or hand them to a decoder. */
 void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id);
-
-/* Points rd at shard `shard`: its URL (a remote source), its handle kept
- * open, or its path (opened for this read). */
-void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
-			  rf_io_read *rd);
 
 /* node_cache_route.c */
 /* Opens the cache when the config asks for one and the source is remote
@@ -137,10 +145,65 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		   const rf_source_read *r);
 /* A chunk read finished. */
 void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d);
-/* Request q no longer needs its chunk. */
-void rf_chunk_unref(struct rf_feeder *f, rf_request *q);
 /* Frees the least recently wanted chunk nobody uses, to make room in the
  * pool. @return : 1 when one was freed. */
 int rf_chunks_evict(struct rf_feeder *f);
+
+/* Inline: called for each read, by the loop and by chunks.c. */
+/* Queues place p for its next read (a replacement, or the same
+ * candidate again). */
+static inline void retry_push(struct rf_feeder *f, const rf_place *p)
+{
+	/* Bounded: one entry per request plus the place being issued (the
+	 * push asserts room). */
+	f->retry[rf_fifo_push(&f->retry_q)] = *p;
+}
+
+/* READY -> FREE: only a chunk whose read is in and that nobody uses (a
+ * READING one still has its read in the engine, into its buffer). */
+static inline void rf_chunk_drop(struct rf_feeder *f, rf_chunk *c)
+{
+	assert(c->state == CHUNK_READY && c->refs == 0 && c->waiting == NO_CHUNK);
+	rf_bufpool_free(&f->pool, c->ticket);
+	c->state = CHUNK_FREE;
+}
+
+/* Request q no longer needs its chunk. */
+static inline void rf_chunk_unref(struct rf_feeder *f, rf_request *q)
+{
+	assert(q->chunk < f->nchunks);
+	rf_chunk *c = &f->chunks[q->chunk];
+	assert(c->refs > 0 && c->state != CHUNK_FREE); /* q's reference is one of them */
+	q->chunk = NO_CHUNK;
+	if (--c->refs == 0 && c->state == CHUNK_READY && !c->got)
+		rf_chunk_drop(f, c); /* a failed read: nothing to keep */
+}
+
+/* Request id is done with: its chunk, its buffer and its id let go. */
+static inline void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q)
+{
+	if (q->chunk != NO_CHUNK)
+		rf_chunk_unref(f, q);
+	if (q->ticket != NO_TICKET)
+		rf_bufpool_free(&f->pool, q->ticket);
+	f->free_reqs[f->nfree++] = id;
+}
+
+/* Points rd at shard `shard`: its URL (a remote source), its handle kept
+ * open, or its path (opened for this read). */
+static inline void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
+					 rf_io_read *rd)
+{
+	const rf_index *idx = &l->src.index;
+	if (idx->urls) { /* a ranged GET, of the object indexed */
+		rd->url = idx->urls[shard];
+		rd->etag = idx->etags[shard];
+		rd->size = idx->shard_sizes ? idx->shard_sizes[shard] : 0;
+	}
+	else if (f->shard_files)
+		rd->file = f->shard_files[shard];
+	else
+		rd->path = idx->shards[shard];
+}
 
 #endif
