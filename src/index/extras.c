@@ -72,7 +72,7 @@ void rf_index_warn_unkept(const rf_index *idx, const char *source, rf_log_level 
 	if (idx->unkept[RF_UNKEPT_LONG])
 		rf_log(log_level, RF_LOG_WARN, "source '%s': %llu member%s not indexed, such as %s: "
 		       "their extensions are %d bytes or longer, longer than a field's name can be "
-		       "(RF_TAR_EXTRA_EXT), so no field could ask for them",
+		       "(RF_EXTRA_EXT), so no field could ask for them",
 		       source, (unsigned long long)idx->unkept[RF_UNKEPT_LONG],
 		       idx->unkept[RF_UNKEPT_LONG] == 1 ? "" : "s", idx->unkept_first[RF_UNKEPT_LONG],
 		       RF_EXTRA_EXT);

@@ -43,9 +43,6 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
  * it from being used is logged (RF_LOG_WARN), naming the shard.
  * @return : 0 adopted (idx holds its records); 1 not (idx untouched: scan). */
 int rf_index_adopt_beside(rf_index *idx, int any_name, rf_log_level log_level);
-/* Scans the listed shards' headers and adds their samples, in shard order. */
-int rf_index_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
-			 size_t errlen);
 int rf_index_add_member(rf_index *idx, uint64_t offset, uint32_t shard, uint32_t flags);
 
 #endif

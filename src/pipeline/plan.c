@@ -53,7 +53,8 @@ static int plan_batches(rf_plan *p, rf_order *order, const rf_config *cfg,
 	if (cfg->shard_access == RF_SHARD_SEQUENTIAL) {
 		if (!src->sequential_shards) {
 			rf_fmt(err, errlen, "config: shard_access = sequential needs a shard source "
-			       "(a folder, list or pattern of .tar shards); '%s' is not one", src->name);
+			       "whose kind reads its shards in order (a folder, list or pattern of "
+			       "shards); '%s' is not one", src->name);
 			return RF_ECONFIG;
 		}
 		order->blocked = 1; /* each rank reads its own run of shards */

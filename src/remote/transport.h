@@ -9,7 +9,8 @@
  * scheme: the record store and the pipeline ask here.
  *
  * Adding a transport: a row (its ops) in transport.c's table, its files in
- * src/remote/ (docs: /work/notes/doc-transport.md says the places).
+ * src/remote/, its entry in tests/layout_check.py (docs/DESIGN.md, "Adding a
+ * transport", says the places).
  *
  * Thread rule: opened at set-up on the thread that creates the loader; then
  * read-only and shared (an s3 row's keys change inside its credential

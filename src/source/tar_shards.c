@@ -2,7 +2,8 @@
  * of one key (KEY.jpg or, raw, KEY.bin; KEY.cls its label); its record says
  * where its image member lies in which shard. The shards are a brace
  * pattern or glob, a list file of .tar paths, or a folder of them (or of
- * class folders of them); each is scanned once (src/index/shards.c) and
+ * class folders of them), listed by src/index/shards.c; each is scanned once
+ * (tar_scan.c) and
  * damaged spans become records of their own (lost: reported, counted). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +13,7 @@
 
 #include "index/index_build.h"
 #include "source/source.h"
+#include "source/tar_scan.h"
 #include "util/util.h"
 
 /* A single shard named as the source: "train-000000.tar". */
@@ -39,7 +41,7 @@ static int scan(rf_source *s, const rf_source_params *p, char *err, size_t errle
 		s->cached = 1;
 		return 0;
 	}
-	return rf_index_scan_shards(&s->index, s->raw, p->log_level, err, errlen);
+	return rf_tar_scan_shards(&s->index, s->raw, p->log_level, err, errlen);
 }
 
 int rf_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,

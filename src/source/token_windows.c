@@ -171,7 +171,7 @@ static int read_at(shard_in *in, uint8_t *buf, size_t len, uint64_t off, const c
  * file, or, remote, from the header's bytes alone (which also say the
  * shard's size and ETag) and then the table's. One shard at a time: a
  * source of thousands of remote shards would want these requests in
- * parallel (the read engine's http path, as rf_index_scan_shards has for
+ * parallel (the read engine's http path, as rf_tar_scan_shards has for
  * tar shards), a round trip or two each as it is. */
 static int read_shard(rf_index *idx, size_t i, rf_token_shard *sh, rf_token_header *h,
 		      char *err, size_t errlen)
