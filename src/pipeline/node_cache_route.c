@@ -118,10 +118,34 @@ int rf_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, r
 			f->cache_looked = 0;
 			return ROUTE_WAIT;
 		}
-		/* a chunk does not wait: fetched here too */
+		/* waited a read's budget already (rf_feeder_cache_how): fetched
+		 * here too */
 		return ROUTE_NET;
 	default:
 		return ROUTE_NET;
+	}
+}
+
+int rf_feeder_cache_how(const rf_loader *l, const struct rf_feeder *f, const rf_place *p)
+{
+	if (!f->wait_since || f->waited.batch != p->batch || f->waited.index != p->index ||
+	    f->waited.attempt != p->attempt)
+		return ROUTE_MAY_WAIT;
+	/* a claimer whose fetch took a whole read's budget would have failed it
+	 * and let its claim go: one that holds it longer is stalled (stopped,
+	 * its ring thread held), so the range is fetched here too */
+	uint64_t budget = l->cfg.remote_timeout_ms ? l->cfg.remote_timeout_ms : RF_IO_URL_BUDGET_MS;
+	return rf_now_ns() - f->wait_since < budget * 1000000ull ? ROUTE_MAY_WAIT : ROUTE_NO_WAIT;
+}
+
+void rf_feeder_cache_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p)
+{
+	f->cache_waiting = 1;
+	if (!f->wait_since || f->waited.batch != p->batch || f->waited.index != p->index ||
+	    f->waited.attempt != p->attempt) {
+		f->waited = *p;
+		f->wait_since = rf_now_ns();
+		atomic_fetch_add_explicit(&l->st.cache_waits, 1, memory_order_relaxed);
 	}
 }
 
