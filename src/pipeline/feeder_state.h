@@ -37,6 +37,11 @@ typedef struct rf_cached {
 	rf_cache_hit hit;     /* ROUTE_HIT: where it lies */
 } rf_cached;
 
+/* How the ring thread reaches a shard (rf_feeder_shard_read): the source's
+ * transport row says fetched (URL) or opened; an opened one is kept open
+ * (its handle) while the descriptor limit allows, else opened each read. */
+enum rf_shard_way { SHARD_BY_PATH = 0, SHARD_BY_HANDLE, SHARD_BY_URL };
+
 enum rf_chunk_state { CHUNK_FREE = 0, CHUNK_READING, CHUNK_READY };
 
 typedef struct rf_chunk {
@@ -72,8 +77,9 @@ struct rf_feeder {
 	uint32_t next_slot;    /* the slot next_batch fills (taken at its index 0) */
 	uint32_t *drain;       /* scratch for handed-back request ids */
 	rf_io_done *done;      /* scratch for finished reads */
-	int *shard_files;      /* shard sources: each shard's engine handle (kept open),
-	                        * or NULL: each read opens its shard */
+	int shard_way;         /* enum rf_shard_way: how a shard is read, chosen once at
+	                        * set-up (feeder_setup.c) */
+	int *shard_files;      /* SHARD_BY_HANDLE: each shard's engine handle (kept open) */
 	rf_chunk *chunks;      /* sequential shard access: the chunk table, or NULL */
 	uint32_t nchunks;
 	uint32_t chunk_bytes;  /* RF_CHUNK_BYTES, or a quarter of a smaller pool */
@@ -200,20 +206,20 @@ static inline void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_reques
 	f->free_reqs[f->nfree++] = id;
 }
 
-/* Points rd at shard `shard`: its URL (a remote source), its handle kept
- * open, or its path (opened for this read). */
+/* Points rd at shard `shard` the way set-up chose (f->shard_way): its URL
+ * (a remote source), its handle kept open, or its path (opened for this
+ * read). */
 static inline void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
 					 rf_io_read *rd)
 {
 	const rf_index *idx = &l->src.index;
-	if (idx->urls) { /* a ranged GET, of the object indexed */
+	if (f->shard_way == SHARD_BY_HANDLE)
+		rd->file = f->shard_files[shard];
+	else if (f->shard_way == SHARD_BY_URL) { /* a ranged GET, of the object indexed */
 		rd->url = idx->urls[shard];
 		rd->etag = idx->etags[shard];
 		rd->size = idx->shard_sizes ? idx->shard_sizes[shard] : 0;
-	}
-	else if (f->shard_files)
-		rd->file = f->shard_files[shard];
-	else
+	} else
 		rd->path = idx->shards[shard];
 }
 

@@ -45,7 +45,7 @@ static int changed_shards(const rf_loader *l, uint8_t *changed)
 int rf_feeder_cache_open(rf_loader *l, struct rf_feeder *f)
 {
 	const rf_index *idx = &l->src.index;
-	if (!l->cfg.cache_dir || !l->cfg.cache_dir[0] || !idx->urls)
+	if (!l->cfg.cache_dir || !l->cfg.cache_dir[0] || f->shard_way != SHARD_BY_URL)
 		return 0;
 	f->objects = calloc(idx->nshards, sizeof(uint64_t));
 	f->req_cache = calloc((size_t)l->cfg.io_depth, sizeof(rf_cached));
