@@ -714,6 +714,8 @@ static void fills_keep_every_range(int sequential, size_t staging, uint64_t rang
 		     "the second run fetched %llu ranges: the first dropped them",
 		     (unsigned long long)(tu_nginx_ranges(NULL) - after_first));
 	cr_assert_eq(s2.cache_hits, ranges);
+	cr_assert_gt(s1.cache_fill_waits, 0, "the fills waited for room (rf_stats)");
+	cr_assert_eq(s1.cache_fill_drops, 0, "a fill dropped (rf_stats)");
 	free(ref);
 	free(first);
 	free(second);
@@ -747,6 +749,8 @@ Test(cache_evict, a_range_larger_than_the_staging_memory_is_not_waited_for)
 	rf_cache_set_test_staging(0);
 	assert_same(ref, n0, got, n1, "ranges larger than the staging memory");
 	cr_assert_eq(s1.cache_written_bytes, 0);
+	cr_assert_eq(s1.cache_fill_drops, SAMPLES, "each range counted dropped (rf_stats): %llu", (unsigned long long)s1.cache_fill_drops);
+	cr_assert_eq(s1.cache_fill_waits, 0, "no fill waited for room it could never get");
 	free(ref);
 	free(got);
 }

@@ -166,6 +166,16 @@ void rf_feeder_cache_cancel(struct rf_feeder *f, rf_cached *cd)
 	cd->route = ROUTE_NET;
 }
 
+/* The fills' counts that rf_cache_fill() moves (waits, drops) into the
+ * loader's stats. */
+static void publish_fills(rf_loader *l, const struct rf_feeder *f)
+{
+	rf_cache_counts n;
+	rf_cache_counts_get(f->cache, &n);
+	atomic_store_explicit(&l->st.cache_fill_waits, n.fill_waits, memory_order_relaxed);
+	atomic_store_explicit(&l->st.cache_fill_drops, n.fill_drops, memory_order_relaxed);
+}
+
 int rf_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const uint8_t *data,
 			 int32_t res, int64_t want)
 {
@@ -181,9 +191,10 @@ int rf_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const
 						  memory_order_relaxed);
 		}
 	} else if (cd->route == ROUTE_FILL) {
-		if (res >= 0 && (want < 0 || res == want))
+		if (res >= 0 && (want < 0 || res == want)) {
 			rf_cache_fill(f->cache, cd->object, cd->offset, cd->len, data, (uint32_t)res);
-		else
+			publish_fills(l, f); /* before the read lands: whole when its batch is */
+		} else
 			rf_cache_unclaim(f->cache, cd->object, cd->offset, cd->len);
 	}
 	cd->route = ROUTE_NET;
