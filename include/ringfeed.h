@@ -862,7 +862,13 @@ typedef struct rf_stats {
 	 * a cache. */
 	uint64_t cache_hits, cache_hit_bytes, cache_misses, cache_written_bytes, cache_waits,
 		 cache_evictions;
-	uint64_t reserved[6];     /* zero; later counters come from here */
+	/* The cache's fills (misses' bytes written to it): those that waited
+	 * for its writes to make room in its staging memory (the writes behind
+	 * the fetches), and those not cached for want of room (the writes
+	 * stuck 2 s, a range larger than the staging memory): fetched again
+	 * when next read. Counted as they happen; 0 without a cache. */
+	uint64_t cache_fill_waits, cache_fill_drops;
+	uint64_t reserved[4];     /* zero; later counters come from here */
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

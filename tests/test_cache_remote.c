@@ -232,10 +232,11 @@ Test(cache_remote, sequential_access_caches_whole_chunks)
 /* A whole run over the shards with the cache, in a child process: 0 when
  * its batches are ref's n0 bytes, 1 when they are not, 2 when create
  * failed (the child's exit status). */
-static int run_matches(const uint8_t *ref, size_t n0)
+static int run_matches(const uint8_t *ref, size_t n0, int sequential)
 {
 	rf_config cfg;
 	config(&cfg, cache);
+	cfg.shard_access = sequential ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
 	rf_loader *l;
 	char err[512];
 	if (rf_loader_create(&l, &cfg, err, sizeof(err)))
@@ -254,13 +255,14 @@ static int run_matches(const uint8_t *ref, size_t n0)
 }
 
 /* n processes, each a whole run over the shards with the one cache at
- * once: each range is fetched once between them, and every one gives the
- * batches of a run without a cache. */
-static void processes_share(int n)
+ * once (sequential: each shard read in chunks): each range is fetched once
+ * between them, and every one gives the batches of a run without a cache. */
+static void processes_share(int n, int sequential)
 {
 	size_t n0;
 	rf_stats s0;
-	uint8_t *ref = run(NULL, &n0, &s0);
+	uint8_t *ref = run_access(NULL, sequential, &n0, &s0);
+	uint64_t ranges = sequential ? SHARDS : SAMPLES; /* one chunk a shard (each under a MiB) */
 	uint64_t before = tu_nginx_ranges(NULL);
 	pid_t pid[8];
 	int go[2];
@@ -273,7 +275,7 @@ static void processes_share(int n)
 			close(go[1]);
 			if (read(go[0], &c, 1) < 0) /* all start together */
 				_exit(3);
-			_exit(run_matches(ref, n0));
+			_exit(run_matches(ref, n0, sequential));
 		}
 	}
 	close(go[0]);
@@ -286,24 +288,117 @@ static void processes_share(int n)
 	}
 	uint64_t bytes, fetched = tu_nginx_ranges(&bytes);
 	fetched -= before;
-	cr_assert_eq(fetched, SAMPLES, "%d processes fetched %llu ranges for %d samples", n,
-		     (unsigned long long)fetched, SAMPLES);
+	cr_assert_eq(fetched, ranges, "%d processes fetched %llu ranges for %llu", n,
+		     (unsigned long long)fetched, (unsigned long long)ranges);
 	rf_cache_info info;
 	char err[512];
 	cr_assert_eq(rf_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(info.ranges, SAMPLES, "each range recorded once");
+	cr_assert_eq(info.ranges, ranges, "each range recorded once");
 	free(ref);
 }
 
 Test(cache_remote, two_processes_fetch_each_range_once)
 {
-	processes_share(2);
+	processes_share(2, 0);
 }
 
 Test(cache_remote, four_processes_fetch_each_range_once)
 {
-	processes_share(4);
+	processes_share(4, 0);
 }
+
+/* A chunk another process is fetching is waited for, as a sample's range
+ * is (issue 37): not fetched here too. */
+Test(cache_remote, two_processes_fetch_each_chunk_once)
+{
+	processes_share(2, 1);
+}
+
+Test(cache_remote, four_processes_fetch_each_chunk_once)
+{
+	processes_share(4, 1);
+}
+
+#if RF_TEST_HOOKS
+/* A run in sequential access whose fills are held (a test hook): it
+ * fetched every chunk and holds each one's claim, its records never
+ * written, while the loader lives (*out; the caller destroys it). */
+static void hold_every_chunk(rf_loader **out)
+{
+	rf_config cfg;
+	config(&cfg, cache);
+	cfg.shard_access = RF_SHARD_SEQUENTIAL;
+	char err[512];
+	rf_cache_set_test_hold_fills(1);
+	int ret = rf_loader_create(out, &cfg, err, sizeof(err));
+	rf_cache_set_test_hold_fills(0);
+	cr_assert_eq(ret, 0, "create: %s", err);
+	rf_batch *b;
+	while ((ret = rf_loader_next(*out, &b)) == 0)
+		rf_batch_release(*out, b);
+	cr_assert_eq(ret, RF_EOF, "next: %s", rf_strerror(ret));
+}
+
+/* A claimer that stalls holding its claims (a loader whose fills never
+ * finish) makes a chunk wait a read's budget (remote_timeout_ms) at most:
+ * then it is fetched here, the run ends with the right batches. */
+Test(cache_remote, a_chunk_claimed_by_a_stalled_loader_is_fetched_after_a_read_budget)
+{
+	size_t n0, n1;
+	rf_stats s0, s1;
+	uint8_t *ref = run_access(NULL, 1, &n0, &s0);
+	rf_loader *stalled;
+	hold_every_chunk(&stalled);
+	uint64_t before = tu_nginx_ranges(NULL);
+	rf_config cfg;
+	config(&cfg, cache);
+	cfg.shard_access = RF_SHARD_SEQUENTIAL;
+	cfg.remote_timeout_ms = 500;
+	uint8_t *got = tu_drain_bytes(&cfg, &n1, &s1);
+	cr_assert_eq(tu_nginx_ranges(NULL) - before, SHARDS, "each chunk fetched once, after its wait");
+	cr_assert_eq(s1.cache_waits, SHARDS, "each chunk waited for the stalled claim");
+	assert_same(ref, n0, got, n1, "after waiting for a stalled claimer");
+	rf_loader_destroy(stalled);
+	free(ref);
+	free(got);
+}
+
+/* A claimer killed holding its claims: the kernel lets them go, so the
+ * chunks are fetched at once, not waited for. */
+Test(cache_remote, a_chunk_claimed_by_a_killed_process_is_fetched_at_once)
+{
+	size_t n0, n1;
+	rf_stats s0, s1;
+	uint8_t *ref = run_access(NULL, 1, &n0, &s0);
+	int held[2];
+	cr_assert_eq(pipe(held), 0);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		rf_loader *l;
+		close(held[0]);
+		hold_every_chunk(&l);
+		if (write(held[1], "h", 1) != 1)
+			_exit(3);
+		pause(); /* until killed, its claims held */
+		_exit(1);
+	}
+	close(held[1]);
+	char c;
+	cr_assert_eq(read(held[0], &c, 1), 1, "the claimer ended before it held its claims");
+	close(held[0]);
+	kill(pid, SIGKILL);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	uint64_t before = tu_nginx_ranges(NULL);
+	uint8_t *got = run_access(cache, 1, &n1, &s1);
+	cr_assert_eq(tu_nginx_ranges(NULL) - before, SHARDS, "each chunk fetched once");
+	cr_assert_eq(s1.cache_waits, 0, "a chunk waited for a dead process's claim");
+	assert_same(ref, n0, got, n1, "after the claimer was killed");
+	free(ref);
+	free(got);
+}
+#endif
 
 /* The segments' files, each name into names (up to max). */
 static int segment_files(const char *suffix, char names[][4200], int max)
@@ -619,6 +714,8 @@ static void fills_keep_every_range(int sequential, size_t staging, uint64_t rang
 		     "the second run fetched %llu ranges: the first dropped them",
 		     (unsigned long long)(tu_nginx_ranges(NULL) - after_first));
 	cr_assert_eq(s2.cache_hits, ranges);
+	cr_assert_gt(s1.cache_fill_waits, 0, "the fills waited for room (rf_stats)");
+	cr_assert_eq(s1.cache_fill_drops, 0, "a fill dropped (rf_stats)");
 	free(ref);
 	free(first);
 	free(second);
@@ -652,6 +749,8 @@ Test(cache_evict, a_range_larger_than_the_staging_memory_is_not_waited_for)
 	rf_cache_set_test_staging(0);
 	assert_same(ref, n0, got, n1, "ranges larger than the staging memory");
 	cr_assert_eq(s1.cache_written_bytes, 0);
+	cr_assert_eq(s1.cache_fill_drops, SAMPLES, "each range counted dropped (rf_stats): %llu", (unsigned long long)s1.cache_fill_drops);
+	cr_assert_eq(s1.cache_fill_waits, 0, "no fill waited for room it could never get");
 	free(ref);
 	free(got);
 }
@@ -941,7 +1040,7 @@ static int child_run(const uint8_t *ref, size_t n0, void (*ready)(pid_t, void *)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(3);
-		_exit(run_matches(ref, n0));
+		_exit(run_matches(ref, n0, 0));
 	}
 	close(go[0]);
 	if (ready)

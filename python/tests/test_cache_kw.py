@@ -1,7 +1,7 @@
 """test_cache_kw.py - the node-local cache's keywords (cache_dir, cache_bytes,
 cache_group) and counters as the package takes and reports them: paths as str, bytes or
 os.PathLike, sizes as integers, every wrong type or value refused naming the
-keyword, the six cache counters in stats(). What the cache does with remote
+keyword, the eight cache counters in stats(). What the cache does with remote
 shards is test_remote's business; here the source is local, which the cache
 leaves alone. Needs no torch."""
 
@@ -16,7 +16,7 @@ import ringfeed
 RINGFEED = os.environ.get("RINGFEED", "build/ringfeed")
 SMALL = dict(batch_size=4, resize=72, crop=64, threads=1)
 COUNTERS = ("cache_hits", "cache_hit_bytes", "cache_misses", "cache_written_bytes",
-            "cache_waits", "cache_evictions")
+            "cache_waits", "cache_evictions", "cache_fill_waits", "cache_fill_drops")
 
 
 @pytest.fixture(scope="module")

@@ -125,6 +125,9 @@ struct rf_cache {
 	uint8_t stalled;       /* a fill waited FILL_WAIT_NS in vain: fills drop (the
 	                        * writes are stuck) until a write finishes */
 	int64_t gid;           /* the group trusted to share the cache, or -1 */
+#if RF_TEST_HOOKS
+	int test_hold;         /* fills are held: never written, their claims kept */
+#endif
 	char why[512];         /* why a file of the cache is not used (trusted()) */
 };
 
@@ -154,6 +157,11 @@ static size_t staging_bytes = STAGING_BYTES;
 void rf_cache_set_test_staging(size_t bytes)
 {
 	staging_bytes = bytes ? bytes : STAGING_BYTES;
+}
+static int hold_fills;
+void rf_cache_set_test_hold_fills(int hold)
+{
+	hold_fills = hold;
 }
 #else
 #define staging_bytes STAGING_BYTES
@@ -920,6 +928,9 @@ int rf_cache_open(rf_cache **out, const rf_cache_params *p)
 	c->cur = NO_SEG;
 	c->writable = 1;
 	c->gid = -1;
+#if RF_TEST_HOOKS
+	c->test_hold = hold_fills;
+#endif
 	uint64_t bytes = p->bytes ? p->bytes : RF_CACHE_DEFAULT_BYTES;
 	c->seg_bytes = RF_MIN(RF_MAX(bytes / 16, SEG_MIN), SEG_MAX);
 	c->seg_bytes &= ~4095ull;
@@ -1185,6 +1196,10 @@ static int64_t stage(rf_cache *c, uint32_t got, uint32_t *ticket, uint8_t **buf)
 int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
 		  const uint8_t *data, uint32_t got)
 {
+#if RF_TEST_HOOKS
+	if (c->test_hold)
+		return 1; /* a claimer that stalls after its fetch: the claim stays */
+#endif
 	if (!c->writable || got > c->seg_bytes)
 		goto drop;
 	uint32_t ticket;

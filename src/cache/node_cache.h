@@ -182,6 +182,10 @@ int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
 /* Test-only: the staging memory of caches opened from now on (0: the
  * default, 32 MiB), small enough for a test's fills to fall behind. */
 void rf_cache_set_test_staging(size_t bytes);
+/* Test-only: with hold, the fills of caches opened from now on are never
+ * written and their claims kept until the cache closes (a process that
+ * stalls holding its claims, for the others' bounded wait). */
+void rf_cache_set_test_hold_fills(int hold);
 #endif
 
 /* Writes what was filled and is not published yet, waiting for it until

@@ -171,6 +171,8 @@
 	X(cache_written_bytes, COUNT, cache_written_bytes)            \
 	X(cache_waits, COUNT, cache_waits)                            \
 	X(cache_evictions, COUNT, cache_evictions)                    \
+	X(cache_fill_waits, COUNT, cache_fill_waits)                  \
+	X(cache_fill_drops, COUNT, cache_fill_drops)                  \
 	X(reserved, RESERVED, reserved)
 
 

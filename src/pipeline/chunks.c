@@ -114,21 +114,31 @@ static void cut_short(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request
 	rf_feeder_place_failed(l, f, &p, sample, RF_EBADSAMPLE, reason);
 }
 
-/* Starts the read of chunk index of shard: an entry (a free one, or the
- * least recently wanted idle one), pool room (idle chunks make way), engine
- * room. @return : the chunk, READING; NULL when something is short (the
- * entry stays free). */
+/* Starts the read of chunk index of shard, for place p (NULL: read
+ * ahead): an entry (a free one, or the least recently wanted idle one),
+ * pool room (idle chunks make way), engine room. A chunk another process
+ * is fetching (or this one, its record not written yet) is waited for as
+ * a sample read waits, for p (counted, looked at again in 5 ms; fetched
+ * here too once p waited a read's budget); read ahead, it is left alone.
+ * @return : the chunk, READING; NULL when something is short or the chunk
+ * is waited for (the entry stays free). */
 static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64_t index,
-		       int ahead)
+		       const rf_place *p)
 {
+	int ahead = !p;
 	uint64_t cb = f->chunk_bytes;
 	uint32_t len = (uint32_t)cb + f->chunk_overlap;
 	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = index * cb,
 			  .len = len };
 	rf_feeder_shard_read(l, f, shard, &rd);
 	rf_cached cached = { 0 };
-	if (rd.url && f->cache) /* a chunk another process is fetching is fetched here too */
-		rf_feeder_cache_route(f, shard, &rd, &cached, ROUTE_NO_WAIT);
+	if (rd.url && f->cache &&
+	    rf_feeder_cache_route(f, shard, &rd, &cached,
+				  p ? rf_feeder_cache_how(l, f, p) : ROUTE_MAY_WAIT) == ROUTE_WAIT) {
+		if (p)
+			rf_feeder_cache_wait(l, f, p);
+		return NULL;
+	}
 	size_t span = rf_io_span(f->io, rd.offset, rd.len);
 	if (!rf_io_ready(f->io, span)) {
 		rf_feeder_cache_cancel(f, &cached);
@@ -187,7 +197,7 @@ static void read_ahead(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 	for (uint64_t k = index + 1; k <= index + ahead && k * cb < size; k++) {
 		if (find(f, shard, k))
 			continue;
-		rf_chunk *c = start(l, f, shard, k, 1);
+		rf_chunk *c = start(l, f, shard, k, NULL);
 		if (!c)
 			return;
 		c->ahead = 1;
@@ -206,8 +216,9 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		rf_chunk_drop(f, c); /* its read failed: read it again */
 		c = NULL;
 	}
-	if (!c && !(c = start(l, f, m.shard, index, 0)))
-		return 0; /* no room now: requests and buffers come back */
+	if (!c && !(c = start(l, f, m.shard, index, &tmpl->place)))
+		return 0; /* no room now (requests and buffers come back), or waits for
+		           * another process's fetch (looked at again in 5 ms) */
 	c->used = ++f->tick;
 	c->ahead = 0;
 	read_ahead(l, f, m.shard, index);

@@ -216,18 +216,6 @@ static void submit_parts(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_requ
 	}
 }
 
-/* A read waits for another process's fetch of its range: counted once a
- * place, and the ring thread sleeps no longer than a short while. */
-static void count_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p)
-{
-	f->cache_waiting = 1;
-	if (f->waited.batch != p->batch || f->waited.index != p->index ||
-	    f->waited.attempt != p->attempt) {
-		f->waited = *p;
-		atomic_fetch_add_explicit(&l->st.cache_waits, 1, memory_order_relaxed);
-	}
-}
-
 /* What issue() does next with a place. */
 enum { ISSUE_GO, ISSUE_NEXT, ISSUE_STOP }; /* go on with it; the next place; stop till the wait */
 
@@ -291,9 +279,9 @@ static int through_cache(rf_loader *l, struct rf_feeder *f, const rf_place *p, u
 			 rf_io_read *rd, rf_cached *cached)
 {
 	if (!rd->url || !f->cache ||
-	    rf_feeder_cache_route(f, shard, rd, cached, ROUTE_MAY_WAIT) != ROUTE_WAIT)
+	    rf_feeder_cache_route(f, shard, rd, cached, rf_feeder_cache_how(l, f, p)) != ROUTE_WAIT)
 		return 0;
-	count_wait(l, f, p);
+	rf_feeder_cache_wait(l, f, p);
 	return 1;
 }
 

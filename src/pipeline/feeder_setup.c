@@ -45,11 +45,35 @@ static size_t sequential_pool(const rf_loader *l)
 /* Shards are kept open (a ranged read per sample, no open or close) while
  * they take at most a quarter of the descriptor limit; beyond, each read
  * opens its shard, as a loose file's read does. */
-static int keep_shards(const rf_loader *l)
+static int keep_shards(const rf_loader *l, const struct rf_feeder *f)
 {
 	struct rlimit lim = { 0 };
 	getrlimit(RLIMIT_NOFILE, &lim);
-	return l->src.index.nshards && !l->src.index.urls && l->src.index.nshards <= lim.rlim_cur / 4;
+	return l->src.index.nshards && f->shard_way != SHARD_BY_URL &&
+	       l->src.index.nshards <= lim.rlim_cur / 4;
+}
+
+/* Whether shards are fetched: their transport row says, asked once here
+ * (the hot path branches on f->shard_way). The row is the one the source
+ * opened (a row with state: s3), else the one a shard's read location
+ * names (an http row keeps no state: the index holds none). @return : 0,
+ * or -EINVAL with err set when the row and the index disagree. */
+static int choose_shard_way(const rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
+{
+	const rf_index *idx = &l->src.index;
+	f->shard_way = SHARD_BY_PATH; /* a handle once opened */
+	if (!idx->nshards)
+		return 0; /* no shards: each sample's own file */
+	const rf_transport_ops *row = idx->transport ? rf_transport_ops_of(idx->transport)
+				      : rf_transport_of(idx->urls ? idx->urls[0] : idx->shards[0]);
+	if (row->remote != (idx->urls != NULL)) {
+		rf_fmt(err, errlen, "shards of a %s source %s URLs", row->name,
+		       row->remote ? "without" : "with");
+		return -EINVAL;
+	}
+	if (row->remote)
+		f->shard_way = SHARD_BY_URL;
+	return 0;
 }
 
 static int open_shards(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
@@ -76,6 +100,9 @@ static int open_shards(rf_loader *l, struct rf_feeder *f, char *err, size_t errl
 /* The read engine, the shards kept open and the node cache. */
 static int setup_engine(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
 {
+	int ret = choose_shard_way(l, f, err, errlen);
+	if (ret)
+		return ret;
 	rf_io_params p = {
 		.path = l->cfg.io_path, .depth = (uint32_t)l->cfg.io_depth,
 		.max_read = RF_ALIGN_UP(f->max_file + 1, 4096) + 4096,
@@ -83,21 +110,22 @@ static int setup_engine(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 		.probe_dirfd = l->src.index.root_fd,
 		.probe_path = l->src.index.nshards ? l->src.index.shards[0]
 						   : rf_index_path(&l->src.index, 0),
-		.max_files = keep_shards(l) ? (uint32_t)l->src.index.nshards
-			     : l->cfg.cache_dir && l->cfg.cache_dir[0] && l->src.index.urls
+		.max_files = keep_shards(l, f) ? (uint32_t)l->src.index.nshards
+			     : l->cfg.cache_dir && l->cfg.cache_dir[0] && f->shard_way == SHARD_BY_URL
 			     ? RF_CACHE_MAX_FILES : 0,
 		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
 		.name = l->src.index.root, .log_level = l->cfg.log_level,
 		.sign = rf_transport_sign(l->src.index.transport),
 		.url_budget_ms = l->cfg.remote_timeout_ms,
 	};
-	int ret = rf_io_create(&f->io, &p, err, errlen);
+	ret = rf_io_create(&f->io, &p, err, errlen);
 	if (ret)
 		return ret;
-	if (keep_shards(l)) {
+	if (keep_shards(l, f)) {
 		ret = open_shards(l, f, err, errlen);
 		if (ret)
 			return ret;
+		f->shard_way = SHARD_BY_HANDLE;
 	}
 	if (rf_feeder_cache_open(l, f)) {
 		rf_fmt(err, errlen, "out of memory");

@@ -37,6 +37,11 @@ typedef struct rf_cached {
 	rf_cache_hit hit;     /* ROUTE_HIT: where it lies */
 } rf_cached;
 
+/* How the ring thread reaches a shard (rf_feeder_shard_read): the source's
+ * transport row says fetched (URL) or opened; an opened one is kept open
+ * (its handle) while the descriptor limit allows, else opened each read. */
+enum rf_shard_way { SHARD_BY_PATH = 0, SHARD_BY_HANDLE, SHARD_BY_URL };
+
 enum rf_chunk_state { CHUNK_FREE = 0, CHUNK_READING, CHUNK_READY };
 
 typedef struct rf_chunk {
@@ -72,8 +77,9 @@ struct rf_feeder {
 	uint32_t next_slot;    /* the slot next_batch fills (taken at its index 0) */
 	uint32_t *drain;       /* scratch for handed-back request ids */
 	rf_io_done *done;      /* scratch for finished reads */
-	int *shard_files;      /* shard sources: each shard's engine handle (kept open),
-	                        * or NULL: each read opens its shard */
+	int shard_way;         /* enum rf_shard_way: how a shard is read, chosen once at
+	                        * set-up (feeder_setup.c) */
+	int *shard_files;      /* SHARD_BY_HANDLE: each shard's engine handle (kept open) */
 	rf_chunk *chunks;      /* sequential shard access: the chunk table, or NULL */
 	uint32_t nchunks;
 	uint32_t chunk_bytes;  /* RF_CHUNK_BYTES, or a quarter of a smaller pool */
@@ -88,6 +94,7 @@ struct rf_feeder {
 	int cache_looked;      /* the others' records were read since a read began to wait */
 	int cache_waiting;     /* a read waits for another process's fetch: wake up soon */
 	rf_place waited;       /* the last place counted as waiting (once each) */
+	uint64_t wait_since;   /* when it began to wait (rf_now_ns()), 0: none yet */
 };
 
 /* feeder_setup.c */
@@ -115,11 +122,20 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id);
 int rf_feeder_cache_open(rf_loader *l, struct rf_feeder *f);
 /* Routes rd (a URL read of shard) through the cache: ROUTE_HIT (rd now
  * reads the cache's file), ROUTE_FILL or ROUTE_NET (rd unchanged), or, with
- * how = ROUTE_MAY_WAIT, ROUTE_WAIT (another process fetches the range:
- * try again after a short wait). ROUTE_NO_HIT: never from the cache (its
- * copy just failed its check). */
+ * how = ROUTE_MAY_WAIT, ROUTE_WAIT (another process fetches the range, or
+ * this one does: try again after a short wait). ROUTE_NO_WAIT: fetched
+ * here too. ROUTE_NO_HIT: never from the cache (its copy just failed its
+ * check). */
 int rf_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, rf_cached *out,
 			  int how);
+/* How place p's read routes: ROUTE_MAY_WAIT, or ROUTE_NO_WAIT once p has
+ * waited a whole read's budget (cfg.remote_timeout_ms) for another
+ * process's fetch (a stalled claimer: fetched here too). */
+int rf_feeder_cache_how(const rf_loader *l, const struct rf_feeder *f, const rf_place *p);
+/* Place p's read waits for another process's fetch of its range: counted
+ * once a place (its wait timed from then), and the ring thread sleeps no
+ * longer than a short while. */
+void rf_feeder_cache_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p);
 /* A routed read was submitted: a miss is counted (a read of a cached shard
  * that goes to the network). */
 void rf_feeder_cache_submitted(rf_loader *l, const rf_cached *cd);
@@ -139,7 +155,8 @@ void rf_chunks_free(struct rf_feeder *f);
 /* Issues a request like tmpl (its place, sample, stage, fields), read as
  * r, through its chunk. @return : 1 done (the
  * request waits for the chunk, or has landed); 0 not now (no request, no
- * chunk entry or buffer, no engine room: try again after a wait); -1 the
+ * chunk entry or buffer, no engine room, or the chunk is another process's
+ * fetch: try again after a wait); -1 the
  * member does not lie in one chunk (read it alone). */
 int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		   const rf_source_read *r);
@@ -189,20 +206,20 @@ static inline void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_reques
 	f->free_reqs[f->nfree++] = id;
 }
 
-/* Points rd at shard `shard`: its URL (a remote source), its handle kept
- * open, or its path (opened for this read). */
+/* Points rd at shard `shard` the way set-up chose (f->shard_way): its URL
+ * (a remote source), its handle kept open, or its path (opened for this
+ * read). */
 static inline void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
 					 rf_io_read *rd)
 {
 	const rf_index *idx = &l->src.index;
-	if (idx->urls) { /* a ranged GET, of the object indexed */
+	if (f->shard_way == SHARD_BY_HANDLE)
+		rd->file = f->shard_files[shard];
+	else if (f->shard_way == SHARD_BY_URL) { /* a ranged GET, of the object indexed */
 		rd->url = idx->urls[shard];
 		rd->etag = idx->etags[shard];
 		rd->size = idx->shard_sizes ? idx->shard_sizes[shard] : 0;
-	}
-	else if (f->shard_files)
-		rd->file = f->shard_files[shard];
-	else
+	} else
 		rd->path = idx->shards[shard];
 }
 

@@ -145,7 +145,8 @@ typedef struct rf_counters {
 	atomic_uint_fast64_t http_retry_throttled, http_retry_server, http_retry_connection,
 		http_retry_stalled, http_connections;
 	atomic_uint_fast64_t cache_hits, cache_hit_bytes, cache_misses, cache_written_bytes,
-		cache_waits, cache_evictions; /* the ring thread's cache (feeder.c) */
+		cache_waits, cache_evictions, /* the ring thread's cache (feeder.c) */
+		cache_fill_waits, cache_fill_drops;
 	atomic_uint_fast64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
 } rf_counters;
 

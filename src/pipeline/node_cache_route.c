@@ -45,7 +45,7 @@ static int changed_shards(const rf_loader *l, uint8_t *changed)
 int rf_feeder_cache_open(rf_loader *l, struct rf_feeder *f)
 {
 	const rf_index *idx = &l->src.index;
-	if (!l->cfg.cache_dir || !l->cfg.cache_dir[0] || !idx->urls)
+	if (!l->cfg.cache_dir || !l->cfg.cache_dir[0] || f->shard_way != SHARD_BY_URL)
 		return 0;
 	f->objects = calloc(idx->nshards, sizeof(uint64_t));
 	f->req_cache = calloc((size_t)l->cfg.io_depth, sizeof(rf_cached));
@@ -118,10 +118,34 @@ int rf_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, r
 			f->cache_looked = 0;
 			return ROUTE_WAIT;
 		}
-		/* a chunk does not wait: fetched here too */
+		/* waited a read's budget already (rf_feeder_cache_how): fetched
+		 * here too */
 		return ROUTE_NET;
 	default:
 		return ROUTE_NET;
+	}
+}
+
+int rf_feeder_cache_how(const rf_loader *l, const struct rf_feeder *f, const rf_place *p)
+{
+	if (!f->wait_since || f->waited.batch != p->batch || f->waited.index != p->index ||
+	    f->waited.attempt != p->attempt)
+		return ROUTE_MAY_WAIT;
+	/* a claimer whose fetch took a whole read's budget would have failed it
+	 * and let its claim go: one that holds it longer is stalled (stopped,
+	 * its ring thread held), so the range is fetched here too */
+	uint64_t budget = l->cfg.remote_timeout_ms ? l->cfg.remote_timeout_ms : RF_IO_URL_BUDGET_MS;
+	return rf_now_ns() - f->wait_since < budget * 1000000ull ? ROUTE_MAY_WAIT : ROUTE_NO_WAIT;
+}
+
+void rf_feeder_cache_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p)
+{
+	f->cache_waiting = 1;
+	if (!f->wait_since || f->waited.batch != p->batch || f->waited.index != p->index ||
+	    f->waited.attempt != p->attempt) {
+		f->waited = *p;
+		f->wait_since = rf_now_ns();
+		atomic_fetch_add_explicit(&l->st.cache_waits, 1, memory_order_relaxed);
 	}
 }
 
@@ -142,6 +166,16 @@ void rf_feeder_cache_cancel(struct rf_feeder *f, rf_cached *cd)
 	cd->route = ROUTE_NET;
 }
 
+/* The fills' counts that rf_cache_fill() moves (waits, drops) into the
+ * loader's stats. */
+static void publish_fills(rf_loader *l, const struct rf_feeder *f)
+{
+	rf_cache_counts n;
+	rf_cache_counts_get(f->cache, &n);
+	atomic_store_explicit(&l->st.cache_fill_waits, n.fill_waits, memory_order_relaxed);
+	atomic_store_explicit(&l->st.cache_fill_drops, n.fill_drops, memory_order_relaxed);
+}
+
 int rf_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const uint8_t *data,
 			 int32_t res, int64_t want)
 {
@@ -157,9 +191,10 @@ int rf_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const
 						  memory_order_relaxed);
 		}
 	} else if (cd->route == ROUTE_FILL) {
-		if (res >= 0 && (want < 0 || res == want))
+		if (res >= 0 && (want < 0 || res == want)) {
 			rf_cache_fill(f->cache, cd->object, cd->offset, cd->len, data, (uint32_t)res);
-		else
+			publish_fills(l, f); /* before the read lands: whole when its batch is */
+		} else
 			rf_cache_unclaim(f->cache, cd->object, cd->offset, cd->len);
 	}
 	cd->route = ROUTE_NET;
