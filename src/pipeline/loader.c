@@ -98,8 +98,13 @@ static int open_source(rf_loader *l, char *err, size_t errlen)
 			(l->cfg.source_kind == RF_SOURCE_TAR ? RF_INDEX_TAR : 0),
 		.seq_len = l->cfg.seq_len, .stride = l->cfg.stride, .cache = l->cfg.index_cache,
 		.log_level = l->cfg.log_level, .remote_timeout_ms = l->cfg.remote_timeout_ms,
-		.cache_dir = l->cfg.cache_dir, .cache_group = l->cfg.cache_group,
-		.cache_bytes = l->cfg.cache_bytes,
+		/* the scan fills the node cache with what a sample's read asks
+		 * for: its member, when random access reads that alone (with
+		 * fields a read spans the sample's members; sequential access
+		 * reads whole chunks), else the scan keeps nothing there */
+		.cache_dir = !l->fields.n && l->cfg.shard_access == RF_SHARD_RANDOM
+			     ? l->cfg.cache_dir : NULL,
+		.cache_group = l->cfg.cache_group, .cache_bytes = l->cfg.cache_bytes,
 	};
 	int ret = rf_source_open(&l->src, l->source, &p, err, errlen);
 	if (!ret)

@@ -243,6 +243,12 @@ void rf_tar_samples_free(rf_tar_samples *g);
  * scan) when a sample's other members cannot be kept. */
 int rf_tar_samples_member(void *g, const rf_tar_member *m);
 
+/* Whether member m, just given to rf_tar_samples_member(), is the one its
+ * sample reads (the image, or in raw mode the first member not a label):
+ * the member a sample's read asks for, as a scan filling the node cache
+ * needs to know. */
+int rf_tar_samples_chose(const rf_tar_samples *g, const rf_tar_member *m);
+
 /* Reports the last sample, once the scan has returned 0.
  * @return : 0, or what g's fn returned. */
 int rf_tar_samples_finish(rf_tar_samples *g);

@@ -309,6 +309,11 @@ int rf_tar_samples_member(void *arg, const rf_tar_member *m)
 	return 0;
 }
 
+int rf_tar_samples_chose(const rf_tar_samples *g, const rf_tar_member *m)
+{
+	return g->open && g->has_member && !g->code && g->off == m->data_off && g->size == m->size;
+}
+
 int rf_tar_samples_finish(rf_tar_samples *g)
 {
 	return report(g);

@@ -192,8 +192,8 @@ static void scan_reset(shard_scan *sc)
 }
 
 /* rf_tar_member_fn of a scan: the member grouped into samples, and, when
- * the window held it whole, its bytes kept in the node cache under the key
- * a sample's read of it asks for (the shard's object, the member's offset
+ * it is the member its sample reads and the window held it whole, its
+ * bytes kept in the node cache under the key a sample's read of it asks for (the shard's object, the member's offset
  * and size): a remote source without an index object streams its shards
  * once, and epoch 1 reads the samples from the cache, not the network
  * again. A member across two windows is not kept (fetched when read).
@@ -204,8 +204,9 @@ static int scan_member(void *user, const rf_tar_member *m)
 	shard_scan *sc = user;
 	int r = rf_tar_samples_member(&sc->group, m);
 	if (r || !sc->cache || !sc->object || !m->data || !m->size || m->lost ||
-	    m->size > UINT32_MAX)
-		return r;
+	    m->size > UINT32_MAX || !rf_tar_samples_chose(&sc->group, m))
+		return r; /* only what a sample's read asks for: a caption or a
+			   * label kept in the index would never be read there */
 	if (rf_cache_claim(sc->cache, sc->object, m->data_off, (uint32_t)m->size) == RF_CACHE_MINE)
 		rf_cache_fill(sc->cache, sc->object, m->data_off, (uint32_t)m->size, m->data,
 			      (uint32_t)m->size);
