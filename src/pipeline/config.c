@@ -38,7 +38,7 @@ void rfi_config_default(rf_config *cfg)
 	cfg->in_order = 1;
 	cfg->raw_max_bytes = 256u << 10;
 	cfg->device = -1;
-	/* Order, ranks and resume (issue 6). */
+	/* Order, ranks and resume. */
 	cfg->sampler = RF_SAMPLER_SHUFFLE;
 	cfg->samples_per_epoch = 0;
 	cfg->rank = -1;
@@ -264,7 +264,7 @@ static int check_augment(const rf_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-/* Order, ranks and resume (issue 6); rank and world_size are checked with
+/* Order, ranks and resume; rank and world_size are checked with
  * the environment they may come from (sample/ranks.c). */
 static int check_order(const rf_config *cfg, char *err, size_t errlen)
 {
