@@ -11,8 +11,9 @@
 #   scripts/build.sh build && scripts/rename_internal.sh build
 #   ninja -C build -j2 && meson test -C build --suite fast
 # The functions come from the build's objects (nm: every global T/W symbol
-# named rf_*) and from src/'s sources (static and static inline functions
-# named rf_*, which nm does not list). It stops, changing nothing, when the
+# named rf_*) and from src/'s sources (every definition or prototype that
+# starts a line, so also static ones and those of files the build left
+# out, such as src/gpu/nvjpeg_api.c without the nvJPEG header). It stops, changing nothing, when the
 # tree has uncommitted changes or when a new name is taken already.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,8 +30,13 @@ grep -ohw 'rf_[A-Za-z0-9_]*' include/ringfeed.h | sort -u >"$tmp/public"
 {
 	find "$build" -name '*.o' -exec nm --defined-only -g {} + 2>/dev/null |
 		awk '$2 == "T" || $2 == "W" { print $3 }'
-	grep -rhoE '^static (inline )?[A-Za-z_][A-Za-z0-9_ *]*\brf_[A-Za-z0-9_]+\(' src \
-		--include='*.c' --include='*.h' --include='*.cu' | grep -oE 'rf_[A-Za-z0-9_]+\($' | tr -d '('
+	# definitions and prototypes start at a line's start (the project's
+	# style), static ones and those of files this build left out included
+	# (function types, "typedef void rf_split_fn(...)", are types: they stay)
+	grep -rhE '^[A-Za-z_][A-Za-z0-9_ *]*[ *]rf_[A-Za-z0-9_]+\(' src \
+		--include='*.c' --include='*.h' --include='*.cu' | grep -v '^typedef' |
+		grep -oE '^[A-Za-z_][A-Za-z0-9_ *]*[ *]rf_[A-Za-z0-9_]+\(' |
+		grep -oE 'rf_[A-Za-z0-9_]+\($' | tr -d '('
 } | grep -E '^rf_[A-Za-z0-9_]+$' | sort -u | comm -23 - "$tmp/public" >"$tmp/internal"
 
 n=$(wc -l <"$tmp/internal")
