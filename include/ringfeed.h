@@ -304,16 +304,59 @@ typedef int (*rf_sample_fn)(void *user, rf_sample_view *s);
  * draws. A sample drawn twice in one epoch (WEIGHTED, BALANCED, rank
  * padding) gets the same draws each time, as it gets the same crop and flip.
  * @return : rf_sample_rand(): the next 64 random bits;
- *           rf_sample_uniform(): the next draw as a double in [0, 1). */
+ *           rf_sample_uniform(): the next draw as a double in [0, 1);
+ *           0 when s is NULL. */
 RF_API uint64_t rf_sample_rand(rf_sample_view *s);
 RF_API double rf_sample_uniform(rf_sample_view *s);
 
+/* Open-time settings: fill with rf_config_default(), then set what you need.
+ * The fields keep their order for the ABI (new ones come from the reserved
+ * tails), so this index groups them; each field's own comment is below.
+ *
+ * Common knobs, for every source:
+ *   source, batch_size, threads, io_depth, prefetch, seed, shuffle, epochs,
+ *   drop_last, in_order, on_error, on_sample_error + user, log_level,
+ *   read_pool_bytes, index_cache, include_hidden, source_kind;
+ *   order, ranks and resume: sampler, rank, world_size, rank_tail,
+ *   samples_per_epoch, resume_state + resume_state_len.
+ * Images (decode and augment; ignored by token sources):
+ *   resize, crop, random_resized_crop, rrc_scale, rrc_ratio, flip_p, dtype,
+ *   layout, mean, std, max_pixels, decode, device, device_convert,
+ *   sample_fn + sample_user, fields + field_max (not token sources).
+ * Per-kind knobs, each read by one kind of source or transport only:
+ *   raw mode (every file's bytes, no decode): raw, raw_max_bytes;
+ *   tar shards: shard_access, shuffle_block, zstd_dict;
+ *   token shards: seq_len (which makes the source one), stride, token_dtype;
+ *   remote sources (http(s)://, s3://): remote_timeout_ms, cache_dir,
+ *   cache_bytes, cache_group.
+ * Diagnostic knobs, for measuring and for working around a system; the
+ * defaults are what to run with:
+ *   io_path, pread_threads, no_direct_io: how files are read (the same
+ *   batches whichever);
+ *   no_scaled_decode, no_region_decode, verify_full: how images are decoded
+ *   (they change pixels or which samples are bad: a saved state records them);
+ *   fetch_only: reads only, batch data stays zero (storage measured alone).
+ * Reserved (zero): reserved0, reserved. */
 typedef struct rf_config {
-	/* Where samples come from: a directory in ImageFolder layout (class =
-	 * first-level subfolder, labels in sorted class order, *.jpg / *.jpeg
-	 * in any case, nested folders below a class allowed) or a manifest file
-	 * (one "path<TAB>label" per line; relative paths are resolved against
-	 * the manifest's folder). The string is copied at create time. */
+	/* ---- common -------------------------------------------------------- */
+
+	/* Where samples come from; the string is copied at create time. Any
+	 * source ringfeed reads, told apart by what it is:
+	 * - a folder of images in ImageFolder layout (class = first-level
+	 *   subfolder, labels in sorted class order; .jpg, .jpeg, .png, .webp
+	 *   in any case, nested folders below a class allowed), or of any files
+	 *   in raw mode;
+	 * - a folder of WebDataset .tar shards (or of class folders of them),
+	 *   a single .tar, a list file of shard paths, a glob or a brace
+	 *   pattern ("data/train-{000000..000146}.tar");
+	 * - a manifest file (one "path<TAB>label" per line; relative paths are
+	 *   resolved against the manifest's folder);
+	 * - token shards (with seq_len > 0): a folder, list file, glob or
+	 *   pattern of .bin or .bin.zst files;
+	 * - remote shards, tar or token: http(s):// or s3:// URLs (one, a brace
+	 *   pattern or a list file of them), or an S3 folder, which ends with
+	 *   '/' (s3://BUCKET/PREFIX/, listed).
+	 * source_kind settles a folder that could be read two ways. */
 	const char *source;
 
 	int batch_size;     /* samples per batch; default 64 */
@@ -333,9 +376,12 @@ typedef struct rf_config {
 	rf_sample_error_fn on_sample_error; /* optional; see rf_sample_error_fn */
 	void *user;                    /* passed to on_sample_error */
 	rf_log_level log_level;        /* messages to stderr; default RF_LOG_NONE */
-	int no_direct_io;              /* 1 = buffered reads instead of O_DIRECT; default 0 */
+	int no_direct_io;              /* diagnostic: 1 = buffered reads instead of O_DIRECT;
+	                                * default 0 */
 
-	/* Decode and augment. Transforms are those of torchvision, fused into
+	/* ---- images: decode and augment (no_scaled_decode, no_region_decode and
+	 * verify_full are diagnostic) ------------------------------------------
+	 * Transforms are those of torchvision, fused into
 	 * one pass that writes the batch slot: bilinear resampling at pixel
 	 * centres, antialiased (the triangle widened to the factor) when
 	 * shrinking by more than 2x. Random choices depend only on (seed,
@@ -358,12 +404,16 @@ typedef struct rf_config {
 	                                * default 0: a region decode stops at the last row it
 	                                * needs, and a file truncated or corrupt below that is
 	                                * delivered (the same pixels every epoch) */
+
+	/* ---- common: delivery -------------------------------------------------- */
 	int in_order;                  /* 1 = batches in order (default); 0 = as they complete */
 
-	/* I/O engine. */
+	/* ---- diagnostic: the I/O engine (the default picks the best path) ---- */
 	rf_io_path io_path;            /* default RF_IO_AUTO; forcing a path that the system
 	                                * lacks makes create fail (RF_ENOIOURING) */
 	int pread_threads;             /* threads of the RF_IO_PREAD path; 0 = 16 */
+
+	/* ---- per kind: raw mode ---------------------------------------------- */
 
 	/* Raw mode: no decode. The index takes every regular file below the
 	 * source whatever its name (labels by first-level folder as in
@@ -373,6 +423,8 @@ typedef struct rf_config {
 	 * copy). No compute threads are started. */
 	int raw;                       /* 1 = raw mode; default 0 */
 	size_t raw_max_bytes;          /* largest file in raw mode; default 256 KiB */
+
+	/* ---- common: the index ------------------------------------------------ */
 
 	/* Index cache (see rf_index_write()): loaded instead of walking the
 	 * source when it was built from the same source in the same mode and no
@@ -385,7 +437,7 @@ typedef struct rf_config {
 	 * 1. Default 0. Manifests list what they list. */
 	int include_hidden;
 
-	/* Order, ranks and resume (issue 6).
+	/* ---- common: order, ranks and resume -------------------------------
 	 *
 	 * Ranks: the epoch is one global sequence of positions (the dataset's
 	 * permutation, or samples_per_epoch weighted draws); rank r of W takes
@@ -418,10 +470,13 @@ typedef struct rf_config {
 	const void *resume_state;
 	size_t resume_state_len;
 
-	/* Diagnosis: 1 = read only; compute threads hand every read back
-	 * undecoded (batch data stays zero). Measures storage alone, as
-	 * `ringfeed bench --diagnose` does. Default 0. */
+	/* ---- diagnostic -------------------------------------------------------
+	 * 1 = read only; compute threads hand every read back undecoded (batch
+	 * data stays zero). Measures storage alone, as `ringfeed bench
+	 * --diagnose` does. Default 0. */
 	int fetch_only;
+
+	/* ---- images: the device and the decoder ------------------------------ */
 
 	/* GPU. With a device, batch slots are pinned and each finished batch is
 	 * copied to the device at once, on the loader's transfer stream, by the
@@ -446,6 +501,8 @@ typedef struct rf_config {
 	 * depends on timing. Not with raw or device_convert. */
 	rf_decode decode;
 
+	/* ---- per kind: tar shards -------------------------------------------- */
+
 	/* Shard sources (source = a folder of WebDataset .tar shards, or of
 	 * class folders of them; a list file of shard paths; or a brace pattern
 	 * such as "data/train-{000000..000146}.tar"): a member whose name ends
@@ -463,6 +520,8 @@ typedef struct rf_config {
 	rf_shard_access shard_access;  /* default RF_SHARD_RANDOM */
 	uint32_t shuffle_block;        /* RF_SHARD_SEQUENTIAL with shuffle: positions
 	                                * shuffled together; 0 = 1024 (default) */
+
+	/* ---- per kind: token shards ------------------------------------------ */
 
 	/* Token sources (seq_len > 0): source is a set of token shards, llm.c's
 	 * .bin files (256 int32 header words: magic 20240520 with uint16 tokens
@@ -495,9 +554,12 @@ typedef struct rf_config {
 	                                * default) = as the shards store them. UINT16 is
 	                                * refused for uint32 shards */
 
-	/* What a source folder holds (see rf_source_kind); lists, patterns and
+	/* ---- common ------------------------------------------------------------
+	 * What a source folder holds (see rf_source_kind); lists, patterns and
 	 * manifests say it themselves. Must be AUTO for token sources. */
 	rf_source_kind source_kind;    /* default RF_SOURCE_AUTO */
+
+	/* ---- images: other members of a sample ------------------------------- */
 
 	/* Fields: other members of each sample delivered with its batch, beside
 	 * the pixels (image-text samples: a caption, metadata). A comma-separated
@@ -516,6 +578,8 @@ typedef struct rf_config {
 	                                * is a bad sample. 0 = default (65536). Bounds the
 	                                * memory a batch's fields may take */
 	const char *fields;
+
+	/* ---- per transport: remote sources and their node-local cache -------- */
 
 	/* Remote sources (http(s)://, s3://): a read's time, all its tries
 	 * included (a 503 or a reset is tried again after a backoff, a stalled
@@ -549,6 +613,8 @@ typedef struct rf_config {
 	 * group's, and those of its other members used. The running user must
 	 * be in it. NULL or "" (default): none. The string is copied. */
 	const char *cache_group;
+
+	/* ---- images: the caller's step ---------------------------------------- */
 
 	/* The caller's per-sample step (see rf_sample_fn, rf_sample_view): NULL
 	 * (default) or a function the compute threads call on each decoded
@@ -686,16 +752,17 @@ RF_API int rf_batch_field(const rf_batch *b, const char *name, rf_field *out);
 #define RF_INDEX_FILES 4  /* a folder is loose files (cfg.source_kind = RF_SOURCE_FILES) */
 #define RF_INDEX_TAR 8    /* a folder is tar shards (cfg.source_kind = RF_SOURCE_TAR) */
 
-/* Walks source (as rf_loader_create() would, with the RF_INDEX_* flags in
- * raw: 1 is raw mode as before) and writes its index to path (a temporary
- * file renamed over it), for cfg.index_cache.
- * *files (if not NULL) gets the number of files indexed; progress (if not
- * NULL) is told how the walk goes.
- * @return : 0, or a negative code with err[errlen] saying why. */
 /* Called now and then (every 4,096 files) by a long walk, from the calling
  * thread, with the files indexed so far. */
 typedef void (*rf_progress_fn)(void *user, uint64_t files);
 
+/* Walks source (as rf_loader_create() would, with the RF_INDEX_* flags in
+ * raw: 1 is raw mode as before) and writes its index to path (a temporary
+ * file renamed over it), for cfg.index_cache.
+ * *files (if not NULL) gets the number of files indexed; progress (if not
+ * NULL) is told how the walk goes, with user.
+ * @return : 0, or a negative code with err[errlen] saying why (-EINVAL when
+ *           source or path is NULL or raw holds another bit). */
 RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_t *files,
 			  rf_progress_fn progress, void *user, char *err, size_t errlen);
 

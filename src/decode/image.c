@@ -41,7 +41,7 @@ rf_image_format rf_image_sniff(const uint8_t *p, size_t len)
 	return RF_FORMAT_UNKNOWN;
 }
 
-RF_API unsigned rf_image_formats(void)
+unsigned rfi_image_formats(void)
 {
 	return RF_FORMAT_JPEG_BIT | (RF_HAVE_PNG ? RF_FORMAT_PNG_BIT : 0) |
 	       (RF_HAVE_WEBP ? RF_FORMAT_WEBP_BIT : 0);

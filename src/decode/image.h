@@ -79,4 +79,7 @@ void rf_decoder_abort(rf_decoder *d);
 /* The format of the image opened last. */
 rf_image_format rf_decoder_format(const rf_decoder *d);
 
+/* rf_image_formats(), for src/lib.c. */
+unsigned rfi_image_formats(void);
+
 #endif

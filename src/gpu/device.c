@@ -7,15 +7,12 @@
 
 #include "rf_config.h"
 #include "ringfeed.h"
+#include "decode/image.h"
+#include "gpu/gpu.h"
 
 #if RF_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
-
-RF_API int rf_version_number(void)
-{
-	return RF_VERSION_NUMBER;
-}
 
 static char version[320];
 static pthread_once_t version_once = PTHREAD_ONCE_INIT;
@@ -48,7 +45,7 @@ static void no_device(char *buf, size_t len, cudaError_t e)
  * The image formats are rf_image_formats()'s (src/decode/image.c). */
 static void make_version(void)
 {
-	unsigned f = rf_image_formats();
+	unsigned f = rfi_image_formats();
 	char images[40];
 	snprintf(images, sizeof(images), "images: jpeg%s%s", f & RF_FORMAT_PNG_BIT ? ", png" : "",
 		 f & RF_FORMAT_WEBP_BIT ? ", webp" : "");
@@ -69,7 +66,7 @@ static void make_version(void)
 #endif
 }
 
-RF_API const char *rf_version_string(void)
+const char *rfi_version_string(void)
 {
 	pthread_once(&version_once, make_version);
 	return version;

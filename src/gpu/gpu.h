@@ -81,4 +81,7 @@ int rf_gpu_stream_wait(void *event, void *stream);
 int rf_gpu_convert_launch(const uint8_t *in, void *out, uint32_t n, int crop, int dtype, int layout,
 			  const float *lut32, const uint16_t *lut16, void *stream);
 
+/* rf_version_string() (src/gpu/device.c), for src/lib.c. */
+const char *rfi_version_string(void);
+
 #endif

@@ -6,10 +6,8 @@
 #include "cache/node_cache.h" /* RF_CACHE_MIN_BYTES */
 #include "util/util.h"
 
-RF_API void rf_config_default(rf_config *cfg)
+void rfi_config_default(rf_config *cfg)
 {
-	if (!cfg)
-		return;
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->batch_size = 64;
 	cfg->resize = 256;
@@ -40,7 +38,7 @@ RF_API void rf_config_default(rf_config *cfg)
 	cfg->in_order = 1;
 	cfg->raw_max_bytes = 256u << 10;
 	cfg->device = -1;
-	/* Order, ranks and resume (issue 6). */
+	/* Order, ranks and resume. */
 	cfg->sampler = RF_SAMPLER_SHUFFLE;
 	cfg->samples_per_epoch = 0;
 	cfg->rank = -1;
@@ -59,20 +57,6 @@ RF_API void rf_config_default(rf_config *cfg)
 			return RF_ECONFIG;                                           \
 		}                                                                    \
 	} while (0)
-
-/* New fields come out of the reserved tails: the structs keep their sizes.
- * rf_config grew once, from 352 to 368 bytes, for sample_fn and sample_user
- * (16 bytes, more than its 8-byte tail): RF_ABI_CHECK() tells a caller
- * built against the older header. */
-_Static_assert(sizeof(rf_config) == 368, "rf_config changed size: take new fields from reserved");
-
-RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order, size_t state)
-{
-	return config == sizeof(rf_config) && batch == sizeof(rf_batch) && stats == sizeof(rf_stats) &&
-			       order == sizeof(rf_order_info) && state == sizeof(rf_state_info)
-		       ? 0
-		       : RF_EABI;
-}
 
 /* Token sources (cfg.seq_len): what goes with them. */
 static int check_tokens(const rf_config *cfg, char *err, size_t errlen)
@@ -225,7 +209,7 @@ static int check_hook(const rf_config *cfg, char *err, size_t errlen)
 		rf_fmt(err, errlen, "config: sample_fn works on pixels on the host, and decode = %s "
 		       "decodes samples into device memory that the host never sees: use decode = "
 		       "cpu with sample_fn (or do the step on the device batch)",
-		       rf_enum_name(RF_ENUM_DECODE, cfg->decode));
+		       rfi_enum_name(RF_ENUM_DECODE, cfg->decode));
 		return RF_ECONFIG;
 	}
 	const char *no = cfg->raw ? "raw (a batch holds the files' bytes, read straight into it)"
@@ -280,7 +264,7 @@ static int check_augment(const rf_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-/* Order, ranks and resume (issue 6); rank and world_size are checked with
+/* Order, ranks and resume; rank and world_size are checked with
  * the environment they may come from (sample/ranks.c). */
 static int check_order(const rf_config *cfg, char *err, size_t errlen)
 {
@@ -289,7 +273,7 @@ static int check_order(const rf_config *cfg, char *err, size_t errlen)
 	int weighted = cfg->sampler == RF_SAMPLER_WEIGHTED || cfg->sampler == RF_SAMPLER_BALANCED;
 	if (weighted && !cfg->shuffle) {
 		rf_fmt(err, errlen, "config: shuffle = 0 asks for index order, which contradicts "
-		       "sampler = %s", rf_enum_name(RF_ENUM_SAMPLER, cfg->sampler));
+		       "sampler = %s", rfi_enum_name(RF_ENUM_SAMPLER, cfg->sampler));
 		return RF_ECONFIG;
 	}
 	if (cfg->samples_per_epoch && !weighted) {

@@ -42,14 +42,10 @@ static int all_lent(rf_loader *l)
 }
 
 /* Waits for the next batch until deadline_ns (CLOCK_MONOTONIC; UINT64_MAX:
- * no deadline). -ETIMEDOUT and -EINTR take nothing and leave the position. */
+ * no deadline). -ETIMEDOUT and -EINTR take nothing and leave the position.
+ * src/lib.c checked l and out, set *out to NULL, and refused a fork()ed child. */
 static int next_until(rf_loader *l, rf_batch **out, uint64_t deadline_ns)
 {
-	if (!l || !out)
-		return -EINVAL;
-	*out = NULL;
-	if (rf_loader_forked(l))
-		return RF_EFORKED;
 	if (l->failed)
 		return l->failed;
 	if (l->next_batch >= l->plan.total_batches)
@@ -104,12 +100,12 @@ static int next_until(rf_loader *l, rf_batch **out, uint64_t deadline_ns)
 	return 0;
 }
 
-RF_API int rf_loader_next(rf_loader *l, rf_batch **out)
+int rfi_loader_next(rf_loader *l, rf_batch **out)
 {
 	return next_until(l, out, UINT64_MAX);
 }
 
-RF_API int rf_loader_next_timeout(rf_loader *l, rf_batch **out, uint64_t timeout_ns)
+int rfi_loader_next_timeout(rf_loader *l, rf_batch **out, uint64_t timeout_ns)
 {
 	uint64_t now = rf_now_ns();
 	/* the deadline saturates below UINT64_MAX, which means none */
@@ -117,44 +113,36 @@ RF_API int rf_loader_next_timeout(rf_loader *l, rf_batch **out, uint64_t timeout
 	return next_until(l, out, deadline);
 }
 
-RF_API void rf_loader_interrupt(rf_loader *l)
+void rfi_loader_interrupt(rf_loader *l)
 {
-	if (!l || rf_loader_forked(l))
-		return;
 	pthread_mutex_lock(&l->mu);
 	l->interrupted = 1;
 	pthread_cond_broadcast(&l->ready);
 	pthread_mutex_unlock(&l->mu);
 }
 
-RF_API int rf_batch_wait(const rf_batch *b, void *stream)
+int rfi_batch_wait(const rf_batch *b, void *stream)
 {
-	if (!b || !b->ready_event)
-		return -EINVAL;
 	return rf_gpu_stream_wait(b->ready_event, stream);
 }
 
-RF_API int rf_batch_sync(const rf_batch *b)
+int rfi_batch_sync(const rf_batch *b)
 {
-	if (!b || !b->ready_event)
-		return -EINVAL;
 	return rf_gpu_event_sync(b->ready_event);
 }
 
-RF_API void rf_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
+void rfi_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
 {
-	if (l && b && l->gpu && !rf_loader_forked(l)) {
+	if (l->gpu) {
 		rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
 		if (s >= l->slots && s < l->slots + l->cfg.prefetch)
 			rf_gpu_mark_release(l->gpu, (int)(s - l->slots), stream);
 	}
-	rf_batch_release(l, b);
+	rfi_batch_release(l, b);
 }
 
-RF_API void rf_batch_release(rf_loader *l, rf_batch *b)
+void rfi_batch_release(rf_loader *l, rf_batch *b)
 {
-	if (!l || !b || rf_loader_forked(l))
-		return;
 	rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
 	if (s < l->slots || s >= l->slots + l->cfg.prefetch)
 		return; /* not one of ours */
@@ -167,12 +155,8 @@ RF_API void rf_batch_release(rf_loader *l, rf_batch *b)
 		rf_loader_wake_ring(l);
 }
 
-RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
+int rfi_loader_stats(const rf_loader *l, rf_stats *out)
 {
-	if (!l || !out)
-		return -EINVAL;
-	if (rf_loader_forked(l))
-		return RF_EFORKED;
 	memset(out, 0, sizeof(*out));
 	out->samples_total = rf_source_samples(&l->src);
 	out->batches = l->delivered_batches;
@@ -236,12 +220,8 @@ RF_API int rf_loader_stats(const rf_loader *l, rf_stats *out)
 	return 0;
 }
 
-RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out)
+int rfi_loader_order(const rf_loader *l, rf_order_info *out)
 {
-	if (!l || !out)
-		return -EINVAL;
-	if (rf_loader_forked(l))
-		return RF_EFORKED;
 	memset(out, 0, sizeof(*out));
 	out->sampler = l->order.kind;
 	out->rank_tail = l->order.tail;
@@ -259,14 +239,14 @@ RF_API int rf_loader_order(const rf_loader *l, rf_order_info *out)
 	return 0;
 }
 
-RF_API const char *rf_loader_error(const rf_loader *l)
+const char *rfi_loader_error(const rf_loader *l)
 {
-	return l ? l->err_detail : "";
+	return l->err_detail;
 }
 
-RF_API int rf_batch_field(const rf_batch *b, const char *name, rf_field *out)
+int rfi_batch_field(const rf_batch *b, const char *name, rf_field *out)
 {
-	for (uint32_t i = 0; b && name && i < b->nfields; i++)
+	for (uint32_t i = 0; i < b->nfields; i++)
 		if (!strcasecmp(b->fields[i].name, name)) {
 			if (out)
 				*out = b->fields[i];

@@ -369,18 +369,11 @@ static int acquire(rf_loader *l, const rf_state_info *resume, char *err, size_t 
 
 /* ---- create / destroy --------------------------------------------------- */
 
-RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, size_t errlen)
+/* src/lib.c checked out and cfg, set *out to NULL and err to "", and
+ * passed cfg through rf_config_check(). */
+int rfi_loader_create(rf_loader **out, const rf_config *cfg, char *err, size_t errlen)
 {
-	if (err && errlen)
-		err[0] = '\0';
-	if (!out || !cfg) {
-		rf_fmt(err, errlen, "rf_loader_create: out and cfg must not be NULL");
-		return -EINVAL;
-	}
-	*out = NULL;
-	int ret = rf_config_check(cfg, err, errlen);
-	if (ret)
-		return ret;
+	int ret;
 	rf_loader *l = loader_new();
 	if (!l)
 		return -ENOMEM;
@@ -406,7 +399,7 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 		if (ret == -ENOMEM && err && errlen && !err[0])
 			rf_fmt(err, errlen, "out of memory");
 		rf_redact(err, err, errlen); /* a URL's password stays in the process */
-		rf_loader_destroy(l);
+		rfi_loader_destroy(l);
 		return ret;
 	}
 	rf_log(l->cfg.log_level, RF_LOG_INFO, "loader: %llu samples, %d compute threads, "
@@ -425,17 +418,17 @@ RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, si
 /* (ringfeed.h) The flag is the creating thread's (util/cancel.h): set-up
  * runs on this thread, so the scan and fetch.c see it without its address
  * passed through every layer. */
-RF_API int rf_loader_create_cancel(rf_loader **out, const rf_config *cfg,
-				   const volatile int *cancel, char *err, size_t errlen)
+int rfi_loader_create_cancel(rf_loader **out, const rf_config *cfg, const volatile int *cancel,
+			     char *err, size_t errlen)
 {
 	rf_cancel_begin(cancel);
-	int ret = rf_loader_create(out, cfg, err, errlen);
+	int ret = rfi_loader_create(out, cfg, err, errlen);
 	int called_off = rf_cancelled();
 	rf_cancel_end();
 	if (!called_off)
 		return ret;
 	if (!ret) { /* called off after the last look: made, and not wanted */
-		rf_loader_destroy(*out);
+		rfi_loader_destroy(*out);
 		*out = NULL;
 	}
 	if (ret != -ECANCELED)
@@ -443,10 +436,10 @@ RF_API int rf_loader_create_cancel(rf_loader **out, const rf_config *cfg,
 	return -ECANCELED;
 }
 
-RF_API void rf_loader_destroy(rf_loader *l)
+/* src/lib.c refused NULL and a fork()ed child's copy (the threads and the
+ * ring are the parent's). */
+void rfi_loader_destroy(rf_loader *l)
 {
-	if (!l || rf_loader_forked(l))
-		return; /* a child's copy: the threads and the ring are the parent's */
 	atomic_store(&l->stop, 1);
 	/* Compute threads first: they read from the ring's buffers. */
 	if (l->work.ids)

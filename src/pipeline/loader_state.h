@@ -366,4 +366,27 @@ uint32_t rf_loader_batch_count(const rf_loader *l, uint64_t b);
 void *rf_compute_main(void *loader); /* src/pipeline/compute.c */
 void *rf_gpu_decode_main(void *decoder); /* src/pipeline/gpu_decode.c: an rf_gpu_decoder */
 
+/* ---- behind the public face (src/lib.c) ----------------------------------
+ * What rf_loader_create() ... rf_loader_destroy() do once src/lib.c has
+ * checked their arguments (NULL pointers, a fork()ed child: see there), so
+ * each takes them as valid. Documented in ringfeed.h under the public name. */
+int rfi_loader_create(rf_loader **out, const rf_config *cfg, char *err, size_t errlen); /* loader.c */
+int rfi_loader_create_cancel(rf_loader **out, const rf_config *cfg, const volatile int *cancel,
+			     char *err, size_t errlen);
+void rfi_loader_destroy(rf_loader *l);
+int rfi_loader_next(rf_loader *l, rf_batch **out); /* consumer.c */
+int rfi_loader_next_timeout(rf_loader *l, rf_batch **out, uint64_t timeout_ns);
+void rfi_loader_interrupt(rf_loader *l);
+int rfi_batch_wait(const rf_batch *b, void *stream);
+int rfi_batch_sync(const rf_batch *b);
+void rfi_batch_release_on(rf_loader *l, rf_batch *b, void *stream);
+void rfi_batch_release(rf_loader *l, rf_batch *b);
+int rfi_batch_field(const rf_batch *b, const char *name, rf_field *out);
+int rfi_loader_stats(const rf_loader *l, rf_stats *out);
+int rfi_loader_order(const rf_loader *l, rf_order_info *out);
+const char *rfi_loader_error(const rf_loader *l);
+int rfi_loader_class_count(const rf_loader *l); /* sample_names.c */
+const char *rfi_loader_class_name(const rf_loader *l, int label);
+int rfi_loader_sample_name(const rf_loader *l, uint64_t id, char *buf, size_t len);
+
 #endif

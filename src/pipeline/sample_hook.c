@@ -52,12 +52,12 @@ int rf_sample_hook_run(rf_loader *l, rf_request *q, uint8_t *dst)
 	return ret < 0 ? ret : RF_EBADSAMPLE;
 }
 
-RF_API uint64_t rf_sample_rand(rf_sample_view *s)
+uint64_t rfi_sample_rand(rf_sample_view *s)
 {
 	return rf_stream_draw(s->rng_key, ++s->rng_count);
 }
 
-RF_API double rf_sample_uniform(rf_sample_view *s)
+double rfi_sample_uniform(rf_sample_view *s)
 {
-	return rf_stream_unit(rf_sample_rand(s));
+	return rf_stream_unit(rfi_sample_rand(s));
 }

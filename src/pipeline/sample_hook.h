@@ -12,4 +12,8 @@
  *           RF_EBADSAMPLE) with q->reason set. */
 int rf_sample_hook_run(rf_loader *l, rf_request *q, uint8_t *dst);
 
+/* rf_sample_rand(), rf_sample_uniform() behind src/lib.c's check (s not NULL). */
+uint64_t rfi_sample_rand(rf_sample_view *s);
+double rfi_sample_uniform(rf_sample_view *s);
+
 #endif

@@ -9,30 +9,21 @@
 #include "pipeline/loader_state.h"
 #include "util/util.h"
 
-RF_API int rf_loader_class_count(const rf_loader *l)
+int rfi_loader_class_count(const rf_loader *l)
 {
-	if (!l)
-		return -EINVAL;
-	if (rf_loader_forked(l))
-		return RF_EFORKED;
 	/* classes is NULL for sources that name none (nclasses 0 then) */
 	return l->src.index.classes ? l->src.index.nclasses : 0;
 }
 
-RF_API const char *rf_loader_class_name(const rf_loader *l, int label)
+const char *rfi_loader_class_name(const rf_loader *l, int label)
 {
-	int n = rf_loader_class_count(l);
-	if (n <= 0 || label < 0 || label >= n)
+	if (label >= rfi_loader_class_count(l)) /* src/lib.c refused label < 0 */
 		return NULL;
 	return l->src.index.classes[label];
 }
 
-RF_API int rf_loader_sample_name(const rf_loader *l, uint64_t id, char *buf, size_t len)
+int rfi_loader_sample_name(const rf_loader *l, uint64_t id, char *buf, size_t len)
 {
-	if (!l || (!buf && len))
-		return -EINVAL;
-	if (rf_loader_forked(l))
-		return RF_EFORKED;
 	if (id >= rf_source_samples(&l->src))
 		return -ERANGE;
 	/* the name places.c gives the on_sample_error callback and messages:

@@ -150,12 +150,8 @@ uint64_t rf_state_output_fingerprint(const rf_loader *l)
 	return rf_hash_u64(h, (uint64_t)c->no_region_decode);
 }
 
-RF_API int rf_loader_state_save(const rf_loader *l, void *buf, size_t len)
+int rfi_loader_state_save(const rf_loader *l, void *buf, size_t len)
 {
-	if (!l)
-		return -EINVAL;
-	if (rf_loader_forked(l))
-		return RF_EFORKED;
 	uint64_t b = l->next_batch, bpe = l->plan.batches_per_epoch;
 	/* A resumed loader's rest goes into every state it saves, also past
 	 * its epoch: a state moved back into that epoch (rf_state_seek) needs it. */
@@ -393,24 +389,14 @@ int rf_state_read(const void *buf, size_t len, rf_state_info *out, rf_rest **res
 	return 0;
 }
 
-RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out, char *err,
-			  size_t errlen)
-{
-	return rf_state_read(buf, len, out, NULL, err, errlen);
-}
-
 /* rf_state_parse() knows every version's layout: the position fields are
  * where version 1 has them in every version, the checksum closes each. */
 _Static_assert(RF_STATE_VERSION == 2, "rf_state_seek() knows versions 1 and 2");
 
-RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, size_t errlen)
+int rfi_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, size_t errlen)
 {
-	if (!buf) {
-		rf_fmt(err, errlen, "rf_state_seek: buf must not be NULL");
-		return -EINVAL;
-	}
 	rf_state_info x;
-	int ret = rf_state_parse(buf, len, &x, err, errlen);
+	int ret = rf_state_read(buf, len, &x, NULL, err, errlen);
 	if (ret)
 		return ret;
 	uint64_t bpe = x.batches_per_epoch;
@@ -426,7 +412,7 @@ RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, 
  * (src/util/names.c); parse and rf_config_check() let no other value by. */
 static const char *enum_name(rf_enum_kind kind, int value)
 {
-	const char *name = rf_enum_name(kind, value);
+	const char *name = rfi_enum_name(kind, value);
 	return name ? name : "?";
 }
 

@@ -56,4 +56,9 @@ int rf_state_resume_at(rf_loader *l, const rf_state_info *state, char *err, size
 /* The checksum of a version-1 state: a hash of its bytes before the checksum. */
 uint64_t rf_state_checksum(const uint8_t *state, size_t len);
 
+/* rf_loader_state_save() and rf_state_seek() behind src/lib.c's checks (l
+ * not NULL nor a fork()ed child's; buf not NULL for the seek). */
+int rfi_loader_state_save(const rf_loader *l, void *buf, size_t len);
+int rfi_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, size_t errlen);
+
 #endif

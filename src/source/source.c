@@ -174,19 +174,10 @@ int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, s
 	return rf_index_build_progress(idx, source, any_name, NULL, NULL, RF_LOG_WARN, err, errlen);
 }
 
-RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_t *files,
-			  rf_progress_fn progress, void *user, char *err, size_t errlen)
+int rfi_index_write(const char *source, int raw, const char *path, uint64_t *files,
+		    rf_progress_fn progress, void *user, char *err, size_t errlen)
 {
-	if (!source || !path) {
-		rf_fmt(err, errlen, "rf_index_write: source and path must not be NULL");
-		return -EINVAL;
-	}
 	rf_index idx;
-	if ((raw & ~(RF_INDEX_RAW | RF_INDEX_HIDDEN | RF_INDEX_FILES | RF_INDEX_TAR)) ||
-	    ((raw & RF_INDEX_FILES) && (raw & RF_INDEX_TAR))) {
-		rf_fmt(err, errlen, "rf_index_write: raw = %d: not a set of RF_INDEX_* flags", raw);
-		return -EINVAL;
-	}
 	int ret = rf_index_build_progress(&idx, source, raw, progress, user, RF_LOG_WARN, err, errlen);
 	if (ret) {
 		rf_redact(err, err, errlen); /* a URL's password stays in the process */

@@ -253,4 +253,9 @@ int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, s
 int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
 			    void *user, rf_log_level log_level, char *err, size_t errlen);
 
+/* rf_index_write() behind src/lib.c's checks (source and path not NULL, raw
+ * a set of RF_INDEX_* flags). */
+int rfi_index_write(const char *source, int raw, const char *path, uint64_t *files,
+		    rf_progress_fn progress, void *user, char *err, size_t errlen);
+
 #endif

@@ -6,7 +6,7 @@
 #include "lists/rf_lists.h"
 #include "util/util.h"
 
-RF_API const char *rf_strerror(int err)
+const char *rfi_strerror(int err)
 {
 	if (err == 0)
 		return "success";

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ringfeed.h"
+#include "util/util.h"
 
 typedef struct name {
 	const char *name; /* NULL ends a kind's list */
@@ -117,12 +118,12 @@ static const name *names_of(rf_enum_kind kind)
 	return (unsigned)kind < RF_ENUM_KINDS ? kinds[kind].names : NULL;
 }
 
-RF_API const char *rf_enum_kind_name(rf_enum_kind kind)
+const char *rfi_enum_kind_name(rf_enum_kind kind)
 {
 	return (unsigned)kind < RF_ENUM_KINDS ? kinds[kind].field : NULL;
 }
 
-RF_API const char *rf_enum_name(rf_enum_kind kind, int value)
+const char *rfi_enum_name(rf_enum_kind kind, int value)
 {
 	for (const name *n = names_of(kind); n && n->name; n++)
 		if (n->value == value)
@@ -130,10 +131,10 @@ RF_API const char *rf_enum_name(rf_enum_kind kind, int value)
 	return NULL;
 }
 
-RF_API int rf_enum_value(rf_enum_kind kind, const char *s, int *value)
+int rfi_enum_value(rf_enum_kind kind, const char *s, int *value)
 {
 	const name *n = names_of(kind);
-	if (!n || !s || !value)
+	if (!n)
 		return -EINVAL;
 	for (; n->name; n++)
 		if (!strcmp(n->name, s)) {
@@ -143,7 +144,7 @@ RF_API int rf_enum_value(rf_enum_kind kind, const char *s, int *value)
 	return -ENOENT;
 }
 
-RF_API const char *rf_enum_entry(rf_enum_kind kind, size_t i, int *value, int *listed)
+const char *rfi_enum_entry(rf_enum_kind kind, size_t i, int *value, int *listed)
 {
 	const name *n = names_of(kind);
 	for (size_t k = 0; n && n[k].name; k++)

@@ -83,4 +83,13 @@ char *rf_redact_dup(const char *in);
 void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* rf_strerror() (errors.c) and the enum names (names.c) for src/lib.c,
+ * which refused a kind past RF_ENUM_KINDS and NULL name or value; the
+ * library's own messages call these. */
+const char *rfi_strerror(int err);
+const char *rfi_enum_kind_name(rf_enum_kind kind);
+const char *rfi_enum_name(rf_enum_kind kind, int value);
+int rfi_enum_value(rf_enum_kind kind, const char *name, int *value);
+const char *rfi_enum_entry(rf_enum_kind kind, size_t i, int *value, int *listed);
+
 #endif
