@@ -16,9 +16,11 @@
 # source with its options (random and sequential shard access, random
 # resized crop with flips, float32, float16 and uint8 CHW, the weighted sampler, two epochs, in
 # and out of order) on each read path (--io-path fixed, plain, pread).
-# Prints one line per run and exits 1 when any checksum differs, 2 on a
-# run that fails. Environment: DATA_DIR, IO_PATHS ("fixed plain pread"),
-# THREADS (2).
+# Over http too: the tar shards (with and without their index object) and
+# the token shards, served by tests/fault_server.py (faults off) on
+# 127.0.0.1 (HTTP=0: not). Prints one line per run and exits 1 when any
+# checksum differs, 2 on a run that fails. Environment: DATA_DIR, IO_PATHS
+# ("fixed plain pread"), THREADS (2), HTTP (1).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ $# -ne 2 ] || [ "$1" = "--help" ] || [ "$1" = "-h" ]; then
@@ -87,6 +89,37 @@ RUNS=(
 	"tokens-zstd-random|--source $D/tokens.zst --seq 128 --batch 16"
 	"tokens-zstd-sequential|--source $D/tokens.zst --seq 128 --batch 16 --no-shuffle"
 )
+
+# The same sources over http (issue 37: the transports are rows of one
+# table): tests/fault_server.py with no faults serves DATA_DIR on 127.0.0.1
+# (a free port; stopped when the script ends); the shards with their index
+# object (random and sequential access), a copy without it (scanned through
+# the ring), token shards. HTTP=0 leaves these runs out.
+if [ "${HTTP:-1}" = 1 ]; then
+	if [ ! -e "$D/jpeg.unindexed/.done" ]; then
+		rm -rf "$D/jpeg.unindexed" && mkdir -p "$D/jpeg.unindexed"
+		cp "$D"/jpeg.pack/*.tar "$D/jpeg.unindexed/" && touch "$D/jpeg.unindexed/.done"
+	fi
+	python3 "$ROOT/tests/fault_server.py" "$D" --p503 0 --p429 0 --preset 0 --pshort 0 \
+		--lifetime 7200 > "$WORK/server.out" 2> "$WORK/server.err" &
+	SERVER_PID=$!
+	trap 'kill $SERVER_PID 2>/dev/null; for w in "$WORK"/wt-*; do [ -d "$w" ] && git -C "$ROOT" worktree remove --force "$w"; done; rm -rf "$WORK"' EXIT
+	for _ in $(seq 100); do # 10 s at most for its first line
+		grep -q '^port ' "$WORK/server.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	port=$(sed -n 's/^port //p' "$WORK/server.out")
+	[ -n "$port" ] || { echo "same_batches.sh: the http server did not start:" >&2; cat "$WORK/server.err" >&2; exit 2; }
+	U=http://127.0.0.1:$port
+	last() { basename "$(ls "$D/$1"/*."$2" | tail -n 1)" ".$2" | sed 's/.*-//; s/.*_//'; }
+	nj=$(last jpeg.pack tar)
+	RUNS+=(
+		"http-tar-random|--source $U/jpeg.pack/shard-{000000..$nj}.tar --batch 32 --epochs 2"
+		"http-tar-sequential|--source $U/jpeg.pack/shard-{000000..$nj}.tar --batch 32 --shard-access sequential --shuffle-block 64"
+		"http-tar-scanned|--source $U/jpeg.unindexed/shard-{000000..$nj}.tar --batch 32"
+		"http-tokens|--source $U/tokens/tokens_{000000..$(last tokens bin)}.bin --seq 128 --batch 16"
+	)
+fi
 
 checksum() { # binary, options...
 	local bin=$1 out
