@@ -144,7 +144,7 @@ static void remove_written(rf_packer *p, int dict_written, int marked)
 }
 
 /* The index object beside the shards (DIR/ringfeed.index: the index cache
- * of the folder's shards, src/index/cache.c): a remote source of these
+ * of the folder's shards, src/index/index_file.c): a remote source of these
  * shards fetches it instead of scanning their headers. It names no source,
  * root or stamps (the copy that is read is elsewhere), so two packs of one
  * source write the same bytes. The shards are what the pack is; an index

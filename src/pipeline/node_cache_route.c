@@ -126,10 +126,17 @@ int rf_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, r
 	}
 }
 
+/* Whether place p is the one waiting for another process's fetch (its
+ * wait timed since f->wait_since). */
+static int waiting_is(const struct rf_feeder *f, const rf_place *p)
+{
+	return f->wait_since && f->waited.batch == p->batch && f->waited.index == p->index &&
+	       f->waited.attempt == p->attempt;
+}
+
 int rf_feeder_cache_how(const rf_loader *l, const struct rf_feeder *f, const rf_place *p)
 {
-	if (!f->wait_since || f->waited.batch != p->batch || f->waited.index != p->index ||
-	    f->waited.attempt != p->attempt)
+	if (!waiting_is(f, p))
 		return ROUTE_MAY_WAIT;
 	/* a claimer whose fetch took a whole read's budget would have failed it
 	 * and let its claim go: one that holds it longer is stalled (stopped,
@@ -141,8 +148,7 @@ int rf_feeder_cache_how(const rf_loader *l, const struct rf_feeder *f, const rf_
 void rf_feeder_cache_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p)
 {
 	f->cache_waiting = 1;
-	if (!f->wait_since || f->waited.batch != p->batch || f->waited.index != p->index ||
-	    f->waited.attempt != p->attempt) {
+	if (!waiting_is(f, p)) {
 		f->waited = *p;
 		f->wait_since = rf_now_ns();
 		atomic_fetch_add_explicit(&l->st.cache_waits, 1, memory_order_relaxed);

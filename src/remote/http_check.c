@@ -199,6 +199,18 @@ static const char *said_range(const rf_http_seen *s, char *buf, size_t len)
 	return buf;
 }
 
+/* A size other than the one indexed: the object was replaced (its reads
+ * fail as stale, and the open is what failed). said: how the response
+ * told the size ("HTTP 200", or "Content-Range " and its text). */
+static int changed_size(uint64_t got, uint64_t indexed, const char *said, const char *range,
+			int *step, char *why, size_t whylen)
+{
+	*step = RF_IO_STEP_OPEN;
+	rf_fmt(why, whylen, "changed on the server: %llu bytes (%s%s) where %llu were indexed",
+	       (unsigned long long)got, said, range, (unsigned long long)indexed);
+	return -ESTALE;
+}
+
 int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body, int *step,
 		      int *fault, char *why, size_t whylen)
 {
@@ -252,13 +264,9 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 			return -EPROTO;
 		}
 		uint64_t total = s->range == RF_HTTP_RANGE_UNSAT ? s->total : 0;
-		if (a->size && total && total != a->size) {
-			*step = RF_IO_STEP_OPEN;
-			rf_fmt(why, whylen, "changed on the server: %llu bytes (HTTP 416, Content-Range "
-			       "%s) where %llu were indexed", (unsigned long long)total, s->range_text,
-			       (unsigned long long)a->size);
-			return -ESTALE;
-		}
+		if (a->size && total && total != a->size)
+			return changed_size(total, a->size, "HTTP 416, Content-Range ", s->range_text,
+					    step, why, whylen);
 		uint64_t size = total ? total : a->size;
 		if (size > a->offset) {
 			rf_fmt(why, whylen, "%s, the server answered HTTP 416 (range not satisfiable) "
@@ -292,12 +300,8 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 			       "%llu bytes", asked, (unsigned long long)body);
 			return -EPROTO;
 		}
-		if (a->size && body != a->size) {
-			*step = RF_IO_STEP_OPEN;
-			rf_fmt(why, whylen, "changed on the server: %llu bytes (HTTP 200) where %llu "
-			       "were indexed", (unsigned long long)body, (unsigned long long)a->size);
-			return -ESTALE;
-		}
+		if (a->size && body != a->size)
+			return changed_size(body, a->size, "HTTP 200", "", step, why, whylen);
 		if (body > INT32_MAX) {
 			rf_fmt(why, whylen, "%s: more than a read holds", asked);
 			return -EFBIG;
@@ -317,13 +321,9 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 		return -EPROTO;
 	}
 	uint64_t total = s->total != RF_HTTP_NO_TOTAL ? s->total : 0;
-	if (a->size && total && total != a->size) {
-		*step = RF_IO_STEP_OPEN;
-		rf_fmt(why, whylen, "changed on the server: %llu bytes (Content-Range %s) where %llu "
-		       "were indexed", (unsigned long long)total, s->range_text,
-		       (unsigned long long)a->size);
-		return -ESTALE;
-	}
+	if (a->size && total && total != a->size)
+		return changed_size(total, a->size, "Content-Range ", s->range_text, step, why,
+				    whylen);
 	uint64_t size = total ? total : a->size;
 	/* the last byte the server owes: the last asked, or the object's last */
 	uint64_t owed = size ? RF_MIN(last, size - 1) : last;
