@@ -19,7 +19,7 @@ Three sets from bench/gpu/photos.py (scikit-image's colour photographs):
 named -sS): held-out sets, not those the filter was tuned on (seed 0).
 Each set is loaded twice, with ringfeed's DCT-scaled decode on (the default)
 and off (no_scaled_decode=1). Printed per set, decode and DCT scale (the one
-ringfeed picks for the photo's size, rule of rf_denom_for_window, whether or
+ringfeed picks for the photo's size, rule of rfi_denom_for_window, whether or
 not it is used in the run): photos, the mean absolute difference over all
 values (0-255, each channel value counts), the worst photo's mean and its
 largest single difference; then one JSON line with everything.
@@ -41,7 +41,7 @@ SHRINK_LEFT = 1.25  # RF_SCALED_SHRINK_LEFT (resample.h); 1.0 before issue 38
 
 
 def denom_for(w, h):
-    """rf_denom_for_window for Resize(RESIZE) + CenterCrop(CROP) (window.c):
+    """rfi_denom_for_window for Resize(RESIZE) + CenterCrop(CROP) (window.c):
     the largest of 8, 4, 2 that keeps the window's shorter side at 1/d
     >= SHRINK_LEFT * CROP."""
     if w <= h:

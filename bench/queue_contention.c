@@ -25,8 +25,8 @@ static void *consumer(void *arg)
 	shared *s = arg;
 	uint32_t id;
 	uint64_t idle;
-	while (rf_idq_pop_wait(&s->work, &id, &idle) == 0)
-		rf_idq_push(&s->done, id);
+	while (rfi_idq_pop_wait(&s->work, &id, &idle) == 0)
+		rfi_idq_push(&s->done, id);
 	return NULL;
 }
 
@@ -49,28 +49,28 @@ int main(int argc, char **argv)
 	uint32_t *drain = malloc(depth * sizeof(uint32_t));
 	for (size_t k = 0; k < sizeof(ts) / sizeof(ts[0]); k++) {
 		shared s;
-		rf_idq_init(&s.work, depth);
-		rf_idq_init(&s.done, depth);
+		rfi_idq_init(&s.work, depth);
+		rfi_idq_init(&s.done, depth);
 		pthread_t th[16];
 		for (int t = 0; t < ts[k]; t++)
 			pthread_create(&th[t], NULL, consumer, &s);
-		uint64_t t0 = rf_now_ns(), sent = 0, back = 0;
+		uint64_t t0 = rfi_now_ns(), sent = 0, back = 0;
 		uint32_t inflight = 0;
 		while (back < items) {
 			while (inflight < depth && sent < items) {
-				rf_idq_push(&s.work, (uint32_t)(sent++ % depth));
+				rfi_idq_push(&s.work, (uint32_t)(sent++ % depth));
 				inflight++;
 			}
-			uint32_t n = rf_idq_drain(&s.done, drain, depth);
+			uint32_t n = rfi_idq_drain(&s.done, drain, depth);
 			back += n;
 			inflight -= n;
 		}
-		double secs = (double)(rf_now_ns() - t0) * 1e-9;
-		rf_idq_shutdown(&s.work);
+		double secs = (double)(rfi_now_ns() - t0) * 1e-9;
+		rfi_idq_shutdown(&s.work);
 		for (int t = 0; t < ts[k]; t++)
 			pthread_join(th[t], NULL);
-		rf_idq_destroy(&s.work);
-		rf_idq_destroy(&s.done);
+		rfi_idq_destroy(&s.work);
+		rfi_idq_destroy(&s.done);
 		printf("%-8d %14.0f %12.1f\n", ts[k], (double)items / secs, secs * 1e9 / (double)items);
 	}
 	free(drain);

@@ -47,14 +47,14 @@
 #define validate_input_or_ret_msg(x, ret, err, errlen, ...) \
 	do {                                                 \
 		if (!(x)) {                                  \
-			rf_fmt(err, errlen, __VA_ARGS__);    \
+			rfi_fmt(err, errlen, __VA_ARGS__);    \
 			return ret;                          \
 		}                                            \
 	} while (0)
 
 /* A loader does not survive fork(): in the child every call on it returns
  * RF_EFORKED, or does nothing (see rf_loader_destroy in ringfeed.h). */
-#define not_forked(l) (!rf_loader_forked(l))
+#define not_forked(l) (!rfi_loader_forked(l))
 
 /* ---- version, formats, ABI, errors -------------------------------------- */
 
@@ -166,7 +166,7 @@ RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_
 /* ---- the loader: create, next, release, destroy -------------------------- */
 
 /* What both creates check: the pointers, then the config's every field
- * (rf_config_check names the first one out of range). */
+ * (rfi_config_check names the first one out of range). */
 static int validate_create(rf_loader **out, const rf_config *cfg, char *err, size_t errlen)
 {
 	if (err && errlen)
@@ -174,7 +174,7 @@ static int validate_create(rf_loader **out, const rf_config *cfg, char *err, siz
 	validate_input_or_ret_msg(out != NULL && cfg != NULL, -EINVAL, err, errlen,
 				  "rf_loader_create: out and cfg must not be NULL");
 	*out = NULL;
-	return rf_config_check(cfg, err, errlen);
+	return rfi_config_check(cfg, err, errlen);
 }
 
 RF_API int rf_loader_create(rf_loader **out, const rf_config *cfg, char *err, size_t errlen)
@@ -303,7 +303,7 @@ RF_API int rf_state_parse(const void *buf, size_t len, rf_state_info *out, char 
 		err[0] = '\0';
 	validate_input_or_ret_msg(buf != NULL && out != NULL, -EINVAL, err, errlen,
 				  "rf_state_parse: buf and out must not be NULL");
-	return rf_state_read(buf, len, out, NULL, err, errlen);
+	return rfi_state_read(buf, len, out, NULL, err, errlen);
 }
 
 RF_API int rf_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, size_t errlen)

@@ -21,8 +21,8 @@ import sys
 # (what, name, patterns, own files or folders (a trailing '/' is a folder))
 UNITS = [
     ("kind", "files", [
-        r"\brf_source_files\b", r"\bRF_KIND_FILES\b", r"\bRF_(?:INDEX|SOURCE)_FILES\b",
-        r"\brf_index_walk_imagefolder\b", r"\brf_index_parse_manifest\b",
+        r"\brfi?_source_files\b", r"\bRF_KIND_FILES\b", r"\bRF_(?:INDEX|SOURCE)_FILES\b",
+        r"\brfi?_index_walk_imagefolder\b", r"\brfi?_index_parse_manifest\b",
     ], [
         "src/source/files.c",
         # the files kind's parsers, still in src/index/ (see KNOWN below:
@@ -30,7 +30,7 @@ UNITS = [
         "src/index/walk.c", "src/index/manifest.c",
     ]),
     ("kind", "tar", [
-        r"\brf_tar_\w+", r"\bRF_TAR_\w+", r"\bRF_KIND_TAR\b", r"\brf_source_tar\w*",
+        r"\brfi?_tar_\w+", r"\bRF_TAR_\w+", r"\bRF_KIND_TAR\b", r"\brfi?_source_tar\w*",
         r"\bRF_SHARDS_TAR\b", r"\bRF_(?:INDEX|SOURCE)_TAR\b", r"\"source/tar\w*\.h\"",
         r"\"[^\"\n]*\.tar\b[^\"\n]*\"",   # a string naming a .tar file
     ], [
@@ -40,8 +40,8 @@ UNITS = [
     ("kind", "tokens", [
         # rf_token_row_*: the RF_STAGE_TOKENS stage (src/transform/token_row.c),
         # a row of the stage switch, which a kind's stage() names; not the kind
-        r"\brf_token_(?!row)\w+", r"\bRF_TOKEN_(?!ROW)\w+", r"\bRF_KIND_TOKENS\b",
-        r"\brf_source_tokens\b", r"\bRF_SHARDS_TOKENS\b", r"\"source/token_\w+\.h\"",
+        r"\brfi?_token_(?!row)\w+", r"\bRF_TOKEN_(?!ROW)\w+", r"\bRF_KIND_TOKENS\b",
+        r"\brfi?_source_tokens\b", r"\bRF_SHARDS_TOKENS\b", r"\"source/token_\w+\.h\"",
         r"\"[^\"\n]*\.bin\.zst\b[^\"\n]*\"",
     ], [
         "src/source/token_shard.c", "src/source/token_shard.h", "src/source/token_shards.c",
@@ -52,7 +52,7 @@ UNITS = [
     # its row. A "file://" scheme would be its name.
     ("transport", "file", [r"\"file://"], []),
     ("transport", "http", [
-        r"\brf_http_\w+", r"\bRF_HTTP_\w+", r"\"remote/http(?:_check)?\.h\"",
+        r"\brfi?_http_\w+", r"\bRF_HTTP_\w+", r"\"remote/http(?:_check)?\.h\"",
         r"\"https?://", r"\bcurl_\w+", r"\bCURL\w*", r"<curl/",
     ], [
         "src/remote/http.c", "src/remote/http.h", "src/remote/http_check.c",
@@ -61,8 +61,8 @@ UNITS = [
         "src/remote/fetch.c", "src/remote/fetch.h",
     ]),
     ("transport", "s3", [
-        r"\brf_s3_\w+", r"\bRF_S3_\w+", r"\"s3://", r"\"remote/s3\.h\"",
-        r"\brf_creds?\w*", r"\bRF_CRED\w*", r"\"remote/credential\w*\.h\"",
+        r"\brfi?_s3_\w+", r"\bRF_S3_\w+", r"\"s3://", r"\"remote/s3\.h\"",
+        r"\brfi?_creds?\w*", r"\bRF_CRED\w*", r"\"remote/credential\w*\.h\"",
     ], [
         "src/remote/s3.c", "src/remote/s3.h", "src/remote/credentials.c",
         "src/remote/credentials.h", "src/remote/credential_sources.c",
@@ -121,9 +121,9 @@ KNOWN = [
      "TODO(issue 37): from the kind's row"),
     ("kind", "tar", "src/index/walk.c",
      "the files kind's walk counts .tar files so that files.c hands a folder of only "
-     "shards to the tar kind (rf_source_tar_folder). TODO(issue 37): the table asks "
+     "shards to the tar kind (rfi_source_tar_folder). TODO(issue 37): the table asks "
      "each kind whether a walked folder is its own"),
-    ("kind", "tar", "src/source/files.c", "as above: the hand-over (rf_source_tar_folder). "
+    ("kind", "tar", "src/source/files.c", "as above: the hand-over (rfi_source_tar_folder). "
      "TODO(issue 37)"),
     ("kind", "files", "src/index/index_build.h",
      "declares the files kind's walk and manifest parser, which still live in src/index/ "

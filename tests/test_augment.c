@@ -26,7 +26,7 @@ Test(augment, rrc_boxes_follow_torchvision)
 	int n = 20000;
 	for (int id = 0; id < n; id++) {
 		int i, j, h, w;
-		rf_rrc_box(&p, 0, (uint64_t)id, 500, 375, &i, &j, &h, &w);
+		rfi_rrc_box(&p, 0, (uint64_t)id, 500, 375, &i, &j, &h, &w);
 		cr_assert(i >= 0 && j >= 0 && h > 0 && w > 0 && i + h <= 375 && j + w <= 500);
 		double area = (double)w * h / (500.0 * 375.0), ratio = (double)w / h;
 		/* rounding w and h to integers moves both a little */
@@ -38,19 +38,19 @@ Test(augment, rrc_boxes_follow_torchvision)
 	cr_assert(area_sum / n > 0.42 && area_sum / n < 0.58, "mean area %.3f", area_sum / n);
 	/* a very wide image: every attempt fails, the central fallback keeps ratio 4/3 */
 	int i, j, h, w;
-	rf_rrc_box(&p, 0, 1, 1000, 10, &i, &j, &h, &w);
+	rfi_rrc_box(&p, 0, 1, 1000, 10, &i, &j, &h, &w);
 	cr_assert_eq(h, 10);
 	cr_assert_eq(w, 13);
 	cr_assert_eq(j, (1000 - 13) / 2);
 	/* same key, same box; another epoch, another box */
 	int i2, j2, h2, w2;
-	rf_rrc_box(&p, 0, 7, 500, 375, &i, &j, &h, &w);
-	rf_rrc_box(&p, 0, 7, 500, 375, &i2, &j2, &h2, &w2);
+	rfi_rrc_box(&p, 0, 7, 500, 375, &i, &j, &h, &w);
+	rfi_rrc_box(&p, 0, 7, 500, 375, &i2, &j2, &h2, &w2);
 	cr_assert(i == i2 && j == j2 && h == h2 && w == w2);
 	int diff = 0;
 	for (int id = 0; id < 50; id++) {
-		rf_rrc_box(&p, 0, (uint64_t)id, 500, 375, &i, &j, &h, &w);
-		rf_rrc_box(&p, 1, (uint64_t)id, 500, 375, &i2, &j2, &h2, &w2);
+		rfi_rrc_box(&p, 0, (uint64_t)id, 500, 375, &i, &j, &h, &w);
+		rfi_rrc_box(&p, 1, (uint64_t)id, 500, 375, &i2, &j2, &h2, &w2);
 		diff += i != i2 || j != j2 || h != h2 || w != w2;
 	}
 	cr_assert_geq(diff, 45);
@@ -63,7 +63,7 @@ Test(augment, flip_probability)
 	int flips = 0, n = 20000;
 	for (int id = 0; id < n; id++) {
 		rf_window win;
-		rf_window_for(&p, 2, (uint64_t)id, 400, 300, &win);
+		rfi_window_for(&p, 2, (uint64_t)id, 400, 300, &win);
 		flips += win.flip;
 	}
 	/* binomial: sd = sqrt(n p (1 - p)) = 65; allow 5 sd */

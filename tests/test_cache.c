@@ -36,7 +36,7 @@ static int loaded(const rf_index *a, const rf_index *b)
 	if (a->count != b->count || a->nclasses != b->nclasses)
 		return 0;
 	for (size_t i = 0; i < a->count; i++)
-		if (strcmp(rf_index_path(a, i), rf_index_path(b, i)) ||
+		if (strcmp(rfi_index_path(a, i), rfi_index_path(b, i)) ||
 		    a->entries[i].size != b->entries[i].size || a->entries[i].label != b->entries[i].label)
 			return 0;
 	return 1;
@@ -77,8 +77,8 @@ Test(cache, same_index_and_batches, .init = setup, .fini = teardown)
 	cr_assert_eq(rf_index_write(dir, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(files, 15);
 	rf_index walked, fromcache;
-	cr_assert_eq(rf_index_build(&walked, dir, 0, err, sizeof(err)), 0);
-	cr_assert_eq(rf_index_cache_load(&fromcache, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&walked, dir, 0, err, sizeof(err)), 0);
+	cr_assert_eq(rfi_index_cache_load(&fromcache, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
 	cr_assert(loaded(&walked, &fromcache));
 	cr_assert_str_eq(fromcache.classes[2], walked.classes[2]);
 	size_t n1, n2;
@@ -91,11 +91,11 @@ Test(cache, same_index_and_batches, .init = setup, .fini = teardown)
 	cr_assert_eq(memcmp(a, b, n1 * sizeof(*a)), 0);
 	free(a);
 	free(b);
-	rf_index_free(&walked);
-	rf_index_free(&fromcache);
+	rfi_index_free(&walked);
+	rfi_index_free(&fromcache);
 	/* another mode or another source: not used */
-	cr_assert_eq(rf_index_cache_load(&fromcache, dir, 1, cache, err, sizeof(err)), 1);
-	cr_assert_eq(rf_index_cache_load(&fromcache, "/elsewhere", 0, cache, err, sizeof(err)), 1);
+	cr_assert_eq(rfi_index_cache_load(&fromcache, dir, 1, cache, err, sizeof(err)), 1);
+	cr_assert_eq(rfi_index_cache_load(&fromcache, "/elsewhere", 0, cache, err, sizeof(err)), 1);
 	cr_assert(strstr(err, "another source"), "%s", err);
 }
 
@@ -106,15 +106,15 @@ Test(cache, keeps_the_kind, .init = setup, .fini = teardown)
 {
 	char err[256];
 	rf_index idx, got;
-	cr_assert_eq(rf_index_build(&idx, dir, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, dir, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.kind, RF_KIND_FILES);
-	cr_assert_eq(rf_index_cache_write(&idx, dir, cache, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(rf_index_cache_load(&got, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_cache_write(&idx, dir, cache, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_cache_load(&got, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(got.kind, RF_KIND_FILES);
-	rf_index_free(&got);
+	rfi_index_free(&got);
 
 	idx.kind = RF_KIND_NONE;
-	cr_assert_eq(rf_index_cache_write(&idx, dir, cache, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_cache_write(&idx, dir, cache, err, sizeof(err)), 0, "%s", err);
 	size_t n1, n2;
 	uint32_t c1, c2;
 	uint64_t *a = run(dir, cache, &n1, &c1);
@@ -123,12 +123,12 @@ Test(cache, keeps_the_kind, .init = setup, .fini = teardown)
 	cr_assert_eq(c2, 1, "the walk rewrote the cache");
 	cr_assert_eq(n1, n2);
 	cr_assert_eq(memcmp(a, b, n1 * sizeof(*a)), 0);
-	cr_assert_eq(rf_index_cache_load(&got, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_cache_load(&got, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(got.kind, RF_KIND_FILES);
 	free(a);
 	free(b);
-	rf_index_free(&got);
-	rf_index_free(&idx);
+	rfi_index_free(&got);
+	rfi_index_free(&idx);
 }
 
 Test(cache, notices_changes_and_rewrites, .init = setup, .fini = teardown)
@@ -140,7 +140,7 @@ Test(cache, notices_changes_and_rewrites, .init = setup, .fini = teardown)
 	/* added */
 	tu_jpeg(dir, "c1/new.jpg", 50, 40, 99);
 	bump(dir, "c1");
-	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 1);
+	cr_assert_eq(rfi_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 1);
 	cr_assert(strstr(err, "c1") && strstr(err, "changed"), "%s", err);
 	size_t n;
 	uint32_t cached;
@@ -155,11 +155,11 @@ Test(cache, notices_changes_and_rewrites, .init = setup, .fini = teardown)
 	snprintf(b, sizeof(b), "%s/c1/renamed.jpg", dir);
 	cr_assert_eq(rename(a, b), 0);
 	bump(dir, "c1");
-	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 1);
+	cr_assert_eq(rfi_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 1);
 	free(run(dir, cache, &n, &cached));
 	cr_assert_eq(unlink(b), 0);
 	bump(dir, "c1");
-	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 1);
+	cr_assert_eq(rfi_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 1);
 	free(run(dir, cache, &n, &cached));
 	cr_assert_eq(cached, 0);
 	cr_assert_eq(n, 15);
@@ -179,7 +179,7 @@ Test(cache, corrupt_or_truncated_is_not_used, .init = setup, .fini = teardown)
 	fputc(c ^ 0x5a, f);
 	fclose(f);
 	rf_index idx;
-	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX);
+	cr_assert_eq(rfi_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX);
 	cr_assert(strstr(err, "corrupt"), "%s", err);
 	size_t n;
 	uint32_t cached;
@@ -187,11 +187,11 @@ Test(cache, corrupt_or_truncated_is_not_used, .init = setup, .fini = teardown)
 	cr_assert_eq(cached, 0);
 	cr_assert_eq(n, 15);
 	cr_assert_eq(truncate(cache, len / 3), 0);
-	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX);
+	cr_assert_eq(rfi_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX);
 	tu_write(dir, "../not-a-cache", "hello", 5);
 	char *other;
 	cr_assert(asprintf(&other, "%s/../not-a-cache", dir) > 0);
-	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, other, err, sizeof(err)), RF_EINDEX);
+	cr_assert_eq(rfi_index_cache_load(&idx, dir, 0, other, err, sizeof(err)), RF_EINDEX);
 	cr_assert(strstr(err, "not an index cache"), "%s", err);
 	unlink(other);
 	free(other);
@@ -211,11 +211,11 @@ Test(cache, manifest_change_is_noticed, .fini = teardown)
 	uint64_t files;
 	cr_assert_eq(rf_index_write(man, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
 	rf_index idx;
-	cr_assert_eq(rf_index_cache_load(&idx, man, 0, cache, err, sizeof(err)), 0, "%s", err);
-	rf_index_free(&idx);
+	cr_assert_eq(rfi_index_cache_load(&idx, man, 0, cache, err, sizeof(err)), 0, "%s", err);
+	rfi_index_free(&idx);
 	tu_write(dir, "m.tsv", "a.jpg\t0\nb.jpg\t1\n", 16);
 	bump(dir, "m.tsv");
-	cr_assert_eq(rf_index_cache_load(&idx, man, 0, cache, err, sizeof(err)), 1);
+	cr_assert_eq(rfi_index_cache_load(&idx, man, 0, cache, err, sizeof(err)), 1);
 	free(man);
 }
 
@@ -225,10 +225,10 @@ static void expect_refused(void (*alter)(rf_index *), const char *what)
 {
 	char err[256];
 	rf_index idx, got;
-	cr_assert_eq(rf_index_build(&idx, dir, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, dir, 0, err, sizeof(err)), 0, "%s", err);
 	alter(&idx);
-	cr_assert_eq(rf_index_cache_write(&idx, dir, cache, err, sizeof(err)), 0, "%s", err);
-	int r = rf_index_cache_load(&got, dir, 0, cache, err, sizeof(err));
+	cr_assert_eq(rfi_index_cache_write(&idx, dir, cache, err, sizeof(err)), 0, "%s", err);
+	int r = rfi_index_cache_load(&got, dir, 0, cache, err, sizeof(err));
 	cr_assert_eq(r, RF_EINDEX, "%s: loaded (%d)", what, r);
 	cr_assert(strstr(err, "corrupt"), "%s: %s", what, err);
 	size_t n;
@@ -236,7 +236,7 @@ static void expect_refused(void (*alter)(rf_index *), const char *what)
 	free(run(dir, cache, &n, &cached)); /* the loader walks instead */
 	cr_assert_eq(cached, 0, "%s", what);
 	cr_assert_eq(n, 15);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 }
 
 static void path_off_wraps(rf_index *x) { x->entries[3].path_off = UINT64_MAX - 2; }
@@ -281,7 +281,7 @@ Test(cache, flipped_counts_are_refused, .init = setup, .fini = teardown)
 			fwrite(&v, 4, 1, fp);
 			fclose(fp);
 			rf_index idx;
-			cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX,
+			cr_assert_eq(rfi_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX,
 				     "field at %ld bit %d", fields[f], bit);
 		}
 	tu_assert_no_leaks();
@@ -300,7 +300,7 @@ Test(cache, other_version_leaks_nothing, .init = setup, .fini = teardown)
 	fwrite(&v, 4, 1, fp);
 	fclose(fp);
 	rf_index idx;
-	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX);
+	cr_assert_eq(rfi_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX);
 	cr_assert(strstr(err, "version"), "%s", err);
 	tu_assert_no_leaks();
 }
@@ -317,14 +317,14 @@ Test(cache, png_and_webp_files_are_indexed_and_an_older_cache_is_walked_again, .
 	cr_assert_eq(rf_index_write(dir, 0, cache, &files, NULL, NULL, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(files, 17);
 	rf_index idx;
-	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 17);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	FILE *fp = fopen(cache, "r+b");
 	uint32_t v = 5;
 	fseek(fp, 8, SEEK_SET);
 	fwrite(&v, 4, 1, fp);
 	fclose(fp);
-	cr_assert_eq(rf_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX);
+	cr_assert_eq(rfi_index_cache_load(&idx, dir, 0, cache, err, sizeof(err)), RF_EINDEX);
 	cr_assert(strstr(err, "version"), "%s", err);
 }

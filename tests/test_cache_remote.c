@@ -44,7 +44,7 @@ static int port;
  * of 64 KiB random KEY.bin members (large enough to fill a small cache). */
 static void make_shards(int raw, int per_shard)
 {
-	if (!rf_http_available())
+	if (!rfi_http_available())
 		cr_skip_test("this ringfeed was built without libcurl (meson feature 'remote'; "
 			     "scripts/deps.sh installs libcurl4-openssl-dev)");
 	dir = tu_tmpdir("cache_remote");
@@ -153,7 +153,7 @@ Test(cache_remote, a_second_run_reads_nothing_from_the_server)
 	assert_same(ref, n0, second, n2, "the second run");
 	rf_cache_info info;
 	char err[512];
-	cr_assert_eq(rf_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
 	cr_assert(info.found);
 	cr_assert_eq(info.ranges, SAMPLES);
 	cr_assert_eq(s2.cache_hit_bytes, info.data_bytes);
@@ -292,7 +292,7 @@ static void processes_share(int n, int sequential)
 		     (unsigned long long)fetched, (unsigned long long)ranges);
 	rf_cache_info info;
 	char err[512];
-	cr_assert_eq(rf_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(info.ranges, ranges, "each range recorded once");
 	free(ref);
 }
@@ -329,9 +329,9 @@ static void hold_every_chunk(rf_loader **out)
 	config(&cfg, cache);
 	cfg.shard_access = RF_SHARD_SEQUENTIAL;
 	char err[512];
-	rf_cache_set_test_hold_fills(1);
+	rfi_cache_set_test_hold_fills(1);
 	int ret = rf_loader_create(out, &cfg, err, sizeof(err));
-	rf_cache_set_test_hold_fills(0);
+	rfi_cache_set_test_hold_fills(0);
 	cr_assert_eq(ret, 0, "create: %s", err);
 	rf_batch *b;
 	while ((ret = rf_loader_next(*out, &b)) == 0)
@@ -692,7 +692,7 @@ TestSuite(cache_evict, .init = NULL, .fini = teardown, .timeout = 180);
 static void fills_keep_every_range(int sequential, size_t staging, uint64_t ranges)
 {
 	make_shards(1, PER_SHARD);
-	rf_cache_set_test_staging(staging);
+	rfi_cache_set_test_staging(staging);
 	size_t n0, n1, n2;
 	rf_stats s0, s1, s2;
 	rf_config cfg;
@@ -705,7 +705,7 @@ static void fills_keep_every_range(int sequential, size_t staging, uint64_t rang
 	uint8_t *first = tu_drain_bytes(&cfg, &n1, &s1);
 	uint64_t after_first = tu_nginx_ranges(NULL);
 	uint8_t *second = tu_drain_bytes(&cfg, &n2, &s2);
-	rf_cache_set_test_staging(0);
+	rfi_cache_set_test_staging(0);
 	assert_same(ref, n0, first, n1, "filling through a small staging memory");
 	assert_same(ref, n0, second, n2, "from the cache");
 	cr_assert_eq(after_first - before, ranges, "the first run fetched %llu ranges, not %llu",
@@ -737,7 +737,7 @@ Test(cache_evict, a_chunk_fill_behind_its_writes_waits_rather_than_drops)
 Test(cache_evict, a_range_larger_than_the_staging_memory_is_not_waited_for)
 {
 	make_shards(1, PER_SHARD);
-	rf_cache_set_test_staging(32 << 10);
+	rfi_cache_set_test_staging(32 << 10);
 	rf_config cfg;
 	config(&cfg, NULL);
 	cfg.raw = 1;
@@ -746,7 +746,7 @@ Test(cache_evict, a_range_larger_than_the_staging_memory_is_not_waited_for)
 	uint8_t *ref = tu_drain_bytes(&cfg, &n0, &s0);
 	cfg.cache_dir = cache;
 	uint8_t *got = tu_drain_bytes(&cfg, &n1, &s1);
-	rf_cache_set_test_staging(0);
+	rfi_cache_set_test_staging(0);
 	assert_same(ref, n0, got, n1, "ranges larger than the staging memory");
 	cr_assert_eq(s1.cache_written_bytes, 0);
 	cr_assert_eq(s1.cache_fill_drops, SAMPLES, "each range counted dropped (rf_stats): %llu", (unsigned long long)s1.cache_fill_drops);
@@ -895,8 +895,8 @@ static void forge_segments(void)
 		rf_cache_rec *r = (rf_cache_rec *)tu_read(cache, idx, &rlen);
 		for (size_t k = 0; k < rlen / sizeof(*r); k++) {
 			cr_assert_leq(r[k].at + r[k].got, len);
-			r[k].data_hash = rf_hash_data(bytes + r[k].at, r[k].got);
-			r[k].check = rf_hash_bytes(RF_CACHE_REC_SEED, &r[k], offsetof(rf_cache_rec, check));
+			r[k].data_hash = rfi_hash_data(bytes + r[k].at, r[k].got);
+			r[k].check = rfi_hash_bytes(RF_CACHE_REC_SEED, &r[k], offsetof(rf_cache_rec, check));
 		}
 		tu_write(cache, idx, r, rlen);
 		free(r);
@@ -1085,7 +1085,7 @@ Test(cache_remote, a_link_planted_at_a_temporary_name_is_not_followed)
 	free(v);
 	rf_cache_info info;
 	char err[512];
-	cr_assert_eq(rf_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
 	cr_assert(info.found && info.ranges == SAMPLES, "the cache made all the same");
 	free(ref);
 }
@@ -1144,7 +1144,7 @@ static uint64_t raw_run(const char *source, const char *cache_dir, rf_stats *st)
 
 Test(cache_query, two_objects_told_apart_by_their_query_are_two)
 {
-	if (!rf_http_available())
+	if (!rfi_http_available())
 		cr_skip_test("this ringfeed was built without libcurl");
 	dir = tu_tmpdir("cache_query");
 	/* a.tar and b.tar: the same members, names and sizes (one layout), other
@@ -1185,7 +1185,7 @@ Test(cache_query, two_objects_told_apart_by_their_query_are_two)
 	cr_assert_eq(raw_run(b, cache, &s2), want_b);
 	rf_cache_info info;
 	char err[512];
-	cr_assert_eq(rf_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_cache_stat(cache, &info, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(info.objects, 2, "a.tar and b.tar are two objects");
 	cr_assert_eq(info.ranges, 16);
 }

@@ -2,7 +2,7 @@
  * credential_process (a shell script the test writes) as the source: its
  * Expiration read in the forms the SDKs write (Z, fractions, an offset);
  * keys that expire fetched again on the refresh thread and handed to a
- * signer (rf_http_client_update) once per new set, a copy the signer owns;
+ * signer (rfi_http_client_update) once per new set, a copy the signer owns;
  * and each way a process fails (exit status, a command not found, another
  * Version, no keys, a bad Expiration, too much output) refused naming the source and never
  * the secret. The refreshes during a read of a bucket, from every source,
@@ -43,13 +43,13 @@ static void script(const char *body, int rc)
 	tu_write(dir, "p.sh", text, strlen(text));
 }
 
-/* rf_creds_create from dir/p.sh as profile test's credential_process. */
+/* rfi_creds_create from dir/p.sh as profile test's credential_process. */
 static int from_process(rf_creds **c, char *err, size_t len)
 {
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "/bin/sh %s/p.sh", dir);
-	return rf_creds_create(c, &(rf_creds_source){ .kind = RF_CREDS_PROCESS,
-						       .fetch = rf_creds_fetch, .from = "profile test",
+	return rfi_creds_create(c, &(rf_creds_source){ .kind = RF_CREDS_PROCESS,
+						       .fetch = rfi_creds_fetch, .from = "profile test",
 						       .command = cmd }, err, len);
 }
 
@@ -64,15 +64,15 @@ static void expires_as(const char *expiration, int64_t want_ms)
 	cr_assert_eq(from_process(&c, err, sizeof(err)), 0, "%s: %s", expiration, err);
 	rf_creds_set s;
 	uint64_t gen;
-	cr_assert_eq(rf_creds_copy(c, &s, &gen), 0);
+	cr_assert_eq(rfi_creds_copy(c, &s, &gen), 0);
 	cr_expect_str_eq(s.key_id, "AKIA1");
 	cr_expect_str_eq(s.secret, SECRET);
 	cr_expect_str_eq(s.token, "T1");
 	cr_expect_eq(s.expires_ms, want_ms, "%s: %lld, not %lld", expiration,
 		     (long long)s.expires_ms, (long long)want_ms);
 	cr_expect_eq(gen, 1);
-	rf_creds_set_free(&s);
-	rf_creds_destroy(c);
+	rfi_creds_set_free(&s);
+	rfi_creds_destroy(c);
 }
 
 /* 2100-01-01T00:00:00Z is 4102444800 s after the epoch. */
@@ -93,12 +93,12 @@ Test(credentials, keys_without_expiration_are_kept_as_given, .init = setup, .fin
 	cr_assert_eq(from_process(&c, err, sizeof(err)), 0, "%s", err);
 	rf_creds_set s;
 	uint64_t gen;
-	cr_assert_eq(rf_creds_copy(c, &s, &gen), 0);
+	cr_assert_eq(rfi_creds_copy(c, &s, &gen), 0);
 	cr_expect_null(s.token);
 	cr_expect_eq(s.expires_ms, 0);
-	cr_expect_str_eq(rf_creds_from(c), "profile test's credential_process");
-	rf_creds_set_free(&s);
-	rf_creds_destroy(c);
+	cr_expect_str_eq(rfi_creds_from(c), "profile test's credential_process");
+	rfi_creds_set_free(&s);
+	rfi_creds_destroy(c);
 }
 
 /* The script: the N-th run (N from dir/n) prints keys AKIA<N> / S<N> /
@@ -124,7 +124,7 @@ typedef struct moved {
 static int generation_moved(void *p)
 {
 	moved *m = p;
-	return rf_creds_generation(m->c) != m->from;
+	return rfi_creds_generation(m->c) != m->from;
 }
 
 Test(credentials, keys_that_expire_are_fetched_again_and_a_signer_takes_them_once,
@@ -135,26 +135,26 @@ Test(credentials, keys_that_expire_are_fetched_again_and_a_signer_takes_them_onc
 	rf_creds *c;
 	cr_assert_eq(from_process(&c, err, sizeof(err)), 0, "%s", err);
 	rf_http_client hc;
-	cr_assert_eq(rf_http_client_init(&hc, &(rf_io_sign){ .region = "eu-west-1", .creds = c }), 0);
+	cr_assert_eq(rfi_http_client_init(&hc, &(rf_io_sign){ .region = "eu-west-1", .creds = c }), 0);
 	cr_expect_str_eq(hc.sigv4, "aws:amz:eu-west-1:s3");
 	cr_expect_str_eq(hc.userpwd, "AKIA0:S0");
 	cr_expect_str_eq(hc.token_header, "x-amz-security-token: T0");
-	cr_expect_eq(rf_http_client_update(&hc), 0, "no new keys yet");
+	cr_expect_eq(rfi_http_client_update(&hc), 0, "no new keys yet");
 	for (int k = 1; k <= 2; k++) {
 		moved m = { c, hc.gen };
 		/* refreshed at half their life (1.5 s); 30 s: a loaded machine */
 		cr_assert(tu_wait_until(generation_moved, &m, 30), "set %d never came", k);
-		cr_assert_eq(rf_http_client_update(&hc), 1);
+		cr_assert_eq(rfi_http_client_update(&hc), 1);
 		char want[64];
 		snprintf(want, sizeof(want), "AKIA%d:S%d", k, k);
 		cr_expect_str_eq(hc.userpwd, want);
 		snprintf(want, sizeof(want), "x-amz-security-token: T%d", k);
 		cr_expect_str_eq(hc.token_header, want);
-		cr_expect_eq(rf_http_client_update(&hc), 0, "taken twice");
+		cr_expect_eq(rfi_http_client_update(&hc), 0, "taken twice");
 	}
-	rf_creds_destroy(c); /* the client's copy outlives it */
+	rfi_creds_destroy(c); /* the client's copy outlives it */
 	cr_expect_str_eq(hc.userpwd, "AKIA2:S2");
-	rf_http_client_free(&hc);
+	rfi_http_client_free(&hc);
 }
 
 static void refused(const char *body, int rc, int want, const char *why)
@@ -168,7 +168,7 @@ static void refused(const char *body, int rc, int want, const char *why)
 		  "%s", err);
 	cr_expect(strstr(err, why), "'%s' not in: %s", why, err);
 	cr_expect(!strstr(err, SECRET), "the secret is in the message: %s", err);
-	rf_creds_destroy(c);
+	rfi_creds_destroy(c);
 }
 
 Test(credentials, a_process_that_fails_is_refused_naming_it_never_the_secret, .init = setup,

@@ -47,7 +47,7 @@ static uint64_t deliver(const rf_rest *from, const split *sp, uint64_t k0, uint6
 				(*wraps)++;
 				continue;
 			}
-			count[rf_rest_global(from, r, sp->world, sp->blocked, q)]++;
+			count[rfi_rest_global(from, r, sp->world, sp->blocked, q)]++;
 		}
 	return n;
 }
@@ -58,7 +58,7 @@ static void whole(rf_rest *r, uint64_t n, const split *sp)
 	r->runs = 1;
 	r->start[0] = 0;
 	r->len[0] = n;
-	rf_rest_split(r, sp->world, sp->tail, sp->bs, sp->drop_last);
+	rfi_rest_split(r, sp->world, sp->tail, sp->bs, sp->drop_last);
 }
 
 /* A straight run of sp over n positions, against: sp for k batches, then
@@ -73,17 +73,17 @@ static void check_chain(uint64_t n, const split *sp, uint64_t k, const split *sp
 	deliver(a, sp, 0, UINT64_MAX, straight, &wraps);
 	deliver(a, sp, 0, k, got, &extra);
 	uint64_t delivered = RF_MIN(a->rank_len, a->batches * sp->bs);
-	cr_assert_eq(rf_rest_left(a, sp->world, sp->blocked, a->rank_len, delivered, k * sp->bs, b),
+	cr_assert_eq(rfi_rest_left(a, sp->world, sp->blocked, a->rank_len, delivered, k * sp->bs, b),
 		     0);
-	rf_rest_split(b, sp2->world, sp2->tail, sp2->bs, sp2->drop_last);
+	rfi_rest_split(b, sp2->world, sp2->tail, sp2->bs, sp2->drop_last);
 	const split *last = sp2;
 	rf_rest *tail = b;
 	if (sp3) {
 		deliver(b, sp2, 0, k2, got, &extra);
 		delivered = RF_MIN(b->rank_len, b->batches * sp2->bs);
-		cr_assert_eq(rf_rest_left(b, sp2->world, sp2->blocked, b->rank_len, delivered,
+		cr_assert_eq(rfi_rest_left(b, sp2->world, sp2->blocked, b->rank_len, delivered,
 					  k2 * sp2->bs, c), 0);
-		rf_rest_split(c, sp3->world, sp3->tail, sp3->bs, sp3->drop_last);
+		rfi_rest_split(c, sp3->world, sp3->tail, sp3->bs, sp3->drop_last);
 		last = sp3;
 		tail = c;
 	}
@@ -138,7 +138,7 @@ Test(elastic, rest_covers_what_a_straight_run_delivers)
 			split sp2 = sp;
 			sp2.world = W2;
 			sp2.bs = bss[bi];
-			if (rf_rank_len(n, W, sp.tail) == 0)
+			if (rfi_rank_len(n, W, sp.tail) == 0)
 				continue; /* the loader refuses such a split (RF_EEMPTY) */
 			check_chain(n, &sp, k, &sp2, 0, NULL, &a, &b, &c);
 			cases++;
@@ -161,9 +161,9 @@ Test(elastic, runs_beyond_the_limit_are_refused)
 	 * a run of its own, 1100 of them */
 	split sp = { .world = 1100, .bs = 1, .tail = RF_RANK_TAIL_PAD, .blocked = 1 };
 	whole(&a, 2200, &sp);
-	cr_assert_eq(rf_rest_left(&a, 1100, 1, 2, 2, 1, &b), -E2BIG);
+	cr_assert_eq(rfi_rest_left(&a, 1100, 1, 2, 2, 1, &b), -E2BIG);
 	/* interleaved, the same ranks leave one run */
-	cr_assert_eq(rf_rest_left(&a, 1100, 0, 2, 2, 1, &b), 0);
+	cr_assert_eq(rfi_rest_left(&a, 1100, 0, 2, 2, 1, &b), 0);
 	cr_assert_eq(b.runs, 1);
 	cr_assert_eq(b.start[0], 1100);
 	cr_assert_eq(b.len[0], 1100);
@@ -187,7 +187,7 @@ Test(elastic, a_version_2_header_of_the_wrong_size_is_refused)
 			s[12 + i] = (uint8_t)(n >> (8 * i));
 		if (n >= 156) /* a run count that matches none of these sizes */
 			s[152] = 1;
-		uint64_t sum = rf_state_checksum(s, n - 8);
+		uint64_t sum = rfi_state_checksum(s, n - 8);
 		for (int i = 0; i < 8; i++)
 			s[n - 8 + i] = (uint8_t)(sum >> (8 * i));
 		rf_state_info x;
@@ -461,7 +461,7 @@ static char *pack_tree(void)
 	rf_pack_opts o = { .source = dir, .out = out, .shard_size = 12 * 2048 };
 	rf_pack_result res;
 	char err[512];
-	cr_assert_eq(rf_pack_run(&o, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_pack_run(&o, &res, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(res.samples, 60);
 	cr_assert_gt(res.shards, 2);
 	return out;
@@ -490,7 +490,7 @@ Test(elastic, token_windows, .timeout = 120)
 	rf_token_gen_opts g = { .out = toks, .shards = 2, .shard_tokens = 161, .vocab = 50257,
 				.seed = 3 };
 	char err[512];
-	cr_assert_eq(rf_token_gen(&g, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_token_gen(&g, err, sizeof(err)), 0, "%s", err);
 	rf_config cfg;
 	tu_config(&cfg, toks);
 	cfg.seq_len = 8;
@@ -523,7 +523,7 @@ Test(elastic, too_many_runs_refused, .timeout = 120)
 			   .shard_size = 64 << 10 };
 	rf_pack_result res;
 	char err[512];
-	cr_assert_eq(rf_pack_run(&o, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_pack_run(&o, &res, err, sizeof(err)), 0, "%s", err);
 	rf_config cfg;
 	tu_config(&cfg, out);
 	cfg.raw = 1;

@@ -58,12 +58,12 @@ static rf_io *engine(rf_io_path path, int direct, uint32_t depth)
 			   .log_level = RF_LOG_ERROR };
 	rf_io *io;
 	char err[256] = "";
-	int r = rf_io_create(&io, &p, err, sizeof(err));
+	int r = rfi_io_create(&io, &p, err, sizeof(err));
 	if (r == RF_ENOIOURING)
 		return NULL;
 	cr_assert_eq(r, 0, "%s", err);
 	rf_io_region reg = { mem, (size_t)SLOTS * SLOT_BYTES };
-	rf_io_register_regions(io, &reg, 1);
+	rfi_io_register_regions(io, &reg, 1);
 	return io;
 }
 
@@ -71,10 +71,10 @@ static rf_io *engine(rf_io_path path, int direct, uint32_t depth)
 static rf_io_done next_done(rf_io *io)
 {
 	rf_io_done d;
-	uint64_t deadline = rf_now_ns() + 30ull * 1000000000ull;
-	while (rf_io_reap(io, &d, 1) == 0) {
-		cr_assert_lt(rf_now_ns(), deadline, "no read finished in 30 s");
-		cr_assert_eq(rf_io_wait(io), 0);
+	uint64_t deadline = rfi_now_ns() + 30ull * 1000000000ull;
+	while (rfi_io_reap(io, &d, 1) == 0) {
+		cr_assert_lt(rfi_now_ns(), deadline, "no read finished in 30 s");
+		cr_assert_eq(rfi_io_wait(io), 0);
 	}
 	return d;
 }
@@ -94,16 +94,16 @@ static rf_io_done take_done(rf_io *io)
  * result was reaped, so results are reaped (and kept) while waiting. */
 static void submit(rf_io *io, const rf_io_read *rd)
 {
-	uint64_t deadline = rf_now_ns() + 30ull * 1000000000ull;
-	size_t span = rf_io_span(io, rd->offset, rd->len);
+	uint64_t deadline = rfi_now_ns() + 30ull * 1000000000ull;
+	size_t span = rfi_io_span(io, rd->offset, rd->len);
 	cr_assert_leq(span, SLOT_BYTES);
-	while (!rf_io_ready(io, span)) {
-		cr_assert_lt(rf_now_ns(), deadline, "the engine never had room");
-		cr_assert_eq(rf_io_wait(io), 0);
+	while (!rfi_io_ready(io, span)) {
+		cr_assert_lt(rfi_now_ns(), deadline, "the engine never had room");
+		cr_assert_eq(rfi_io_wait(io), 0);
 		cr_assert_lt(nearly, 4 * SLOTS);
-		nearly += rf_io_reap(io, early + nearly, 4 * SLOTS - nearly);
+		nearly += rfi_io_reap(io, early + nearly, 4 * SLOTS - nearly);
 	}
-	rf_io_submit(io, rd);
+	rfi_io_submit(io, rd);
 }
 
 static const struct { uint64_t off; uint32_t len; } ranges[] = {
@@ -120,7 +120,7 @@ static void check_ranges(rf_io_path path, int direct)
 	rf_io *io = engine(path, direct, 16);
 	if (!io)
 		cr_skip_test("no io_uring here");
-	int file = rf_io_file_open(io, dirfd_, "data.bin");
+	int file = rfi_io_file_open(io, dirfd_, "data.bin");
 	cr_assert_geq(file, 0, "%s", strerror(-file));
 	int seen[2 * NRANGES] = { 0 };
 	nearly = early_first = 0;
@@ -145,8 +145,8 @@ static void check_ranges(rf_io_path path, int direct)
 				    ranges[r].len), 0, "path %d direct %d range %u: bytes differ",
 			     path, direct, r);
 	}
-	rf_io_file_close(io, file);
-	rf_io_destroy(io);
+	rfi_io_file_close(io, file);
+	rfi_io_destroy(io);
 }
 
 Test(engine, ranges_fixed, .init = setup, .fini = teardown, .timeout = 60)
@@ -195,7 +195,7 @@ Test(engine, end_of_file_and_missing, .init = setup, .fini = teardown, .timeout 
 				cr_assert_eq(d.step, RF_IO_STEP_OPEN);
 			}
 		}
-		rf_io_destroy(io);
+		rfi_io_destroy(io);
 	}
 }
 
@@ -212,10 +212,10 @@ Test(engine, many_reads_each_once, .init = setup, .fini = teardown, .timeout = 6
 	for (uint32_t b = 0; b < 8; b++)
 		free_bufs[nfree++] = b;
 	while (got < N) {
-		while (sent < N && nfree && rf_io_ready(io, rf_io_span(io, sent * 7u, 4096))) {
+		while (sent < N && nfree && rfi_io_ready(io, rfi_io_span(io, sent * 7u, 4096))) {
 			uint32_t b = free_bufs[--nfree];
 			inflight_buf[b] = sent;
-			rf_io_submit(io, &(rf_io_read){ .dirfd = dirfd_, .path = "data.bin",
+			rfi_io_submit(io, &(rf_io_read){ .dirfd = dirfd_, .path = "data.bin",
 							.offset = sent * 7u, .len = 4096,
 							.buf = mem + (size_t)b * SLOT_BYTES,
 							.tag = (uint64_t)b << 32 | sent });
@@ -230,7 +230,7 @@ Test(engine, many_reads_each_once, .init = setup, .fini = teardown, .timeout = 6
 		free_bufs[nfree++] = b;
 		got++;
 	}
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 }
 
 /* Destroy with every read in flight: returns (cancels, waits, frees). */
@@ -241,14 +241,14 @@ Test(engine, destroy_with_reads_in_flight, .init = setup, .fini = teardown, .tim
 		rf_io *io = engine(paths[p], 1, SLOTS);
 		if (!io)
 			continue;
-		for (uint32_t i = 0; i < SLOTS && rf_io_ready(io, SLOT_BYTES); i++)
-			rf_io_submit(io, &(rf_io_read){ .dirfd = dirfd_, .path = "data.bin",
+		for (uint32_t i = 0; i < SLOTS && rfi_io_ready(io, SLOT_BYTES); i++)
+			rfi_io_submit(io, &(rf_io_read){ .dirfd = dirfd_, .path = "data.bin",
 							.offset = i, .len = (2u << 20),
 							.buf = mem + (size_t)i * SLOT_BYTES, .tag = i });
 		rf_io_info info;
-		rf_io_get_info(io, &info);
+		rfi_io_get_info(io, &info);
 		cr_assert_gt(info.inflight, 0);
-		rf_io_destroy(io);
+		rfi_io_destroy(io);
 	}
-	rf_io_destroy(NULL);
+	rfi_io_destroy(NULL);
 }

@@ -107,7 +107,7 @@ Test(errors, each_kind_skipped_reported_replaced)
 	cfg.user = &rep;
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 18);
 
 	rf_loader *l;
@@ -118,8 +118,8 @@ Test(errors, each_kind_skipped_reported_replaced)
 	while ((r = rf_loader_next(l, &b)) == 0) {
 		cr_assert_eq(b->count, 6, "batches stay full");
 		for (uint32_t i = 0; i < b->count; i++)
-			cr_assert(strncmp(rf_index_path(&idx, b->ids[i]), "good/", 5) == 0,
-				  "delivered a bad file: %s", rf_index_path(&idx, b->ids[i]));
+			cr_assert(strncmp(rfi_index_path(&idx, b->ids[i]), "good/", 5) == 0,
+				  "delivered a bad file: %s", rfi_index_path(&idx, b->ids[i]));
 		replaced += b->replaced;
 		batches++;
 		rf_batch_release(l, b);
@@ -139,7 +139,7 @@ Test(errors, each_kind_skipped_reported_replaced)
 	cr_assert(strstr(reason_for(&rep, "missing.jpg"), "No such file"), "%s", reason_for(&rep, "missing.jpg"));
 	cr_assert(strstr(reason_for(&rep, "text.jpg"), "JPEG"), "%s", reason_for(&rep, "text.jpg"));
 	rf_loader_destroy(l);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	tu_rmrf(d);
 	free(d);
 	free(man);

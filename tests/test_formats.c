@@ -53,21 +53,21 @@ static void assert_pixels(const rf_image *img, uint8_t (*expect)(int, int, int))
 
 Test(formats, the_format_is_told_by_the_bytes)
 {
-	cr_assert_eq(rf_image_sniff((const uint8_t *)"\xff\xd8\xff\xe0", 4), RF_FORMAT_JPEG);
-	cr_assert_eq(rf_image_sniff((const uint8_t *)"\x89PNG\r\n\x1a\n", 8), RF_FORMAT_PNG);
-	cr_assert_eq(rf_image_sniff((const uint8_t *)"RIFF\x10\0\0\0WEBPVP8 ", 16), RF_FORMAT_WEBP);
-	cr_assert_eq(rf_image_sniff((const uint8_t *)"RIFF\x10\0\0\0WAVEfmt ", 16), RF_FORMAT_UNKNOWN);
-	cr_assert_eq(rf_image_sniff((const uint8_t *)"\x89PNG", 4), RF_FORMAT_UNKNOWN);
+	cr_assert_eq(rfi_image_sniff((const uint8_t *)"\xff\xd8\xff\xe0", 4), RF_FORMAT_JPEG);
+	cr_assert_eq(rfi_image_sniff((const uint8_t *)"\x89PNG\r\n\x1a\n", 8), RF_FORMAT_PNG);
+	cr_assert_eq(rfi_image_sniff((const uint8_t *)"RIFF\x10\0\0\0WEBPVP8 ", 16), RF_FORMAT_WEBP);
+	cr_assert_eq(rfi_image_sniff((const uint8_t *)"RIFF\x10\0\0\0WAVEfmt ", 16), RF_FORMAT_UNKNOWN);
+	cr_assert_eq(rfi_image_sniff((const uint8_t *)"\x89PNG", 4), RF_FORMAT_UNKNOWN);
 	/* what is none of them is named so, with its first bytes */
 	rf_decoder *d;
-	cr_assert_eq(rf_decoder_create(&d), 0);
+	cr_assert_eq(rfi_decoder_create(&d), 0);
 	int w, h, md;
 	char reason[256];
-	cr_assert_eq(rf_decoder_open(d, (const uint8_t *)"hello, world", 12, 1u << 20, &w, &h, &md,
+	cr_assert_eq(rfi_decoder_open(d, (const uint8_t *)"hello, world", 12, 1u << 20, &w, &h, &md,
 				     reason, sizeof(reason)), RF_EBADSAMPLE);
 	cr_assert(strstr(reason, "not an image (JPEG, PNG or WebP): 12 bytes starting 0x68 0x65"),
 		  "%s", reason);
-	rf_decoder_destroy(d);
+	rfi_decoder_destroy(d);
 	unsigned f = rf_image_formats();
 	cr_assert(f & RF_FORMAT_JPEG_BIT);
 	cr_assert_eq(!!(f & RF_FORMAT_PNG_BIT), RF_HAVE_PNG);
@@ -80,13 +80,13 @@ static int decode(rf_decoder *d, const uint8_t *data, size_t len, int denom, con
 		  rf_image *img, char *reason)
 {
 	int w, h, max_denom;
-	int err = rf_decoder_open(d, data, len, 1u << 20, &w, &h, &max_denom, reason, 256);
+	int err = rfi_decoder_open(d, data, len, 1u << 20, &w, &h, &max_denom, reason, 256);
 	if (err)
 		return err;
 	cr_assert_eq(w, W);
 	cr_assert_eq(h, H);
 	cr_assert(denom <= max_denom);
-	return rf_decoder_decode(d, denom, want, 0, img, reason, 256);
+	return rfi_decoder_decode(d, denom, want, 0, img, reason, 256);
 }
 #endif
 
@@ -152,7 +152,7 @@ Test(formats, png_every_pixel_whole_and_for_a_window)
 		{ 2, 0, px }, { 2, 1, px }, { 0, 0, grey16_high }, { 3, 0, palette_rgb },
 		{ 3, 1, palette_rgb } };
 	rf_decoder *d;
-	cr_assert_eq(rf_decoder_create(&d), 0);
+	cr_assert_eq(rfi_decoder_create(&d), 0);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		size_t len;
 		uint8_t *png = make_png(kinds[k].type, kinds[k].interlace, &len);
@@ -182,11 +182,11 @@ Test(formats, png_every_pixel_whole_and_for_a_window)
 	uint8_t *png = make_png(2, 0, &len);
 	int w, h, md;
 	char reason[256];
-	cr_assert_eq(rf_decoder_open(d, png, len, W * H - 1, &w, &h, &md, reason, sizeof(reason)),
+	cr_assert_eq(rfi_decoder_open(d, png, len, W * H - 1, &w, &h, &md, reason, sizeof(reason)),
 		     RF_EBADSAMPLE);
 	cr_assert(strstr(reason, "max_pixels"), "%s", reason);
 	free(png);
-	rf_decoder_destroy(d);
+	rfi_decoder_destroy(d);
 #endif
 }
 
@@ -204,7 +204,7 @@ Test(formats, lossless_webp_every_pixel_whole_and_for_a_window)
 	size_t len = WebPEncodeLosslessRGB(raw, W, H, W * 3, &webp);
 	cr_assert(len > 0);
 	rf_decoder *d;
-	cr_assert_eq(rf_decoder_create(&d), 0);
+	cr_assert_eq(rfi_decoder_create(&d), 0);
 	char reason[256] = "";
 	rf_image img;
 	cr_assert_eq(decode(d, webp, len, 1, NULL, &img, reason), 0, "%s", reason);
@@ -224,7 +224,7 @@ Test(formats, lossless_webp_every_pixel_whole_and_for_a_window)
 	cr_assert_eq(decode(d, webp, len / 2, 1, NULL, &img, reason), RF_EBADSAMPLE);
 	cr_assert(!strncmp(reason, "corrupt WebP: ", 14), "%s", reason);
 	WebPFree(webp);
-	rf_decoder_destroy(d);
+	rfi_decoder_destroy(d);
 #endif
 }
 
@@ -234,19 +234,19 @@ Test(formats, a_format_not_built_in_is_a_bad_sample_that_says_so)
 	cr_skip_test("built with libspng and libwebp (-Dpng=disabled -Dwebp=disabled runs this)");
 #else
 	rf_decoder *d;
-	cr_assert_eq(rf_decoder_create(&d), 0);
+	cr_assert_eq(rfi_decoder_create(&d), 0);
 	int w, h, md;
 	char reason[256] = "";
 #if !RF_HAVE_PNG
-	cr_assert_eq(rf_decoder_open(d, (const uint8_t *)"\x89PNG\r\n\x1a\n....", 12, 1u << 20, &w, &h,
+	cr_assert_eq(rfi_decoder_open(d, (const uint8_t *)"\x89PNG\r\n\x1a\n....", 12, 1u << 20, &w, &h,
 				     &md, reason, sizeof(reason)), RF_EBADSAMPLE);
 	cr_assert(strstr(reason, "a PNG image: this ringfeed was built without libspng"), "%s", reason);
 #endif
 #if !RF_HAVE_WEBP
-	cr_assert_eq(rf_decoder_open(d, (const uint8_t *)"RIFF\0\0\0\0WEBPVP8 ", 16, 1u << 20, &w, &h,
+	cr_assert_eq(rfi_decoder_open(d, (const uint8_t *)"RIFF\0\0\0\0WEBPVP8 ", 16, 1u << 20, &w, &h,
 				     &md, reason, sizeof(reason)), RF_EBADSAMPLE);
 	cr_assert(strstr(reason, "a WebP image: this ringfeed was built without libwebp"), "%s", reason);
 #endif
-	rf_decoder_destroy(d);
+	rfi_decoder_destroy(d);
 #endif
 }

@@ -269,7 +269,7 @@ Test(gpu_decode, float_outputs_are_the_tables_of_the_bytes, .init = setup, .fini
 			cfg.layout = (rf_layout)layout;
 			run f = drain(&cfg);
 			assert_same_samples(&u8, &f);
-			rf_output_init(&o, cfg.crop, cfg.dtype, cfg.layout, cfg.mean, cfg.std);
+			rfi_output_init(&o, cfg.crop, cfg.dtype, cfg.layout, cfg.mean, cfg.std);
 			size_t plane = (size_t)cfg.crop * cfg.crop;
 			for (size_t i = 0; i < f.n; i++)
 				for (size_t p = 0; p < plane; p++)

@@ -40,7 +40,7 @@ static int wake = -1, port;
 
 static void setup(void)
 {
-	if (!rf_http_available())
+	if (!rfi_http_available())
 		cr_skip_test("this ringfeed was built without libcurl (meson feature 'remote'; "
 			     "scripts/deps.sh installs libcurl4-openssl-dev)");
 	dir = tu_tmpdir("http");
@@ -78,11 +78,11 @@ static rf_io *engine_with(uint32_t depth, uint32_t budget_ms, const rf_io_sign *
 			   .log_level = RF_LOG_ERROR, .url_budget_ms = budget_ms, .sign = sign };
 	rf_io *io;
 	char err[256];
-	cr_assert_eq(rf_io_create(&io, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_io_create(&io, &p, err, sizeof(err)), 0, "%s", err);
 	rf_io_info info;
-	rf_io_get_info(io, &info);
+	rfi_io_get_info(io, &info);
 	if (info.path == RF_IO_PREAD) {
-		rf_io_destroy(io);
+		rfi_io_destroy(io);
 		cr_skip_test("io_uring is not available here: http(s) reads need it");
 	}
 	return io;
@@ -102,7 +102,7 @@ typedef struct want {
 	uint32_t len;
 	int32_t res;
 	uint8_t step;
-	char what[256]; /* a failed read's rf_io_describe() */
+	char what[256]; /* a failed read's rfi_io_describe() */
 	const char *etag; /* If-Match, or NULL */
 	char etag_out[RF_IO_ETAG_MAX]; /* the response's ETag */
 } want;
@@ -116,10 +116,10 @@ static void run(rf_io *io, want *w, uint32_t n, uint32_t depth)
 		free_slots[i] = i;
 	rf_io_done d[SLOTS];
 	while (done < n) {
-		while (next < n && nfree && inflight < depth && rf_io_ready(io, w[next].len)) {
+		while (next < n && nfree && inflight < depth && rfi_io_ready(io, w[next].len)) {
 			uint32_t s = free_slots[--nfree];
 			slot_of[next] = s;
-			rf_io_submit(io, &(rf_io_read){ .file = -1, .url = w[next].url,
+			rfi_io_submit(io, &(rf_io_read){ .file = -1, .url = w[next].url,
 							.offset = w[next].offset, .len = w[next].len,
 							.etag = w[next].etag,
 							.etag_out = w[next].etag_out,
@@ -127,15 +127,15 @@ static void run(rf_io *io, want *w, uint32_t n, uint32_t depth)
 			next++;
 			inflight++;
 		}
-		cr_assert_eq(rf_io_wait(io), 0);
-		uint32_t k = rf_io_reap(io, d, SLOTS);
+		cr_assert_eq(rfi_io_wait(io), 0);
+		uint32_t k = rfi_io_reap(io, d, SLOTS);
 		for (uint32_t j = 0; j < k; j++) {
 			uint32_t i = (uint32_t)d[j].tag;
 			cr_assert(i < n);
 			w[i].res = d[j].res;
 			w[i].step = d[j].step;
 			if (d[j].res < 0)
-				rf_io_describe(&d[j], w[i].what, sizeof(w[i].what));
+				rfi_io_describe(&d[j], w[i].what, sizeof(w[i].what));
 			if (d[j].res > 0) {
 				cr_assert_eq(d[j].skip, 0);
 				cr_assert(!memcmp(mem + (size_t)slot_of[i] * SLOT_BYTES,
@@ -172,7 +172,7 @@ Test(http, ranged_reads_of_a_url_land_their_bytes)
 	for (uint32_t i = 0; i < N; i++)
 		cr_assert_eq(w[i].res, (int32_t)w[i].len, "read %u: %d of %u bytes", i, w[i].res,
 			     w[i].len);
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 	free(w);
 }
 
@@ -192,7 +192,7 @@ Test(http, a_missing_object_fails_and_a_range_past_the_end_gives_what_is_there)
 	cr_assert_eq(w[0].step, RF_IO_STEP_OPEN);
 	cr_assert_eq(w[1].res, 10, "%d", w[1].res);
 	cr_assert_eq(w[2].res, 0, "%d", w[2].res);
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 }
 
 Test(http, a_refused_connection_is_an_error_not_a_hang)
@@ -203,7 +203,7 @@ Test(http, a_refused_connection_is_an_error_not_a_hang)
 	rf_io *io = engine(4);
 	run(io, w, 1, 4);
 	cr_assert_eq(w[0].res, -ECONNREFUSED, "%d", w[0].res);
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 }
 
 Test(http, an_engine_destroyed_with_transfers_in_flight_returns)
@@ -211,12 +211,12 @@ Test(http, an_engine_destroyed_with_transfers_in_flight_returns)
 	char url[128];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/data.bin", port);
 	rf_io *io = engine(SLOTS);
-	for (uint32_t i = 0; i < SLOTS && rf_io_ready(io, SLOT_BYTES); i++)
-		rf_io_submit(io, &(rf_io_read){ .file = -1, .url = url, .offset = (uint64_t)i * 1000,
+	for (uint32_t i = 0; i < SLOTS && rfi_io_ready(io, SLOT_BYTES); i++)
+		rfi_io_submit(io, &(rf_io_read){ .file = -1, .url = url, .offset = (uint64_t)i * 1000,
 						.len = SLOT_BYTES, .buf = mem + (size_t)i * SLOT_BYTES,
 						.tag = i });
-	cr_assert_eq(rf_io_wait(io), 0); /* some under way */
-	rf_io_destroy(io);
+	cr_assert_eq(rfi_io_wait(io), 0); /* some under way */
+	rfi_io_destroy(io);
 }
 
 /* ---- responses that lie (issue 36), from tests/fault_server.py ---------- */
@@ -240,7 +240,7 @@ static int fault_server(tu_fault *s, const char *const *args)
 static void assert_retried(rf_io *io)
 {
 	rf_io_info info;
-	rf_io_get_info(io, &info);
+	rfi_io_get_info(io, &info);
 	cr_assert_gt(info.http.retries, 0, "no transfer was tried again");
 }
 
@@ -285,7 +285,7 @@ Test(http, a_206_of_another_range_is_refused_saying_both)
 	cr_assert(strstr(w[1].what, "asked bytes 100-149") &&
 		  strstr(w[1].what, "Content-Range bytes 612-661/3145728"), "%s", w[1].what);
 	assert_retried(io);
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 	tu_fault_stop(&s);
 }
 
@@ -307,7 +307,7 @@ Test(http, a_gzip_encoded_206_is_refused_and_identity_is_asked)
 		cr_assert_eq(w[i].res, -EPROTO, "%d", w[i].res);
 		cr_assert(strstr(w[i].what, "Content-Encoding: gzip"), "%s", w[i].what);
 	}
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 	tu_fault_stop(&s);
 	char *sent = slurp(log);
 	size_t gets = count_of(sent, "GET /data.bin");
@@ -330,7 +330,7 @@ Test(http, a_header_over_libcurls_limit_is_said_so_not_out_of_memory)
 	run(io, w, 1, 4);
 	cr_assert_eq(w[0].res, -EPROTO, "%d: %s", w[0].res, w[0].what);
 	cr_assert(strstr(w[0].what, "header line over libcurl's limit of 100 KiB"), "%s", w[0].what);
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 	tu_fault_stop(&s);
 }
 
@@ -357,7 +357,7 @@ Test(http, responses_that_lie_now_and_then_are_tried_again_until_true)
 	for (uint32_t i = 0; i < N; i++)
 		cr_assert_eq(w[i].res, (int32_t)w[i].len, "read %u: %d (%s)", i, w[i].res, w[i].what);
 	assert_retried(io);
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 	tu_fault_stop(&s);
 	free(w);
 }
@@ -381,7 +381,7 @@ Test(http, another_etag_than_asked_is_a_change_even_when_if_match_is_ignored)
 	cr_assert_eq(w[0].step, RF_IO_STEP_OPEN);
 	cr_assert(strstr(w[0].what, "changed on the server") && strstr(w[0].what, "If-Match") &&
 		  strstr(w[0].what, first[0].etag_out), "%s", w[0].what);
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 	tu_fault_stop(&s);
 }
 
@@ -396,7 +396,7 @@ Test(http, a_host_name_that_does_not_resolve_is_named)
 	cr_assert_eq(w[0].step, RF_IO_STEP_OPEN);
 	cr_assert(strstr(w[0].what, "no-such-host.invalid") && strstr(w[0].what, "does not resolve"),
 		  "%s", w[0].what);
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 }
 
 /* Fixed keys with a session token, as a signer takes them (destroy them). */
@@ -404,7 +404,7 @@ static rf_creds *session_keys(void)
 {
 	rf_creds *creds;
 	char err[256];
-	cr_assert_eq(rf_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_STATIC,
+	cr_assert_eq(rfi_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_STATIC,
 				     .from = "test", .key_id = "AKIDTEST", .secret = "not-a-secret",
 				     .token = "TOKEN-OF-ISSUE-36" }, err, sizeof(err)), 0, "%s", err);
 	return creds;
@@ -436,7 +436,7 @@ Test(http, a_signed_request_follows_no_redirect_to_another_host)
 		     { .url = url_c, .offset = 5000, .len = 1000 } };
 	rf_io *io = engine_with(4, 20000, &sign);
 	run(io, w, 2, 4);
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 	cr_assert_eq(w[0].res, -EPROTO, "%d", w[0].res);
 	cr_assert_eq(w[0].step, RF_IO_STEP_OPEN);
 	cr_assert(strstr(w[0].what, "307") && strstr(w[0].what, port_b) &&
@@ -447,15 +447,15 @@ Test(http, a_signed_request_follows_no_redirect_to_another_host)
 	/* a set-up request, the same */
 	rf_fetch_result r;
 	char err[512];
-	cr_assert_eq(rf_fetch_run(&(rf_fetch){ .url = url_a, .sign = &sign, .len = 10, .tries = 1 },
+	cr_assert_eq(rfi_fetch_run(&(rf_fetch){ .url = url_a, .sign = &sign, .len = 10, .tries = 1 },
 				  &r, err, sizeof(err)), -EPROTO, "%s", err);
 	cr_assert(strstr(err, "not followed") && strstr(err, port_b), "%s", err);
-	cr_assert_eq(rf_fetch_run(&(rf_fetch){ .url = url_c, .sign = &sign, .offset = 7, .len = 10,
+	cr_assert_eq(rfi_fetch_run(&(rf_fetch){ .url = url_c, .sign = &sign, .offset = 7, .len = 10,
 					       .tries = 1 }, &r, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(r.status, 206);
 	cr_assert(r.body_len == 10 && !memcmp(r.body, content + 7, 10));
-	rf_fetch_result_free(&r);
-	rf_creds_destroy(creds);
+	rfi_fetch_result_free(&r);
+	rfi_creds_destroy(creds);
 	tu_fault_stop(&a);
 	tu_fault_stop(&b);
 	tu_fault_stop(&c);
@@ -492,8 +492,8 @@ Test(http, a_signed_request_redirected_once_elsewhere_is_tried_again)
 	want w[] = { { .url = url_a, .offset = 4096, .len = 1000 } };
 	rf_io *io = engine_with(4, 20000, &sign);
 	run(io, w, 1, 4);
-	rf_io_destroy(io);
-	rf_creds_destroy(creds);
+	rfi_io_destroy(io);
+	rfi_creds_destroy(creds);
 	tu_fault_stop(&a);
 	tu_fault_stop(&b);
 	cr_assert_eq(w[0].res, 1000, "%d %s", w[0].res, w[0].what);
@@ -521,11 +521,11 @@ static int32_t check(const check_case *c, int *fault, char *why, size_t whylen)
 	for (const char *p = c->headers; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
-		rf_http_seen_line(&s, p, n);
+		rfi_http_seen_line(&s, p, n);
 		p += n;
 	}
 	int step;
-	return rf_http_check(&c->ask, &s, c->body, &step, fault, why, whylen);
+	return rfi_http_check(&c->ask, &s, c->body, &step, fault, why, whylen);
 }
 
 Test(http_check, each_response_is_judged_against_what_was_asked)
@@ -607,7 +607,7 @@ Test(http, a_set_up_request_is_checked_as_a_read_is)
 		char url[128], err[512];
 		snprintf(url, sizeof(url), "http://127.0.0.1:%d/data.bin", p);
 		rf_fetch_result r;
-		int rc = rf_fetch_run(&(rf_fetch){ .url = url, .offset = 2024, .len = 100 }, &r, err,
+		int rc = rfi_fetch_run(&(rf_fetch){ .url = url, .offset = 2024, .len = 100 }, &r, err,
 				      sizeof(err));
 		cr_assert_eq(rc, -EPROTO, "%s: %d %s", lies[i][0], rc, err);
 		cr_assert(strstr(err, url) && strstr(err, "asked bytes 2024-2123") &&

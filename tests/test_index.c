@@ -17,7 +17,7 @@
 static int find(const rf_index *idx, const char *path)
 {
 	for (size_t i = 0; i < idx->count; i++)
-		if (!strcmp(rf_index_path(idx, i), path))
+		if (!strcmp(rfi_index_path(idx, i), path))
 			return (int)i;
 	return -1;
 }
@@ -36,7 +36,7 @@ Test(index, imagefolder_labels_and_names)
 
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, d, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 4);
 	cr_assert_eq(idx.nclasses, 4);
 	cr_assert_str_eq(idx.classes[0], "apple");
@@ -60,8 +60,8 @@ Test(index, imagefolder_labels_and_names)
 	cr_assert_eq(idx.entries[i].label, 3);
 	/* sorted path order, class by class */
 	for (size_t k = 1; k < idx.count; k++)
-		cr_assert(strcmp(rf_index_path(&idx, k - 1), rf_index_path(&idx, k)) < 0);
-	rf_index_free(&idx);
+		cr_assert(strcmp(rfi_index_path(&idx, k - 1), rfi_index_path(&idx, k)) < 0);
+	rfi_index_free(&idx);
 	tu_rmrf(d);
 	free(d);
 }
@@ -80,14 +80,14 @@ Test(index, bytes_per_file)
 	}
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, d, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 300);
 	size_t classes = 3 * (3 + sizeof(char *));
 	/* plus one stamp per directory (the root and 3 classes), for the cache */
 	size_t stamps = 4 * sizeof(rf_index_stamp) + 1 + 3 * 3;
 	cr_assert_eq(idx.nstamps, 4);
-	cr_assert_eq(rf_index_memory(&idx), 300 * 24 + path_bytes + classes + stamps);
-	rf_index_free(&idx);
+	cr_assert_eq(rfi_index_memory(&idx), 300 * 24 + path_bytes + classes + stamps);
+	rfi_index_free(&idx);
 	tu_rmrf(d);
 	free(d);
 }
@@ -107,17 +107,17 @@ Test(index, manifest_relative_absolute_labels)
 
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 3);
-	cr_assert_str_eq(rf_index_path(&idx, 0), "data/one.bin");
+	cr_assert_str_eq(rfi_index_path(&idx, 0), "data/one.bin");
 	cr_assert_eq(idx.entries[0].label, 7);
 	cr_assert_eq(idx.entries[0].size, 1);
-	cr_assert_str_eq(rf_index_path(&idx, 1), abs);
+	cr_assert_str_eq(rfi_index_path(&idx, 1), abs);
 	cr_assert_eq(idx.entries[1].label, 3);
 	cr_assert_eq(idx.entries[1].size, 2);
 	/* a missing file is kept, with its error, to be reported when read */
 	cr_assert_eq(idx.entries[2].size, -ENOENT);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	tu_rmrf(d);
 	free(d);
 	free(abs);
@@ -135,7 +135,7 @@ Test(index, manifest_malformed)
 		cr_assert(asprintf(&man, "%s/m.tsv", d) > 0);
 		rf_index idx;
 		char err[256] = "";
-		cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), RF_EINDEX, "case %zu", i);
+		cr_assert_eq(rfi_index_build(&idx, man, 0, err, sizeof(err)), RF_EINDEX, "case %zu", i);
 		cr_assert(strstr(err, "line 1"), "message names the line: %s", err);
 		free(man);
 	}
@@ -163,7 +163,7 @@ Test(index, an_image_as_the_source_is_not_a_dataset)
 		cr_assert(asprintf(&src, "%s/%s", d, rel[i]) > 0);
 		rf_index idx;
 		char err[512] = "";
-		cr_assert_eq(rf_index_build(&idx, src, 0, err, sizeof(err)), RF_EINDEX, "%s", rel[i]);
+		cr_assert_eq(rfi_index_build(&idx, src, 0, err, sizeof(err)), RF_EINDEX, "%s", rel[i]);
 		cr_assert(strstr(err, what[i]) && strstr(err, "not a dataset"), "%s", err);
 		cr_assert(strstr(err, root), "names the dataset's folder %s: %s", root, err);
 		cr_assert_null(strstr(err, "line 1"), "not read as a manifest: %s", err);
@@ -179,9 +179,9 @@ Test(index, an_image_as_the_source_is_not_a_dataset)
 	cr_assert(asprintf(&man, "%s/cats/list.jpg", d) > 0);
 	rf_index idx;
 	char err[512] = "";
-	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 1);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	free(man);
 	free(root);
 	tu_rmrf(d);
@@ -199,31 +199,31 @@ Test(index, manifest_weights)
 	cr_assert(asprintf(&man, "%s/w.tsv", d) > 0);
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 3);
 	cr_assert_not_null(idx.weights);
-	cr_assert_str_eq(rf_index_path(&idx, 1), "b\tc.bin");
+	cr_assert_str_eq(rfi_index_path(&idx, 1), "b\tc.bin");
 	cr_assert_eq(idx.entries[1].label, 2);
 	cr_assert_eq(idx.entries[1].size, 2);
 	cr_assert_eq(idx.weights[0], 0.25);
 	cr_assert_eq(idx.weights[1], 3.0);
 	cr_assert_eq(idx.weights[2], 0.0);
 	/* the weights cost 8 bytes per file on top of the rest of the index */
-	size_t with = rf_index_memory(&idx);
+	size_t with = rfi_index_memory(&idx);
 	double *w = idx.weights;
 	idx.weights = NULL;
-	cr_assert_eq(with - rf_index_memory(&idx), 3 * sizeof(double));
+	cr_assert_eq(with - rfi_index_memory(&idx), 3 * sizeof(double));
 	idx.weights = w;
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 
 	/* two columns: no weights, and a path with a tab still parses */
 	text = "b\tc.bin\t4\n";
 	tu_write(d, "w.tsv", text, strlen(text));
-	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_null(idx.weights);
-	cr_assert_str_eq(rf_index_path(&idx, 0), "b\tc.bin");
+	cr_assert_str_eq(rfi_index_path(&idx, 0), "b\tc.bin");
 	cr_assert_eq(idx.entries[0].label, 4);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 
 	/* once the first line has a weight, every line needs a valid one */
 	const char *bad[] = { "a.bin\t1\t1\na.bin\t1\n", "a.bin\t1\t1\na.bin\t1\t-2\n",
@@ -232,7 +232,7 @@ Test(index, manifest_weights)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		tu_write(d, "w.tsv", bad[i], strlen(bad[i]));
 		err[0] = '\0';
-		cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), RF_EINDEX, "case %zu", i);
+		cr_assert_eq(rfi_index_build(&idx, man, 0, err, sizeof(err)), RF_EINDEX, "case %zu", i);
 		cr_assert(strstr(err, "line 2") && strstr(err, "weight"), "case %zu: %s", i, err);
 	}
 	tu_rmrf(d);
@@ -244,11 +244,11 @@ Test(index, missing_and_empty_sources)
 {
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, "/nonexistent/ringfeed/dir", 0, err, sizeof(err)), -ENOENT);
+	cr_assert_eq(rfi_index_build(&idx, "/nonexistent/ringfeed/dir", 0, err, sizeof(err)), -ENOENT);
 	cr_assert(strstr(err, "/nonexistent/ringfeed/dir"));
 	char *d = tu_tmpdir("empty");
 	tu_mkdirs(d, "classA");
-	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), RF_EEMPTY);
+	cr_assert_eq(rfi_index_build(&idx, d, 0, err, sizeof(err)), RF_EEMPTY);
 	cr_assert(strstr(err, "no samples"), "%s", err);
 	tu_rmrf(d);
 	free(d);
@@ -266,12 +266,12 @@ Test(index, manifest_subnormal_weight_and_blank_lines)
 	cr_assert(asprintf(&man, "%s/w.tsv", d) > 0);
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, man, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, 2);
 	cr_assert_not_null(idx.weights);
 	cr_assert(idx.weights[0] > 0 && idx.weights[0] < 1e-300, "%g", idx.weights[0]);
 	cr_assert_eq(idx.weights[1], 2.0);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	tu_rmrf(d);
 	free(d);
 	free(man);

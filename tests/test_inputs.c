@@ -113,20 +113,20 @@ Test(inputs, max_pixels)
 	cfg.user = &s;
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), 0);
+	cr_assert_eq(rfi_index_build(&idx, d, 0, err, sizeof(err)), 0);
 	rf_loader *l;
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
 	rf_batch *b;
 	cr_assert_eq(rf_loader_next(l, &b), 0);
 	for (uint32_t i = 0; i < b->count; i++)
-		cr_assert_str_eq(rf_index_path(&idx, b->ids[i]), "c/small.jpg");
+		cr_assert_str_eq(rfi_index_path(&idx, b->ids[i]), "c/small.jpg");
 	rf_batch_release(l, b);
 	rf_loader_destroy(l);
 	cr_assert_geq(s.n, 1);
 	cr_assert(strstr(s.reason, "max_pixels") && strstr(s.reason, "80 x 60"), "%s", s.reason);
 	cfg.max_pixels = 0;
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), RF_ECONFIG);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	tu_rmrf(d);
 	free(d);
 }

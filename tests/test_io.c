@@ -24,7 +24,7 @@
 
 /* The read hook exists in test builds only (meson -Dtest_hooks=true). */
 #if RF_TEST_HOOKS
-#define set_hook(fn, ctx) rf_feeder_set_test_hook(fn, ctx)
+#define set_hook(fn, ctx) rfi_feeder_set_test_hook(fn, ctx)
 #else
 #define set_hook(fn, ctx) ((void)(fn), (void)(ctx))
 #endif

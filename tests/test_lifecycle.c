@@ -191,7 +191,7 @@ static void gate_teardown(void)
 {
 	atomic_store(&gate_open, 1);
 #if RF_TEST_HOOKS
-	rf_feeder_set_test_hook(NULL, NULL);
+	rfi_feeder_set_test_hook(NULL, NULL);
 #endif
 	teardown();
 }
@@ -202,7 +202,7 @@ static rf_loader *gated_loader(void)
 	cr_skip_test("the read hook is compiled into test builds only (meson -Dtest_hooks=true)");
 #else
 	atomic_store(&gate_open, 0);
-	rf_feeder_set_test_hook(gate, NULL);
+	rfi_feeder_set_test_hook(gate, NULL);
 #endif
 	return loader_with(dir, 1, 4);
 }

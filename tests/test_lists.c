@@ -182,7 +182,7 @@ static uint64_t fingerprint(const rf_config *cfg, int64_t file_bytes)
 	l->cfg = *cfg;
 	l->src.index.entries = &e;
 	l->src.index.count = 1;
-	uint64_t fp = rf_state_output_fingerprint(l);
+	uint64_t fp = rfi_state_output_fingerprint(l);
 	free(l);
 	return fp;
 }

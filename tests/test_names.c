@@ -99,7 +99,7 @@ Test(names, unknown_names_kinds_and_values)
 	cr_assert_str_eq(rf_enum_name(RF_ENUM_TOKEN_DTYPE, 0), "stored");
 }
 
-/* Whether rf_config_check() refuses value in kind's field as a value (its
+/* Whether rfi_config_check() refuses value in kind's field as a value (its
  * message "FIELD = VALUE is ..."), other fields set so that it can. */
 static int refused_as_value(rf_enum_kind kind, int value)
 {
@@ -124,7 +124,7 @@ static int refused_as_value(rf_enum_kind kind, int value)
 	cr_assert_not_null(field);
 	*field = value;
 	char err[512] = "", as_int[64], as_unsigned[64];
-	rf_config_check(&c, err, sizeof(err));
+	rfi_config_check(&c, err, sizeof(err));
 	/* an enum without negative values is unsigned: -1 prints as 4294967295 */
 	snprintf(as_int, sizeof(as_int), "%s = %d is", rf_enum_kind_name(kind), value);
 	snprintf(as_unsigned, sizeof(as_unsigned), "%s = %u is", rf_enum_kind_name(kind),
@@ -138,7 +138,7 @@ Test(names, a_kind_names_the_values_its_field_takes)
 		for (int v = -2; v < 12; v++) {
 			int named = rf_enum_name((rf_enum_kind)k, v) != NULL;
 			cr_assert_eq(named, !refused_as_value((rf_enum_kind)k, v),
-				     "%s = %d: %s by the table, %s by rf_config_check()",
+				     "%s = %d: %s by the table, %s by rfi_config_check()",
 				     rf_enum_kind_name((rf_enum_kind)k), v, named ? "named" : "unnamed",
 				     named ? "refused" : "accepted");
 		}

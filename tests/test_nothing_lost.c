@@ -39,7 +39,7 @@ typedef struct shard {
 
 static void put(shard *s, const void *data, size_t n)
 {
-	size_t padded = rf_tar_blocks(n);
+	size_t padded = rfi_tar_blocks(n);
 	s->p = realloc(s->p, s->len + padded);
 	cr_assert(s->p);
 	memset(s->p + s->len, 0, padded);
@@ -51,7 +51,7 @@ static void put(shard *s, const void *data, size_t n)
 static void member(shard *s, const char *name, const void *data, size_t n)
 {
 	uint8_t h[RF_TAR_BLOCK];
-	cr_assert_eq(rf_tar_header(h, name, n, '0'), 0);
+	cr_assert_eq(rfi_tar_header(h, name, n, '0'), 0);
 	put(s, h, sizeof(h));
 	put(s, data, n);
 }

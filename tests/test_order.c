@@ -22,9 +22,9 @@ Test(order, perm_is_bijection)
 		uint64_t n = ns[k];
 		uint8_t *seen = calloc(n, 1);
 		rf_perm p;
-		rf_perm_init(&p, n, 42, 3, 1);
+		rfi_perm_init(&p, n, 42, 3, 1);
 		for (uint64_t i = 0; i < n; i++) {
-			uint64_t x = rf_perm_at(&p, i);
+			uint64_t x = rfi_perm_at(&p, i);
 			cr_assert(x < n);
 			cr_assert(!seen[x], "n=%llu: %llu twice", (unsigned long long)n, (unsigned long long)x);
 			seen[x] = 1;
@@ -36,14 +36,14 @@ Test(order, perm_is_bijection)
 Test(order, perm_depends_on_seed_and_epoch)
 {
 	rf_perm a, b, c;
-	rf_perm_init(&a, 1000, 1, 0, 1);
-	rf_perm_init(&b, 1000, 1, 1, 1);
-	rf_perm_init(&c, 1000, 2, 0, 1);
+	rfi_perm_init(&a, 1000, 1, 0, 1);
+	rfi_perm_init(&b, 1000, 1, 1, 1);
+	rfi_perm_init(&c, 1000, 2, 0, 1);
 	int same_ab = 0, same_ac = 0, fixed = 0;
 	for (uint64_t i = 0; i < 1000; i++) {
-		same_ab += rf_perm_at(&a, i) == rf_perm_at(&b, i);
-		same_ac += rf_perm_at(&a, i) == rf_perm_at(&c, i);
-		fixed += rf_perm_at(&a, i) == i;
+		same_ab += rfi_perm_at(&a, i) == rfi_perm_at(&b, i);
+		same_ac += rfi_perm_at(&a, i) == rfi_perm_at(&c, i);
+		fixed += rfi_perm_at(&a, i) == i;
 	}
 	/* a random permutation agrees with another in about 1 place of n */
 	cr_assert_lt(same_ab, 10);
@@ -75,16 +75,16 @@ Test(order, no_correlation_between_position_and_id)
 		double cells[10][10] = { { 0 } };
 		for (int s = 0; s < S; s++) {
 			rf_perm p;
-			rf_perm_init(&p, n, 1 + (uint64_t)s, (uint64_t)s % 3, 1);
+			rfi_perm_init(&p, n, 1 + (uint64_t)s, (uint64_t)s % 3, 1);
 			double m = (double)(n - 1) / 2, sxy = 0, sxx = 0, sp = 0, prev = 0;
 			for (uint64_t i = 0; i < n; i++) {
-				double x = (double)i - m, y = (double)rf_perm_at(&p, i) - m;
+				double x = (double)i - m, y = (double)rfi_perm_at(&p, i) - m;
 				sxy += x * y;
 				sxx += x * x;
 				if (i)
 					sp += prev * y;
 				prev = y;
-				cells[i * 10 / n][rf_perm_at(&p, i) * 10 / n]++;
+				cells[i * 10 / n][rfi_perm_at(&p, i) * 10 / n]++;
 			}
 			double r = sxy / sxx;
 			mean += r / S;
@@ -120,9 +120,9 @@ Test(order, small_sets_uniform_over_seeds)
 		double first[20] = { 0 }, last[20] = { 0 };
 		for (int s = 0; s < S; s++) {
 			rf_perm p;
-			rf_perm_init(&p, n, 5000 + (uint64_t)s, 0, 1);
-			first[rf_perm_at(&p, 0) * (uint64_t)bins / n]++;
-			last[rf_perm_at(&p, n - 1) * (uint64_t)bins / n]++;
+			rfi_perm_init(&p, n, 5000 + (uint64_t)s, 0, 1);
+			first[rfi_perm_at(&p, 0) * (uint64_t)bins / n]++;
+			last[rfi_perm_at(&p, n - 1) * (uint64_t)bins / n]++;
 		}
 		double c0 = 0, c1 = 0;
 		for (int b = 0; b < bins; b++) {
@@ -142,8 +142,8 @@ Test(order, small_sets_uniform_over_seeds)
 	double pairs[5][5] = { { 0 } };
 	for (int s = 0; s < 50000; s++) {
 		rf_perm p;
-		rf_perm_init(&p, 5, 7 + (uint64_t)s, 1, 1);
-		pairs[rf_perm_at(&p, 0)][rf_perm_at(&p, 1)]++;
+		rfi_perm_init(&p, 5, 7 + (uint64_t)s, 1, 1);
+		pairs[rfi_perm_at(&p, 0)][rfi_perm_at(&p, 1)]++;
 	}
 	double chi = 0;
 	for (int a = 0; a < 5; a++)
@@ -156,10 +156,10 @@ Test(order, small_sets_uniform_over_seeds)
 	double *count = calloc(720, sizeof(*count));
 	for (int s = 0; s < 144000; s++) {
 		rf_perm p;
-		rf_perm_init(&p, 6, 11 + (uint64_t)s, 0, 1);
+		rfi_perm_init(&p, 6, 11 + (uint64_t)s, 0, 1);
 		unsigned used = 0, code = 0;
 		for (unsigned i = 0; i < 6; i++) {
-			unsigned v = (unsigned)rf_perm_at(&p, i), below = 0;
+			unsigned v = (unsigned)rfi_perm_at(&p, i), below = 0;
 			for (unsigned j = 0; j < v; j++)
 				below += !(used >> j & 1);
 			used |= 1u << v;
@@ -184,7 +184,7 @@ static void check_epochs(const char *dir, int batch, int drop_last, int epochs)
 	cfg.seed = 9;
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, dir, 0, err, sizeof(err)), 0);
+	cr_assert_eq(rfi_index_build(&idx, dir, 0, err, sizeof(err)), 0);
 	size_t N = idx.count;
 
 	rf_loader *l;
@@ -228,7 +228,7 @@ static void check_epochs(const char *dir, int batch, int drop_last, int epochs)
 	cr_assert_eq(st.bad_samples, 0);
 	rf_loader_destroy(l);
 	free(count);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 }
 
 Test(order, every_sample_once_per_epoch)

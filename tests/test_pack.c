@@ -3,7 +3,7 @@
  * that puts data on an --align boundary for every offset and alignment, and
  * the pax record whose length prefix counts its own digits (the lengths
  * where the digit count changes included); where an output folder lies
- * against the source (rf_out_dir_place). tests/cli_pack.sh reads whole
+ * against the source (rfi_out_dir_place). tests/cli_pack.sh reads whole
  * packs back with GNU tar, Python's tarfile and webdataset. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -37,7 +37,7 @@ static unsigned sum_as_spaces(const uint8_t *h)
 Test(tar, header_fields)
 {
 	uint8_t h[512];
-	cr_assert_eq(rf_tar_header(h, "000000042.jpg", 123456, '0'), 0);
+	cr_assert_eq(rfi_tar_header(h, "000000042.jpg", 123456, '0'), 0);
 	cr_assert_str_eq((char *)h, "000000042.jpg");
 	cr_assert_eq(field(h, 100, 8), 0644);
 	cr_assert_eq(field(h, 108, 8), 0);
@@ -59,22 +59,22 @@ Test(tar, header_names)
 	char name[102];
 	memset(name, 'a', 100);
 	name[100] = '\0';
-	cr_assert_eq(rf_tar_header(h, name, 1, '0'), 0, "100 bytes fit (no NUL)");
+	cr_assert_eq(rfi_tar_header(h, name, 1, '0'), 0, "100 bytes fit (no NUL)");
 	cr_assert_eq(memcmp(h, name, 100), 0);
 	name[100] = 'a';
 	name[101] = '\0';
-	cr_assert_eq(rf_tar_header(h, name, 1, '0'), -ENAMETOOLONG);
-	cr_assert_eq(rf_tar_header(h, "", 1, '0'), -ENAMETOOLONG);
+	cr_assert_eq(rfi_tar_header(h, name, 1, '0'), -ENAMETOOLONG);
+	cr_assert_eq(rfi_tar_header(h, "", 1, '0'), -ENAMETOOLONG);
 }
 
 Test(tar, sizes_past_octal)
 {
 	uint8_t h[512];
 	uint64_t max = 077777777777ull; /* 8 GiB - 1: the last 11-digit size */
-	cr_assert_eq(rf_tar_header(h, "big.bin", max, '0'), 0);
+	cr_assert_eq(rfi_tar_header(h, "big.bin", max, '0'), 0);
 	cr_assert_eq(field(h, 124, 12), max);
 	uint64_t big = (8ull << 30) + 12345;
-	cr_assert_eq(rf_tar_header(h, "big.bin", big, '0'), 0);
+	cr_assert_eq(rfi_tar_header(h, "big.bin", big, '0'), 0);
 	cr_assert_eq(h[124], 0x80, "GNU base-256 marker");
 	uint64_t v = 0;
 	for (int i = 1; i < 12; i++)
@@ -109,7 +109,7 @@ Test(tar, padding_aligns_every_offset)
 	for (size_t a = 0; a < sizeof(aligns) / sizeof(aligns[0]); a++) {
 		uint64_t align = aligns[a];
 		for (uint64_t off = 0; off < 3 * align + 4096; off += 512) {
-			uint64_t pad = rf_tar_pad_bytes(off, align);
+			uint64_t pad = rfi_tar_pad_bytes(off, align);
 			cr_assert_eq((off + pad + 512) % align, 0, "off %llu align %llu: pad %llu",
 				     (unsigned long long)off, (unsigned long long)align,
 				     (unsigned long long)pad);
@@ -117,7 +117,7 @@ Test(tar, padding_aligns_every_offset)
 			if (align == 512)
 				cr_assert_eq(pad, 0);
 			if (pad) {
-				cr_assert_eq(rf_tar_pad_member(buf, pad, "000000007.jpg"), 0);
+				cr_assert_eq(rfi_tar_pad_member(buf, pad, "000000007.jpg"), 0);
 				cr_assert_str_eq((char *)buf, "PaxHeaders/000000007.jpg");
 				check_record(buf, pad);
 			}
@@ -134,17 +134,17 @@ Test(tar, padding_record_lengths)
 	uint8_t *buf = malloc((2u << 20) + 1024);
 	cr_assert(buf);
 	for (uint64_t len = 1024; len <= 24 * 512; len += 512) {
-		cr_assert_eq(rf_tar_pad_member(buf, len, "k.jpg"), 0);
+		cr_assert_eq(rfi_tar_pad_member(buf, len, "k.jpg"), 0);
 		check_record(buf, len);
 	}
-	cr_assert_eq(rf_tar_pad_member(buf, (1u << 20) + 1024, "k.jpg"), 0);
+	cr_assert_eq(rfi_tar_pad_member(buf, (1u << 20) + 1024, "k.jpg"), 0);
 	check_record(buf, (1u << 20) + 1024);
-	cr_assert_eq(rf_tar_pad_member(buf, 512, "k.jpg"), -EINVAL, "no room for a record");
-	cr_assert_eq(rf_tar_pad_member(buf, 1000, "k.jpg"), -EINVAL, "not whole blocks");
+	cr_assert_eq(rfi_tar_pad_member(buf, 512, "k.jpg"), -EINVAL, "no room for a record");
+	cr_assert_eq(rfi_tar_pad_member(buf, 1000, "k.jpg"), -EINVAL, "not whole blocks");
 	free(buf);
 }
 
-/* Where an output folder lies against the source (rf_out_dir_place): by the
+/* Where an output folder lies against the source (rfi_out_dir_place): by the
  * resolved paths, the output through its nearest existing parent, so that
  * neither a link, "..", a trailing '/' nor a folder not made yet hides that
  * it is the source or inside it; a sibling whose name starts with the
@@ -174,20 +174,20 @@ Test(out_dir, place)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", t, cases[i].out);
-		cr_expect_eq(rf_out_dir_place(p, src), cases[i].want, "%s against %s", p, src);
+		cr_expect_eq(rfi_out_dir_place(p, src), cases[i].want, "%s against %s", p, src);
 	}
-	cr_expect_eq(rf_out_dir_place(t, src), RF_OUT_APART, "the source inside the output");
-	cr_expect_eq(rf_out_dir_place(src, "/"), RF_OUT_INSIDE, "everything is below /");
-	cr_expect_eq(rf_out_dir_place("/", "/"), RF_OUT_SAME);
+	cr_expect_eq(rfi_out_dir_place(t, src), RF_OUT_APART, "the source inside the output");
+	cr_expect_eq(rfi_out_dir_place(src, "/"), RF_OUT_INSIDE, "everything is below /");
+	cr_expect_eq(rfi_out_dir_place("/", "/"), RF_OUT_SAME);
 	snprintf(p, sizeof(p), "%s/missing", t);
-	cr_expect_eq(rf_out_dir_place(src, p), RF_OUT_APART, "a source that is not there");
+	cr_expect_eq(rfi_out_dir_place(src, p), RF_OUT_APART, "a source that is not there");
 	/* relative to the working folder */
 	char cwd[4096];
 	cr_assert(getcwd(cwd, sizeof(cwd)));
 	cr_assert_eq(chdir(src), 0);
-	cr_expect_eq(rf_out_dir_place("new", src), RF_OUT_INSIDE);
-	cr_expect_eq(rf_out_dir_place(".", src), RF_OUT_SAME);
-	cr_expect_eq(rf_out_dir_place("../src2/x", src), RF_OUT_APART);
+	cr_expect_eq(rfi_out_dir_place("new", src), RF_OUT_INSIDE);
+	cr_expect_eq(rfi_out_dir_place(".", src), RF_OUT_SAME);
+	cr_expect_eq(rfi_out_dir_place("../src2/x", src), RF_OUT_APART);
 	cr_assert_eq(chdir(cwd), 0);
 	snprintf(p, sizeof(p), "rm -rf '%s'", t);
 	cr_assert_eq(system(p), 0);
@@ -205,7 +205,7 @@ Test(pack, dict_size_range)
 		size_t size = sizes[i];
 		rf_pack_opts o = { .source = "/nonexistent-source", .out = "/nonexistent-out",
 				   .shard_size = 1 << 20, .compress = 1, .level = 3, .dict_size = size };
-		cr_assert_eq(rf_pack_run(&o, &res, err, sizeof(err)), RF_ECONFIG, "%zu: %s", size, err);
+		cr_assert_eq(rfi_pack_run(&o, &res, err, sizeof(err)), RF_ECONFIG, "%zu: %s", size, err);
 		cr_assert(strstr(err, "a zstd dictionary is 256 bytes to 16777216"), "%s", err);
 	}
 }

@@ -165,7 +165,7 @@ static void check_pixels(int S, int C, int scaled, int region)
 	cfg.read_pool_bytes = 16 << 20;
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, d, 0, err, sizeof(err)), 0);
+	cr_assert_eq(rfi_index_build(&idx, d, 0, err, sizeof(err)), 0);
 	rf_loader *l;
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
 	uint8_t *ref = malloc((size_t)C * C * 3);
@@ -177,26 +177,26 @@ static void check_pixels(int S, int C, int scaled, int region)
 		cr_assert_eq(b->channels, 3);
 		for (uint32_t i = 0; i < b->count; i++) {
 			size_t len;
-			uint8_t *jpg = tu_read(d, rf_index_path(&idx, b->ids[i]), &len);
+			uint8_t *jpg = tu_read(d, rfi_index_path(&idx, b->ids[i]), &len);
 			int w, h;
 			uint8_t *rgb = ref_decode(jpg, len, &w, &h);
 			ref_resize_crop(rgb, w, h, S, C, ref);
 			diff_stats ds = compare(b->data + i * b->sample_bytes, ref, (size_t)C * C * 3);
 			if (!scaled && !region)
 				cr_assert_leq(ds.max, 1, "%s (%dx%d) S=%d C=%d: max difference %d",
-					      rf_index_path(&idx, b->ids[i]), w, h, S, C, ds.max);
+					      rfi_index_path(&idx, b->ids[i]), w, h, S, C, ds.max);
 			else if (!scaled)
 				cr_assert(ds.mean <= 0.25 && ds.max <= 16, "%s (%dx%d) S=%d C=%d region: "
-					  "mean difference %.2f, max %d", rf_index_path(&idx, b->ids[i]),
+					  "mean difference %.2f, max %d", rfi_index_path(&idx, b->ids[i]),
 					  w, h, S, C, ds.mean, ds.max);
 			else
 				cr_assert(ds.mean <= 1.0 && ds.far <= 0.005, "%s (%dx%d) S=%d C=%d scaled=%d "
 					  "region=%d: mean difference %.2f, %.2f%% off by more than 16, max %d",
-					  rf_index_path(&idx, b->ids[i]), w, h, S, C, scaled, region, ds.mean,
+					  rfi_index_path(&idx, b->ids[i]), w, h, S, C, scaled, region, ds.mean,
 					  100 * ds.far, ds.max);
 			if (getenv("RF_TEST_VERBOSE"))
 				fprintf(stderr, "%s %dx%d scaled=%d region=%d: mean %.3f far %.4f%% max %d\n",
-					rf_index_path(&idx, b->ids[i]), w, h, scaled, region, ds.mean,
+					rfi_index_path(&idx, b->ids[i]), w, h, scaled, region, ds.mean,
 					100 * ds.far, ds.max);
 			free(rgb);
 			free(jpg);
@@ -208,7 +208,7 @@ static void check_pixels(int S, int C, int scaled, int region)
 	cr_assert_eq(seen, n);
 	rf_loader_destroy(l);
 	free(ref);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	tu_rmrf(d);
 	free(d);
 }
@@ -245,8 +245,8 @@ Test(pixels, a_scaled_decode_leaves_the_filter_a_shrink)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		rf_window win;
-		rf_window_for(&p, 0, 0, cases[i][0], cases[i][1], &win);
-		int d = rf_denom_for_window(&win, 224);
+		rfi_window_for(&p, 0, 0, cases[i][0], cases[i][1], &win);
+		int d = rfi_denom_for_window(&win, 224);
 		cr_assert_eq(d, cases[i][2], "%d x %d (window %.1f x %.1f): 1/%d, want 1/%d",
 			     cases[i][0], cases[i][1], win.w, win.h, d, cases[i][2]);
 	}
@@ -334,7 +334,7 @@ static int pil_bilinear(int in_size, int out_size, int xx, int *xmin, double *k)
 	return hi - lo;
 }
 
-/* rf_taps_build's weights for a 1.5x shrink are PIL's, rounded to Q14 as
+/* rfi_taps_build's weights for a 1.5x shrink are PIL's, rounded to Q14 as
  * ringfeed rounds (each weight to nearest, the largest taking up the rest so
  * that they sum to exactly 16384): a 300-pixel axis to 200 (edges
  * renormalized), and Resize(256) + CenterCrop(224) of a 384-pixel side (the
@@ -343,7 +343,7 @@ static void check_taps_against_pil(int in_size, int out_size, int first, int n)
 {
 	double scale = (double)in_size / out_size;
 	rf_taps t = { 0 };
-	cr_assert_eq(rf_taps_build(&t, n, first * scale, n * scale, 0, in_size, 0), 0);
+	cr_assert_eq(rfi_taps_build(&t, n, first * scale, n * scale, 0, in_size, 0), 0);
 	cr_assert_eq(t.n, n);
 	cr_assert(t.taps >= 3, "a 1.5x shrink reads 3 inputs per output, not %d", t.taps);
 	for (int o = 0; o < n; o++) {
@@ -389,13 +389,13 @@ static uint32_t lcg(uint32_t *s)
 /* A resampler with the kernels of one SIMD level (at most: the CPU decides). */
 static void init_level(rf_resampler *r, int crop, rf_simd level)
 {
-	cr_assert_eq(rf_resampler_init(r, crop), 0);
-	r->vpass = rf_vpass_c;
-	r->hpass = rf_hpass_c;
-	r->split = rf_split_c;
-	r->norm32 = rf_norm32_c;
-	r->norm16 = rf_norm16_c;
-	rf_resample_kernels_x86(r, level);
+	cr_assert_eq(rfi_resampler_init(r, crop), 0);
+	r->vpass = rfi_vpass_c;
+	r->hpass = rfi_hpass_c;
+	r->split = rfi_split_c;
+	r->norm32 = rfi_norm32_c;
+	r->norm16 = rfi_norm16_c;
+	rfi_resample_kernels_x86(r, level);
 }
 
 /* Skips unless level brings a kernel of its own (the CPU may lack it). */
@@ -404,7 +404,7 @@ static void require_level(const rf_resampler *r, rf_simd level, int vertical)
 	rf_resampler below;
 	init_level(&below, 8, level - 1);
 	int same = vertical ? r->vpass == below.vpass : r->hpass == below.hpass;
-	rf_resampler_destroy(&below);
+	rfi_resampler_destroy(&below);
 	if (same)
 		cr_skip_test("this CPU has no %s kernel at SIMD level %d", vertical ? "vertical" : "horizontal",
 			     (int)level);
@@ -436,12 +436,12 @@ static void check_vertical(rf_simd level)
 		for (int i = 0; i < taps * N; i++)
 			in[i] = trial % 5 ? (uint8_t)lcg(&s) : 255;
 		got[n] = 0xA5;
-		rf_vpass_c(in, N, w, taps, want, n);
+		rfi_vpass_c(in, N, w, taps, want, n);
 		r.vpass(in, N, w, taps, got, n);
 		cr_assert_eq(memcmp(want, got, (size_t)n), 0, "n %d taps %d", n, taps);
 		cr_assert_eq(got[n], 0xA5, "wrote past n = %d", n);
 	}
-	rf_resampler_destroy(&r);
+	rfi_resampler_destroy(&r);
 }
 
 static void check_horizontal(rf_simd level)
@@ -469,12 +469,12 @@ static void check_horizontal(rf_simd level)
 				}
 		}
 		got[3 * c] = 0xA5;
-		rf_hpass_c(m, off, wv, pairs, want, c);
+		rfi_hpass_c(m, off, wv, pairs, want, c);
 		r.hpass(m, off, wv, pairs, got, c);
 		cr_assert_eq(memcmp(want, got, (size_t)c * 3), 0, "C %d taps %d", c, taps);
 		cr_assert_eq(got[3 * c], 0xA5, "wrote past C = %d", c);
 	}
-	rf_resampler_destroy(&r);
+	rfi_resampler_destroy(&r);
 }
 
 Test(pixels, simd_vertical_kernel_sse2) { check_vertical(RF_SIMD_SSE2); }
@@ -490,9 +490,9 @@ Test(pixels, simd_split_kernel_ssse3)
 	init_level(&r, 8, RF_SIMD_SSSE3);
 	init_level(&below, 8, RF_SIMD_SSE2);
 	int same = r.split == below.split;
-	rf_resampler_destroy(&below);
+	rfi_resampler_destroy(&below);
 	if (same) {
-		rf_resampler_destroy(&r);
+		rfi_resampler_destroy(&r);
 		cr_skip_test("this CPU has no SSSE3 split kernel");
 	}
 	enum { N = 100 };
@@ -502,14 +502,14 @@ Test(pixels, simd_split_kernel_ssse3)
 		rgb[i] = (uint8_t)lcg(&s);
 	for (int n = 0; n <= N; n++) {
 		memset(got, 0xA5, sizeof(got));
-		rf_split_c(rgb, want[0], want[1], want[2], n);
+		rfi_split_c(rgb, want[0], want[1], want[2], n);
 		r.split(rgb, got[0], got[1], got[2], n);
 		for (int c = 0; c < 3; c++) {
 			cr_assert_eq(memcmp(want[c], got[c], (size_t)n), 0, "width %d, channel %d", n, c);
 			cr_assert_eq(got[c][n], 0xA5, "width %d: wrote past it", n);
 		}
 	}
-	rf_resampler_destroy(&r);
+	rfi_resampler_destroy(&r);
 }
 
 /* Normalization for float CHW: the SIMD kernels (FMA, F16C) give exactly
@@ -522,9 +522,9 @@ Test(pixels, simd_norm_kernels_avx2)
 	init_level(&r, 8, RF_SIMD_AVX2);
 	init_level(&below, 8, RF_SIMD_SSSE3);
 	int same = r.norm16 == below.norm16;
-	rf_resampler_destroy(&below);
+	rfi_resampler_destroy(&below);
 	if (same) {
-		rf_resampler_destroy(&r);
+		rfi_resampler_destroy(&r);
 		cr_skip_test("this CPU has no AVX2 + FMA + F16C");
 	}
 	static const float ms[][6] = {
@@ -539,12 +539,12 @@ Test(pixels, simd_norm_kernels_avx2)
 		v[i] = (uint8_t)(i * 37 + 11); /* every byte once, out of order */
 	for (size_t k = 0; k < sizeof(ms) / sizeof(ms[0]); k++) {
 		rf_output o;
-		rf_output_init(&o, 8, RF_DTYPE_FLOAT16, RF_LAYOUT_CHW, ms[k], ms[k] + 3);
+		rfi_output_init(&o, 8, RF_DTYPE_FLOAT16, RF_LAYOUT_CHW, ms[k], ms[k] + 3);
 		for (int c = 0; c < 3; c++) {
 			float want32[256], got32[257];
 			uint16_t want16[256], got16[257];
-			rf_norm32_c(v, 256, &o, c, want32);
-			rf_norm16_c(v, 256, &o, c, want16);
+			rfi_norm32_c(v, 256, &o, c, want32);
+			rfi_norm16_c(v, 256, &o, c, want16);
 			got32[256] = -1.0f;
 			got16[256] = 0xA5A5;
 			r.norm32(v, 256, &o, c, got32);
@@ -560,5 +560,5 @@ Test(pixels, simd_norm_kernels_avx2)
 			}
 		}
 	}
-	rf_resampler_destroy(&r);
+	rfi_resampler_destroy(&r);
 }

@@ -22,7 +22,7 @@ static rf_source_facts images(uint64_t n)
 
 static int plan(rf_plan *p, rf_order *o, const rf_config *c, const rf_source_facts *f, char *err)
 {
-	return rf_plan_make(p, o, c, f, 8, 0, 1, err, 256);
+	return rfi_plan_make(p, o, c, f, 8, 0, 1, err, 256);
 }
 
 Test(plan, images_center_crop)
@@ -60,11 +60,11 @@ Test(plan, drop_last_and_ranks)
 	rf_plan p;
 	rf_order o;
 	char err[256] = "";
-	cr_assert_eq(rf_plan_make(&p, &o, &c, &f, 2, 1, 4, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_plan_make(&p, &o, &c, &f, 2, 1, 4, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(o.rank_len, 24, "95 over 4 ranks, padded");
 	cr_assert_eq(p.batches_per_epoch, 2);
 	c.batch_size = 30;
-	cr_assert_eq(rf_plan_make(&p, &o, &c, &f, 2, 1, 4, err, sizeof(err)), RF_EEMPTY);
+	cr_assert_eq(rfi_plan_make(&p, &o, &c, &f, 2, 1, 4, err, sizeof(err)), RF_EEMPTY);
 	cr_assert(strstr(err, "no full batch of 30"), "%s", err);
 	cr_assert(strstr(err, "on each rank"), "%s", err);
 }

@@ -41,7 +41,7 @@ Test(ranks, positions_partition_every_epoch)
 				for (uint32_t r = 0; r < w; r++) {
 					rf_order o;
 					char err[256];
-					int ret = rf_order_init(&o, &idx, idx.count, RF_SAMPLER_SHUFFLE, 0, 5, r, w,
+					int ret = rfi_order_init(&o, &idx, idx.count, RF_SAMPLER_SHUFFLE, 0, 5, r, w,
 								(rf_rank_tail)tail, err, sizeof(err));
 					if (tail == RF_RANK_TAIL_DROP && n < w) {
 						cr_assert_eq(ret, RF_EEMPTY, "n %llu w %u",
@@ -54,11 +54,11 @@ Test(ranks, positions_partition_every_epoch)
 						len0 = o.rank_len;
 					cr_assert_eq(o.rank_len, len0, "equal length on every rank");
 					for (uint64_t q = 0; q < o.rank_len; q++) {
-						uint64_t g = rf_order_global(&o, q);
+						uint64_t g = rfi_order_global(&o, q);
 						cr_assert_lt(g, n);
-						seen[rf_order_sample(&o, 1, g, 0)]++;
+						seen[rfi_order_sample(&o, 1, g, 0)]++;
 					}
-					rf_order_free(&o);
+					rfi_order_free(&o);
 				}
 				if (ok) {
 					uint64_t total = 0, missing = 0, twice = 0;

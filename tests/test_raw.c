@@ -34,7 +34,7 @@ Test(raw, bytes_offsets_labels_every_path)
 	tu_write(d, "k0/empty", "", 0);
 	rf_index idx;
 	char err[256];
-	cr_assert_eq(rf_index_build(&idx, d, 1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_index_build(&idx, d, 1, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(idx.count, (size_t)n + 1, "every regular file, whatever its name");
 	rf_io_path paths[] = { RF_IO_URING_FIXED, RF_IO_URING_PLAIN, RF_IO_PREAD };
 	for (int p = 0; p < 3; p++)
@@ -63,18 +63,18 @@ Test(raw, bytes_offsets_labels_every_path)
 				prev_end = b->offsets[i] + b->sizes[i];
 				cr_assert_leq(prev_end, b->bytes);
 				size_t len;
-				uint8_t *want = tu_read(d, rf_index_path(&idx, b->ids[i]), &len);
+				uint8_t *want = tu_read(d, rfi_index_path(&idx, b->ids[i]), &len);
 				cr_assert_eq(len, b->sizes[i]);
 				cr_assert_eq(memcmp(b->data + b->offsets[i], want, len), 0,
-					     "path %d: bytes of %s", p, rf_index_path(&idx, b->ids[i]));
-				if (!strncmp(rf_index_path(&idx, b->ids[i]), "rootfile", 8))
+					     "path %d: bytes of %s", p, rfi_index_path(&idx, b->ids[i]));
+				if (!strncmp(rfi_index_path(&idx, b->ids[i]), "rootfile", 8))
 					cr_assert_eq(b->labels[i], -1);
 				free(want);
 			}
 			rf_batch_release(l, b);
 			rf_loader_destroy(l);
 		}
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	tu_rmrf(d);
 	free(d);
 	tu_assert_no_leaks();
@@ -161,7 +161,7 @@ Test(raw, a_replacement_without_room_names_the_failed_read)
 	cfg.shuffle = 0;
 	cfg.on_sample_error = on_no_room;
 	cfg.user = &g;
-	rf_feeder_set_test_hook(small_fail, NULL);
+	rfi_feeder_set_test_hook(small_fail, NULL);
 	rf_loader *l;
 	char err[256];
 	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
@@ -170,7 +170,7 @@ Test(raw, a_replacement_without_room_names_the_failed_read)
 	if (!r)
 		rf_batch_release(l, b);
 	rf_loader_destroy(l);
-	rf_feeder_set_test_hook(NULL, NULL);
+	rfi_feeder_set_test_hook(NULL, NULL);
 	cr_assert_gt(g.no_room, 0, "the small files' rooms and the replacements' fill the batch "
 		     "(%d reports)", g.n);
 	cr_assert_eq(g.named, g.no_room, "%d of %d name the failed read; the first: %s", g.named,

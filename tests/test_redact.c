@@ -1,4 +1,4 @@
-/* test_redact.c - rf_redact(), the one redaction of URLs that leave the
+/* test_redact.c - rfi_redact(), the one redaction of URLs that leave the
  * process (issue 36: a password in a URL is shown as user:***@ wherever it
  * is shown, never stored): a password is replaced whatever it holds
  * (percent-encoded bytes, a raw '@', nothing), a user without one, an '@'
@@ -14,18 +14,18 @@
 
 #include "util/util.h"
 
-/* rf_redact(in) into a roomy buffer equals want; the same in place, and
- * rf_redact_dup(). */
+/* rfi_redact(in) into a roomy buffer equals want; the same in place, and
+ * rfi_redact_dup(). */
 static void shown_as(const char *in, const char *want)
 {
 	char out[1024];
-	cr_assert_eq(rf_redact(in, out, sizeof(out)), out);
+	cr_assert_eq(rfi_redact(in, out, sizeof(out)), out);
 	cr_assert_str_eq(out, want, "'%s'", in);
 	char same[1024];
 	snprintf(same, sizeof(same), "%s", in);
-	rf_redact(same, same, sizeof(same));
+	rfi_redact(same, same, sizeof(same));
 	cr_assert_str_eq(same, want, "in place: '%s'", in);
-	char *dup = rf_redact_dup(in);
+	char *dup = rfi_redact_dup(in);
 	cr_assert_not_null(dup);
 	cr_assert_str_eq(dup, want, "dup: '%s'", in);
 	free(dup);
@@ -99,26 +99,26 @@ Test(redact, a_cut_output_shows_no_byte_of_the_password)
 {
 	const char *in = "open http://user:Zq9xK@host/a.tar, then http://v:Yw8@h2/b";
 	char whole[256];
-	rf_redact(in, whole, sizeof(whole));
+	rfi_redact(in, whole, sizeof(whole));
 	cr_assert_str_eq(whole, "open http://user:***@host/a.tar, then http://v:***@h2/b");
 	for (size_t len = 1; len <= strlen(in) + 8; len++) {
 		char out[256];
 		memset(out, 'Z', sizeof(out));
-		rf_redact(in, out, len);
+		rfi_redact(in, out, len);
 		cr_assert_lt(strlen(out), len, "len %zu: NUL-terminated within it", len);
 		cr_assert(!strncmp(out, whole, strlen(out)), "len %zu: '%s' is no prefix", len, out);
 		cr_assert(!strstr(out, "Zq") && !strstr(out, "Yw"), "len %zu: '%s'", len, out);
 		/* in place, the same */
 		char same[256];
 		snprintf(same, sizeof(same), "%s", in);
-		rf_redact(same, same, len);
+		rfi_redact(same, same, len);
 		cr_assert_str_eq(same, out, "in place, len %zu", len);
 	}
 	char one[1] = { 'x' };
-	rf_redact(in, one, 1);
+	rfi_redact(in, one, 1);
 	cr_assert_eq(one[0], '\0');
-	cr_assert_null(rf_redact(in, NULL, 8));
+	cr_assert_null(rfi_redact(in, NULL, 8));
 	char none[4] = "abc";
-	rf_redact(NULL, none, sizeof(none));
+	rfi_redact(NULL, none, sizeof(none));
 	cr_assert_str_eq(none, "");
 }

@@ -29,7 +29,7 @@ static int port;
 /* SHARDS tar shards of PER_SHARD samples: KEY.jpg, KEY.cls, KEY.txt. */
 static void setup(void)
 {
-	if (!rf_http_available())
+	if (!rfi_http_available())
 		cr_skip_test("this ringfeed was built without libcurl (meson feature 'remote'; "
 			     "scripts/deps.sh installs libcurl4-openssl-dev)");
 	dir = tu_tmpdir("remote");
@@ -295,7 +295,7 @@ Test(remote, a_zstd_pack_with_a_dictionary_over_http_gives_the_local_batches)
 	rf_pack_opts opts = { .source = tree, .out = out, .shard_size = 64 << 10, .compress = 1,
 			      .level = 3, .dict_size = 4096 };
 	rf_pack_result res;
-	cr_assert_eq(rf_pack_run(&opts, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_pack_run(&opts, &res, err, sizeof(err)), 0, "%s", err);
 	cr_assert_gt(res.shards, 1);
 	cr_assert_gt(res.dict_bytes, 0);
 	char url[256];

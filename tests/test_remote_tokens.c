@@ -102,7 +102,7 @@ static void write_zst(const char *zd, uint32_t F)
 
 static void setup(void)
 {
-	if (!rf_http_available())
+	if (!rfi_http_available())
 		cr_skip_test("this ringfeed was built without libcurl (meson feature 'remote'; "
 			     "scripts/deps.sh installs libcurl4-openssl-dev)");
 	dir = tu_tmpdir("rtokens");

@@ -1,4 +1,4 @@
-/* test_report.c - writes HTML reports with rf_report_write_html for
+/* test_report.c - writes HTML reports with rfi_report_write_html for
  * tests/report_render.sh: a typical one (4 stages, 300 batch waits, a step,
  * 8 tuning trials, findings, a busy-machine warning) to argv[1], tune's
  * (finalists with whiskers, trials, no waits) to argv[1].tune.html, and an
@@ -64,7 +64,7 @@ static int write_main(const char *path)
 	r.notes = notes;
 	r.nnotes = 2;
 	r.warning = "the machine is busy (load 3.1 on 2 CPUs): figures are noisy";
-	rc = rf_report_write_html(path, &r, err, sizeof err);
+	rc = rfi_report_write_html(path, &r, err, sizeof err);
 	if (rc) {
 		fprintf(stderr, "test_report: main report: %d %s\n", rc, err);
 		return 1;
@@ -99,7 +99,7 @@ static int write_tune(const char *path)
 	r.stages_note = "Each finalist ran 5 times, interleaved.";
 	r.trials = trials;
 	r.ntrials = 4;
-	if (rf_report_write_html(path, &r, err, sizeof err)) {
+	if (rfi_report_write_html(path, &r, err, sizeof err)) {
 		fprintf(stderr, "test_report: tune report: %s\n", err);
 		return 1;
 	}
@@ -130,7 +130,7 @@ static int write_edge(const char *path)
 	r.step_ms = NAN;
 	r.trials = NULL;
 	r.ntrials = 0;
-	rc = rf_report_write_html(path, &r, err, sizeof err);
+	rc = rfi_report_write_html(path, &r, err, sizeof err);
 	if (rc) {
 		fprintf(stderr, "test_report: edge report: %d %s\n", rc, err);
 		return 1;
@@ -138,12 +138,12 @@ static int write_edge(const char *path)
 
 	/* an unwritable path: -errno and a message naming the file */
 	err[0] = '\0';
-	rc = rf_report_write_html("/nonexistent-dir/x.html", &r, err, sizeof err);
+	rc = rfi_report_write_html("/nonexistent-dir/x.html", &r, err, sizeof err);
 	if (rc != -ENOENT || !strstr(err, "/nonexistent-dir/x.html")) {
 		fprintf(stderr, "test_report: bad path gave %d \"%s\"\n", rc, err);
 		return 1;
 	}
-	if (rf_report_write_html(path, NULL, err, sizeof err) != -EINVAL) {
+	if (rfi_report_write_html(path, NULL, err, sizeof err) != -EINVAL) {
 		fprintf(stderr, "test_report: NULL report not refused\n");
 		return 1;
 	}
@@ -159,14 +159,14 @@ static int write_edge(const char *path)
 		r.nbatches = 5000;
 		r.step_ms = 3;
 		snprintf(p2, sizeof p2, "%s.many.html", path);
-		if (rf_report_write_html(p2, &r, err, sizeof err)) {
+		if (rfi_report_write_html(p2, &r, err, sizeof err)) {
 			fprintf(stderr, "test_report: many batches: %s\n", err);
 			return 1;
 		}
 		for (i = 0; i < 5000; i++)
 			many[i] = 0;
 		snprintf(p2, sizeof p2, "%s.zeros.html", path);
-		if (rf_report_write_html(p2, &r, err, sizeof err)) {
+		if (rfi_report_write_html(p2, &r, err, sizeof err)) {
 			fprintf(stderr, "test_report: zero waits: %s\n", err);
 			return 1;
 		}

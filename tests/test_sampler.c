@@ -59,49 +59,49 @@ Test(sampler, alias_draws_follow_the_weights)
 	rf_order o;
 	char err[256];
 	const uint64_t draws = 600000;
-	cr_assert_eq(rf_order_init(&o, &idx, idx.count, RF_SAMPLER_WEIGHTED, draws, 42, 0, 1,
+	cr_assert_eq(rfi_order_init(&o, &idx, idx.count, RF_SAMPLER_WEIGHTED, draws, 42, 0, 1,
 				   RF_RANK_TAIL_PAD, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(rf_order_memory(&o), (size_t)N * RF_ALIAS_BYTES_PER_SAMPLE);
+	cr_assert_eq(rfi_order_memory(&o), (size_t)N * RF_ALIAS_BYTES_PER_SAMPLE);
 	cr_assert_eq(RF_ALIAS_BYTES_PER_SAMPLE, 8);
 	uint64_t *obs = calloc(N, sizeof(*obs));
 	for (uint64_t g = 0; g < draws; g++)
-		obs[rf_order_sample(&o, 3, g, 0)]++;
+		obs[rfi_order_sample(&o, 3, g, 0)]++;
 	int df;
 	double c = chi2(obs, p, N, draws, &df);
 	cr_assert_lt(c, chi2_crit(df), "chi2(%d) = %g", df, c);
 	/* replacements of a bad sample are weighted draws too */
 	memset(obs, 0, N * sizeof(*obs));
 	for (uint64_t g = 0; g < draws; g++)
-		obs[rf_order_sample(&o, 3, g % 1000, 1 + (uint32_t)(g / 1000))]++;
+		obs[rfi_order_sample(&o, 3, g % 1000, 1 + (uint32_t)(g / 1000))]++;
 	c = chi2(obs, p, N, draws, &df);
 	cr_assert_lt(c, chi2_crit(df), "replacements: chi2(%d) = %g", df, c);
 	/* pure function of (seed, epoch, position, attempt) */
-	cr_assert_eq(rf_order_sample(&o, 3, 12345, 0), rf_order_sample(&o, 3, 12345, 0));
+	cr_assert_eq(rfi_order_sample(&o, 3, 12345, 0), rfi_order_sample(&o, 3, 12345, 0));
 	int same = 0;
 	for (uint64_t g = 0; g < 1000; g++)
-		same += rf_order_sample(&o, 3, g, 0) == rf_order_sample(&o, 4, g, 0);
+		same += rfi_order_sample(&o, 3, g, 0) == rfi_order_sample(&o, 4, g, 0);
 	cr_assert_lt(same, 100, "epochs draw differently (%d of 1000 equal)", same);
 	free(obs);
-	rf_order_free(&o);
+	rfi_order_free(&o);
 
 	/* bad weights */
 	double bad[3] = { 1, -1, 2 };
 	rf_index b = { .count = 3, .weights = bad };
-	cr_assert_eq(rf_order_init(&o, &b, b.count, RF_SAMPLER_WEIGHTED, 0, 1, 0, 1, RF_RANK_TAIL_PAD,
+	cr_assert_eq(rfi_order_init(&o, &b, b.count, RF_SAMPLER_WEIGHTED, 0, 1, 0, 1, RF_RANK_TAIL_PAD,
 				   err, sizeof(err)), RF_ECONFIG);
 	cr_assert(strstr(err, "sample 1"), "%s", err);
 	double zero[3] = { 0, 0, 0 };
 	b.weights = zero;
-	cr_assert_eq(rf_order_init(&o, &b, b.count, RF_SAMPLER_WEIGHTED, 0, 1, 0, 1, RF_RANK_TAIL_PAD,
+	cr_assert_eq(rfi_order_init(&o, &b, b.count, RF_SAMPLER_WEIGHTED, 0, 1, 0, 1, RF_RANK_TAIL_PAD,
 				   err, sizeof(err)), RF_ECONFIG);
 	cr_assert(strstr(err, "sum to 0"), "%s", err);
 	double one[1] = { 3 };
 	b = (rf_index){ .count = 1, .weights = one };
-	cr_assert_eq(rf_order_init(&o, &b, b.count, RF_SAMPLER_WEIGHTED, 10, 1, 0, 1, RF_RANK_TAIL_PAD,
+	cr_assert_eq(rfi_order_init(&o, &b, b.count, RF_SAMPLER_WEIGHTED, 10, 1, 0, 1, RF_RANK_TAIL_PAD,
 				   err, sizeof(err)), 0, "%s", err);
 	for (uint64_t g = 0; g < 10; g++)
-		cr_assert_eq(rf_order_sample(&o, 0, g, 0), 0);
-	rf_order_free(&o);
+		cr_assert_eq(rfi_order_sample(&o, 0, g, 0), 0);
+	rfi_order_free(&o);
 }
 
 /* A manifest over 20 images of one folder with classes of 2, 5 and 13

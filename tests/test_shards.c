@@ -494,7 +494,7 @@ static void pack_with(const char *dir, int raw, uint64_t align, int compress, si
 			      .level = 3, .dict_size = dict };
 	rf_pack_result res;
 	char err[512];
-	cr_assert_eq(rf_pack_run(&opts, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_pack_run(&opts, &res, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(res.samples, CLASSES * PER_CLASS);
 	cr_assert_gt(res.shards, 1);
 	free(o);
@@ -809,7 +809,7 @@ Test(shards, sequential_blocks_larger_than_the_pool_read_each_chunk_once, .timeo
 	rf_pack_opts opts = { .source = raw, .out = out, .index_flags = RF_INDEX_RAW,
 			      .shard_size = 16 << 20 };
 	rf_pack_result res;
-	cr_assert_eq(rf_pack_run(&opts, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_pack_run(&opts, &res, err, sizeof(err)), 0, "%s", err);
 	rf_config cfg;
 	tu_config(&cfg, out);
 	cfg.raw = 1;
@@ -863,7 +863,7 @@ Test(shards, members_an_index_cannot_keep_are_said_once, .init = setup, .fini = 
 	cr_assert(saved >= 0 && fd >= 0);
 	dup2(fd, 2);
 	close(fd);
-	int ret = rf_index_build(&idx, shards, 0, err, sizeof(err));
+	int ret = rfi_index_build(&idx, shards, 0, err, sizeof(err));
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -882,7 +882,7 @@ Test(shards, members_an_index_cannot_keep_are_said_once, .init = setup, .fini = 
 		 long_ext);
 	cr_assert(strstr(said, "2 members not indexed") && strstr(said, first_long), "%s", said);
 	free(said);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	free(shards);
 	free(log);
 }

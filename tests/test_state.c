@@ -278,7 +278,7 @@ Test(state, newer_version_refused, .init = setup, .fini = teardown)
 	uint8_t v2[RF_STATE_MAX_BYTES];
 	memcpy(v2, state, state_len);
 	v2[8] = 3;
-	uint64_t sum = rf_state_checksum(v2, 144);
+	uint64_t sum = rfi_state_checksum(v2, 144);
 	for (int i = 0; i < 8; i++)
 		v2[144 + i] = (uint8_t)(sum >> (8 * i));
 	refused(&base, v2, state_len, RF_ESTATEVERSION, "newer", "format 3");

@@ -154,13 +154,13 @@ static int scan(const uint8_t *shard, size_t len, size_t w, rf_tar_member_fn fn,
 		char *err, size_t errlen)
 {
 	rf_tar_scan s;
-	rf_tar_scan_init(&s, len);
+	rfi_tar_scan_init(&s, len);
 	for (;;) {
 		size_t n = RF_MIN(RF_MAX(w, s.need), len - (size_t)s.pos);
 		uint8_t *win = malloc(n ? n : 1);
 		memcpy(win, shard + s.pos, n);
 		uint64_t pos = s.pos;
-		int r = rf_tar_scan_feed(&s, win, n, s.pos, fn, user, err, errlen);
+		int r = rfi_tar_scan_feed(&s, win, n, s.pos, fn, user, err, errlen);
 		free(win);
 		if (r != 1)
 			return r;
@@ -659,37 +659,37 @@ Test(tar, caller_contract)
 {
 	tbuf b = three_members();
 	rf_tar_scan s;
-	rf_tar_scan_init(&s, b.len);
+	rfi_tar_scan_init(&s, b.len);
 	char err[256];
 	got g = { 0 };
 	/* a window that is not at pos, and one smaller than need */
-	cr_assert_eq(rf_tar_scan_feed(&s, b.p + 512, 512, 512, collect, &g, err, sizeof(err)),
+	cr_assert_eq(rfi_tar_scan_feed(&s, b.p + 512, 512, 512, collect, &g, err, sizeof(err)),
 		     -EINVAL);
-	cr_assert_eq(rf_tar_scan_feed(&s, b.p, 511, 0, collect, &g, err, sizeof(err)), 1);
+	cr_assert_eq(rfi_tar_scan_feed(&s, b.p, 511, 0, collect, &g, err, sizeof(err)), 1);
 	cr_assert_eq(s.pos, 0);
 	cr_assert_eq(s.need, 512);
 	/* a callback's non-zero value stops the scan past that member... */
-	int r = rf_tar_scan_feed(&s, b.p, b.len, 0, stop_at_b, &g, err, sizeof(err));
+	int r = rfi_tar_scan_feed(&s, b.p, b.len, 0, stop_at_b, &g, err, sizeof(err));
 	cr_assert_eq(r, -42);
 	cr_assert_eq(g.n, 2);
 	cr_assert_eq(s.pos, 4608);
 	/* ...and it may go on from there */
-	r = rf_tar_scan_feed(&s, b.p + s.pos, b.len - s.pos, s.pos, collect, &g, err, sizeof(err));
+	r = rfi_tar_scan_feed(&s, b.p + s.pos, b.len - s.pos, s.pos, collect, &g, err, sizeof(err));
 	cr_assert_eq(r, 0, "%s", err);
 	cr_assert_eq(g.n, 3);
 	cr_assert_str_eq(g.name[2], "c.jpg");
 	/* the end is sticky, and so is an error */
-	cr_assert_eq(rf_tar_scan_feed(&s, NULL, 0, s.pos, collect, &g, err, sizeof(err)), 0);
+	cr_assert_eq(rfi_tar_scan_feed(&s, NULL, 0, s.pos, collect, &g, err, sizeof(err)), 0);
 	got_free(&g);
 	/* damage is reported and the scan goes on; an error is sticky */
 	b.p[1024] ^= 1;
-	rf_tar_scan_init(&s, b.len);
-	cr_assert_eq(rf_tar_scan_feed(&s, b.p, b.len, 0, collect, &g, err, sizeof(err)), 0);
+	rfi_tar_scan_init(&s, b.len);
+	cr_assert_eq(rfi_tar_scan_feed(&s, b.p, b.len, 0, collect, &g, err, sizeof(err)), 0);
 	cr_assert_eq(g.n, 2);
 	cr_assert_eq(g.nlost, 1);
 	got_free(&g);
-	rf_tar_scan_init(&s, b.len);
-	cr_assert_eq(rf_tar_scan_feed(&s, b.p + 512, 512, 512, collect, &g, err, sizeof(err)),
+	rfi_tar_scan_init(&s, b.len);
+	cr_assert_eq(rfi_tar_scan_feed(&s, b.p + 512, 512, 512, collect, &g, err, sizeof(err)),
 		     -EINVAL);
 	got_free(&g);
 	free(b.p);
@@ -715,7 +715,7 @@ Test(tar, key_split)
 		{ "", NULL, NULL },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		long k = rf_tar_key_split(t[i].name);
+		long k = rfi_tar_key_split(t[i].name);
 		if (!t[i].key) {
 			cr_assert_eq(k, -1, "'%s' has no key", t[i].name);
 			continue;
@@ -733,7 +733,7 @@ Test(tar, parse_cls)
 	char why[128];
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		int32_t l = -5;
-		cr_assert_eq(rf_tar_parse_cls((const uint8_t *)ok[i], strlen(ok[i]), &l, why,
+		cr_assert_eq(rfi_tar_parse_cls((const uint8_t *)ok[i], strlen(ok[i]), &l, why,
 					      sizeof(why)), 0, "'%s': %s", ok[i], why);
 		cr_assert_eq(l, want[i]);
 	}
@@ -742,13 +742,13 @@ Test(tar, parse_cls)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int32_t l;
 		why[0] = '\0';
-		cr_assert_eq(rf_tar_parse_cls((const uint8_t *)bad[i], strlen(bad[i]), &l, why,
+		cr_assert_eq(rfi_tar_parse_cls((const uint8_t *)bad[i], strlen(bad[i]), &l, why,
 					      sizeof(why)), -1, "'%s' is no label", bad[i]);
 		cr_assert(strstr(why, "not a label"), "'%s': %s", bad[i], why);
 	}
 	/* binary bytes are not copied into the message */
 	const uint8_t bin[] = { 0x01, '7', 0xff };
-	rf_tar_parse_cls(bin, sizeof(bin), &(int32_t){ 0 }, why, sizeof(why));
+	rfi_tar_parse_cls(bin, sizeof(bin), &(int32_t){ 0 }, why, sizeof(why));
 	cr_assert(strstr(why, "'?7?'"), "%s", why);
 }
 
@@ -780,12 +780,12 @@ static void group(const uint8_t *shard, size_t len, size_t w, int raw, samples *
 {
 	rf_tar_samples g;
 	memset(out, 0, sizeof(*out));
-	rf_tar_samples_init(&g, raw, take_sample, out);
+	rfi_tar_samples_init(&g, raw, take_sample, out);
 	char err[256];
-	cr_assert_eq(scan(shard, len, w, rf_tar_samples_member, &g, err, sizeof(err)), 0, "%s",
+	cr_assert_eq(scan(shard, len, w, rfi_tar_samples_member, &g, err, sizeof(err)), 0, "%s",
 		     err);
-	cr_assert_eq(rf_tar_samples_finish(&g), 0);
-	rf_tar_samples_free(&g);
+	cr_assert_eq(rfi_tar_samples_finish(&g), 0);
+	rfi_tar_samples_free(&g);
 }
 
 Test(tar, samples)
@@ -869,12 +869,12 @@ Test(tar, samples_keep_every_other_member)
 	for (size_t w = 0; w < NWINDOWS; w++) {
 		rf_tar_sample got = { 0 };
 		rf_tar_samples g;
-		rf_tar_samples_init(&g, 0, take_extras, &got);
+		rfi_tar_samples_init(&g, 0, take_extras, &got);
 		char err[256];
-		cr_assert_eq(scan(b.p, b.len, windows[w], rf_tar_samples_member, &g, err,
+		cr_assert_eq(scan(b.p, b.len, windows[w], rfi_tar_samples_member, &g, err,
 				  sizeof(err)), 0, "%s", err);
-		cr_assert_eq(rf_tar_samples_finish(&g), 0);
-		rf_tar_samples_free(&g);
+		cr_assert_eq(rfi_tar_samples_finish(&g), 0);
+		rfi_tar_samples_free(&g);
 		cr_assert_eq(got.nextras, 40, "window %zu: %zu other members kept", windows[w],
 			     got.nextras);
 		for (int m = 0; m < 40; m++) {
@@ -926,12 +926,12 @@ Test(tar, samples_count_the_members_too_long_to_keep)
 	for (size_t w = 0; w < NWINDOWS; w++) {
 		long_seen v = { 0 };
 		rf_tar_samples g;
-		rf_tar_samples_init(&g, 0, take_long, &v);
+		rfi_tar_samples_init(&g, 0, take_long, &v);
 		char err[256];
-		cr_assert_eq(scan(b.p, b.len, windows[w], rf_tar_samples_member, &g, err,
+		cr_assert_eq(scan(b.p, b.len, windows[w], rfi_tar_samples_member, &g, err,
 				  sizeof(err)), 0, "%s", err);
-		cr_assert_eq(rf_tar_samples_finish(&g), 0);
-		rf_tar_samples_free(&g);
+		cr_assert_eq(rfi_tar_samples_finish(&g), 0);
+		rfi_tar_samples_free(&g);
 		cr_assert_eq(v.n, 2);
 		cr_assert_eq(v.nextras, 1, "txt is kept");
 		cr_assert_eq(v.nlong, 2, "window %zu: %zu counted", windows[w], v.nlong);

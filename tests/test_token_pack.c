@@ -1,8 +1,8 @@
 /* test_token_pack.c - the token shard writers of `ringfeed gen --tokens`
  * and `ringfeed pack --tokens` (src/pack/token_gen.c, token_pack.c),
  * through their functions. Every .bin.zst the packer writes passes the
- * loader's own header and frame-table checks (rf_token_header_parse,
- * rf_tokz_table_check), holds exactly one zstd frame per table entry with
+ * loader's own header and frame-table checks (rfi_token_header_parse,
+ * rfi_tokz_table_check), holds exactly one zstd frame per table entry with
  * its content size, and decompresses to the .bin's bytes, frame by frame
  * and window by window (the frames the index's read plan names for a
  * window), for frames of 1, 7 and 4096 tokens, counts that are and are not
@@ -73,7 +73,7 @@ static int pack(const char *src, const char *out, uint32_t F, int level, char *e
 {
 	rf_token_pack_opts o = { .source = src, .out = out, .frame_tokens = F, .level = level };
 	rf_token_pack_result res;
-	return rf_token_pack(&o, &res, err, len);
+	return rfi_token_pack(&o, &res, err, len);
 }
 
 /* zdir/name.zst against bdir/name, checked as a reader would and frame by
@@ -86,8 +86,8 @@ static void check_packed(const char *bdir, const char *zdir, const char *name, u
 	uint8_t *b = tu_read(bdir, name, &blen), *z = tu_read(zdir, zname, &zlen);
 	rf_token_header hb, h;
 	char why[256];
-	cr_assert_eq(rf_token_header_parse(b, blen, &hb, why, sizeof(why)), 0, "%s", why);
-	cr_assert_eq(rf_token_header_parse(z, zlen, &h, why, sizeof(why)), 0, "%s: %s", zname, why);
+	cr_assert_eq(rfi_token_header_parse(b, blen, &hb, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(rfi_token_header_parse(z, zlen, &h, why, sizeof(why)), 0, "%s: %s", zname, why);
 	uint64_t nf = (hb.tokens + F - 1) / F;
 	cr_assert_eq(h.magic, hb.magic);
 	cr_assert_eq(h.width, hb.width);
@@ -100,7 +100,7 @@ static void check_packed(const char *bdir, const char *zdir, const char *name, u
 		cr_assert_eq(((uint32_t *)z)[i], 0, "%s: header word %d", zname, i);
 	uint64_t *off = malloc(h.table_bytes);
 	cr_assert(off);
-	cr_assert_eq(rf_tokz_table_check(&h, z + RF_TOKEN_HEADER_BYTES, zlen, off, why, sizeof(why)),
+	cr_assert_eq(rfi_tokz_table_check(&h, z + RF_TOKEN_HEADER_BYTES, zlen, off, why, sizeof(why)),
 		     0, "%s: %s", zname, why);
 	size_t fb = (size_t)F * h.width;
 	uint8_t *out = malloc(fb);
@@ -128,16 +128,16 @@ static void check_packed(const char *bdir, const char *zdir, const char *name, u
 }
 
 /* Every window of T + 1 tokens every stride tokens of the packed folder,
- * read as the loader reads it (the bytes rf_tokens_read_of names: whole
+ * read as the loader reads it (the bytes rfi_tokens_read_of names: whole
  * frames), decompressed and trimmed, equals the same tokens of the .bin. */
 static void check_windows(const char *bdir, const char *zdir, uint32_t T, uint32_t stride)
 {
 	rf_source src;
 	char err[512];
 	rf_source_params sp = { .seq_len = T, .stride = stride, .log_level = RF_LOG_WARN };
-	cr_assert_eq(rf_source_open(&src, zdir, &sp, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_source_open(&src, zdir, &sp, err, sizeof(err)), 0, "%s", err);
 	const rf_index idx = src.index;
-	const rf_tokens *tk = rf_source_tokens_of(&src);
+	const rf_tokens *tk = rfi_source_tokens_of(&src);
 	cr_assert(tk->any_zstd);
 	uint8_t **b = calloc(idx.nshards, sizeof(*b)), **z = calloc(idx.nshards, sizeof(*z));
 	cr_assert(b && z);
@@ -152,7 +152,7 @@ static void check_windows(const char *bdir, const char *zdir, uint32_t T, uint32
 	uint64_t spanning = 0; /* windows in two frames or more */
 	for (uint64_t w = 0; w < tk->windows; w++) {
 		rf_token_read rd;
-		rf_tokens_read_of(tk, w, &rd);
+		rfi_tokens_read_of(tk, w, &rd);
 		cr_assert(rd.zstd);
 		const rf_token_shard *sh = &tk->shards[rd.shard];
 		cr_assert_leq(rd.offset + rd.len, sh->size);
@@ -179,7 +179,7 @@ static void check_windows(const char *bdir, const char *zdir, uint32_t T, uint32
 	}
 	free(b);
 	free(z);
-	rf_source_free(&src);
+	rfi_source_free(&src);
 }
 
 Test(token_pack, frames_and_windows_equal_the_plain_shards)
@@ -256,7 +256,7 @@ Test(token_pack, a_stop_leaves_nothing)
 						 .level = 1, .progress = stop_at, .user = &s,
 						 .stop = &s.stop };
 			rf_token_pack_result res;
-			cr_assert_eq(rf_token_pack(&o, &res, err, sizeof(err)), -EINTR,
+			cr_assert_eq(rfi_token_pack(&o, &res, err, sizeof(err)), -EINTR,
 				     "stopped after %llu tokens", (unsigned long long)ats[k]);
 			cr_assert_gt(s.calls, 0);
 			/* a folder it made goes; one that was there stays, empty */
@@ -274,7 +274,7 @@ Test(token_pack, a_stop_leaves_nothing)
 		rf_token_gen_opts g = { .out = zdir, .shards = 3, .shard_tokens = 2000000,
 					.vocab = 50257, .zipf = 1, .zipf_s = 1.0, .progress = stop_at,
 					.user = &s, .stop = &s.stop };
-		cr_assert_eq(rf_token_gen(&g, err, sizeof(err)), -EINTR, "%s", err);
+		cr_assert_eq(rfi_token_gen(&g, err, sizeof(err)), -EINTR, "%s", err);
 		cr_assert(!exists(dir, "zst"), "gen: the folder it made is gone");
 	}
 	cr_assert(!temps_in(dir));
@@ -369,14 +369,14 @@ Test(token_pack, gen_tokens_are_a_function_of_seed_and_position)
 	snprintf(c, sizeof(c), "%s/c", dir);
 	rf_token_gen_opts g = { .out = a, .shards = 4, .shard_tokens = 1000, .vocab = 128256,
 				.zipf = 1, .zipf_s = 1.2, .llama3 = 1, .seed = 7 };
-	cr_assert_eq(rf_token_gen(&g, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_token_gen(&g, err, sizeof(err)), 0, "%s", err);
 	g.out = b;
 	g.shards = 2;
 	g.shard_tokens = 2000;
-	cr_assert_eq(rf_token_gen(&g, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_token_gen(&g, err, sizeof(err)), 0, "%s", err);
 	g.out = c;
 	g.seed = 8;
-	cr_assert_eq(rf_token_gen(&g, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rfi_token_gen(&g, err, sizeof(err)), 0, "%s", err);
 	size_t len;
 	uint8_t *all = malloc(4000 * 4);
 	cr_assert(all);

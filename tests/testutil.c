@@ -94,7 +94,7 @@ size_t tu_jpeg(const char *dir, const char *rel, int w, int h, uint64_t seed)
 	uint8_t *j;
 	size_t len;
 	char err[256];
-	cr_assert(rf_synth_jpeg(w, h, seed, 90, &j, &len, err, sizeof(err)) == 0, "%s", err);
+	cr_assert(rfi_synth_jpeg(w, h, seed, 90, &j, &len, err, sizeof(err)) == 0, "%s", err);
 	tu_write(dir, rel, j, len);
 	free(j);
 	return len;
@@ -258,7 +258,7 @@ static void write_cmyk_plain(const char *dir, const char *rel, const uint8_t *cm
 size_t tu_jpeg_kind(const char *dir, const char *rel, int w, int h, uint64_t seed, tu_kind kind)
 {
 	uint8_t *rgb = malloc((size_t)w * h * 3), *px = malloc((size_t)w * h * 4);
-	rf_synth_pixels(rgb, w, h, seed);
+	rfi_synth_pixels(rgb, w, h, seed);
 	int pf = TJPF_RGB, ss = TJSAMP_420, flags = 0;
 	switch (kind) {
 	case TU_BASELINE_420: memcpy(px, rgb, (size_t)w * h * 3); break;

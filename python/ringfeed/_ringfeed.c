@@ -894,7 +894,7 @@ static PyObject *Loader_stats(LoaderObject *self, PyObject *unused)
 	PyObject *d = PyDict_New();
 	for (size_t i = 0; d && i < sizeof(list) / sizeof(list[0]); i++) {
 		const rf_stat_entry *e = &list[i];
-		uint64_t x = e->kind == RF_STAT_RESERVED ? 0 : rf_stat_value(&s, e);
+		uint64_t x = e->kind == RF_STAT_RESERVED ? 0 : rfi_stat_value(&s, e);
 		const char *name = NULL;
 		PyObject *v = NULL;
 		switch (e->kind) {

@@ -44,7 +44,7 @@ SHRINK_LEFT = 1.25  # RF_SCALED_SHRINK_LEFT (resample.h)
 
 def denom_for(w, h):
     """The DCT scale-down ringfeed picks for Resize 256 + CenterCrop 224
-    (rf_denom_for_window): the largest of 8, 4, 2 that leaves the crop's
+    (rfi_denom_for_window): the largest of 8, 4, 2 that leaves the crop's
     window at least 1.25 x 224 pixels on its shorter side."""
     rw, rh = (256, 256 * h // w) if w <= h else (256 * w // h, 256)
     m = min(224 * w / rw, 224 * h / rh)

@@ -137,8 +137,8 @@ struct rf_cache {
 static void warn(rf_cache *c, const char *fmt, const char *what, int err)
 {
 	char msg[512];
-	rf_fmt(msg, sizeof(msg), fmt, what);
-	rf_log(c->p.log_level, RF_LOG_WARN, "cache %s: %s%s%s; those reads go to the network",
+	rfi_fmt(msg, sizeof(msg), fmt, what);
+	rfi_log(c->p.log_level, RF_LOG_WARN, "cache %s: %s%s%s; those reads go to the network",
 	       c->root, msg, err ? ": " : "", err ? strerror(err) : "");
 }
 
@@ -154,12 +154,12 @@ static void stop_writing(rf_cache *c, const char *what, int err)
 
 #if RF_TEST_HOOKS
 static size_t staging_bytes = STAGING_BYTES;
-void rf_cache_set_test_staging(size_t bytes)
+void rfi_cache_set_test_staging(size_t bytes)
 {
 	staging_bytes = bytes ? bytes : STAGING_BYTES;
 }
 static int hold_fills;
-void rf_cache_set_test_hold_fills(int hold)
+void rfi_cache_set_test_hold_fills(int hold)
 {
 	hold_fills = hold;
 }
@@ -178,23 +178,23 @@ static int trusted(rf_cache *c, int fd, const char *name, int folder)
 {
 	struct stat st;
 	if (fstat(fd, &st)) {
-		rf_fmt(c->why, sizeof(c->why), "%s: %s", name, strerror(errno));
+		rfi_fmt(c->why, sizeof(c->why), "%s: %s", name, strerror(errno));
 		return 0;
 	}
 	int group = c->gid >= 0 && st.st_gid == (gid_t)c->gid;
 	if (folder ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
-		rf_fmt(c->why, sizeof(c->why), "%s is %s, not %s", name, rf_file_kind(st.st_mode),
+		rfi_fmt(c->why, sizeof(c->why), "%s is %s, not %s", name, rfi_file_kind(st.st_mode),
 		       folder ? "a directory" : "a regular file");
 	else if (st.st_uid != geteuid() && !group)
-		rf_fmt(c->why, sizeof(c->why), "%s belongs to uid %u, not to this user (uid %u)%s",
+		rfi_fmt(c->why, sizeof(c->why), "%s belongs to uid %u, not to this user (uid %u)%s",
 		       name, (unsigned)st.st_uid, (unsigned)geteuid(),
 		       c->gid >= 0 ? " nor to the trusted group" : " (--cache-group names a group "
 		       "trusted to share it)");
 	else if (st.st_mode & S_IWOTH)
-		rf_fmt(c->why, sizeof(c->why), "%s is writable by every user (mode %04o)", name,
+		rfi_fmt(c->why, sizeof(c->why), "%s is writable by every user (mode %04o)", name,
 		       (unsigned)(st.st_mode & 07777));
 	else if ((st.st_mode & S_IWGRP) && !group)
-		rf_fmt(c->why, sizeof(c->why), "%s is writable by its group (gid %u, mode %04o), "
+		rfi_fmt(c->why, sizeof(c->why), "%s is writable by its group (gid %u, mode %04o), "
 		       "not %s", name, (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777),
 		       c->gid >= 0 ? "the trusted one" : "one named trusted (--cache-group)");
 	else
@@ -207,7 +207,7 @@ static int trusted(rf_cache *c, int fd, const char *name, int folder)
 static void untrusted(rf_cache *c)
 {
 	if (!c->warned_trust)
-		rf_log(c->p.log_level, RF_LOG_WARN, "cache %s: %s; not used, those reads go to the "
+		rfi_log(c->p.log_level, RF_LOG_WARN, "cache %s: %s; not used, those reads go to the "
 		       "network", c->root, c->why);
 	c->warned_trust = 1;
 }
@@ -220,11 +220,11 @@ static void untrusted(rf_cache *c)
 static int open_file(rf_cache *c, int dirfd, const char *prefix, const char *name, int flags)
 {
 	char shown[RF_CACHE_SEG_NAME_MAX + 32];
-	rf_fmt(shown, sizeof(shown), "%s%s", prefix, name);
+	rfi_fmt(shown, sizeof(shown), "%s%s", prefix, name);
 	c->why[0] = '\0';
 	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP) {
-		rf_fmt(c->why, sizeof(c->why), "%s is a symbolic link (not followed)", shown);
+		rfi_fmt(c->why, sizeof(c->why), "%s is a symbolic link (not followed)", shown);
 		errno = EPERM;
 	}
 	if (fd >= 0 && !trusted(c, fd, shown, 0)) {
@@ -267,7 +267,7 @@ static int make_folder(rf_cache *c, int dirfd, const char *name, const char *pat
 		return -1;
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
-		rf_fmt(c->why, sizeof(c->why), "%s is not a directory (a symbolic link is not "
+		rfi_fmt(c->why, sizeof(c->why), "%s is not a directory (a symbolic link is not "
 		       "followed)", path);
 		errno = EPERM;
 		return -1;
@@ -297,17 +297,17 @@ static int parent_trusted(rf_cache *c, int top)
 {
 	struct stat st;
 	if (fstat(top, &st)) {
-		rf_fmt(c->why, sizeof(c->why), "%s: %s", c->p.dir, strerror(errno));
+		rfi_fmt(c->why, sizeof(c->why), "%s: %s", c->p.dir, strerror(errno));
 		return 0;
 	}
 	int group = c->gid >= 0 && st.st_gid == (gid_t)c->gid;
 	int others = (st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && !group);
 	if (st.st_uid != geteuid() && st.st_uid != 0 && !group)
-		rf_fmt(c->why, sizeof(c->why), "the folder it is in, %s, belongs to uid %u (who could "
+		rfi_fmt(c->why, sizeof(c->why), "the folder it is in, %s, belongs to uid %u (who could "
 		       "replace the cache in it), not to this user (uid %u)", c->p.dir,
 		       (unsigned)st.st_uid, (unsigned)geteuid());
 	else if (others && !(st.st_mode & S_ISVTX))
-		rf_fmt(c->why, sizeof(c->why), "the folder it is in, %s, is writable by other users "
+		rfi_fmt(c->why, sizeof(c->why), "the folder it is in, %s, is writable by other users "
 		       "(mode %04o) without the sticky bit: they could replace the cache in it",
 		       c->p.dir, (unsigned)(st.st_mode & 07777));
 	else
@@ -315,7 +315,7 @@ static int parent_trusted(rf_cache *c, int top)
 	return 0;
 }
 
-int rf_cache_group_id(const char *name, gid_t *gid)
+int rfi_cache_group_id(const char *name, gid_t *gid)
 {
 	struct group gr, *found = NULL;
 	size_t len = 4096;
@@ -349,7 +349,7 @@ static int signing_param(const char *name, size_t n)
 	return 0;
 }
 
-uint64_t rf_cache_object(const char *url, const char *etag, uint64_t size)
+uint64_t rfi_cache_object(const char *url, const char *etag, uint64_t size)
 {
 	if (!etag || !etag[0])
 		return 0;
@@ -358,29 +358,29 @@ uint64_t rf_cache_object(const char *url, const char *etag, uint64_t size)
 	 * all that tells two objects apart (/get?f=a.tar, ?f=b.tar), and two
 	 * files of one size and mtime have one nginx-style ETag */
 	size_t end = strcspn(url, "#"), n = strcspn(url, "?#");
-	uint64_t h = rf_hash_bytes(0x6f626a656374ull, url, n);
+	uint64_t h = rfi_hash_bytes(0x6f626a656374ull, url, n);
 	for (size_t i = n; i < end;) {
 		i++; /* the '?' or '&' before the parameter */
 		size_t len = strcspn(url + i, "&#"), name = strcspn(url + i, "=&#");
 		if (!signing_param(url + i, RF_MIN(name, len)))
-			h = rf_hash_bytes(rf_hash_u64(h, len), url + i, len);
+			h = rfi_hash_bytes(rfi_hash_u64(h, len), url + i, len);
 		i += len;
 	}
-	h = rf_hash_bytes(h, etag, strlen(etag));
-	h = rf_hash_u64(h, size);
+	h = rfi_hash_bytes(h, etag, strlen(etag));
+	h = rfi_hash_u64(h, size);
 	return h ? h : 1;
 }
 
 static uint64_t rec_check(const rf_cache_rec *r)
 {
-	return rf_hash_bytes(RF_CACHE_REC_SEED, r, offsetof(rf_cache_rec, check));
+	return rfi_hash_bytes(RF_CACHE_REC_SEED, r, offsetof(rf_cache_rec, check));
 }
 
 /* ---- the table of ranges ---- */
 
 static uint64_t key_of(uint64_t object, uint64_t offset, uint32_t len)
 {
-	return rf_hash_u64(rf_hash_u64(object, offset), len);
+	return rfi_hash_u64(rfi_hash_u64(object, offset), len);
 }
 
 static int ent_live(const rf_cache *c, const ent *e)
@@ -451,8 +451,8 @@ static void seg_init(seg *s, const char *name)
 {
 	uint32_t gen = s->gen + 1;
 	*s = (seg){ .gen = gen, .used = 1, .alive = 1, .file = -1, .idx_fd = -1, .data_fd = -1,
-		    .last_used = rf_now_ns() };
-	rf_fmt(s->name, sizeof(s->name), "%s", name);
+		    .last_used = rfi_now_ns() };
+	rfi_fmt(s->name, sizeof(s->name), "%s", name);
 }
 
 /* A segment's write-side memory (its records waiting and in flight). */
@@ -485,7 +485,7 @@ static void seg_release(rf_cache *c, uint32_t i)
 	seg *s = &c->segs[i];
 	if (!s->used || s->alive || s->inflight || s->writes)
 		return;
-	rf_io_file_close(c->p.io, s->file);
+	rfi_io_file_close(c->p.io, s->file);
 	close_files(s);
 	uint32_t gen = s->gen;
 	*s = (seg){ .gen = gen, .file = -1, .idx_fd = -1, .data_fd = -1 };
@@ -564,7 +564,7 @@ static void tail(rf_cache *c, uint32_t i)
 			s->bad_looks = 0;
 			tab_put(c, i, &buf[j]);
 			s->idx_pos += sizeof(rf_cache_rec);
-			s->active_until = rf_now_ns() + ACTIVE_NS;
+			s->active_until = rfi_now_ns() + ACTIVE_NS;
 		}
 	}
 }
@@ -606,7 +606,7 @@ static uint64_t list(rf_cache *c)
 			continue;
 		count++;
 		char name[RF_CACHE_SEG_NAME_MAX];
-		rf_fmt(name, sizeof(name), "%.*s", (int)(len - 5), e->d_name);
+		rfi_fmt(name, sizeof(name), "%.*s", (int)(len - 5), e->d_name);
 		uint32_t i = 0;
 		while (i < c->nsegs && !(c->segs[i].used && c->segs[i].alive &&
 					 !strcmp(c->segs[i].name, name)))
@@ -621,7 +621,7 @@ static uint64_t list(rf_cache *c)
 		seg *s = &c->segs[slot];
 		seg_init(s, name);
 		char path[RF_CACHE_SEG_NAME_MAX + 8];
-		rf_fmt(path, sizeof(path), "%s.idx", name);
+		rfi_fmt(path, sizeof(path), "%s.idx", name);
 		s->idx_fd = open_file(c, c->segdir, "segments/", path, O_RDONLY);
 		/* S.data checked here, then opened by name for the engine (O_DIRECT,
 		 * registered): no one but the trusted can rename in this folder */
@@ -631,7 +631,7 @@ static uint64_t list(rf_cache *c)
 			close(data);
 		if (c->why[0])
 			untrusted(c); /* a link, a FIFO, another user's: not a segment */
-		s->file = data >= 0 ? rf_io_file_open(c->p.io, c->segdir, e->d_name) : -1;
+		s->file = data >= 0 ? rfi_io_file_open(c->p.io, c->segdir, e->d_name) : -1;
 		if (s->idx_fd < 0 || s->file < 0) { /* deleted meanwhile, or no handle left */
 			s->alive = 0;
 			seg_release(c, slot);
@@ -642,7 +642,7 @@ static uint64_t list(rf_cache *c)
 			s->last_used = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
 				       (uint64_t)st.st_mtim.tv_nsec;
 		s->seen = 1;
-		s->active_until = rf_now_ns() + ACTIVE_NS;
+		s->active_until = rfi_now_ns() + ACTIVE_NS;
 	}
 	closedir(d);
 	for (uint32_t i = 0; i < c->nsegs; i++) {
@@ -664,16 +664,16 @@ static void look_again(rf_cache *c)
 	if (!c->listed_sure || fstat(c->segdir, &dst) || dst.st_mtim.tv_sec != c->listed.tv_sec ||
 	    dst.st_mtim.tv_nsec != c->listed.tv_nsec)
 		list(c);
-	uint64_t now = rf_now_ns();
+	uint64_t now = rfi_now_ns();
 	for (uint32_t i = 0; i < c->nsegs; i++)
 		if (c->segs[i].used && c->segs[i].alive && !c->segs[i].mine &&
 		    c->segs[i].active_until > now)
 			tail(c, i);
 }
 
-void rf_cache_refresh(rf_cache *c)
+void rfi_cache_refresh(rf_cache *c)
 {
-	c->last_refresh = rf_now_ns();
+	c->last_refresh = rfi_now_ns();
 	list(c);
 	for (uint32_t i = 0; i < c->nsegs; i++)
 		if (c->segs[i].used && c->segs[i].alive)
@@ -686,7 +686,7 @@ static int evict(rf_cache *c, uint32_t i)
 {
 	seg *s = &c->segs[i];
 	char path[RF_CACHE_SEG_NAME_MAX + 8];
-	rf_fmt(path, sizeof(path), "%s.data", s->name);
+	rfi_fmt(path, sizeof(path), "%s.data", s->name);
 	int fd = openat(c->segdir, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB)) {
 		close(fd);
@@ -694,7 +694,7 @@ static int evict(rf_cache *c, uint32_t i)
 	}
 	if (fd >= 0) {
 		unlinkat(c->segdir, path, 0);
-		rf_fmt(path, sizeof(path), "%s.idx", s->name);
+		rfi_fmt(path, sizeof(path), "%s.idx", s->name);
 		unlinkat(c->segdir, path, 0);
 		close(fd);
 		c->n.evictions++;
@@ -769,13 +769,13 @@ static int new_segment(rf_cache *c)
 {
 	if (c->cur != NO_SEG)
 		seal(c, c->cur);
-	if (rf_now_ns() < c->no_room_until || flock(c->format_fd, LOCK_EX))
+	if (rfi_now_ns() < c->no_room_until || flock(c->format_fd, LOCK_EX))
 		return -1;
 	int ret = -1;
 	uint32_t slot = NO_SEG;
 	int room = make_room(c);
 	if (room <= 0) { /* every segment busy: ranges are not cached for a while */
-		c->no_room_until = rf_now_ns() + (room ? 1000000ull : 1000000000ull);
+		c->no_room_until = rfi_now_ns() + (room ? 1000000ull : 1000000000ull);
 		goto out;
 	}
 	slot = seg_slot(c);
@@ -783,21 +783,21 @@ static int new_segment(rf_cache *c)
 		goto out;
 	uint64_t rnd = 0;
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		rnd = rf_mix64(rf_now_ns() ^ (uint64_t)getpid() << 32);
+		rnd = rfi_mix64(rfi_now_ns() ^ (uint64_t)getpid() << 32);
 	char name[RF_CACHE_SEG_NAME_MAX], path[RF_CACHE_SEG_NAME_MAX + 8];
-	rf_fmt(name, sizeof(name), "%08x-%016llx", (unsigned)getpid(), (unsigned long long)rnd);
+	rfi_fmt(name, sizeof(name), "%08x-%016llx", (unsigned)getpid(), (unsigned long long)rnd);
 	seg *s = &c->segs[slot];
 	seg_init(s, name);
 	s->mine = 1;
 	/* S.idx first, then S.data made under another name, locked, and only
 	 * then named S.data: whoever lists S.data finds its records' file, and
 	 * never a segment unlocked for a moment (an evictor would take it) */
-	rf_fmt(path, sizeof(path), "%s.idx", name);
+	rfi_fmt(path, sizeof(path), "%s.idx", name);
 	s->idx_fd = make_file(c, c->segdir, path, O_RDWR);
-	rf_fmt(path, sizeof(path), "%s.new", name);
+	rfi_fmt(path, sizeof(path), "%s.new", name);
 	s->data_fd = s->idx_fd < 0 ? -1 : make_file(c, c->segdir, path, O_RDWR);
 	char final[RF_CACHE_SEG_NAME_MAX + 8];
-	rf_fmt(final, sizeof(final), "%s.data", name);
+	rfi_fmt(final, sizeof(final), "%s.data", name);
 	if (s->data_fd < 0 || flock(s->data_fd, LOCK_EX | LOCK_NB) ||
 	    renameat(c->segdir, path, c->segdir, final)) {
 		/* ENOENT: a `ringfeed cache --clear` took it between its making and
@@ -807,7 +807,7 @@ static int new_segment(rf_cache *c)
 		unlinkat(c->segdir, path, 0);
 		goto undo;
 	}
-	s->file = rf_io_file_open(c->p.io, c->segdir, final);
+	s->file = rfi_io_file_open(c->p.io, c->segdir, final);
 	s->recs = malloc(MAX_PENDING * sizeof(rf_cache_rec));
 	s->wbuf = malloc(MAX_PENDING * sizeof(rf_cache_rec));
 	s->rec_pending = malloc(MAX_PENDING * sizeof(uint32_t));
@@ -820,9 +820,9 @@ static int new_segment(rf_cache *c)
 	ret = 0;
 	goto out;
 undo:
-	rf_fmt(path, sizeof(path), "%s.data", name);
+	rfi_fmt(path, sizeof(path), "%s.data", name);
 	unlinkat(c->segdir, path, 0);
-	rf_fmt(path, sizeof(path), "%s.idx", name);
+	rfi_fmt(path, sizeof(path), "%s.idx", name);
 	unlinkat(c->segdir, path, 0);
 	s->alive = 0;
 	s->mine = 0;
@@ -840,7 +840,7 @@ out:
 static int make_format(rf_cache *c, int rootfd)
 {
 	char tmp[64];
-	rf_fmt(tmp, sizeof(tmp), "FORMAT.%d", (int)getpid());
+	rfi_fmt(tmp, sizeof(tmp), "FORMAT.%d", (int)getpid());
 	int w = make_file(c, rootfd, tmp, O_WRONLY);
 	if (w < 0 && errno == EEXIST && !unlinkat(rootfd, tmp, 0))
 		w = make_file(c, rootfd, tmp, O_WRONLY);
@@ -917,7 +917,7 @@ static int open_folder(rf_cache *c)
 	return e;
 }
 
-int rf_cache_open(rf_cache **out, const rf_cache_params *p)
+int rfi_cache_open(rf_cache **out, const rf_cache_params *p)
 {
 	*out = NULL;
 	rf_cache *c = calloc(1, sizeof(*c));
@@ -945,14 +945,14 @@ int rf_cache_open(rf_cache **out, const rf_cache_params *p)
 	c->pfree = malloc(MAX_PENDING * sizeof(uint32_t));
 	c->queued = malloc(MAX_PENDING * sizeof(uint32_t));
 	if (!c->root || !c->segs || !c->tab || !c->pend || !c->pfree || !c->queued ||
-	    rf_bufpool_init(&c->staging, staging_bytes, 64, MAX_PENDING)) {
-		rf_cache_free(c);
+	    rfi_bufpool_init(&c->staging, staging_bytes, 64, MAX_PENDING)) {
+		rfi_cache_free(c);
 		return -ENOMEM;
 	}
 	memcpy(c->root, p->dir, n);
 	while (n > 1 && c->root[n - 1] == '/')
 		n--;
-	rf_fmt(c->root + n, sizeof("/" RF_CACHE_DIR), "/%s", RF_CACHE_DIR);
+	rfi_fmt(c->root + n, sizeof("/" RF_CACHE_DIR), "/%s", RF_CACHE_DIR);
 	for (uint32_t i = 0; i < RF_CACHE_MAX_FILES; i++)
 		c->segs[i].file = c->segs[i].idx_fd = c->segs[i].data_fd = -1;
 	for (uint32_t k = 0; k < MAX_PENDING; k++)
@@ -960,38 +960,38 @@ int rf_cache_open(rf_cache **out, const rf_cache_params *p)
 	int e = 0;
 	if (p->group && p->group[0]) {
 		gid_t gid;
-		e = rf_cache_group_id(p->group, &gid) ? ESRCH : 0;
+		e = rfi_cache_group_id(p->group, &gid) ? ESRCH : 0;
 		c->gid = e ? -1 : (int64_t)gid;
 	}
 	if (!e && c->max_segs >= 2)
 		e = open_folder(c);
 	if (c->max_segs < 2 || e) {
 		if (e == ESRCH)
-			rf_log(p->log_level, RF_LOG_WARN, "cache %s: the group trusted to share it, "
+			rfi_log(p->log_level, RF_LOG_WARN, "cache %s: the group trusted to share it, "
 			       "'%s', is not a group here; no cache, every read goes to the network",
 			       c->root, p->group);
 		else if (e == EPERM && c->why[0])
-			rf_log(p->log_level, RF_LOG_WARN, "cache %s: %s; no cache, every read goes to "
+			rfi_log(p->log_level, RF_LOG_WARN, "cache %s: %s; no cache, every read goes to "
 			       "the network", c->root, c->why);
 		else if (c->max_segs < 2)
-			rf_log(p->log_level, RF_LOG_WARN, "cache %s: %llu bytes hold fewer than two "
+			rfi_log(p->log_level, RF_LOG_WARN, "cache %s: %llu bytes hold fewer than two "
 			       "segments; no cache", c->root, (unsigned long long)bytes);
 		else if (e == EPROTO)
-			rf_log(p->log_level, RF_LOG_WARN, "cache %s: not a ringfeed cache of this "
+			rfi_log(p->log_level, RF_LOG_WARN, "cache %s: not a ringfeed cache of this "
 			       "version (its FORMAT differs); no cache, every read goes to the network",
 			       c->root);
 		else
-			rf_log(p->log_level, RF_LOG_WARN, "cache %s: %s; no cache, every read goes to "
+			rfi_log(p->log_level, RF_LOG_WARN, "cache %s: %s; no cache, every read goes to "
 			       "the network", c->root, strerror(e));
-		rf_cache_free(c);
+		rfi_cache_free(c);
 		return 0;
 	}
-	rf_cache_refresh(c);
+	rfi_cache_refresh(c);
 	*out = c;
 	return 0;
 }
 
-void rf_cache_free(rf_cache *c)
+void rfi_cache_free(rf_cache *c)
 {
 	if (!c)
 		return;
@@ -1005,7 +1005,7 @@ void rf_cache_free(rf_cache *c)
 		close(c->format_fd);
 	if (c->claims_fd >= 0)
 		close(c->claims_fd);
-	rf_bufpool_destroy(&c->staging);
+	rfi_bufpool_destroy(&c->staging);
 	free(c->root);
 	free(c->segs);
 	free(c->tab);
@@ -1017,7 +1017,7 @@ void rf_cache_free(rf_cache *c)
 
 /* ---- reads ---- */
 
-int rf_cache_find(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len, rf_cache_hit *hit)
+int rfi_cache_find(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len, rf_cache_hit *hit)
 {
 	ent *e = tab_cell(c, object, offset, len);
 	if (e->object && e->seg == FETCHING)
@@ -1030,11 +1030,11 @@ int rf_cache_find(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len, r
 	*hit = (rf_cache_hit){ .file = s->file, .at = e->at, .got = e->got, .seg = e->seg,
 			       .data_hash = e->hash };
 	s->inflight++;
-	s->last_used = rf_now_ns();
+	s->last_used = rfi_now_ns();
 	return 1;
 }
 
-void rf_cache_read_done(rf_cache *c, const rf_cache_hit *hit)
+void rfi_cache_read_done(rf_cache *c, const rf_cache_hit *hit)
 {
 	seg *s = &c->segs[hit->seg];
 	assert(s->inflight > 0);
@@ -1042,9 +1042,9 @@ void rf_cache_read_done(rf_cache *c, const rf_cache_hit *hit)
 	seg_release(c, hit->seg);
 }
 
-int rf_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, int32_t got)
+int rfi_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, int32_t got)
 {
-	if (got >= 0 && (uint32_t)got == hit->got && rf_hash_data(data, (size_t)got) == hit->data_hash)
+	if (got >= 0 && (uint32_t)got == hit->got && rfi_hash_data(data, (size_t)got) == hit->data_hash)
 		return 1;
 	/* bytes lost in a crash, or the file damaged: this range is not used again */
 	for (uint64_t i = 0; i < c->tab_cap; i++) {
@@ -1059,7 +1059,7 @@ int rf_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, i
 	return 0;
 }
 
-uint32_t rf_cache_segment_of(const rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
+uint32_t rfi_cache_segment_of(const rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
 {
 	ent *e = tab_cell((rf_cache *)c, object, offset, len);
 	return e->object && ent_live(c, e) ? e->seg : UINT32_MAX;
@@ -1087,7 +1087,7 @@ static int lock(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len, sho
 	return fcntl(c->claims_fd, F_OFD_SETLK, &fl);
 }
 
-int rf_cache_claim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
+int rfi_cache_claim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
 {
 	if (!c->writable || c->claims_fd < 0)
 		return RF_CACHE_OFF;
@@ -1109,7 +1109,7 @@ int rf_cache_claim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
 	return RF_CACHE_OFF;
 }
 
-void rf_cache_unclaim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
+void rfi_cache_unclaim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len)
 {
 	ent *e = tab_cell(c, object, offset, len);
 	if (e->object && e->seg == FETCHING)
@@ -1123,8 +1123,8 @@ void rf_cache_unclaim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t le
 static void pending_drop(rf_cache *c, uint32_t k)
 {
 	pending *q = &c->pend[k];
-	rf_cache_unclaim(c, q->rec.object, q->rec.offset, q->rec.len);
-	rf_bufpool_free(&c->staging, q->ticket);
+	rfi_cache_unclaim(c, q->rec.object, q->rec.offset, q->rec.len);
+	rfi_bufpool_free(&c->staging, q->ticket);
 	c->pfree[c->npfree++] = k;
 }
 
@@ -1132,7 +1132,7 @@ static int submit_data(rf_cache *c, uint32_t k)
 {
 	pending *q = &c->pend[k];
 	seg *s = &c->segs[q->seg];
-	return rf_io_write(c->p.io, s->data_fd, q->buf, q->rec.got, q->rec.at, TAG_DATA | k);
+	return rfi_io_write(c->p.io, s->data_fd, q->buf, q->rec.got, q->rec.at, TAG_DATA | k);
 }
 
 /* Where a range of got bytes goes in a segment whose bytes end at end: there,
@@ -1142,7 +1142,7 @@ static int submit_data(rf_cache *c, uint32_t k)
  * is a few bytes of a block already written, or a hole. */
 static uint64_t place(const rf_cache *c, uint64_t end, uint32_t got)
 {
-	uint64_t a = rf_io_align(c->p.io);
+	uint64_t a = rfi_io_align(c->p.io);
 	if (a <= 1 || !got)
 		return end;
 	uint64_t blocks = (end % a + got + a - 1) / a, least = (got + a - 1) / a;
@@ -1154,7 +1154,7 @@ static uint64_t place(const rf_cache *c, uint64_t end, uint32_t got)
  * waits for them (backpressure: the ring thread fetches no faster than the
  * cache's disk takes the bytes, and no fetched range is dropped for want
  * of room, to be fetched again). The wait needs nothing from the caller:
- * rf_cache_step() submits the queued writes and publishes the written
+ * rfi_cache_step() submits the queued writes and publishes the written
  * ones, which frees their cells and memory. It ends: FILL_WAIT_NS at most,
  * after which the writes count as stuck (one warning) and fills drop at
  * once until a write finishes. @return : the cell, or -1 (not cached). */
@@ -1164,36 +1164,36 @@ static int64_t stage(rf_cache *c, uint32_t got, uint32_t *ticket, uint8_t **buf)
 	if (RF_ALIGN_UP((size_t)(got ? got : 1), 64) > c->staging.cap)
 		return -1; /* never fits, however long it waits */
 	for (;;) {
-		if (c->npfree && !rf_bufpool_alloc(&c->staging, got ? got : 1, ticket, buf))
+		if (c->npfree && !rfi_bufpool_alloc(&c->staging, got ? got : 1, ticket, buf))
 			return c->pfree[--c->npfree];
 		if (c->stalled || !c->writable)
 			return -1;
-		uint64_t now = rf_now_ns();
+		uint64_t now = rfi_now_ns();
 		if (!until) {
 			until = now + FILL_WAIT_NS;
 			c->n.fill_waits++;
 		} else if (now >= until) {
 			c->stalled = 1;
 			if (!c->warned_stall)
-				rf_log(c->p.log_level, RF_LOG_WARN, "cache %s: its writes made no room "
+				rfi_log(c->p.log_level, RF_LOG_WARN, "cache %s: its writes made no room "
 				       "for %llu s; ranges fetched meanwhile are not cached", c->root,
 				       (unsigned long long)(FILL_WAIT_NS / 1000000000ull));
 			c->warned_stall = 1;
 			return -1;
 		}
-		rf_cache_step(c);
-		if (c->npfree && !rf_bufpool_alloc(&c->staging, got ? got : 1, ticket, buf))
+		rfi_cache_step(c);
+		if (c->npfree && !rfi_bufpool_alloc(&c->staging, got ? got : 1, ticket, buf))
 			return c->pfree[--c->npfree];
 		/* a write's completion wakes the engine; so do reads waiting to be
 		 * reaped (the caller's, later): then a nap, not a spin */
-		if (rf_io_wait_until(c->p.io, RF_MIN(until, now + 10000000ull)))
+		if (rfi_io_wait_until(c->p.io, RF_MIN(until, now + 10000000ull)))
 			return -1;
-		if (rf_now_ns() - now < FILL_NAP_NS / 2)
+		if (rfi_now_ns() - now < FILL_NAP_NS / 2)
 			nanosleep(&(struct timespec){ 0, FILL_NAP_NS }, NULL);
 	}
 }
 
-int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
+int rfi_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
 		  const uint8_t *data, uint32_t got)
 {
 #if RF_TEST_HOOKS
@@ -1214,7 +1214,7 @@ int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
 	uint64_t at = s ? place(c, s->data_end, got) : 0;
 	if (!s || at + got > c->seg_bytes || s->idx_end + sizeof(rf_cache_rec) > c->idx_cap) {
 		if (new_segment(c)) {
-			rf_bufpool_free(&c->staging, ticket);
+			rfi_bufpool_free(&c->staging, ticket);
 			c->pfree[c->npfree++] = k;
 			goto drop;
 		}
@@ -1227,7 +1227,7 @@ int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
 	memcpy(q->buf, data, got);
 	q->seg = c->cur;
 	q->rec = (rf_cache_rec){ .object = object, .offset = offset, .len = len, .got = got,
-				 .at = at, .data_hash = rf_hash_data(data, got) };
+				 .at = at, .data_hash = rfi_hash_data(data, got) };
 	q->rec.check = rec_check(&q->rec);
 	s->data_end = at + got;
 	s->idx_end += sizeof(rf_cache_rec);
@@ -1236,7 +1236,7 @@ int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
 		c->queued[c->nqueued++] = k;
 	return 1;
 drop:
-	rf_cache_unclaim(c, object, offset, len);
+	rfi_cache_unclaim(c, object, offset, len);
 	return 0;
 }
 
@@ -1247,7 +1247,7 @@ static void write_records(rf_cache *c, uint32_t i)
 	if (s->writing_recs || !s->nrecs)
 		return;
 	memcpy(s->wbuf, s->recs, s->nrecs * sizeof(rf_cache_rec));
-	if (rf_io_write(c->p.io, s->idx_fd, s->wbuf, s->nrecs * (uint32_t)sizeof(rf_cache_rec),
+	if (rfi_io_write(c->p.io, s->idx_fd, s->wbuf, s->nrecs * (uint32_t)sizeof(rf_cache_rec),
 			s->idx_pos, TAG_RECS | i))
 		return; /* no room: the next step tries again */
 	memcpy(s->wbuf_pending, s->rec_pending, s->nrecs * sizeof(uint32_t));
@@ -1296,10 +1296,10 @@ static void records_written(rf_cache *c, uint32_t i, int res)
 	flush(s, 0);
 }
 
-void rf_cache_step(rf_cache *c)
+void rfi_cache_step(rf_cache *c)
 {
 	uint32_t n;
-	while ((n = rf_io_reap_writes(c->p.io, c->wrote, RF_IO_MAX_WRITES)) > 0) {
+	while ((n = rfi_io_reap_writes(c->p.io, c->wrote, RF_IO_MAX_WRITES)) > 0) {
 		c->stalled = 0; /* a write finished: they are not stuck */
 		for (uint32_t j = 0; j < n; j++) {
 			uint64_t tag = c->wrote[j].tag;
@@ -1323,11 +1323,11 @@ void rf_cache_step(rf_cache *c)
 		if (i != c->cur && !s->writes)
 			seal(c, i);
 	}
-	if (rf_now_ns() - c->last_refresh >= REFRESH_NS)
-		rf_cache_refresh(c);
+	if (rfi_now_ns() - c->last_refresh >= REFRESH_NS)
+		rfi_cache_refresh(c);
 }
 
-void rf_cache_counts_get(const rf_cache *c, rf_cache_counts *out)
+void rfi_cache_counts_get(const rf_cache *c, rf_cache_counts *out)
 {
 	*out = c->n;
 }
@@ -1338,17 +1338,17 @@ static uint32_t unpublished(const rf_cache *c)
 	return MAX_PENDING - c->npfree;
 }
 
-void rf_cache_flush(rf_cache *c, uint64_t deadline)
+void rfi_cache_flush(rf_cache *c, uint64_t deadline)
 {
 	rf_io_done done[64];
-	while (unpublished(c) && rf_now_ns() < deadline) {
-		rf_cache_step(c);
+	while (unpublished(c) && rfi_now_ns() < deadline) {
+		rfi_cache_step(c);
 		if (!unpublished(c))
 			break;
 		/* the reads still in flight are not wanted: the loader is closing */
-		while (rf_io_reap(c->p.io, done, 64))
+		while (rfi_io_reap(c->p.io, done, 64))
 			;
-		if (rf_io_wait_until(c->p.io, RF_MIN(deadline, rf_now_ns() + 10000000ull)))
+		if (rfi_io_wait_until(c->p.io, RF_MIN(deadline, rfi_now_ns() + 10000000ull)))
 			break;
 	}
 }

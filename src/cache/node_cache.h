@@ -48,7 +48,7 @@
  *
  * Thread rule: one thread (the ring thread) makes, uses and frees a cache,
  * with the engine it was given (its writes and the segments' read handles
- * are that engine's). rf_cache_stat() and rf_cache_clear() are for any
+ * are that engine's). rfi_cache_stat() and rfi_cache_clear() are for any
  * thread or process (the `ringfeed cache` command). Private to the library. */
 #ifndef RF_CACHE_NODE_CACHE_H
 #define RF_CACHE_NODE_CACHE_H
@@ -68,13 +68,13 @@
 
 /* One range, on disk (S.idx), little-endian, 48 bytes. */
 typedef struct rf_cache_rec {
-	uint64_t object;    /* rf_cache_object() of the URL, ETag and size */
+	uint64_t object;    /* rfi_cache_object() of the URL, ETag and size */
 	uint64_t offset;    /* the range's offset in the object */
 	uint32_t len;       /* the range asked for */
 	uint32_t got;       /* its bytes stored: fewer where the object ended first */
 	uint64_t at;        /* where they are in S.data */
-	uint64_t data_hash; /* rf_hash_data() of them */
-	uint64_t check;     /* rf_hash_bytes(RF_CACHE_REC_SEED, the 40 bytes above) */
+	uint64_t data_hash; /* rfi_hash_data() of them */
+	uint64_t check;     /* rfi_hash_bytes(RF_CACHE_REC_SEED, the 40 bytes above) */
 } rf_cache_rec;
 _Static_assert(sizeof(rf_cache_rec) == 48, "a record is 48 bytes on disk");
 #define RF_CACHE_REC_SEED 0x72696e6763616368ull /* "ringcach" */
@@ -91,18 +91,18 @@ typedef struct rf_cache rf_cache;
 
 /* The id of the group named name (rf_cache_params.group). @return : 0 with
  * *gid set; -ENOENT (no such group), or another negative errno. */
-int rf_cache_group_id(const char *name, gid_t *gid);
+int rfi_cache_group_id(const char *name, gid_t *gid);
 
 /* The object a remote shard is to the cache: nonzero, or 0 when it is not
  * cached (no ETag: nothing ties its bytes to one version). The URL counts
  * whole but for its fragment and the query parameters of a signature
  * (X-Amz-* of any case, Signature, Expires, Key-Pair-Id, Policy): two
  * presignings of one object are one object, /get?f=a and /get?f=b two. */
-uint64_t rf_cache_object(const char *url, const char *etag, uint64_t size);
+uint64_t rfi_cache_object(const char *url, const char *etag, uint64_t size);
 
 /* How the ring thread's order tells which segments it needs soonest:
  * need[s] is set for each segment s < nseg (the caller fills it through
- * rf_cache_segment_of()) to the number of reads ahead of now at which it is
+ * rfi_cache_segment_of()) to the number of reads ahead of now at which it is
  * first needed, or UINT64_MAX (not in what the order looked at). */
 typedef void (*rf_cache_need_fn)(void *ctx, rf_cache *c, uint64_t *need, uint32_t nseg);
 
@@ -123,51 +123,51 @@ typedef struct rf_cache_params {
 /* Opens (makes) the cache. @return : 0 with *out set; or 0 with *out NULL
  * after one warning when it cannot be used (then every read goes to the
  * network); -ENOMEM. */
-int rf_cache_open(rf_cache **out, const rf_cache_params *p);
+int rfi_cache_open(rf_cache **out, const rf_cache_params *p);
 
-/* Closes descriptors and frees the cache. Call after rf_io_destroy() of its
+/* Closes descriptors and frees the cache. Call after rfi_io_destroy() of its
  * engine (which ended its writes in flight and closed its handles). NULL is
  * accepted. */
-void rf_cache_free(rf_cache *c);
+void rfi_cache_free(rf_cache *c);
 
 /* Work the ring thread does every pass: finished writes (their records are
  * published, their claims let go), and, at most every 100 ms, the other
  * processes' new records. */
-void rf_cache_step(rf_cache *c);
+void rfi_cache_step(rf_cache *c);
 
 /* Where a cached range lies. */
 typedef struct rf_cache_hit {
 	int file;           /* the segment's engine handle: read [at, at + got) */
 	uint64_t at;
 	uint32_t got;
-	uint32_t seg;       /* for rf_cache_read_done() */
-	uint64_t data_hash; /* what the bytes must hash to (rf_cache_verify) */
+	uint32_t seg;       /* for rfi_cache_read_done() */
+	uint64_t data_hash; /* what the bytes must hash to (rfi_cache_verify) */
 } rf_cache_hit;
 
 /* 1 with *hit set when the range is cached (count the read in flight: call
- * rf_cache_read_done() when it finished); 2 when this process is fetching
+ * rfi_cache_read_done() when it finished); 2 when this process is fetching
  * it now (its record comes soon); else 0. */
-int rf_cache_find(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len, rf_cache_hit *hit);
+int rfi_cache_find(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len, rf_cache_hit *hit);
 /* A read of a hit finished (or was never made). */
-void rf_cache_read_done(rf_cache *c, const rf_cache_hit *hit);
+void rfi_cache_read_done(rf_cache *c, const rf_cache_hit *hit);
 /* A hit's bytes, read (got: the read's result, a negative errno when it
  * failed): 1 when they hash to what their record says; else 0, and the
  * record is dropped (one warning): read the range from the network. */
-int rf_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, int32_t got);
+int rfi_cache_verify(rf_cache *c, const rf_cache_hit *hit, const uint8_t *data, int32_t got);
 
-enum rf_cache_claim {
+enum rfi_cache_claim {
 	RF_CACHE_OFF = 0,     /* no writes now (unusable, full of segments in use): fetch,
 	                       * do not fill */
 	RF_CACHE_MINE = 1,    /* this process fetches the range: fill or unclaim it */
 	RF_CACHE_THEIRS = 2,  /* another process is fetching it: look again later
-	                       * (rf_cache_find after rf_cache_refresh) */
-	RF_CACHE_FOUND = 3,   /* another process published it just now: rf_cache_find */
+	                       * (rfi_cache_find after rfi_cache_refresh) */
+	RF_CACHE_FOUND = 3,   /* another process published it just now: rfi_cache_find */
 };
 /* Claims a missing range for this process to fetch. A claim already this
  * process's is MINE again (two reads of one range in one process both fetch). */
-int rf_cache_claim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len);
+int rfi_cache_claim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len);
 /* Lets a claim go without filling it (the fetch failed). */
-void rf_cache_unclaim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len);
+void rfi_cache_unclaim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len);
 /* The fetched bytes of a range this process claimed: copied, then written
  * through the engine; the claim is let go once its record is written (or
  * the write failed). When the writes are behind (its staging memory
@@ -175,29 +175,29 @@ void rf_cache_unclaim(rf_cache *c, uint64_t object, uint64_t offset, uint32_t le
  * count as stuck (one warning) and fills drop at once until one finishes.
  * @return : 1 queued, 0 not cached (stuck writes, a range larger than the
  * staging memory, no segment can be made: the claim was let go). */
-int rf_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
+int rfi_cache_fill(rf_cache *c, uint64_t object, uint64_t offset, uint32_t len,
 		  const uint8_t *data, uint32_t got);
 
 #if RF_TEST_HOOKS
 /* Test-only: the staging memory of caches opened from now on (0: the
  * default, 32 MiB), small enough for a test's fills to fall behind. */
-void rf_cache_set_test_staging(size_t bytes);
+void rfi_cache_set_test_staging(size_t bytes);
 /* Test-only: with hold, the fills of caches opened from now on are never
  * written and their claims kept until the cache closes (a process that
  * stalls holding its claims, for the others' bounded wait). */
-void rf_cache_set_test_hold_fills(int hold);
+void rfi_cache_set_test_hold_fills(int hold);
 #endif
 
 /* Writes what was filled and is not published yet, waiting for it until
- * deadline (rf_now_ns()) at the latest: the loader is closing, so the reads
+ * deadline (rfi_now_ns()) at the latest: the loader is closing, so the reads
  * still in flight are reaped and dropped meanwhile. */
-void rf_cache_flush(rf_cache *c, uint64_t deadline);
+void rfi_cache_flush(rf_cache *c, uint64_t deadline);
 
 /* Reads the other processes' new records now (a waiting read's look). */
-void rf_cache_refresh(rf_cache *c);
+void rfi_cache_refresh(rf_cache *c);
 
 /* For rf_cache_need_fn: the segment a cached range is in, or UINT32_MAX. */
-uint32_t rf_cache_segment_of(const rf_cache *c, uint64_t object, uint64_t offset, uint32_t len);
+uint32_t rfi_cache_segment_of(const rf_cache *c, uint64_t object, uint64_t offset, uint32_t len);
 
 /* What this process wrote to the cache, and the segments it deleted to
  * stay within its size, since it was opened (the reads' hits and misses are
@@ -208,7 +208,7 @@ typedef struct rf_cache_counts {
 	uint64_t fill_drops; /* fills not cached for want of room (the writes stuck,
 	                      * a range larger than the staging memory) */
 } rf_cache_counts;
-void rf_cache_counts_get(const rf_cache *c, rf_cache_counts *out);
+void rfi_cache_counts_get(const rf_cache *c, rf_cache_counts *out);
 
 /* What a cache directory holds (`ringfeed cache DIR`). */
 typedef struct rf_cache_info {
@@ -223,9 +223,9 @@ typedef struct rf_cache_info {
 } rf_cache_info;
 /* @return : 0 (info->found 0 when DIR holds no cache), or a negative errno
  * with err set. */
-int rf_cache_stat(const char *dir, rf_cache_info *info, char *err, size_t errlen);
+int rfi_cache_stat(const char *dir, rf_cache_info *info, char *err, size_t errlen);
 /* Deletes what DIR/ringfeed-cache holds, except segments a live writer
  * holds (counted in *busy). @return : 0, or a negative errno with err set. */
-int rf_cache_clear(const char *dir, uint64_t *deleted, uint64_t *busy, char *err, size_t errlen);
+int rfi_cache_clear(const char *dir, uint64_t *deleted, uint64_t *busy, char *err, size_t errlen);
 
 #endif

@@ -1,4 +1,4 @@
-/* node_cache_admin.c - rf_cache_stat() and rf_cache_clear(): what a node-local
+/* node_cache_admin.c - rfi_cache_stat() and rfi_cache_clear(): what a node-local
  * cache folder holds, and emptying it (`ringfeed cache DIR [--clear]`).
  *
  * The cold side of the cache, apart from the ring thread's node_cache.c:
@@ -67,11 +67,11 @@ static int open_subdir(int parent, const char *name, const char *path, char *err
 	if (e == ENOENT)
 		return -ENOENT;
 	if (e == ELOOP || e == ENOTDIR) {
-		rf_fmt(err, errlen, "cache folder '%s': not a directory (a symbolic link is not "
+		rfi_fmt(err, errlen, "cache folder '%s': not a directory (a symbolic link is not "
 		       "followed)", path);
 		return -ENOTDIR;
 	}
-	rf_fmt(err, errlen, "cache folder '%s': %s", path, strerror(e));
+	rfi_fmt(err, errlen, "cache folder '%s': %s", path, strerror(e));
 	return -e;
 }
 
@@ -86,7 +86,7 @@ static int format_is_ours(int cache, const char *dir, char *err, size_t errlen)
 		int e = errno;
 		if (e == ENOENT || e == ELOOP)
 			return 0;
-		rf_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/FORMAT': %s", dir, strerror(e));
+		rfi_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/FORMAT': %s", dir, strerror(e));
 		return -e;
 	}
 	struct stat st;
@@ -104,7 +104,7 @@ static int format_is_ours(int cache, const char *dir, char *err, size_t errlen)
 	}
 	close(fd);
 	if (ret) {
-		rf_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/FORMAT': %s", dir, strerror(-ret));
+		rfi_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/FORMAT': %s", dir, strerror(-ret));
 		return ret;
 	}
 	return S_ISREG(st.st_mode) && (size_t)n == strlen(RF_CACHE_FORMAT) &&
@@ -122,11 +122,11 @@ static int cache_open(const char *dir, cache_dirs *d, enum no_cache *why, char *
 	int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* DIR: as named, links and all */
 	if (top < 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "cache folder '%s': %s", dir, strerror(e));
+		rfi_fmt(err, errlen, "cache folder '%s': %s", dir, strerror(e));
 		return -e;
 	}
 	char path[4096];
-	rf_fmt(path, sizeof(path), "%s/" RF_CACHE_DIR, dir);
+	rfi_fmt(path, sizeof(path), "%s/" RF_CACHE_DIR, dir);
 	int fd = open_subdir(top, RF_CACHE_DIR, path, err, errlen);
 	close(top);
 	if (fd == -ENOENT) {
@@ -142,7 +142,7 @@ static int cache_open(const char *dir, cache_dirs *d, enum no_cache *why, char *
 		*why = NO_FORMAT;
 		return ours;
 	}
-	rf_fmt(path, sizeof(path), "%s/" RF_CACHE_DIR "/" SEGMENTS, dir);
+	rfi_fmt(path, sizeof(path), "%s/" RF_CACHE_DIR "/" SEGMENTS, dir);
 	fd = open_subdir(d->cache, SEGMENTS, path, err, errlen);
 	if (fd < 0 && fd != -ENOENT) {
 		dirs_close(d);
@@ -178,13 +178,13 @@ static int open_seg_file(int segs, const char *name, const char *dir, struct sta
 			return -ENOENT;
 		if (e == ELOOP)
 			return -EINVAL;
-		rf_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': %s", dir, name,
+		rfi_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': %s", dir, name,
 		       strerror(e));
 		return -e;
 	}
 	if (fstat(fd, st) != 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': %s", dir, name,
+		rfi_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': %s", dir, name,
 		       strerror(e));
 		close(fd);
 		return -e;
@@ -201,7 +201,7 @@ static int open_seg_file(int segs, const char *name, const char *dir, struct sta
 typedef struct stat_work {
 	rf_cache_info *info;
 	uint64_t *objects;
-	size_t nobjects, objects_cap;   /* bytes of objects, for rf_grow */
+	size_t nobjects, objects_cap;   /* bytes of objects, for rfi_grow */
 	rf_cache_rec *recs;
 	size_t recs_cap;                /* bytes */
 } stat_work;
@@ -216,7 +216,7 @@ static int cmp_u64(const void *a, const void *b)
  * holds (computed over the 40 bytes as stored). */
 static int rec_load(rf_cache_rec *r)
 {
-	int ok = le64toh(r->check) == rf_hash_bytes(RF_CACHE_REC_SEED, r, offsetof(rf_cache_rec, check));
+	int ok = le64toh(r->check) == rfi_hash_bytes(RF_CACHE_REC_SEED, r, offsetof(rf_cache_rec, check));
 	r->object = le64toh(r->object);
 	r->offset = le64toh(r->offset);
 	r->len = le32toh(r->len);
@@ -235,7 +235,7 @@ static int read_records(stat_work *w, int segs, const char *stem, size_t *nrec, 
 			char *err, size_t errlen)
 {
 	char name[RF_CACHE_SEG_NAME_MAX + sizeof(IDX_EXT)];
-	rf_fmt(name, sizeof(name), "%s" IDX_EXT, stem);
+	rfi_fmt(name, sizeof(name), "%s" IDX_EXT, stem);
 	struct stat st;
 	*nrec = 0;
 	int idx = open_seg_file(segs, name, dir, &st, err, errlen);
@@ -246,9 +246,9 @@ static int read_records(stat_work *w, int segs, const char *stem, size_t *nrec, 
 	w->info->disk_bytes += (uint64_t)st.st_blocks * 512;
 	int ret = 0;
 	for (off_t off = 0; off + (off_t)sizeof(rf_cache_rec) <= (off_t)RF_CACHE_IDX_MAX;) {
-		if (rf_grow((uint8_t **)&w->recs, &w->recs_cap,
+		if (rfi_grow((uint8_t **)&w->recs, &w->recs_cap,
 			    (*nrec + REC_CHUNK) * sizeof(rf_cache_rec))) {
-			rf_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': out of memory",
+			rfi_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': out of memory",
 			       dir, name);
 			ret = -ENOMEM;
 			break;
@@ -259,7 +259,7 @@ static int read_records(stat_work *w, int segs, const char *stem, size_t *nrec, 
 			continue;
 		if (n < 0) {
 			ret = -errno;
-			rf_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': %s", dir,
+			rfi_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': %s", dir,
 			       name, strerror(-ret));
 			break;
 		}
@@ -296,7 +296,7 @@ static int stat_segment(stat_work *w, int segs, const char *stem, int data, cons
 	struct stat st;
 	if (fstat(data, &st) != 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s" DATA_EXT "': %s",
+		rfi_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s" DATA_EXT "': %s",
 		       dir, stem, strerror(e));
 		return -e;
 	}
@@ -312,9 +312,9 @@ static int stat_segment(stat_work *w, int segs, const char *stem, int data, cons
 		 * writeback) is not served: not a range, though its check holds */
 		if (r->got > size || r->at > size - r->got)
 			continue;
-		if (rf_grow((uint8_t **)&w->objects, &w->objects_cap,
+		if (rfi_grow((uint8_t **)&w->objects, &w->objects_cap,
 			    (w->nobjects + 1) * sizeof(uint64_t))) {
-			rf_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "': out of memory", dir);
+			rfi_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "': out of memory", dir);
 			return -ENOMEM;
 		}
 		w->objects[w->nobjects++] = r->object;
@@ -334,7 +334,7 @@ static DIR *open_segments(int segs, const char *dir, int *ret, char *err, size_t
 		int e = errno;
 		if (fd >= 0)
 			close(fd);
-		rf_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "/" SEGMENTS "': %s", dir, strerror(e));
+		rfi_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "/" SEGMENTS "': %s", dir, strerror(e));
 		*ret = -e;
 		return NULL;
 	}
@@ -369,29 +369,29 @@ static int stat_segments(stat_work *w, int segs, const char *dir, char *err, siz
 			/* the .idx of a segment counts with it (stat_segment) */
 			char data_name[sizeof(stem) + sizeof(DATA_EXT)];
 			struct stat dst;
-			rf_fmt(data_name, sizeof(data_name), "%s" DATA_EXT, stem);
+			rfi_fmt(data_name, sizeof(data_name), "%s" DATA_EXT, stem);
 			if (fstatat(segs, data_name, &dst, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(dst.st_mode))
 				w->info->disk_bytes += (uint64_t)st.st_blocks * 512;
 		}
 	}
 	if (!ret && errno) {
 		ret = -errno;
-		rf_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "/" SEGMENTS "': %s", dir,
+		rfi_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "/" SEGMENTS "': %s", dir,
 		       strerror(-ret));
 	}
 	closedir(d);
 	return ret;
 }
 
-int rf_cache_stat(const char *dir, rf_cache_info *info, char *err, size_t errlen)
+int rfi_cache_stat(const char *dir, rf_cache_info *info, char *err, size_t errlen)
 {
 	memset(info, 0, sizeof(*info));
-	rf_fmt(err, errlen, "%s", "");
+	rfi_fmt(err, errlen, "%s", "");
 	cache_dirs d;
 	enum no_cache why;
 	int ret = cache_open(dir, &d, &why, err, errlen);
 	if (ret == -ENOENT) { /* no DIR: no cache there, as the contract says */
-		rf_fmt(err, errlen, "%s", "");
+		rfi_fmt(err, errlen, "%s", "");
 		return 0;
 	}
 	if (ret <= 0)
@@ -428,7 +428,7 @@ static int clear_segment(int segs, const char *stem, int data, const char *dir, 
 		if (errno == EWOULDBLOCK)
 			return 0;
 		int e = errno;
-		rf_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s" DATA_EXT "': %s",
+		rfi_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s" DATA_EXT "': %s",
 		       dir, stem, strerror(e));
 		return -e;
 	}
@@ -437,7 +437,7 @@ static int clear_segment(int segs, const char *stem, int data, const char *dir, 
 	 * under the name is deleted. */
 	char name[RF_CACHE_SEG_NAME_MAX + sizeof(DATA_EXT)];
 	struct stat mine, now;
-	rf_fmt(name, sizeof(name), "%s" DATA_EXT, stem);
+	rfi_fmt(name, sizeof(name), "%s" DATA_EXT, stem);
 	if (fstat(data, &mine) != 0 || fstatat(segs, name, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
 	    mine.st_ino != now.st_ino || mine.st_dev != now.st_dev)
 		return 2;
@@ -446,10 +446,10 @@ static int clear_segment(int segs, const char *stem, int data, const char *dir, 
 	 * eviction deletes it), never records without their bytes. */
 	static const char *const exts[] = { IDX_EXT, DATA_EXT };
 	for (int i = 0; i < 2; i++) {
-		rf_fmt(name, sizeof(name), "%s%s", stem, exts[i]);
+		rfi_fmt(name, sizeof(name), "%s%s", stem, exts[i]);
 		if (unlinkat(segs, name, 0) != 0 && errno != ENOENT) {
 			int e = errno;
-			rf_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': cannot "
+			rfi_fmt(err, errlen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': cannot "
 			       "delete: %s", dir, name, strerror(e));
 			return -e;
 		}
@@ -501,25 +501,25 @@ static int clear_pass(int segs, int pass, const char *dir, uint64_t *deleted, ui
 			/* a writer makes S.idx, then S.new, locks it and names it S.data:
 			 * an S.idx beside S.new is a segment being made, not a stray */
 			char data_name[sizeof(stem) + sizeof(DATA_EXT)], new_name[sizeof(stem) + 8];
-			rf_fmt(data_name, sizeof(data_name), "%s" DATA_EXT, stem);
-			rf_fmt(new_name, sizeof(new_name), "%s.new", stem);
+			rfi_fmt(data_name, sizeof(data_name), "%s" DATA_EXT, stem);
+			rfi_fmt(new_name, sizeof(new_name), "%s.new", stem);
 			struct stat dst;
 			if (fstatat(segs, data_name, &dst, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
 			    fstatat(segs, new_name, &dst, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
 			    unlinkat(segs, de->d_name, 0) != 0 && errno != ENOENT) {
 				ret = -errno;
-				rf_fmt(why, sizeof(why), "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS
+				rfi_fmt(why, sizeof(why), "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS
 				       "/%s': cannot delete: %s", dir, de->d_name, strerror(-ret));
 			}
 		}
 		if (ret < 0 && !first) {
 			first = ret;
-			rf_fmt(err, errlen, "%s", why);
+			rfi_fmt(err, errlen, "%s", why);
 		}
 	}
 	if (errno && !first) {
 		first = -errno;
-		rf_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "/" SEGMENTS "': %s", dir,
+		rfi_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "/" SEGMENTS "': %s", dir,
 		       strerror(-first));
 	}
 	closedir(d);
@@ -529,10 +529,10 @@ static int clear_pass(int segs, int pass, const char *dir, uint64_t *deleted, ui
 /* FORMAT, claims and segments/ stay, even when nothing is left: a loader
  * running now holds them open (a deleted folder would take its next
  * segment with it), and a second clear finds an empty cache, not none. */
-int rf_cache_clear(const char *dir, uint64_t *deleted, uint64_t *busy, char *err, size_t errlen)
+int rfi_cache_clear(const char *dir, uint64_t *deleted, uint64_t *busy, char *err, size_t errlen)
 {
 	*deleted = *busy = 0;
-	rf_fmt(err, errlen, "%s", "");
+	rfi_fmt(err, errlen, "%s", "");
 	cache_dirs d;
 	enum no_cache why;
 	int ret = cache_open(dir, &d, &why, err, errlen);
@@ -540,10 +540,10 @@ int rf_cache_clear(const char *dir, uint64_t *deleted, uint64_t *busy, char *err
 		return ret;
 	if (ret == 0) {
 		if (why == NO_FOLDER)
-			rf_fmt(err, errlen, "cache folder '%s': no ringfeed cache in it (no " RF_CACHE_DIR
+			rfi_fmt(err, errlen, "cache folder '%s': no ringfeed cache in it (no " RF_CACHE_DIR
 			       "/)", dir);
 		else /* another program's folder, or another version's: left alone */
-			rf_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "': its FORMAT is not \"%.*s\": "
+			rfi_fmt(err, errlen, "cache folder '%s/" RF_CACHE_DIR "': its FORMAT is not \"%.*s\": "
 			       "not a cache this ringfeed writes, left alone", dir,
 			       (int)strlen(RF_CACHE_FORMAT) - 1, RF_CACHE_FORMAT);
 		return -ENOENT;

@@ -229,7 +229,7 @@ static void print_json_counters(const rf_stats *st)
 		if (list[i].kind == RF_STAT_RESERVED)
 			continue;
 		printf("%s\"%s\":%llu", sep, list[i].name,
-		       (unsigned long long)rf_stat_value(st, &list[i]));
+		       (unsigned long long)rfi_stat_value(st, &list[i]));
 		sep = ",";
 	}
 	printf("},");

@@ -1,6 +1,6 @@
 /* cache_cmd.c - `ringfeed cache DIR [--clear]`: says what the node-local
  * cache in DIR holds (cfg.cache_dir, `bench --cache-dir`), or empties it,
- * beside loaders that may be using it (rf_cache_stat(), rf_cache_clear():
+ * beside loaders that may be using it (rfi_cache_stat(), rfi_cache_clear():
  * library-private, linked in from the private archive as pack's code is). */
 #include <errno.h>
 #include <getopt.h>
@@ -94,7 +94,7 @@ int cmd_cache(int argc, char **argv)
 	char err[1024];
 	if (clear) {
 		uint64_t deleted, busy;
-		if (rf_cache_clear(dir, &deleted, &busy, err, sizeof(err))) {
+		if (rfi_cache_clear(dir, &deleted, &busy, err, sizeof(err))) {
 			fprintf(stderr, "%s: %s\n", cli_name, err); /* err names the path and why */
 			return 1;
 		}
@@ -113,11 +113,11 @@ int cmd_cache(int argc, char **argv)
 		return 0;
 	}
 	rf_cache_info x;
-	if (rf_cache_stat(dir, &x, err, sizeof(err))) {
+	if (rfi_cache_stat(dir, &x, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", cli_name, err);
 		return 1;
 	}
-	/* rf_cache_stat() finds no cache in a DIR that is not there, as a
+	/* rfi_cache_stat() finds no cache in a DIR that is not there, as a
 	 * loader would make it; asked about it by name, that is a mistake */
 	struct stat st;
 	if (!x.found && stat(dir, &st) != 0) {

@@ -686,7 +686,7 @@ static int write_report(const rf_config *cfg, const diag_opts *o, const diagnosi
 {
 	char err[512], machine[256], title[1024], fetch_name[32] = "fetch (reads only)";
 	snprintf(title, sizeof(title), "ringfeed diagnosis: %s", cfg->source);
-	rf_redact(title, title, sizeof(title));
+	rfi_redact(title, title, sizeof(title));
 	rf_report_stage stages[5];
 	size_t ns = 0;
 	stages[ns++] = (rf_report_stage){ fetch_name, d->fetch.rate, 0, 0 };
@@ -721,7 +721,7 @@ static int write_report(const rf_config *cfg, const diag_opts *o, const diagnosi
 			.nbatches = nwaits > 1 ? nwaits - 1 : nwaits,
 			.step_ms = d->step, .warning = d->busy[0] ? d->busy : NULL,
 			.notes_title = "Reads, and the cost to the trainer", .notes = notes, .nnotes = nn };
-	if (rf_report_write_html(o->report, &r, err, sizeof(err))) {
+	if (rfi_report_write_html(o->report, &r, err, sizeof(err))) {
 		fprintf(stderr, "ringfeed bench --report: %s\n", err);
 		return -1;
 	}

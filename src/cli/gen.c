@@ -88,7 +88,7 @@ static int gen_tokens(rf_token_gen_opts *o)
 	cli_catch_stop_signals();
 	o->stop = &cli_stop_signal;
 	char err[512];
-	int ret = rf_token_gen(o, err, sizeof(err));
+	int ret = rfi_token_gen(o, err, sizeof(err));
 	if (ret)
 		return cli_writer_status(ret, err);
 	printf("wrote %u token shard%s of %llu %s tokens (%s, vocab %u) to %s\n", o->shards,
@@ -103,7 +103,7 @@ static int gen_tree(rf_synth_tree *t)
 	if (isatty(STDERR_FILENO))
 		t->progress = progress;
 	char err[512];
-	if (rf_synth_imagefolder(t, err, sizeof(err))) {
+	if (rfi_synth_imagefolder(t, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", cli_name, err);
 		return 1;
 	}

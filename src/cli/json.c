@@ -29,8 +29,8 @@ static int utf8_len(const unsigned char *s)
 
 void cli_json_str(FILE *f, const char *str)
 {
-	/* a URL's password never reaches the output (rf_redact) */
-	char *shown = rf_redact_dup(str ? str : "");
+	/* a URL's password never reaches the output (rfi_redact) */
+	char *shown = rfi_redact_dup(str ? str : "");
 	const unsigned char *s = (const unsigned char *)(shown ? shown : "");
 	fputc('"', f);
 	while (*s) {

@@ -15,7 +15,7 @@
 
 int cli_cores(void)
 {
-	return rf_cpu_count();
+	return rfi_cpu_count();
 }
 
 const char *cli_machine_line(char *buf, size_t len)

@@ -181,7 +181,7 @@ static int pack_tokens(const char *source, const char *out, uint32_t frame, int 
 				 .stop = &cli_stop_signal };
 	rf_token_pack_result res;
 	char err[1024];
-	int ret = rf_token_pack(&o, &res, err, sizeof(err));
+	int ret = rfi_token_pack(&o, &res, err, sizeof(err));
 	double el = since(&vw.t0);
 	if (vw.tty)
 		fprintf(stderr, "\n");
@@ -275,7 +275,7 @@ int cmd_pack(int argc, char **argv)
 	o.stop = &cli_stop_signal;
 	rf_pack_result res;
 	char err[1024];
-	int ret = rf_pack_run(&o, &res, err, sizeof(err));
+	int ret = rfi_pack_run(&o, &res, err, sizeof(err));
 	double el = since(&vw.t0);
 	if (vw.tty)
 		fprintf(stderr, "\n");

@@ -694,7 +694,7 @@ static void page(FILE *f, const rf_report *r)
 	fputs("</body>\n</html>\n", f);
 }
 
-int rf_report_write_html(const char *path, const rf_report *r, char *err, size_t errlen)
+int rfi_report_write_html(const char *path, const rf_report *r, char *err, size_t errlen)
 {
 	FILE *f;
 	int e = 0;

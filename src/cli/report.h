@@ -40,5 +40,5 @@ typedef struct rf_report {
  * notes) is left out of the page, not drawn empty. */
 
 /* Writes the page to path. @return : 0, or -errno with err[errlen] naming the file. */
-int rf_report_write_html(const char *path, const rf_report *r, char *err, size_t errlen);
+int rfi_report_write_html(const char *path, const rf_report *r, char *err, size_t errlen);
 #endif

@@ -20,7 +20,7 @@
 int cli_state_read(const char *path, void **buf, size_t *len)
 {
 	char why[512];
-	int fd = rf_open_regular(AT_FDCWD, path, "state", why, sizeof(why));
+	int fd = rfi_open_regular(AT_FDCWD, path, "state", why, sizeof(why));
 	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	if (!f) {
 		fprintf(stderr, "%s: %s\n", cli_name, fd >= 0 ? strerror(errno) : why);

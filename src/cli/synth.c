@@ -32,7 +32,7 @@ static int irange(uint64_t *s, int lo, int hi) /* [lo, hi] */
 	return lo + (int)(uniform(s) * (hi - lo + 1));
 }
 
-void rf_synth_size(uint64_t seed, uint64_t i, int *w, int *h)
+void rfi_synth_size(uint64_t seed, uint64_t i, int *w, int *h)
 {
 	uint64_t s = seed * 0x2545f4914f6cdd1dull + i * 0x9e3779b97f4a7c15ull + 1;
 	next_u64(&s);
@@ -54,7 +54,7 @@ static uint8_t clamp8(double v)
 	return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)(v + 0.5);
 }
 
-void rf_synth_pixels(uint8_t *rgb, int w, int h, uint64_t seed)
+void rfi_synth_pixels(uint8_t *rgb, int w, int h, uint64_t seed)
 {
 	uint64_t s = seed ^ 0x5eed5eed5eed5eedull;
 	/* 1. smooth background: bilinear blend of four corner colours */
@@ -110,7 +110,7 @@ void rf_synth_pixels(uint8_t *rgb, int w, int h, uint64_t seed)
 	}
 }
 
-int rf_synth_jpeg(int w, int h, uint64_t seed, int quality, uint8_t **out, size_t *len,
+int rfi_synth_jpeg(int w, int h, uint64_t seed, int quality, uint8_t **out, size_t *len,
 		  char *err, size_t errlen)
 {
 	uint8_t *rgb = malloc((size_t)w * h * 3);
@@ -122,7 +122,7 @@ int rf_synth_jpeg(int w, int h, uint64_t seed, int quality, uint8_t **out, size_
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	rf_synth_pixels(rgb, w, h, seed);
+	rfi_synth_pixels(rgb, w, h, seed);
 	if (tjCompress2(tj, rgb, w, 0, h, TJPF_RGB, &jpeg, &jlen, TJSAMP_420, quality, 0)) {
 		snprintf(err, errlen, "tjCompress2: %s", tjGetErrorStr2(tj));
 		goto out;
@@ -143,12 +143,12 @@ out:
 	return ret;
 }
 
-int rf_synth_write_jpeg(const char *path, int w, int h, uint64_t seed, int quality,
+int rfi_synth_write_jpeg(const char *path, int w, int h, uint64_t seed, int quality,
 			char *err, size_t errlen)
 {
 	uint8_t *jpeg;
 	size_t len;
-	if (rf_synth_jpeg(w, h, seed, quality, &jpeg, &len, err, errlen))
+	if (rfi_synth_jpeg(w, h, seed, quality, &jpeg, &len, err, errlen))
 		return -1;
 	FILE *f = fopen(path, "wbe");
 	int ok = f && fwrite(jpeg, 1, len, f) == len;
@@ -201,13 +201,13 @@ static void *tree_worker(void *arg)
 		if (i >= t->count || atomic_load(&j->failed))
 			break;
 		int w, h;
-		rf_synth_size(t->seed, i, &w, &h);
+		rfi_synth_size(t->seed, i, &w, &h);
 		snprintf(path, sizeof(path), t->raw ? "%s/class_%03d/file_%08llu.bin"
 						     : "%s/class_%03d/img_%08llu.jpg", t->out,
 			 (int)(i % (uint64_t)t->classes), (unsigned long long)i);
 		uint64_t img_seed = t->seed * 0x100000001b3ull ^ (i + 1) * 0x9e3779b97f4a7c15ull;
 		int failed = t->raw ? write_raw(path, t, img_seed, err, sizeof(err))
-				    : rf_synth_write_jpeg(path, w, h, img_seed, t->quality, err, sizeof(err));
+				    : rfi_synth_write_jpeg(path, w, h, img_seed, t->quality, err, sizeof(err));
 		if (failed) {
 			pthread_mutex_lock(&j->err_mu);
 			if (!atomic_exchange(&j->failed, 1))
@@ -222,7 +222,7 @@ static void *tree_worker(void *arg)
 	return NULL;
 }
 
-int rf_synth_imagefolder(const rf_synth_tree *t, char *err, size_t errlen)
+int rfi_synth_imagefolder(const rf_synth_tree *t, char *err, size_t errlen)
 {
 	char path[4096];
 	if (mkdir(t->out, 0755) && errno != EEXIST) {

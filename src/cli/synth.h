@@ -9,18 +9,18 @@
 #include <stdint.h>
 
 /* The size of image i of a dataset generated with seed. */
-void rf_synth_size(uint64_t seed, uint64_t i, int *w, int *h);
+void rfi_synth_size(uint64_t seed, uint64_t i, int *w, int *h);
 
 /* Fills rgb (w x h x 3) with the picture for seed. */
-void rf_synth_pixels(uint8_t *rgb, int w, int h, uint64_t seed);
+void rfi_synth_pixels(uint8_t *rgb, int w, int h, uint64_t seed);
 
 /* Encodes the picture for seed as a baseline 4:2:0 JPEG. *out is allocated
  * with malloc (caller frees). Returns 0, or -1 with err set. */
-int rf_synth_jpeg(int w, int h, uint64_t seed, int quality, uint8_t **out, size_t *len,
+int rfi_synth_jpeg(int w, int h, uint64_t seed, int quality, uint8_t **out, size_t *len,
 		  char *err, size_t errlen);
 
 /* Writes it to path. Returns 0, or -1 with err set. */
-int rf_synth_write_jpeg(const char *path, int w, int h, uint64_t seed, int quality,
+int rfi_synth_write_jpeg(const char *path, int w, int h, uint64_t seed, int quality,
 			char *err, size_t errlen);
 
 typedef struct rf_synth_tree {
@@ -39,6 +39,6 @@ typedef struct rf_synth_tree {
 /* Writes an ImageFolder tree: out/class_KKK/img_NNNNNNNN.jpg, image i in
  * class i % classes (raw: out/class_KKK/file_NNNNNNNN.bin of random bytes).
  * Returns 0, or -1 with err set. */
-int rf_synth_imagefolder(const rf_synth_tree *t, char *err, size_t errlen);
+int rfi_synth_imagefolder(const rf_synth_tree *t, char *err, size_t errlen);
 
 #endif

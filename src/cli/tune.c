@@ -361,13 +361,13 @@ static int write_report(const search *s, const tune_opts *o, const finalist *f, 
 		 "recommended) ran %d times, interleaved: the bar is the median, the whisker the "
 		 "lowest to the highest run.", f[0].n);
 	snprintf(title, sizeof(title), "ringfeed tune: %s", s->cfg.source);
-	rf_redact(title, title, sizeof(title));
+	rfi_redact(title, title, sizeof(title));
 	rf_report rep = { .title = title, .verdict = "tuned", .explanation = why,
 			  .machine = cli_machine_line(machine, sizeof(machine)),
 			  .stages = st, .nstages = (size_t)nf, .trials = tr, .ntrials = (size_t)s->n,
 			  .stages_title = "Finalists, repeated: samples/s", .stages_note = note,
 			  .warning = *busy ? busy : NULL };
-	if (rf_report_write_html(o->report, &rep, err, sizeof(err))) {
+	if (rfi_report_write_html(o->report, &rep, err, sizeof(err))) {
 		fprintf(stderr, "%s --report: %s\n", cli_name, err);
 		return -1;
 	}

@@ -29,7 +29,7 @@ struct rf_decoder {
 #endif
 };
 
-rf_image_format rf_image_sniff(const uint8_t *p, size_t len)
+rf_image_format rfi_image_sniff(const uint8_t *p, size_t len)
 {
 	static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n' };
 	if (len >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF)
@@ -47,7 +47,7 @@ unsigned rfi_image_formats(void)
 	       (RF_HAVE_WEBP ? RF_FORMAT_WEBP_BIT : 0);
 }
 
-int rf_decoder_create(rf_decoder **out)
+int rfi_decoder_create(rf_decoder **out)
 {
 	rf_decoder *d = calloc(1, sizeof(*d));
 	if (!d)
@@ -56,28 +56,28 @@ int rf_decoder_create(rf_decoder **out)
 	return 0;
 }
 
-void rf_decoder_destroy(rf_decoder *d)
+void rfi_decoder_destroy(rf_decoder *d)
 {
 	if (!d)
 		return;
-	rf_jpeg_decoder_destroy(d->jpeg);
+	rfi_jpeg_decoder_destroy(d->jpeg);
 #if RF_HAVE_PNG
-	rf_png_decoder_destroy(d->png);
+	rfi_png_decoder_destroy(d->png);
 #endif
 #if RF_HAVE_WEBP
-	rf_webp_decoder_destroy(d->webp);
+	rfi_webp_decoder_destroy(d->webp);
 #endif
 	free(d);
 }
 
-rf_image_format rf_decoder_format(const rf_decoder *d)
+rf_image_format rfi_decoder_format(const rf_decoder *d)
 {
 	return d->open;
 }
 
 static int no_memory(const char *format, char *reason, size_t rlen)
 {
-	rf_fmt(reason, rlen, "out of memory for a %s decoder", format);
+	rfi_fmt(reason, rlen, "out of memory for a %s decoder", format);
 	return -ENOMEM;
 }
 
@@ -85,23 +85,23 @@ static int no_memory(const char *format, char *reason, size_t rlen)
 /* A bad sample for a format this build cannot decode. */
 static int not_built(const char *format, const char *library, char *reason, size_t rlen)
 {
-	rf_fmt(reason, rlen, "a %s image: this ringfeed was built without %s", format, library);
+	rfi_fmt(reason, rlen, "a %s image: this ringfeed was built without %s", format, library);
 	return RF_EBADSAMPLE;
 }
 #endif
 
-int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels, int *w,
+int rfi_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels, int *w,
 		    int *h, int *max_denom, char *reason, size_t rlen)
 {
-	rf_decoder_abort(d);
-	rf_image_format f = rf_image_sniff(data, len);
+	rfi_decoder_abort(d);
+	rf_image_format f = rfi_image_sniff(data, len);
 	int err;
 	switch (f) {
 	case RF_FORMAT_PNG:
 #if RF_HAVE_PNG
-		if (!d->png && rf_png_decoder_create(&d->png))
+		if (!d->png && rfi_png_decoder_create(&d->png))
 			return no_memory("PNG", reason, rlen);
-		err = rf_png_open(d->png, data, len, max_pixels, w, h, reason, rlen);
+		err = rfi_png_open(d->png, data, len, max_pixels, w, h, reason, rlen);
 		*max_denom = 1;
 		break;
 #else
@@ -109,9 +109,9 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
 #endif
 	case RF_FORMAT_WEBP:
 #if RF_HAVE_WEBP
-		if (!d->webp && rf_webp_decoder_create(&d->webp))
+		if (!d->webp && rfi_webp_decoder_create(&d->webp))
 			return no_memory("WebP", reason, rlen);
-		err = rf_webp_open(d->webp, data, len, max_pixels, w, h, reason, rlen);
+		err = rfi_webp_open(d->webp, data, len, max_pixels, w, h, reason, rlen);
 		*max_denom = 1; /* see webp.h */
 		break;
 #else
@@ -122,7 +122,7 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
 			uint8_t b[4] = { 0 };
 			for (size_t i = 0; i < len && i < 4; i++)
 				b[i] = data[i];
-			rf_fmt(reason, rlen, "not an image (JPEG, PNG or WebP): %zu bytes starting "
+			rfi_fmt(reason, rlen, "not an image (JPEG, PNG or WebP): %zu bytes starting "
 			       "0x%02x 0x%02x 0x%02x 0x%02x", len, b[0], b[1], b[2], b[3]);
 			return RF_EBADSAMPLE;
 		}
@@ -131,9 +131,9 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
 		__attribute__((fallthrough));
 	case RF_FORMAT_JPEG:
 	default:
-		if (!d->jpeg && rf_jpeg_decoder_create(&d->jpeg))
+		if (!d->jpeg && rfi_jpeg_decoder_create(&d->jpeg))
 			return no_memory("JPEG", reason, rlen);
-		err = rf_jpeg_open(d->jpeg, data, len, max_pixels, w, h, reason, rlen);
+		err = rfi_jpeg_open(d->jpeg, data, len, max_pixels, w, h, reason, rlen);
 		*max_denom = 8;
 		f = RF_FORMAT_JPEG;
 		break;
@@ -143,37 +143,37 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
 	return err;
 }
 
-int rf_decoder_decode(rf_decoder *d, int denom, const rf_region *want, int verify, rf_image *out,
+int rfi_decoder_decode(rf_decoder *d, int denom, const rf_region *want, int verify, rf_image *out,
 		      char *reason, size_t rlen)
 {
 	rf_image_format f = d->open;
 	d->open = RF_FORMAT_UNKNOWN;
 	switch (f) {
 	case RF_FORMAT_JPEG:
-		return rf_jpeg_decode(d->jpeg, denom, want, 1, verify, out, reason, rlen);
+		return rfi_jpeg_decode(d->jpeg, denom, want, 1, verify, out, reason, rlen);
 #if RF_HAVE_PNG
 	case RF_FORMAT_PNG:
-		return rf_png_decode(d->png, want, verify, out, reason, rlen);
+		return rfi_png_decode(d->png, want, verify, out, reason, rlen);
 #endif
 #if RF_HAVE_WEBP
 	case RF_FORMAT_WEBP:
-		return rf_webp_decode(d->webp, want, verify, out, reason, rlen);
+		return rfi_webp_decode(d->webp, want, verify, out, reason, rlen);
 #endif
 	default:
-		rf_fmt(reason, rlen, "internal: decode without open");
+		rfi_fmt(reason, rlen, "internal: decode without open");
 		return -EINVAL;
 	}
 }
 
-void rf_decoder_abort(rf_decoder *d)
+void rfi_decoder_abort(rf_decoder *d)
 {
 	switch (d->open) {
 	case RF_FORMAT_JPEG:
-		rf_jpeg_abort(d->jpeg);
+		rfi_jpeg_abort(d->jpeg);
 		break;
 #if RF_HAVE_PNG
 	case RF_FORMAT_PNG:
-		rf_png_abort(d->png);
+		rfi_png_abort(d->png);
 		break;
 #endif
 	default: /* WebP holds nothing between open and decode */

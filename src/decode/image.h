@@ -38,11 +38,11 @@ typedef enum rf_image_format {
 
 /* The format data[len] starts like: JPEG's SOI marker, PNG's 8-byte
  * signature, or a RIFF header of type WEBP. */
-rf_image_format rf_image_sniff(const uint8_t *data, size_t len);
+rf_image_format rfi_image_sniff(const uint8_t *data, size_t len);
 
 /* Size of an image side scaled by 1/denom, as every format's decoder
  * computes it (libjpeg's rounding up). */
-static inline int rf_scaled_size(int n, int denom)
+static inline int rfi_scaled_size(int n, int denom)
 {
 	return (n + denom - 1) / denom;
 }
@@ -50,18 +50,18 @@ static inline int rf_scaled_size(int n, int denom)
 typedef struct rf_decoder rf_decoder;
 
 /* @return : 0 with *out set, or -ENOMEM. */
-int rf_decoder_create(rf_decoder **out);
-void rf_decoder_destroy(rf_decoder *d);
+int rfi_decoder_create(rf_decoder **out);
+void rfi_decoder_destroy(rf_decoder *d);
 
 /* Tells the format of data[len] and reads its headers. On success the
- * decoder holds the image until rf_decoder_decode() or rf_decoder_abort();
+ * decoder holds the image until rfi_decoder_decode() or rfi_decoder_abort();
  * *w and *h are its size and *max_denom the largest reduction its decoder
  * can apply while decoding (8 for JPEG; 1 for PNG and WebP, whose libraries
  * have no reduced-size decode).
  * @return : 0, or RF_EBADSAMPLE with reason[rlen] set: no format this build
  *           decodes, more than max_pixels pixels (refused before any pixel
  *           memory is allocated), a damaged header. */
-int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels, int *w,
+int rfi_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels, int *w,
 		    int *h, int *max_denom, char *reason, size_t rlen);
 
 /* Decodes the opened image at scale 1/denom (1, 2, 4 or 8; at most the
@@ -70,14 +70,14 @@ int rf_decoder_open(rf_decoder *d, const uint8_t *data, size_t len, uint64_t max
  * are decoded too); without it, damage the region does not reach goes
  * unseen. A damaged or truncated image is a bad sample, never a grey one.
  * @return : 0 with *out set, or RF_EBADSAMPLE / -ENOMEM with reason set. */
-int rf_decoder_decode(rf_decoder *d, int denom, const rf_region *want, int verify, rf_image *out,
+int rfi_decoder_decode(rf_decoder *d, int denom, const rf_region *want, int verify, rf_image *out,
 		      char *reason, size_t rlen);
 
 /* Drops the opened image (when the caller decides not to decode it). */
-void rf_decoder_abort(rf_decoder *d);
+void rfi_decoder_abort(rf_decoder *d);
 
 /* The format of the image opened last. */
-rf_image_format rf_decoder_format(const rf_decoder *d);
+rf_image_format rfi_decoder_format(const rf_decoder *d);
 
 /* rf_image_formats(), for src/lib.c. */
 unsigned rfi_image_formats(void);

@@ -49,7 +49,7 @@ static void on_message(j_common_ptr cinfo, int level)
 		on_error(cinfo);
 }
 
-int rf_jpeg_decoder_create(rf_jpeg_decoder **out)
+int rfi_jpeg_decoder_create(rf_jpeg_decoder **out)
 {
 	rf_jpeg_decoder *d = calloc(1, sizeof(*d));
 	if (!d)
@@ -66,7 +66,7 @@ int rf_jpeg_decoder_create(rf_jpeg_decoder **out)
 	return 0;
 }
 
-void rf_jpeg_decoder_destroy(rf_jpeg_decoder *d)
+void rfi_jpeg_decoder_destroy(rf_jpeg_decoder *d)
 {
 	if (!d)
 		return;
@@ -77,25 +77,25 @@ void rf_jpeg_decoder_destroy(rf_jpeg_decoder *d)
 	free(d);
 }
 
-void rf_jpeg_abort(rf_jpeg_decoder *d)
+void rfi_jpeg_abort(rf_jpeg_decoder *d)
 {
 	jpeg_abort_decompress(&d->cinfo);
 	d->open = 0;
 }
 
-int rf_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
+int rfi_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
 		 int *w, int *h, char *reason, size_t rlen)
 {
 	struct jpeg_decompress_struct *ci = &d->cinfo;
 	if (d->open)
-		rf_jpeg_abort(d);
+		rfi_jpeg_abort(d);
 	if (setjmp(d->err.jump)) {
 		/* Past the SOI marker it is a JPEG this build cannot read (12-bit,
 		 * lossless, arithmetic-coded...) or a damaged one, not "not a JPEG". */
 		int soi = len >= 2 && data[0] == 0xFF && data[1] == 0xD8;
-		rf_fmt(reason, rlen, "%s: %s", soi ? "unsupported or corrupt JPEG" : "not a JPEG",
+		rfi_fmt(reason, rlen, "%s: %s", soi ? "unsupported or corrupt JPEG" : "not a JPEG",
 		       d->err.msg);
-		rf_jpeg_abort(d);
+		rfi_jpeg_abort(d);
 		return RF_EBADSAMPLE;
 	}
 	jpeg_mem_src(ci, data, (unsigned long)len);
@@ -104,9 +104,9 @@ int rf_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t m
 	*w = (int)ci->image_width;
 	*h = (int)ci->image_height;
 	if ((uint64_t)*w * (uint64_t)*h > max_pixels) {
-		rf_fmt(reason, rlen, "image of %d x %d pixels is over the limit of %llu pixels "
+		rfi_fmt(reason, rlen, "image of %d x %d pixels is over the limit of %llu pixels "
 		       "(max_pixels)", *w, *h, (unsigned long long)max_pixels);
-		rf_jpeg_abort(d);
+		rfi_jpeg_abort(d);
 		return RF_EBADSAMPLE;
 	}
 	switch (ci->jpeg_color_space) {
@@ -123,8 +123,8 @@ int rf_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t m
 		d->inverted = ci->saw_Adobe_marker;
 		break;
 	default:
-		rf_fmt(reason, rlen, "unsupported JPEG colour space %d", (int)ci->jpeg_color_space);
-		rf_jpeg_abort(d);
+		rfi_fmt(reason, rlen, "unsupported JPEG colour space %d", (int)ci->jpeg_color_space);
+		rfi_jpeg_abort(d);
 		return RF_EBADSAMPLE;
 	}
 	return 0;
@@ -146,17 +146,17 @@ static void cmyk_to_rgb(const uint8_t *in, uint8_t *out, int n, int inverted)
 	}
 }
 
-int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_region *want, int crop_columns,
+int rfi_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_region *want, int crop_columns,
 		   int verify, rf_image *out, char *reason, size_t rlen)
 {
 	struct jpeg_decompress_struct *ci = &d->cinfo;
 	if (!d->open) {
-		rf_fmt(reason, rlen, "internal: decode without open");
+		rfi_fmt(reason, rlen, "internal: decode without open");
 		return -EINVAL;
 	}
 	if (setjmp(d->err.jump)) {
-		rf_fmt(reason, rlen, "corrupt JPEG: %s", d->err.msg);
-		rf_jpeg_abort(d);
+		rfi_fmt(reason, rlen, "corrupt JPEG: %s", d->err.msg);
+		rfi_jpeg_abort(d);
 		return RF_EBADSAMPLE;
 	}
 	ci->scale_num = 1;
@@ -179,10 +179,10 @@ int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_region *want, int cro
 	}
 	size_t stride = (size_t)width * 3;
 	int rows = y1 - y0;
-	if (rf_grow(&d->buf, &d->cap, stride * (size_t)rows) ||
-	    (d->cmyk && rf_grow(&d->cmyk_row, &d->cmyk_cap, (size_t)width * 4))) {
-		rf_fmt(reason, rlen, "out of memory for a %d x %d region", (int)width, rows);
-		rf_jpeg_abort(d);
+	if (rfi_grow(&d->buf, &d->cap, stride * (size_t)rows) ||
+	    (d->cmyk && rfi_grow(&d->cmyk_row, &d->cmyk_cap, (size_t)width * 4))) {
+		rfi_fmt(reason, rlen, "out of memory for a %d x %d region", (int)width, rows);
+		rfi_jpeg_abort(d);
 		return -ENOMEM;
 	}
 	if (y0 > 0)
@@ -196,8 +196,8 @@ int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_region *want, int cro
 			ptr[i] = d->cmyk ? d->cmyk_row : d->buf + (size_t)(r + i) * stride;
 		int got = (int)jpeg_read_scanlines(ci, ptr, (JDIMENSION)ask);
 		if (got < 1) {
-			rf_fmt(reason, rlen, "corrupt JPEG: no data for row %d", y0 + r);
-			rf_jpeg_abort(d);
+			rfi_fmt(reason, rlen, "corrupt JPEG: no data for row %d", y0 + r);
+			rfi_jpeg_abort(d);
 			return RF_EBADSAMPLE;
 		}
 		if (d->cmyk)
@@ -208,16 +208,16 @@ int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_region *want, int cro
 		/* The rows below the region and the stream to its end marker:
 		 * a damaged tail warns, and a warning is an error (on_message).
 		 * (jpeg_skip_scanlines() to the last row would not read them.) */
-		if (rf_grow(&d->spare_row, &d->spare_cap, (size_t)width * 4)) {
-			rf_fmt(reason, rlen, "out of memory for a row of %d pixels", (int)width);
-			rf_jpeg_abort(d);
+		if (rfi_grow(&d->spare_row, &d->spare_cap, (size_t)width * 4)) {
+			rfi_fmt(reason, rlen, "out of memory for a row of %d pixels", (int)width);
+			rfi_jpeg_abort(d);
 			return -ENOMEM;
 		}
 		while (ci->output_scanline < ci->output_height) {
 			JSAMPROW row = d->spare_row;
 			if (jpeg_read_scanlines(ci, &row, 1) < 1) {
-				rf_fmt(reason, rlen, "corrupt JPEG: no data for row %u", ci->output_scanline);
-				rf_jpeg_abort(d);
+				rfi_fmt(reason, rlen, "corrupt JPEG: no data for row %u", ci->output_scanline);
+				rfi_jpeg_abort(d);
 				return RF_EBADSAMPLE;
 			}
 		}
@@ -226,7 +226,7 @@ int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_region *want, int cro
 	} else {
 		/* The rows below the region are never decoded: damage there
 		 * goes unnoticed (verify decodes them). */
-		rf_jpeg_abort(d);
+		rfi_jpeg_abort(d);
 	}
 	*out = (rf_image){ .rgb = d->buf, .stride = stride, .scaled_w = sw, .scaled_h = sh,
 				.x0 = (int)xoff, .y0 = y0, .w = (int)width, .h = rows };

@@ -17,14 +17,14 @@
 typedef struct rf_jpeg_decoder rf_jpeg_decoder;
 
 /* @return : 0 with *out set, or -ENOMEM. */
-int rf_jpeg_decoder_create(rf_jpeg_decoder **out);
-void rf_jpeg_decoder_destroy(rf_jpeg_decoder *d);
+int rfi_jpeg_decoder_create(rf_jpeg_decoder **out);
+void rfi_jpeg_decoder_destroy(rf_jpeg_decoder *d);
 
 /* Reads the headers of data[len]. On success the decoder holds the image
- * until rf_jpeg_decode() or rf_jpeg_abort(); *w and *h are its size.
+ * until rfi_jpeg_decode() or rfi_jpeg_abort(); *w and *h are its size.
  * @return : 0, or RF_EBADSAMPLE with reason[rlen] set: not a JPEG, more than
  *           max_pixels pixels, a colour space that cannot become RGB. */
-int rf_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
+int rfi_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
 		 int *w, int *h, char *reason, size_t rlen);
 
 /* Decodes the opened image at scale 1/denom, only the rows of want and (when
@@ -35,10 +35,10 @@ int rf_jpeg_open(rf_jpeg_decoder *d, const uint8_t *data, size_t len, uint64_t m
  * only seen with verify = 1, which decodes the remaining rows (into a spare
  * row) and reads the stream to its end marker.
  * @return : 0 with *out set, or RF_EBADSAMPLE / -ENOMEM with reason set. */
-int rf_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_region *want, int crop_columns,
+int rfi_jpeg_decode(rf_jpeg_decoder *d, int denom, const rf_region *want, int crop_columns,
 		   int verify, rf_image *out, char *reason, size_t rlen);
 
 /* Drops the opened image (when the caller decides not to decode it). */
-void rf_jpeg_abort(rf_jpeg_decoder *d);
+void rfi_jpeg_abort(rf_jpeg_decoder *d);
 
 #endif

@@ -25,7 +25,7 @@ struct rf_png_decoder {
 	size_t row_cap;
 };
 
-int rf_png_decoder_create(rf_png_decoder **out)
+int rfi_png_decoder_create(rf_png_decoder **out)
 {
 	rf_png_decoder *d = calloc(1, sizeof(*d));
 	if (!d)
@@ -34,17 +34,17 @@ int rf_png_decoder_create(rf_png_decoder **out)
 	return 0;
 }
 
-void rf_png_abort(rf_png_decoder *d)
+void rfi_png_abort(rf_png_decoder *d)
 {
 	spng_ctx_free(d->ctx); /* a context reads one image */
 	d->ctx = NULL;
 }
 
-void rf_png_decoder_destroy(rf_png_decoder *d)
+void rfi_png_decoder_destroy(rf_png_decoder *d)
 {
 	if (!d)
 		return;
-	rf_png_abort(d);
+	rfi_png_abort(d);
 	free(d->buf);
 	free(d->row);
 	free(d);
@@ -53,18 +53,18 @@ void rf_png_decoder_destroy(rf_png_decoder *d)
 /* A bad sample named by libspng's reason, the image dropped. */
 static int bad(rf_png_decoder *d, int ret, const char *what, char *reason, size_t rlen)
 {
-	rf_fmt(reason, rlen, "%s: %s", what, spng_strerror(ret));
-	rf_png_abort(d);
+	rfi_fmt(reason, rlen, "%s: %s", what, spng_strerror(ret));
+	rfi_png_abort(d);
 	return RF_EBADSAMPLE;
 }
 
-int rf_png_open(rf_png_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels, int *w,
+int rfi_png_open(rf_png_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels, int *w,
 		int *h, char *reason, size_t rlen)
 {
-	rf_png_abort(d);
+	rfi_png_abort(d);
 	d->ctx = spng_ctx_new(0);
 	if (!d->ctx) {
-		rf_fmt(reason, rlen, "out of memory for a PNG decoder");
+		rfi_fmt(reason, rlen, "out of memory for a PNG decoder");
 		return -ENOMEM;
 	}
 	int ret = spng_set_png_buffer(d->ctx, data, len);
@@ -78,19 +78,19 @@ int rf_png_open(rf_png_decoder *d, const uint8_t *data, size_t len, uint64_t max
 	*h = (int)d->ihdr.height;
 	/* libspng caps a side at 2^31 - 1: the product is what bounds memory */
 	if ((uint64_t)d->ihdr.width * d->ihdr.height > max_pixels) {
-		rf_fmt(reason, rlen, "image of %u x %u pixels is over the limit of %llu pixels "
+		rfi_fmt(reason, rlen, "image of %u x %u pixels is over the limit of %llu pixels "
 		       "(max_pixels)", d->ihdr.width, d->ihdr.height, (unsigned long long)max_pixels);
-		rf_png_abort(d);
+		rfi_png_abort(d);
 		return RF_EBADSAMPLE;
 	}
 	return 0;
 }
 
-int rf_png_decode(rf_png_decoder *d, const rf_region *want, int verify, rf_image *out,
+int rfi_png_decode(rf_png_decoder *d, const rf_region *want, int verify, rf_image *out,
 		  char *reason, size_t rlen)
 {
 	if (!d->ctx) {
-		rf_fmt(reason, rlen, "internal: decode without open");
+		rfi_fmt(reason, rlen, "internal: decode without open");
 		return -EINVAL;
 	}
 	int W = (int)d->ihdr.width, H = (int)d->ihdr.height;
@@ -103,10 +103,10 @@ int rf_png_decode(rf_png_decoder *d, const rf_region *want, int verify, rf_image
 		y0 = RF_MAX(0, RF_MIN(want->y0, H - 1));
 		y1 = RF_MAX(y0 + 1, RF_MIN(want->y1, H));
 	}
-	if (rf_grow(&d->buf, &d->cap, stride * (size_t)(y1 - y0)) ||
-	    rf_grow(&d->row, &d->row_cap, stride)) {
-		rf_fmt(reason, rlen, "out of memory for a %d x %d PNG", W, y1 - y0);
-		rf_png_abort(d);
+	if (rfi_grow(&d->buf, &d->cap, stride * (size_t)(y1 - y0)) ||
+	    rfi_grow(&d->row, &d->row_cap, stride)) {
+		rfi_fmt(reason, rlen, "out of memory for a %d x %d PNG", W, y1 - y0);
+		rfi_png_abort(d);
 		return -ENOMEM;
 	}
 	int ret;
@@ -130,7 +130,7 @@ int rf_png_decode(rf_png_decoder *d, const rf_region *want, int verify, rf_image
 	 * a stream that stops after the last row is damaged. */
 	if (verify && (ret = spng_decode_chunks(d->ctx)) != 0)
 		return bad(d, ret, "corrupt PNG", reason, rlen);
-	rf_png_abort(d);
+	rfi_png_abort(d);
 	*out = (rf_image){ .rgb = d->buf, .stride = stride, .scaled_w = W, .scaled_h = H,
 			   .x0 = 0, .y0 = y0, .w = W, .h = y1 - y0 };
 	return 0;

@@ -16,15 +16,15 @@
 
 #define DICT_MAX (64u << 20) /* a dictionary larger than this is not one */
 
-int rf_zstd_dict_load(const char *path, ZSTD_DDict **out, char *err, size_t errlen)
+int rfi_zstd_dict_load(const char *path, ZSTD_DDict **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	int fd = rf_open_regular(AT_FDCWD, path, "zstd dictionary", err, errlen);
+	int fd = rfi_open_regular(AT_FDCWD, path, "zstd dictionary", err, errlen);
 	struct stat st;
 	if (fd < 0)
 		return fd == -EINVAL ? RF_EINDEX : fd;
 	if (fstat(fd, &st) != 0 || st.st_size <= 8 || (uint64_t)st.st_size > DICT_MAX) {
-		rf_fmt(err, errlen, "zstd dictionary '%s': not a zstd dictionary (size)", path);
+		rfi_fmt(err, errlen, "zstd dictionary '%s': not a zstd dictionary (size)", path);
 		close(fd);
 		return RF_EINDEX;
 	}
@@ -40,32 +40,32 @@ int rf_zstd_dict_load(const char *path, ZSTD_DDict **out, char *err, size_t errl
 	close(fd);
 	if (!b || got < n) {
 		free(b);
-		rf_fmt(err, errlen, "zstd dictionary '%s': %s", path, b ? "short read" : "out of memory");
+		rfi_fmt(err, errlen, "zstd dictionary '%s': %s", path, b ? "short read" : "out of memory");
 		return b ? -EIO : -ENOMEM;
 	}
 	/* a trained dictionary has an ID; raw content would be accepted by
 	 * zstd, but is not what pack writes: say so rather than decode garbage */
 	if (ZSTD_getDictID_fromDict(b, n) == 0) {
 		free(b);
-		rf_fmt(err, errlen, "zstd dictionary '%s': not a zstd dictionary (no dictionary ID)",
+		rfi_fmt(err, errlen, "zstd dictionary '%s': not a zstd dictionary (no dictionary ID)",
 		       path);
 		return RF_EINDEX;
 	}
 	*out = ZSTD_createDDict(b, n); /* copies the bytes */
 	free(b);
 	if (!*out) {
-		rf_fmt(err, errlen, "zstd dictionary '%s': cannot load it", path);
+		rfi_fmt(err, errlen, "zstd dictionary '%s': cannot load it", path);
 		return RF_EINDEX;
 	}
 	return 0;
 }
 
-void rf_zstd_dict_free(ZSTD_DDict *d)
+void rfi_zstd_dict_free(ZSTD_DDict *d)
 {
 	ZSTD_freeDDict(d);
 }
 
-int rf_unzstd_init(rf_unzstd *z, const ZSTD_DDict *dict)
+int rfi_unzstd_init(rf_unzstd *z, const ZSTD_DDict *dict)
 {
 	memset(z, 0, sizeof(*z));
 	z->dctx = ZSTD_createDCtx();
@@ -79,7 +79,7 @@ int rf_unzstd_init(rf_unzstd *z, const ZSTD_DDict *dict)
 	return 0;
 }
 
-void rf_unzstd_destroy(rf_unzstd *z)
+void rfi_unzstd_destroy(rf_unzstd *z)
 {
 	ZSTD_freeDCtx(z->dctx);
 	free(z->buf);
@@ -99,27 +99,27 @@ static int grow(rf_unzstd *z, size_t need)
 	return 0;
 }
 
-int rf_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, const uint8_t **out,
+int rfi_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, const uint8_t **out,
 		    size_t *len, char *reason, size_t rlen)
 {
 	size_t frame = ZSTD_findFrameCompressedSize(src, n);
 	if (ZSTD_isError(frame)) {
-		rf_fmt(reason, rlen, "zstd: %s", ZSTD_getErrorName(frame));
+		rfi_fmt(reason, rlen, "zstd: %s", ZSTD_getErrorName(frame));
 		return RF_EBADSAMPLE;
 	}
 	if (frame != n) {
-		rf_fmt(reason, rlen, "zstd: %zu bytes after the frame (one frame per member)",
+		rfi_fmt(reason, rlen, "zstd: %zu bytes after the frame (one frame per member)",
 		       n - frame);
 		return RF_EBADSAMPLE;
 	}
 	unsigned long long size = ZSTD_getFrameContentSize(src, n);
 	if (size == ZSTD_CONTENTSIZE_ERROR) {
-		rf_fmt(reason, rlen, "zstd: not a zstd frame");
+		rfi_fmt(reason, rlen, "zstd: not a zstd frame");
 		return RF_EBADSAMPLE;
 	}
 	if (size != ZSTD_CONTENTSIZE_UNKNOWN) {
 		if (size > max) {
-			rf_fmt(reason, rlen, "zstd: %llu bytes decompressed is more than the %zu "
+			rfi_fmt(reason, rlen, "zstd: %llu bytes decompressed is more than the %zu "
 			       "allowed", size, max);
 			return RF_EBADSAMPLE;
 		}
@@ -127,7 +127,7 @@ int rf_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, cons
 			return -ENOMEM;
 		size_t r = ZSTD_decompressDCtx(z->dctx, z->buf, (size_t)size, src, n);
 		if (ZSTD_isError(r)) {
-			rf_fmt(reason, rlen, "zstd: %s", ZSTD_getErrorName(r));
+			rfi_fmt(reason, rlen, "zstd: %s", ZSTD_getErrorName(r));
 			return RF_EBADSAMPLE;
 		}
 		*out = z->buf;
@@ -141,7 +141,7 @@ int rf_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, cons
 	for (;;) {
 		if (o.pos == o.size) {
 			if (o.size >= max) {
-				rf_fmt(reason, rlen, "zstd: more than the %zu bytes allowed", max);
+				rfi_fmt(reason, rlen, "zstd: more than the %zu bytes allowed", max);
 				return RF_EBADSAMPLE;
 			}
 			if (grow(z, RF_MIN(RF_MAX((size_t)64 << 10, z->cap * 2), max)))
@@ -151,13 +151,13 @@ int rf_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, cons
 		}
 		size_t r = ZSTD_decompressStream(z->dctx, &o, &in);
 		if (ZSTD_isError(r)) {
-			rf_fmt(reason, rlen, "zstd: %s", ZSTD_getErrorName(r));
+			rfi_fmt(reason, rlen, "zstd: %s", ZSTD_getErrorName(r));
 			return RF_EBADSAMPLE;
 		}
 		if (r == 0)
 			break; /* the frame is complete */
 		if (in.pos == in.size && o.pos < o.size) {
-			rf_fmt(reason, rlen, "zstd: the frame is cut short");
+			rfi_fmt(reason, rlen, "zstd: the frame is cut short");
 			return RF_EBADSAMPLE;
 		}
 	}
@@ -166,7 +166,7 @@ int rf_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, cons
 	return 0;
 }
 
-int rf_unzstd_frames(rf_unzstd *z, const uint8_t *src, size_t n, size_t want, const uint8_t **out,
+int rfi_unzstd_frames(rf_unzstd *z, const uint8_t *src, size_t n, size_t want, const uint8_t **out,
 		     char *reason, size_t rlen)
 {
 	/* one more byte than wanted: frames that hold more show as such */
@@ -174,11 +174,11 @@ int rf_unzstd_frames(rf_unzstd *z, const uint8_t *src, size_t n, size_t want, co
 		return -ENOMEM;
 	size_t r = ZSTD_decompressDCtx(z->dctx, z->buf, want + 1, src, n);
 	if (ZSTD_isError(r)) {
-		rf_fmt(reason, rlen, "zstd: %s", ZSTD_getErrorName(r));
+		rfi_fmt(reason, rlen, "zstd: %s", ZSTD_getErrorName(r));
 		return RF_EBADSAMPLE;
 	}
 	if (r != want) {
-		rf_fmt(reason, rlen, "zstd: the frames hold %s bytes than their tokens (%zu, not %zu)",
+		rfi_fmt(reason, rlen, "zstd: the frames hold %s bytes than their tokens (%zu, not %zu)",
 		       r < want ? "fewer" : "more", r, want);
 		return RF_EBADSAMPLE;
 	}

@@ -22,18 +22,18 @@ typedef struct rf_unzstd {
 
 /* Loads the dictionary at path. @return : 0 with *out set; a negative errno
  * (unreadable), or RF_EINDEX (not a zstd dictionary); err says which. */
-int rf_zstd_dict_load(const char *path, ZSTD_DDict **out, char *err, size_t errlen);
-void rf_zstd_dict_free(ZSTD_DDict *d);
+int rfi_zstd_dict_load(const char *path, ZSTD_DDict **out, char *err, size_t errlen);
+void rfi_zstd_dict_free(ZSTD_DDict *d);
 
 /* @return : 0, or -ENOMEM. dict may be NULL. */
-int rf_unzstd_init(rf_unzstd *z, const ZSTD_DDict *dict);
-void rf_unzstd_destroy(rf_unzstd *z);
+int rfi_unzstd_init(rf_unzstd *z, const ZSTD_DDict *dict);
+void rfi_unzstd_destroy(rf_unzstd *z);
 
 /* Decompresses the frame src[n] (exactly one frame) into z's buffer, at most
  * max bytes. @return : 0 with *out (valid until the next call) and *len set;
  * RF_EBADSAMPLE with reason set: a corrupt frame, a wrong or missing
  * dictionary, more than max bytes, trailing bytes; -ENOMEM. */
-int rf_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, const uint8_t **out,
+int rfi_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, const uint8_t **out,
 		    size_t *len, char *reason, size_t rlen);
 
 /* Token shards (.bin.zst): decompresses the frames src[n] (one or more
@@ -41,7 +41,7 @@ int rf_unzstd_frame(rf_unzstd *z, const uint8_t *src, size_t n, size_t max, cons
  * come to exactly want bytes. @return : 0 with *out (valid until the next
  * call) set; RF_EBADSAMPLE with reason set (corrupt, or another size);
  * -ENOMEM. */
-int rf_unzstd_frames(rf_unzstd *z, const uint8_t *src, size_t n, size_t want, const uint8_t **out,
+int rfi_unzstd_frames(rf_unzstd *z, const uint8_t *src, size_t n, size_t want, const uint8_t **out,
 		     char *reason, size_t rlen);
 
 #endif

@@ -19,7 +19,7 @@ struct rf_webp_decoder {
 	size_t cap;
 };
 
-int rf_webp_decoder_create(rf_webp_decoder **out)
+int rfi_webp_decoder_create(rf_webp_decoder **out)
 {
 	rf_webp_decoder *d = calloc(1, sizeof(*d));
 	if (!d)
@@ -28,7 +28,7 @@ int rf_webp_decoder_create(rf_webp_decoder **out)
 	return 0;
 }
 
-void rf_webp_decoder_destroy(rf_webp_decoder *d)
+void rfi_webp_decoder_destroy(rf_webp_decoder *d)
 {
 	if (!d)
 		return;
@@ -51,22 +51,22 @@ static const char *status_text(VP8StatusCode s)
 	return "unknown libwebp status";
 }
 
-int rf_webp_open(rf_webp_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
+int rfi_webp_open(rf_webp_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
 		 int *w, int *h, char *reason, size_t rlen)
 {
 	d->data = NULL;
 	WebPBitstreamFeatures f;
 	VP8StatusCode s = WebPGetFeatures(data, len, &f);
 	if (s != VP8_STATUS_OK) {
-		rf_fmt(reason, rlen, "corrupt WebP: %s", status_text(s));
+		rfi_fmt(reason, rlen, "corrupt WebP: %s", status_text(s));
 		return RF_EBADSAMPLE;
 	}
 	if (f.has_animation) {
-		rf_fmt(reason, rlen, "animated WebP: not decoded (a sample is one still image)");
+		rfi_fmt(reason, rlen, "animated WebP: not decoded (a sample is one still image)");
 		return RF_EBADSAMPLE;
 	}
 	if ((uint64_t)f.width * (uint64_t)f.height > max_pixels) {
-		rf_fmt(reason, rlen, "image of %d x %d pixels is over the limit of %llu pixels "
+		rfi_fmt(reason, rlen, "image of %d x %d pixels is over the limit of %llu pixels "
 		       "(max_pixels)", f.width, f.height, (unsigned long long)max_pixels);
 		return RF_EBADSAMPLE;
 	}
@@ -77,11 +77,11 @@ int rf_webp_open(rf_webp_decoder *d, const uint8_t *data, size_t len, uint64_t m
 	return 0;
 }
 
-int rf_webp_decode(rf_webp_decoder *d, const rf_region *want, int verify, rf_image *out,
+int rfi_webp_decode(rf_webp_decoder *d, const rf_region *want, int verify, rf_image *out,
 		   char *reason, size_t rlen)
 {
 	if (!d->data) {
-		rf_fmt(reason, rlen, "internal: decode without open");
+		rfi_fmt(reason, rlen, "internal: decode without open");
 		return -EINVAL;
 	}
 	int W = d->w, H = d->h;
@@ -96,14 +96,14 @@ int rf_webp_decode(rf_webp_decoder *d, const rf_region *want, int verify, rf_ima
 	}
 	int ow = x1 - x0, oh = y1 - y0;
 	size_t stride = (size_t)ow * 3;
-	if (rf_grow(&d->buf, &d->cap, stride * (size_t)oh)) {
-		rf_fmt(reason, rlen, "out of memory for a %d x %d region", ow, oh);
+	if (rfi_grow(&d->buf, &d->cap, stride * (size_t)oh)) {
+		rfi_fmt(reason, rlen, "out of memory for a %d x %d region", ow, oh);
 		d->data = NULL;
 		return -ENOMEM;
 	}
 	WebPDecoderConfig c;
 	if (!WebPInitDecoderConfig(&c)) {
-		rf_fmt(reason, rlen, "libwebp: decoder ABI mismatch");
+		rfi_fmt(reason, rlen, "libwebp: decoder ABI mismatch");
 		d->data = NULL;
 		return -EINVAL;
 	}
@@ -123,7 +123,7 @@ int rf_webp_decode(rf_webp_decoder *d, const rf_region *want, int verify, rf_ima
 	d->data = NULL;
 	WebPFreeDecBuffer(&c.output); /* external memory: frees nothing of ours */
 	if (s != VP8_STATUS_OK) {
-		rf_fmt(reason, rlen, "corrupt WebP: %s", status_text(s));
+		rfi_fmt(reason, rlen, "corrupt WebP: %s", status_text(s));
 		return s == VP8_STATUS_OUT_OF_MEMORY ? -ENOMEM : RF_EBADSAMPLE;
 	}
 	*out = (rf_image){ .rgb = d->buf, .stride = stride, .scaled_w = W, .scaled_h = H,

@@ -18,20 +18,20 @@
 typedef struct rf_webp_decoder rf_webp_decoder;
 
 /* @return : 0 with *out set, or -ENOMEM. */
-int rf_webp_decoder_create(rf_webp_decoder **out);
-void rf_webp_decoder_destroy(rf_webp_decoder *d);
+int rfi_webp_decoder_create(rf_webp_decoder **out);
+void rfi_webp_decoder_destroy(rf_webp_decoder *d);
 
 /* Reads the headers of data[len], which must stay valid until the decode.
  * @return : 0 with *w, *h set, or RF_EBADSAMPLE with reason set (not a
  *           WebP libwebp reads, an animation, more than max_pixels pixels). */
-int rf_webp_open(rf_webp_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
+int rfi_webp_open(rf_webp_decoder *d, const uint8_t *data, size_t len, uint64_t max_pixels,
 		 int *w, int *h, char *reason, size_t rlen);
 
 /* Decodes the rectangle want needs (NULL or verify: all of it), from even
  * offsets. libwebp decodes lossy macroblock rows only down to the
  * rectangle's bottom: damage below it is found with verify only.
  * @return : 0 with *out set, or RF_EBADSAMPLE / -ENOMEM with reason set. */
-int rf_webp_decode(rf_webp_decoder *d, const rf_region *want, int verify, rf_image *out,
+int rfi_webp_decode(rf_webp_decoder *d, const rf_region *want, int verify, rf_image *out,
 		   char *reason, size_t rlen);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 
-extern "C" int rf_gpu_convert_launch(const uint8_t *in, void *out, uint32_t n, int crop, int dtype,
+extern "C" int rfi_gpu_convert_launch(const uint8_t *in, void *out, uint32_t n, int crop, int dtype,
 				      int layout, const float *lut32, const uint16_t *lut16,
 				      void *stream);
 
@@ -28,7 +28,7 @@ __global__ void convert(const uint8_t *__restrict__ in, T *__restrict__ out, siz
 	}
 }
 
-extern "C" int rf_gpu_convert_launch(const uint8_t *in, void *out, uint32_t n, int crop, int dtype,
+extern "C" int rfi_gpu_convert_launch(const uint8_t *in, void *out, uint32_t n, int crop, int dtype,
 				      int layout, const float *lut32, const uint16_t *lut16,
 				      void *stream)
 {

@@ -3,13 +3,13 @@
  * conversion of uint8 HWC to the output type and layout, and the events
  * that order all of it without host synchronization. Private.
  *
- * Thread rules: rf_gpu_copy() is called by whichever thread lands a batch's
+ * Thread rules: rfi_gpu_copy() is called by whichever thread lands a batch's
  * last sample (compute threads, or the ring thread in raw mode), for
  * different slots at once: each slot's events and buffers are touched only
  * by the thread copying that slot (a slot is copied once per fill), and the
- * CUDA runtime is thread-safe. rf_gpu_host_wait() is the ring thread's,
- * rf_gpu_mark_release() the consumer's. Without CUDA support built in, or
- * with no device, rf_gpu_create() fails and nothing else is called. */
+ * CUDA runtime is thread-safe. rfi_gpu_host_wait() is the ring thread's,
+ * rfi_gpu_mark_release() the consumer's. Without CUDA support built in, or
+ * with no device, rfi_gpu_create() fails and nothing else is called. */
 #ifndef RF_GPU_H
 #define RF_GPU_H
 
@@ -32,8 +32,8 @@ typedef struct rf_gpu_params {
 } rf_gpu_params;
 
 /* @return : 0, or -ENODEV / -ENOTSUP / -ENOMEM / -EIO with err set. */
-int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen);
-void rf_gpu_destroy(rf_gpu *g); /* waits for copies in flight; accepts NULL */
+int rfi_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen);
+void rfi_gpu_destroy(rf_gpu *g); /* waits for copies in flight; accepts NULL */
 
 /* Copies slot's first `bytes` host bytes (`count` samples) to its device
  * buffer after the slot's last release point, converting if asked, and
@@ -41,44 +41,44 @@ void rf_gpu_destroy(rf_gpu *g); /* waits for copies in flight; accepts NULL */
  * on the device), only the samples i < count with on_host[i] set are copied,
  * sample_bytes each, runs of neighbours in one copy; the mask is cleared.
  * @return : 0 with *dev and *event set, or -EIO. */
-int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count,
+int rfi_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count,
 		uint8_t *on_host, size_t sample_bytes, void **dev, void **event, char *err,
 		size_t errlen);
 
 /* The transfer stream (a cudaStream_t), on which device-side decoding of
  * samples is enqueued too, so that a batch's ready event follows it. */
-void *rf_gpu_stream(rf_gpu *g);
+void *rfi_gpu_stream(rf_gpu *g);
 
 /* The device buffer of slot. */
-uint8_t *rf_gpu_slot_device(rf_gpu *g, int slot);
+uint8_t *rfi_gpu_slot_device(rf_gpu *g, int slot);
 
 /* Makes the transfer stream wait for slot's last release point: call it
  * before enqueuing any write into the slot's device buffer. The GPU decode
  * thread's. @return : 0 or -EIO. */
-int rf_gpu_slot_begin(rf_gpu *g, int slot);
+int rfi_gpu_slot_begin(rf_gpu *g, int slot);
 
 /* Blocks until event (a batch's ready event) has happened. @return : 0 or -EIO. */
-int rf_gpu_event_sync(void *event);
+int rfi_gpu_event_sync(void *event);
 
 /* Blocks until the slot's last copy has read the host memory (before the
  * ring thread fills the slot again). */
-void rf_gpu_host_wait(rf_gpu *g, int slot);
+void rfi_gpu_host_wait(rf_gpu *g, int slot);
 
 /* Records the slot's release point on stream (a cudaStream_t; NULL = the
  * legacy default stream): its next copy waits for it. */
-void rf_gpu_mark_release(rf_gpu *g, int slot, void *stream);
+void rfi_gpu_mark_release(rf_gpu *g, int slot, void *stream);
 
 /* Bytes copied so far and the copies' summed time (ns) on the stream, over
  * the copies known to have finished. Consumer thread (rf_loader_stats). */
-void rf_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns);
+void rfi_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns);
 
 /* Makes stream wait for event. @return : 0 or -EIO. */
-int rf_gpu_stream_wait(void *event, void *stream);
+int rfi_gpu_stream_wait(void *event, void *stream);
 
 /* convert.cu: launches the conversion of n samples (crop x crop x 3 uint8
  * HWC at in) into out as dtype/layout, looking values up in the device
  * tables lut32 / lut16 ([3][256]). Returns 0 or a cudaError_t. */
-int rf_gpu_convert_launch(const uint8_t *in, void *out, uint32_t n, int crop, int dtype, int layout,
+int rfi_gpu_convert_launch(const uint8_t *in, void *out, uint32_t n, int crop, int dtype, int layout,
 			  const float *lut32, const uint16_t *lut16, void *stream);
 
 /* rf_version_string() (src/gpu/device.c), for src/lib.c. */

@@ -58,26 +58,26 @@ struct rf_gpu_jpeg {
 
 static int cuda_fail(cudaError_t e, const char *what, char *err, size_t errlen)
 {
-	rf_fmt(err, errlen, "%s: %s", what, cudaGetErrorString(e));
+	rfi_fmt(err, errlen, "%s: %s", what, cudaGetErrorString(e));
 	return -EIO;
 }
 
 static int nv_fail(nvjpegStatus_t s, const char *what, char *err, size_t errlen)
 {
-	rf_fmt(err, errlen, "%s: %s", what, rf_nvjpeg_status(s));
+	rfi_fmt(err, errlen, "%s: %s", what, rfi_nvjpeg_status(s));
 	return s == NVJPEG_STATUS_ARCH_MISMATCH || s == NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED ||
 			       s == NVJPEG_STATUS_JPEG_NOT_SUPPORTED
 		       ? -ENOTSUP
 		       : -EIO;
 }
 
-int rf_gpu_jpeg_create(rf_gpu_jpeg **out, const rf_gpu_jpeg_params *p, char *err, size_t errlen)
+int rfi_gpu_jpeg_create(rf_gpu_jpeg **out, const rf_gpu_jpeg_params *p, char *err, size_t errlen)
 {
 	*out = NULL;
 	char why[256];
-	const rf_nvjpeg_api *nv = rf_nvjpeg_load(why, sizeof(why));
+	const rf_nvjpeg_api *nv = rfi_nvjpeg_load(why, sizeof(why));
 	if (!nv) {
-		rf_fmt(err, errlen, "%s", why);
+		rfi_fmt(err, errlen, "%s", why);
 		return -ENOTSUP;
 	}
 	rf_gpu_jpeg *g = calloc(1, sizeof(*g));
@@ -139,11 +139,11 @@ int rf_gpu_jpeg_create(rf_gpu_jpeg **out, const rf_gpu_jpeg_params *p, char *err
 	*out = g;
 	return 0;
 fail:
-	rf_gpu_jpeg_destroy(g);
+	rfi_gpu_jpeg_destroy(g);
 	return ret;
 }
 
-void rf_gpu_jpeg_destroy(rf_gpu_jpeg *g)
+void rfi_gpu_jpeg_destroy(rf_gpu_jpeg *g)
 {
 	if (!g)
 		return;
@@ -181,7 +181,7 @@ void rf_gpu_jpeg_destroy(rf_gpu_jpeg *g)
 	free(g);
 }
 
-int rf_gpu_jpeg_probe(rf_gpu_jpeg *g, const uint8_t *data, size_t len, int *w, int *h)
+int rfi_gpu_jpeg_probe(rf_gpu_jpeg *g, const uint8_t *data, size_t len, int *w, int *h)
 {
 	/* A stream cut short still parses and the engines would decode grey
 	 * for its missing part; libjpeg-turbo reports it. Streams that do not
@@ -262,7 +262,7 @@ static int layout_images(rf_gpu_jpeg *g, stage_set *t, const rf_gpu_jpeg_item *i
 		need += RF_ALIGN_UP((size_t)w * h * 3, ALIGN);
 	}
 	if (grow(&t->img, &t->img_cap, need, 0)) {
-		rf_fmt(err, errlen, "out of device memory for %zu bytes of decoded images", need);
+		rfi_fmt(err, errlen, "out of device memory for %zu bytes of decoded images", need);
 		return -ENOMEM;
 	}
 	size_t off = 0;
@@ -318,11 +318,11 @@ static size_t stage_tables(rf_gpu_jpeg *g, stage_set *t, const rf_gpu_jpeg_item 
 	return descs + starts + (size_t)nw * sizeof(int16_t);
 }
 
-int rf_gpu_jpeg_decode(rf_gpu_jpeg *g, const rf_gpu_jpeg_item *it, int n, int *ticket,
+int rfi_gpu_jpeg_decode(rf_gpu_jpeg *g, const rf_gpu_jpeg_item *it, int n, int *ticket,
 		       char *err, size_t errlen)
 {
 	if (n <= 0 || n > g->max_group) {
-		rf_fmt(err, errlen, "group of %d images (1..%d)", n, g->max_group);
+		rfi_fmt(err, errlen, "group of %d images (1..%d)", n, g->max_group);
 		return -EINVAL;
 	}
 	cudaSetDevice(g->device);
@@ -335,7 +335,7 @@ int rf_gpu_jpeg_decode(rf_gpu_jpeg *g, const rf_gpu_jpeg_item *it, int n, int *t
 	size_t need = RF_ALIGN_UP((size_t)n * sizeof(rf_gpu_sample_desc), ALIGN) +
 		      RF_ALIGN_UP((size_t)n * 2 * C * sizeof(int32_t), ALIGN) + taps * sizeof(int16_t);
 	if (grow(&t->host, &t->host_cap, need, 1) || grow(&t->dev, &t->dev_cap, need, 0)) {
-		rf_fmt(err, errlen, "out of memory for %zu bytes of resampling tables", need);
+		rfi_fmt(err, errlen, "out of memory for %zu bytes of resampling tables", need);
 		return -ENOMEM;
 	}
 	cudaError_t e;
@@ -366,7 +366,7 @@ int rf_gpu_jpeg_decode(rf_gpu_jpeg *g, const rf_gpu_jpeg_item *it, int n, int *t
 	size_t starts = RF_ALIGN_UP((size_t)n * 2 * C * sizeof(int32_t), ALIGN);
 	if ((e = cudaMemcpyAsync(t->dev, t->host, bytes, cudaMemcpyHostToDevice, g->stream)))
 		return cuda_fail(e, "cudaMemcpyAsync of the resampling tables", err, errlen);
-	int kr = rf_gpu_resample_launch((const rf_gpu_sample_desc *)t->dev,
+	int kr = rfi_gpu_resample_launch((const rf_gpu_sample_desc *)t->dev,
 					(const int32_t *)(t->dev + descs),
 					(const int16_t *)(t->dev + descs + starts), n, g->crop,
 					g->dtype, g->layout, g->lut32, g->lut16, g->stream);
@@ -381,7 +381,7 @@ int rf_gpu_jpeg_decode(rf_gpu_jpeg *g, const rf_gpu_jpeg_item *it, int n, int *t
 	return 0;
 }
 
-void rf_gpu_jpeg_wait(rf_gpu_jpeg *g, int ticket)
+void rfi_gpu_jpeg_wait(rf_gpu_jpeg *g, int ticket)
 {
 	if (ticket < 0 || ticket >= SETS)
 		return;
@@ -389,7 +389,7 @@ void rf_gpu_jpeg_wait(rf_gpu_jpeg *g, int ticket)
 	settle(g, &g->sets[ticket]);
 }
 
-void rf_gpu_jpeg_stats(rf_gpu_jpeg *g, uint64_t *images, uint64_t *ns)
+void rfi_gpu_jpeg_stats(rf_gpu_jpeg *g, uint64_t *images, uint64_t *ns)
 {
 	*images = g->images;
 	*ns = g->ns;
@@ -397,40 +397,40 @@ void rf_gpu_jpeg_stats(rf_gpu_jpeg *g, uint64_t *images, uint64_t *ns)
 
 #else /* built without CUDA or without nvjpeg.h */
 
-int rf_gpu_jpeg_create(rf_gpu_jpeg **out, const rf_gpu_jpeg_params *p, char *err, size_t errlen)
+int rfi_gpu_jpeg_create(rf_gpu_jpeg **out, const rf_gpu_jpeg_params *p, char *err, size_t errlen)
 {
 	(void)p;
 	*out = NULL;
-	rf_fmt(err, errlen, RF_HAVE_CUDA ? "built without nvjpeg.h (scripts/nvjpeg-header.sh)"
+	rfi_fmt(err, errlen, RF_HAVE_CUDA ? "built without nvjpeg.h (scripts/nvjpeg-header.sh)"
 					 : "CUDA support is not built in");
 	return -ENOTSUP;
 }
 
-void rf_gpu_jpeg_destroy(rf_gpu_jpeg *g)
+void rfi_gpu_jpeg_destroy(rf_gpu_jpeg *g)
 {
 	(void)g;
 }
 
-int rf_gpu_jpeg_probe(rf_gpu_jpeg *g, const uint8_t *data, size_t len, int *w, int *h)
+int rfi_gpu_jpeg_probe(rf_gpu_jpeg *g, const uint8_t *data, size_t len, int *w, int *h)
 {
 	(void)g, (void)data, (void)len, (void)w, (void)h;
 	return 1;
 }
 
-int rf_gpu_jpeg_decode(rf_gpu_jpeg *g, const rf_gpu_jpeg_item *items, int n, int *ticket,
+int rfi_gpu_jpeg_decode(rf_gpu_jpeg *g, const rf_gpu_jpeg_item *items, int n, int *ticket,
 		       char *err, size_t errlen)
 {
 	(void)g, (void)items, (void)n, (void)ticket;
-	rf_fmt(err, errlen, "no GPU JPEG decode in this build");
+	rfi_fmt(err, errlen, "no GPU JPEG decode in this build");
 	return -ENOTSUP;
 }
 
-void rf_gpu_jpeg_wait(rf_gpu_jpeg *g, int ticket)
+void rfi_gpu_jpeg_wait(rf_gpu_jpeg *g, int ticket)
 {
 	(void)g, (void)ticket;
 }
 
-void rf_gpu_jpeg_stats(rf_gpu_jpeg *g, uint64_t *images, uint64_t *ns)
+void rfi_gpu_jpeg_stats(rf_gpu_jpeg *g, uint64_t *images, uint64_t *ns)
 {
 	(void)g;
 	*images = *ns = 0;

@@ -27,7 +27,7 @@ typedef struct rf_gpu_jpeg rf_gpu_jpeg;
 typedef struct rf_gpu_jpeg_params {
 	int device;            /* CUDA device index */
 	void *stream;          /* cudaStream_t every call enqueues on */
-	int max_group;         /* images per rf_gpu_jpeg_decode() at most */
+	int max_group;         /* images per rfi_gpu_jpeg_decode() at most */
 	int crop;              /* outputs are crop x crop x 3 */
 	int dtype, layout;     /* rf_dtype, rf_layout of the outputs */
 	const float *lut32;    /* [3][256] host value tables (rf_output), copied */
@@ -39,7 +39,7 @@ typedef struct rf_gpu_jpeg_params {
 typedef struct rf_gpu_jpeg_item {
 	const uint8_t *data;   /* compressed bytes, host */
 	size_t len;
-	int width, height;     /* the image's size (rf_gpu_jpeg_probe) */
+	int width, height;     /* the image's size (rfi_gpu_jpeg_probe) */
 	int roi_x, roi_y, roi_w, roi_h; /* the pixels the taps read */
 	const int32_t *xstart, *ystart;
 	const int16_t *xweight, *yweight;
@@ -50,31 +50,31 @@ typedef struct rf_gpu_jpeg_item {
 /* Loads nvJPEG, opens the engines. @return : 0, or -ENOTSUP (no nvJPEG
  * library, no JPEG engines on this GPU, or built without nvjpeg.h), -ENOMEM,
  * -EIO, with err[errlen] saying which. */
-int rf_gpu_jpeg_create(rf_gpu_jpeg **out, const rf_gpu_jpeg_params *p, char *err, size_t errlen);
+int rfi_gpu_jpeg_create(rf_gpu_jpeg **out, const rf_gpu_jpeg_params *p, char *err, size_t errlen);
 /* Waits for its work on the stream, frees everything. Accepts NULL. */
-void rf_gpu_jpeg_destroy(rf_gpu_jpeg *g);
+void rfi_gpu_jpeg_destroy(rf_gpu_jpeg *g);
 
 /* Reads the headers of data[len]. @return : 0 with *w, *h when the engines
  * decode it; 1 when they do not (progressive, CMYK, 4:1:1, not a JPEG, ...:
  * the CPU decoder takes it and reports what is wrong, if anything). */
-int rf_gpu_jpeg_probe(rf_gpu_jpeg *g, const uint8_t *data, size_t len, int *w, int *h);
+int rfi_gpu_jpeg_probe(rf_gpu_jpeg *g, const uint8_t *data, size_t len, int *w, int *h);
 
 /* Enqueues the decode of n (<= max_group) probed images and their
  * resampling into their destinations. *ticket names the group for
- * rf_gpu_jpeg_wait(). The items' data must stay untouched until then; the
+ * rfi_gpu_jpeg_wait(). The items' data must stay untouched until then; the
  * destinations are written in stream order.
  * @return : 0; -EIO with err set when the engines refused the group (none
  *           of its destinations is valid then; the caller decodes them
  *           elsewhere). */
-int rf_gpu_jpeg_decode(rf_gpu_jpeg *g, const rf_gpu_jpeg_item *items, int n, int *ticket,
+int rfi_gpu_jpeg_decode(rf_gpu_jpeg *g, const rf_gpu_jpeg_item *items, int n, int *ticket,
 		       char *err, size_t errlen);
 
 /* Blocks until the group `ticket` no longer reads its items' host bytes. */
-void rf_gpu_jpeg_wait(rf_gpu_jpeg *g, int ticket);
+void rfi_gpu_jpeg_wait(rf_gpu_jpeg *g, int ticket);
 
 /* The engines' busy time so far: summed stream time of finished groups (ns)
  * and the images in them. */
-void rf_gpu_jpeg_stats(rf_gpu_jpeg *g, uint64_t *images, uint64_t *ns);
+void rfi_gpu_jpeg_stats(rf_gpu_jpeg *g, uint64_t *images, uint64_t *ns);
 
 /* The per-sample record the kernel reads (resample.cu); device pointers as
  * integers so that C and CUDA agree on the layout. */
@@ -90,7 +90,7 @@ typedef struct rf_gpu_sample_desc {
 } rf_gpu_sample_desc;
 
 /* resample.cu: n samples, crop x crop each. @return : 0 or a cudaError_t. */
-int rf_gpu_resample_launch(const rf_gpu_sample_desc *desc, const int32_t *starts,
+int rfi_gpu_resample_launch(const rf_gpu_sample_desc *desc, const int32_t *starts,
 			   const int16_t *weights, int n, int crop, int dtype, int layout,
 			   const float *lut32, const uint16_t *lut16, void *stream);
 

@@ -50,7 +50,7 @@ static void load(void)
 	loaded = &api; /* the handle stays open for the life of the process */
 }
 
-const rf_nvjpeg_api *rf_nvjpeg_load(char *why, size_t whylen)
+const rf_nvjpeg_api *rfi_nvjpeg_load(char *why, size_t whylen)
 {
 	pthread_once(&once, load);
 	if (!loaded && why && whylen)
@@ -58,7 +58,7 @@ const rf_nvjpeg_api *rf_nvjpeg_load(char *why, size_t whylen)
 	return loaded;
 }
 
-const char *rf_nvjpeg_status(nvjpegStatus_t s)
+const char *rfi_nvjpeg_status(nvjpegStatus_t s)
 {
 	switch (s) {
 	case NVJPEG_STATUS_SUCCESS: return "success";

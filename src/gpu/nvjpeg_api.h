@@ -3,7 +3,7 @@
  * libnvjpeg, so libringfeed loads and runs where it is absent; only the GPU
  * decode path then refuses. Private; built only with nvjpeg.h (RF_HAVE_NVJPEG).
  *
- * Thread rule: rf_nvjpeg_load() may be called from any thread, any number of
+ * Thread rule: rfi_nvjpeg_load() may be called from any thread, any number of
  * times; it loads once (pthread_once) and the table is read-only afterwards. */
 #ifndef RF_NVJPEG_API_H
 #define RF_NVJPEG_API_H
@@ -39,9 +39,9 @@ typedef struct rf_nvjpeg_api {
 
 /* @return : the loaded table, or NULL with why[whylen] saying what is
  * missing (the library, or a function in it). */
-const rf_nvjpeg_api *rf_nvjpeg_load(char *why, size_t whylen);
+const rf_nvjpeg_api *rfi_nvjpeg_load(char *why, size_t whylen);
 
 /* A name for an nvjpegStatus_t. */
-const char *rf_nvjpeg_status(nvjpegStatus_t s);
+const char *rfi_nvjpeg_status(nvjpegStatus_t s);
 
 #endif

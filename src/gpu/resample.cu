@@ -47,7 +47,7 @@ __global__ void resample(const rf_gpu_sample_desc *__restrict__ desc,
 	}
 }
 
-extern "C" int rf_gpu_resample_launch(const rf_gpu_sample_desc *desc, const int32_t *starts,
+extern "C" int rfi_gpu_resample_launch(const rf_gpu_sample_desc *desc, const int32_t *starts,
 				       const int16_t *weights, int n, int crop, int dtype, int layout,
 				       const float *lut32, const uint16_t *lut16, void *stream)
 {

@@ -36,11 +36,11 @@ struct rf_gpu {
 
 static int cuda_fail(cudaError_t e, const char *what, char *err, size_t errlen)
 {
-	rf_fmt(err, errlen, "%s: %s", what, cudaGetErrorString(e));
+	rfi_fmt(err, errlen, "%s: %s", what, cudaGetErrorString(e));
 	return -EIO;
 }
 
-int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen)
+int rfi_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen)
 {
 	*out = NULL;
 	int n = 0;
@@ -49,17 +49,17 @@ int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen
 	    (e == cudaSuccess && n == 0)) {
 		/* the runtime's own words ("CUDA driver version is insufficient")
 		 * read as a version problem on a machine with no GPU at all */
-		rf_fmt(err, errlen, "config: device = %d: this machine has no CUDA GPU (or no "
+		rfi_fmt(err, errlen, "config: device = %d: this machine has no CUDA GPU (or no "
 		       "NVIDIA driver): %s", p->device,
 		       e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
 		return -ENODEV;
 	}
 	if (e != cudaSuccess) {
-		rf_fmt(err, errlen, "config: device = %d: %s", p->device, cudaGetErrorString(e));
+		rfi_fmt(err, errlen, "config: device = %d: %s", p->device, cudaGetErrorString(e));
 		return -ENODEV;
 	}
 	if (p->device >= n) {
-		rf_fmt(err, errlen, "config: device = %d: no such CUDA device (this machine has %d: "
+		rfi_fmt(err, errlen, "config: device = %d: no such CUDA device (this machine has %d: "
 		       "0..%d)", p->device, n, n - 1);
 		return -ENODEV;
 	}
@@ -122,11 +122,11 @@ int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen
 	*out = g;
 	return 0;
 fail:
-	rf_gpu_destroy(g);
+	rfi_gpu_destroy(g);
 	return ret;
 }
 
-void rf_gpu_destroy(rf_gpu *g)
+void rfi_gpu_destroy(rf_gpu *g)
 {
 	if (!g)
 		return;
@@ -189,7 +189,7 @@ static cudaError_t copy_samples(rf_gpu *g, int slot, const uint8_t *host, uint32
 	return cudaSuccess;
 }
 
-int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count,
+int rfi_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count,
 		uint8_t *on_host, size_t sample_bytes, void **dev, void **event, char *err,
 		size_t errlen)
 {
@@ -200,7 +200,7 @@ int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t co
 	if (g->has_release[slot] &&
 	    (e = cudaStreamWaitEvent(g->stream, g->released[slot], 0)) != cudaSuccess)
 		return cuda_fail(e, "cudaStreamWaitEvent (release point)", err, errlen);
-	rf_gpu_host_wait(g, slot); /* times the slot's previous copy (done by now) */
+	rfi_gpu_host_wait(g, slot); /* times the slot's previous copy (done by now) */
 	if ((e = cudaEventRecord(g->started[slot], g->stream)) != cudaSuccess)
 		return cuda_fail(e, "cudaEventRecord", err, errlen);
 	if (on_host) {
@@ -210,7 +210,7 @@ int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t co
 		size_t u8 = (size_t)count * (size_t)g->crop * (size_t)g->crop * 3;
 		if ((e = cudaMemcpyAsync(g->dev_u8[slot], host, u8, cudaMemcpyHostToDevice, g->stream)))
 			return cuda_fail(e, "cudaMemcpyAsync", err, errlen);
-		int k = rf_gpu_convert_launch(g->dev_u8[slot], g->dev_out[slot], count, g->crop,
+		int k = rfi_gpu_convert_launch(g->dev_u8[slot], g->dev_out[slot], count, g->crop,
 					      g->dtype, g->layout, g->lut32, g->lut16, g->stream);
 		if (k)
 			return cuda_fail((cudaError_t)k, "conversion kernel", err, errlen);
@@ -228,7 +228,7 @@ int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t co
 	return 0;
 }
 
-void rf_gpu_host_wait(rf_gpu *g, int slot)
+void rfi_gpu_host_wait(rf_gpu *g, int slot)
 {
 	if (!g->copied[slot])
 		return;
@@ -246,7 +246,7 @@ void rf_gpu_host_wait(rf_gpu *g, int slot)
 	pthread_mutex_unlock(&g->stats_mu);
 }
 
-void rf_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns)
+void rfi_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns)
 {
 	pthread_mutex_lock(&g->stats_mu);
 	*bytes = g->copied_bytes;
@@ -254,29 +254,29 @@ void rf_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns)
 	pthread_mutex_unlock(&g->stats_mu);
 }
 
-void rf_gpu_mark_release(rf_gpu *g, int slot, void *stream)
+void rfi_gpu_mark_release(rf_gpu *g, int slot, void *stream)
 {
 	cudaSetDevice(g->device);
 	if (cudaEventRecord(g->released[slot], (cudaStream_t)stream) == cudaSuccess)
 		g->has_release[slot] = 1;
 }
 
-int rf_gpu_stream_wait(void *event, void *stream)
+int rfi_gpu_stream_wait(void *event, void *stream)
 {
 	return cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0) == cudaSuccess ? 0 : -EIO;
 }
 
-void *rf_gpu_stream(rf_gpu *g)
+void *rfi_gpu_stream(rf_gpu *g)
 {
 	return (void *)g->stream;
 }
 
-uint8_t *rf_gpu_slot_device(rf_gpu *g, int slot)
+uint8_t *rfi_gpu_slot_device(rf_gpu *g, int slot)
 {
 	return g->dev_out[slot];
 }
 
-int rf_gpu_slot_begin(rf_gpu *g, int slot)
+int rfi_gpu_slot_begin(rf_gpu *g, int slot)
 {
 	cudaSetDevice(g->device);
 	if (!g->has_release[slot])
@@ -284,77 +284,77 @@ int rf_gpu_slot_begin(rf_gpu *g, int slot)
 	return cudaStreamWaitEvent(g->stream, g->released[slot], 0) == cudaSuccess ? 0 : -EIO;
 }
 
-int rf_gpu_event_sync(void *event)
+int rfi_gpu_event_sync(void *event)
 {
 	return cudaEventSynchronize((cudaEvent_t)event) == cudaSuccess ? 0 : -EIO;
 }
 
 #else /* no CUDA support built in */
 
-int rf_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen)
+int rfi_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen)
 {
 	*out = NULL;
-	rf_fmt(err, errlen, "config: device = %d: CUDA support is not built in (meson -Dcuda)",
+	rfi_fmt(err, errlen, "config: device = %d: CUDA support is not built in (meson -Dcuda)",
 	       p->device);
 	return -ENOTSUP;
 }
 
-void rf_gpu_destroy(rf_gpu *g)
+void rfi_gpu_destroy(rf_gpu *g)
 {
 	(void)g;
 }
 
-int rf_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count,
+int rfi_gpu_copy(rf_gpu *g, int slot, const void *host, size_t bytes, uint32_t count,
 		uint8_t *on_host, size_t sample_bytes, void **dev, void **event, char *err,
 		size_t errlen)
 {
 	(void)g, (void)slot, (void)host, (void)bytes, (void)count, (void)dev, (void)event;
 	(void)on_host, (void)sample_bytes;
-	rf_fmt(err, errlen, "CUDA support is not built in");
+	rfi_fmt(err, errlen, "CUDA support is not built in");
 	return -ENOTSUP;
 }
 
-void rf_gpu_host_wait(rf_gpu *g, int slot)
+void rfi_gpu_host_wait(rf_gpu *g, int slot)
 {
 	(void)g, (void)slot;
 }
 
-void rf_gpu_mark_release(rf_gpu *g, int slot, void *stream)
+void rfi_gpu_mark_release(rf_gpu *g, int slot, void *stream)
 {
 	(void)g, (void)slot, (void)stream;
 }
 
-int rf_gpu_stream_wait(void *event, void *stream)
+int rfi_gpu_stream_wait(void *event, void *stream)
 {
 	(void)event, (void)stream;
 	return -ENOTSUP;
 }
 
-void rf_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns)
+void rfi_gpu_copy_stats(rf_gpu *g, uint64_t *bytes, uint64_t *ns)
 {
 	(void)g;
 	*bytes = *ns = 0;
 }
 
-void *rf_gpu_stream(rf_gpu *g)
+void *rfi_gpu_stream(rf_gpu *g)
 {
 	(void)g;
 	return NULL;
 }
 
-uint8_t *rf_gpu_slot_device(rf_gpu *g, int slot)
+uint8_t *rfi_gpu_slot_device(rf_gpu *g, int slot)
 {
 	(void)g, (void)slot;
 	return NULL;
 }
 
-int rf_gpu_slot_begin(rf_gpu *g, int slot)
+int rfi_gpu_slot_begin(rf_gpu *g, int slot)
 {
 	(void)g, (void)slot;
 	return -ENOTSUP;
 }
 
-int rf_gpu_event_sync(void *event)
+int rfi_gpu_event_sync(void *event)
 {
 	(void)event;
 	return -ENOTSUP;

@@ -3,7 +3,7 @@
  * their samples once the records are in their final order. The builders
  * (the shard scan, the walk) add a sample's extras right after the sample;
  * a walk then sorts its records, so each extra carries its sample's path
- * offset (unique, and moved with the record) until rf_index_extras_settle()
+ * offset (unique, and moved with the record) until rfi_index_extras_settle()
  * turns that into extra_first. Read-only and shared after the build. */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -18,7 +18,7 @@
 #include "index/index_build.h"
 #include "util/util.h"
 
-int rf_index_extra_name(rf_index *idx, const char *ext, size_t len)
+int rfi_index_extra_name(rf_index *idx, const char *ext, size_t len)
 {
 	for (uint32_t i = 0; i < idx->nextra_names; i++)
 		if (!strncasecmp(idx->extra_names[i], ext, len) && !idx->extra_names[i][len])
@@ -42,7 +42,7 @@ int rf_index_extra_name(rf_index *idx, const char *ext, size_t len)
 	return (int)idx->nextra_names++;
 }
 
-int rf_index_extra_find(const rf_index *idx, const char *ext)
+int rfi_index_extra_find(const rf_index *idx, const char *ext)
 {
 	for (uint32_t i = 0; i < idx->nextra_names; i++)
 		if (!strcasecmp(idx->extra_names[i], ext))
@@ -50,7 +50,7 @@ int rf_index_extra_find(const rf_index *idx, const char *ext)
 	return -1;
 }
 
-void rf_index_unkept(rf_index *idx, int why, const char *fmt, ...)
+void rfi_index_unkept(rf_index *idx, int why, const char *fmt, ...)
 {
 	if (idx->unkept[why]++)
 		return;
@@ -60,17 +60,17 @@ void rf_index_unkept(rf_index *idx, int why, const char *fmt, ...)
 	va_end(ap);
 }
 
-void rf_index_warn_unkept(const rf_index *idx, const char *source, rf_log_level log_level)
+void rfi_index_warn_unkept(const rf_index *idx, const char *source, rf_log_level log_level)
 {
 	if (idx->unkept[RF_UNKEPT_NAMES])
-		rf_log(log_level, RF_LOG_WARN, "source '%s': %llu member%s not indexed, such as %s: "
+		rfi_log(log_level, RF_LOG_WARN, "source '%s': %llu member%s not indexed, such as %s: "
 		       "their extensions come after the %d distinct ones an index keeps "
 		       "(RF_EXTRA_NAMES_MAX), so no field can name them and `ringfeed pack` "
 		       "refuses the source", source, (unsigned long long)idx->unkept[RF_UNKEPT_NAMES],
 		       idx->unkept[RF_UNKEPT_NAMES] == 1 ? "" : "s", idx->unkept_first[RF_UNKEPT_NAMES],
 		       RF_EXTRA_NAMES_MAX);
 	if (idx->unkept[RF_UNKEPT_LONG])
-		rf_log(log_level, RF_LOG_WARN, "source '%s': %llu member%s not indexed, such as %s: "
+		rfi_log(log_level, RF_LOG_WARN, "source '%s': %llu member%s not indexed, such as %s: "
 		       "their extensions are %d bytes or longer, longer than a field's name can be "
 		       "(RF_EXTRA_EXT), so no field could ask for them",
 		       source, (unsigned long long)idx->unkept[RF_UNKEPT_LONG],
@@ -78,12 +78,12 @@ void rf_index_warn_unkept(const rf_index *idx, const char *source, rf_log_level 
 		       RF_EXTRA_EXT);
 }
 
-int rf_index_add_extra(rf_index *idx, uint32_t name, uint64_t at, uint64_t size, int how)
+int rfi_index_add_extra(rf_index *idx, uint32_t name, uint64_t at, uint64_t size, int how)
 {
-	return rf_index_add_extra_of(idx, idx->count - 1, name, at, size, how);
+	return rfi_index_add_extra_of(idx, idx->count - 1, name, at, size, how);
 }
 
-int rf_index_add_extra_of(rf_index *idx, size_t entry, uint32_t name, uint64_t at,
+int rfi_index_add_extra_of(rf_index *idx, size_t entry, uint32_t name, uint64_t at,
 			  uint64_t size, int how)
 {
 	if (idx->nextras == UINT32_MAX - 1)
@@ -107,7 +107,7 @@ int rf_index_add_extra_of(rf_index *idx, size_t entry, uint32_t name, uint64_t a
 	return 0;
 }
 
-int rf_index_add_extra_file(rf_index *idx, size_t entry, const char *path, size_t len,
+int rfi_index_add_extra_file(rf_index *idx, size_t entry, const char *path, size_t len,
 			    int64_t size)
 {
 	const char *base = memrchr(path, '/', len);
@@ -115,24 +115,24 @@ int rf_index_add_extra_file(rf_index *idx, size_t entry, const char *path, size_
 	const char *dot = memchr(base, '.', len - (size_t)(base - path));
 	if (!dot || size < 0)
 		return 0; /* no extension, or gone since it was listed: nothing to deliver */
-	int name = rf_index_extra_name(idx, dot + 1, len - (size_t)(dot + 1 - path));
+	int name = rfi_index_extra_name(idx, dot + 1, len - (size_t)(dot + 1 - path));
 	if (name == -E2BIG) { /* past the names kept: said once the index is built */
-		rf_index_unkept(idx, RF_UNKEPT_NAMES, "%.*s", (int)len, path);
+		rfi_index_unkept(idx, RF_UNKEPT_NAMES, "%.*s", (int)len, path);
 		return 0;
 	}
 	if (name < 0)
 		return name;
 	uint64_t at;
-	int ret = rf_index_add_path(idx, path, len, &at);
-	return ret ? ret : rf_index_add_extra_of(idx, entry, (uint32_t)name, at, (uint64_t)size,
+	int ret = rfi_index_add_path(idx, path, len, &at);
+	return ret ? ret : rfi_index_add_extra_of(idx, entry, (uint32_t)name, at, (uint64_t)size,
 						 RF_EXTRA_FILE);
 }
 
-int rf_index_add_extra_inline(rf_index *idx, uint32_t name, const char *bytes, size_t len)
+int rfi_index_add_extra_inline(rf_index *idx, uint32_t name, const char *bytes, size_t len)
 {
 	uint64_t at;
-	int ret = rf_index_add_path(idx, bytes, len, &at);
-	return ret ? ret : rf_index_add_extra(idx, name, at, len, RF_EXTRA_INLINE);
+	int ret = rfi_index_add_path(idx, bytes, len, &at);
+	return ret ? ret : rfi_index_add_extra(idx, name, at, len, RF_EXTRA_INLINE);
 }
 
 /* A record's position by its path offset: the records sorted by it. */
@@ -147,7 +147,7 @@ static int cmp_owner(const void *a, const void *b)
 	return x->path_off < y->path_off ? -1 : x->path_off > y->path_off;
 }
 
-int rf_index_extras_settle(rf_index *idx)
+int rfi_index_extras_settle(rf_index *idx)
 {
 	if (!idx->extra_owner)
 		return 0;
@@ -193,7 +193,7 @@ out:
 	return ret;
 }
 
-void rf_index_extras_free(rf_index *idx)
+void rfi_index_extras_free(rf_index *idx)
 {
 	free(idx->extras);
 	free(idx->extra_first);
@@ -209,7 +209,7 @@ void rf_index_extras_free(rf_index *idx)
 	idx->nextra_names = 0;
 }
 
-size_t rf_index_extras_memory(const rf_index *idx)
+size_t rfi_index_extras_memory(const rf_index *idx)
 {
 	size_t n = idx->extras_cap * sizeof(rf_index_extra);
 	if (idx->extra_first)

@@ -18,7 +18,7 @@
 #include "ringfeed.h"
 #include "util/util.h"
 
-int rf_index_add_path(rf_index *idx, const char *path, size_t len, uint64_t *off)
+int rfi_index_add_path(rf_index *idx, const char *path, size_t len, uint64_t *off)
 {
 	if (idx->paths_len + len + 1 > idx->paths_cap) {
 		size_t cap = idx->paths_cap ? idx->paths_cap : 64 * 1024;
@@ -37,7 +37,7 @@ int rf_index_add_path(rf_index *idx, const char *path, size_t len, uint64_t *off
 	return 0;
 }
 
-int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int32_t label)
+int rfi_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int32_t label)
 {
 	if (idx->count == idx->cap) {
 		size_t cap = idx->cap ? idx->cap * 2 : 1024;
@@ -48,7 +48,7 @@ int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int3
 		idx->cap = cap;
 	}
 	uint64_t off;
-	int ret = rf_index_add_path(idx, path, len, &off);
+	int ret = rfi_index_add_path(idx, path, len, &off);
 	if (ret)
 		return ret;
 	rf_index_entry *e = &idx->entries[idx->count++];
@@ -61,7 +61,7 @@ int rf_index_add(rf_index *idx, const char *path, size_t len, int64_t size, int3
 	return 0;
 }
 
-int rf_index_add_member(rf_index *idx, uint64_t offset, uint32_t shard, uint32_t flags)
+int rfi_index_add_member(rf_index *idx, uint64_t offset, uint32_t shard, uint32_t flags)
 {
 	/* entries were added first: one member beside each */
 	if (idx->members_cap < idx->cap) {
@@ -75,31 +75,31 @@ int rf_index_add_member(rf_index *idx, uint64_t offset, uint32_t shard, uint32_t
 	return 0;
 }
 
-const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len)
+const char *rfi_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len)
 {
 	if (idx->members)
-		rf_fmt(buf, len, "%s:%s", idx->shards[idx->members[i].shard], rf_index_path(idx, i));
+		rfi_fmt(buf, len, "%s:%s", idx->shards[idx->members[i].shard], rfi_index_path(idx, i));
 	else
-		rf_fmt(buf, len, "%s", rf_index_path(idx, i));
+		rfi_fmt(buf, len, "%s", rfi_index_path(idx, i));
 	return buf;
 }
 
-const char *rf_index_shard_shown(const rf_index *idx, size_t i, char *buf, size_t len)
+const char *rfi_index_shard_shown(const rf_index *idx, size_t i, char *buf, size_t len)
 {
 	const char *sh = idx->shards[i];
-	if (rf_index_is_url(sh) || !strcmp(idx->root, ".")) /* a list's line: whole */
-		rf_fmt(buf, len, "%s", sh);
+	if (rfi_index_is_url(sh) || !strcmp(idx->root, ".")) /* a list's line: whole */
+		rfi_fmt(buf, len, "%s", sh);
 	else
-		rf_fmt(buf, len, "%s/%s", idx->root, sh);
+		rfi_fmt(buf, len, "%s/%s", idx->root, sh);
 	return buf;
 }
 
-int rf_index_is_url(const char *source)
+int rfi_index_is_url(const char *source)
 {
-	return rf_transport_is_remote(source);
+	return rfi_transport_is_remote(source);
 }
 
-int rf_index_image_ext(const char *ext)
+int rfi_index_image_ext(const char *ext)
 {
 	static const char *const exts[] = { "jpg", "jpeg", "png", "webp" };
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
@@ -108,7 +108,7 @@ int rf_index_image_ext(const char *ext)
 	return 0;
 }
 
-const char *rf_index_bad_reason(int64_t size, char *buf, size_t len)
+const char *rfi_index_bad_reason(int64_t size, char *buf, size_t len)
 {
 	switch (size) {
 	case RF_INDEX_NO_IMAGE: return "no image member (jpg, jpeg, png, webp)";
@@ -125,12 +125,12 @@ const char *rf_index_bad_reason(int64_t size, char *buf, size_t len)
 	case RF_INDEX_UNENDED: return "the shard ends without its end-of-archive blocks: cut "
 				      "there, the samples after it are lost";
 	default:
-		rf_fmt(buf, len, "cannot stat: %s", strerror((int)-size));
+		rfi_fmt(buf, len, "cannot stat: %s", strerror((int)-size));
 		return buf;
 	}
 }
 
-void rf_index_trim(rf_index *idx)
+void rfi_index_trim(rf_index *idx)
 {
 	rf_index_entry *e = realloc(idx->entries, idx->count * sizeof(*e));
 	char *p = realloc(idx->paths, idx->paths_len);
@@ -156,7 +156,7 @@ void rf_index_trim(rf_index *idx)
 	}
 }
 
-void rf_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes)
+void rfi_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes)
 {
 	*spans = *bytes = 0;
 	if (!idx->members)
@@ -166,12 +166,12 @@ void rf_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes)
 			continue;
 		unsigned long long a, b;
 		(*spans)++;
-		if (sscanf(rf_index_path(idx, i), "bytes %llu..%llu", &a, &b) == 2 && b >= a)
+		if (sscanf(rfi_index_path(idx, i), "bytes %llu..%llu", &a, &b) == 2 && b >= a)
 			*bytes += b - a;
 	}
 }
 
-void rf_index_free(rf_index *idx)
+void rfi_index_free(rf_index *idx)
 {
 	if (!idx)
 		return;
@@ -179,7 +179,7 @@ void rf_index_free(rf_index *idx)
 	free(idx->paths);
 	free(idx->weights);
 	free(idx->members);
-	rf_index_extras_free(idx);
+	rfi_index_extras_free(idx);
 	for (size_t i = 0; i < idx->nshards; i++)
 		free(idx->shards[i]);
 	free(idx->shards);
@@ -189,7 +189,7 @@ void rf_index_free(rf_index *idx)
 	free(idx->urls);
 	free(idx->etags);
 	free(idx->shard_sizes);
-	rf_transport_free(idx->transport);
+	rfi_transport_free(idx->transport);
 	free(idx->root);
 	if (idx->root_fd >= 0)
 		close(idx->root_fd);
@@ -203,7 +203,7 @@ void rf_index_free(rf_index *idx)
 	idx->root_fd = -1;
 }
 
-size_t rf_index_memory(const rf_index *idx)
+size_t rfi_index_memory(const rf_index *idx)
 {
 	size_t n = idx->cap * sizeof(rf_index_entry) + idx->paths_cap;
 	for (size_t i = 0; i < idx->nstamps; i++)
@@ -211,7 +211,7 @@ size_t rf_index_memory(const rf_index *idx)
 	if (idx->weights)
 		n += idx->count * sizeof(double);
 	n += idx->members_cap * sizeof(rf_index_member);
-	n += rf_index_extras_memory(idx);
+	n += rfi_index_extras_memory(idx);
 	for (size_t i = 0; i < idx->nshards; i++)
 		n += strlen(idx->shards[i]) + 1 + sizeof(char *) + sizeof(int32_t);
 	for (int i = 0; i < idx->nclasses; i++)
@@ -219,7 +219,7 @@ size_t rf_index_memory(const rf_index *idx)
 	return n;
 }
 
-int rf_index_stamp_add(rf_index *idx, int dirfd, const char *rel, const char *name)
+int rfi_index_stamp_add(rf_index *idx, int dirfd, const char *rel, const char *name)
 {
 	struct stat st;
 	if (fstatat(dirfd, name, &st, name[0] ? 0 : AT_EMPTY_PATH) != 0)
@@ -242,7 +242,7 @@ int rf_index_stamp_add(rf_index *idx, int dirfd, const char *rel, const char *na
 }
 
 /* Opens root as the folder relative paths start from. */
-int rf_index_set_root(rf_index *idx, const char *root, char *err, size_t errlen)
+int rfi_index_set_root(rf_index *idx, const char *root, char *err, size_t errlen)
 {
 	idx->root = strdup(root);
 	if (!idx->root)
@@ -250,7 +250,7 @@ int rf_index_set_root(rf_index *idx, const char *root, char *err, size_t errlen)
 	idx->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (idx->root_fd < 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "'%s': %s", root, strerror(e));
+		rfi_fmt(err, errlen, "'%s': %s", root, strerror(e));
 		return -e;
 	}
 	return 0;

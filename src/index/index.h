@@ -34,7 +34,7 @@ typedef struct rf_index_member {
 #define RF_MEMBER_ZSTD 1u /* the member is one zstd frame (name ends in .zst) */
 
 /* Sizes of shard samples that cannot be used, each with its reason
- * (rf_index_bad_reason); any other negative size is -errno from a stat. */
+ * (rfi_index_bad_reason); any other negative size is -errno from a stat. */
 #define RF_INDEX_NO_IMAGE (-100000)  /* no image member (jpg, jpeg, png, webp) */
 #define RF_INDEX_BAD_LABEL (-100001) /* a cls member that is not a label */
 #define RF_INDEX_TRUNCATED (-100002) /* runs past the end of its shard */
@@ -122,7 +122,7 @@ typedef struct rf_index {
 	                           * index scanned or checked now, not one cached with them) */
 	rf_transport *transport;  /* remote shards: the row their scheme chose and its
 	                           * state (an s3 bucket, its signer for every read:
-	                           * rf_transport_sign); NULL for local ones */
+	                           * rfi_transport_sign); NULL for local ones */
 	int32_t *shard_labels;    /* each shard's class folder label, or -1 */
 	size_t nshards;
 	uint32_t remote_timeout_ms; /* remote shards: each set-up request's and scan
@@ -143,7 +143,7 @@ typedef struct rf_index {
 	/* Other members (extras.c): sample i's are extras[extra_first[i] ..
 	 * extra_first[i + 1]) (.. nextras for the last); extra_first is NULL
 	 * when no sample has any. While building, extra_owner holds each
-	 * extra's sample (its path_off), until rf_index_extras_settle(). */
+	 * extra's sample (its path_off), until rfi_index_extras_settle(). */
 	rf_index_extra *extras;
 	size_t nextras, extras_cap;
 	uint32_t *extra_first;
@@ -151,7 +151,7 @@ typedef struct rf_index {
 	char **extra_names;       /* the extensions extras have, lowercased */
 	uint32_t nextra_names;
 	/* Other members kept as no sample's extra, counted while building (a
-	 * warning names them once, rf_index_warn_unkept; pack refuses them):
+	 * warning names them once, rfi_index_warn_unkept; pack refuses them):
 	 * [RF_UNKEPT_NAMES] those whose extension came after the
 	 * RF_EXTRA_NAMES_MAX distinct ones kept, [RF_UNKEPT_LONG] tar members
 	 * whose extension is RF_EXTRA_EXT bytes or longer (longer than a
@@ -164,37 +164,37 @@ typedef struct rf_index {
 
 /* The lost spans of a shard source's index (RF_INDEX_IS_LOST entries,
  * named "bytes A..B"): how many, and their bytes. */
-void rf_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes);
+void rfi_index_lost(const rf_index *idx, uint64_t *spans, uint64_t *bytes);
 
 /* Is source an http(s) URL (a remote source, issue 25)? */
-int rf_index_is_url(const char *source);
+int rfi_index_is_url(const char *source);
 
 /* Shard i as messages name it: root/name, or a list's URL as it stands,
  * without its query (a presigned URL's signature is a credential: only
  * idx->urls, what is read, holds it). */
-const char *rf_index_shard_shown(const rf_index *idx, size_t i, char *buf, size_t len);
+const char *rfi_index_shard_shown(const rf_index *idx, size_t i, char *buf, size_t len);
 
 /* Trims the growth slack of a built index (it lives as long as the loader). */
-void rf_index_trim(rf_index *idx);
+void rfi_index_trim(rf_index *idx);
 
-void rf_index_free(rf_index *idx);
+void rfi_index_free(rf_index *idx);
 
 /* Index cache (src/index/index_file.c). Is path a file the cache may be written over: nothing yet, or a ringfeed
  * index cache (of any version)? Anything else (a shard, a list, a folder,
  * a FIFO) is refused, so that a mistyped --index-cache destroys nothing.
  * @return : 0, or RF_ECONFIG (or a negative errno) with err[errlen] saying
- *           why. rf_index_cache_write() checks it too. */
-int rf_index_cache_check_target(const char *path, char *err, size_t errlen);
+ *           why. rfi_index_cache_write() checks it too. */
+int rfi_index_cache_check_target(const char *path, char *err, size_t errlen);
 
 /* Writes idx to path (atomically: a temporary file renamed), when
- * rf_index_cache_check_target() allows. @return : 0 or a negative code, err set. */
-int rf_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
+ * rfi_index_cache_check_target() allows. @return : 0 or a negative code, err set. */
+int rfi_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
 			 size_t errlen);
 /* Loads the cache at path into idx if it was built from source in the same
  * mode and no directory (or manifest) it records changed since.
  * @return : 0 loaded; 1 stale or from elsewhere (idx untouched, err says
  *           why); negative: unreadable or corrupt (err says why). */
-int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
+int rfi_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
 			char *err, size_t errlen);
 
 /* The index object `ringfeed pack` writes beside its shards, and the name
@@ -207,7 +207,7 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
  * kind (idx->kind), root, shards and mode, its records and each shard's ETag replace idx's.
  * @return : 0 adopted; 1 not (none there, or of other shards: err says
  * which); negative: a fetch or the file failed (err set). */
-int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen);
+int rfi_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen);
 
 /* The index object read from fd (which it closes; a negative errno from
  * opening it: -ENOENT is none there), named path in messages, into *t when
@@ -215,62 +215,62 @@ int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *er
  * RF_INDEX_RAW). Its checks of the shards themselves (ETags, sizes) are the
  * caller's. @return : 0 with *t filled (free it); 1 not (none there, or of
  * other shards: err says which); negative: unreadable or corrupt (err set). */
-int rf_index_cache_of_shards(rf_index *t, const rf_index *idx, int any_name, int fd,
+int rfi_index_cache_of_shards(rf_index *t, const rf_index *idx, int any_name, int fd,
 			     const char *path, char *err, size_t errlen);
 
 /* The URL a remote shard (or an index object beside the shards) is read
  * at: an http(s) URL as it is; an s3:// one as its bucket's object URL
  * (idx's bucket, opened at the first). *out is malloc'd. @return : 0 or a
  * negative code, err set. */
-int rf_index_read_url(rf_index *idx, const char *url, char **out, char *err, size_t errlen);
+int rfi_index_read_url(rf_index *idx, const char *url, char **out, char *err, size_t errlen);
 
 /* Memory the index holds now, in bytes (records + arena + class names + stamps +
  * weights). */
-size_t rf_index_memory(const rf_index *idx);
+size_t rfi_index_memory(const rf_index *idx);
 
-static inline const char *rf_index_path(const rf_index *idx, uint64_t i)
+static inline const char *rfi_index_path(const rf_index *idx, uint64_t i)
 {
 	return idx->paths + idx->entries[i].path_off;
 }
 
 /* What to call sample i in a message: its path, or "SHARD:MEMBER" for a
  * shard source. @return : buf. */
-const char *rf_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len);
+const char *rfi_index_name(const rf_index *idx, uint64_t i, char *buf, size_t len);
 
 /* Why a sample whose size is negative cannot be read: the shard reasons
  * above, or "cannot stat: <errno text>". Static strings or buf. */
-const char *rf_index_bad_reason(int64_t size, char *buf, size_t len);
+const char *rfi_index_bad_reason(int64_t size, char *buf, size_t len);
 
 /* Extras (extras.c). The id of extension ext (lowercased), added when new:
  * >= 0, or -ENOMEM, or -E2BIG past RF_EXTRA_NAMES_MAX names. */
-int rf_index_extra_name(rf_index *idx, const char *ext, size_t len);
+int rfi_index_extra_name(rf_index *idx, const char *ext, size_t len);
 /* The id of ext among the names (any case), or -1 when no extra has it. */
-int rf_index_extra_find(const rf_index *idx, const char *ext);
+int rfi_index_extra_find(const rf_index *idx, const char *ext);
 /* Counts a member the index keeps as no sample's extra (why:
  * RF_UNKEPT_NAMES or RF_UNKEPT_LONG), named (printf-style) the first time. */
-void rf_index_unkept(rf_index *idx, int why, const char *fmt, ...)
+void rfi_index_unkept(rf_index *idx, int why, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Says once, at level warn, which members of source the index did not
  * keep and why (nothing when it kept them all). */
-void rf_index_warn_unkept(const rf_index *idx, const char *source, rf_log_level log_level);
-/* Adds an extra to the sample added last (rf_index_add), or to record
+void rfi_index_warn_unkept(const rf_index *idx, const char *source, rf_log_level log_level);
+/* Adds an extra to the sample added last (rfi_index_add), or to record
  * `entry` (added, not yet sorted). */
-int rf_index_add_extra(rf_index *idx, uint32_t name, uint64_t at, uint64_t size, int how);
-int rf_index_add_extra_of(rf_index *idx, size_t entry, uint32_t name, uint64_t at,
+int rfi_index_add_extra(rf_index *idx, uint32_t name, uint64_t at, uint64_t size, int how);
+int rfi_index_add_extra_of(rf_index *idx, size_t entry, uint32_t name, uint64_t at,
 			  uint64_t size, int how);
 /* An extra of record `entry` that is a file of its own: path (relative to
  * the root) goes into the arena; the extension of its base name (after its
  * first dot) names it. A size < 0 (the stat failed) adds nothing. */
-int rf_index_add_extra_file(rf_index *idx, size_t entry, const char *path, size_t len,
+int rfi_index_add_extra_file(rf_index *idx, size_t entry, const char *path, size_t len,
 			    int64_t size);
 /* An extra of the sample added last whose bytes are kept in the arena
  * (a manifest column's text). */
-int rf_index_add_extra_inline(rf_index *idx, uint32_t name, const char *bytes, size_t len);
+int rfi_index_add_extra_inline(rf_index *idx, uint32_t name, const char *bytes, size_t len);
 /* After the records are in their final order (a walk sorts them): ties
  * each extra to its sample's position. @return : 0 or -ENOMEM. */
-int rf_index_extras_settle(rf_index *idx);
+int rfi_index_extras_settle(rf_index *idx);
 /* Sample i's extras: a pointer to the first, and how many in *n. */
-static inline const rf_index_extra *rf_index_extras_of(const rf_index *idx, uint64_t i,
+static inline const rf_index_extra *rfi_index_extras_of(const rf_index *idx, uint64_t i,
 							 uint32_t *n)
 {
 	if (!idx->extra_first) {
@@ -282,14 +282,14 @@ static inline const rf_index_extra *rf_index_extras_of(const rf_index *idx, uint
 	*n = b - a;
 	return idx->extras + a;
 }
-void rf_index_extras_free(rf_index *idx);
-size_t rf_index_extras_memory(const rf_index *idx);
+void rfi_index_extras_free(rf_index *idx);
+size_t rfi_index_extras_memory(const rf_index *idx);
 
 /* Whether ext (a file's or a shard member's extension, without the dot,
  * any case) names an image: jpg, jpeg, png, webp. Which of them a file is
  * the decoder tells by its bytes (src/decode/image.c); the name only says
  * which files and members are samples. The one list the walk and the shard
  * scan share. */
-int rf_index_image_ext(const char *ext);
+int rfi_index_image_ext(const char *ext);
 
 #endif

@@ -20,7 +20,7 @@
  * records. (Older versions are walked again and rewritten.)
  *
  * Remote shards (http(s)://, s3://): the cache is the index object a
- * source fetches instead of scanning its shards (rf_index_cache_adopt):
+ * source fetches instead of scanning its shards (rfi_index_cache_adopt):
  * written by `ringfeed index` and put beside the shards, or kept on the
  * local disk, or written by `ringfeed pack` beside its shards
  * (DIR/ringfeed.index: a remote source looks for it there). It holds no
@@ -29,7 +29,7 @@
  * indexed (If-Match), so a shard changed since fails its reads (HTTP 412),
  * never half-read. A shard indexed without an ETag (from a local copy) has
  * its size checked and its ETag taken at set-up, a byte of each asked for
- * (rf_index_check_remote).
+ * (rfi_index_check_remote).
  *
  * Staleness: adding, removing or renaming a file changes its directory's
  * mtime; every directory walked is recorded and checked at load (for a
@@ -50,7 +50,7 @@
 
 #include "index/index_build.h"
 #include "ringfeed.h"
-#include "util/hash.h" /* rf_mix64 */
+#include "util/hash.h" /* rfi_mix64 */
 #include "util/util.h"
 
 #define CACHE_MAGIC "RFINDEX"
@@ -85,14 +85,14 @@ static uint64_t checksum(uint64_t sum, const void *p, size_t n, int bulk)
 		uint64_t x;
 		for (; i + 8 <= n; i += 8) {
 			memcpy(&x, b + i, 8);
-			sum = rf_mix64(sum ^ x);
+			sum = rfi_mix64(sum ^ x);
 		}
 		for (; i < n; i++)
-			sum = rf_mix64(sum ^ b[i]);
+			sum = rfi_mix64(sum ^ b[i]);
 		return sum;
 	}
 	for (; i < n; i++)
-		sum = rf_mix64(sum ^ b[i]) + i;
+		sum = rfi_mix64(sum ^ b[i]) + i;
 	return sum;
 }
 
@@ -120,12 +120,12 @@ static void put_str(writer *w, const char *s)
 	put(w, s, n);
 }
 
-/* A source or root that may be a URL: written as rf_redact() shows it, so
+/* A source or root that may be a URL: written as rfi_redact() shows it, so
  * that no password is ever stored (a remote index matches its source by
- * that form too, rf_index_cache_adopt). */
+ * that form too, rfi_index_cache_adopt). */
 static void put_url(writer *w, const char *s)
 {
-	char *shown = rf_redact_dup(s);
+	char *shown = rfi_redact_dup(s);
 	if (!shown)
 		w->ok = 0;
 	put_str(w, shown ? shown : "");
@@ -168,9 +168,9 @@ static int name_temp(FILE *f, const char *tmp)
 	return linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW);
 }
 
-int rf_index_cache_check_target(const char *path, char *err, size_t errlen)
+int rfi_index_cache_check_target(const char *path, char *err, size_t errlen)
 {
-	int fd = rf_open_regular(AT_FDCWD, path, "index cache", err, errlen);
+	int fd = rfi_open_regular(AT_FDCWD, path, "index cache", err, errlen);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
@@ -180,7 +180,7 @@ int rf_index_cache_check_target(const char *path, char *err, size_t errlen)
 	close(fd);
 	if (ours)
 		return 0;
-	rf_fmt(err, errlen, "index cache '%s': the file exists and is not a ringfeed index cache; "
+	rfi_fmt(err, errlen, "index cache '%s': the file exists and is not a ringfeed index cache; "
 	       "it is not overwritten (name a new file, or remove this one)", path);
 	return RF_ECONFIG;
 }
@@ -214,10 +214,10 @@ static void sweep_temps(const char *path)
 	free(folder);
 }
 
-int rf_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
+int rfi_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
 			 size_t errlen)
 {
-	int checked = rf_index_cache_check_target(path, err, errlen);
+	int checked = rfi_index_cache_check_target(path, err, errlen);
 	if (checked)
 		return checked;
 	sweep_temps(path);
@@ -228,7 +228,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	writer w = { .f = open_temp(path, tmp, &unnamed), .sum = 0x726676696478ull, .ok = 1 };
 	if (!w.f) {
 		int e = errno;
-		rf_fmt(err, errlen, "index cache '%s': %s", path, strerror(e));
+		rfi_fmt(err, errlen, "index cache '%s': %s", path, strerror(e));
 		free(tmp);
 		return -e;
 	}
@@ -296,7 +296,7 @@ int rf_index_cache_write(const rf_index *idx, const char *source, const char *pa
 	int ret = 0;
 	if (!w.ok || rename(tmp, path) != 0) {
 		ret = errno ? -errno : -EIO;
-		rf_fmt(err, errlen, "index cache '%s': %s", path, strerror(errno));
+		rfi_fmt(err, errlen, "index cache '%s': %s", path, strerror(errno));
 		unlink(tmp);
 	}
 	free(tmp);
@@ -582,7 +582,7 @@ static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_
 	uint32_t version = (uint32_t)get_u(&r, 4);
 	*any = (uint32_t)get_u(&r, 4);
 	if (!magic || memcmp(magic, CACHE_MAGIC, 8) || version != CACHE_VERSION) {
-		rf_fmt(err, errlen, "index cache '%s': not an index cache of version %u", path,
+		rfi_fmt(err, errlen, "index cache '%s': not an index cache of version %u", path,
 		       CACHE_VERSION);
 		goto fail;
 	}
@@ -627,10 +627,10 @@ static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_
 	free(head);
 	return 0;
 corrupt:
-	rf_fmt(err, errlen, "index cache '%s': truncated or corrupt", path);
+	rfi_fmt(err, errlen, "index cache '%s': truncated or corrupt", path);
 	ret = RF_EINDEX;
 fail:
-	rf_index_free(t);
+	rfi_index_free(t);
 	free(*src);
 	*src = NULL;
 	free(head);
@@ -649,29 +649,29 @@ static int cache_take(int fd, const char *path, rf_index *t, char **src, uint32_
 	return ret;
 }
 
-int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
+int rfi_index_cache_load(rf_index *idx, const char *source, int any_name, const char *path,
 			char *err, size_t errlen)
 {
 	rf_index t;
 	char *src;
 	uint32_t any;
-	int ret = cache_take(rf_open_regular(AT_FDCWD, path, "index cache", err, errlen), path, &t,
+	int ret = cache_take(rfi_open_regular(AT_FDCWD, path, "index cache", err, errlen), path, &t,
 			     &src, &any, err, errlen);
 	if (ret)
 		return ret;
 	/* Sources compare as canonical paths: "data" and "/abs/data" are one. */
 	char *canon = realpath(source, NULL);
 	int same = !strcmp(src, canon ? canon : source) && any == (uint32_t)any_name &&
-		   !rf_index_is_url(t.root);
+		   !rfi_index_is_url(t.root);
 	free(canon);
 	free(src);
 	if (!same) {
-		rf_fmt(err, errlen, "index cache '%s': built from another source or mode", path);
+		rfi_fmt(err, errlen, "index cache '%s': built from another source or mode", path);
 		goto stale;
 	}
 	t.root_fd = open(t.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (t.root_fd < 0) {
-		rf_fmt(err, errlen, "index cache '%s': root '%s': %s", path, t.root, strerror(errno));
+		rfi_fmt(err, errlen, "index cache '%s': root '%s': %s", path, t.root, strerror(errno));
 		goto stale;
 	}
 	for (size_t i = 0; i < t.nstamps; i++) {
@@ -681,7 +681,7 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 		if (!s->path || fstatat(dfd, s->path, &now, s->path[0] ? 0 : AT_EMPTY_PATH) != 0 ||
 		    now.st_mtim.tv_sec != s->mtime_sec || now.st_mtim.tv_nsec != s->mtime_nsec ||
 		    (uint64_t)now.st_ino != s->ino) {
-			rf_fmt(err, errlen, "index cache '%s': '%s' changed since it was written", path,
+			rfi_fmt(err, errlen, "index cache '%s': '%s' changed since it was written", path,
 			       s->path && s->path[0] ? s->path : t.root);
 			goto stale;
 		}
@@ -691,7 +691,7 @@ int rf_index_cache_load(rf_index *idx, const char *source, int any_name, const c
 	*idx = t;
 	return 0;
 stale:
-	rf_index_free(&t);
+	rfi_index_free(&t);
 	return 1;
 }
 
@@ -700,11 +700,11 @@ stale:
  * set (-ENOENT: none there). */
 static int fetch_object(rf_index *idx, const char *url, char *err, size_t errlen)
 {
-	return rf_transport_fetch_file(&idx->transport, url, "index object", "ringfeed-index",
+	return rfi_transport_fetch_file(&idx->transport, url, "index object", "ringfeed-index",
 				       (size_t)1 << 32, idx->remote_timeout_ms, err, errlen);
 }
 
-int rf_index_cache_of_shards(rf_index *t, const rf_index *idx, int any_name, int fd,
+int rfi_index_cache_of_shards(rf_index *t, const rf_index *idx, int any_name, int fd,
 			     const char *path, char *err, size_t errlen)
 {
 	char *src;
@@ -720,28 +720,28 @@ int rf_index_cache_of_shards(rf_index *t, const rf_index *idx, int any_name, int
 	for (size_t i = 0; same && i < t->nshards; i++)
 		same = !strcmp(t->shards[i], idx->shards[i]);
 	if (!same) {
-		rf_fmt(err, errlen, "index cache '%s': of other shards (or another mode) than the "
+		rfi_fmt(err, errlen, "index cache '%s': of other shards (or another mode) than the "
 		       "source's", path);
-		rf_index_free(t);
+		rfi_index_free(t);
 		return 1;
 	}
 	return 0;
 }
 
-int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen)
+int rfi_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *err, size_t errlen)
 {
 	rf_index t;
-	int ret = rf_index_cache_of_shards(&t, idx, any_name,
-					   rf_index_is_url(path) ? fetch_object(idx, path, err, errlen)
-					   : rf_open_regular(AT_FDCWD, path, "index cache", err, errlen),
+	int ret = rfi_index_cache_of_shards(&t, idx, any_name,
+					   rfi_index_is_url(path) ? fetch_object(idx, path, err, errlen)
+					   : rfi_open_regular(AT_FDCWD, path, "index cache", err, errlen),
 					   path, err, errlen);
 	if (ret)
 		return ret;
 	/* indexed elsewhere: their ETags are not these (the root as stored,
 	 * its password redacted) */
-	char *shown = rf_redact_dup(idx->root);
+	char *shown = rfi_redact_dup(idx->root);
 	if (!shown) {
-		rf_index_free(&t);
+		rfi_index_free(&t);
 		return -ENOMEM;
 	}
 	if (strcmp(t.root, shown))
@@ -752,11 +752,11 @@ int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *er
 	t.urls = idx->urls;
 	t.transport = idx->transport;
 	t.remote_timeout_ms = idx->remote_timeout_ms;
-	ret = rf_index_check_remote(&t, RF_LOG_WARN, err, errlen);
+	ret = rfi_index_check_remote(&t, RF_LOG_WARN, err, errlen);
 	if (ret) {
 		t.urls = NULL;
 		t.transport = NULL;
-		rf_index_free(&t);
+		rfi_index_free(&t);
 		return ret == -ESTALE ? 1 : ret; /* other shards: scanned instead */
 	}
 	/* the source's root, URLs and bucket; the index's records and ETags */
@@ -767,7 +767,7 @@ int rf_index_cache_adopt(rf_index *idx, int any_name, const char *path, char *er
 	idx->root = NULL;
 	idx->urls = NULL;
 	idx->transport = NULL;
-	rf_index_free(idx);
+	rfi_index_free(idx);
 	*idx = t;
 	return 0;
 }

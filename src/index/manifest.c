@@ -88,7 +88,7 @@ static int parse_columns(rf_index *idx, const char *line, columns *c, const char
 		if (!n)
 			break;
 		if (c->n == COLUMNS_MAX) {
-			rf_fmt(err, errlen, "manifest '%s': more than %d columns", file, COLUMNS_MAX);
+			rfi_fmt(err, errlen, "manifest '%s': more than %d columns", file, COLUMNS_MAX);
 			return RF_EINDEX;
 		}
 		int *slot = n == 4 && !strncmp(p, "path", 4) ? &c->path
@@ -97,13 +97,13 @@ static int parse_columns(rf_index *idx, const char *line, columns *c, const char
 		c->field[c->n] = -1;
 		if (slot) {
 			if (*slot >= 0) {
-				rf_fmt(err, errlen, "manifest '%s': column '%.*s' named twice", file,
+				rfi_fmt(err, errlen, "manifest '%s': column '%.*s' named twice", file,
 				       (int)n, p);
 				return RF_EINDEX;
 			}
 			*slot = c->n;
 		} else {
-			int id = rf_index_extra_name(idx, p, n);
+			int id = rfi_index_extra_name(idx, p, n);
 			if (id < 0)
 				return id == -E2BIG ? RF_EINDEX : id;
 			c->field[c->n] = id;
@@ -112,7 +112,7 @@ static int parse_columns(rf_index *idx, const char *line, columns *c, const char
 		p += n;
 	}
 	if (c->path < 0 || c->label < 0) {
-		rf_fmt(err, errlen, "manifest '%s': its #columns line names no path or no label "
+		rfi_fmt(err, errlen, "manifest '%s': its #columns line names no path or no label "
 		       "column (#columns: path label [weight] NAME...)", file);
 		return RF_EINDEX;
 	}
@@ -162,7 +162,7 @@ static int add_sample(rf_index *idx, const char *path, int32_t label, int weight
 {
 	size_t len = strlen(path);
 	if (len >= PATH_MAX) {
-		rf_fmt(err, errlen, "manifest '%s' line %lu: path too long", file, lineno);
+		rfi_fmt(err, errlen, "manifest '%s' line %lu: path too long", file, lineno);
 		return RF_EINDEX;
 	}
 	struct stat st;
@@ -173,7 +173,7 @@ static int add_sample(rf_index *idx, const char *path, int32_t label, int weight
 		size = S_ISDIR(st.st_mode) ? -(int64_t)EISDIR : -(int64_t)EINVAL;
 	else
 		size = (int64_t)st.st_size;
-	int ret = rf_index_add(idx, path, len, size, label);
+	int ret = rfi_index_add(idx, path, len, size, label);
 	if (!ret && weighted)
 		ret = grow_weights(idx, weights_cap);
 	if (!ret && weighted)
@@ -201,19 +201,19 @@ static int columns_line(rf_index *idx, char *line, const columns *c, size_t *wei
 		p = tab + 1;
 	}
 	if (n != c->n) {
-		rf_fmt(err, errlen, "manifest '%s' line %lu: expected %d tab-separated columns, as its "
+		rfi_fmt(err, errlen, "manifest '%s' line %lu: expected %d tab-separated columns, as its "
 		       "#columns line names", file, lineno, c->n);
 		return RF_EINDEX;
 	}
 	int32_t label;
 	double weight = 0;
 	if (parse_label(col[c->label], &label)) {
-		rf_fmt(err, errlen, "manifest '%s' line %lu: label '%s' is not an integer in [0, 2^31)",
+		rfi_fmt(err, errlen, "manifest '%s' line %lu: label '%s' is not an integer in [0, 2^31)",
 		       file, lineno, col[c->label]);
 		return RF_EINDEX;
 	}
 	if (c->weight >= 0 && parse_weight(col[c->weight], &weight)) {
-		rf_fmt(err, errlen, "manifest '%s' line %lu: weight '%s' is not a finite number >= 0",
+		rfi_fmt(err, errlen, "manifest '%s' line %lu: weight '%s' is not a finite number >= 0",
 		       file, lineno, col[c->weight]);
 		return RF_EINDEX;
 	}
@@ -223,27 +223,27 @@ static int columns_line(rf_index *idx, char *line, const columns *c, size_t *wei
 		if (c->field[k] < 0)
 			continue;
 		size_t len = unescape(col[k]);
-		ret = rf_index_add_extra_inline(idx, (uint32_t)c->field[k], col[k], len);
+		ret = rfi_index_add_extra_inline(idx, (uint32_t)c->field[k], col[k], len);
 	}
 	return ret;
 }
 
-int rf_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t errlen)
+int rfi_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t errlen)
 {
 	char *copy = strdup(file);
 	if (!copy)
 		return -ENOMEM;
-	int ret = rf_index_set_root(idx, dirname(copy), err, errlen);
+	int ret = rfi_index_set_root(idx, dirname(copy), err, errlen);
 	free(copy);
 	if (ret)
 		return ret;
 
 	char *real = realpath(file, NULL);
-	ret = real ? rf_index_stamp_add(idx, AT_FDCWD, real, real) : -errno;
+	ret = real ? rfi_index_stamp_add(idx, AT_FDCWD, real, real) : -errno;
 	free(real);
 	if (ret)
 		return ret;
-	int fd = rf_open_regular(AT_FDCWD, file, "manifest", err, errlen);
+	int fd = rfi_open_regular(AT_FDCWD, file, "manifest", err, errlen);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
 		if (fd >= 0) {
@@ -284,7 +284,7 @@ int rf_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t e
 			if (weighted == -1)
 				weighted = ok;
 			else if (!ok) {
-				rf_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label"
+				rfi_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label"
 				       "<TAB>weight' (the first line has a weight, so every line needs "
 				       "one: a finite number >= 0)", file, lineno);
 				ret = RF_EINDEX;
@@ -294,14 +294,14 @@ int rf_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t e
 		if (!weighted) {
 			char *tab = strrchr(line, '\t');
 			if (!tab || tab == line) {
-				rf_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label'",
+				rfi_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label'",
 				       file, lineno);
 				ret = RF_EINDEX;
 				break;
 			}
 			*tab = '\0';
 			if (parse_label(tab + 1, &label)) {
-				rf_fmt(err, errlen, "manifest '%s' line %lu: label '%s' is not an "
+				rfi_fmt(err, errlen, "manifest '%s' line %lu: label '%s' is not an "
 				       "integer in [0, 2^31)", file, lineno, tab + 1);
 				ret = RF_EINDEX;
 				break;

@@ -15,7 +15,7 @@
 #include "ringfeed.h"
 #include "util/util.h"
 
-int rf_index_check_complete(int dirfd, const char *folder, char *err, size_t errlen)
+int rfi_index_check_complete(int dirfd, const char *folder, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/" RF_PACK_MARKER, folder) >= (int)sizeof(path))
@@ -23,7 +23,7 @@ int rf_index_check_complete(int dirfd, const char *folder, char *err, size_t err
 	struct stat st;
 	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return 0;
-	rf_fmt(err, errlen, "%s: an incomplete ringfeed pack (it holds " RF_PACK_MARKER ": the pack "
+	rfi_fmt(err, errlen, "%s: an incomplete ringfeed pack (it holds " RF_PACK_MARKER ": the pack "
 	       "that wrote it was interrupted before it finished; remove the folder, or its shards "
 	       "and that file, and run ringfeed pack again)", folder);
 	return RF_EINDEX;
@@ -45,7 +45,7 @@ static int cmp_dir(const void *a, const void *b)
 	return c ? c : (nx > ny) - (nx < ny);
 }
 
-int rf_index_check_shards_complete(const rf_index *idx, char *err, size_t errlen)
+int rfi_index_check_shards_complete(const rf_index *idx, char *err, size_t errlen)
 {
 	size_t n = idx->nshards;
 	if (!n)
@@ -69,13 +69,13 @@ int rf_index_check_shards_complete(const rf_index *idx, char *err, size_t errlen
 		size_t len = dir_len(sh);
 		char folder[PATH_MAX];
 		if (sh[0] == '/') /* an absolute path in a list: the root plays no part */
-			rf_fmt(folder, sizeof(folder), "%.*s", (int)len, sh);
+			rfi_fmt(folder, sizeof(folder), "%.*s", (int)len, sh);
 		else if (len)
-			rf_fmt(folder, sizeof(folder), "%.*s%s%.*s", (int)root_len, idx->root, sep,
+			rfi_fmt(folder, sizeof(folder), "%.*s%s%.*s", (int)root_len, idx->root, sep,
 			       (int)len, sh);
 		else
-			rf_fmt(folder, sizeof(folder), "%.*s", (int)root_len, idx->root);
-		ret = rf_index_check_complete(AT_FDCWD, folder, err, errlen);
+			rfi_fmt(folder, sizeof(folder), "%.*s", (int)root_len, idx->root);
+		ret = rfi_index_check_complete(AT_FDCWD, folder, err, errlen);
 	}
 	free(by_dir);
 	return ret;

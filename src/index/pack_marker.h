@@ -20,14 +20,14 @@
  * @return : 0 when folder holds no RF_PACK_MARKER (also when it cannot be
  *           looked into: opening its shards then says why); RF_EINDEX with
  *           err naming folder when it does. */
-int rf_index_check_complete(int dirfd, const char *folder, char *err, size_t errlen);
+int rfi_index_check_complete(int dirfd, const char *folder, char *err, size_t errlen);
 
-/* rf_index_check_complete() on each distinct folder that holds one of
+/* rfi_index_check_complete() on each distinct folder that holds one of
  * idx's listed shards (idx->root joined with the shard's folder), each
  * once: a folder source, a list, a glob or a brace pattern, tar or token
  * shards alike.
  * @return : 0; RF_EINDEX with err set (the first incomplete folder in
  *           sorted order); -ENOMEM. */
-int rf_index_check_shards_complete(const rf_index *idx, char *err, size_t errlen);
+int rfi_index_check_shards_complete(const rf_index *idx, char *err, size_t errlen);
 
 #endif

@@ -10,7 +10,7 @@
  * says which, until issue 37's remainder makes it a row of the kind).
  *
  * Also the check of remote shards an index was loaded for
- * (rf_index_check_remote): a byte of each, through the read engine, its
+ * (rfi_index_check_remote): a byte of each, through the read engine, its
  * size and ETag compared with what was indexed. Remote requests take
  * remote_timeout_ms at most, all their tries; a create called off
  * (util/cancel.h) ends the check. */
@@ -135,10 +135,10 @@ static void free_names(char **names, size_t n)
  * class folders' *.tar (labels from the folder, in sorted class order,
  * where a sample has no cls). Returns 1 when it holds shards, 0 when not
  * (an ImageFolder). */
-int rf_index_shard_folder(rf_index *idx, const char *dir, rf_shard_kind kind, char *err,
+int rfi_index_shard_folder(rf_index *idx, const char *dir, rf_shard_kind kind, char *err,
 			  size_t errlen)
 {
-	int ret = rf_index_set_root(idx, dir, err, errlen);
+	int ret = rfi_index_set_root(idx, dir, err, errlen);
 	if (ret)
 		return ret;
 	size_t n;
@@ -148,7 +148,7 @@ int rf_index_shard_folder(rf_index *idx, const char *dir, rf_shard_kind kind, ch
 			ret = add_shard(idx, names[i], -1);
 		free_names(names, n);
 		if (!ret)
-			ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
+			ret = rfi_index_stamp_add(idx, idx->root_fd, "", "");
 		return ret ? ret : n ? 1 : 0;
 	}
 	/* class folders with shards inside */
@@ -189,17 +189,17 @@ int rf_index_shard_folder(rf_index *idx, const char *dir, rf_shard_kind kind, ch
 	qsort(classes, nc, sizeof(*classes), cmp_str);
 	idx->classes = classes;
 	idx->nclasses = (int)nc;
-	ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
+	ret = rfi_index_stamp_add(idx, idx->root_fd, "", "");
 	for (size_t c = 0; c < nc && !ret; c++) {
 		names = shard_names(idx->root_fd, classes[c], kind, &n);
 		char rel[PATH_MAX];
 		for (size_t i = 0; i < n && !ret; i++) {
-			rf_fmt(rel, sizeof(rel), "%s/%s", classes[c], names[i]);
+			rfi_fmt(rel, sizeof(rel), "%s/%s", classes[c], names[i]);
 			ret = add_shard(idx, rel, (int32_t)c);
 		}
 		free_names(names, n);
 		if (!ret)
-			ret = rf_index_stamp_add(idx, idx->root_fd, classes[c], classes[c]);
+			ret = rfi_index_stamp_add(idx, idx->root_fd, classes[c], classes[c]);
 	}
 	return ret ? ret : 1;
 }
@@ -217,27 +217,27 @@ static int shard_glob(rf_index *idx, const char *source, rf_shard_kind kind, cha
 		       memchr(source, '[', dir_len);
 	char root[PATH_MAX];
 	if (!slash || wild_dir)
-		rf_fmt(root, sizeof(root), "%s", source[0] == '/' ? "/" : ".");
+		rfi_fmt(root, sizeof(root), "%s", source[0] == '/' ? "/" : ".");
 	else
-		rf_fmt(root, sizeof(root), "%.*s", (int)(dir_len ? dir_len : 1), source);
+		rfi_fmt(root, sizeof(root), "%.*s", (int)(dir_len ? dir_len : 1), source);
 	size_t skip = !slash || wild_dir ? (source[0] == '/' ? 1 : 0) : dir_len + 1;
 	glob_t g;
 	int r = glob(source, GLOB_ERR, NULL, &g);
 	if (r == GLOB_NOMATCH) {
-		rf_fmt(err, errlen, "source '%s': no file matches", source);
+		rfi_fmt(err, errlen, "source '%s': no file matches", source);
 		return RF_EEMPTY;
 	}
 	if (r) {
-		rf_fmt(err, errlen, "source '%s': %s", source,
+		rfi_fmt(err, errlen, "source '%s': %s", source,
 		       r == GLOB_NOSPACE ? "out of memory" : "a folder of the pattern cannot be read");
 		return r == GLOB_NOSPACE ? -ENOMEM : -EACCES;
 	}
-	int ret = rf_index_set_root(idx, root, err, errlen);
+	int ret = rfi_index_set_root(idx, root, err, errlen);
 	for (size_t i = 0; i < g.gl_pathc && !ret; i++) {
 		const char *path = g.gl_pathv[i];
 		const char *base = strrchr(path, '/');
 		if (!is_shard_name(base ? base + 1 : path, kind)) {
-			rf_fmt(err, errlen, "source '%s': '%s' is not a %s shard", source, path,
+			rfi_fmt(err, errlen, "source '%s': '%s' is not a %s shard", source, path,
 			       kind_name(kind));
 			ret = RF_EINDEX;
 			break;
@@ -246,7 +246,7 @@ static int shard_glob(rf_index *idx, const char *source, rf_shard_kind kind, cha
 	}
 	globfree(&g);
 	if (!ret)
-		ret = rf_index_stamp_add(idx, idx->root_fd, "", "");
+		ret = rfi_index_stamp_add(idx, idx->root_fd, "", "");
 	return ret ? ret : 1;
 }
 
@@ -262,23 +262,23 @@ static int set_root_of(rf_index *idx, const char *path, size_t n, const char **n
 	const char *slash = memrchr(path, '/', n);
 	char root[PATH_MAX];
 	if (slash)
-		rf_fmt(root, sizeof(root), "%.*s", (int)(slash == path ? 1 : slash - path), path);
+		rfi_fmt(root, sizeof(root), "%.*s", (int)(slash == path ? 1 : slash - path), path);
 	else
-		rf_fmt(root, sizeof(root), ".");
+		rfi_fmt(root, sizeof(root), ".");
 	*name = slash ? slash + 1 : path;
-	if (rf_index_is_url(path)) { /* a remote folder: nothing to open */
+	if (rfi_index_is_url(path)) { /* a remote folder: nothing to open */
 		idx->root = strdup(root);
 		return idx->root ? 0 : -ENOMEM;
 	}
-	return rf_index_set_root(idx, root, err, errlen);
+	return rfi_index_set_root(idx, root, err, errlen);
 }
 
 /* (index.h) The transport is opened at the first URL that needs one (an
  * s3:// bucket: its endpoint and credentials); every s3:// URL of a source
  * is in that bucket. */
-int rf_index_read_url(rf_index *idx, const char *url, char **out, char *err, size_t errlen)
+int rfi_index_read_url(rf_index *idx, const char *url, char **out, char *err, size_t errlen)
 {
-	int ret = rf_transport_read_url(&idx->transport, url, out, err, errlen);
+	int ret = rfi_transport_read_url(&idx->transport, url, out, err, errlen);
 	return ret == 1 ? RF_EINDEX : ret;
 }
 
@@ -291,8 +291,8 @@ static int make_urls(rf_index *idx, char *err, size_t errlen)
 		return -ENOMEM;
 	int ret = 0;
 	for (size_t i = 0; i < idx->nshards && !ret; i++) {
-		char *whole = rf_strprintf("%s/%s", idx->root, idx->shards[i]);
-		ret = whole ? rf_index_read_url(idx, whole, &idx->urls[i], err, errlen) : -ENOMEM;
+		char *whole = rfi_strprintf("%s/%s", idx->root, idx->shards[i]);
+		ret = whole ? rfi_index_read_url(idx, whole, &idx->urls[i], err, errlen) : -ENOMEM;
 		free(whole);
 	}
 	return ret;
@@ -363,7 +363,7 @@ static int add_listed(rf_index *idx, const char *source, listing *l, char *err, 
 		deep = l->n - top;
 	}
 	if (deep && l->kind == RF_SHARDS_TAR) {
-		rf_fmt(err, errlen, "source '%s': %zu of its %zu .tar objects (such as '%s') are not "
+		rfi_fmt(err, errlen, "source '%s': %zu of its %zu .tar objects (such as '%s') are not "
 		       "where shards go (in the folder itself, or else in its class folders, one "
 		       "level down)", source, deep, l->n, odd);
 		return RF_EINDEX;
@@ -401,29 +401,29 @@ static int add_listed(rf_index *idx, const char *source, listing *l, char *err, 
 	return 0;
 }
 
-int rf_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+int rfi_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
 			  size_t errlen)
 {
 	size_t n = strlen(source);
-	if (!rf_transport_of(source)->list || !n || source[n - 1] != '/')
+	if (!rfi_transport_of(source)->list || !n || source[n - 1] != '/')
 		return 0;
-	int ret = rf_transport_open(&idx->transport, source, err, errlen);
+	int ret = rfi_transport_open(&idx->transport, source, err, errlen);
 	if (ret)
 		return ret;
 	if (!(idx->root = strndup(source, n - 1)))
 		return -ENOMEM;
 	listing l = { .kind = kind };
-	ret = rf_transport_list(idx->transport, source, listed, &l, idx->remote_timeout_ms, err,
+	ret = rfi_transport_list(idx->transport, source, listed, &l, idx->remote_timeout_ms, err,
 				errlen);
 	if (!ret && l.n == 0) {
-		rf_fmt(err, errlen, "source '%s': no %s shards in it", source, kind_name(kind));
+		rfi_fmt(err, errlen, "source '%s': no %s shards in it", source, kind_name(kind));
 		ret = RF_EEMPTY;
 	}
 	if (!ret)
 		ret = add_listed(idx, source, &l, err, errlen);
 	free_names(l.names, l.n);
 	if (!ret && idx->nshards == 0) {
-		rf_fmt(err, errlen, "source '%s': no %s shards in it (in the folder itself)", source,
+		rfi_fmt(err, errlen, "source '%s': no %s shards in it (in the folder itself)", source,
 		       kind_name(kind));
 		ret = RF_EEMPTY;
 	}
@@ -432,10 +432,10 @@ int rf_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind,
 	return ret ? ret : 1;
 }
 
-int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+int rfi_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
 			   size_t errlen)
 {
-	if (!rf_index_is_url(source) && strpbrk(source, "*?[")) /* a URL's '?' starts its query */
+	if (!rfi_index_is_url(source) && strpbrk(source, "*?[")) /* a URL's '?' starts its query */
 		return shard_glob(idx, source, kind, err, errlen);
 	const char *open = strchr(source, '{'), *dots = open ? strstr(open, "..") : NULL;
 	const char *close_ = dots ? strchr(dots, '}') : NULL;
@@ -456,33 +456,33 @@ int rf_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind
 		return ret;
 	char name[PATH_MAX];
 	for (unsigned long long i = a; i <= b && !ret; i++) {
-		rf_fmt(name, sizeof(name), "%.*s%0*llu%s", (int)(open - prefix), prefix, width, i,
+		rfi_fmt(name, sizeof(name), "%.*s%0*llu%s", (int)(open - prefix), prefix, width, i,
 		       close_ + 1);
 		ret = add_shard(idx, name, -1);
 	}
 	if (!ret)
-		ret = rf_index_is_url(source) ? make_urls(idx, err, errlen)
-					      : rf_index_stamp_add(idx, idx->root_fd, "", "");
+		ret = rfi_index_is_url(source) ? make_urls(idx, err, errlen)
+					      : rfi_index_stamp_add(idx, idx->root_fd, "", "");
 	return ret ? ret : 1;
 }
 
-int rf_index_shard_file(rf_index *idx, const char *file, char *err, size_t errlen)
+int rfi_index_shard_file(rf_index *idx, const char *file, char *err, size_t errlen)
 {
 	const char *name;
 	int ret = set_root_of(idx, file, strlen(file), &name, err, errlen);
 	if (!ret)
 		ret = add_shard(idx, name, -1);
 	if (!ret)
-		ret = rf_index_is_url(file) ? make_urls(idx, err, errlen)
-					    : rf_index_stamp_add(idx, idx->root_fd, "", "");
+		ret = rfi_index_is_url(file) ? make_urls(idx, err, errlen)
+					    : rfi_index_stamp_add(idx, idx->root_fd, "", "");
 	return ret ? ret : 1;
 }
 
 /* Is file a list of shards (its first line that is not blank or a comment
  * names a shard of this kind and has no tab)? */
-int rf_index_is_shard_list(const char *file, rf_shard_kind kind)
+int rfi_index_is_shard_list(const char *file, rf_shard_kind kind)
 {
-	int fd = rf_open_regular(AT_FDCWD, file, "list", NULL, 0);
+	int fd = rfi_open_regular(AT_FDCWD, file, "list", NULL, 0);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
 		if (fd >= 0)
@@ -496,7 +496,7 @@ int rf_index_is_shard_list(const char *file, rf_shard_kind kind)
 		line[n] = '\0';
 		if (!n || line[0] == '#')
 			continue;
-		size_t name = rf_index_is_url(line) ? strcspn(line, "?#") : n; /* a URL's query aside */
+		size_t name = rfi_index_is_url(line) ? strcspn(line, "?#") : n; /* a URL's query aside */
 		yes = !strchr(line, '\t') && is_kind(line, name, kind);
 		break;
 	}
@@ -505,7 +505,7 @@ int rf_index_is_shard_list(const char *file, rf_shard_kind kind)
 }
 
 /* A list file: one shard path per line (relative to the list's folder). */
-int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, char *err,
+int rfi_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, char *err,
 			size_t errlen)
 {
 	char *copy = strdup(file);
@@ -513,11 +513,11 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 		return -ENOMEM;
 	char *slash = strrchr(copy, '/');
 	const char *root = slash ? (slash == copy ? "/" : (*slash = '\0', copy)) : ".";
-	int ret = rf_index_set_root(idx, root, err, errlen);
+	int ret = rfi_index_set_root(idx, root, err, errlen);
 	free(copy);
 	if (ret)
 		return ret;
-	int fd = rf_open_regular(AT_FDCWD, file, "shard list", err, errlen);
+	int fd = rfi_open_regular(AT_FDCWD, file, "shard list", err, errlen);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
 		if (fd >= 0) {
@@ -538,17 +538,17 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 		line[n] = '\0';
 		if (!n || line[0] == '#')
 			continue;
-		int url = rf_index_is_url(line);
+		int url = rfi_index_is_url(line);
 		urls += url;
 		paths += !url;
 		if (urls && paths) {
-			rf_fmt(err, errlen, "%s:%u: '%s': a list of shards holds URLs or paths, not both",
+			rfi_fmt(err, errlen, "%s:%u: '%s': a list of shards holds URLs or paths, not both",
 			       file, lineno, line);
 			ret = RF_EINDEX;
 			break;
 		}
 		if (!is_kind(line, url ? strcspn(line, "?#") : n, kind)) { /* a URL's query aside */
-			rf_fmt(err, errlen, "%s:%u: '%s' is not a %s shard", file, lineno, line,
+			rfi_fmt(err, errlen, "%s:%u: '%s' is not a %s shard", file, lineno, line,
 			       kind_name(kind));
 			ret = RF_EINDEX;
 			break;
@@ -573,7 +573,7 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 		idx->urls = calloc(RF_MAX(idx->nshards, 1), sizeof(char *));
 		idx->etags = calloc(RF_MAX(idx->nshards, 1), sizeof(*idx->etags));
 		for (size_t i = 0; idx->urls && idx->etags && i < idx->nshards && !ret; i++)
-			ret = rf_index_read_url(idx, whole[i], &idx->urls[i], err, errlen);
+			ret = rfi_index_read_url(idx, whole[i], &idx->urls[i], err, errlen);
 		if (!idx->urls || !idx->etags)
 			ret = -ENOMEM;
 	}
@@ -582,14 +582,14 @@ int rf_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, cha
 	free(whole);
 	char *abs = ret ? NULL : realpath(file, NULL); /* stamps outside the root are absolute */
 	if (!ret)
-		ret = abs ? rf_index_stamp_add(idx, AT_FDCWD, abs, abs) : -errno;
+		ret = abs ? rfi_index_stamp_add(idx, AT_FDCWD, abs, abs) : -errno;
 	free(abs);
 	return ret;
 }
 
 /* ---- remote shards: the check of what was indexed ----------------------- */
 
-int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size_t errlen)
+int rfi_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size_t errlen)
 {
 	uint32_t n = 0;
 	for (size_t i = 0; i < idx->nshards; i++)
@@ -605,10 +605,10 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 	int ret = !done || posix_memalign((void **)&mem, 4096, 4096 * (size_t)width) ? -ENOMEM
 		: wake < 0 ? -errno : 0;
 	if (!ret)
-		ret = rf_io_create(&io, &(rf_io_params){ .path = RF_IO_AUTO, .depth = width,
+		ret = rfi_io_create(&io, &(rf_io_params){ .path = RF_IO_AUTO, .depth = width,
 							 .max_read = 4096, .wake_fd = wake,
 							 .name = idx->root, .log_level = log_level,
-							 .sign = rf_transport_sign(idx->transport),
+							 .sign = rfi_transport_sign(idx->transport),
 							 .url_budget_ms = idx->remote_timeout_ms },
 				   err, errlen);
 	/* a byte of each (the response says the size and the ETag), then a
@@ -633,7 +633,7 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 			uint32_t i = todo[--ntodo], again = i & PROBE_AGAIN;
 			i &= ~PROBE_AGAIN;
 			uint32_t k = free_slots[--nfree];
-			rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[i], .len = 1,
+			rfi_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[i], .len = 1,
 							.buf = mem + 4096 * (size_t)k,
 							.tag = (uint64_t)k << 32 | again | i,
 							.etag = again ? idx->etags[i] : NULL,
@@ -642,19 +642,19 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 		}
 		if (!active)
 			break;
-		ret = rf_io_wait_until(io, rf_now_ns() + SCAN_SLICE_NS);
-		if (!ret && rf_cancelled()) {
-			rf_fmt(err, errlen, "%s: checking the shards: cancelled", idx->root);
+		ret = rfi_io_wait_until(io, rfi_now_ns() + SCAN_SLICE_NS);
+		if (!ret && rfi_cancelled()) {
+			rfi_fmt(err, errlen, "%s: checking the shards: cancelled", idx->root);
 			ret = -ECANCELED;
 		}
-		uint32_t got = ret ? 0 : rf_io_reap(io, done, width);
+		uint32_t got = ret ? 0 : rfi_io_reap(io, done, width);
 		for (uint32_t j = 0; j < got && !ret; j++) {
 			uint32_t i = (uint32_t)done[j].tag & ~PROBE_AGAIN;
 			int again = !!((uint32_t)done[j].tag & PROBE_AGAIN);
 			free_slots[nfree++] = (uint32_t)(done[j].tag >> 32);
 			active--;
 			char name[PATH_MAX + 8];
-			rf_index_shard_shown(idx, i, name, sizeof(name));
+			rfi_index_shard_shown(idx, i, name, sizeof(name));
 			if (again && done[j].res == -ESTALE && rounds[i] < PROBE_ROUNDS) {
 				/* the two answers disagree: both forgotten, asked anew */
 				rounds[i]++;
@@ -662,12 +662,12 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 				todo[ntodo++] = i;
 			} else if (done[j].res < 0) {
 				char what[256];
-				rf_io_describe(&done[j], what, sizeof(what));
-				rf_fmt(err, errlen, "shard %s: %s%s", name, what, again ? " (its ETag "
+				rfi_io_describe(&done[j], what, sizeof(what));
+				rfi_fmt(err, errlen, "shard %s: %s%s", name, what, again ? " (its ETag "
 				       "asked again, after one answer gave it)" : "");
 				ret = done[j].res;
 			} else if (done[j].size != idx->shard_sizes[i]) {
-				rf_fmt(err, errlen, "shard %s: %llu bytes on the server, %llu when it was "
+				rfi_fmt(err, errlen, "shard %s: %llu bytes on the server, %llu when it was "
 				       "indexed: the index is of other shards", name,
 				       (unsigned long long)done[j].size,
 				       (unsigned long long)idx->shard_sizes[i]);
@@ -679,7 +679,7 @@ int rf_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size
 	}
 	free(todo);
 	free(rounds);
-	rf_io_destroy(io);
+	rfi_io_destroy(io);
 	if (wake >= 0)
 		close(wake);
 	free(mem);

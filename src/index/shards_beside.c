@@ -6,7 +6,7 @@
  *
  * It is believed only when it could not have been planted and still
  * describes the shards on disk, as a remote source's index object is
- * checked (rf_index_cache_adopt: same shard names, each shard's size as
+ * checked (rfi_index_cache_adopt: same shard names, each shard's size as
  * the server says it now):
  *   - the file is a regular file opened without following a link and
  *     without waiting on a FIFO, owned by the running user, by root or by
@@ -48,13 +48,13 @@ static int trusted(const struct stat *st, const struct stat *folder, char *why, 
 {
 	uid_t me = geteuid();
 	if (!S_ISREG(st->st_mode))
-		rf_fmt(why, len, "it is %s, not a regular file", rf_file_kind(st->st_mode));
+		rfi_fmt(why, len, "it is %s, not a regular file", rfi_file_kind(st->st_mode));
 	else if (st->st_uid != me && st->st_uid != 0 && st->st_uid != folder->st_uid)
-		rf_fmt(why, len, "it belongs to uid %u, not to this user (uid %u), root or the "
+		rfi_fmt(why, len, "it belongs to uid %u, not to this user (uid %u), root or the "
 		       "folder's owner (uid %u)", (unsigned)st->st_uid, (unsigned)me,
 		       (unsigned)folder->st_uid);
 	else if (st->st_mode & (S_IWGRP | S_IWOTH))
-		rf_fmt(why, len, "it is writable by %s (mode %04o)",
+		rfi_fmt(why, len, "it is writable by %s (mode %04o)",
 		       st->st_mode & S_IWOTH ? "every user" : "its group",
 		       (unsigned)(st->st_mode & 07777));
 	else
@@ -72,22 +72,22 @@ static int shards_match(const rf_index *t, int root_fd, const struct timespec *w
 		struct stat st;
 		const char *name = t->shards[i];
 		if (fstatat(root_fd, name, &st, 0) != 0) {
-			rf_fmt(why, len, "shard %s: %s", name, strerror(errno));
+			rfi_fmt(why, len, "shard %s: %s", name, strerror(errno));
 			return 0;
 		}
 		if (!S_ISREG(st.st_mode)) {
-			rf_fmt(why, len, "shard %s: not a regular file (%s)", name,
-			       rf_file_kind(st.st_mode));
+			rfi_fmt(why, len, "shard %s: not a regular file (%s)", name,
+			       rfi_file_kind(st.st_mode));
 			return 0;
 		}
 		if ((uint64_t)st.st_size != t->shard_sizes[i]) {
-			rf_fmt(why, len, "shard %s: %llu bytes, %llu when it was indexed", name,
+			rfi_fmt(why, len, "shard %s: %llu bytes, %llu when it was indexed", name,
 			       (unsigned long long)st.st_size,
 			       (unsigned long long)t->shard_sizes[i]);
 			return 0;
 		}
 		if (newer(&st.st_mtim, written)) {
-			rf_fmt(why, len, "shard %s: modified after the index was written", name);
+			rfi_fmt(why, len, "shard %s: modified after the index was written", name);
 			return 0;
 		}
 	}
@@ -105,14 +105,14 @@ static int open_beside(int root_fd, struct stat *st, char *why, size_t len)
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
-			rf_fmt(why, len, "it is a symbolic link (not followed)");
+			rfi_fmt(why, len, "it is a symbolic link (not followed)");
 		else
-			rf_fmt(why, len, "%s", strerror(e));
+			rfi_fmt(why, len, "%s", strerror(e));
 		return -e;
 	}
 	if (fstat(fd, st) != 0 || fstat(root_fd, &folder) != 0) {
 		int e = errno;
-		rf_fmt(why, len, "%s", strerror(e));
+		rfi_fmt(why, len, "%s", strerror(e));
 		close(fd);
 		return -e;
 	}
@@ -126,26 +126,26 @@ static int open_beside(int root_fd, struct stat *st, char *why, size_t len)
 	return fd;
 }
 
-int rf_index_adopt_beside(rf_index *idx, int any_name, rf_log_level log_level)
+int rfi_index_adopt_beside(rf_index *idx, int any_name, rf_log_level log_level)
 {
 	if (idx->urls || idx->root_fd < 0 || !idx->nshards)
 		return 1;
 	char err[512], why[512], path[PATH_MAX + 32];
-	rf_fmt(path, sizeof(path), "%s/%s", idx->root, RF_INDEX_OBJECT_NAME);
-	if (rf_index_check_shards_complete(idx, err, sizeof(err)))
+	rfi_fmt(path, sizeof(path), "%s/%s", idx->root, RF_INDEX_OBJECT_NAME);
+	if (rfi_index_check_shards_complete(idx, err, sizeof(err)))
 		return 1; /* an interrupted pack: the scan says so */
 	struct stat st;
 	int fd = open_beside(idx->root_fd, &st, why, sizeof(why));
 	if (fd == -ENOENT)
 		return 1;
 	if (fd < 0) {
-		rf_log(log_level, RF_LOG_WARN, "%s: not used (%s); scanning the shards", path, why);
+		rfi_log(log_level, RF_LOG_WARN, "%s: not used (%s); scanning the shards", path, why);
 		return 1;
 	}
 	rf_index t;
-	int ret = rf_index_cache_of_shards(&t, idx, any_name, fd, path, err, sizeof(err));
+	int ret = rfi_index_cache_of_shards(&t, idx, any_name, fd, path, err, sizeof(err));
 	if (ret) { /* of other shards (a source naming some of the pack's): no warning */
-		rf_log(log_level, ret == 1 ? RF_LOG_INFO : RF_LOG_WARN, "%s; scanning the shards", err);
+		rfi_log(log_level, ret == 1 ? RF_LOG_INFO : RF_LOG_WARN, "%s; scanning the shards", err);
 		return 1;
 	}
 	int same_classes = t.nclasses == idx->nclasses;
@@ -154,16 +154,16 @@ int rf_index_adopt_beside(rf_index *idx, int any_name, rf_log_level log_level)
 	for (size_t i = 0; same_classes && i < t.nshards; i++)
 		same_classes = t.shard_labels[i] == idx->shard_labels[i];
 	if (!same_classes) {
-		rf_log(log_level, RF_LOG_WARN, "%s: not used, its class folders are not the "
+		rfi_log(log_level, RF_LOG_WARN, "%s: not used, its class folders are not the "
 		       "source's; scanning the shards", path);
-		rf_index_free(&t);
+		rfi_index_free(&t);
 		return 1;
 	}
 	if (!t.shard_sizes || !shards_match(&t, idx->root_fd, &st.st_mtim, why, sizeof(why))) {
-		rf_log(log_level, RF_LOG_WARN, "%s: not used, the shards changed since it was "
+		rfi_log(log_level, RF_LOG_WARN, "%s: not used, the shards changed since it was "
 		       "written (%s); scanning the shards", path,
 		       t.shard_sizes ? why : "it records no sizes");
-		rf_index_free(&t);
+		rfi_index_free(&t);
 		return 1;
 	}
 	/* the source's root and listing; the index's records. Local shards
@@ -183,7 +183,7 @@ int rf_index_adopt_beside(rf_index *idx, int any_name, rf_log_level log_level)
 	t.progress_user = idx->progress_user;
 	idx->root = NULL;
 	idx->root_fd = -1;
-	rf_index_free(idx);
+	rfi_index_free(idx);
 	*idx = t;
 	return 0;
 }

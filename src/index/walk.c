@@ -32,7 +32,7 @@ static int skipped(const char *name, int mode)
 static int is_image_name(const char *name)
 {
 	const char *dot = strrchr(name, '.');
-	return dot && rf_index_image_ext(dot + 1);
+	return dot && rfi_index_image_ext(dot + 1);
 }
 
 /* Notes what the walk saw that is not a loose sample of its own: .tar
@@ -43,7 +43,7 @@ static void saw(rf_index *idx, const char *rel, const char *name)
 	size_t n = strlen(name);
 	if (n > 4 && !strcmp(name + n - 4, ".tar")) {
 		if (!idx->walk_tars++)
-			rf_fmt(idx->walk_first_tar, sizeof(idx->walk_first_tar), "%s", rel);
+			rfi_fmt(idx->walk_first_tar, sizeof(idx->walk_first_tar), "%s", rel);
 	} else if (!strcmp(name, "zstd.dict") || !strcmp(name, RF_INDEX_OBJECT_NAME)) {
 		idx->walk_pack_files++;
 	}
@@ -90,17 +90,17 @@ static int check_loop(int dfd, const char *rel, size_t rel_len, const struct dir
 	struct stat st;
 	if (fstat(dfd, &st) != 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "'%s': %s", rel, strerror(e));
+		rfi_fmt(err, errlen, "'%s': %s", rel, strerror(e));
 		return -e;
 	}
 	*self = (struct dir_chain){ st.st_dev, st.st_ino, rel_len, up };
 	for (const struct dir_chain *a = up; a; a = a->up) {
 		if (a->dev == st.st_dev && a->ino == st.st_ino) {
 			if (a->rel_len == 0)
-				rf_fmt(err, errlen, "'%s': symlink loop (it leads back to the root)",
+				rfi_fmt(err, errlen, "'%s': symlink loop (it leads back to the root)",
 				       rel);
 			else
-				rf_fmt(err, errlen, "'%s': symlink loop (it leads back to '%.*s')",
+				rfi_fmt(err, errlen, "'%s': symlink loop (it leads back to '%.*s')",
 				       rel, (int)a->rel_len, rel);
 			return -ELOOP;
 		}
@@ -172,7 +172,7 @@ static int attach_others(rf_index *idx, dir_others *o, int dfd, char *rel, size_
 	qsort_r(o->offs, o->n, sizeof(size_t), cmp_name_off, o->names);
 	for (size_t i = 0; i < o->nimages; i++) {
 		size_t e = o->images[i];
-		const char *path = rf_index_path(idx, e);
+		const char *path = rfi_index_path(idx, e);
 		const char *base = strrchr(path, '/');
 		base = base ? base + 1 : path;
 		size_t k = key_len(base);
@@ -201,7 +201,7 @@ static int attach_others(rf_index *idx, dir_others *o, int dfd, char *rel, size_
 				continue;
 			rel[rel_len] = '/';
 			memcpy(rel + rel_len + 1, x, xlen + 1);
-			int ret = rf_index_add_extra_file(idx, e, rel, rel_len + 1 + xlen,
+			int ret = rfi_index_add_extra_file(idx, e, rel, rel_len + 1 + xlen,
 							  (int64_t)st.st_size);
 			rel[rel_len] = '\0';
 			if (ret)
@@ -230,7 +230,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 		close(dfd);
 		return ret;
 	}
-	ret = rf_index_stamp_add(idx, dfd, rel, "");
+	ret = rfi_index_stamp_add(idx, dfd, rel, "");
 	if (ret) {
 		close(dfd);
 		return ret;
@@ -239,7 +239,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 	if (!d) {
 		int e = errno;
 		close(dfd);
-		rf_fmt(err, errlen, "'%s': %s", rel, strerror(e));
+		rfi_fmt(err, errlen, "'%s': %s", rel, strerror(e));
 		return -e;
 	}
 	struct dirent *de;
@@ -250,7 +250,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 			continue;
 		size_t nlen = strlen(name);
 		if (rel_len + 1 + nlen + 1 > PATH_MAX) {
-			rf_fmt(err, errlen, "'%s/%s': path too long", rel, name);
+			rfi_fmt(err, errlen, "'%s/%s': path too long", rel, name);
 			ret = -ENAMETOOLONG;
 			break;
 		}
@@ -262,7 +262,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 			int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (sub < 0) {
 				int e = errno;
-				rf_fmt(err, errlen, "'%s': %s", rel, strerror(e));
+				rfi_fmt(err, errlen, "'%s': %s", rel, strerror(e));
 				ret = -e;
 				break;
 			}
@@ -281,7 +281,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 			if (size >= 0 && !S_ISREG(st.st_mode))
 				continue;
 			saw(idx, rel, name);
-			ret = rf_index_add(idx, rel, len, size, label);
+			ret = rfi_index_add(idx, rel, len, size, label);
 			if (!ret && !(any_name & RF_INDEX_RAW))
 				ret = push_size(&others.images, &others.nimages, &others.icap,
 						idx->count - 1);
@@ -297,22 +297,22 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 	return ret;
 }
 
-int rf_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char *err,
+int rfi_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char *err,
 			      size_t errlen)
 {
-	int ret = rf_index_set_root(idx, dir, err, errlen);
+	int ret = rfi_index_set_root(idx, dir, err, errlen);
 	if (ret)
 		return ret;
 	int rfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rfd < 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "'%s': %s", dir, strerror(e));
+		rfi_fmt(err, errlen, "'%s': %s", dir, strerror(e));
 		return -e;
 	}
 	struct dir_chain root;
 	ret = check_loop(rfd, dir, 0, NULL, &root, err, errlen);
 	if (!ret)
-		ret = rf_index_stamp_add(idx, rfd, "", "");
+		ret = rfi_index_stamp_add(idx, rfd, "", "");
 	if (ret) {
 		close(rfd);
 		return ret;
@@ -336,7 +336,7 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char
 			if ((any_name & RF_INDEX_RAW) && fstatat(dirfd(d), de->d_name, &st, 0) == 0 &&
 			    S_ISREG(st.st_mode)) {
 				saw(idx, de->d_name, de->d_name);
-				ret = rf_index_add(idx, de->d_name, strlen(de->d_name),
+				ret = rfi_index_add(idx, de->d_name, strlen(de->d_name),
 						   (int64_t)st.st_size, -1);
 				if (ret)
 					goto out;
@@ -376,7 +376,7 @@ int rf_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char
 		int cfd = openat(dirfd(d), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (cfd < 0) {
 			int e = errno;
-			rf_fmt(err, errlen, "'%s/%s': %s", dir, rel, strerror(e));
+			rfi_fmt(err, errlen, "'%s/%s': %s", dir, rel, strerror(e));
 			ret = -e;
 			goto out;
 		}

@@ -10,12 +10,12 @@
 
 #include "util/util.h"
 
-int rf_bufpool_init(rf_bufpool *p, size_t cap, size_t align, uint32_t max_live)
+int rfi_bufpool_init(rf_bufpool *p, size_t cap, size_t align, uint32_t max_live)
 {
 	memset(p, 0, sizeof(*p));
 	p->align = align;
 	p->cap = RF_ALIGN_UP(cap, align);
-	rf_fifo_init(&p->live, max_live);
+	rfi_fifo_init(&p->live, max_live);
 	p->rec = calloc(max_live, sizeof(*p->rec));
 	if (!p->rec)
 		return -ENOMEM;
@@ -36,7 +36,7 @@ int rf_bufpool_init(rf_bufpool *p, size_t cap, size_t align, uint32_t max_live)
 	return 0;
 }
 
-void rf_bufpool_destroy(rf_bufpool *p)
+void rfi_bufpool_destroy(rf_bufpool *p)
 {
 	if (p->base)
 		munmap(p->base, p->cap);
@@ -44,10 +44,10 @@ void rf_bufpool_destroy(rf_bufpool *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int rf_bufpool_alloc(rf_bufpool *p, size_t len, uint32_t *ticket, uint8_t **ptr)
+int rfi_bufpool_alloc(rf_bufpool *p, size_t len, uint32_t *ticket, uint8_t **ptr)
 {
 	len = RF_ALIGN_UP(len ? len : 1, p->align);
-	if (rf_fifo_full(&p->live) || len > p->cap)
+	if (rfi_fifo_full(&p->live) || len > p->cap)
 		return -ENOSPC;
 	size_t off;
 	if (p->live.count == 0) {
@@ -68,7 +68,7 @@ int rf_bufpool_alloc(rf_bufpool *p, size_t len, uint32_t *ticket, uint8_t **ptr)
 			return -ENOSPC;
 	}
 	assert(off + len <= p->cap);
-	uint32_t t = rf_fifo_push(&p->live);
+	uint32_t t = rfi_fifo_push(&p->live);
 	p->rec[t] = (rf_bufpool_rec){ .off = off, .end = off + len, .freed = 0 };
 	p->head = off + len;
 	*ticket = t;
@@ -76,11 +76,11 @@ int rf_bufpool_alloc(rf_bufpool *p, size_t len, uint32_t *ticket, uint8_t **ptr)
 	return 0;
 }
 
-void rf_bufpool_free(rf_bufpool *p, uint32_t ticket)
+void rfi_bufpool_free(rf_bufpool *p, uint32_t ticket)
 {
 	/* a live allocation, not given back yet */
-	assert(rf_fifo_holds(&p->live, ticket) && !p->rec[ticket].freed);
+	assert(rfi_fifo_holds(&p->live, ticket) && !p->rec[ticket].freed);
 	p->rec[ticket].freed = 1;
-	while (p->live.count && p->rec[rf_fifo_peek(&p->live)].freed)
-		p->tail = p->rec[rf_fifo_pop(&p->live)].end;
+	while (p->live.count && p->rec[rfi_fifo_peek(&p->live)].freed)
+		p->tail = p->rec[rfi_fifo_pop(&p->live)].end;
 }

@@ -34,15 +34,15 @@ typedef struct rf_bufpool {
 
 /* Maps cap bytes (rounded up to align) and room for max_live allocations.
  * Returns 0 or -ENOMEM. */
-int rf_bufpool_init(rf_bufpool *p, size_t cap, size_t align, uint32_t max_live);
-void rf_bufpool_destroy(rf_bufpool *p);
+int rfi_bufpool_init(rf_bufpool *p, size_t cap, size_t align, uint32_t max_live);
+void rfi_bufpool_destroy(rf_bufpool *p);
 
 /* Takes len bytes (rounded up to align). Returns 0 with *ticket and *ptr set,
  * or -ENOSPC when the space is not free now (try again after a free). */
-int rf_bufpool_alloc(rf_bufpool *p, size_t len, uint32_t *ticket, uint8_t **ptr);
+int rfi_bufpool_alloc(rf_bufpool *p, size_t len, uint32_t *ticket, uint8_t **ptr);
 
 /* Gives back the allocation named by ticket (once: a ticket given back
  * twice is a bug, asserted). */
-void rf_bufpool_free(rf_bufpool *p, uint32_t ticket);
+void rfi_bufpool_free(rf_bufpool *p, uint32_t ticket);
 
 #endif

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-size_t rf_dio_alignment(int dirfd, const char *path)
+size_t rfi_dio_alignment(int dirfd, const char *path)
 {
 	struct statx stx = { 0 };
 	if (syscall(SYS_statx, dirfd, path, 0, STATX_DIOALIGN, &stx) != 0)

@@ -9,6 +9,6 @@
  * for path (relative to dirfd), or 0 when the kernel or the file system does
  * not say (the caller then assumes 4096, which every Linux block size
  * divides), or 1 when the file system does not support O_DIRECT at all. */
-size_t rf_dio_alignment(int dirfd, const char *path);
+size_t rfi_dio_alignment(int dirfd, const char *path);
 
 #endif

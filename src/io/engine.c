@@ -2,7 +2,7 @@
  * jobs for the pread pool), collect their completions, retry what is
  * transient, fall back to buffered reads where O_DIRECT is refused, back
  * off when the system runs short of descriptors or memory, and queue the
- * results for rf_io_reap(). Set-up and teardown: engine_setup.c. */
+ * results for rfi_io_reap(). Set-up and teardown: engine_setup.c. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <errno.h>
@@ -31,14 +31,14 @@ static uint16_t chunks_of(uint32_t span)
 	return (uint16_t)((span + RF_IO_CHUNK - 1) / RF_IO_CHUNK);
 }
 
-size_t rf_io_align(const rf_io *io)
+size_t rfi_io_align(const rf_io *io)
 {
 	return io->align;
 }
 
 /* Aligned whenever O_DIRECT was asked for, even after a fallback to
  * buffered reads: a buffer sized before the fallback must still fit. */
-size_t rf_io_span(const rf_io *io, uint64_t offset, uint32_t len)
+size_t rfi_io_span(const rf_io *io, uint64_t offset, uint32_t len)
 {
 	if (!io->p.direct)
 		return len;
@@ -46,7 +46,7 @@ size_t rf_io_span(const rf_io *io, uint64_t offset, uint32_t len)
 	return (size_t)(RF_ALIGN_UP(offset + len, io->align) - start);
 }
 
-void rf_io_get_info(const rf_io *io, rf_io_info *info)
+void rfi_io_get_info(const rf_io *io, rf_io_info *info)
 {
 	static const rf_io_path paths[] = { RF_IO_URING_FIXED, RF_IO_URING_PLAIN, RF_IO_PREAD };
 	info->path = paths[io->backend];
@@ -56,13 +56,13 @@ void rf_io_get_info(const rf_io *io, rf_io_info *info)
 	info->inflight = io->inflight;
 	info->http = (rf_io_http_counts){ 0 };
 	if (io->http)
-		rf_http_get_counts(io->http, &info->http);
+		rfi_http_get_counts(io->http, &info->http);
 }
 
 /* O_NONBLOCK: a FIFO put where a file was must not block the open (waiting
  * for a writer) or its read; regular files ignore the flag, and io_uring
  * still punts their reads to a worker when they would block. */
-int rf_io_open_flags(int direct)
+int rfi_io_open_flags(int direct)
 {
 	return O_RDONLY | O_NONBLOCK | (direct ? O_DIRECT : 0);
 }
@@ -199,7 +199,7 @@ static void http_polled(rf_io *io, uint64_t ud, int res)
 	if (!io->http || fd >= io->nsocks || io->socks[fd].gen != gen || !io->socks[fd].armed)
 		return; /* a poll taken back */
 	io->socks[fd].armed = 0;
-	rf_http_socket_ready(io->http, fd, res < 0 ? POLLERR : (short)res);
+	rfi_http_socket_ready(io->http, fd, res < 0 ? POLLERR : (short)res);
 	rf_io_sock *k = &io->socks[fd];
 	if (k->events && !k->armed)
 		arm_poll(io, fd);
@@ -216,7 +216,7 @@ static void http_done(void *engine, uint32_t id, const rf_http_result *r)
 	q->ms = (uint32_t)RF_MIN(r->ns / 1000000, (uint64_t)UINT32_MAX);
 	q->open_res = r->step == RF_IO_STEP_OPEN ? r->res : 0;
 	q->read_res = r->res;
-	rf_fmt(q->why, sizeof(q->why), "%s", r->why ? r->why : "");
+	rfi_fmt(q->why, sizeof(q->why), "%s", r->why ? r->why : "");
 	finished(io, id);
 }
 
@@ -233,20 +233,20 @@ static void start_http(rf_io *io, uint32_t id, rf_io_req *q)
 	if (!io->http && !io->http_failed) {
 		char why[256];
 		rf_http_hooks hooks = { .engine = io, .watch = http_watch, .done = http_done };
-		if (io->backend == BACKEND_PREAD || rf_http_create(&io->http, &hooks, &io->p, why,
+		if (io->backend == BACKEND_PREAD || rfi_http_create(&io->http, &hooks, &io->p, why,
 								  sizeof(why))) {
 			io->http_failed = 1;
 			if (io->backend == BACKEND_PREAD)
-				rf_fmt(why, sizeof(why), "http(s) reads need io_uring (the pread path "
+				rfi_fmt(why, sizeof(why), "http(s) reads need io_uring (the pread path "
 				       "has no event loop for sockets)");
-			rf_log(io->p.log_level, RF_LOG_ERROR, "%s", why);
+			rfi_log(io->p.log_level, RF_LOG_ERROR, "%s", why);
 		}
 	}
 	if (!io->http) {
 		http_done(io, id, &(rf_http_result){ .res = -EPROTONOSUPPORT, .step = RF_IO_STEP_OPEN });
 		return;
 	}
-	rf_http_start(io->http, id, &(rf_http_ask){ .offset = q->rd.offset, .len = q->rd.len,
+	rfi_http_start(io->http, id, &(rf_http_ask){ .offset = q->rd.offset, .len = q->rd.len,
 						    .size = q->rd.size, .etag = q->rd.etag },
 		      q->rd.url, q->rd.buf, q->rd.etag_out);
 }
@@ -263,7 +263,7 @@ static void start(rf_io *io, uint32_t id)
 		return;
 	}
 	const rf_io_file *f = q->chain ? NULL : &io->files[q->rd.file];
-	uint32_t was = q->span; /* 0: its first start (rf_io_submit cleared q) */
+	uint32_t was = q->span; /* 0: its first start (rfi_io_submit cleared q) */
 	q->direct = (uint8_t)(f ? f->direct : io->direct);
 	q->start = q->direct ? q->rd.offset & ~((uint64_t)io->align - 1) : q->rd.offset;
 	q->skip = (uint32_t)(q->rd.offset - q->start);
@@ -280,7 +280,7 @@ static void start(rf_io *io, uint32_t id)
 	q->fixed_file = (uint8_t)(f ? f->slot >= 0 : io->backend == BACKEND_FIXED);
 	io->inflight++;
 	if (io->backend == BACKEND_PREAD) {
-		rf_idq_push(&io->pread.jobs, id);
+		rfi_idq_push(&io->pread.jobs, id);
 		return;
 	}
 	if (!q->chain) {
@@ -289,7 +289,7 @@ static void start(rf_io *io, uint32_t id)
 	}
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&io->ring);
 	assert(sqe); /* have_room() reserved the whole chain */
-	int flags = rf_io_open_flags(q->direct);
+	int flags = rfi_io_open_flags(q->direct);
 	if (io->backend == BACKEND_PLAIN) {
 		io_uring_prep_openat(sqe, q->rd.dirfd, q->rd.path, flags | O_CLOEXEC, 0);
 		io_uring_sqe_set_data64(sqe, (uint64_t)id << 2 | OP_OPEN);
@@ -309,31 +309,31 @@ static void start(rf_io *io, uint32_t id)
 static void start_again(rf_io *io)
 {
 	while (io->again_q.count && io->inflight < io->cap) {
-		uint32_t id = io->again[rf_fifo_peek(&io->again_q)];
+		uint32_t id = io->again[rfi_fifo_peek(&io->again_q)];
 		const rf_io_req *q = &io->reqs[id];
 		/* the span is at most what it was (direct only ever turns off) */
 		if (!have_room(io, sqes_of(q->span, q->chain)))
 			return;
-		rf_fifo_pop(&io->again_q);
+		rfi_fifo_pop(&io->again_q);
 		start(io, id);
 	}
 }
 
-int rf_io_ready(rf_io *io, size_t span)
+int rfi_io_ready(rf_io *io, size_t span)
 {
 	start_again(io);
 	return !io->again_q.count && io->nfree && io->inflight < io->cap &&
 	       have_room(io, sqes_of((uint32_t)span, 1));
 }
 
-int rf_io_ready_n(rf_io *io, size_t span, uint32_t n)
+int rfi_io_ready_n(rf_io *io, size_t span, uint32_t n)
 {
 	start_again(io);
 	return !io->again_q.count && io->nfree >= n && io->inflight + n <= io->cap &&
 	       have_room(io, n * sqes_of((uint32_t)span, 1));
 }
 
-void rf_io_submit(rf_io *io, const rf_io_read *rd)
+void rfi_io_submit(rf_io *io, const rf_io_read *rd)
 {
 	assert(io->nfree && rd->len > 0);
 	uint32_t id = io->free_ids[--io->nfree];
@@ -351,7 +351,7 @@ static void read_again(rf_io *io, uint32_t id)
 {
 	/* Bounded: a read is either in flight, waiting here, or free (the
 	 * push asserts room). */
-	io->again[rf_fifo_push(&io->again_q)] = id;
+	io->again[rfi_fifo_push(&io->again_q)] = id;
 }
 
 /* Queues the result of read id; its number is freed when it is reaped, so
@@ -363,7 +363,7 @@ static void complete(rf_io *io, uint32_t id, int32_t res, int step)
 		res = res <= (int32_t)q->skip ? 0 : (int32_t)RF_MIN((uint32_t)res - q->skip, q->rd.len);
 	q->result = res;
 	q->step = (uint8_t)step;
-	io->done[rf_fifo_push(&io->done_q)] = id; /* bounded as above */
+	io->done[rfi_fifo_push(&io->done_q)] = id; /* bounded as above */
 }
 
 /* Errors that say the system is short of something (descriptors, memory),
@@ -400,7 +400,7 @@ static void finished(rf_io *io, uint32_t id)
 		uint32_t cap = RF_MAX(1u, io->inflight);
 		if (cap < io->cap) {
 			if (io->cap == io->p.depth) /* logged once */
-				rf_log(io->p.log_level, RF_LOG_WARN, "%s: %s: fewer reads in flight "
+				rfi_log(io->p.log_level, RF_LOG_WARN, "%s: %s: fewer reads in flight "
 				       "(%u, then as many as the system allows)",
 				       step == RF_IO_STEP_OPEN ? "open" : "read", strerror(-res), cap);
 			io->cap = cap;
@@ -425,7 +425,7 @@ static void finished(rf_io *io, uint32_t id)
 		 * device refuses it too: that EINVAL goes to the caller.) */
 		if (io->direct) {
 			io->direct = 0;
-			rf_log(io->p.log_level, RF_LOG_WARN, "O_DIRECT refused (EINVAL) under %s: "
+			rfi_log(io->p.log_level, RF_LOG_WARN, "O_DIRECT refused (EINVAL) under %s: "
 			       "using buffered reads", io->p.name ? io->p.name : "the source");
 		}
 		read_again(io, id);
@@ -474,7 +474,7 @@ static void reap_ring(rf_io *io)
 		if (UD_IS_WRITE(cqe->user_data)) {
 			uint32_t w = (uint32_t)(cqe->user_data & (RF_IO_MAX_WRITES - 1));
 			io->writes[w].res = cqe->res;
-			io->wdone[rf_fifo_push(&io->wdone_q)] = w;
+			io->wdone[rfi_fifo_push(&io->wdone_q)] = w;
 			io->writes_inflight--;
 			continue;
 		}
@@ -510,42 +510,42 @@ static void reap_ring(rf_io *io)
 
 static void reap_pread(rf_io *io)
 {
-	uint32_t n = rf_idq_drain(&io->pread.done, io->drain, io->p.depth);
+	uint32_t n = rfi_idq_drain(&io->pread.done, io->drain, io->p.depth);
 	for (uint32_t i = 0; i < n; i++)
 		finished(io, io->drain[i]);
 }
 
-void rf_io_describe(const rf_io_done *d, char *buf, size_t len)
+void rfi_io_describe(const rf_io_done *d, char *buf, size_t len)
 {
 	char what[RF_IO_WHY_MAX];
 	if (d->why[0])
-		rf_fmt(what, sizeof(what), "%s", d->why);
+		rfi_fmt(what, sizeof(what), "%s", d->why);
 	else if (d->res == -ESTALE && d->http_status == 412)
-		rf_fmt(what, sizeof(what), "changed on the server (HTTP 412: not the ETag indexed)");
+		rfi_fmt(what, sizeof(what), "changed on the server (HTTP 412: not the ETag indexed)");
 	else if (d->http_status >= 400)
-		rf_fmt(what, sizeof(what), "HTTP %u", d->http_status);
+		rfi_fmt(what, sizeof(what), "HTTP %u", d->http_status);
 	else if (d->res == -ETIMEDOUT)
-		rf_fmt(what, sizeof(what), "timed out");
+		rfi_fmt(what, sizeof(what), "timed out");
 	else if (d->res == -ECONNRESET)
-		rf_fmt(what, sizeof(what), "connection reset or cut short");
+		rfi_fmt(what, sizeof(what), "connection reset or cut short");
 	else if (d->res == -EPROTONOSUPPORT && d->tries == 0)
-		rf_fmt(what, sizeof(what), "no http(s) reads here (a build without libcurl, or the "
+		rfi_fmt(what, sizeof(what), "no http(s) reads here (a build without libcurl, or the "
 		       "pread path)");
 	else
-		rf_fmt(what, sizeof(what), "%s", strerror(-d->res));
+		rfi_fmt(what, sizeof(what), "%s", strerror(-d->res));
 	if (d->tries > 1)
-		rf_fmt(buf, len, "%s (%u tries in %.1f s)", what, d->tries, d->ms / 1e3);
+		rfi_fmt(buf, len, "%s (%u tries in %.1f s)", what, d->tries, d->ms / 1e3);
 	else
-		rf_fmt(buf, len, "%s", what);
+		rfi_fmt(buf, len, "%s", what);
 }
 
-uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max)
+uint32_t rfi_io_reap(rf_io *io, rf_io_done *done, uint32_t max)
 {
 	if (io->backend == BACKEND_PREAD)
 		reap_pread(io);
 	uint32_t n = 0;
 	while (n < max && io->done_q.count) {
-		uint32_t id = io->done[rf_fifo_pop(&io->done_q)];
+		uint32_t id = io->done[rfi_fifo_pop(&io->done_q)];
 		const rf_io_req *q = &io->reqs[id];
 		done[n++] = (rf_io_done){ .tag = q->rd.tag, .res = q->result, .skip = q->skip,
 					  .step = q->step, .size = q->object_size,
@@ -559,7 +559,7 @@ uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max)
 	return n;
 }
 
-int rf_io_write(rf_io *io, int fd, const void *buf, uint32_t len, uint64_t offset, uint64_t tag)
+int rfi_io_write(rf_io *io, int fd, const void *buf, uint32_t len, uint64_t offset, uint64_t tag)
 {
 	if (io->backend == BACKEND_PREAD)
 		return -ENOTSUP;
@@ -579,23 +579,23 @@ int rf_io_write(rf_io *io, int fd, const void *buf, uint32_t len, uint64_t offse
 	return 0;
 }
 
-uint32_t rf_io_reap_writes(rf_io *io, rf_io_wrote *out, uint32_t max)
+uint32_t rfi_io_reap_writes(rf_io *io, rf_io_wrote *out, uint32_t max)
 {
 	uint32_t n = 0;
 	while (n < max && io->wdone_q.count) {
-		uint32_t w = io->wdone[rf_fifo_pop(&io->wdone_q)];
+		uint32_t w = io->wdone[rfi_fifo_pop(&io->wdone_q)];
 		out[n++] = (rf_io_wrote){ .tag = io->writes[w].tag, .res = io->writes[w].res };
 		io->writes[w].busy = 0;
 	}
 	return n;
 }
 
-int rf_io_wait(rf_io *io)
+int rfi_io_wait(rf_io *io)
 {
-	return rf_io_wait_until(io, UINT64_MAX);
+	return rfi_io_wait_until(io, UINT64_MAX);
 }
 
-int rf_io_wait_until(rf_io *io, uint64_t until)
+int rfi_io_wait_until(rf_io *io, uint64_t until)
 {
 	start_again(io);
 	if (io->backend == BACKEND_PREAD) {
@@ -629,13 +629,13 @@ int rf_io_wait_until(rf_io *io, uint64_t until)
 		arm_wake(io);
 	/* with results waiting, only collect what else finished (DEFER_TASKRUN
 	 * posts completions only when this thread asks the kernel for them) */
-	uint64_t deadline = io->http ? rf_http_deadline(io->http) : UINT64_MAX, now;
+	uint64_t deadline = io->http ? rfi_http_deadline(io->http) : UINT64_MAX, now;
 	deadline = RF_MIN(deadline, until);
 	int ret;
 	if (io->done_q.count || io->wdone_q.count) {
 		ret = io_uring_submit_and_get_events(&io->ring);
 	} else if (deadline != UINT64_MAX) { /* curl's timer: sleep no longer than it */
-		now = rf_now_ns();
+		now = rfi_now_ns();
 		uint64_t ns = deadline > now ? deadline - now : 0;
 		struct __kernel_timespec ts = { .tv_sec = (long long)(ns / 1000000000ull),
 						.tv_nsec = (long long)(ns % 1000000000ull) };
@@ -651,11 +651,11 @@ int rf_io_wait_until(rf_io *io, uint64_t until)
 		return ret;
 	reap_ring(io);
 	if (io->http)
-		rf_http_run_timer(io->http);
+		rfi_http_run_timer(io->http);
 	return 0;
 }
 
-int rf_io_file_open(rf_io *io, int dirfd, const char *path)
+int rfi_io_file_open(rf_io *io, int dirfd, const char *path)
 {
 	uint32_t h = 0;
 	while (h < io->p.max_files && io->files[h].fd >= 0)
@@ -663,10 +663,10 @@ int rf_io_file_open(rf_io *io, int dirfd, const char *path)
 	if (h == io->p.max_files)
 		return -EMFILE;
 	int direct = io->direct;
-	int fd = openat(dirfd, path, rf_io_open_flags(direct) | O_CLOEXEC);
+	int fd = openat(dirfd, path, rfi_io_open_flags(direct) | O_CLOEXEC);
 	if (fd < 0 && errno == EINVAL && direct) {
 		direct = 0; /* a file system without O_DIRECT (a FIFO fails again below) */
-		fd = openat(dirfd, path, rf_io_open_flags(0) | O_CLOEXEC);
+		fd = openat(dirfd, path, rfi_io_open_flags(0) | O_CLOEXEC);
 	}
 	if (fd < 0)
 		return -errno;
@@ -680,7 +680,7 @@ int rf_io_file_open(rf_io *io, int dirfd, const char *path)
 	return (int)h;
 }
 
-void rf_io_file_close(rf_io *io, int file)
+void rfi_io_file_close(rf_io *io, int file)
 {
 	if (file < 0 || (uint32_t)file >= io->p.max_files || io->files[file].fd < 0)
 		return;

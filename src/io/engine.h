@@ -45,13 +45,13 @@ typedef struct rf_io_sign {
                                     * is not kept (its reads carry no If-Match) */
 #define RF_IO_WHY_MAX 192          /* what the server did, for a failed URL read's message */
 
-/* URL reads' counters (rf_io_get_info), since the engine was made. */
+/* URL reads' counters (rfi_io_get_info), since the engine was made. */
 typedef struct rf_io_http_counts {
 	uint64_t requests;  /* transfers made (a read tried again counts each time) */
 	uint64_t retries;   /* transfers that failed and were tried again, by kind: */
 	uint64_t retry_throttled, retry_server, retry_connection, retry_stalled;
 	                    /* 429 or 503; 500, 502, 504 or a response that broke
-	                     * rf_http_check's rules (another range, an encoding,
+	                     * rfi_http_check's rules (another range, an encoding,
 	                     * another ETag); a reset or a body cut short; no byte
 	                     * for 15 s, or the transfer's time ran out */
 	uint64_t errors;    /* reads that failed for good */
@@ -69,13 +69,13 @@ typedef struct rf_io_params {
 	rf_io_path path;         /* RF_IO_AUTO: the best the system has */
 	uint32_t depth;          /* reads in flight at most (>= 1) */
 	size_t max_read;         /* the largest span a read may cover, bytes */
-	uint32_t max_files;      /* files kept open at once (rf_io_file_open) */
+	uint32_t max_files;      /* files kept open at once (rfi_io_file_open) */
 	int direct;              /* try O_DIRECT (falls back where refused) */
 	int probe_dirfd;         /* a file of the kind to be read, for the */
 	const char *probe_path;  /* O_DIRECT alignment (statx); NULL: 4096 */
 	int pread_threads;       /* pread path: threads (0: 16) */
 	int wake_fd;             /* the caller's eventfd: a write to it ends
-	                          * rf_io_wait() (others may write it before the
+	                          * rfi_io_wait() (others may write it before the
 	                          * engine exists, so it is not the engine's) */
 	const char *name;        /* what is read, for log lines ("under NAME") */
 	rf_log_level log_level;
@@ -86,8 +86,8 @@ typedef struct rf_io_params {
 
 /* A read: up to len bytes at offset of a file. The file is path (relative to
  * dirfd; opened, read and closed for this read) when path is set, else the
- * file handle from rf_io_file_open(). buf holds rf_io_span(offset, len)
- * bytes and is aligned to rf_io_align(). */
+ * file handle from rfi_io_file_open(). buf holds rfi_io_span(offset, len)
+ * bytes and is aligned to rfi_io_align(). */
 typedef struct rf_io_read {
 	int dirfd;
 	const char *path;  /* must stay valid until the read completes */
@@ -118,7 +118,7 @@ typedef struct rf_io_done {
 	uint8_t direct; /* read with O_DIRECT */
 	uint64_t size; /* a URL read: the object's bytes as the server said them, or 0 */
 	/* a URL read: the last response's HTTP status (0: none came), the
-	 * transfers made and the time they took, for rf_io_describe() */
+	 * transfers made and the time they took, for rfi_io_describe() */
 	uint16_t http_status;
 	uint16_t tries;
 	uint32_t ms;
@@ -142,78 +142,78 @@ typedef struct rf_io_info {
  * "changed on the server (HTTP 412: ...)", "asked bytes 0-99, the server
  * sent Content-Range bytes 100-199/4096 (8 tries in 6.1 s)", "timed out (3
  * tries in 120.0 s)"). */
-void rf_io_describe(const rf_io_done *d, char *buf, size_t len);
+void rfi_io_describe(const rf_io_done *d, char *buf, size_t len);
 
 /* Creates an engine on the calling thread (which alone may use it).
  * @return : 0 with *out set; RF_ENOIOURING when p->path forces an io_uring
  *           path the system lacks; -ENOMEM; err[errlen] says why. */
-int rf_io_create(rf_io **out, const rf_io_params *p, char *err, size_t errlen);
+int rfi_io_create(rf_io **out, const rf_io_params *p, char *err, size_t errlen);
 
 /* Cancels the reads in flight, waits for them (a second at most: a read
  * stuck in a device is left to the kernel), closes the files and frees the
  * engine. The buffers are the caller's: free them after this. Accepts NULL. */
-void rf_io_destroy(rf_io *io);
+void rfi_io_destroy(rf_io *io);
 
 /* Registers the memory reads will land in (up to 2 regions, each at most
  * 1 GiB; a read into a region is a READ_FIXED: no page pinning per read).
  * Call once, before the first read. The regions must outlive the engine.
  * Not registering (or failing to, which is logged) costs speed, not
  * correctness. @return : 1 registered, 0 not. */
-int rf_io_register_regions(rf_io *io, const rf_io_region *regions, int n);
+int rfi_io_register_regions(rf_io *io, const rf_io_region *regions, int n);
 
-void rf_io_get_info(const rf_io *io, rf_io_info *info);
+void rfi_io_get_info(const rf_io *io, rf_io_info *info);
 
 /* Bytes a read of len bytes at offset needs in its buffer (the aligned span
  * that contains it while O_DIRECT may be used, else len). */
-size_t rf_io_span(const rf_io *io, uint64_t offset, uint32_t len);
+size_t rfi_io_span(const rf_io *io, uint64_t offset, uint32_t len);
 
 /* The alignment buffers must have. */
-size_t rf_io_align(const rf_io *io);
+size_t rfi_io_align(const rf_io *io);
 
 /* Opens path (relative to dirfd) to be read many times (a shard), registered
  * with the ring when it can be. @return : a file handle >= 0, or a negative
  * errno (-EMFILE when max_files are open). */
-int rf_io_file_open(rf_io *io, int dirfd, const char *path);
+int rfi_io_file_open(rf_io *io, int dirfd, const char *path);
 /* Closes a handle once no read of it is in flight. */
-void rf_io_file_close(rf_io *io, int file);
+void rfi_io_file_close(rf_io *io, int file);
 
 /* 1 when a read of span bytes can be submitted now (a free read number:
  * depth of them, each in use from submit to reap; below the current cap on
  * reads in flight; room in the submission queue), else 0. */
-int rf_io_ready(rf_io *io, size_t span);
+int rfi_io_ready(rf_io *io, size_t span);
 /* The same for n reads at once, none of more than span bytes (the reads
  * of one sample: its own and its fields' files). */
-int rf_io_ready_n(rf_io *io, size_t span, uint32_t n);
+int rfi_io_ready_n(rf_io *io, size_t span, uint32_t n);
 
-/* Starts a read; call only after rf_io_ready() said yes for its span. */
-void rf_io_submit(rf_io *io, const rf_io_read *rd);
+/* Starts a read; call only after rfi_io_ready() said yes for its span. */
+void rfi_io_submit(rf_io *io, const rf_io_read *rd);
 
 /* Takes up to max finished reads, in the order they finished, without
  * blocking. @return : how many. */
-uint32_t rf_io_reap(rf_io *io, rf_io_done *done, uint32_t max);
+uint32_t rfi_io_reap(rf_io *io, rf_io_done *done, uint32_t max);
 
 /* Sends what was submitted and sleeps until a read or write finishes or
  * wake_fd is written (returns at once when finished reads wait to be
  * reaped). @return : 0, or a negative errno that stops the engine (the
  * caller's stream fails with it). */
-int rf_io_wait(rf_io *io);
-/* The same, sleeping until deadline (rf_now_ns()) at the latest. */
-int rf_io_wait_until(rf_io *io, uint64_t deadline);
+int rfi_io_wait(rf_io *io);
+/* The same, sleeping until deadline (rfi_now_ns()) at the latest. */
+int rfi_io_wait_until(rf_io *io, uint64_t deadline);
 
 /* Writes: len bytes of buf to a plain descriptor (the caller's, opened
  * without O_DIRECT) at offset, through the ring: the node-local cache's
  * appends, which the thread that needed the bytes never waits for. Up to
  * RF_IO_MAX_WRITES in flight; buf must stay valid until the write is
- * reaped (rf_io_destroy() waits for the writes in flight).
+ * reaped (rfi_io_destroy() waits for the writes in flight).
  * @return : 0 submitted; -EBUSY (that many in flight: reap first);
  *           -ENOTSUP without io_uring (the pread path). */
 #define RF_IO_MAX_WRITES 64
-int rf_io_write(rf_io *io, int fd, const void *buf, uint32_t len, uint64_t offset, uint64_t tag);
+int rfi_io_write(rf_io *io, int fd, const void *buf, uint32_t len, uint64_t offset, uint64_t tag);
 typedef struct rf_io_wrote {
 	uint64_t tag;
 	int32_t res;   /* bytes written (fewer than len: the disk filled), or a negative errno */
 } rf_io_wrote;
 /* Takes up to max finished writes, without blocking. @return : how many. */
-uint32_t rf_io_reap_writes(rf_io *io, rf_io_wrote *out, uint32_t max);
+uint32_t rfi_io_reap_writes(rf_io *io, rf_io_wrote *out, uint32_t max);
 
 #endif

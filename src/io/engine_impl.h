@@ -19,7 +19,7 @@ enum { OP_OPEN = 0, OP_READ = 1, OP_CLOSE = 2 };
 /* A poll of an HTTP socket: UD_POLL | generation << 32 | fd (below UD_POLL_REMOVE). */
 #define UD_POLL (1ull << 62)
 #define UD_IS_POLL(ud) (((ud) & UD_POLL) && (ud) < UD_POLL_REMOVE)
-/* A write (rf_io_write): UD_WRITE | its number (< RF_IO_MAX_WRITES). */
+/* A write (rfi_io_write): UD_WRITE | its number (< RF_IO_MAX_WRITES). */
 #define UD_WRITE (1ull << 61)
 #define UD_IS_WRITE(ud) (((ud) & (UD_WRITE | UD_POLL)) == UD_WRITE)
 
@@ -45,7 +45,7 @@ typedef struct rf_io_req {
 	int32_t read_err;      /* the first failed read, or 0 */
 	uint16_t cqes;         /* CQEs seen of the ncqes the chain posts */
 	uint16_t ncqes;
-	int32_t result;        /* once finished: what rf_io_reap() gives back */
+	int32_t result;        /* once finished: what rfi_io_reap() gives back */
 	uint8_t step;          /* enum rf_io_step */
 	uint64_t object_size;  /* a URL read: the object's bytes (http.c), or 0 */
 	uint16_t http_status;  /* a URL read: as http.c ended it (rf_io_done's) */
@@ -61,7 +61,7 @@ typedef struct rf_io_sock {
 	uint32_t gen;          /* bumped when that poll is taken back: its late CQE is stale */
 } rf_io_sock;
 
-/* A file kept open (rf_io_file_open). */
+/* A file kept open (rfi_io_file_open). */
 typedef struct rf_io_file {
 	int fd;                /* -1: the handle is free */
 	int slot;              /* its direct descriptor, or -1 */
@@ -103,7 +103,7 @@ struct rf_io {
 	rf_io_sock *socks;     /* by fd */
 	int nsocks;
 
-	/* writes (rf_io_write): each number free, in flight or finished and
+	/* writes (rfi_io_write): each number free, in flight or finished and
 	 * not reaped (wdone_q) */
 	struct {
 		uint64_t tag;
@@ -120,11 +120,11 @@ struct rf_io {
 };
 
 /* open(2) flags of every file the engine opens (engine.c). */
-int rf_io_open_flags(int direct);
+int rfi_io_open_flags(int direct);
 
 /* engine_setup.c: the ring's flags, registration, and the teardown's
  * cancel-and-wait. */
-int rf_io_setup(rf_io *io, char *err, size_t errlen);
-void rf_io_teardown(rf_io *io);
+int rfi_io_setup(rf_io *io, char *err, size_t errlen);
+void rfi_io_teardown(rf_io *io);
 
 #endif

@@ -73,12 +73,12 @@ static int choose_backend(rf_io *io, char *err, size_t errlen)
 	int ret = ring_create(io, entries);
 	if (ret) {
 		if (p->path == RF_IO_AUTO && (ret == -ENOSYS || ret == -EPERM)) {
-			rf_log(p->log_level, RF_LOG_WARN, "io_uring_setup: %s "
+			rfi_log(p->log_level, RF_LOG_WARN, "io_uring_setup: %s "
 			       "(kernel.io_uring_disabled?): using the pread thread pool", strerror(-ret));
 			io->backend = BACKEND_PREAD;
 			return 0;
 		}
-		rf_fmt(err, errlen, "io_uring_setup: %s", strerror(-ret));
+		rfi_fmt(err, errlen, "io_uring_setup: %s", strerror(-ret));
 		return ret == -ENOSYS || ret == -EPERM ? RF_ENOIOURING : ret;
 	}
 	io_uring_register_ring_fd(&io->ring); /* optional: saves an fd lookup per enter */
@@ -94,10 +94,10 @@ static int choose_backend(rf_io *io, char *err, size_t errlen)
 		return 0;
 	}
 	if (p->path == RF_IO_URING_FIXED) {
-		rf_fmt(err, errlen, "io_uring_register_files_sparse(%u): %s", table, strerror(-ret));
+		rfi_fmt(err, errlen, "io_uring_register_files_sparse(%u): %s", table, strerror(-ret));
 		return RF_ENOIOURING;
 	}
-	rf_log(p->log_level, RF_LOG_WARN, "no direct descriptors (%s): io_uring with "
+	rfi_log(p->log_level, RF_LOG_WARN, "no direct descriptors (%s): io_uring with "
 	       "plain descriptors", strerror(-ret));
 	io->backend = BACKEND_PLAIN;
 	return 0;
@@ -105,7 +105,7 @@ static int choose_backend(rf_io *io, char *err, size_t errlen)
 
 /* Each region at most 1 GiB, the kernel's limit for one buffer: the first
  * that is larger ends the list. */
-int rf_io_register_regions(rf_io *io, const rf_io_region *regions, int n)
+int rfi_io_register_regions(rf_io *io, const rf_io_region *regions, int n)
 {
 	struct iovec iov[2];
 	unsigned k = 0;
@@ -119,7 +119,7 @@ int rf_io_register_regions(rf_io *io, const rf_io_region *regions, int n)
 		return 0;
 	int ret = io_uring_register_buffers(&io->ring, iov, k);
 	if (ret) {
-		rf_log(io->p.log_level, RF_LOG_WARN, "io_uring_register_buffers: %s; reading "
+		rfi_log(io->p.log_level, RF_LOG_WARN, "io_uring_register_buffers: %s; reading "
 		       "into unregistered buffers (check RLIMIT_MEMLOCK)", strerror(-ret));
 		return 0;
 	}
@@ -127,26 +127,26 @@ int rf_io_register_regions(rf_io *io, const rf_io_region *regions, int n)
 	return 1;
 }
 
-int rf_io_create(rf_io **out, const rf_io_params *p, char *err, size_t errlen)
+int rfi_io_create(rf_io **out, const rf_io_params *p, char *err, size_t errlen)
 {
 	*out = NULL;
 	rf_io *io = calloc(1, sizeof(*io));
 	if (!io) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	io->p = *p;
 	io->p.depth = RF_MAX(p->depth, 1u);
-	int ret = rf_io_setup(io, err, errlen);
+	int ret = rfi_io_setup(io, err, errlen);
 	if (ret) {
-		rf_io_destroy(io);
+		rfi_io_destroy(io);
 		return ret;
 	}
 	*out = io;
 	return 0;
 }
 
-int rf_io_setup(rf_io *io, char *err, size_t errlen)
+int rfi_io_setup(rf_io *io, char *err, size_t errlen)
 {
 	const rf_io_params *p = &io->p;
 	uint32_t depth = p->depth;
@@ -157,11 +157,11 @@ int rf_io_setup(rf_io *io, char *err, size_t errlen)
 	 * system says for the probe file (one source, one file system), at
 	 * least 512; 4096 when it does not say. A file system that refuses
 	 * O_DIRECT outright gets buffered reads from the start. */
-	size_t dio = p->probe_path ? rf_dio_alignment(p->probe_dirfd, p->probe_path) : 0;
+	size_t dio = p->probe_path ? rfi_dio_alignment(p->probe_dirfd, p->probe_path) : 0;
 	io->align = dio > 1 ? (dio < 512 ? 512 : dio) : 4096;
 	io->direct = p->direct && dio != 1;
 	if (p->direct && dio == 1)
-		rf_log(p->log_level, RF_LOG_WARN, "the file system under %s does not support "
+		rfi_log(p->log_level, RF_LOG_WARN, "the file system under %s does not support "
 		       "O_DIRECT (statx): using buffered reads", p->name ? p->name : "the source");
 
 	io->reqs = calloc(depth, sizeof(*io->reqs));
@@ -171,7 +171,7 @@ int rf_io_setup(rf_io *io, char *err, size_t errlen)
 	io->done = malloc(depth * sizeof(uint32_t));
 	io->files = malloc(RF_MAX(p->max_files, 1u) * sizeof(rf_io_file));
 	if (!io->reqs || !io->free_ids || !io->again || !io->drain || !io->done || !io->files) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < p->max_files; i++)
@@ -180,14 +180,14 @@ int rf_io_setup(rf_io *io, char *err, size_t errlen)
 		io->free_ids[i] = depth - 1 - i;
 	io->nfree = depth;
 	io->cap = depth;
-	rf_fifo_init(&io->again_q, depth);
-	rf_fifo_init(&io->done_q, depth);
-	rf_fifo_init(&io->wdone_q, RF_IO_MAX_WRITES);
+	rfi_fifo_init(&io->again_q, depth);
+	rfi_fifo_init(&io->done_q, depth);
+	rfi_fifo_init(&io->wdone_q, RF_IO_MAX_WRITES);
 	if (io->backend == BACKEND_PREAD) {
 		int n = p->pread_threads ? p->pread_threads : 16;
-		ret = rf_pread_pool_start(&io->pread, io, n);
+		ret = rfi_pread_pool_start(&io->pread, io, n);
 		if (ret) {
-			rf_fmt(err, errlen, "cannot start %d pread threads", n);
+			rfi_fmt(err, errlen, "cannot start %d pread threads", n);
 			return ret;
 		}
 	}
@@ -205,10 +205,10 @@ static void cancel_ring(rf_io *io)
 		io_uring_sqe_set_data64(sqe, UD_CANCEL);
 		io_uring_submit(&io->ring);
 	}
-	uint64_t deadline = rf_now_ns() + 1000000000ull;
+	uint64_t deadline = rfi_now_ns() + 1000000000ull;
 	/* writes are not cancelled (a buffered write runs to its end): waited for,
 	 * so that no write reads its buffer after the caller freed it */
-	while ((io->inflight || io->writes_inflight) && rf_now_ns() < deadline) {
+	while ((io->inflight || io->writes_inflight) && rfi_now_ns() < deadline) {
 		struct io_uring_cqe *cqe;
 		struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 50000000 };
 		if (io_uring_wait_cqe_timeout(&io->ring, &cqe, &ts) < 0 && !io_uring_cq_ready(&io->ring))
@@ -237,17 +237,17 @@ static void cancel_ring(rf_io *io)
 	}
 }
 
-void rf_io_teardown(rf_io *io)
+void rfi_io_teardown(rf_io *io)
 {
 	if (io->http) { /* its transfers end now, unreported; their polls are cancelled below */
-		io->inflight -= rf_http_active(io->http);
-		rf_http_destroy(io->http);
+		io->inflight -= rfi_http_active(io->http);
+		rfi_http_destroy(io->http);
 		io->http = NULL;
 	}
 	free(io->socks);
 	io->socks = NULL;
 	if (io->backend == BACKEND_PREAD && io->pread.threads)
-		rf_pread_pool_stop(&io->pread); /* reads in progress finish first */
+		rfi_pread_pool_stop(&io->pread); /* reads in progress finish first */
 	if (io->ring_ok)
 		cancel_ring(io);
 	if (io->files)
@@ -264,10 +264,10 @@ void rf_io_teardown(rf_io *io)
 	free(io->files);
 }
 
-void rf_io_destroy(rf_io *io)
+void rfi_io_destroy(rf_io *io)
 {
 	if (!io)
 		return;
-	rf_io_teardown(io);
+	rfi_io_teardown(io);
 	free(io);
 }

@@ -40,14 +40,14 @@ static void *worker(void *arg)
 	rf_io *io = p->io;
 	uint32_t id;
 	uint64_t idle;
-	while (rf_idq_pop_wait(&p->jobs, &id, &idle) == 0) {
+	while (rfi_idq_pop_wait(&p->jobs, &id, &idle) == 0) {
 		rf_io_req *q = &io->reqs[id];
 		if (!q->chain) { /* a kept file */
 			ssize_t n = read_span(io->files[q->rd.file].fd, q->rd.buf, q->span, q->start,
 					      q->direct, io->align);
 			q->read_res = (int32_t)n;
 		} else {
-			int fd = openat(q->rd.dirfd, q->rd.path, rf_io_open_flags(q->direct) | O_CLOEXEC);
+			int fd = openat(q->rd.dirfd, q->rd.path, rfi_io_open_flags(q->direct) | O_CLOEXEC);
 			if (fd < 0) {
 				q->open_res = -errno;
 			} else {
@@ -58,10 +58,10 @@ static void *worker(void *arg)
 			}
 		}
 		q->cqes = q->ncqes;
-		if (rf_idq_push(&p->done, id)) {
+		if (rfi_idq_push(&p->done, id)) {
 			uint64_t one = 1; /* the engine may sleep in a read of wake_fd */
 			ssize_t w = write(io->p.wake_fd, &one, sizeof(one));
-			/* the counter cannot overflow: see rf_loader_wake_ring */
+			/* the counter cannot overflow: see rfi_loader_wake_ring */
 			assert(w == (ssize_t)sizeof(one));
 			(void)w;
 		}
@@ -69,12 +69,12 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int rf_pread_pool_start(rf_pread_pool *p, rf_io *io, int n)
+int rfi_pread_pool_start(rf_pread_pool *p, rf_io *io, int n)
 {
 	p->io = io;
 	p->nthreads = 0;
 	uint32_t cap = io->p.depth;
-	if (rf_idq_init(&p->jobs, cap) || rf_idq_init(&p->done, cap))
+	if (rfi_idq_init(&p->jobs, cap) || rfi_idq_init(&p->done, cap))
 		goto fail;
 	p->threads = calloc((size_t)n, sizeof(pthread_t));
 	if (!p->threads)
@@ -82,26 +82,26 @@ int rf_pread_pool_start(rf_pread_pool *p, rf_io *io, int n)
 	for (int i = 0; i < n; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "rf-pread-%d", i % 100000);
-		if (rf_thread_start(&p->threads[i], worker, p, name))
+		if (rfi_thread_start(&p->threads[i], worker, p, name))
 			break;
 		p->nthreads++;
 	}
 	if (p->nthreads == n)
 		return 0;
 fail:
-	rf_pread_pool_stop(p);
+	rfi_pread_pool_stop(p);
 	return -ENOMEM;
 }
 
-void rf_pread_pool_stop(rf_pread_pool *p)
+void rfi_pread_pool_stop(rf_pread_pool *p)
 {
 	if (p->jobs.ids)
-		rf_idq_shutdown(&p->jobs);
+		rfi_idq_shutdown(&p->jobs);
 	for (int i = 0; i < p->nthreads; i++)
 		pthread_join(p->threads[i], NULL);
 	p->nthreads = 0;
 	free(p->threads);
 	p->threads = NULL;
-	rf_idq_destroy(&p->jobs);
-	rf_idq_destroy(&p->done);
+	rfi_idq_destroy(&p->jobs);
+	rfi_idq_destroy(&p->done);
 }

@@ -22,8 +22,8 @@ typedef struct rf_pread_pool {
 } rf_pread_pool;
 
 /* Starts n threads. @return : 0, or -ENOMEM (nothing left running). */
-int rf_pread_pool_start(rf_pread_pool *p, struct rf_io *io, int n);
+int rfi_pread_pool_start(rf_pread_pool *p, struct rf_io *io, int n);
 /* Stops and joins every thread (a read in progress finishes first). */
-void rf_pread_pool_stop(rf_pread_pool *p);
+void rfi_pread_pool_stop(rf_pread_pool *p);
 
 #endif

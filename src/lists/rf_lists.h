@@ -237,7 +237,7 @@ typedef struct rf_stat_entry {
 	{ #name, #key, RF_STAT_##kind, offsetof(rf_stats, name), sizeof(((rf_stats *)0)->name) },
 
 /* @return : counter e of s, whichever its width. */
-static inline uint64_t rf_stat_value(const rf_stats *s, const rf_stat_entry *e)
+static inline uint64_t rfi_stat_value(const rf_stats *s, const rf_stat_entry *e)
 {
 	const char *p = (const char *)s + e->offset;
 	return e->size == 4 ? *(const uint32_t *)p : *(const uint64_t *)p;

@@ -18,7 +18,7 @@
 #include "pack/pack_impl.h"
 #include "util/util.h"
 
-int rf_pack_train(rf_packer *p, rf_buf *dict, size_t *len, char *err, size_t errlen)
+int rfi_pack_train(rf_packer *p, rf_buf *dict, size_t *len, char *err, size_t errlen)
 {
 	const rf_index *idx = &p->idx;
 	uint64_t count = idx->count, sum = 0;
@@ -31,13 +31,13 @@ int rf_pack_train(rf_packer *p, rf_buf *dict, size_t *len, char *err, size_t err
 	rf_buf buf = { 0 };
 	size_t *sizes = calloc(n, sizeof(*sizes));
 	int ret = 0;
-	if (!sizes || rf_buf_reserve(&buf, (size_t)RF_MIN(n * RF_PACK_DICT_CUT, RF_PACK_DICT_BYTES)) ||
-	    rf_buf_reserve(dict, p->o->dict_size)) {
+	if (!sizes || rfi_buf_reserve(&buf, (size_t)RF_MIN(n * RF_PACK_DICT_CUT, RF_PACK_DICT_BYTES)) ||
+	    rfi_buf_reserve(dict, p->o->dict_size)) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	p->prog = (rf_pack_progress){ .phase = RF_PACK_DICT, .total = n };
-	rf_pack_tell(p);
+	rfi_pack_tell(p);
 	size_t used = 0;
 	unsigned k = 0; /* samples given to the trainer */
 	for (uint64_t j = 0; j < n && used < RF_PACK_DICT_BYTES; j++) {
@@ -46,7 +46,7 @@ int rf_pack_train(rf_packer *p, rf_buf *dict, size_t *len, char *err, size_t err
 			goto out;
 		}
 		size_t got;
-		ret = rf_pack_read(idx, j * count / n, &buf, used, RF_MIN(RF_PACK_DICT_CUT,
+		ret = rfi_pack_read(idx, j * count / n, &buf, used, RF_MIN(RF_PACK_DICT_CUT,
 				   RF_PACK_DICT_BYTES - used), &got, err, errlen);
 		if (ret)
 			goto out;
@@ -55,7 +55,7 @@ int rf_pack_train(rf_packer *p, rf_buf *dict, size_t *len, char *err, size_t err
 		used += got;
 		p->prog.done = j + 1;
 		p->prog.bytes_in = used;
-		rf_pack_tell(p);
+		rfi_pack_tell(p);
 	}
 	p->res->dict_samples = k;
 	size_t r = k ? ZDICT_trainFromBuffer(dict->p, p->o->dict_size, buf.p, sizes, k) : 0;
@@ -65,7 +65,7 @@ int rf_pack_train(rf_packer *p, rf_buf *dict, size_t *len, char *err, size_t err
 		 * and wants 5 to train on: 7 non-empty files at the least, however
 		 * small the dictionary */
 		int few = !k || ZSTD_getErrorCode(r) == ZSTD_error_srcSize_wrong;
-		rf_fmt(err, errlen, "--dict-size %zu: zstd dictionary training failed on %u "
+		rfi_fmt(err, errlen, "--dict-size %zu: zstd dictionary training failed on %u "
 		       "non-empty sample%s (%zu bytes): %s; %s", p->o->dict_size, k, k == 1 ? "" : "s",
 		       used, k ? ZDICT_getErrorName(r) : "no data",
 		       few ? "too few files to train on (zstd needs 7 at least, and a dictionary "

@@ -20,12 +20,12 @@
 static int fail(rf_out_file *f, const char *what, const char *name, char *err, size_t errlen)
 {
 	int e = errno;
-	rf_fmt(err, errlen, "%s '%s/%s': %s%s", what, f->dir, name, strerror(e),
+	rfi_fmt(err, errlen, "%s '%s/%s': %s%s", what, f->dir, name, strerror(e),
 	       e == ENOSPC || e == EDQUOT ? " (the output disk is full)" : "");
 	return -e;
 }
 
-int rf_out_open(rf_out_file *f, int dirfd, const char *dir, const char *name, char *err,
+int rfi_out_open(rf_out_file *f, int dirfd, const char *dir, const char *name, char *err,
 		size_t errlen)
 {
 	f->dirfd = dirfd;
@@ -35,7 +35,7 @@ int rf_out_open(rf_out_file *f, int dirfd, const char *dir, const char *name, ch
 	/* a name cut to fit would be another file's: refuse it (pack --tokens
 	 * names its files after the source's, whatever their length) */
 	if (snprintf(f->tmp, sizeof(f->tmp), ".%s.tmp", name) >= (int)sizeof(f->tmp)) {
-		rf_fmt(err, errlen, "output file '%s/%s': too long a name (%zu bytes; its temporary "
+		rfi_fmt(err, errlen, "output file '%s/%s': too long a name (%zu bytes; its temporary "
 		       "form .NAME.tmp must fit in %d)", dir, name, strlen(name), NAME_MAX);
 		return -ENAMETOOLONG;
 	}
@@ -46,7 +46,7 @@ int rf_out_open(rf_out_file *f, int dirfd, const char *dir, const char *name, ch
 	return 0;
 }
 
-int rf_out_writev(rf_out_file *f, struct iovec *iov, int n, char *err, size_t errlen)
+int rfi_out_writev(rf_out_file *f, struct iovec *iov, int n, char *err, size_t errlen)
 {
 	for (;;) {
 		while (n > 0 && iov->iov_len == 0) {
@@ -77,7 +77,7 @@ int rf_out_writev(rf_out_file *f, struct iovec *iov, int n, char *err, size_t er
 	}
 }
 
-int rf_out_pwrite(rf_out_file *f, const void *buf, size_t len, uint64_t off, char *err,
+int rfi_out_pwrite(rf_out_file *f, const void *buf, size_t len, uint64_t off, char *err,
 		  size_t errlen)
 {
 	const uint8_t *p = buf;
@@ -112,13 +112,13 @@ static void hang_after_commit(void)
 }
 #endif
 
-int rf_out_commit(rf_out_file *f, char *err, size_t errlen)
+int rfi_out_commit(rf_out_file *f, char *err, size_t errlen)
 {
 	/* on disk before the rename gives it its name: after a crash the name
 	 * holds the whole file or nothing */
 	if (fsync(f->fd) != 0) {
 		int ret = fail(f, "flushing", f->tmp, err, errlen);
-		rf_out_abort(f);
+		rfi_out_abort(f);
 		return ret;
 	}
 	int ret = close(f->fd);
@@ -137,7 +137,7 @@ int rf_out_commit(rf_out_file *f, char *err, size_t errlen)
 	return 0;
 }
 
-void rf_out_abort(rf_out_file *f)
+void rfi_out_abort(rf_out_file *f)
 {
 	if (f->fd < 0)
 		return;
@@ -155,26 +155,26 @@ static int matches(const char *const *pats, const char *name)
 	return 0;
 }
 
-int rf_out_dir_open(const char *dir, const char *const *names, const char *what, int *dirfd,
+int rfi_out_dir_open(const char *dir, const char *const *names, const char *what, int *dirfd,
 		    int *made, char *err, size_t errlen)
 {
 	*made = mkdir(dir, 0755) == 0;
 	if (!*made && errno != EEXIST) {
 		int e = errno;
-		rf_fmt(err, errlen, "output folder '%s': cannot create it: %s", dir, strerror(e));
+		rfi_fmt(err, errlen, "output folder '%s': cannot create it: %s", dir, strerror(e));
 		return -e;
 	}
 	*dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (*dirfd < 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "output folder '%s': %s", dir, strerror(e));
+		rfi_fmt(err, errlen, "output folder '%s': %s", dir, strerror(e));
 		return -e;
 	}
 	/* a folder we write in must take files: find out now, not after the
 	 * index and the dictionary */
 	if (faccessat(*dirfd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "output folder '%s': cannot write in it: %s", dir, strerror(e));
+		rfi_fmt(err, errlen, "output folder '%s': cannot write in it: %s", dir, strerror(e));
 		return -e;
 	}
 	int fd = dup(*dirfd);
@@ -183,20 +183,20 @@ int rf_out_dir_open(const char *dir, const char *const *names, const char *what,
 		int e = errno;
 		if (fd >= 0)
 			close(fd);
-		rf_fmt(err, errlen, "output folder '%s': %s", dir, strerror(e));
+		rfi_fmt(err, errlen, "output folder '%s': %s", dir, strerror(e));
 		return -e;
 	}
 	int ret = 0;
 	for (struct dirent *de; (de = readdir(d));) {
 		if (!strcmp(de->d_name, RF_PACK_MARKER)) { /* said so whatever else is there */
-			rf_fmt(err, errlen, "output folder '%s' holds an interrupted pack (" RF_PACK_MARKER
+			rfi_fmt(err, errlen, "output folder '%s' holds an interrupted pack (" RF_PACK_MARKER
 			       " is there: the pack that wrote it did not finish): remove the folder, or "
 			       "its shards and that file, or choose another output folder", dir);
 			ret = -EEXIST;
 			break;
 		}
 		if (!ret && matches(names, de->d_name)) {
-			rf_fmt(err, errlen, "output folder '%s' already holds %s ('%s'): remove it "
+			rfi_fmt(err, errlen, "output folder '%s' already holds %s ('%s'): remove it "
 			       "or choose another output folder", dir, what, de->d_name);
 			ret = -EEXIST;
 		}
@@ -206,7 +206,7 @@ int rf_out_dir_open(const char *dir, const char *const *names, const char *what,
 }
 
 
-int rf_out_mark_begin(int dirfd, const char *dir, char *err, size_t errlen)
+int rfi_out_mark_begin(int dirfd, const char *dir, char *err, size_t errlen)
 {
 	static const char text[] = "ringfeed pack is writing this folder. While this file is here, "
 				   "the folder is no complete pack\n(if no pack is running, one was "
@@ -228,7 +228,7 @@ int rf_out_mark_begin(int dirfd, const char *dir, char *err, size_t errlen)
 	return fail(&f, "writing", RF_PACK_MARKER, err, errlen);
 }
 
-int rf_out_mark_end(int dirfd, const char *dir, char *err, size_t errlen)
+int rfi_out_mark_end(int dirfd, const char *dir, char *err, size_t errlen)
 {
 	rf_out_file f = { .dirfd = dirfd, .dir = dir };
 	if (unlinkat(dirfd, RF_PACK_MARKER, 0) != 0)
@@ -271,7 +271,7 @@ static int resolve_out(const char *out, char *res)
 	return 0;
 }
 
-rf_out_place rf_out_dir_place(const char *out, const char *in)
+rf_out_place rfi_out_dir_place(const char *out, const char *in)
 {
 	char o[PATH_MAX], i[PATH_MAX];
 	if (resolve_out(out, o) || !realpath(in, i))

@@ -25,20 +25,20 @@
 static int check_opts(const rf_pack_opts *o, char *err, size_t errlen)
 {
 	if (!o->source || !o->out)
-		rf_fmt(err, errlen, "source and output folder must be set");
+		rfi_fmt(err, errlen, "source and output folder must be set");
 	else if (o->shard_size == 0)
-		rf_fmt(err, errlen, "shard size 0");
+		rfi_fmt(err, errlen, "shard size 0");
 	else if (o->align && (o->align < RF_TAR_BLOCK || o->align > RF_PACK_ALIGN_MAX ||
 			      (o->align & (o->align - 1))))
-		rf_fmt(err, errlen, "--align %" PRIu64 ": not a power of two from 512 to %u", o->align,
+		rfi_fmt(err, errlen, "--align %" PRIu64 ": not a power of two from 512 to %u", o->align,
 		       RF_PACK_ALIGN_MAX);
 	else if (o->compress && (o->level < ZSTD_minCLevel() || o->level > ZSTD_maxCLevel()))
-		rf_fmt(err, errlen, "zstd level %d: not in [%d, %d]", o->level, ZSTD_minCLevel(),
+		rfi_fmt(err, errlen, "zstd level %d: not in [%d, %d]", o->level, ZSTD_minCLevel(),
 		       ZSTD_maxCLevel());
 	else if (o->dict_size && !o->compress)
-		rf_fmt(err, errlen, "--dict-size needs --compress zstd");
+		rfi_fmt(err, errlen, "--dict-size needs --compress zstd");
 	else if (o->dict_size && (o->dict_size < RF_PACK_DICT_MIN || o->dict_size > RF_PACK_DICT_MAX))
-		rf_fmt(err, errlen, "--dict-size %zu: a zstd dictionary is %u bytes to %u (16M); "
+		rfi_fmt(err, errlen, "--dict-size %zu: a zstd dictionary is %u bytes to %u (16M); "
 		       "16K to 112K suit most sources", o->dict_size, RF_PACK_DICT_MIN, RF_PACK_DICT_MAX);
 	else
 		return 0;
@@ -57,10 +57,10 @@ static int check_apart(const rf_pack_opts *o, char *err, size_t errlen)
 	struct stat st;
 	if (stat(o->source, &st) != 0 || !S_ISDIR(st.st_mode))
 		return 0; /* a manifest, or missing (the index says why) */
-	rf_out_place where = rf_out_dir_place(o->out, o->source);
+	rf_out_place where = rfi_out_dir_place(o->out, o->source);
 	if (where == RF_OUT_APART)
 		return 0;
-	rf_fmt(err, errlen, "output folder '%s' is %s source '%s': the shards would mix with "
+	rfi_fmt(err, errlen, "output folder '%s' is %s source '%s': the shards would mix with "
 	       "the files they are packed from, and a later read of '%s' would find the shards "
 	       "instead of them; choose a folder outside it", o->out,
 	       where == RF_OUT_SAME ? "the" : "inside the", o->source, o->source);
@@ -76,7 +76,7 @@ static void index_progress(void *user, uint64_t files)
 {
 	rf_packer *p = user;
 	p->prog.done = files;
-	rf_pack_tell(p);
+	rfi_pack_tell(p);
 }
 
 /* The zstd context every member is compressed with, and the dictionary
@@ -93,12 +93,12 @@ static int setup_zstd(rf_packer *p, rf_buf *dict, size_t *dict_len, char *err, s
 	if (!ZSTD_isError(r))
 		r = ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_contentSizeFlag, 1);
 	if (ZSTD_isError(r)) {
-		rf_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
+		rfi_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
 		return RF_ECONFIG;
 	}
 	if (!o->dict_size)
 		return 0;
-	int ret = rf_pack_train(p, dict, dict_len, err, errlen);
+	int ret = rfi_pack_train(p, dict, dict_len, err, errlen);
 	if (ret)
 		return ret;
 	/* digested once, referenced by every frame */
@@ -107,7 +107,7 @@ static int setup_zstd(rf_packer *p, rf_buf *dict, size_t *dict_len, char *err, s
 		return -ENOMEM;
 	r = ZSTD_CCtx_refCDict(p->cctx, p->cdict);
 	if (ZSTD_isError(r)) {
-		rf_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
+		rfi_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
 		return RF_ECONFIG;
 	}
 	return 0;
@@ -116,13 +116,13 @@ static int setup_zstd(rf_packer *p, rf_buf *dict, size_t *dict_len, char *err, s
 static int write_dict(rf_packer *p, const rf_buf *dict, size_t len, char *err, size_t errlen)
 {
 	rf_out_file f = RF_OUT_FILE_NONE;
-	int ret = rf_out_open(&f, p->dirfd, p->o->out, DICT_NAME, err, errlen);
+	int ret = rfi_out_open(&f, p->dirfd, p->o->out, DICT_NAME, err, errlen);
 	struct iovec iov = { dict->p, len };
 	if (!ret)
-		ret = rf_out_writev(&f, &iov, 1, err, errlen);
+		ret = rfi_out_writev(&f, &iov, 1, err, errlen);
 	if (!ret)
-		return rf_out_commit(&f, err, errlen);
-	rf_out_abort(&f);
+		return rfi_out_commit(&f, err, errlen);
+	rfi_out_abort(&f);
 	return ret;
 }
 
@@ -152,9 +152,9 @@ static void remove_written(rf_packer *p, int dict_written, int marked)
 static void write_index_object(const rf_pack_opts *o)
 {
 	char path[PATH_MAX], err[512];
-	rf_fmt(path, sizeof(path), "%s/%s", o->out, RF_INDEX_OBJECT_NAME);
+	rfi_fmt(path, sizeof(path), "%s/%s", o->out, RF_INDEX_OBJECT_NAME);
 	rf_index idx;
-	int ret = rf_index_build_progress(&idx, o->out, (o->index_flags & RF_INDEX_RAW) | RF_INDEX_TAR,
+	int ret = rfi_index_build_progress(&idx, o->out, (o->index_flags & RF_INDEX_RAW) | RF_INDEX_TAR,
 					  NULL, NULL, RF_LOG_WARN, err, sizeof(err));
 	if (!ret) {
 		for (size_t i = 0; i < idx.nstamps; i++)
@@ -162,15 +162,15 @@ static void write_index_object(const rf_pack_opts *o)
 		idx.nstamps = 0;
 		free(idx.root);
 		idx.root = strdup(".");
-		ret = idx.root ? rf_index_cache_write(&idx, "", path, err, sizeof(err)) : -ENOMEM;
-		rf_index_free(&idx);
+		ret = idx.root ? rfi_index_cache_write(&idx, "", path, err, sizeof(err)) : -ENOMEM;
+		rfi_index_free(&idx);
 	}
 	if (ret)
-		rf_log(RF_LOG_WARN, RF_LOG_WARN, "pack: no %s beside the shards: %s",
+		rfi_log(RF_LOG_WARN, RF_LOG_WARN, "pack: no %s beside the shards: %s",
 		       RF_INDEX_OBJECT_NAME, ret == -ENOMEM ? "out of memory" : err);
 }
 
-int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t errlen)
+int rfi_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t errlen)
 {
 	memset(res, 0, sizeof(*res));
 	int ret = check_opts(o, err, errlen);
@@ -184,21 +184,21 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 	ret = check_apart(o, err, errlen);
 	if (ret)
 		goto out;
-	ret = rf_out_dir_open(o->out, pack_names, "a pack", &p.dirfd, &made, err, errlen);
+	ret = rfi_out_dir_open(o->out, pack_names, "a pack", &p.dirfd, &made, err, errlen);
 	if (ret)
 		goto out;
 	p.prog.phase = RF_PACK_INDEX;
-	rf_pack_tell(&p);
+	rfi_pack_tell(&p);
 	rf_source src;
 	rf_source_params sp = { .mode = o->index_flags, .progress = index_progress,
 				.progress_user = &p, .log_level = RF_LOG_WARN };
-	ret = rf_source_open(&src, o->source, &sp, err, errlen);
+	ret = rfi_source_open(&src, o->source, &sp, err, errlen);
 	if (ret)
 		goto out;
 	if (src.kind != RF_KIND_FILES) {
-		rf_fmt(err, errlen, "'%s' is already a set of shards: pack takes an ImageFolder, a "
+		rfi_fmt(err, errlen, "'%s' is already a set of shards: pack takes an ImageFolder, a "
 		       "manifest or (--raw) a tree of files", o->source);
-		rf_source_free(&src);
+		rfi_source_free(&src);
 		ret = -EINVAL;
 		goto out;
 	}
@@ -207,11 +207,11 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 		uint64_t more = src.index.unkept[RF_UNKEPT_NAMES] - 1;
 		char also[64] = "";
 		if (more)
-			rf_fmt(also, sizeof(also), " (and %llu more)", (unsigned long long)more);
-		rf_fmt(err, errlen, "'%s': member %s%s: its extension comes after the %d distinct "
+			rfi_fmt(also, sizeof(also), " (and %llu more)", (unsigned long long)more);
+		rfi_fmt(err, errlen, "'%s': member %s%s: its extension comes after the %d distinct "
 		       "ones an index keeps (RF_EXTRA_NAMES_MAX): the pack would lose it", o->source,
 		       src.index.unkept_first[RF_UNKEPT_NAMES], also, RF_EXTRA_NAMES_MAX);
-		rf_source_free(&src);
+		rfi_source_free(&src);
 		ret = -ENOTSUP;
 		goto out;
 	}
@@ -232,8 +232,8 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 	 * after a signal, not just die), the marker first: until it goes, the
 	 * folder is no pack to a reader */
 	p.prog = (rf_pack_progress){ .phase = RF_PACK_WRITE, .total = p.idx.count };
-	rf_pack_tell(&p);
-	ret = rf_out_mark_begin(p.dirfd, o->out, err, errlen);
+	rfi_pack_tell(&p);
+	ret = rfi_out_mark_begin(p.dirfd, o->out, err, errlen);
 	if (ret)
 		goto out;
 	marked = 1;
@@ -244,9 +244,9 @@ int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t er
 		dict_written = 1;
 		res->dict_bytes = dict_len;
 	}
-	ret = rf_pack_write_all(&p, err, errlen);
+	ret = rfi_pack_write_all(&p, err, errlen);
 	if (!ret) /* every shard and the dictionary are on disk: the pack is whole */
-		ret = rf_out_mark_end(p.dirfd, o->out, err, errlen);
+		ret = rfi_out_mark_end(p.dirfd, o->out, err, errlen);
 	if (!ret)
 		write_index_object(o);
 out:
@@ -257,7 +257,7 @@ out:
 	if (p.dirfd >= 0)
 		close(p.dirfd);
 	if (have_index)
-		rf_index_free(&p.idx);
+		rfi_index_free(&p.idx);
 	ZSTD_freeCCtx(p.cctx);
 	ZSTD_freeCDict(p.cdict);
 	free(p.in.p);

@@ -84,6 +84,6 @@ typedef struct rf_pack_result {
  *           every file the pack wrote is removed, the marker of
  *           index/pack_marker.h last (and the output folder, if it created
  *           it and it is empty); killed outright, it leaves the marker. */
-int rf_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t errlen);
+int rfi_pack_run(const rf_pack_opts *o, rf_pack_result *res, char *err, size_t errlen);
 
 #endif

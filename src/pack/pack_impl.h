@@ -21,7 +21,7 @@ typedef struct rf_buf {
 } rf_buf;
 
 /* Makes room for n bytes, keeping the contents. @return : 0 or -ENOMEM. */
-int rf_buf_reserve(rf_buf *b, size_t n);
+int rfi_buf_reserve(rf_buf *b, size_t n);
 
 typedef struct rf_packer {
 	const rf_pack_opts *o;
@@ -46,23 +46,23 @@ typedef struct rf_packer {
  * file into b at offset at, growing b; *len gets the bytes read.
  * @return : 0, or a negative errno with err naming the file and the reason
  *           (missing, unreadable, not a regular file, shrunk while read). */
-int rf_pack_read(const rf_index *idx, uint64_t i, rf_buf *b, size_t at, uint64_t max,
+int rfi_pack_read(const rf_index *idx, uint64_t i, rf_buf *b, size_t at, uint64_t max,
 		 size_t *len, char *err, size_t errlen);
 
 /* Tells o->progress (if any) where p stands. */
-void rf_pack_tell(rf_packer *p);
+void rfi_pack_tell(rf_packer *p);
 
 /* dict.c: trains a dictionary of at most o->dict_size bytes on a sample of
  * the source's files into dict (*len bytes); p->res->dict_samples gets how
  * many files it read. Reads only: writes no file.
  * @return : 0; -EINTR (stopped); RF_ECONFIG (training failed: too few
  *           samples for the size); a negative errno; err says why. */
-int rf_pack_train(rf_packer *p, rf_buf *dict, size_t *len, char *err, size_t errlen);
+int rfi_pack_train(rf_packer *p, rf_buf *dict, size_t *len, char *err, size_t errlen);
 
 /* pack_loop.c: writes every sample of p->idx, in index order, into shards.
  * @return : 0; -EINTR (stopped); a negative errno with err set. The shard
  *           being written when it fails is removed; complete ones are
  *           counted in p->res->shards (the caller removes them). */
-int rf_pack_write_all(rf_packer *p, char *err, size_t errlen);
+int rfi_pack_write_all(rf_packer *p, char *err, size_t errlen);
 
 #endif

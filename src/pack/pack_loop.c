@@ -18,7 +18,7 @@
 #include "decode/image.h"
 #include "util/util.h"
 
-int rf_buf_reserve(rf_buf *b, size_t n)
+int rfi_buf_reserve(rf_buf *b, size_t n)
 {
 	if (n <= b->cap)
 		return 0;
@@ -43,7 +43,7 @@ struct pack_extra {
 /* The file of sample i as the user knows it: root/path, or path when absolute. */
 static void sample_path(const rf_index *idx, uint64_t i, char *buf, size_t len)
 {
-	const char *path = rf_index_path(idx, i);
+	const char *path = rfi_index_path(idx, i);
 	if (path[0] == '/')
 		snprintf(buf, len, "%s", path);
 	else
@@ -54,7 +54,7 @@ static int read_fail(const rf_index *idx, uint64_t i, int e, const char *why, ch
 {
 	char path[4096 + 256];
 	sample_path(idx, i, path, sizeof(path));
-	rf_fmt(err, errlen, "sample %" PRIu64 " '%s': %s", i, path, why ? why : strerror(e));
+	rfi_fmt(err, errlen, "sample %" PRIu64 " '%s': %s", i, path, why ? why : strerror(e));
 	return -e;
 }
 
@@ -81,12 +81,12 @@ static int read_file(const rf_index *idx, uint64_t i, const char *rel, const cha
 	}
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(why, sizeof(why), "%s%s%s, not a regular file", extra ? extra : "",
-			 extra ? ": " : "", rf_file_kind(st.st_mode));
+			 extra ? ": " : "", rfi_file_kind(st.st_mode));
 		ret = read_fail(idx, i, EINVAL, why, err, errlen);
 		goto out;
 	}
 	size_t want = (size_t)RF_MIN((uint64_t)st.st_size, max);
-	if (rf_buf_reserve(b, at + want)) {
+	if (rfi_buf_reserve(b, at + want)) {
 		ret = read_fail(idx, i, ENOMEM, NULL, err, errlen);
 		goto out;
 	}
@@ -113,13 +113,13 @@ out:
 	return ret;
 }
 
-int rf_pack_read(const rf_index *idx, uint64_t i, rf_buf *b, size_t at, uint64_t max,
+int rfi_pack_read(const rf_index *idx, uint64_t i, rf_buf *b, size_t at, uint64_t max,
 		 size_t *len, char *err, size_t errlen)
 {
-	return read_file(idx, i, rf_index_path(idx, i), NULL, b, at, max, len, err, errlen);
+	return read_file(idx, i, rfi_index_path(idx, i), NULL, b, at, max, len, err, errlen);
 }
 
-void rf_pack_tell(rf_packer *p)
+void rfi_pack_tell(rf_packer *p)
 {
 	if (p->o->progress)
 		p->o->progress(p->o->user, &p->prog);
@@ -131,13 +131,13 @@ static int end_shard(rf_packer *p, char *err, size_t errlen)
 {
 	static const uint8_t end[2 * RF_TAR_BLOCK];
 	struct iovec iov = { (void *)end, sizeof(end) };
-	int ret = rf_out_writev(&p->shard, &iov, 1, err, errlen);
+	int ret = rfi_out_writev(&p->shard, &iov, 1, err, errlen);
 	if (ret) {
-		rf_out_abort(&p->shard);
+		rfi_out_abort(&p->shard);
 		return ret;
 	}
 	uint64_t bytes = p->shard.bytes;
-	ret = rf_out_commit(&p->shard, err, errlen);
+	ret = rfi_out_commit(&p->shard, err, errlen);
 	if (ret)
 		return ret;
 	p->res->shards++;
@@ -152,14 +152,14 @@ static int start_shard(rf_packer *p, char *err, size_t errlen)
 	char name[32];
 	snprintf(name, sizeof(name), "shard-%06" PRIu32 ".tar", p->res->shards);
 	p->shard_samples = 0;
-	return rf_out_open(&p->shard, p->dirfd, p->o->out, name, err, errlen);
+	return rfi_out_open(&p->shard, p->dirfd, p->o->out, name, err, errlen);
 }
 
 static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 {
 	const rf_pack_opts *o = p->o;
 	size_t len;
-	int ret = rf_pack_read(&p->idx, i, &p->in, 0, UINT64_MAX, &len, err, errlen);
+	int ret = rfi_pack_read(&p->idx, i, &p->in, 0, UINT64_MAX, &len, err, errlen);
 	if (ret)
 		return ret;
 	const uint8_t *data = p->in.p;
@@ -167,15 +167,15 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	/* the member is named by what its bytes are, as readers tell it */
 	static const char *const image_ext[] = { [RF_FORMAT_UNKNOWN] = "jpg", [RF_FORMAT_JPEG] = "jpg",
 						 [RF_FORMAT_PNG] = "png", [RF_FORMAT_WEBP] = "webp" };
-	const char *ext = o->index_flags & RF_INDEX_RAW ? "bin" : image_ext[rf_image_sniff(data, len)];
+	const char *ext = o->index_flags & RF_INDEX_RAW ? "bin" : image_ext[rfi_image_sniff(data, len)];
 	if (p->cctx) {
 		/* one frame per sample, with its content size (set by compress2)
 		 * and checksum; the dictionary, if any, stays referenced */
-		if (rf_buf_reserve(&p->z, ZSTD_compressBound(len)))
+		if (rfi_buf_reserve(&p->z, ZSTD_compressBound(len)))
 			return -ENOMEM;
 		size_t z = ZSTD_compress2(p->cctx, p->z.p, p->z.cap, data, len);
 		if (ZSTD_isError(z)) {
-			rf_fmt(err, errlen, "sample %" PRIu64 ": zstd: %s", i, ZSTD_getErrorName(z));
+			rfi_fmt(err, errlen, "sample %" PRIu64 ": zstd: %s", i, ZSTD_getErrorName(z));
 			return -EIO;
 		}
 		data = p->z.p;
@@ -189,13 +189,13 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	 * are under the sample's new key, after its image: read after the
 	 * image's bytes (and its compressed copy, in p->z) in p->in */
 	uint32_t nx;
-	const rf_index_extra *x = rf_index_extras_of(&p->idx, i, &nx);
+	const rf_index_extra *x = rfi_index_extras_of(&p->idx, i, &nx);
 	/* grown to the most members a sample has, then reused */
 	if (nx > (INT_MAX - 5) / 3)
 		return read_fail(&p->idx, i, E2BIG, "more other members than one write can take",
 				 err, errlen);
-	if (rf_buf_reserve(&p->xs, (size_t)nx * sizeof(struct pack_extra) + 1) ||
-	    rf_buf_reserve(&p->iov, (5 + 3 * (size_t)nx) * sizeof(struct iovec)))
+	if (rfi_buf_reserve(&p->xs, (size_t)nx * sizeof(struct pack_extra) + 1) ||
+	    rfi_buf_reserve(&p->iov, (5 + 3 * (size_t)nx) * sizeof(struct iovec)))
 		return -ENOMEM;
 	struct pack_extra *xs = (struct pack_extra *)(void *)p->xs.p;
 	size_t in_end = len;
@@ -204,13 +204,13 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 		const char *rel = p->idx.paths + x[k].at;
 		char what[300];
 		if (x[k].how == RF_EXTRA_INLINE) { /* a manifest column: copied as it is */
-			if (rf_buf_reserve(&p->in, in_end + x[k].size))
+			if (rfi_buf_reserve(&p->in, in_end + x[k].size))
 				return -ENOMEM;
 			memcpy(p->in.p + in_end, rel, x[k].size);
 			xs[k].at = in_end;
 			xs[k].len = x[k].size;
 			in_end += xs[k].len;
-			extra_bytes += RF_TAR_BLOCK + rf_tar_blocks(xs[k].len);
+			extra_bytes += RF_TAR_BLOCK + rfi_tar_blocks(xs[k].len);
 			continue;
 		}
 		snprintf(what, sizeof(what), "its member '%s'", rel);
@@ -220,7 +220,7 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 		if (ret)
 			return ret;
 		in_end += xs[k].len;
-		extra_bytes += RF_TAR_BLOCK + rf_tar_blocks(xs[k].len);
+		extra_bytes += RF_TAR_BLOCK + rfi_tar_blocks(xs[k].len);
 	}
 	/* each member's name: the new key and its extension, which a ustar
 	 * header holds if it is at most 100 bytes; a longer one is refused,
@@ -229,10 +229,10 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 		char xname[RF_TAR_NAME_MAX + 2];
 		const char *ext = p->idx.extra_names[x[k].name];
 		int w = snprintf(xname, sizeof(xname), "%0*" PRIu64 ".%s", p->key_width, i, ext);
-		if (w < 0 || (size_t)w > RF_TAR_NAME_MAX || rf_tar_header(xs[k].hdr, xname, xs[k].len, '0')) {
+		if (w < 0 || (size_t)w > RF_TAR_NAME_MAX || rfi_tar_header(xs[k].hdr, xname, xs[k].len, '0')) {
 			char path[4096 + 256];
 			sample_path(&p->idx, i, path, sizeof(path));
-			rf_fmt(err, errlen, "sample %" PRIu64 " '%s': its member with extension '%s' "
+			rfi_fmt(err, errlen, "sample %" PRIu64 " '%s': its member with extension '%s' "
 			       "cannot be packed: its name in the shard (key, '.', extension) would "
 			       "be %d bytes, more than a tar header's %u", i, path, ext, w,
 			       RF_TAR_NAME_MAX);
@@ -245,7 +245,7 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	/* A shard ends before the sample that would take it past shard_size
 	 * (its end blocks counted); its first sample goes in whatever its size. */
 	uint64_t off = p->shard.fd >= 0 ? p->shard.bytes : 0;
-	uint64_t need = rf_tar_pad_bytes(off, o->align) + RF_TAR_BLOCK + rf_tar_blocks(n) + extra_bytes +
+	uint64_t need = rfi_tar_pad_bytes(off, o->align) + RF_TAR_BLOCK + rfi_tar_blocks(n) + extra_bytes +
 			cls_bytes;
 	if (p->shard.fd >= 0 && p->shard_samples > 0 && off + need + 2 * RF_TAR_BLOCK > o->shard_size) {
 		ret = end_shard(p, err, errlen);
@@ -259,15 +259,15 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	}
 	off = p->shard.bytes;
 
-	uint64_t pad = rf_tar_pad_bytes(off, o->align);
+	uint64_t pad = rfi_tar_pad_bytes(off, o->align);
 	uint8_t hdr[RF_TAR_BLOCK], cls[2 * RF_TAR_BLOCK];
-	if ((pad && rf_tar_pad_member(p->pad, pad, name)) || rf_tar_header(hdr, name, n, '0'))
+	if ((pad && rfi_tar_pad_member(p->pad, pad, name)) || rfi_tar_header(hdr, name, n, '0'))
 		return -ENAMETOOLONG; /* keys are at most 20 digits: cannot happen */
 	if (label >= 0) {
 		char text[16];
 		int t = snprintf(text, sizeof(text), "%" PRId32, label);
 		snprintf(cls_name, sizeof(cls_name), "%0*" PRIu64 ".cls", p->key_width, i);
-		rf_tar_header(cls, cls_name, (uint64_t)t, '0');
+		rfi_tar_header(cls, cls_name, (uint64_t)t, '0');
 		memset(cls + RF_TAR_BLOCK, 0, RF_TAR_BLOCK);
 		memcpy(cls + RF_TAR_BLOCK, text, (size_t)t);
 	}
@@ -279,14 +279,14 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	iov[niov++] = (struct iovec){ p->pad, pad };
 	iov[niov++] = (struct iovec){ hdr, RF_TAR_BLOCK };
 	iov[niov++] = (struct iovec){ (void *)data, n };
-	iov[niov++] = (struct iovec){ (void *)zeros, rf_tar_blocks(n) - n };
+	iov[niov++] = (struct iovec){ (void *)zeros, rfi_tar_blocks(n) - n };
 	for (uint32_t k = 0; k < nx; k++) {
 		iov[niov++] = (struct iovec){ xs[k].hdr, RF_TAR_BLOCK };
 		iov[niov++] = (struct iovec){ p->in.p + xs[k].at, xs[k].len };
-		iov[niov++] = (struct iovec){ (void *)zeros, rf_tar_blocks(xs[k].len) - xs[k].len };
+		iov[niov++] = (struct iovec){ (void *)zeros, rfi_tar_blocks(xs[k].len) - xs[k].len };
 	}
 	iov[niov++] = (struct iovec){ cls, cls_bytes };
-	ret = rf_out_writev(&p->shard, iov, niov, err, errlen);
+	ret = rfi_out_writev(&p->shard, iov, niov, err, errlen);
 	if (ret)
 		return ret;
 	p->shard_samples++;
@@ -296,7 +296,7 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	return 0;
 }
 
-int rf_pack_write_all(rf_packer *p, char *err, size_t errlen)
+int rfi_pack_write_all(rf_packer *p, char *err, size_t errlen)
 {
 	const rf_pack_opts *o = p->o;
 	int ret = 0;
@@ -308,11 +308,11 @@ int rf_pack_write_all(rf_packer *p, char *err, size_t errlen)
 		p->prog.done = p->res->samples;
 		p->prog.bytes_in = p->res->bytes_in;
 		p->prog.bytes_out = p->res->bytes_out + (p->shard.fd >= 0 ? p->shard.bytes : 0);
-		rf_pack_tell(p);
+		rfi_pack_tell(p);
 	}
 	if (!ret && p->shard.fd >= 0 && !(ret = end_shard(p, err, errlen)))
-		rf_pack_tell(p); /* the last shard counted */
+		rfi_pack_tell(p); /* the last shard counted */
 	if (ret)
-		rf_out_abort(&p->shard);
+		rfi_out_abort(&p->shard);
 	return ret;
 }

@@ -16,7 +16,7 @@ static int octal(char *f, size_t len, uint64_t v)
 	return v == 0;
 }
 
-int rf_tar_header(uint8_t h[RF_TAR_BLOCK], const char *name, uint64_t size, char type)
+int rfi_tar_header(uint8_t h[RF_TAR_BLOCK], const char *name, uint64_t size, char type)
 {
 	size_t n = strlen(name);
 	if (n == 0 || n > RF_TAR_NAME_MAX)
@@ -50,7 +50,7 @@ int rf_tar_header(uint8_t h[RF_TAR_BLOCK], const char *name, uint64_t size, char
 	return 0;
 }
 
-uint64_t rf_tar_pad_bytes(uint64_t off, uint64_t align)
+uint64_t rfi_tar_pad_bytes(uint64_t off, uint64_t align)
 {
 	if (align <= RF_TAR_BLOCK)
 		return 0; /* data always starts on a block */
@@ -62,7 +62,7 @@ uint64_t rf_tar_pad_bytes(uint64_t off, uint64_t align)
 	return miss;
 }
 
-int rf_tar_pad_member(uint8_t *buf, uint64_t len, const char *name)
+int rfi_tar_pad_member(uint8_t *buf, uint64_t len, const char *name)
 {
 	if (len < 2 * RF_TAR_BLOCK || len % RF_TAR_BLOCK)
 		return -EINVAL;
@@ -74,7 +74,7 @@ int rf_tar_pad_member(uint8_t *buf, uint64_t len, const char *name)
 	 * so the digit count of the length prefix (which counts itself) never
 	 * has to be solved for. */
 	uint64_t rec = len - RF_TAR_BLOCK;
-	int ret = rf_tar_header(buf, xname, rec, 'x');
+	int ret = rfi_tar_header(buf, xname, rec, 'x');
 	if (ret)
 		return ret;
 	char *r = (char *)buf + RF_TAR_BLOCK;

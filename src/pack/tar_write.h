@@ -11,7 +11,7 @@
 #define RF_TAR_NAME_MAX 100u /* ustar's name field; we never use its prefix field */
 
 /* Bytes that n bytes of member data take in the archive (whole blocks). */
-static inline uint64_t rf_tar_blocks(uint64_t n)
+static inline uint64_t rfi_tar_blocks(uint64_t n)
 {
 	return (n + RF_TAR_BLOCK - 1) / RF_TAR_BLOCK * RF_TAR_BLOCK;
 }
@@ -22,7 +22,7 @@ static inline uint64_t rf_tar_blocks(uint64_t n)
  * A size of 8 GiB or more (past the 11 octal digits) is written in GNU's
  * base-256 form, which GNU tar and Python's tarfile read.
  * @return : 0, or -ENAMETOOLONG when name is empty or longer than 100 bytes. */
-int rf_tar_header(uint8_t h[RF_TAR_BLOCK], const char *name, uint64_t size, char type);
+int rfi_tar_header(uint8_t h[RF_TAR_BLOCK], const char *name, uint64_t size, char type);
 
 /* Bytes of the padding member to write at archive offset off (a multiple of
  * 512) so that the data of the member written after it, which follows its
@@ -30,14 +30,14 @@ int rf_tar_header(uint8_t h[RF_TAR_BLOCK], const char *name, uint64_t size, char
  * @return : 0 when it already does (always when align <= 512); otherwise a
  *           multiple of 512, at least 1024 (a header and one data block)
  *           and less than align + 1024. */
-uint64_t rf_tar_pad_bytes(uint64_t off, uint64_t align);
+uint64_t rfi_tar_pad_bytes(uint64_t off, uint64_t align);
 
-/* Fills buf[len] (len a result of rf_tar_pad_bytes(), > 0) with the padding
+/* Fills buf[len] (len a result of rfi_tar_pad_bytes(), > 0) with the padding
  * member for the member named name: a pax extended header ('x', named
  * "PaxHeaders/<name>") whose data is one "comment" record that fills its
  * blocks exactly. Readers ignore comments, so the archive lists and
  * extracts the same files with or without it.
  * @return : 0, or -ENAMETOOLONG (name longer than 89 bytes), -EINVAL (len). */
-int rf_tar_pad_member(uint8_t *buf, uint64_t len, const char *name);
+int rfi_tar_pad_member(uint8_t *buf, uint64_t len, const char *name);
 
 #endif

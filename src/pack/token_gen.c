@@ -28,17 +28,17 @@ static int check_opts(const rf_token_gen_opts *o, char *err, size_t errlen)
 {
 	uint64_t max_vocab = o->llama3 ? UINT32_MAX : 65536;
 	if (!o->out)
-		rf_fmt(err, errlen, "the output folder must be set");
+		rfi_fmt(err, errlen, "the output folder must be set");
 	else if (o->shards < 1 || o->shards > 1000000)
-		rf_fmt(err, errlen, "--shards %u: not in [1, 1000000]", o->shards);
+		rfi_fmt(err, errlen, "--shards %u: not in [1, 1000000]", o->shards);
 	else if (o->shard_tokens < 1 || o->shard_tokens > INT32_MAX)
-		rf_fmt(err, errlen, "--shard-tokens %llu: not in [1, 2^31 - 1] (llm.c's header "
+		rfi_fmt(err, errlen, "--shard-tokens %llu: not in [1, 2^31 - 1] (llm.c's header "
 		       "holds the count in an int32)", (unsigned long long)o->shard_tokens);
 	else if (o->vocab < 1 || o->vocab > max_vocab)
-		rf_fmt(err, errlen, "--vocab %u: not in [1, %llu] for %s tokens", o->vocab,
+		rfi_fmt(err, errlen, "--vocab %u: not in [1, %llu] for %s tokens", o->vocab,
 		       (unsigned long long)max_vocab, o->llama3 ? "uint32" : "uint16");
 	else if (o->zipf && !(o->zipf_s > 0 && o->zipf_s < 100))
-		rf_fmt(err, errlen, "--zipf-s %g: not in (0, 100)", o->zipf_s);
+		rfi_fmt(err, errlen, "--zipf-s %g: not in (0, 100)", o->zipf_s);
 	else
 		return 0;
 	return RF_ECONFIG;
@@ -52,7 +52,7 @@ static int zipf_table(rf_alias *a, uint32_t vocab, double s, char *err, size_t e
 		return -ENOMEM;
 	for (uint32_t k = 0; k < vocab; k++)
 		w[k] = pow((double)k + 1.0, -s);
-	int ret = rf_alias_build(a, w, vocab, err, errlen);
+	int ret = rfi_alias_build(a, w, vocab, err, errlen);
 	free(w);
 	return ret;
 }
@@ -61,10 +61,10 @@ static int zipf_table(rf_alias *a, uint32_t vocab, double s, char *err, size_t e
 static void draw(const rf_token_gen_opts *o, const rf_alias *a, uint64_t first, uint32_t n,
 		 uint32_t width, uint8_t *buf)
 {
-	uint64_t key = rf_mix64(o->seed ^ 0x746f6b656e73ull);
+	uint64_t key = rfi_mix64(o->seed ^ 0x746f6b656e73ull);
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t h = rf_mix64(key + (first + i) * 0x9e3779b97f4a7c15ull);
-		uint32_t id = a ? (uint32_t)rf_alias_draw(a, h, (uint32_t)h)
+		uint64_t h = rfi_mix64(key + (first + i) * 0x9e3779b97f4a7c15ull);
+		uint32_t id = a ? (uint32_t)rfi_alias_draw(a, h, (uint32_t)h)
 				: (uint32_t)(((unsigned __int128)h * o->vocab) >> 64);
 		memcpy(buf + (size_t)i * width, &id, width); /* little-endian host */
 	}
@@ -82,10 +82,10 @@ static int write_shard(const rf_token_gen_opts *o, const rf_alias *a, uint32_t i
 	char name[64];
 	snprintf(name, sizeof(name), "tokens_%06u.bin", i);
 	rf_out_file f = RF_OUT_FILE_NONE;
-	int ret = rf_out_open(&f, dirfd, o->out, name, err, errlen);
+	int ret = rfi_out_open(&f, dirfd, o->out, name, err, errlen);
 	struct iovec iov = { header, sizeof(header) };
 	if (!ret)
-		ret = rf_out_writev(&f, &iov, 1, err, errlen);
+		ret = rfi_out_writev(&f, &iov, 1, err, errlen);
 	uint64_t first = (uint64_t)i * o->shard_tokens;
 	for (uint64_t at = 0; !ret && at < o->shard_tokens; at += CHUNK_TOKENS) {
 		if (o->stop && *o->stop) {
@@ -95,18 +95,18 @@ static int write_shard(const rf_token_gen_opts *o, const rf_alias *a, uint32_t i
 		uint32_t n = (uint32_t)RF_MIN((uint64_t)CHUNK_TOKENS, o->shard_tokens - at);
 		draw(o, a, first + at, n, width, buf);
 		iov = (struct iovec){ buf, (size_t)n * width };
-		ret = rf_out_writev(&f, &iov, 1, err, errlen);
+		ret = rfi_out_writev(&f, &iov, 1, err, errlen);
 		*done += n;
 		if (!ret && o->progress)
 			o->progress(o->user, *done, (uint64_t)o->shards * o->shard_tokens);
 	}
 	if (!ret)
-		return rf_out_commit(&f, err, errlen);
-	rf_out_abort(&f);
+		return rfi_out_commit(&f, err, errlen);
+	rfi_out_abort(&f);
 	return ret;
 }
 
-int rf_token_gen(const rf_token_gen_opts *o, char *err, size_t errlen)
+int rfi_token_gen(const rf_token_gen_opts *o, char *err, size_t errlen)
 {
 	if (errlen)
 		err[0] = '\0';
@@ -118,7 +118,7 @@ int rf_token_gen(const rf_token_gen_opts *o, char *err, size_t errlen)
 		return ret;
 	int dirfd = -1, made = 0;
 	uint8_t *buf = malloc((size_t)CHUNK_TOKENS * 4);
-	ret = buf ? rf_out_dir_open(o->out, gen_names, "token shards", &dirfd, &made, err, errlen)
+	ret = buf ? rfi_out_dir_open(o->out, gen_names, "token shards", &dirfd, &made, err, errlen)
 		  : -ENOMEM;
 	uint64_t done = 0;
 	uint32_t written = 0;
@@ -134,10 +134,10 @@ int rf_token_gen(const rf_token_gen_opts *o, char *err, size_t errlen)
 			rmdir(o->out);
 	}
 	if (ret == -ENOMEM && !err[0])
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 	if (dirfd >= 0)
 		close(dirfd);
 	free(buf);
-	rf_alias_free(&a);
+	rfi_alias_free(&a);
 	return ret;
 }

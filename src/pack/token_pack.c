@@ -70,17 +70,17 @@ static int pack_shard(packer *p, const rf_index *idx, size_t i, int fd, const rf
 						      (uint32_t)nf, (uint32_t)h->tokens,
 						      (uint32_t)(h->tokens >> 32) };
 	rf_out_file f = RF_OUT_FILE_NONE;
-	int ret = rf_out_open(&f, dirfd, o->out, name, err, errlen);
+	int ret = rfi_out_open(&f, dirfd, o->out, name, err, errlen);
 	if (ret)
 		return ret;
 	/* the header, then room for the table */
 	memset(p->z, 0, RF_MIN(p->z_cap, (size_t)table));
 	struct iovec iov[2] = { { words, sizeof(words) }, { NULL, 0 } };
-	ret = rf_out_writev(&f, iov, 1, err, errlen);
+	ret = rfi_out_writev(&f, iov, 1, err, errlen);
 	for (uint64_t left = table; !ret && left;) {
 		iov[1] = (struct iovec){ p->z, (size_t)RF_MIN((uint64_t)p->z_cap, left) };
 		left -= iov[1].iov_len;
-		ret = rf_out_writev(&f, &iov[1], 1, err, errlen);
+		ret = rfi_out_writev(&f, &iov[1], 1, err, errlen);
 	}
 	uint64_t at = RF_TOKEN_HEADER_BYTES + table;
 	uint32_t per_group = (uint32_t)RF_MAX(1u, GROUP_BYTES / ((size_t)F * w));
@@ -92,7 +92,7 @@ static int pack_shard(packer *p, const rf_index *idx, size_t i, int fd, const rf
 		uint64_t first = k * F, n = RF_MIN((uint64_t)per_group * F, h->tokens - first);
 		ret = read_full(fd, p->in, (size_t)(n * w), RF_TOKEN_HEADER_BYTES + first * w);
 		if (ret) {
-			rf_fmt(err, errlen, "shard %s/%s: reading tokens %llu..: %s", idx->root,
+			rfi_fmt(err, errlen, "shard %s/%s: reading tokens %llu..: %s", idx->root,
 			       idx->shards[i], (unsigned long long)first, strerror(-ret));
 			break;
 		}
@@ -100,14 +100,14 @@ static int pack_shard(packer *p, const rf_index *idx, size_t i, int fd, const rf
 			size_t len = (size_t)(RF_MIN((uint64_t)F, n - t) * w);
 			size_t r = ZSTD_compress2(p->cctx, p->z, p->z_cap, p->in + t * w, len);
 			if (ZSTD_isError(r)) {
-				rf_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
+				rfi_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
 				ret = -EIO;
 				break;
 			}
 			p->off[(first + t) / F] = at;
 			at += r;
 			iov[0] = (struct iovec){ p->z, r };
-			ret = rf_out_writev(&f, iov, 1, err, errlen);
+			ret = rfi_out_writev(&f, iov, 1, err, errlen);
 		}
 		p->done += n;
 		if (!ret && o->progress)
@@ -116,25 +116,25 @@ static int pack_shard(packer *p, const rf_index *idx, size_t i, int fd, const rf
 	if (!ret) {
 		p->off[nf] = at;
 		/* the table as it is in memory: hosts are little-endian (token_row.c) */
-		ret = rf_out_pwrite(&f, p->off, (size_t)table, RF_TOKEN_HEADER_BYTES, err, errlen);
+		ret = rfi_out_pwrite(&f, p->off, (size_t)table, RF_TOKEN_HEADER_BYTES, err, errlen);
 	}
 	if (!ret) {
 		*bytes_out += at;
-		return rf_out_commit(&f, err, errlen);
+		return rfi_out_commit(&f, err, errlen);
 	}
-	rf_out_abort(&f);
+	rfi_out_abort(&f);
 	return ret;
 }
 
 static int check_opts(const rf_token_pack_opts *o, char *err, size_t errlen)
 {
 	if (!o->source || !o->out)
-		rf_fmt(err, errlen, "source and output folder must be set");
+		rfi_fmt(err, errlen, "source and output folder must be set");
 	else if (o->frame_tokens < 1 || o->frame_tokens > RF_TOKZ_FRAME_MAX)
-		rf_fmt(err, errlen, "--frame-tokens %u: not in [1, %u]", o->frame_tokens,
+		rfi_fmt(err, errlen, "--frame-tokens %u: not in [1, %u]", o->frame_tokens,
 		       RF_TOKZ_FRAME_MAX);
 	else if (o->level < ZSTD_minCLevel() || o->level > ZSTD_maxCLevel())
-		rf_fmt(err, errlen, "zstd level %d: not in [%d, %d]", o->level, ZSTD_minCLevel(),
+		rfi_fmt(err, errlen, "zstd level %d: not in [%d, %d]", o->level, ZSTD_minCLevel(),
 		       ZSTD_maxCLevel());
 	else
 		return 0;
@@ -145,7 +145,7 @@ static int check_opts(const rf_token_pack_opts *o, char *err, size_t errlen)
 static void out_name(const char *path, char *name, size_t len)
 {
 	const char *base = strrchr(path, '/');
-	rf_fmt(name, len, "%s.zst", base ? base + 1 : path);
+	rfi_fmt(name, len, "%s.zst", base ? base + 1 : path);
 }
 
 /* Refuses what cannot be packed: .bin.zst sources, an output folder that
@@ -164,9 +164,9 @@ static int check_source(const rf_source *src, const char *out, char *err, size_t
 		size_t len = slash ? (size_t)(slash - sh) : 0;
 		if (!last || len != last_len || memcmp(sh, last, len)) {
 			char dir[PATH_MAX];
-			rf_fmt(dir, sizeof(dir), "%s%s%.*s", idx->root, len ? "/" : "", (int)len, sh);
-			if (rf_out_dir_place(out, dir) == RF_OUT_SAME) {
-				rf_fmt(err, errlen, "output folder '%s' is the source's (it holds shard "
+			rfi_fmt(dir, sizeof(dir), "%s%s%.*s", idx->root, len ? "/" : "", (int)len, sh);
+			if (rfi_out_dir_place(out, dir) == RF_OUT_SAME) {
+				rfi_fmt(err, errlen, "output folder '%s' is the source's (it holds shard "
 				       "%s/%s): choose another (it would then hold each shard twice)",
 				       out, idx->root, sh);
 				return RF_ECONFIG;
@@ -177,8 +177,8 @@ static int check_source(const rf_source *src, const char *out, char *err, size_t
 		/* by its header, or by its name (an empty .bin.zst has no frames,
 		 * and a .bin.zst.zst would be no one's format) */
 		size_t n = strlen(sh);
-		if (rf_source_tokens_of(src)->shards[i].frames || (n >= 4 && !strcmp(sh + n - 4, ".zst"))) {
-			rf_fmt(err, errlen, "shard %s/%s is already a .bin.zst: pack takes plain .bin "
+		if (rfi_source_tokens_of(src)->shards[i].frames || (n >= 4 && !strcmp(sh + n - 4, ".zst"))) {
+			rfi_fmt(err, errlen, "shard %s/%s is already a .bin.zst: pack takes plain .bin "
 			       "shards", idx->root, sh);
 			return RF_EINDEX;
 		}
@@ -187,7 +187,7 @@ static int check_source(const rf_source *src, const char *out, char *err, size_t
 		for (size_t j = 0; j < i; j++) {
 			out_name(idx->shards[j], nj, sizeof(nj));
 			if (!strcmp(ni, nj)) {
-				rf_fmt(err, errlen, "shards %s and %s would both be written as %s/%s",
+				rfi_fmt(err, errlen, "shards %s and %s would both be written as %s/%s",
 				       idx->shards[j], sh, out, ni);
 				return RF_EINDEX;
 			}
@@ -196,7 +196,7 @@ static int check_source(const rf_source *src, const char *out, char *err, size_t
 	return 0;
 }
 
-int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *err,
+int rfi_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *err,
 		  size_t errlen)
 {
 	memset(res, 0, sizeof(*res));
@@ -209,16 +209,16 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 	/* T = 1: every shard with 2 tokens has a window; what matters here is
 	 * that every header was checked */
 	rf_source_params sp = { .seq_len = 1, .stride = 1, .log_level = RF_LOG_WARN };
-	ret = rf_source_open(&src, o->source, &sp, err, errlen);
+	ret = rfi_source_open(&src, o->source, &sp, err, errlen);
 	if (ret)
 		return ret;
-	const rf_tokens *tk = rf_source_tokens_of(&src); /* the token kind's headers */
+	const rf_tokens *tk = rfi_source_tokens_of(&src); /* the token kind's headers */
 	packer p = { .o = o, .total = tk->tokens };
 	int dirfd = -1, made = 0;
 	size_t written = 0;
 	ret = check_source(&src, o->out, err, errlen);
 	if (!ret)
-		ret = rf_out_dir_open(o->out, pack_names, "token shards", &dirfd, &made, err, errlen);
+		ret = rfi_out_dir_open(o->out, pack_names, "token shards", &dirfd, &made, err, errlen);
 	if (!ret) {
 		uint32_t w = tk->width;
 		p.in_cap = RF_MAX((size_t)GROUP_BYTES, (size_t)o->frame_tokens * w);
@@ -236,16 +236,16 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 		if (!ZSTD_isError(r))
 			r = ZSTD_CCtx_setParameter(p.cctx, ZSTD_c_checksumFlag, 1);
 		if (ZSTD_isError(r)) {
-			rf_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
+			rfi_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
 			ret = RF_ECONFIG;
 		}
 	}
 	int marked = 0; /* index/pack_marker.h: the folder is no pack until it goes */
 	if (!ret)
-		marked = (ret = rf_out_mark_begin(dirfd, o->out, err, errlen)) == 0;
+		marked = (ret = rfi_out_mark_begin(dirfd, o->out, err, errlen)) == 0;
 	for (; !ret && written < src.index.nshards; written++) {
 		const rf_token_shard *sh = &tk->shards[written];
-		int fd = rf_open_regular(src.index.root_fd, src.index.shards[written], "shard", err, errlen);
+		int fd = rfi_open_regular(src.index.root_fd, src.index.shards[written], "shard", err, errlen);
 		if (fd < 0) {
 			ret = fd;
 			break;
@@ -264,7 +264,7 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 		}
 	}
 	if (!ret) /* every shard is on disk: the pack is whole */
-		ret = rf_out_mark_end(dirfd, o->out, err, errlen);
+		ret = rfi_out_mark_end(dirfd, o->out, err, errlen);
 	if (ret) { /* nothing half done stays; the marker goes last */
 		for (size_t i = 0; i < written && dirfd >= 0; i++) {
 			char name[PATH_MAX];
@@ -276,7 +276,7 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 		if (made)
 			rmdir(o->out);
 		if (ret == -ENOMEM && !err[0])
-			rf_fmt(err, errlen, "out of memory");
+			rfi_fmt(err, errlen, "out of memory");
 	}
 	if (dirfd >= 0)
 		close(dirfd);
@@ -284,6 +284,6 @@ int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *
 	free(p.in);
 	free(p.z);
 	free(p.off);
-	rf_source_free(&src);
+	rfi_source_free(&src);
 	return ret;
 }

@@ -28,7 +28,7 @@ typedef struct rf_token_gen_opts {
 } rf_token_gen_opts;
 
 /* @return : 0; -EINTR (stopped); a negative errno or RF_ECONFIG with err set. */
-int rf_token_gen(const rf_token_gen_opts *o, char *err, size_t errlen);
+int rfi_token_gen(const rf_token_gen_opts *o, char *err, size_t errlen);
 
 typedef struct rf_token_pack_opts {
 	const char *source;     /* plain .bin shards: a folder, list, glob, pattern or one file */
@@ -50,7 +50,7 @@ typedef struct rf_token_pack_result {
 /* @return : 0 with *res filled; -EINTR (stopped); a negative errno or RF_E*
  *           code with err set (a source shard that is not a plain .bin, or
  *           fails its checks, names the file). */
-int rf_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *err,
+int rfi_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *err,
 		  size_t errlen);
 
 #endif

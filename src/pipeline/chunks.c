@@ -19,7 +19,7 @@
 #include "pipeline/feeder_state.h"
 #include "util/util.h"
 
-int rf_chunks_init(struct rf_feeder *f)
+int rfi_chunks_init(struct rf_feeder *f)
 {
 	/* half the pool: the other half serves members read alone */
 	f->chunk_bytes = RF_CHUNK_BYTES;
@@ -39,7 +39,7 @@ int rf_chunks_init(struct rf_feeder *f)
 	return 0;
 }
 
-void rf_chunks_free(struct rf_feeder *f)
+void rfi_chunks_free(struct rf_feeder *f)
 {
 	free(f->chunks);
 	f->chunks = NULL;
@@ -72,11 +72,11 @@ static rf_chunk *idle(struct rf_feeder *f)
 	return best;
 }
 
-int rf_chunks_evict(struct rf_feeder *f)
+int rfi_chunks_evict(struct rf_feeder *f)
 {
 	rf_chunk *c = f->chunks ? idle(f) : NULL;
 	if (c)
-		rf_chunk_drop(f, c);
+		rfi_chunk_drop(f, c);
 	return c != NULL;
 }
 
@@ -107,11 +107,11 @@ static void cut_short(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request
 		      const char *what)
 {
 	char reason[RF_REASON_LEN];
-	rf_fmt(reason, sizeof(reason), "%s", what);
+	rfi_fmt(reason, sizeof(reason), "%s", what);
 	rf_place p = q->place;
 	uint64_t sample = q->sample;
-	rf_feeder_release(f, id, q);
-	rf_feeder_place_failed(l, f, &p, sample, RF_EBADSAMPLE, reason);
+	rfi_feeder_release(f, id, q);
+	rfi_feeder_place_failed(l, f, &p, sample, RF_EBADSAMPLE, reason);
 }
 
 /* Starts the read of chunk index of shard, for place p (NULL: read
@@ -130,18 +130,18 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 	uint32_t len = (uint32_t)cb + f->chunk_overlap;
 	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = index * cb,
 			  .len = len };
-	rf_feeder_shard_read(l, f, shard, &rd);
+	rfi_feeder_shard_read(l, f, shard, &rd);
 	rf_cached cached = { 0 };
 	if (rd.url && f->cache &&
-	    rf_feeder_cache_route(f, shard, &rd, &cached,
-				  p ? rf_feeder_cache_how(l, f, p) : ROUTE_MAY_WAIT) == ROUTE_WAIT) {
+	    rfi_feeder_cache_route(f, shard, &rd, &cached,
+				  p ? rfi_feeder_cache_how(l, f, p) : ROUTE_MAY_WAIT) == ROUTE_WAIT) {
 		if (p)
-			rf_feeder_cache_wait(l, f, p);
+			rfi_feeder_cache_wait(l, f, p);
 		return NULL;
 	}
-	size_t span = rf_io_span(f->io, rd.offset, rd.len);
-	if (!rf_io_ready(f->io, span)) {
-		rf_feeder_cache_cancel(f, &cached);
+	size_t span = rfi_io_span(f->io, rd.offset, rd.len);
+	if (!rfi_io_ready(f->io, span)) {
+		rfi_feeder_cache_cancel(f, &cached);
 		return NULL;
 	}
 	/* an entry: a free one, or the least recently wanted idle chunk's; a
@@ -150,18 +150,18 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 	if (!c) {
 		c = idle(f);
 		if (!c || (ahead && c->ahead)) {
-			rf_feeder_cache_cancel(f, &cached);
+			rfi_feeder_cache_cancel(f, &cached);
 			return NULL; /* every chunk in use */
 		}
-		rf_chunk_drop(f, c);
+		rfi_chunk_drop(f, c);
 	}
-	while (rf_bufpool_alloc(&f->pool, span, &c->ticket, &c->buf)) {
+	while (rfi_bufpool_alloc(&f->pool, span, &c->ticket, &c->buf)) {
 		rf_chunk *e = idle(f); /* pool room: idle chunks make way */
 		if (!e || (ahead && e->ahead)) {
-			rf_feeder_cache_cancel(f, &cached);
+			rfi_feeder_cache_cancel(f, &cached);
 			return NULL; /* the entry stays free */
 		}
-		rf_chunk_drop(f, e);
+		rfi_chunk_drop(f, e);
 	}
 	rd.buf = c->buf;
 	rd.tag = CHUNK_TAG | (uint64_t)(c - f->chunks);
@@ -169,9 +169,9 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 	*c = (rf_chunk){ .state = CHUNK_READING, .shard = shard, .index = index, .buf = c->buf,
 			 .ticket = c->ticket, .waiting = NO_CHUNK, .used = ++f->tick,
 			 .cache = cached };
-	rf_io_submit(f->io, &rd);
+	rfi_io_submit(f->io, &rd);
 	if (f->cache)
-		rf_feeder_cache_submitted(l, &cached);
+		rfi_feeder_cache_submitted(l, &cached);
 	atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
 	return c;
 }
@@ -204,7 +204,7 @@ static void read_ahead(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 	}
 }
 
-int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
+int rfi_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		   const rf_source_read *r)
 {
 	const rf_source_read m = *r;
@@ -213,7 +213,7 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		return -1;
 	rf_chunk *c = find(f, m.shard, index);
 	if (c && c->state == CHUNK_READY && !c->got && !c->refs) {
-		rf_chunk_drop(f, c); /* its read failed: read it again */
+		rfi_chunk_drop(f, c); /* its read failed: read it again */
 		c = NULL;
 	}
 	if (!c && !(c = start(l, f, m.shard, index, &tmpl->place)))
@@ -238,7 +238,7 @@ int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 	if (point_into(l, f, c, q))
 		cut_short(l, f, id, q, "member cut short: the shard shrank since it was indexed");
 	else
-		rf_feeder_landed(l, f, id);
+		rfi_feeder_landed(l, f, id);
 	return 1;
 }
 
@@ -252,33 +252,33 @@ static int refetch(rf_loader *l, struct rf_feeder *f, rf_chunk *c, uint32_t span
 	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = c->index * cb,
 			  .len = RF_MIN((uint32_t)cb + f->chunk_overlap, span), .buf = c->buf,
 			  .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
-	rf_feeder_shard_read(l, f, c->shard, &rd);
-	if (!rf_io_ready(f->io, span))
+	rfi_feeder_shard_read(l, f, c->shard, &rd);
+	if (!rfi_io_ready(f->io, span))
 		return 0;
-	rf_feeder_cache_route(f, c->shard, &rd, &c->cache, ROUTE_NO_HIT);
-	rf_io_submit(f->io, &rd);
-	rf_feeder_cache_submitted(l, &c->cache);
+	rfi_feeder_cache_route(f, c->shard, &rd, &c->cache, ROUTE_NO_HIT);
+	rfi_io_submit(f->io, &rd);
+	rfi_feeder_cache_submitted(l, &c->cache);
 	atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
 	return 1;
 }
 
-void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
+void rfi_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 {
 	assert((uint32_t)(d->tag & ~CHUNK_TAG) < f->nchunks);
 	rf_chunk *c = &f->chunks[(uint32_t)(d->tag & ~CHUNK_TAG)];
 	assert(c->state == CHUNK_READING); /* READING -> READY, once per read */
 	if (c->cache.route) {
-		uint32_t span = c->cache.route == ROUTE_HIT ? (uint32_t)rf_io_span(f->io, c->cache.hit.at,
+		uint32_t span = c->cache.route == ROUTE_HIT ? (uint32_t)rfi_io_span(f->io, c->cache.hit.at,
 										   c->cache.hit.got) : 0;
-		if (rf_feeder_cache_done(l, f, &c->cache, c->buf + d->skip, d->res, -1) &&
+		if (rfi_feeder_cache_done(l, f, &c->cache, c->buf + d->skip, d->res, -1) &&
 		    refetch(l, f, c, span))
 			return; /* its cached copy failed its check: read from the network */
 	}
 	char reason[RF_REASON_LEN] = "";
 	if (d->res < 0) {
 		char what[128];
-		rf_io_describe(d, what, sizeof(what));
-		rf_fmt(reason, sizeof(reason), "%s of its chunk: %s",
+		rfi_io_describe(d, what, sizeof(what));
+		rfi_fmt(reason, sizeof(reason), "%s of its chunk: %s",
 		       d->step == RF_IO_STEP_OPEN ? "open" : "read", what);
 	}
 	c->state = CHUNK_READY;
@@ -299,11 +299,11 @@ void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 			cut_short(l, f, id, q, "member cut short: the shard shrank since it was "
 						"indexed");
 		else
-			rf_feeder_landed(l, f, id);
+			rfi_feeder_landed(l, f, id);
 		id = next;
 	}
 	assert(c->refs > 0); /* the hold above */
 	c->refs--;
 	if (reason[0] && !c->refs)
-		rf_chunk_drop(f, c); /* read it again when next wanted */
+		rfi_chunk_drop(f, c); /* read it again when next wanted */
 }

@@ -33,35 +33,35 @@ typedef struct worker {
  * by its first bytes) into dst. Returns 0 or a negative code with q->reason set. */
 static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *dst)
 {
-	uint64_t t0 = rf_now_ns();
+	uint64_t t0 = rfi_now_ns();
 	int W, H, C = l->cfg.crop, max_denom;
-	int err = rf_decoder_open(w->dec, q->data, len, l->cfg.max_pixels, &W, &H, &max_denom,
+	int err = rfi_decoder_open(w->dec, q->data, len, l->cfg.max_pixels, &W, &H, &max_denom,
 				  q->reason, sizeof(q->reason));
 	if (err)
 		return err;
 	rf_window win;
-	rf_window_for(&l->plan.window, q->epoch, q->sample, W, H, &win);
+	rfi_window_for(&l->plan.window, q->epoch, q->sample, W, H, &win);
 	/* beside the GPU's engines, which decode at full scale, so does the pool:
 	 * which decoder takes a sample should change its pixels as little as it can */
-	int denom = l->cfg.no_scaled_decode || l->decode != RF_DECODE_CPU ? 1 : rf_denom_for_window(&win, C);
+	int denom = l->cfg.no_scaled_decode || l->decode != RF_DECODE_CPU ? 1 : rfi_denom_for_window(&win, C);
 	denom = RF_MIN(denom, max_denom);
-	if (rf_taps_for_window(&w->rs.tx, &w->rs.ty, &win, W, H, denom, C)) {
-		rf_decoder_abort(w->dec);
-		rf_fmt(q->reason, sizeof(q->reason), "out of memory for resampling tables");
+	if (rfi_taps_for_window(&w->rs.tx, &w->rs.ty, &win, W, H, denom, C)) {
+		rfi_decoder_abort(w->dec);
+		rfi_fmt(q->reason, sizeof(q->reason), "out of memory for resampling tables");
 		return -ENOMEM;
 	}
 	rf_region want = { w->rs.tx.lo, w->rs.tx.hi, w->rs.ty.lo, w->rs.ty.hi };
 	rf_image img;
-	err = rf_decoder_decode(w->dec, denom, l->cfg.no_region_decode ? NULL : &want,
+	err = rfi_decoder_decode(w->dec, denom, l->cfg.no_region_decode ? NULL : &want,
 				l->cfg.verify_full, &img, q->reason, sizeof(q->reason));
-	uint64_t t1 = rf_now_ns();
+	uint64_t t1 = rfi_now_ns();
 	w->ns_decode += t1 - t0;
 	if (err)
 		return err;
-	err = rf_resample_store(&w->rs, &l->plan.output, img.rgb, img.stride, img.x0, img.y0, dst);
+	err = rfi_resample_store(&w->rs, &l->plan.output, img.rgb, img.stride, img.x0, img.y0, dst);
 	if (err)
-		rf_fmt(q->reason, sizeof(q->reason), "out of memory for resampling");
-	w->ns_transform += rf_now_ns() - t1;
+		rfi_fmt(q->reason, sizeof(q->reason), "out of memory for resampling");
+	w->ns_transform += rfi_now_ns() - t1;
 	w->scaled += denom > 1;
 	w->decoded_px += (uint64_t)img.w * (uint64_t)img.h;
 	w->source_px += (uint64_t)W * (uint64_t)H;
@@ -74,14 +74,14 @@ static int process(rf_loader *l, worker *w, rf_request *q, size_t len, uint8_t *
 static int unzstd(rf_loader *l, worker *w, rf_request *q)
 {
 	w->z_frames = 0; /* the buffer is a member's now */
-	uint64_t t0 = rf_now_ns();
+	uint64_t t0 = rfi_now_ns();
 	size_t max = l->cfg.raw ? l->cfg.raw_max_bytes : (size_t)256 << 20, len;
 	const uint8_t *out;
-	int err = rf_unzstd_frame(&w->unzstd, q->data, q->len, max, &out, &len, q->reason,
+	int err = rfi_unzstd_frame(&w->unzstd, q->data, q->len, max, &out, &len, q->reason,
 				  sizeof(q->reason));
-	w->ns_decode += rf_now_ns() - t0;
+	w->ns_decode += rfi_now_ns() - t0;
 	if (err == -ENOMEM)
-		rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
+		rfi_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
 	if (err)
 		return err;
 	q->data = out;
@@ -93,7 +93,7 @@ static int unzstd(rf_loader *l, worker *w, rf_request *q)
  * its row. */
 static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
 {
-	uint64_t t0 = rf_now_ns();
+	uint64_t t0 = rfi_now_ns();
 	/* the frames read: up to the one holding the window's last token, the
 	 * last frame of the shard shorter (the kind says which) */
 	rf_source_frames fr;
@@ -110,7 +110,7 @@ static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
 	} else {
 		uint64_t end = RF_MIN(((uint64_t)fr.last + 1) * fr.frame_tokens, fr.shard_tokens);
 		w->z_frames = 0;
-		err = rf_unzstd_frames(&w->unzstd, q->data, q->len, (size_t)((end - first) * width),
+		err = rfi_unzstd_frames(&w->unzstd, q->data, q->len, (size_t)((end - first) * width),
 				       &out, q->reason, sizeof(q->reason));
 		if (!err) {
 			w->z_shard = fr.shard;
@@ -118,14 +118,14 @@ static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
 			w->z_frames = fr.last - fr.first + 1;
 		}
 	}
-	uint64_t t1 = rf_now_ns();
+	uint64_t t1 = rfi_now_ns();
 	w->ns_decode += t1 - t0;
 	if (err == -ENOMEM)
-		rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
+		rfi_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
 	if (err)
 		return err;
-	rf_token_row_store(row, l->plan.token_bytes, out + (fr.token - first) * width, width, n);
-	w->ns_transform += rf_now_ns() - t1;
+	rfi_token_row_store(row, l->plan.token_bytes, out + (fr.token - first) * width, width, n);
+	w->ns_transform += rfi_now_ns() - t1;
 	return 0;
 }
 
@@ -134,8 +134,8 @@ static int token_window(rf_loader *l, worker *w, rf_request *q, uint8_t *row)
 static int land_raw(rf_loader *l, rf_slot *s, rf_request *q)
 {
 	size_t off;
-	if (rf_slot_reserve(s, q->place.index, q->len, l->raw_align, &off)) {
-		rf_slot_no_room(l, s, q->len, q->reason, sizeof(q->reason));
+	if (rfi_slot_reserve(s, q->place.index, q->len, l->raw_align, &off)) {
+		rfi_slot_no_room(l, s, q->len, q->reason, sizeof(q->reason));
 		return -ENOSPC;
 	}
 	memcpy(s->batch.data + off, q->data, q->len);
@@ -150,9 +150,9 @@ static int user_step(rf_loader *l, worker *w, rf_request *q, uint8_t *dst)
 {
 	if (!l->cfg.sample_fn)
 		return 0;
-	uint64_t t0 = rf_now_ns();
-	int err = rf_sample_hook_run(l, q, dst);
-	w->ns_transform += rf_now_ns() - t0;
+	uint64_t t0 = rfi_now_ns();
+	int err = rfi_sample_hook_run(l, q, dst);
+	w->ns_transform += rfi_now_ns() - t0;
 	return err;
 }
 
@@ -182,7 +182,7 @@ static int run_stage(rf_loader *l, worker *w, rf_request *q, rf_slot *s, rf_stag
 		break; /* the ring thread's: never dispatched */
 	}
 	assert(!"a ring thread stage reached the compute pool");
-	rf_fmt(q->reason, sizeof(q->reason), "internal error: stage %d in the compute pool", (int)stage);
+	rfi_fmt(q->reason, sizeof(q->reason), "internal error: stage %d in the compute pool", (int)stage);
 	return -EINVAL;
 }
 
@@ -196,51 +196,51 @@ static void flush_counters(rf_loader *l, worker *w)
 	w->ns_decode = w->ns_transform = w->scaled = w->decoded_px = w->source_px = 0;
 }
 
-void *rf_compute_main(void *arg)
+void *rfi_compute_main(void *arg)
 {
 	rf_loader *l = arg;
 	worker w = { 0 };
-	int ok = rf_decoder_create(&w.dec) == 0;
-	ok = rf_resampler_init(&w.rs, l->cfg.crop) == 0 && ok;
-	ok = (!l->src.any_zstd || rf_unzstd_init(&w.unzstd, l->zstd_dict) == 0) && ok;
+	int ok = rfi_decoder_create(&w.dec) == 0;
+	ok = rfi_resampler_init(&w.rs, l->cfg.crop) == 0 && ok;
+	ok = (!l->src.any_zstd || rfi_unzstd_init(&w.unzstd, l->zstd_dict) == 0) && ok;
 
 	for (;;) {
 		uint32_t id;
 		uint64_t idle;
-		if (rf_idq_pop_wait(&l->work, &id, &idle) < 0)
+		if (rfi_idq_pop_wait(&l->work, &id, &idle) < 0)
 			break;
 		rf_request *q = &l->req[id];
-		rf_slot *s = rf_slot_of(l, &q->place);
+		rf_slot *s = rfi_slot_of(l, &q->place);
 		rf_place place = q->place;
 		uint64_t sample = q->sample;
 		uint64_t prep0 = w.ns_decode + w.ns_transform;
 		rf_stage stage = (rf_stage)q->stage;
 		int err = ok ? run_stage(l, &w, q, s, stage) : -ENOMEM;
 		if (!ok)
-			rf_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
+			rfi_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
 		atomic_fetch_add_explicit(&s->prep_ns, w.ns_decode + w.ns_transform - prep0,
 					  memory_order_relaxed);
-		uint64_t t0 = rf_now_ns();
+		uint64_t t0 = rfi_now_ns();
 		if (!err && s->on_host) /* GPU decode: this one is copied to the device */
 			s->on_host[place.index] = 1;
 		if (!err && (stage == RF_STAGE_IMAGE || stage == RF_STAGE_ZSTD_IMAGE))
 			atomic_fetch_add_explicit(&l->st.cpu_decodes, 1, memory_order_relaxed);
 		if (!err)
-			rf_loader_store_fields(l, q); /* before q goes back: its bytes */
+			rfi_loader_store_fields(l, q); /* before q goes back: its bytes */
 		q->err = err;
-		rf_split_done(&l->split.cpu_out, 1);
+		rfi_split_done(&l->split.cpu_out, 1);
 		/* Hand the request back first, so its buffer is reused sooner; from
 		 * here on q belongs to the ring thread. */
-		if (rf_idq_push(&l->done, id))
-			rf_loader_wake_ring(l);
+		if (rfi_idq_push(&l->done, id))
+			rfi_loader_wake_ring(l);
 		if (!err)
-			rf_loader_land(l, &place, sample);
-		atomic_fetch_add_explicit(&l->st.ns_collate, rf_now_ns() - t0, memory_order_relaxed);
+			rfi_loader_land(l, &place, sample);
+		atomic_fetch_add_explicit(&l->st.ns_collate, rfi_now_ns() - t0, memory_order_relaxed);
 		atomic_fetch_add_explicit(&l->st.ns_read_wait, idle, memory_order_relaxed);
 		flush_counters(l, &w);
 	}
-	rf_resampler_destroy(&w.rs);
-	rf_decoder_destroy(w.dec);
-	rf_unzstd_destroy(&w.unzstd);
+	rfi_resampler_destroy(&w.rs);
+	rfi_decoder_destroy(w.dec);
+	rfi_unzstd_destroy(&w.unzstd);
 	return NULL;
 }

@@ -51,7 +51,7 @@ void rfi_config_default(rf_config *cfg)
 #define CHECK_RANGE(field, lo, hi)                                                   \
 	do {                                                                         \
 		if ((long long)cfg->field < (lo) || (long long)cfg->field > (hi)) {  \
-			rf_fmt(err, errlen, "config: " #field " = %lld is out of range " \
+			rfi_fmt(err, errlen, "config: " #field " = %lld is out of range " \
 			       "[%lld, %lld]", (long long)cfg->field, (long long)(lo), \
 			       (long long)(hi));                                     \
 			return RF_ECONFIG;                                           \
@@ -63,7 +63,7 @@ static int check_tokens(const rf_config *cfg, char *err, size_t errlen)
 {
 	if (!cfg->seq_len) {
 		if (cfg->stride || cfg->token_dtype) {
-			rf_fmt(err, errlen, "config: stride and token_dtype apply to token sources "
+			rfi_fmt(err, errlen, "config: stride and token_dtype apply to token sources "
 			       "(seq_len > 0) only");
 			return RF_ECONFIG;
 		}
@@ -74,7 +74,7 @@ static int check_tokens(const rf_config *cfg, char *err, size_t errlen)
 	if (cfg->token_dtype != RF_DTYPE_UINT8 && cfg->token_dtype != RF_DTYPE_UINT16 &&
 	    cfg->token_dtype != RF_DTYPE_UINT32 && cfg->token_dtype != RF_DTYPE_INT32 &&
 	    cfg->token_dtype != RF_DTYPE_INT64) {
-		rf_fmt(err, errlen, "config: token_dtype = %d is not uint16, uint32, int32, int64 or 0 "
+		rfi_fmt(err, errlen, "config: token_dtype = %d is not uint16, uint32, int32, int64 or 0 "
 		       "(as stored)", (int)cfg->token_dtype);
 		return RF_ECONFIG;
 	}
@@ -84,12 +84,12 @@ static int check_tokens(const rf_config *cfg, char *err, size_t errlen)
 			 : cfg->source_kind != RF_SOURCE_AUTO ? "source_kind"
 			 : cfg->fields && cfg->fields[0] ? "fields" : NULL;
 	if (no) {
-		rf_fmt(err, errlen, "config: %s does not apply to token sources (seq_len = %u)", no,
+		rfi_fmt(err, errlen, "config: %s does not apply to token sources (seq_len = %u)", no,
 		       cfg->seq_len);
 		return RF_ECONFIG;
 	}
 	if (cfg->sampler == RF_SAMPLER_WEIGHTED || cfg->sampler == RF_SAMPLER_BALANCED) {
-		rf_fmt(err, errlen, "config: token windows have no weights or classes: sampler = "
+		rfi_fmt(err, errlen, "config: token windows have no weights or classes: sampler = "
 		       "shuffle or sequential");
 		return RF_ECONFIG;
 	}
@@ -101,18 +101,18 @@ static int check_source(const rf_config *cfg, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < sizeof(cfg->reserved); i++)
 		if (cfg->reserved[i]) {
-			rf_fmt(err, errlen, "config: reserved byte %zu is %u, not 0 (built against a newer "
+			rfi_fmt(err, errlen, "config: reserved byte %zu is %u, not 0 (built against a newer "
 			       "ringfeed.h than this library, %s? RF_ABI_CHECK() tells)", i, cfg->reserved[i],
 			       RF_VERSION_STRING);
 			return RF_ECONFIG;
 		}
 	if (cfg->reserved0) {
-		rf_fmt(err, errlen, "config: reserved0 is %u, not 0 (built against a newer ringfeed.h "
+		rfi_fmt(err, errlen, "config: reserved0 is %u, not 0 (built against a newer ringfeed.h "
 		       "than this library, %s? RF_ABI_CHECK() tells)", cfg->reserved0, RF_VERSION_STRING);
 		return RF_ECONFIG;
 	}
 	if (!cfg->source || !cfg->source[0]) {
-		rf_fmt(err, errlen, "config: source is not set (a directory or a manifest file)");
+		rfi_fmt(err, errlen, "config: source is not set (a directory or a manifest file)");
 		return RF_ECONFIG;
 	}
 	return 0;
@@ -124,13 +124,13 @@ static int check_ranges(const rf_config *cfg, char *err, size_t errlen)
 {
 	CHECK_RANGE(batch_size, 1, 1 << 16);
 	gid_t gid;
-	if (cfg->cache_group && cfg->cache_group[0] && rf_cache_group_id(cfg->cache_group, &gid)) {
-		rf_fmt(err, errlen, "config: cache_group = '%s': no such group here (the group trusted "
+	if (cfg->cache_group && cfg->cache_group[0] && rfi_cache_group_id(cfg->cache_group, &gid)) {
+		rfi_fmt(err, errlen, "config: cache_group = '%s': no such group here (the group trusted "
 		       "to share cache_dir)", cfg->cache_group);
 		return RF_ECONFIG;
 	}
 	if (cfg->cache_bytes && cfg->cache_bytes < RF_CACHE_MIN_BYTES) {
-		rf_fmt(err, errlen, "config: cache_bytes = %llu: at least %llu (4 MiB), or 0 for the "
+		rfi_fmt(err, errlen, "config: cache_bytes = %llu: at least %llu (4 MiB), or 0 for the "
 		       "default (10 GiB)", (unsigned long long)cfg->cache_bytes,
 		       (unsigned long long)RF_CACHE_MIN_BYTES);
 		return RF_ECONFIG;
@@ -163,7 +163,7 @@ static int check_ranges(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(device, -1, 1023);
 	CHECK_RANGE(device_convert, 0, 1);
 	if (cfg->device_convert && (cfg->device < 0 || cfg->raw || cfg->dtype == RF_DTYPE_UINT8)) {
-		rf_fmt(err, errlen, "config: device_convert needs a device, decoded samples and a "
+		rfi_fmt(err, errlen, "config: device_convert needs a device, decoded samples and a "
 		       "float dtype (it sends uint8 and converts on the device)");
 		return RF_ECONFIG;
 	}
@@ -180,18 +180,18 @@ static int check_modes(const rf_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->shard_access == RF_SHARD_SEQUENTIAL && cfg->sampler != RF_SAMPLER_SHUFFLE &&
 	    cfg->sampler != RF_SAMPLER_SEQUENTIAL) {
-		rf_fmt(err, errlen, "config: shard_access = sequential reads shards front to back: "
+		rfi_fmt(err, errlen, "config: shard_access = sequential reads shards front to back: "
 		       "it takes the shuffle or the sequential sampler, not weighted or balanced");
 		return RF_ECONFIG;
 	}
 	if (cfg->decode == RF_DECODE_GPU && (cfg->device < 0 || cfg->raw || cfg->device_convert ||
 					     cfg->fetch_only)) {
-		rf_fmt(err, errlen, "config: decode = gpu needs a device (device = %d) and decoded "
+		rfi_fmt(err, errlen, "config: decode = gpu needs a device (device = %d) and decoded "
 		       "samples (not raw, device_convert or fetch_only)", cfg->device);
 		return RF_ECONFIG;
 	}
 	if (cfg->raw && (cfg->raw_max_bytes < 1 || cfg->raw_max_bytes > (1u << 30))) {
-		rf_fmt(err, errlen, "config: raw_max_bytes = %zu is out of range [1, 1 GiB]",
+		rfi_fmt(err, errlen, "config: raw_max_bytes = %zu is out of range [1, 1 GiB]",
 		       cfg->raw_max_bytes);
 		return RF_ECONFIG;
 	}
@@ -206,7 +206,7 @@ static int check_hook(const rf_config *cfg, char *err, size_t errlen)
 	if (!cfg->sample_fn)
 		return 0;
 	if (cfg->decode != RF_DECODE_CPU) {
-		rf_fmt(err, errlen, "config: sample_fn works on pixels on the host, and decode = %s "
+		rfi_fmt(err, errlen, "config: sample_fn works on pixels on the host, and decode = %s "
 		       "decodes samples into device memory that the host never sees: use decode = "
 		       "cpu with sample_fn (or do the step on the device batch)",
 		       rfi_enum_name(RF_ENUM_DECODE, cfg->decode));
@@ -216,7 +216,7 @@ static int check_hook(const rf_config *cfg, char *err, size_t errlen)
 			 : cfg->seq_len ? "token sources (seq_len > 0: rows of tokens, no pixels)"
 			 : cfg->fetch_only ? "fetch_only (nothing is decoded)" : NULL;
 	if (no) {
-		rf_fmt(err, errlen, "config: sample_fn works on decoded pixels: not with %s", no);
+		rfi_fmt(err, errlen, "config: sample_fn works on decoded pixels: not with %s", no);
 		return RF_ECONFIG;
 	}
 	return 0;
@@ -226,27 +226,27 @@ static int check_hook(const rf_config *cfg, char *err, size_t errlen)
 static int check_augment(const rf_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->max_pixels < 1) {
-		rf_fmt(err, errlen, "config: max_pixels must be at least 1");
+		rfi_fmt(err, errlen, "config: max_pixels must be at least 1");
 		return RF_ECONFIG;
 	}
 	if (!(cfg->flip_p >= 0.0f && cfg->flip_p <= 1.0f)) {
-		rf_fmt(err, errlen, "config: flip_p = %g is not a probability in [0, 1]", cfg->flip_p);
+		rfi_fmt(err, errlen, "config: flip_p = %g is not a probability in [0, 1]", cfg->flip_p);
 		return RF_ECONFIG;
 	}
 	if (!(cfg->rrc_scale[0] > 0.0f && cfg->rrc_scale[0] <= cfg->rrc_scale[1] &&
 	      cfg->rrc_scale[1] <= 1.0f)) {
-		rf_fmt(err, errlen, "config: rrc_scale = (%g, %g) must satisfy 0 < lo <= hi <= 1",
+		rfi_fmt(err, errlen, "config: rrc_scale = (%g, %g) must satisfy 0 < lo <= hi <= 1",
 		       cfg->rrc_scale[0], cfg->rrc_scale[1]);
 		return RF_ECONFIG;
 	}
 	if (!(cfg->rrc_ratio[0] > 0.0f && cfg->rrc_ratio[0] <= cfg->rrc_ratio[1])) {
-		rf_fmt(err, errlen, "config: rrc_ratio = (%g, %g) must satisfy 0 < lo <= hi",
+		rfi_fmt(err, errlen, "config: rrc_ratio = (%g, %g) must satisfy 0 < lo <= hi",
 		       cfg->rrc_ratio[0], cfg->rrc_ratio[1]);
 		return RF_ECONFIG;
 	}
 	for (int c = 0; c < 3; c++) {
 		if (!(cfg->std[c] != 0.0f && cfg->std[c] == cfg->std[c] && cfg->mean[c] == cfg->mean[c])) {
-			rf_fmt(err, errlen, "config: std[%d] = %g, mean[%d] = %g: std must be non-zero "
+			rfi_fmt(err, errlen, "config: std[%d] = %g, mean[%d] = %g: std must be non-zero "
 			       "and both numbers", c, cfg->std[c], c, cfg->mean[c]);
 			return RF_ECONFIG;
 		}
@@ -256,7 +256,7 @@ static int check_augment(const rf_config *cfg, char *err, size_t errlen)
 		normalised |= cfg->mean[c] != 0.0f || cfg->std[c] != 1.0f;
 	if (normalised && cfg->dtype == RF_DTYPE_UINT8) {
 		/* silently ignored, it trained a model on unnormalised pixels */
-		rf_fmt(err, errlen, "config: mean and std normalise float output (dtype = float16 or "
+		rfi_fmt(err, errlen, "config: mean and std normalise float output (dtype = float16 or "
 		       "float32); with dtype = uint8 they would be ignored: set a float dtype, or "
 		       "leave them at 0 and 1");
 		return RF_ECONFIG;
@@ -272,23 +272,23 @@ static int check_order(const rf_config *cfg, char *err, size_t errlen)
 	CHECK_RANGE(rank_tail, RF_RANK_TAIL_PAD, RF_RANK_TAIL_DROP);
 	int weighted = cfg->sampler == RF_SAMPLER_WEIGHTED || cfg->sampler == RF_SAMPLER_BALANCED;
 	if (weighted && !cfg->shuffle) {
-		rf_fmt(err, errlen, "config: shuffle = 0 asks for index order, which contradicts "
+		rfi_fmt(err, errlen, "config: shuffle = 0 asks for index order, which contradicts "
 		       "sampler = %s", rfi_enum_name(RF_ENUM_SAMPLER, cfg->sampler));
 		return RF_ECONFIG;
 	}
 	if (cfg->samples_per_epoch && !weighted) {
-		rf_fmt(err, errlen, "config: samples_per_epoch = %llu applies to the weighted and "
+		rfi_fmt(err, errlen, "config: samples_per_epoch = %llu applies to the weighted and "
 		       "balanced samplers only (the others take each sample once per epoch)",
 		       (unsigned long long)cfg->samples_per_epoch);
 		return RF_ECONFIG;
 	}
 	if (cfg->samples_per_epoch > (1ull << 48)) {
-		rf_fmt(err, errlen, "config: samples_per_epoch = %llu is out of range [0, 2^48]",
+		rfi_fmt(err, errlen, "config: samples_per_epoch = %llu is out of range [0, 2^48]",
 		       (unsigned long long)cfg->samples_per_epoch);
 		return RF_ECONFIG;
 	}
 	if (!cfg->resume_state && cfg->resume_state_len) {
-		rf_fmt(err, errlen, "config: resume_state_len = %zu but resume_state is NULL",
+		rfi_fmt(err, errlen, "config: resume_state_len = %zu but resume_state is NULL",
 		       cfg->resume_state_len);
 		return RF_ECONFIG;
 	}
@@ -298,7 +298,7 @@ static int check_order(const rf_config *cfg, char *err, size_t errlen)
 static int check_crop(const rf_config *cfg, char *err, size_t errlen)
 {
 	if (!cfg->raw && !cfg->random_resized_crop && cfg->crop > cfg->resize) {
-		rf_fmt(err, errlen, "config: crop = %d is larger than resize = %d "
+		rfi_fmt(err, errlen, "config: crop = %d is larger than resize = %d "
 		       "(the center crop must fit in the resized image)", cfg->crop, cfg->resize);
 		return RF_ECONFIG;
 	}
@@ -316,14 +316,14 @@ static int check_memory(const rf_config *cfg, char *err, size_t errlen)
 	if (cfg->seq_len) /* a row of seq_len + 1 tokens, at most 4 bytes each */
 		slot_bytes = (unsigned long long)cfg->batch_size * (cfg->seq_len + 1ull) * 4;
 	if (slot_bytes * (unsigned long long)cfg->prefetch > (64ull << 30)) {
-		rf_fmt(err, errlen, "config: prefetch x batch_size x crop^2 x 3 x element size = %llu bytes "
+		rfi_fmt(err, errlen, "config: prefetch x batch_size x crop^2 x 3 x element size = %llu bytes "
 		       "exceeds the 64 GiB limit", slot_bytes * (unsigned long long)cfg->prefetch);
 		return RF_ECONFIG;
 	}
 	return 0;
 }
 
-int rf_config_check(const rf_config *cfg, char *err, size_t errlen)
+int rfi_config_check(const rf_config *cfg, char *err, size_t errlen)
 {
 	/* In this order: the first problem found is the one reported. */
 	static int (*const checks[])(const rf_config *, char *, size_t) = {

@@ -50,11 +50,11 @@ static int next_until(rf_loader *l, rf_batch **out, uint64_t deadline_ns)
 		return l->failed;
 	if (l->next_batch >= l->plan.total_batches)
 		return RF_EOF;
-	uint64_t t0 = rf_now_ns();
+	uint64_t t0 = rfi_now_ns();
 	pthread_mutex_lock(&l->mu);
 	if (all_lent(l)) {
 		pthread_mutex_unlock(&l->mu);
-		rf_fmt(l->err_detail, sizeof(l->err_detail), "all %d batch slots are held by the "
+		rfi_fmt(l->err_detail, sizeof(l->err_detail), "all %d batch slots are held by the "
 		       "caller: release a batch before asking for the next", l->cfg.prefetch);
 		return -EDEADLK;
 	}
@@ -74,22 +74,22 @@ static int next_until(rf_loader *l, rf_batch **out, uint64_t deadline_ns)
 		int ret = l->interrupted ? -EINTR : -ETIMEDOUT;
 		l->interrupted = 0;
 		pthread_mutex_unlock(&l->mu);
-		l->ns_wait += rf_now_ns() - t0;
+		l->ns_wait += rfi_now_ns() - t0;
 		return ret;
 	}
 	int err = s ? s->err : l->ring_err;
 	if (err) {
-		rf_redact(s ? s->errmsg : l->ring_errmsg, l->err_detail, sizeof(l->err_detail));
+		rfi_redact(s ? s->errmsg : l->ring_errmsg, l->err_detail, sizeof(l->err_detail));
 		if (s)
-			rf_slot_set_state(s, SLOT_READY, SLOT_FREE);
+			rfi_slot_set_state(s, SLOT_READY, SLOT_FREE);
 		pthread_mutex_unlock(&l->mu);
 		l->failed = err;
 		return err;
 	}
-	rf_slot_set_state(s, SLOT_READY, SLOT_LENT);
+	rfi_slot_set_state(s, SLOT_READY, SLOT_LENT);
 	pthread_mutex_unlock(&l->mu);
 	s->batch.replaced = atomic_load_explicit(&s->replaced, memory_order_relaxed);
-	l->ns_wait += rf_now_ns() - t0;
+	l->ns_wait += rfi_now_ns() - t0;
 	l->delivered_batches++;
 	l->delivered_samples += s->batch.count;
 	l->delivered_replaced += s->batch.replaced;
@@ -107,7 +107,7 @@ int rfi_loader_next(rf_loader *l, rf_batch **out)
 
 int rfi_loader_next_timeout(rf_loader *l, rf_batch **out, uint64_t timeout_ns)
 {
-	uint64_t now = rf_now_ns();
+	uint64_t now = rfi_now_ns();
 	/* the deadline saturates below UINT64_MAX, which means none */
 	uint64_t deadline = timeout_ns < UINT64_MAX - 1 - now ? now + timeout_ns : UINT64_MAX - 1;
 	return next_until(l, out, deadline);
@@ -123,12 +123,12 @@ void rfi_loader_interrupt(rf_loader *l)
 
 int rfi_batch_wait(const rf_batch *b, void *stream)
 {
-	return rf_gpu_stream_wait(b->ready_event, stream);
+	return rfi_gpu_stream_wait(b->ready_event, stream);
 }
 
 int rfi_batch_sync(const rf_batch *b)
 {
-	return rf_gpu_event_sync(b->ready_event);
+	return rfi_gpu_event_sync(b->ready_event);
 }
 
 void rfi_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
@@ -136,7 +136,7 @@ void rfi_batch_release_on(rf_loader *l, rf_batch *b, void *stream)
 	if (l->gpu) {
 		rf_slot *s = (rf_slot *)((char *)b - offsetof(rf_slot, batch));
 		if (s >= l->slots && s < l->slots + l->cfg.prefetch)
-			rf_gpu_mark_release(l->gpu, (int)(s - l->slots), stream);
+			rfi_gpu_mark_release(l->gpu, (int)(s - l->slots), stream);
 	}
 	rfi_batch_release(l, b);
 }
@@ -149,16 +149,16 @@ void rfi_batch_release(rf_loader *l, rf_batch *b)
 	pthread_mutex_lock(&l->mu);
 	int lent = s->state == SLOT_LENT; /* else released twice, or never handed out */
 	if (lent)
-		rf_slot_set_state(s, SLOT_LENT, SLOT_FREE);
+		rfi_slot_set_state(s, SLOT_LENT, SLOT_FREE);
 	pthread_mutex_unlock(&l->mu);
 	if (lent)
-		rf_loader_wake_ring(l);
+		rfi_loader_wake_ring(l);
 }
 
 int rfi_loader_stats(const rf_loader *l, rf_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->samples_total = rf_source_samples(&l->src);
+	out->samples_total = rfi_source_samples(&l->src);
 	out->batches = l->delivered_batches;
 	out->samples = l->delivered_samples;
 	out->replaced = l->delivered_replaced;
@@ -197,10 +197,10 @@ int rfi_loader_stats(const rf_loader *l, rf_stats *out)
 	out->source_pixels = atomic_load_explicit(&l->st.source_pixels, memory_order_relaxed);
 	out->index_bytes = l->src.ops->memory(&l->src);
 	if (l->gpu)
-		rf_gpu_copy_stats(l->gpu, &out->device_bytes, &out->ns_device_copy);
+		rfi_gpu_copy_stats(l->gpu, &out->device_bytes, &out->ns_device_copy);
 	out->reads_in_flight = atomic_load_explicit(&l->st.reads_in_flight, memory_order_relaxed);
 	rf_loader *m = (rf_loader *)l; /* the locks are not part of the loader's value */
-	out->reads_waiting = rf_idq_count(&m->work);
+	out->reads_waiting = rfi_idq_count(&m->work);
 	pthread_mutex_lock(&m->mu);
 	for (int i = 0; i < l->cfg.prefetch; i++)
 		out->batches_ready += l->slots[i].state == SLOT_READY;
@@ -228,14 +228,14 @@ int rfi_loader_order(const rf_loader *l, rf_order_info *out)
 	out->rank = l->order.rank;
 	out->world_size = l->order.world;
 	out->rank_source = l->rank_source;
-	out->dataset_samples = rf_source_samples(&l->src);
+	out->dataset_samples = rfi_source_samples(&l->src);
 	out->epoch_samples = l->order.epoch_len;
 	out->rank_samples = l->order.rank_len;
 	out->batches_per_epoch = l->plan.batches_per_epoch;
 	out->next_batch = l->next_batch;
 	out->total_batches = l->plan.total_batches;
-	out->sampler_bytes = rf_order_memory(&l->order);
-	out->epoch_first_batch = rf_loader_epoch_first_batch(l, l->next_batch);
+	out->sampler_bytes = rfi_order_memory(&l->order);
+	out->epoch_first_batch = rfi_loader_epoch_first_batch(l, l->next_batch);
 	return 0;
 }
 

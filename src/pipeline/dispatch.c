@@ -12,7 +12,7 @@
 
 #define MEASURE_NS 20000000ull /* 20 ms between rate updates */
 
-void rf_split_init(rf_split *sp, int threads, int decoders)
+void rfi_split_init(rf_split *sp, int threads, int decoders)
 {
 	atomic_init(&sp->gpu_out, 0);
 	atomic_init(&sp->cpu_out, 0);
@@ -26,7 +26,7 @@ void rf_split_init(rf_split *sp, int threads, int decoders)
 /* Ring thread: the rates from the decode counters, now and then. */
 static void measure(rf_loader *l, rf_split *sp)
 {
-	uint64_t now = rf_now_ns();
+	uint64_t now = rfi_now_ns();
 	if (!sp->t_last) {
 		sp->t_last = now;
 		return;
@@ -48,7 +48,7 @@ static void measure(rf_loader *l, rf_split *sp)
 	sp->gpu_busy = sp->cpu_busy = 1;
 }
 
-void rf_loader_dispatch(rf_loader *l, uint32_t id)
+void rfi_loader_dispatch(rf_loader *l, uint32_t id)
 {
 	rf_split *sp = &l->split;
 	/* only plain JPEGs go to the engines: zstd members are decompressed
@@ -56,7 +56,7 @@ void rf_loader_dispatch(rf_loader *l, uint32_t id)
 	 * (their bytes are looked at only where an engine could take them) */
 	const rf_request *q = &l->req[id];
 	int jpeg = l->decode != RF_DECODE_CPU && q->stage == RF_STAGE_IMAGE &&
-		   rf_image_sniff(q->data, q->len) == RF_FORMAT_JPEG;
+		   rfi_image_sniff(q->data, q->len) == RF_FORMAT_JPEG;
 	int gpu = l->decode == RF_DECODE_GPU && jpeg;
 	if (l->decode == RF_DECODE_AUTO && jpeg) {
 		measure(l, sp);
@@ -69,9 +69,9 @@ void rf_loader_dispatch(rf_loader *l, uint32_t id)
 	}
 	if (gpu) {
 		atomic_fetch_add_explicit(&sp->gpu_out, 1, memory_order_relaxed);
-		rf_idq_push(&l->gpu_work, id);
+		rfi_idq_push(&l->gpu_work, id);
 	} else {
 		atomic_fetch_add_explicit(&sp->cpu_out, 1, memory_order_relaxed);
-		rf_idq_push(&l->work, id); /* now the compute pool's, until handed back */
+		rfi_idq_push(&l->work, id); /* now the compute pool's, until handed back */
 	}
 }

@@ -3,7 +3,7 @@
  * turns its sample into a read (a loose file: one whole-file read),
  * submits it (issue), judges each result (landed, short, bad, or the
  * system short of descriptors), and takes back what the decoders hand
- * back. It sleeps only in rf_io_wait(); other threads wake it through
+ * back. It sleeps only in rfi_io_wait(); other threads wake it through
  * l->wake_fd. Its set-up and teardown are feeder_setup.c; what becomes of
  * a read that landed or a place that failed, feeder_land.c; reads through
  * chunks of a shard, chunks.c; through the node cache, node_cache_route.c. */
@@ -27,7 +27,7 @@
 static rf_read_hook test_hook;
 static void *test_hook_ctx;
 
-void rf_feeder_set_test_hook(rf_read_hook fn, void *ctx)
+void rfi_feeder_set_test_hook(rf_read_hook fn, void *ctx)
 {
 	test_hook = fn;
 	test_hook_ctx = ctx;
@@ -39,7 +39,7 @@ static void feeder_failed(rf_loader *l, int err, const char *what)
 	pthread_mutex_lock(&l->mu);
 	if (!l->ring_err) {
 		l->ring_err = err;
-		rf_fmt(l->ring_errmsg, sizeof(l->ring_errmsg), "%s: %s", what, strerror(-err));
+		rfi_fmt(l->ring_errmsg, sizeof(l->ring_errmsg), "%s: %s", what, strerror(-err));
 	}
 	pthread_cond_broadcast(&l->ready);
 	pthread_mutex_unlock(&l->mu);
@@ -58,11 +58,11 @@ static rf_slot *take_slot(rf_loader *l, uint64_t b)
 		/* a free slot has no place in flight: its batch, if any, was
 		 * counted down to 0 before it was READY */
 		assert(atomic_load(&s->remaining) == 0);
-		rf_slot_set_state(s, SLOT_FREE, SLOT_FILLING);
+		rfi_slot_set_state(s, SLOT_FREE, SLOT_FILLING);
 		s->err = 0;
 		s->batch.index = b;
 		s->batch.epoch = (uint32_t)(b / l->plan.batches_per_epoch);
-		s->batch.count = rf_loader_batch_count(l, b);
+		s->batch.count = rfi_loader_batch_count(l, b);
 		atomic_store(&s->remaining, s->batch.count);
 		atomic_store(&s->replaced, 0);
 		atomic_store_explicit(&s->raw_used, 0, memory_order_relaxed);
@@ -73,7 +73,7 @@ static rf_slot *take_slot(rf_loader *l, uint64_t b)
 		atomic_store(&s->t_last_read, 0);
 		atomic_store(&s->prep_ns, 0);
 		atomic_store(&s->read_bytes, 0);
-		rf_slot_fields_reset(&s->fields, &l->fields, (uint32_t)l->cfg.batch_size,
+		rfi_slot_fields_reset(&s->fields, &l->fields, (uint32_t)l->cfg.batch_size,
 				     s->batch.count);
 	}
 	pthread_mutex_unlock(&l->mu);
@@ -87,7 +87,7 @@ static int next_place(rf_loader *l, struct rf_feeder *f, rf_place *out)
 {
 	if (!f->cur_valid) {
 		if (f->retry_q.count) {
-			f->cur = f->retry[rf_fifo_pop(&f->retry_q)];
+			f->cur = f->retry[rfi_fifo_pop(&f->retry_q)];
 		} else {
 			if (f->next_batch >= l->plan.total_batches)
 				return 0;
@@ -100,12 +100,12 @@ static int next_place(rf_loader *l, struct rf_feeder *f, rf_place *out)
 				 * slot before the slot is filled again (outside the
 				 * lock: this may block for the copy's remaining time) */
 				if (l->gpu)
-					rf_gpu_host_wait(l->gpu, (int)f->next_slot);
-				s->t_start = rf_now_ns();
+					rfi_gpu_host_wait(l->gpu, (int)f->next_slot);
+				s->t_start = rfi_now_ns();
 			}
 			f->cur = (rf_place){ .batch = f->next_batch, .slot = f->next_slot,
 					     .index = f->next_index };
-			if (++f->next_index == rf_loader_batch_count(l, f->next_batch)) {
+			if (++f->next_index == rfi_loader_batch_count(l, f->next_batch)) {
 				f->next_batch++;
 				f->next_index = 0;
 			}
@@ -125,14 +125,14 @@ static int check_entry(rf_loader *l, struct rf_feeder *f, uint64_t sample, rf_so
 	int err = l->src.ops->check(&l->src, sample, reason, len);
 	if (err)
 		return err;
-	rf_source_read_of(&l->src, sample, r);
+	rfi_source_read_of(&l->src, sample, r);
 	if (r->expect > f->max_file) {
 		if (l->cfg.raw)
-			rf_fmt(reason, len, "%lld bytes is more than the largest sample raw mode "
+			rfi_fmt(reason, len, "%lld bytes is more than the largest sample raw mode "
 			       "takes (raw_max_bytes, --raw-max: %zu bytes)", (long long)r->expect,
 			       f->max_file);
 		else
-			rf_fmt(reason, len, "%lld bytes is more than the largest file the read pool "
+			rfi_fmt(reason, len, "%lld bytes is more than the largest file the read pool "
 			       "takes (%zu bytes: read_pool_bytes / 4)", (long long)r->expect, f->max_file);
 		return -EFBIG;
 	}
@@ -147,7 +147,7 @@ static void engine_read(const rf_loader *l, const struct rf_feeder *f, const rf_
 	*rd = (rf_io_read){ .dirfd = l->src.index.root_fd, .file = -1, .offset = r->offset,
 			    .len = r->len, .path = r->path };
 	if (!r->path)
-		rf_feeder_shard_read(l, f, r->shard, rd);
+		rfi_feeder_shard_read(l, f, r->shard, rd);
 }
 
 /* A sample with fields (cfg.fields): its read r widened to one span of its
@@ -158,7 +158,7 @@ static void engine_read(const rf_loader *l, const struct rf_feeder *f, const rf_
 static int plan_fields(rf_loader *l, const struct rf_feeder *f, rf_request *t, rf_source_read *r,
 		       char *reason, size_t len)
 {
-	int err = rf_fields_locate(&l->fields, &l->src, t->sample, r, t->field, reason, len);
+	int err = rfi_fields_locate(&l->fields, &l->src, t->sample, r, t->field, reason, len);
 	if (err)
 		return err;
 	uint64_t lo = r->offset, hi = r->offset + r->expect, own = 0;
@@ -170,7 +170,7 @@ static int plan_fields(rf_loader *l, const struct rf_feeder *f, rf_request *t, r
 			hi = RF_MAX(hi, d->at + d->len);
 		} else if (d->where == RF_FIELD_OWN_FILE) {
 			if (l->cfg.raw) { /* the read lands in the batch: no room for parts */
-				rf_fmt(reason, len, "its '%s' field is a file of its own, which raw mode "
+				rfi_fmt(reason, len, "its '%s' field is a file of its own, which raw mode "
 				       "does not read", l->fields.spec[i].name);
 				return RF_EBADSAMPLE;
 			}
@@ -179,7 +179,7 @@ static int plan_fields(rf_loader *l, const struct rf_feeder *f, rf_request *t, r
 		}
 	}
 	if (hi - lo + own > f->max_file) {
-		rf_fmt(reason, len, "with its fields, its reads take %llu bytes, more than the "
+		rfi_fmt(reason, len, "with its fields, its reads take %llu bytes, more than the "
 		       "largest read the pool takes (%zu bytes)", (unsigned long long)(hi - lo + own),
 		       f->max_file);
 		return -EFBIG;
@@ -208,7 +208,7 @@ static void submit_parts(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_requ
 		if (d->where != RF_FIELD_OWN_FILE)
 			continue;
 		/* one byte past its size, as a loose file's read: a file that grew shows */
-		rf_io_submit(f->io, &(rf_io_read){ .dirfd = l->src.index.root_fd, .file = -1,
+		rfi_io_submit(f->io, &(rf_io_read){ .dirfd = l->src.index.root_fd, .file = -1,
 						   .path = d->path, .offset = 0, .len = d->len + 1,
 						   .buf = q->buf + d->at,
 						   .tag = id | (uint64_t)d->part << 32 });
@@ -224,7 +224,7 @@ static void fail_place(rf_loader *l, struct rf_feeder *f, const rf_place *p, uin
 		       int err, const char *reason)
 {
 	f->cur_valid = 0;
-	rf_feeder_place_failed(l, f, p, sample, err, reason);
+	rfi_feeder_place_failed(l, f, p, sample, err, reason);
 }
 
 /* The request for place p, template t, and its source read r: its sample,
@@ -235,13 +235,13 @@ static int plan_request(rf_loader *l, struct rf_feeder *f, const rf_place *p, rf
 {
 	char reason[RF_REASON_LEN];
 	uint64_t sample, epoch, pos;
-	rf_loader_place_sample(l, p, &sample, &epoch, &pos);
+	rfi_loader_place_sample(l, p, &sample, &epoch, &pos);
 	int err = check_entry(l, f, sample, r, reason, sizeof(reason));
 	if (err) {
 		fail_place(l, f, p, sample, err, reason);
 		return -1;
 	}
-	rf_stage stage = rf_loader_stage(l, sample);
+	rf_stage stage = rfi_loader_stage(l, sample);
 	*t = (rf_request){ .place = *p, .sample = sample, .epoch = epoch, .pos = pos,
 			   .ticket = NO_TICKET, .chunk = NO_CHUNK, .stage = (uint8_t)stage,
 			   .parts_left = 1, .main_len = r->expect };
@@ -266,7 +266,7 @@ static int through_chunk(rf_loader *l, struct rf_feeder *f, const rf_request *t,
 {
 	if (!f->chunks || t->parts_left != 1)
 		return ISSUE_GO;
-	int c = rf_chunk_issue(l, f, t, r);
+	int c = rfi_chunk_issue(l, f, t, r);
 	if (c == 1)
 		f->cur_valid = 0;
 	return c == 1 ? ISSUE_NEXT : c == 0 ? ISSUE_STOP : ISSUE_GO;
@@ -279,9 +279,9 @@ static int through_cache(rf_loader *l, struct rf_feeder *f, const rf_place *p, u
 			 rf_io_read *rd, rf_cached *cached)
 {
 	if (!rd->url || !f->cache ||
-	    rf_feeder_cache_route(f, shard, rd, cached, rf_feeder_cache_how(l, f, p)) != ROUTE_WAIT)
+	    rfi_feeder_cache_route(f, shard, rd, cached, rfi_feeder_cache_how(l, f, p)) != ROUTE_WAIT)
 		return 0;
-	rf_feeder_cache_wait(l, f, p);
+	rfi_feeder_cache_wait(l, f, p);
 	return 1;
 }
 
@@ -292,13 +292,13 @@ static int through_cache(rf_loader *l, struct rf_feeder *f, const rf_place *p, u
 static size_t lay_out_parts(rf_loader *l, struct rf_feeder *f, rf_request *t, size_t span,
 			    size_t *widest)
 {
-	size_t align = rf_io_align(f->io), need = span;
+	size_t align = rfi_io_align(f->io), need = span;
 	*widest = span;
 	for (uint32_t i = 0; i < l->fields.n && t->parts_left > 1; i++) {
 		rf_req_field *d = &t->field[i];
 		if (d->where != RF_FIELD_OWN_FILE)
 			continue;
-		size_t part = rf_io_span(f->io, 0, d->len + 1);
+		size_t part = rfi_io_span(f->io, 0, d->len + 1);
 		need = RF_ALIGN_UP(need, align);
 		d->at = need; /* its piece of the buffer */
 		need += part;
@@ -319,20 +319,20 @@ static int take_buffer(rf_loader *l, struct rf_feeder *f, const rf_request *t, s
 		/* straight into the batch, after the samples issued before
 		 * (a zstd member goes through the pool: a compute thread
 		 * puts its decompressed bytes in the batch) */
-		rf_slot *s = rf_slot_of(l, &t->place);
+		rf_slot *s = rfi_slot_of(l, &t->place);
 		size_t off;
-		if (rf_slot_reserve(s, t->place.index, span, rf_io_align(f->io), &off)) {
+		if (rfi_slot_reserve(s, t->place.index, span, rfi_io_align(f->io), &off)) {
 			/* only replacements can use up the room */
 			char reason[RF_REASON_LEN];
-			rf_feeder_cache_cancel(f, cached);
-			rf_slot_no_room(l, s, (size_t)t->expect, reason, sizeof(reason));
+			rfi_feeder_cache_cancel(f, cached);
+			rfi_slot_no_room(l, s, (size_t)t->expect, reason, sizeof(reason));
 			fail_place(l, f, &t->place, t->sample, -ENOSPC, reason);
 			return ISSUE_NEXT;
 		}
 		*buf = s->batch.data + off;
-	} else if (rf_bufpool_alloc(&f->pool, need, ticket, buf)) {
-		rf_feeder_cache_cancel(f, cached);
-		if (rf_chunks_evict(f))
+	} else if (rfi_bufpool_alloc(&f->pool, need, ticket, buf)) {
+		rfi_feeder_cache_cancel(f, cached);
+		if (rfi_chunks_evict(f))
 			return ISSUE_NEXT; /* an idle chunk made room: the same place again */
 		return ISSUE_STOP; /* wait for buffers to come back */
 	}
@@ -353,9 +353,9 @@ static void submit(rf_loader *l, struct rf_feeder *f, const rf_request *t, rf_io
 		f->req_cache[id] = *cached;
 	rd->buf = buf;
 	rd->tag = id;
-	rf_io_submit(f->io, rd);
+	rfi_io_submit(f->io, rd);
 	if (f->cache)
-		rf_feeder_cache_submitted(l, cached);
+		rfi_feeder_cache_submitted(l, cached);
 	if (q->parts_left > 1)
 		submit_parts(l, f, id, q);
 	f->cur_valid = 0;
@@ -368,7 +368,7 @@ static void cache_look(struct rf_feeder *f)
 {
 	f->cache_waiting = 0;
 	if (f->cache && !f->cache_looked) {
-		rf_cache_refresh(f->cache);
+		rfi_cache_refresh(f->cache);
 		f->cache_looked = 1;
 	}
 }
@@ -393,10 +393,10 @@ static void issue(rf_loader *l, struct rf_feeder *f)
 		rf_cached cached = { 0 };
 		if (through_cache(l, f, &p, r.shard, &rd, &cached))
 			break; /* looked at again after a short wait */
-		size_t span = rf_io_span(f->io, rd.offset, rd.len), widest;
+		size_t span = rfi_io_span(f->io, rd.offset, rd.len), widest;
 		size_t need = lay_out_parts(l, f, &t, span, &widest);
-		if (!rf_io_ready_n(f->io, widest, t.parts_left)) {
-			rf_feeder_cache_cancel(f, &cached);
+		if (!rfi_io_ready_n(f->io, widest, t.parts_left)) {
+			rfi_feeder_cache_cancel(f, &cached);
 			break; /* room comes back at the next wait */
 		}
 		uint32_t ticket;
@@ -415,7 +415,7 @@ static void read_again(struct rf_feeder *f, uint32_t id, rf_request *q)
 {
 	rf_place p = q->place;
 	p.transient++;
-	rf_feeder_release(f, id, q);
+	rfi_feeder_release(f, id, q);
 	retry_push(f, &p);
 }
 
@@ -463,10 +463,10 @@ static int cache_refused(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_requ
 			 const rf_io_done *d, int res, int64_t size)
 {
 	if (!f->req_cache || !f->req_cache[id].route ||
-	    !rf_feeder_cache_done(l, f, &f->req_cache[id], q->buf + d->skip, res, size))
+	    !rfi_feeder_cache_done(l, f, &f->req_cache[id], q->buf + d->skip, res, size))
 		return 0;
 	rf_place p = q->place;
-	rf_feeder_release(f, id, q);
+	rfi_feeder_release(f, id, q);
 	retry_push(f, &p);
 	return 1;
 }
@@ -489,8 +489,8 @@ static int verdict(rf_loader *l, const rf_io_done *d, const rf_request *q,
 		char what[RF_REASON_LEN];
 		rf_io_done said = *d; /* what is judged: res (a test hook may have changed it) */
 		said.res = err;
-		rf_io_describe(&said, what, sizeof(what));
-		rf_fmt(reason, RF_REASON_LEN, "%s: %s",
+		rfi_io_describe(&said, what, sizeof(what));
+		rfi_fmt(reason, RF_REASON_LEN, "%s: %s",
 		       d->step == RF_IO_STEP_OPEN ? "open" : "read", what);
 	} else if ((int64_t)res != size) {
 		/* Short: a transient short read, or a file that shrank. Read again
@@ -499,7 +499,7 @@ static int verdict(rf_loader *l, const rf_io_done *d, const rf_request *q,
 			*again = 1;
 		err = RF_EBADSAMPLE;
 		if (fld) {
-			rf_fmt(reason, RF_REASON_LEN, "%d bytes, not the %lld it had when indexed "
+			rfi_fmt(reason, RF_REASON_LEN, "%d bytes, not the %lld it had when indexed "
 			       "(the file changed)", res, (long long)size);
 		} else {
 			rf_source_read r = { .expect = q->expect };
@@ -509,7 +509,7 @@ static int verdict(rf_loader *l, const rf_io_done *d, const rf_request *q,
 	if (err && fld) { /* name the field's file */
 		char what[RF_REASON_LEN];
 		memcpy(what, reason, sizeof(what));
-		rf_fmt(reason, RF_REASON_LEN, "its field file %s: %s", fld->path, what);
+		rfi_fmt(reason, RF_REASON_LEN, "its field file %s: %s", fld->path, what);
 	}
 	return err;
 }
@@ -544,11 +544,11 @@ static void stream_short(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_requ
 	struct rlimit lim = { 0 };
 	getrlimit(RLIMIT_NOFILE, &lim);
 	char what[256], name[1280];
-	rf_fmt(what, sizeof(what), "%s of %s with no other read in flight (the "
+	rfi_fmt(what, sizeof(what), "%s of %s with no other read in flight (the "
 	       "descriptor limit, ulimit -n, is %llu)", d->step == RF_IO_STEP_OPEN ? "open" : "read",
-	       rf_source_path(&l->src, q->sample, name, sizeof(name)),
+	       rfi_source_path(&l->src, q->sample, name, sizeof(name)),
 	       (unsigned long long)lim.rlim_cur);
-	rf_feeder_release(f, id, q);
+	rfi_feeder_release(f, id, q);
 	feeder_failed(l, err, what);
 	f->failed = 1;
 }
@@ -559,11 +559,11 @@ static void read_failed(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_reque
 {
 	rf_place p = q->place;
 	uint64_t sample = q->sample;
-	if (!fld && rf_source_not_regular(&l->src, sample, reason, RF_REASON_LEN) &&
+	if (!fld && rfi_source_not_regular(&l->src, sample, reason, RF_REASON_LEN) &&
 	    d->step == RF_IO_STEP_READ)
 		err = RF_EBADSAMPLE;
-	rf_feeder_release(f, id, q);
-	rf_feeder_place_failed(l, f, &p, sample, err, reason);
+	rfi_feeder_release(f, id, q);
+	rfi_feeder_place_failed(l, f, &p, sample, err, reason);
 }
 
 /* A read finished: judge it, then land it, hand it to a decoder, read it
@@ -572,7 +572,7 @@ static void read_failed(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_reque
 static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 {
 	if (d->tag & CHUNK_TAG) {
-		rf_chunk_done(l, f, d);
+		rfi_chunk_done(l, f, d);
 		return;
 	}
 	uint32_t id = (uint32_t)d->tag;
@@ -602,7 +602,7 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 		read_failed(l, f, id, q, d, fld, err, reason);
 	} else {
 		q->len = (uint32_t)q->expect;
-		rf_feeder_landed(l, f, id);
+		rfi_feeder_landed(l, f, id);
 	}
 }
 
@@ -610,7 +610,7 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
  * asks for a replacement. */
 static void take_back(rf_loader *l, struct rf_feeder *f)
 {
-	uint32_t n = rf_idq_drain(&l->done, f->drain, (uint32_t)l->cfg.io_depth);
+	uint32_t n = rfi_idq_drain(&l->done, f->drain, (uint32_t)l->cfg.io_depth);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t id = f->drain[i];
 		rf_request *q = &l->req[id];
@@ -620,9 +620,9 @@ static void take_back(rf_loader *l, struct rf_feeder *f)
 		char reason[RF_REASON_LEN];
 		if (err)
 			memcpy(reason, q->reason, sizeof(reason));
-		rf_feeder_release(f, id, q);
+		rfi_feeder_release(f, id, q);
 		if (err)
-			rf_feeder_place_failed(l, f, &p, sample, err, reason);
+			rfi_feeder_place_failed(l, f, &p, sample, err, reason);
 	}
 }
 
@@ -631,7 +631,7 @@ static void take_back(rf_loader *l, struct rf_feeder *f)
 static void publish_io(rf_loader *l, struct rf_feeder *f)
 {
 	rf_io_info info;
-	rf_io_get_info(f->io, &info);
+	rfi_io_get_info(f->io, &info);
 	atomic_store_explicit(&l->st.direct_io, (unsigned)info.direct, memory_order_relaxed);
 	atomic_store_explicit(&l->st.reads_in_flight, info.inflight, memory_order_relaxed);
 	if (!info.http.requests)
@@ -649,48 +649,48 @@ static void publish_io(rf_loader *l, struct rf_feeder *f)
 	atomic_store_explicit(&l->st.http_connections, info.http.connections, memory_order_relaxed);
 }
 
-void *rf_feeder_main(void *arg)
+void *rfi_feeder_main(void *arg)
 {
 	rf_loader *l = arg;
 	struct rf_feeder *f = calloc(1, sizeof(*f));
 	char err[256] = "out of memory";
-	int ret = f ? rf_feeder_setup(l, f, err, sizeof(err)) : -ENOMEM;
+	int ret = f ? rfi_feeder_setup(l, f, err, sizeof(err)) : -ENOMEM;
 	if (!ret)
 		publish_io(l, f);
 	l->feeder = f;
 	pthread_mutex_lock(&l->init_mu);
 	l->init_ret = ret;
-	rf_fmt(l->init_err, sizeof(l->init_err), "%s", err);
+	rfi_fmt(l->init_err, sizeof(l->init_err), "%s", err);
 	l->init_done = 1;
 	pthread_cond_signal(&l->init_cv);
 	pthread_mutex_unlock(&l->init_mu);
 	if (ret)
 		goto out;
 
-	uint64_t cpu0 = rf_thread_cpu_ns();
+	uint64_t cpu0 = rfi_thread_cpu_ns();
 	uint32_t depth = (uint32_t)l->cfg.io_depth;
 	while (!atomic_load_explicit(&l->stop, memory_order_acquire)) {
 		take_back(l, f);
-		uint32_t n = rf_io_reap(f->io, f->done, depth);
+		uint32_t n = rfi_io_reap(f->io, f->done, depth);
 		for (uint32_t i = 0; i < n; i++)
 			judge(l, f, &f->done[i]);
 		if (f->cache)
-			rf_cache_step(f->cache);
+			rfi_cache_step(f->cache);
 		issue(l, f);
 		if (f->cache) /* before the sleep: a batch landed above may be taken meanwhile */
-			rf_feeder_cache_publish(l, f);
+			rfi_feeder_cache_publish(l, f);
 		/* a read waiting for another process's fetch looks again in 5 ms */
-		ret = rf_io_wait_until(f->io, f->cache_waiting ? rf_now_ns() + 5000000ull : UINT64_MAX);
+		ret = rfi_io_wait_until(f->io, f->cache_waiting ? rfi_now_ns() + 5000000ull : UINT64_MAX);
 		if (ret) {
 			feeder_failed(l, ret, "waiting for reads");
 			break;
 		}
-		atomic_store_explicit(&l->st.ns_ring_cpu, rf_thread_cpu_ns() - cpu0,
+		atomic_store_explicit(&l->st.ns_ring_cpu, rfi_thread_cpu_ns() - cpu0,
 				      memory_order_relaxed);
 		publish_io(l, f);
 	}
 out:
 	if (f)
-		rf_feeder_close(f);
+		rfi_feeder_close(f);
 	return NULL;
 }

@@ -12,11 +12,11 @@
 #include "transform/token_row.h"
 #include "util/util.h"
 
-void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
+void rfi_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
 			    uint64_t sample, int err, const char *reason)
 {
 	rf_place again;
-	if (rf_loader_place_failed(l, p, sample, err, reason, &again))
+	if (rfi_loader_place_failed(l, p, sample, err, reason, &again))
 		retry_push(f, &again);
 }
 
@@ -26,8 +26,8 @@ void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p
 static int raw_from_chunk(rf_loader *l, rf_slot *s, rf_request *q, char *reason, size_t len)
 {
 	size_t off;
-	if (rf_slot_reserve(s, q->place.index, q->len, l->raw_align, &off)) {
-		rf_slot_no_room(l, s, q->len, reason, len);
+	if (rfi_slot_reserve(s, q->place.index, q->len, l->raw_align, &off)) {
+		rfi_slot_no_room(l, s, q->len, reason, len);
 		return -ENOSPC;
 	}
 	memcpy(s->batch.data + off, q->data, q->len);
@@ -47,23 +47,23 @@ static void carve_fields(rf_loader *l, rf_request *q)
 	q->len = q->main_len;
 }
 
-void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
+void rfi_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
 {
 	rf_request *q = &l->req[id];
 	atomic_fetch_add_explicit(&l->st.bytes_read, q->len, memory_order_relaxed);
-	rf_slot *s = rf_slot_of(l, &q->place);
+	rf_slot *s = rfi_slot_of(l, &q->place);
 	atomic_fetch_add_explicit(&s->read_bytes, q->len, memory_order_relaxed);
 	if (l->fields.n)
 		carve_fields(l, q);
-	atomic_store_explicit(&s->t_last_read, rf_now_ns(), memory_order_relaxed); /* one writer: this thread */
+	atomic_store_explicit(&s->t_last_read, rfi_now_ns(), memory_order_relaxed); /* one writer: this thread */
 	rf_place p = q->place;
 	uint64_t sample = q->sample;
 	switch ((rf_stage)q->stage) {
 	case RF_STAGE_RAW: { /* no decode: the bytes are the sample */
 		char reason[RF_REASON_LEN];
 		if (q->chunk != NO_CHUNK && raw_from_chunk(l, s, q, reason, sizeof(reason))) {
-			rf_feeder_release(f, id, q);
-			rf_feeder_place_failed(l, f, &p, sample, -ENOSPC, reason);
+			rfi_feeder_release(f, id, q);
+			rfi_feeder_place_failed(l, f, &p, sample, -ENOSPC, reason);
 			return;
 		}
 		s->batch.offsets[p.index] = (uint64_t)(q->data - s->batch.data);
@@ -72,14 +72,14 @@ void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
 	}
 	case RF_STAGE_TOKENS: /* a window, stored into its row (the O_DIRECT over-read
 			       * is outside q->data) */
-		rf_token_row_store(s->host + (size_t)p.index * l->plan.sample_bytes, l->plan.token_bytes,
+		rfi_token_row_store(s->host + (size_t)p.index * l->plan.sample_bytes, l->plan.token_bytes,
 				   q->data, l->plan.token_width, l->cfg.seq_len + 1);
 		break;
 	default:
-		rf_loader_dispatch(l, id); /* now a decoder's, until handed back */
+		rfi_loader_dispatch(l, id); /* now a decoder's, until handed back */
 		return;
 	}
-	rf_loader_store_fields(l, q);
-	rf_feeder_release(f, id, q);
-	rf_loader_land(l, &p, sample);
+	rfi_loader_store_fields(l, q);
+	rfi_feeder_release(f, id, q);
+	rfi_loader_land(l, &p, sample);
 }

@@ -2,7 +2,7 @@
  * feeder.c): the read engine, the shards kept open, the node cache, the
  * read pool, the chunk table and the request lists, made on the ring
  * thread (SINGLE_ISSUER ties the ring to the thread that creates it) and
- * let go when it leaves; the read pool outlives it (rf_feeder_free). */
+ * let go when it leaves; the read pool outlives it (rfi_feeder_free). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -64,10 +64,10 @@ static int choose_shard_way(const rf_loader *l, struct rf_feeder *f, char *err, 
 	f->shard_way = SHARD_BY_PATH; /* a handle once opened */
 	if (!idx->nshards)
 		return 0; /* no shards: each sample's own file */
-	const rf_transport_ops *row = idx->transport ? rf_transport_ops_of(idx->transport)
-				      : rf_transport_of(idx->urls ? idx->urls[0] : idx->shards[0]);
+	const rf_transport_ops *row = idx->transport ? rfi_transport_ops_of(idx->transport)
+				      : rfi_transport_of(idx->urls ? idx->urls[0] : idx->shards[0]);
 	if (row->remote != (idx->urls != NULL)) {
-		rf_fmt(err, errlen, "shards of a %s source %s URLs", row->name,
+		rfi_fmt(err, errlen, "shards of a %s source %s URLs", row->name,
 		       row->remote ? "without" : "with");
 		return -EINVAL;
 	}
@@ -81,14 +81,14 @@ static int open_shards(rf_loader *l, struct rf_feeder *f, char *err, size_t errl
 	const rf_index *idx = &l->src.index;
 	f->shard_files = malloc(idx->nshards * sizeof(int));
 	if (!f->shard_files) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < idx->nshards; i++) {
-		f->shard_files[i] = rf_io_file_open(f->io, idx->root_fd, idx->shards[i]);
+		f->shard_files[i] = rfi_io_file_open(f->io, idx->root_fd, idx->shards[i]);
 		if (f->shard_files[i] < 0) {
 			int e = f->shard_files[i];
-			rf_fmt(err, errlen, "shard %s/%s: %s", idx->root, idx->shards[i], strerror(-e));
+			rfi_fmt(err, errlen, "shard %s/%s: %s", idx->root, idx->shards[i], strerror(-e));
 			free(f->shard_files);
 			f->shard_files = NULL;
 			return e;
@@ -109,16 +109,16 @@ static int setup_engine(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 		.direct = !l->cfg.no_direct_io,
 		.probe_dirfd = l->src.index.root_fd,
 		.probe_path = l->src.index.nshards ? l->src.index.shards[0]
-						   : rf_index_path(&l->src.index, 0),
+						   : rfi_index_path(&l->src.index, 0),
 		.max_files = keep_shards(l, f) ? (uint32_t)l->src.index.nshards
 			     : l->cfg.cache_dir && l->cfg.cache_dir[0] && f->shard_way == SHARD_BY_URL
 			     ? RF_CACHE_MAX_FILES : 0,
 		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
 		.name = l->src.index.root, .log_level = l->cfg.log_level,
-		.sign = rf_transport_sign(l->src.index.transport),
+		.sign = rfi_transport_sign(l->src.index.transport),
 		.url_budget_ms = l->cfg.remote_timeout_ms,
 	};
-	ret = rf_io_create(&f->io, &p, err, errlen);
+	ret = rfi_io_create(&f->io, &p, err, errlen);
 	if (ret)
 		return ret;
 	if (keep_shards(l, f)) {
@@ -127,8 +127,8 @@ static int setup_engine(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 			return ret;
 		f->shard_way = SHARD_BY_HANDLE;
 	}
-	if (rf_feeder_cache_open(l, f)) {
-		rf_fmt(err, errlen, "out of memory");
+	if (rfi_feeder_cache_open(l, f)) {
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -148,13 +148,13 @@ static int setup_pool(rf_loader *l, struct rf_feeder *f, const rf_io_info *info,
 			    : !l->src.any_zstd && !l->shard_order ? info->align
 			    : RF_MAX(l->cfg.read_pool_bytes, 4 * RF_ALIGN_UP(f->max_file + 1, info->align));
 	pool_bytes = RF_MAX(pool_bytes, sequential_pool(l));
-	int ret = rf_bufpool_init(&f->pool, pool_bytes, info->align, (uint32_t)l->cfg.io_depth);
+	int ret = rfi_bufpool_init(&f->pool, pool_bytes, info->align, (uint32_t)l->cfg.io_depth);
 	if (ret) {
-		rf_fmt(err, errlen, "read pool of %zu bytes: out of memory", l->cfg.read_pool_bytes);
+		rfi_fmt(err, errlen, "read pool of %zu bytes: out of memory", l->cfg.read_pool_bytes);
 		return ret;
 	}
 	rf_io_region regions[2] = { { f->pool.base, f->pool.cap }, { l->slot_mem, l->slot_mem_len } };
-	int fixed = rf_io_register_regions(f->io, regions, l->cfg.raw ? 2 : 1);
+	int fixed = rfi_io_register_regions(f->io, regions, l->cfg.raw ? 2 : 1);
 	atomic_store(&l->st.fixed_buffers, (unsigned)fixed);
 	return 0;
 }
@@ -169,17 +169,17 @@ static int setup_requests(rf_loader *l, struct rf_feeder *f, char *err, size_t e
 	int chunked = l->shard_order ||
 		      (l->src.ops->in_order_tiles && l->order.kind == RF_SAMPLER_SEQUENTIAL);
 	f->overlap_bytes = (uint32_t)RF_ALIGN_UP(l->src.ops->largest_read(&l->src), 4096);
-	if (chunked && rf_chunks_init(f)) {
-		rf_fmt(err, errlen, "out of memory");
+	if (chunked && rfi_chunks_init(f)) {
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	f->free_reqs = malloc(depth * sizeof(uint32_t));
 	f->drain = malloc(depth * sizeof(uint32_t));
 	f->done = malloc(depth * sizeof(rf_io_done));
-	rf_fifo_init(&f->retry_q, depth + 2);
+	rfi_fifo_init(&f->retry_q, depth + 2);
 	f->retry = malloc(f->retry_q.cap * sizeof(rf_place));
 	if (!f->free_reqs || !f->drain || !f->done || !f->retry) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < depth; i++)
@@ -188,7 +188,7 @@ static int setup_requests(rf_loader *l, struct rf_feeder *f, char *err, size_t e
 	return 0;
 }
 
-int rf_feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
+int rfi_feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
 {
 #if RF_TEST_HOOKS
 	/* Test-only: every read is judged this many microseconds late, by this
@@ -208,7 +208,7 @@ int rf_feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	rf_io_info info;
-	rf_io_get_info(f->io, &info);
+	rfi_io_get_info(f->io, &info);
 	atomic_store(&l->st.io_path, (unsigned)info.path);
 	atomic_store(&l->st.dio_align, (unsigned)info.align);
 	ret = setup_pool(l, f, &info, err, errlen);
@@ -217,14 +217,14 @@ int rf_feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
 	return setup_requests(l, f, err, errlen);
 }
 
-void rf_feeder_close(struct rf_feeder *f)
+void rfi_feeder_close(struct rf_feeder *f)
 {
 	/* cancels the reads in flight: nothing lands after this */
 	if (f->cache) /* what was fetched is kept: its writes finish first (2 s at most) */
-		rf_cache_flush(f->cache, rf_now_ns() + 2000000000ull);
-	rf_io_destroy(f->io); /* and the cache's writes in flight */
+		rfi_cache_flush(f->cache, rfi_now_ns() + 2000000000ull);
+	rfi_io_destroy(f->io); /* and the cache's writes in flight */
 	f->io = NULL;
-	rf_cache_free(f->cache); /* its claims and segment let go */
+	rfi_cache_free(f->cache); /* its claims and segment let go */
 	f->cache = NULL;
 	free(f->objects);
 	free(f->req_cache);
@@ -233,13 +233,13 @@ void rf_feeder_close(struct rf_feeder *f)
 	free(f->done);
 	free(f->retry);
 	free(f->shard_files);
-	rf_chunks_free(f);
+	rfi_chunks_free(f);
 }
 
-void rf_feeder_free(struct rf_feeder *f)
+void rfi_feeder_free(struct rf_feeder *f)
 {
 	if (!f)
 		return;
-	rf_bufpool_destroy(&f->pool); /* the decoders no longer read it */
+	rfi_bufpool_destroy(&f->pool); /* the decoders no longer read it */
 	free(f);
 }

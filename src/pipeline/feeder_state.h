@@ -37,7 +37,7 @@ typedef struct rf_cached {
 	rf_cache_hit hit;     /* ROUTE_HIT: where it lies */
 } rf_cached;
 
-/* How the ring thread reaches a shard (rf_feeder_shard_read): the source's
+/* How the ring thread reaches a shard (rfi_feeder_shard_read): the source's
  * transport row says fetched (URL) or opened; an opened one is kept open
  * (its handle) while the descriptor limit allows, else opened each read. */
 enum rf_shard_way { SHARD_BY_PATH = 0, SHARD_BY_HANDLE, SHARD_BY_URL };
@@ -83,88 +83,88 @@ struct rf_feeder {
 	rf_chunk *chunks;      /* sequential shard access: the chunk table, or NULL */
 	uint32_t nchunks;
 	uint32_t chunk_bytes;  /* RF_CHUNK_BYTES, or a quarter of a smaller pool */
-	uint32_t overlap_bytes; /* set before rf_chunks_init: how far a chunk read runs on
+	uint32_t overlap_bytes; /* set before rfi_chunks_init: how far a chunk read runs on
 	                         * past its end (token windows: the largest window read) */
 	uint32_t chunk_overlap; /* in use */
 	uint64_t tick;
 	/* the node-local cache (cfg.cache_dir, remote sources), or NULL */
 	rf_cache *cache;
-	uint64_t *objects;     /* each shard's object (rf_cache_object), 0: not cached */
+	uint64_t *objects;     /* each shard's object (rfi_cache_object), 0: not cached */
 	rf_cached *req_cache;  /* each request's route (by request id) */
 	int cache_looked;      /* the others' records were read since a read began to wait */
 	int cache_waiting;     /* a read waits for another process's fetch: wake up soon */
 	rf_place waited;       /* the last place counted as waiting (once each) */
-	uint64_t wait_since;   /* when it began to wait (rf_now_ns()), 0: none yet */
+	uint64_t wait_since;   /* when it began to wait (rfi_now_ns()), 0: none yet */
 };
 
 /* feeder_setup.c */
 /* Sets up f (zeroed) for loader l, on the ring thread: the engine, the
  * shards kept open, the cache, the read pool, the chunks and the request
  * lists. @return : 0, or a negative errno with err set; either way
- * rf_feeder_close() lets go of what it made. */
-int rf_feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen);
+ * rfi_feeder_close() lets go of what it made. */
+int rfi_feeder_setup(rf_loader *l, struct rf_feeder *f, char *err, size_t errlen);
 /* Lets go of what the ring thread holds (the engine first: the reads in
- * flight are cancelled), but the read pool (rf_feeder_free). */
-void rf_feeder_close(struct rf_feeder *f);
+ * flight are cancelled), but the read pool (rfi_feeder_free). */
+void rfi_feeder_close(struct rf_feeder *f);
 
 /* feeder_land.c */
 /* Place p's read of sample failed (err, reason): a replacement is queued,
- * or the place is counted down failed (rf_loader_place_failed). */
-void rf_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
+ * or the place is counted down failed (rfi_loader_place_failed). */
+void rfi_feeder_place_failed(rf_loader *l, struct rf_feeder *f, const rf_place *p,
 			    uint64_t sample, int err, const char *reason);
 /* Request id's bytes are in (q->data, q->len): count them, land them (raw)
  * or hand them to a decoder. */
-void rf_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id);
+void rfi_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id);
 
 /* node_cache_route.c */
 /* Opens the cache when the config asks for one and the source is remote
  * (after the engine). @return : 0 (f->cache may stay NULL), -ENOMEM. */
-int rf_feeder_cache_open(rf_loader *l, struct rf_feeder *f);
+int rfi_feeder_cache_open(rf_loader *l, struct rf_feeder *f);
 /* Routes rd (a URL read of shard) through the cache: ROUTE_HIT (rd now
  * reads the cache's file), ROUTE_FILL or ROUTE_NET (rd unchanged), or, with
  * how = ROUTE_MAY_WAIT, ROUTE_WAIT (another process fetches the range, or
  * this one does: try again after a short wait). ROUTE_NO_WAIT: fetched
  * here too. ROUTE_NO_HIT: never from the cache (its copy just failed its
  * check). */
-int rf_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, rf_cached *out,
+int rfi_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, rf_cached *out,
 			  int how);
 /* How place p's read routes: ROUTE_MAY_WAIT, or ROUTE_NO_WAIT once p has
  * waited a whole read's budget (cfg.remote_timeout_ms) for another
  * process's fetch (a stalled claimer: fetched here too). */
-int rf_feeder_cache_how(const rf_loader *l, const struct rf_feeder *f, const rf_place *p);
+int rfi_feeder_cache_how(const rf_loader *l, const struct rf_feeder *f, const rf_place *p);
 /* Place p's read waits for another process's fetch of its range: counted
  * once a place (its wait timed from then), and the ring thread sleeps no
  * longer than a short while. */
-void rf_feeder_cache_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p);
+void rfi_feeder_cache_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p);
 /* A routed read was submitted: a miss is counted (a read of a cached shard
  * that goes to the network). */
-void rf_feeder_cache_submitted(rf_loader *l, const rf_cached *cd);
+void rfi_feeder_cache_submitted(rf_loader *l, const rf_cached *cd);
 /* A routed read that will not be made after all. */
-void rf_feeder_cache_cancel(struct rf_feeder *f, rf_cached *cd);
+void rfi_feeder_cache_cancel(struct rf_feeder *f, rf_cached *cd);
 /* A routed read finished with res bytes at data (want: the bytes it must
  * give to be filled, or -1 any): a hit checked, a fill written or let go.
  * @return : 1 when a hit's bytes failed (read the range from the network). */
-int rf_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const uint8_t *data,
+int rfi_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const uint8_t *data,
 			 int32_t res, int64_t want);
-void rf_feeder_cache_need(void *ctx, rf_cache *c, uint64_t *need, uint32_t nseg);
-void rf_feeder_cache_publish(rf_loader *l, struct rf_feeder *f);
+void rfi_feeder_cache_need(void *ctx, rf_cache *c, uint64_t *need, uint32_t nseg);
+void rfi_feeder_cache_publish(rf_loader *l, struct rf_feeder *f);
 
 /* chunks.c */
-int rf_chunks_init(struct rf_feeder *f);
-void rf_chunks_free(struct rf_feeder *f);
+int rfi_chunks_init(struct rf_feeder *f);
+void rfi_chunks_free(struct rf_feeder *f);
 /* Issues a request like tmpl (its place, sample, stage, fields), read as
  * r, through its chunk. @return : 1 done (the
  * request waits for the chunk, or has landed); 0 not now (no request, no
  * chunk entry or buffer, no engine room, or the chunk is another process's
  * fetch: try again after a wait); -1 the
  * member does not lie in one chunk (read it alone). */
-int rf_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
+int rfi_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		   const rf_source_read *r);
 /* A chunk read finished. */
-void rf_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d);
+void rfi_chunk_done(rf_loader *l, struct rf_feeder *f, const rf_io_done *d);
 /* Frees the least recently wanted chunk nobody uses, to make room in the
  * pool. @return : 1 when one was freed. */
-int rf_chunks_evict(struct rf_feeder *f);
+int rfi_chunks_evict(struct rf_feeder *f);
 
 /* Inline: called for each read, by the loop and by chunks.c. */
 /* Queues place p for its next read (a replacement, or the same
@@ -173,43 +173,43 @@ static inline void retry_push(struct rf_feeder *f, const rf_place *p)
 {
 	/* Bounded: one entry per request plus the place being issued (the
 	 * push asserts room). */
-	f->retry[rf_fifo_push(&f->retry_q)] = *p;
+	f->retry[rfi_fifo_push(&f->retry_q)] = *p;
 }
 
 /* READY -> FREE: only a chunk whose read is in and that nobody uses (a
  * READING one still has its read in the engine, into its buffer). */
-static inline void rf_chunk_drop(struct rf_feeder *f, rf_chunk *c)
+static inline void rfi_chunk_drop(struct rf_feeder *f, rf_chunk *c)
 {
 	assert(c->state == CHUNK_READY && c->refs == 0 && c->waiting == NO_CHUNK);
-	rf_bufpool_free(&f->pool, c->ticket);
+	rfi_bufpool_free(&f->pool, c->ticket);
 	c->state = CHUNK_FREE;
 }
 
 /* Request q no longer needs its chunk. */
-static inline void rf_chunk_unref(struct rf_feeder *f, rf_request *q)
+static inline void rfi_chunk_unref(struct rf_feeder *f, rf_request *q)
 {
 	assert(q->chunk < f->nchunks);
 	rf_chunk *c = &f->chunks[q->chunk];
 	assert(c->refs > 0 && c->state != CHUNK_FREE); /* q's reference is one of them */
 	q->chunk = NO_CHUNK;
 	if (--c->refs == 0 && c->state == CHUNK_READY && !c->got)
-		rf_chunk_drop(f, c); /* a failed read: nothing to keep */
+		rfi_chunk_drop(f, c); /* a failed read: nothing to keep */
 }
 
 /* Request id is done with: its chunk, its buffer and its id let go. */
-static inline void rf_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q)
+static inline void rfi_feeder_release(struct rf_feeder *f, uint32_t id, rf_request *q)
 {
 	if (q->chunk != NO_CHUNK)
-		rf_chunk_unref(f, q);
+		rfi_chunk_unref(f, q);
 	if (q->ticket != NO_TICKET)
-		rf_bufpool_free(&f->pool, q->ticket);
+		rfi_bufpool_free(&f->pool, q->ticket);
 	f->free_reqs[f->nfree++] = id;
 }
 
 /* Points rd at shard `shard` the way set-up chose (f->shard_way): its URL
  * (a remote source), its handle kept open, or its path (opened for this
  * read). */
-static inline void rf_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
+static inline void rfi_feeder_shard_read(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
 					 rf_io_read *rd)
 {
 	const rf_index *idx = &l->src.index;

@@ -15,7 +15,7 @@
 #include "source/source.h"
 #include "util/util.h"
 
-int rf_fields_parse(rf_fields *f, const char *list, uint32_t max, char *err, size_t errlen)
+int rfi_fields_parse(rf_fields *f, const char *list, uint32_t max, char *err, size_t errlen)
 {
 	memset(f, 0, sizeof(*f));
 	f->max = max ? max : RF_FIELD_MAX_DEFAULT;
@@ -35,17 +35,17 @@ int rf_fields_parse(rf_fields *f, const char *list, uint32_t max, char *err, siz
 		int optional = n && p[n - 1] == '?';
 		size_t len = n - (size_t)optional;
 		if (!len) {
-			rf_fmt(err, errlen, "config: fields '%s': an empty name (fields are member "
+			rfi_fmt(err, errlen, "config: fields '%s': an empty name (fields are member "
 			       "extensions such as txt,json)", list);
 			return RF_ECONFIG;
 		}
 		if (f->n == RF_MAX_FIELDS) {
-			rf_fmt(err, errlen, "config: fields '%s': more than %d fields", list,
+			rfi_fmt(err, errlen, "config: fields '%s': more than %d fields", list,
 			       RF_MAX_FIELDS);
 			return RF_ECONFIG;
 		}
 		if (len >= sizeof(f->spec[0].name) || memchr(p, '/', len)) {
-			rf_fmt(err, errlen, "config: fields '%s': '%.*s' is not a member extension "
+			rfi_fmt(err, errlen, "config: fields '%s': '%.*s' is not a member extension "
 			       "(at most %zu bytes, no '/')", list, (int)len, p,
 			       sizeof(f->spec[0].name) - 1);
 			return RF_ECONFIG;
@@ -58,7 +58,7 @@ int rf_fields_parse(rf_fields *f, const char *list, uint32_t max, char *err, siz
 		s->id = -1;
 		for (uint32_t i = 0; i < f->n; i++)
 			if (!strcmp(f->spec[i].name, s->name)) {
-				rf_fmt(err, errlen, "config: fields '%s': '%s' named twice", list, s->name);
+				rfi_fmt(err, errlen, "config: fields '%s': '%s' named twice", list, s->name);
 				return RF_ECONFIG;
 			}
 		f->n++;
@@ -77,19 +77,19 @@ static const char *own_ext(const char *name)
 	return dot ? dot + 1 : "";
 }
 
-int rf_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t errlen)
+int rfi_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t errlen)
 {
 	const rf_index *idx = &src->index;
 	for (uint32_t i = 0; i < f->n; i++) {
 		rf_field_spec *s = &f->spec[i];
-		s->id = rf_index_extra_find(idx, s->name);
+		s->id = rfi_index_extra_find(idx, s->name);
 		if (s->id >= 0 || s->optional)
 			continue;
 		/* a sample's own member (--raw --fields txt on text samples) */
 		int own = 0;
 		for (size_t k = 0; k < idx->count && !own; k++)
 			own = idx->entries[k].size >= 0 &&
-			      !strcasecmp(own_ext(rf_index_path(idx, k)), s->name);
+			      !strcasecmp(own_ext(rfi_index_path(idx, k)), s->name);
 		if (own)
 			continue;
 		char seen[512] = "";
@@ -97,7 +97,7 @@ int rf_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t errl
 		for (uint32_t k = 0; k < idx->nextra_names && used + 40 < sizeof(seen); k++)
 			used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s",
 						 k ? ", " : "", idx->extra_names[k]);
-		rf_fmt(err, errlen, "config: fields: no sample of '%s' has a member '%s' (%s%s); "
+		rfi_fmt(err, errlen, "config: fields: no sample of '%s' has a member '%s' (%s%s); "
 		       "name it '%s?' if it is optional", src->index.root, s->name,
 		       idx->nextra_names ? "their other members: " : "they have no member besides "
 		       "the image and its label", seen, s->name);
@@ -106,12 +106,12 @@ int rf_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t errl
 	return 0;
 }
 
-int rf_fields_locate(const rf_fields *f, const rf_source *src, uint64_t sample,
+int rfi_fields_locate(const rf_fields *f, const rf_source *src, uint64_t sample,
 		     const rf_source_read *r, rf_req_field *fld, char *reason, size_t len)
 {
 	const rf_index *idx = &src->index;
 	uint32_t nx;
-	const rf_index_extra *x = rf_index_extras_of(idx, sample, &nx);
+	const rf_index_extra *x = rfi_index_extras_of(idx, sample, &nx);
 	const char *own = NULL;
 	for (uint32_t i = 0; i < f->n; i++) {
 		const rf_field_spec *s = &f->spec[i];
@@ -136,11 +136,11 @@ int rf_fields_locate(const rf_fields *f, const rf_source *src, uint64_t sample,
 			}
 		} else {
 			if (!own)
-				own = own_ext(rf_index_path(idx, sample));
+				own = own_ext(rfi_index_path(idx, sample));
 			if (strcasecmp(own, s->name)) {
 				if (s->optional)
 					continue;
-				rf_fmt(reason, len, "no '%s' member (fields asks for it; '%s?' "
+				rfi_fmt(reason, len, "no '%s' member (fields asks for it; '%s?' "
 				       "would make it optional)", s->name, s->name);
 				return RF_EBADSAMPLE;
 			}
@@ -149,7 +149,7 @@ int rf_fields_locate(const rf_fields *f, const rf_source *src, uint64_t sample,
 			size = r->expect;
 		}
 		if (size > f->max) {
-			rf_fmt(reason, len, "its '%s' member is %llu bytes, more than field_max "
+			rfi_fmt(reason, len, "its '%s' member is %llu bytes, more than field_max "
 			       "(--field-max: %u bytes)", s->name, (unsigned long long)size, f->max);
 			return RF_EBADSAMPLE;
 		}
@@ -158,7 +158,7 @@ int rf_fields_locate(const rf_fields *f, const rf_source *src, uint64_t sample,
 	return 0;
 }
 
-int rf_slot_fields_alloc(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size)
+int rfi_slot_fields_alloc(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size)
 {
 	memset(sf, 0, sizeof(*sf));
 	if (!f->n)
@@ -186,7 +186,7 @@ int rf_slot_fields_alloc(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_
 	return 0;
 }
 
-void rf_slot_fields_free(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size)
+void rfi_slot_fields_free(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size)
 {
 	(void)f;
 	(void)batch_size;
@@ -201,7 +201,7 @@ void rf_slot_fields_free(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_
 	memset(sf, 0, sizeof(*sf));
 }
 
-void rf_slot_fields_reset(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
+void rfi_slot_fields_reset(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
 			  uint32_t count)
 {
 	if (!f->n)
@@ -211,7 +211,7 @@ void rf_slot_fields_reset(rf_slot_fields *sf, const rf_fields *f, uint32_t batch
 		memset(sf->present + (size_t)i * batch_size, 0, count);
 }
 
-void rf_slot_fields_store(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
+void rfi_slot_fields_store(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
 			  uint32_t index, const rf_req_field *fld)
 {
 	size_t total = 0;
@@ -234,7 +234,7 @@ void rf_slot_fields_store(rf_slot_fields *sf, const rf_fields *f, uint32_t batch
 	}
 }
 
-void rf_slot_fields_pack(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
+void rfi_slot_fields_pack(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
 			 rf_batch *b)
 {
 	size_t out = 0;

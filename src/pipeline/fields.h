@@ -42,12 +42,12 @@ typedef struct rf_fields {
 
 /* Parses list (cfg.fields) into f. @return : 0, or RF_ECONFIG with err
  * saying what is wrong (an empty name, a repeated one, too many). */
-int rf_fields_parse(rf_fields *f, const char *list, uint32_t max, char *err, size_t errlen);
+int rfi_fields_parse(rf_fields *f, const char *list, uint32_t max, char *err, size_t errlen);
 
 /* Ties each field to the index's member names. A field that is not
  * optional and that no sample has (a typo, most likely) fails create:
  * RF_ECONFIG, naming the members the samples do have. */
-int rf_fields_resolve(rf_fields *f, const struct rf_source *src, char *err, size_t errlen);
+int rfi_fields_resolve(rf_fields *f, const struct rf_source *src, char *err, size_t errlen);
 
 /* One field of one sample in flight (in its rf_request), from its issue to
  * its landing. */
@@ -59,7 +59,7 @@ enum rf_field_where {
 };
 typedef struct rf_req_field {
 	const uint8_t *data;  /* its bytes, once landed */
-	uint64_t at;          /* IN_READ: from rf_fields_locate() its offset in the
+	uint64_t at;          /* IN_READ: from rfi_fields_locate() its offset in the
 	                       * sample's shard or file, then from the read's start;
 	                       * OWN_FILE: its buffer's offset in the request's */
 	uint32_t len;
@@ -73,7 +73,7 @@ typedef struct rf_req_field {
  * source gives it): fills fld[f] (at relative to the shard or file, for
  * IN_READ). @return : 0, or RF_EBADSAMPLE with reason set (a required
  * field missing, or larger than field_max). */
-int rf_fields_locate(const rf_fields *f, const struct rf_source *src, uint64_t sample,
+int rfi_fields_locate(const rf_fields *f, const struct rf_source *src, uint64_t sample,
 		     const struct rf_source_read *r, rf_req_field *fld, char *reason, size_t len);
 
 /* A slot's fields: values stored as their samples land (any order, any
@@ -92,19 +92,19 @@ typedef struct rf_slot_fields {
 
 /* Memory for one slot's fields (reserved address space: only what is
  * written is touched). @return : 0 or -ENOMEM. */
-int rf_slot_fields_alloc(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size);
-void rf_slot_fields_free(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size);
+int rfi_slot_fields_alloc(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size);
+void rfi_slot_fields_free(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size);
 /* Empties a slot taken for a new batch (the ring thread, before any place
  * of it is issued). */
-void rf_slot_fields_reset(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
+void rfi_slot_fields_reset(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
 			  uint32_t count);
 /* Copies the field values of a landed sample (place index) into the slot.
  * Any thread; each place once. */
-void rf_slot_fields_store(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
+void rfi_slot_fields_store(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
 			  uint32_t index, const rf_req_field *fld);
 /* Packs the values in batch order and points b->fields at them: by the
  * thread that lands the batch's last place. */
-void rf_slot_fields_pack(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
+void rfi_slot_fields_pack(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
 			 rf_batch *b);
 
 #endif

@@ -76,9 +76,9 @@ static void worker_free(gpu_worker *w)
 /* Passes a request the engines will not decode to the compute pool. */
 static void to_pool(rf_loader *l, uint32_t id)
 {
-	rf_split_done(&l->split.gpu_out, 1);
+	rfi_split_done(&l->split.gpu_out, 1);
 	atomic_fetch_add_explicit(&l->split.cpu_out, 1, memory_order_relaxed);
-	rf_idq_push(&l->work, id); /* the compute pool's now */
+	rfi_idq_push(&l->work, id); /* the compute pool's now */
 }
 
 /* Gives the previous group's requests back to the ring, once the engines
@@ -87,15 +87,15 @@ static void hand_back_held(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w
 {
 	if (!w->nheld)
 		return;
-	rf_gpu_jpeg_wait(jpeg, w->held_ticket);
+	rfi_gpu_jpeg_wait(jpeg, w->held_ticket);
 	int wake = 0;
 	for (uint32_t i = 0; i < w->nheld; i++) {
 		l->req[w->held[i]].err = 0;
-		wake |= rf_idq_push(&l->done, w->held[i]);
+		wake |= rfi_idq_push(&l->done, w->held[i]);
 	}
 	w->nheld = 0;
 	if (wake)
-		rf_loader_wake_ring(l);
+		rfi_loader_wake_ring(l);
 }
 
 /* Prepares request id as item k of the group. @return : 0, or 1 when the
@@ -104,11 +104,11 @@ static int prepare(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w, uint32
 {
 	rf_request *q = &l->req[id];
 	int W, H;
-	if (rf_gpu_jpeg_probe(jpeg, q->data, q->len, &W, &H) ||
+	if (rfi_gpu_jpeg_probe(jpeg, q->data, q->len, &W, &H) ||
 	    (uint64_t)W * (uint64_t)H > l->cfg.max_pixels)
 		return 1; /* the CPU decoder reports what is wrong with it, if anything */
 	rf_window win;
-	rf_window_for(&l->plan.window, q->epoch, q->sample, W, H, &win);
+	rfi_window_for(&l->plan.window, q->epoch, q->sample, W, H, &win);
 	rf_taps *tx = &w->tx[k], *ty = &w->ty[k];
 	taps_entry *c = NULL;
 	if (!l->cfg.random_resized_crop && l->cfg.flip_p == 0) {
@@ -117,7 +117,7 @@ static int prepare(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w, uint32
 			tx = &c->tx, ty = &c->ty;
 		} else if (!c->used || c->group != w->group) {
 			c->used = 0;
-			if (rf_taps_for_window(&c->tx, &c->ty, &win, W, H, 1, l->cfg.crop))
+			if (rfi_taps_for_window(&c->tx, &c->ty, &win, W, H, 1, l->cfg.crop))
 				return 1;
 			*c = (taps_entry){ .w = W, .h = H, .used = 1, .tx = c->tx, .ty = c->ty };
 			tx = &c->tx, ty = &c->ty;
@@ -127,19 +127,19 @@ static int prepare(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w, uint32
 		if (c)
 			c->group = w->group;
 	}
-	if (!c && rf_taps_for_window(tx, ty, &win, W, H, 1, l->cfg.crop))
+	if (!c && rfi_taps_for_window(tx, ty, &win, W, H, 1, l->cfg.crop))
 		return 1;
-	int slot = (int)(rf_slot_of(l, &q->place) - l->slots);
+	int slot = (int)(rfi_slot_of(l, &q->place) - l->slots);
 	w->items[k] = (rf_gpu_jpeg_item){
 		.data = q->data, .len = q->len, .width = W, .height = H,
 		.roi_x = tx->lo, .roi_y = ty->lo, .roi_w = tx->hi - tx->lo, .roi_h = ty->hi - ty->lo,
 		.xstart = tx->start, .ystart = ty->start, .xweight = tx->weight, .yweight = ty->weight,
 		.kx = tx->taps, .ky = ty->taps,
-		.dst = rf_gpu_slot_device(l->gpu, slot) + (size_t)q->place.index * l->plan.sample_bytes,
+		.dst = rfi_gpu_slot_device(l->gpu, slot) + (size_t)q->place.index * l->plan.sample_bytes,
 	};
 	/* the slot's device memory may still be read by the consumer's last
 	 * step on its previous batch */
-	return rf_gpu_slot_begin(l->gpu, slot) ? 1 : 0;
+	return rfi_gpu_slot_begin(l->gpu, slot) ? 1 : 0;
 }
 
 /* Lands the group's places: labels and ids on the host, the pixels on the
@@ -148,13 +148,13 @@ static void land_group(rf_loader *l, gpu_worker *w, uint32_t n, uint64_t host_ns
 {
 	for (uint32_t k = 0; k < n; k++) {
 		rf_request *q = &l->req[w->ids[k]];
-		atomic_fetch_add_explicit(&rf_slot_of(l, &q->place)->prep_ns, host_ns / n,
+		atomic_fetch_add_explicit(&rfi_slot_of(l, &q->place)->prep_ns, host_ns / n,
 					  memory_order_relaxed);
-		rf_loader_store_fields(l, q);
-		rf_loader_land(l, &q->place, q->sample);
+		rfi_loader_store_fields(l, q);
+		rfi_loader_land(l, &q->place, q->sample);
 	}
 	atomic_fetch_add_explicit(&l->st.gpu_decodes, n, memory_order_relaxed);
-	rf_split_done(&l->split.gpu_out, n);
+	rfi_split_done(&l->split.gpu_out, n);
 }
 
 /* Takes the next group's requests: at least one (blocking), at most
@@ -163,17 +163,17 @@ static void land_group(rf_loader *l, gpu_worker *w, uint32_t n, uint64_t host_ns
  * @return : how many, or 0 on shutdown. */
 static uint32_t gather(rf_loader *l, struct rf_gpu_jpeg *jpeg, gpu_worker *w, uint32_t *ids)
 {
-	uint32_t n = rf_idq_drain(&l->gpu_work, ids, w->max);
+	uint32_t n = rfi_idq_drain(&l->gpu_work, ids, w->max);
 	if (n)
 		return n;
 	hand_back_held(l, jpeg, w);
 	uint64_t idle;
-	if (rf_idq_pop_wait(&l->gpu_work, &ids[0], &idle) < 0)
+	if (rfi_idq_pop_wait(&l->gpu_work, &ids[0], &idle) < 0)
 		return 0;
-	return 1 + rf_idq_drain(&l->gpu_work, ids + 1, w->max - 1);
+	return 1 + rfi_idq_drain(&l->gpu_work, ids + 1, w->max - 1);
 }
 
-void *rf_gpu_decode_main(void *arg)
+void *rfi_gpu_decode_main(void *arg)
 {
 	rf_gpu_decoder *d = arg;
 	rf_loader *l = d->l;
@@ -187,7 +187,7 @@ void *rf_gpu_decode_main(void *arg)
 		if (!n)
 			break;
 		w.group++;
-		uint64_t t0 = rf_now_ns();
+		uint64_t t0 = rfi_now_ns();
 		uint32_t k = 0;
 		for (uint32_t i = 0; i < n; i++) {
 			if (!ok || prepare(l, jpeg, &w, k, landed[i]))
@@ -199,15 +199,15 @@ void *rf_gpu_decode_main(void *arg)
 			continue;
 		char why[256];
 		int ticket;
-		if (rf_gpu_jpeg_decode(jpeg, w.items, (int)k, &ticket, why, sizeof(why))) {
+		if (rfi_gpu_jpeg_decode(jpeg, w.items, (int)k, &ticket, why, sizeof(why))) {
 			if (!w.warned++)
-				rf_log(l->cfg.log_level, RF_LOG_WARN, "GPU decode of %u images failed (%s); "
+				rfi_log(l->cfg.log_level, RF_LOG_WARN, "GPU decode of %u images failed (%s); "
 				       "the compute pool decodes such groups", k, why);
 			for (uint32_t i = 0; i < k; i++)
 				to_pool(l, w.ids[i]);
 			continue;
 		}
-		uint64_t host = rf_now_ns() - t0;
+		uint64_t host = rfi_now_ns() - t0;
 		atomic_fetch_add_explicit(&l->st.ns_gpu_host, host, memory_order_relaxed);
 		land_group(l, &w, k, host);
 		hand_back_held(l, jpeg, &w); /* the group before: its bytes are read by now */
@@ -215,12 +215,12 @@ void *rf_gpu_decode_main(void *arg)
 		w.nheld = k;
 		w.held_ticket = ticket;
 		uint64_t images, ns;
-		rf_gpu_jpeg_stats(jpeg, &images, &ns);
+		rfi_gpu_jpeg_stats(jpeg, &images, &ns);
 		atomic_fetch_add_explicit(&l->st.ns_gpu_decode, ns - last_ns, memory_order_relaxed);
 		last_ns = ns;
 	}
 	if (w.nheld) /* shutting down: the ring takes nothing back; just let the engines finish */
-		rf_gpu_jpeg_wait(jpeg, w.held_ticket);
+		rfi_gpu_jpeg_wait(jpeg, w.held_ticket);
 	worker_free(&w);
 	free(landed);
 	return NULL;

@@ -52,7 +52,7 @@ static rf_loader *loader_new(void)
 
 /* The loader's own copy of cfg: its strings duplicated, the caller's
  * resume bytes dropped (parsed into *resume first; the rest of an epoch
- * they carry, into l->rest until rf_state_resume_at() decides). */
+ * they carry, into l->rest until rfi_state_resume_at() decides). */
 static int copy_config(rf_loader *l, const rf_config *cfg, rf_state_info *resume, char *err,
 		       size_t errlen)
 {
@@ -71,20 +71,20 @@ static int copy_config(rf_loader *l, const rf_config *cfg, rf_state_info *resume
 	if (cfg->cache_group && !(l->cfg.cache_group = l->cache_group = strdup(cfg->cache_group)))
 		return -ENOMEM;
 	l->cfg.fields = NULL; /* the caller's string: kept parsed, in l->fields */
-	int ret = rf_fields_parse(&l->fields, cfg->fields, cfg->field_max, err, errlen);
+	int ret = rfi_fields_parse(&l->fields, cfg->fields, cfg->field_max, err, errlen);
 	if (ret)
 		return ret;
 	l->fields.raw = cfg->raw;
 	if (cfg->field_max > (1u << 26) ||
 	    (uint64_t)cfg->batch_size * l->fields.n * l->fields.max > (1ull << 36)) {
-		rf_fmt(err, errlen, "config: field_max = %u: at most 64 MiB, and batch_size x fields "
+		rfi_fmt(err, errlen, "config: field_max = %u: at most 64 MiB, and batch_size x fields "
 		       "x field_max at most 64 GiB (the address space a slot's fields reserve)",
 		       cfg->field_max);
 		return RF_ECONFIG;
 	}
 	/* checked before indexing, which may take a while on a large source */
 	if (cfg->resume_state)
-		return rf_state_read(cfg->resume_state, cfg->resume_state_len, resume, &l->rest,
+		return rfi_state_read(cfg->resume_state, cfg->resume_state_len, resume, &l->rest,
 				     err, errlen);
 	return 0;
 }
@@ -106,11 +106,11 @@ static int open_source(rf_loader *l, char *err, size_t errlen)
 			     ? l->cfg.cache_dir : NULL,
 		.cache_group = l->cfg.cache_group, .cache_bytes = l->cfg.cache_bytes,
 	};
-	int ret = rf_source_open(&l->src, l->source, &p, err, errlen);
+	int ret = rfi_source_open(&l->src, l->source, &p, err, errlen);
 	if (!ret)
-		rf_index_lost(&l->src.index, &l->lost_spans, &l->lost_bytes);
+		rfi_index_lost(&l->src.index, &l->lost_spans, &l->lost_bytes);
 	if (!ret && l->fields.n)
-		ret = rf_fields_resolve(&l->fields, &l->src, err, errlen);
+		ret = rfi_fields_resolve(&l->fields, &l->src, err, errlen);
 	return ret;
 }
 
@@ -125,9 +125,9 @@ static int open_shard_order(rf_loader *l, char *err, size_t errlen)
 	l->shard_order = calloc(1, sizeof(*l->shard_order));
 	uint32_t block = l->cfg.shuffle_block ? l->cfg.shuffle_block : 1024;
 	if (!l->shard_order ||
-	    rf_shard_order_init(l->shard_order, &l->src.index, l->cfg.seed,
+	    rfi_shard_order_init(l->shard_order, &l->src.index, l->cfg.seed,
 				l->order.kind == RF_SAMPLER_SHUFFLE, block)) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -144,7 +144,7 @@ static int open_zstd_dict(rf_loader *l, char *err, size_t errlen)
 	const char *path = l->cfg.zstd_dict;
 	int fetched = -1; /* a remote source's zstd.dict, fetched into an anonymous file */
 	if (!path && l->src.any_zstd) {
-		int ret = rf_transport_beside(&l->src.index.transport, l->src.index.root,
+		int ret = rfi_transport_beside(&l->src.index.transport, l->src.index.root,
 					      "zstd.dict", 64u << 20, l->cfg.remote_timeout_ms,
 					      beside, sizeof(beside), &fetched, err, errlen);
 		if (ret)
@@ -154,11 +154,11 @@ static int open_zstd_dict(rf_loader *l, char *err, size_t errlen)
 	if (!path)
 		return 0;
 	char why[512];
-	int ret = rf_zstd_dict_load(path, &l->zstd_dict, why, sizeof(why));
+	int ret = rfi_zstd_dict_load(path, &l->zstd_dict, why, sizeof(why));
 	if (fetched >= 0)
 		close(fetched);
 	if (ret)
-		rf_fmt(err, errlen, "config: zstd_dict: %s", why);
+		rfi_fmt(err, errlen, "config: zstd_dict: %s", why);
 	return ret == RF_EINDEX ? RF_ECONFIG : ret;
 }
 
@@ -196,7 +196,7 @@ static int alloc_slots(rf_loader *l)
 		s->state = SLOT_FREE;
 		atomic_init(&s->remaining, 0);
 		atomic_init(&s->replaced, 0);
-		if (rf_slot_fields_alloc(&s->fields, &l->fields, (uint32_t)B))
+		if (rfi_slot_fields_alloc(&s->fields, &l->fields, (uint32_t)B))
 			return -ENOMEM;
 		if (l->cfg.raw && !(s->room = calloc((size_t)B, sizeof(*s->room))))
 			return -ENOMEM;
@@ -215,7 +215,7 @@ static int open_device(rf_loader *l, char *err, size_t errlen)
 			     .crop = l->cfg.crop, .dtype = l->cfg.dtype, .layout = l->cfg.layout,
 			     .lut32 = &l->plan.dev_output.lut32[0][0],
 			     .lut16 = &l->plan.dev_output.lut16[0][0] };
-	int ret = rf_gpu_create(&l->gpu, &gp, err, errlen);
+	int ret = rfi_gpu_create(&l->gpu, &gp, err, errlen);
 	if (ret)
 		return ret;
 	for (int i = 0; i < l->cfg.prefetch; i++) {
@@ -237,29 +237,29 @@ static int open_gpu_decode(rf_loader *l, char *err, size_t errlen)
 	char why[256] = "";
 	int ret = -ENOTSUP;
 	if (l->cfg.device < 0 || l->cfg.device_convert) {
-		rf_fmt(why, sizeof(why), "%s", l->cfg.device < 0 ? "no device (cfg.device = -1)"
+		rfi_fmt(why, sizeof(why), "%s", l->cfg.device < 0 ? "no device (cfg.device = -1)"
 								  : "device_convert is set");
 	} else {
 		l->gpu_group = (uint32_t)RF_MAX(1, RF_MIN(256, l->cfg.io_depth / 4));
-		rf_gpu_jpeg_params p = { .device = l->cfg.device, .stream = rf_gpu_stream(l->gpu),
+		rf_gpu_jpeg_params p = { .device = l->cfg.device, .stream = rfi_gpu_stream(l->gpu),
 					 .max_group = (int)l->gpu_group, .crop = l->cfg.crop,
 					 .dtype = l->cfg.dtype, .layout = l->cfg.layout,
 					 .lut32 = &l->plan.output.lut32[0][0], .lut16 = &l->plan.output.lut16[0][0] };
 		for (ret = 0; !ret && l->ngpu_dec < RF_GPU_DECODERS; l->ngpu_dec++) {
 			rf_gpu_decoder *d = &l->gpu_dec[l->ngpu_dec];
 			d->l = l;
-			ret = rf_gpu_jpeg_create(&d->jpeg, &p, why, sizeof(why));
+			ret = rfi_gpu_jpeg_create(&d->jpeg, &p, why, sizeof(why));
 		}
 	}
 	if (ret) {
 		if (l->cfg.decode == RF_DECODE_GPU) {
-			rf_fmt(err, errlen, "config: decode = gpu: %s", why);
+			rfi_fmt(err, errlen, "config: decode = gpu: %s", why);
 			return ret;
 		}
-		rf_log(l->cfg.log_level, RF_LOG_WARN, "decode = auto: %s; decoding on the CPU", why);
+		rfi_log(l->cfg.log_level, RF_LOG_WARN, "decode = auto: %s; decoding on the CPU", why);
 		return 0;
 	}
-	if (rf_idq_init(&l->gpu_work, (uint32_t)l->cfg.io_depth))
+	if (rfi_idq_init(&l->gpu_work, (uint32_t)l->cfg.io_depth))
 		return -ENOMEM;
 	for (int i = 0; i < l->cfg.prefetch; i++) {
 		l->slots[i].on_host = calloc((size_t)l->cfg.batch_size, 1);
@@ -268,7 +268,7 @@ static int open_gpu_decode(rf_loader *l, char *err, size_t errlen)
 		l->slots[i].batch.data = NULL; /* the samples are on the device only */
 	}
 	l->decode = l->cfg.decode;
-	rf_split_init(&l->split, l->cfg.threads, l->ngpu_dec);
+	rfi_split_init(&l->split, l->cfg.threads, l->ngpu_dec);
 	return 0;
 }
 
@@ -277,13 +277,13 @@ static int open_gpu_decode(rf_loader *l, char *err, size_t errlen)
 static int open_queues(rf_loader *l, char *err, size_t errlen)
 {
 	l->req = calloc((size_t)l->cfg.io_depth, sizeof(*l->req));
-	if (!l->req || rf_idq_init(&l->work, (uint32_t)l->cfg.io_depth) ||
-	    rf_idq_init(&l->done, (uint32_t)l->cfg.io_depth))
+	if (!l->req || rfi_idq_init(&l->work, (uint32_t)l->cfg.io_depth) ||
+	    rfi_idq_init(&l->done, (uint32_t)l->cfg.io_depth))
 		return -ENOMEM;
 	l->wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (l->wake_fd < 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "eventfd: %s", strerror(e));
+		rfi_fmt(err, errlen, "eventfd: %s", strerror(e));
 		return -e;
 	}
 	return 0;
@@ -291,9 +291,9 @@ static int open_queues(rf_loader *l, char *err, size_t errlen)
 
 static int start_ring(rf_loader *l, char *err, size_t errlen)
 {
-	int r = rf_thread_start(&l->ring_thread, rf_feeder_main, l, "rf-ring");
+	int r = rfi_thread_start(&l->ring_thread, rfi_feeder_main, l, "rf-ring");
 	if (r) {
-		rf_fmt(err, errlen, "cannot start the ring thread: %s", strerror(-r));
+		rfi_fmt(err, errlen, "cannot start the ring thread: %s", strerror(-r));
 		return r;
 	}
 	l->ring_started = 1;
@@ -302,7 +302,7 @@ static int start_ring(rf_loader *l, char *err, size_t errlen)
 		pthread_cond_wait(&l->init_cv, &l->init_mu);
 	pthread_mutex_unlock(&l->init_mu);
 	if (l->init_ret)
-		rf_fmt(err, errlen, "%s", l->init_err);
+		rfi_fmt(err, errlen, "%s", l->init_err);
 	return l->init_ret;
 }
 
@@ -315,9 +315,9 @@ static int start_decoders(rf_loader *l, char *err, size_t errlen)
 	for (int i = 0; l->decode != RF_DECODE_CPU && i < l->ngpu_dec; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "rf-gpu-%d", i);
-		int ret = rf_thread_start(&l->gpu_dec[i].thread, rf_gpu_decode_main, &l->gpu_dec[i], name);
+		int ret = rfi_thread_start(&l->gpu_dec[i].thread, rfi_gpu_decode_main, &l->gpu_dec[i], name);
 		if (ret) {
-			rf_fmt(err, errlen, "cannot start GPU decode thread %d: %s", i, strerror(-ret));
+			rfi_fmt(err, errlen, "cannot start GPU decode thread %d: %s", i, strerror(-ret));
 			return ret;
 		}
 		l->gpu_dec[i].started = 1;
@@ -325,9 +325,9 @@ static int start_decoders(rf_loader *l, char *err, size_t errlen)
 	for (int i = 0; i < l->cfg.threads; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "rf-compute-%d", i % 10000);
-		int ret = rf_thread_start(&l->compute[i], rf_compute_main, l, name);
+		int ret = rfi_thread_start(&l->compute[i], rfi_compute_main, l, name);
 		if (ret) {
-			rf_fmt(err, errlen, "cannot start compute thread %d: %s", i, strerror(-ret));
+			rfi_fmt(err, errlen, "cannot start compute thread %d: %s", i, strerror(-ret));
 			return ret;
 		}
 		l->ncompute++;
@@ -339,7 +339,7 @@ static int start_decoders(rf_loader *l, char *err, size_t errlen)
  * parsed state to resume from, or NULL. */
 static int acquire(rf_loader *l, const rf_state_info *resume, char *err, size_t errlen)
 {
-	int ret = rf_order_tables(&l->order, &l->src.index, err, errlen);
+	int ret = rfi_order_tables(&l->order, &l->src.index, err, errlen);
 	if (!ret)
 		ret = open_shard_order(l, err, errlen);
 	if (!ret)
@@ -348,13 +348,13 @@ static int acquire(rf_loader *l, const rf_state_info *resume, char *err, size_t 
 		return ret;
 	/* the weights were only needed for the alias table and the fingerprint */
 	l->dataset_fp = l->src.ops->fingerprint(&l->src, l->order.kind == RF_SAMPLER_WEIGHTED);
-	l->output_fp = rf_state_output_fingerprint(l);
+	l->output_fp = rfi_state_output_fingerprint(l);
 	free(l->src.index.weights);
 	l->src.index.weights = NULL;
 	if (resume) {
-		ret = rf_state_check_resume(l, resume, err, errlen);
+		ret = rfi_state_check_resume(l, resume, err, errlen);
 		if (!ret)
-			ret = rf_state_resume_at(l, resume, err, errlen);
+			ret = rfi_state_resume_at(l, resume, err, errlen);
 		if (ret)
 			return ret;
 	}
@@ -370,7 +370,7 @@ static int acquire(rf_loader *l, const rf_state_info *resume, char *err, size_t 
 /* ---- create / destroy --------------------------------------------------- */
 
 /* src/lib.c checked out and cfg, set *out to NULL and err to "", and
- * passed cfg through rf_config_check(). */
+ * passed cfg through rfi_config_check(). */
 int rfi_loader_create(rf_loader **out, const rf_config *cfg, char *err, size_t errlen)
 {
 	int ret;
@@ -382,13 +382,13 @@ int rfi_loader_create(rf_loader **out, const rf_config *cfg, char *err, size_t e
 	rf_source_facts facts;
 	ret = copy_config(l, cfg, &resume, err, errlen);
 	if (!ret)
-		ret = rf_ranks_resolve(l->cfg.rank, l->cfg.world_size, &rank, &world, &l->rank_source,
+		ret = rfi_ranks_resolve(l->cfg.rank, l->cfg.world_size, &rank, &world, &l->rank_source,
 				       err, errlen);
 	if (!ret)
 		ret = open_source(l, err, errlen);
 	if (!ret) {
-		rf_source_facts_of(&l->src, l->source, &facts);
-		ret = rf_plan_make(&l->plan, &l->order, &l->cfg, &facts, rf_cpu_count(), rank, world,
+		rfi_source_facts_of(&l->src, l->source, &facts);
+		ret = rfi_plan_make(&l->plan, &l->order, &l->cfg, &facts, rfi_cpu_count(), rank, world,
 				   err, errlen);
 	}
 	if (!ret) {
@@ -397,16 +397,16 @@ int rfi_loader_create(rf_loader **out, const rf_config *cfg, char *err, size_t e
 	}
 	if (ret) {
 		if (ret == -ENOMEM && err && errlen && !err[0])
-			rf_fmt(err, errlen, "out of memory");
-		rf_redact(err, err, errlen); /* a URL's password stays in the process */
+			rfi_fmt(err, errlen, "out of memory");
+		rfi_redact(err, err, errlen); /* a URL's password stays in the process */
 		rfi_loader_destroy(l);
 		return ret;
 	}
-	rf_log(l->cfg.log_level, RF_LOG_INFO, "loader: %llu samples, %d compute threads, "
+	rfi_log(l->cfg.log_level, RF_LOG_INFO, "loader: %llu samples, %d compute threads, "
 	       "io_depth %d, %s, %s", (unsigned long long)facts.samples, l->cfg.threads,
 	       l->cfg.io_depth, atomic_load(&l->st.direct_io) ? "O_DIRECT" : "buffered reads",
 	       atomic_load(&l->st.fixed_buffers) ? "fixed buffers" : "unregistered buffers");
-	rf_log(l->cfg.log_level, RF_LOG_INFO, "order: rank %u of %u (%s), %llu of %llu positions "
+	rfi_log(l->cfg.log_level, RF_LOG_INFO, "order: rank %u of %u (%s), %llu of %llu positions "
 	       "per epoch, %llu batches per epoch, starting at batch %llu", rank, world,
 	       l->rank_source, (unsigned long long)l->order.rank_len,
 	       (unsigned long long)l->order.epoch_len, (unsigned long long)l->plan.batches_per_epoch,
@@ -421,10 +421,10 @@ int rfi_loader_create(rf_loader **out, const rf_config *cfg, char *err, size_t e
 int rfi_loader_create_cancel(rf_loader **out, const rf_config *cfg, const volatile int *cancel,
 			     char *err, size_t errlen)
 {
-	rf_cancel_begin(cancel);
+	rfi_cancel_begin(cancel);
 	int ret = rfi_loader_create(out, cfg, err, errlen);
-	int called_off = rf_cancelled();
-	rf_cancel_end();
+	int called_off = rfi_cancelled();
+	rfi_cancel_end();
 	if (!called_off)
 		return ret;
 	if (!ret) { /* called off after the last look: made, and not wanted */
@@ -432,7 +432,7 @@ int rfi_loader_create_cancel(rf_loader **out, const rf_config *cfg, const volati
 		*out = NULL;
 	}
 	if (ret != -ECANCELED)
-		rf_fmt(err, errlen, "rf_loader_create: cancelled");
+		rfi_fmt(err, errlen, "rf_loader_create: cancelled");
 	return -ECANCELED;
 }
 
@@ -443,45 +443,45 @@ void rfi_loader_destroy(rf_loader *l)
 	atomic_store(&l->stop, 1);
 	/* Compute threads first: they read from the ring's buffers. */
 	if (l->work.ids)
-		rf_idq_shutdown(&l->work);
+		rfi_idq_shutdown(&l->work);
 	for (int i = 0; i < l->ncompute; i++)
 		pthread_join(l->compute[i], NULL);
 	if (l->gpu_work.ids)
-		rf_idq_shutdown(&l->gpu_work);
+		rfi_idq_shutdown(&l->gpu_work);
 	for (int i = 0; i < l->ngpu_dec; i++) {
 		if (l->gpu_dec[i].started)
 			pthread_join(l->gpu_dec[i].thread, NULL);
-		rf_gpu_jpeg_destroy(l->gpu_dec[i].jpeg); /* waits until the engines no longer read the pool */
+		rfi_gpu_jpeg_destroy(l->gpu_dec[i].jpeg); /* waits until the engines no longer read the pool */
 	}
 	if (l->ring_started) {
-		rf_loader_wake_ring(l);
+		rfi_loader_wake_ring(l);
 		pthread_join(l->ring_thread, NULL); /* cancels its reads, closes the ring */
 	}
-	rf_feeder_free(l->feeder); /* the read pool: no thread reads it any more */
+	rfi_feeder_free(l->feeder); /* the read pool: no thread reads it any more */
 	free(l->compute);
-	rf_gpu_destroy(l->gpu); /* waits for copies that read the slots */
+	rfi_gpu_destroy(l->gpu); /* waits for copies that read the slots */
 	if (l->wake_fd >= 0)
 		close(l->wake_fd);
-	rf_idq_destroy(&l->work);
-	rf_idq_destroy(&l->done);
-	rf_idq_destroy(&l->gpu_work);
+	rfi_idq_destroy(&l->work);
+	rfi_idq_destroy(&l->done);
+	rfi_idq_destroy(&l->gpu_work);
 	free(l->req);
-	rf_zstd_dict_free(l->zstd_dict);
+	rfi_zstd_dict_free(l->zstd_dict);
 	free(l->zstd_dict_path);
 	for (int i = 0; l->slots && i < l->cfg.prefetch; i++) {
 		free(l->slots[i].on_host);
 		free(l->slots[i].room);
-		rf_slot_fields_free(&l->slots[i].fields, &l->fields, (uint32_t)l->cfg.batch_size);
+		rfi_slot_fields_free(&l->slots[i].fields, &l->fields, (uint32_t)l->cfg.batch_size);
 	}
 	free(l->slots);
 	if (l->slot_mem)
 		munmap(l->slot_mem, l->slot_mem_len);
-	rf_order_free(&l->order);
+	rfi_order_free(&l->order);
 	free(l->rest);
 	if (l->shard_order)
-		rf_shard_order_free(l->shard_order);
+		rfi_shard_order_free(l->shard_order);
 	free(l->shard_order);
-	rf_source_free(&l->src);
+	rfi_source_free(&l->src);
 	free(l->source);
 	free(l->cache_path);
 	free(l->cache_dir);

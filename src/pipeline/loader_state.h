@@ -66,7 +66,7 @@ typedef struct rf_request {
 	uint32_t expect;     /* bytes its read must give (rf_source_read.expect) */
 	uint64_t read_offset; /* where its read starts in its file (rf_source_read.offset) */
 	uint8_t stage;       /* rf_stage: what turns its bytes into the sample; decided
-	                      * once, when it is issued (rf_loader_stage) */
+	                      * once, when it is issued (rfi_loader_stage) */
 	/* fields (cfg.fields), set when it is issued: the sample's own bytes lie
 	 * main_at bytes into its read (widened over its fields' members), and
 	 * each field where field[] says; parts_left counts its reads in flight
@@ -87,7 +87,7 @@ enum rf_slot_state { SLOT_FREE = 0, SLOT_FILLING, SLOT_READY, SLOT_LENT };
 
 /* Raw mode: the room of a slot's data a place was last given. A read that
  * failed leaves it unused, and the room cannot be given back (the slot's
- * data is taken in order, rf_slot_reserve): the place's next attempt takes
+ * data is taken in order, rfi_slot_reserve): the place's next attempt takes
  * it again where it fits, so replacements do not use up the batch. Touched
  * only by the thread that has the place's one attempt in hand (the ring
  * thread, or the compute thread its request went to). */
@@ -97,12 +97,12 @@ typedef struct rf_raw_room {
 
 typedef struct rf_slot {
 	rf_batch batch;        /* consumer's view; header set when filling starts */
-	int state;             /* enum rf_slot_state; guarded by mu; set by rf_slot_set_state */
+	int state;             /* enum rf_slot_state; guarded by mu; set by rfi_slot_set_state */
 	int err;               /* first error of this batch (fail mode); guarded by mu */
 	char errmsg[512];      /* guarded by mu */
 	atomic_uint remaining; /* places not landed yet; the thread that takes it to 0 publishes */
 	atomic_uint replaced;
-	atomic_size_t raw_used; /* raw mode: bytes of data handed out (rf_slot_reserve) */
+	atomic_size_t raw_used; /* raw mode: bytes of data handed out (rfi_slot_reserve) */
 	uint64_t t_start;      /* when its first read was submitted; ring thread, set before any lands */
 	atomic_uint_fast64_t t_last_read; /* the latest landing of one of its reads */
 	atomic_uint_fast64_t prep_ns, read_bytes; /* summed over its samples */
@@ -122,7 +122,7 @@ typedef struct rf_slot {
  * FREE -> FILLING (the ring takes the slot for a batch), FILLING -> READY
  * (its last place landed), READY -> LENT (next() hands it out), READY ->
  * FREE (next() fails with the batch's error), LENT -> FREE (released). */
-static inline void rf_slot_set_state(rf_slot *s, enum rf_slot_state from, enum rf_slot_state to)
+static inline void rfi_slot_set_state(rf_slot *s, enum rf_slot_state from, enum rf_slot_state to)
 {
 	assert(s->state == (int)from);
 	assert((from == SLOT_FREE && to == SLOT_FILLING) ||
@@ -174,7 +174,7 @@ typedef struct rf_split {
 /* A side is done with n requests dispatched to it: its outstanding count
  * (gpu_out or cpu_out) goes down, never below 0 (each was counted up before
  * it was queued to that side). Any thread. */
-static inline void rf_split_done(atomic_uint *out, unsigned n)
+static inline void rfi_split_done(atomic_uint *out, unsigned n)
 {
 	unsigned was = atomic_fetch_sub_explicit(out, n, memory_order_relaxed);
 	assert(was >= n);
@@ -283,20 +283,20 @@ struct rf_loader {
 
 /* Hands a landed read to its decoder: the GPU decode threads or the compute
  * pool (src/pipeline/dispatch.c). Ring thread. */
-void rf_loader_dispatch(rf_loader *l, uint32_t id);
-void rf_split_init(rf_split *sp, int threads, int decoders);
+void rfi_loader_dispatch(rf_loader *l, uint32_t id);
+void rfi_split_init(rf_split *sp, int threads, int decoders);
 
 /* 1 when l was created by another process (the caller is a fork()ed child). */
-int rf_loader_forked(const rf_loader *l);
+int rfi_loader_forked(const rf_loader *l);
 
 /* Wakes the ring thread (from any thread). */
-void rf_loader_wake_ring(rf_loader *l);
+void rfi_loader_wake_ring(rf_loader *l);
 
 /* Ends a place that will not be filled: counts, reports, then either queues
  * its replacement (returns 1, *retry set) or, in fail mode or when
  * replacements ran out, records the error on the slot and counts the place
  * down (returns 0). Called by the ring thread. */
-int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
+int rfi_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int err,
 			   const char *reason, rf_place *retry);
 
 /* Raw mode: room for len bytes of place `index` in slot s's data, at a
@@ -304,30 +304,30 @@ int rf_loader_place_failed(rf_loader *l, const rf_place *p, uint64_t sample, int
  * where it fits, else the next len bytes of the slot's. Any thread, the
  * one with the place's attempt in hand.
  * @return : 0 with *off set, or -ENOSPC when the batch has no room left
- * (only replacements can use it up: see rf_slot_no_room). */
-int rf_slot_reserve(rf_slot *s, uint32_t index, size_t len, size_t align, size_t *off);
+ * (only replacements can use it up: see rfi_slot_no_room). */
+int rfi_slot_reserve(rf_slot *s, uint32_t index, size_t len, size_t align, size_t *off);
 
 /* Raw mode: the reason a replacement of len bytes found no room in slot s,
  * into reason: it names the batch's first failed read (what used the room
  * up: the server's or the file's answer). Any thread. */
-void rf_slot_no_room(rf_loader *l, rf_slot *s, size_t len, char *reason, size_t reason_len);
+void rfi_slot_no_room(rf_loader *l, rf_slot *s, size_t len, char *reason, size_t reason_len);
 
 /* The stage that turns sample's bytes into its place in the batch: the
  * source's, except that with fetch_only the decoders do nothing (the read
  * is all there is; what the ring thread does itself stays). */
-static inline rf_stage rf_loader_stage(const rf_loader *l, uint64_t sample)
+static inline rf_stage rfi_loader_stage(const rf_loader *l, uint64_t sample)
 {
-	rf_stage st = rf_source_stage(&l->src, sample);
+	rf_stage st = rfi_source_stage(&l->src, sample);
 	return l->cfg.fetch_only && st != RF_STAGE_RAW && st != RF_STAGE_TOKENS ? RF_STAGE_FETCH : st;
 }
 
 /* Stores the fields of request q's sample (landed, its bytes still in
  * its buffer) into its slot, when the loader delivers fields. Called just
  * before the place lands, by the thread that lands it. */
-static inline void rf_loader_store_fields(rf_loader *l, const rf_request *q)
+static inline void rfi_loader_store_fields(rf_loader *l, const rf_request *q)
 {
 	if (l->fields.n)
-		rf_slot_fields_store(&l->slots[q->place.slot].fields, &l->fields,
+		rfi_slot_fields_store(&l->slots[q->place.slot].fields, &l->fields,
 				     (uint32_t)l->cfg.batch_size, q->place.index, q->field);
 }
 
@@ -336,12 +336,12 @@ static inline void rf_loader_store_fields(rf_loader *l, const rf_request *q)
  * last publishes the batch). Called once per landed place, by whichever
  * thread finished it: the ring thread (RAW, TOKENS), a compute thread or a
  * GPU decode thread; the sample's bytes are in the slot by then. */
-void rf_loader_land(rf_loader *l, const rf_place *p, uint64_t sample);
+void rfi_loader_land(rf_loader *l, const rf_place *p, uint64_t sample);
 
 /* Counts one place of slot s down; publishes the batch when it was the last. */
-void rf_loader_place_landed(rf_loader *l, rf_slot *s);
+void rfi_loader_place_landed(rf_loader *l, rf_slot *s);
 
-static inline rf_slot *rf_slot_of(rf_loader *l, const rf_place *p)
+static inline rf_slot *rfi_slot_of(rf_loader *l, const rf_place *p)
 {
 	assert(p->slot < (uint32_t)l->cfg.prefetch);
 	return &l->slots[p->slot];
@@ -349,22 +349,22 @@ static inline rf_slot *rf_slot_of(rf_loader *l, const rf_place *p)
 
 /* The sample behind a place, its epoch and its global position in the
  * epoch (the same place gives the same sample on every run and resume). */
-void rf_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sample,
+void rfi_loader_place_sample(const rf_loader *l, const rf_place *p, uint64_t *sample,
 			    uint64_t *epoch, uint64_t *pos);
 
 /* The rest (sample/rest.h) that fills epoch, or NULL when it is whole. */
-const struct rf_rest *rf_loader_rest_of(const rf_loader *l, uint64_t epoch);
+const struct rf_rest *rfi_loader_rest_of(const rf_loader *l, uint64_t epoch);
 
 /* The first batch of batch b's epoch: its start, or where its rest's
  * batches start. */
-uint64_t rf_loader_epoch_first_batch(const rf_loader *l, uint64_t b);
+uint64_t rfi_loader_epoch_first_batch(const rf_loader *l, uint64_t b);
 
 /* Places in global batch b (batch_size, or fewer for a last partial batch). */
-uint32_t rf_loader_batch_count(const rf_loader *l, uint64_t b);
+uint32_t rfi_loader_batch_count(const rf_loader *l, uint64_t b);
 
 /* The threads' entry points. */
-void *rf_compute_main(void *loader); /* src/pipeline/compute.c */
-void *rf_gpu_decode_main(void *decoder); /* src/pipeline/gpu_decode.c: an rf_gpu_decoder */
+void *rfi_compute_main(void *loader); /* src/pipeline/compute.c */
+void *rfi_gpu_decode_main(void *decoder); /* src/pipeline/gpu_decode.c: an rf_gpu_decoder */
 
 /* ---- behind the public face (src/lib.c) ----------------------------------
  * What rf_loader_create() ... rf_loader_destroy() do once src/lib.c has

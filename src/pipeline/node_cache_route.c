@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/index_build.h" /* rf_index_check_remote */
+#include "index/index_build.h" /* rfi_index_check_remote */
 #include "cache/node_cache.h"
 #include "pipeline/feeder_state.h"
 #include "util/util.h"
@@ -32,9 +32,9 @@ static int changed_shards(const rf_loader *l, uint8_t *changed)
 	if (!t.etags)
 		return -1;
 	char err[512];
-	int ret = rf_index_check_remote(&t, RF_LOG_ERROR, err, sizeof(err));
+	int ret = rfi_index_check_remote(&t, RF_LOG_ERROR, err, sizeof(err));
 	if (ret)
-		rf_log(l->cfg.log_level, RF_LOG_WARN, "cache: checking the shards' ETags: %s; no "
+		rfi_log(l->cfg.log_level, RF_LOG_WARN, "cache: checking the shards' ETags: %s; no "
 		       "cache this run", err);
 	for (size_t i = 0; !ret && i < idx->nshards; i++)
 		changed[i] = strcmp(t.etags[i], idx->etags[i]) != 0;
@@ -42,7 +42,7 @@ static int changed_shards(const rf_loader *l, uint8_t *changed)
 	return ret ? -1 : 0;
 }
 
-int rf_feeder_cache_open(rf_loader *l, struct rf_feeder *f)
+int rfi_feeder_cache_open(rf_loader *l, struct rf_feeder *f)
 {
 	const rf_index *idx = &l->src.index;
 	if (!l->cfg.cache_dir || !l->cfg.cache_dir[0] || f->shard_way != SHARD_BY_URL)
@@ -60,14 +60,14 @@ int rf_feeder_cache_open(rf_loader *l, struct rf_feeder *f)
 	}
 	for (size_t i = 0; i < idx->nshards; i++)
 		if (!changed[i])
-			f->objects[i] = rf_cache_object(idx->urls[i], idx->etags[i],
+			f->objects[i] = rfi_cache_object(idx->urls[i], idx->etags[i],
 							idx->shard_sizes ? idx->shard_sizes[i] : 0);
 	free(changed);
 	rf_cache_params p = { .dir = l->cfg.cache_dir, .bytes = l->cfg.cache_bytes, .io = f->io,
 			      .log_level = l->cfg.log_level, .group = l->cfg.cache_group,
-			      .need = rf_feeder_cache_need,
+			      .need = rfi_feeder_cache_need,
 			      .need_ctx = l };
-	return rf_cache_open(&f->cache, &p);
+	return rfi_cache_open(&f->cache, &p);
 }
 
 /* Points rd at the cached range. */
@@ -82,7 +82,7 @@ static void read_hit(rf_io_read *rd, const rf_cache_hit *hit)
 	rd->len = hit->got;
 }
 
-int rf_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, rf_cached *out,
+int rfi_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, rf_cached *out,
 			  int how)
 {
 	*out = (rf_cached){ 0 };
@@ -92,7 +92,7 @@ int rf_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, r
 	out->object = object;
 	out->offset = rd->offset;
 	out->len = rd->len;
-	int found = how == ROUTE_NO_HIT ? 0 : rf_cache_find(f->cache, object, rd->offset, rd->len,
+	int found = how == ROUTE_NO_HIT ? 0 : rfi_cache_find(f->cache, object, rd->offset, rd->len,
 							     &out->hit);
 	if (found == 1) {
 		read_hit(rd, &out->hit);
@@ -100,10 +100,10 @@ int rf_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, r
 	}
 	if (found == 2 && how == ROUTE_MAY_WAIT)
 		return ROUTE_WAIT; /* this process fetches it now: its record comes soon */
-	switch (rf_cache_claim(f->cache, object, rd->offset, rd->len)) {
+	switch (rfi_cache_claim(f->cache, object, rd->offset, rd->len)) {
 	case RF_CACHE_FOUND:
 		if (how != ROUTE_NO_HIT &&
-		    rf_cache_find(f->cache, object, rd->offset, rd->len, &out->hit)) {
+		    rfi_cache_find(f->cache, object, rd->offset, rd->len, &out->hit)) {
 			read_hit(rd, &out->hit);
 			return out->route = ROUTE_HIT;
 		}
@@ -118,7 +118,7 @@ int rf_feeder_cache_route(struct rf_feeder *f, uint32_t shard, rf_io_read *rd, r
 			f->cache_looked = 0;
 			return ROUTE_WAIT;
 		}
-		/* waited a read's budget already (rf_feeder_cache_how): fetched
+		/* waited a read's budget already (rfi_feeder_cache_how): fetched
 		 * here too */
 		return ROUTE_NET;
 	default:
@@ -134,7 +134,7 @@ static int waiting_is(const struct rf_feeder *f, const rf_place *p)
 	       f->waited.attempt == p->attempt;
 }
 
-int rf_feeder_cache_how(const rf_loader *l, const struct rf_feeder *f, const rf_place *p)
+int rfi_feeder_cache_how(const rf_loader *l, const struct rf_feeder *f, const rf_place *p)
 {
 	if (!waiting_is(f, p))
 		return ROUTE_MAY_WAIT;
@@ -142,20 +142,20 @@ int rf_feeder_cache_how(const rf_loader *l, const struct rf_feeder *f, const rf_
 	 * and let its claim go: one that holds it longer is stalled (stopped,
 	 * its ring thread held), so the range is fetched here too */
 	uint64_t budget = l->cfg.remote_timeout_ms ? l->cfg.remote_timeout_ms : RF_IO_URL_BUDGET_MS;
-	return rf_now_ns() - f->wait_since < budget * 1000000ull ? ROUTE_MAY_WAIT : ROUTE_NO_WAIT;
+	return rfi_now_ns() - f->wait_since < budget * 1000000ull ? ROUTE_MAY_WAIT : ROUTE_NO_WAIT;
 }
 
-void rf_feeder_cache_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p)
+void rfi_feeder_cache_wait(rf_loader *l, struct rf_feeder *f, const rf_place *p)
 {
 	f->cache_waiting = 1;
 	if (!waiting_is(f, p)) {
 		f->waited = *p;
-		f->wait_since = rf_now_ns();
+		f->wait_since = rfi_now_ns();
 		atomic_fetch_add_explicit(&l->st.cache_waits, 1, memory_order_relaxed);
 	}
 }
 
-void rf_feeder_cache_submitted(rf_loader *l, const rf_cached *cd)
+void rfi_feeder_cache_submitted(rf_loader *l, const rf_cached *cd)
 {
 	/* counted as they happen (not each pass): a batch's stats are whole
 	 * when it is taken */
@@ -163,34 +163,34 @@ void rf_feeder_cache_submitted(rf_loader *l, const rf_cached *cd)
 		atomic_fetch_add_explicit(&l->st.cache_misses, 1, memory_order_relaxed);
 }
 
-void rf_feeder_cache_cancel(struct rf_feeder *f, rf_cached *cd)
+void rfi_feeder_cache_cancel(struct rf_feeder *f, rf_cached *cd)
 {
 	if (cd->route == ROUTE_HIT)
-		rf_cache_read_done(f->cache, &cd->hit);
+		rfi_cache_read_done(f->cache, &cd->hit);
 	else if (cd->route == ROUTE_FILL)
-		rf_cache_unclaim(f->cache, cd->object, cd->offset, cd->len);
+		rfi_cache_unclaim(f->cache, cd->object, cd->offset, cd->len);
 	cd->route = ROUTE_NET;
 }
 
-/* The fills' counts that rf_cache_fill() moves (waits, drops) into the
+/* The fills' counts that rfi_cache_fill() moves (waits, drops) into the
  * loader's stats. */
 static void publish_fills(rf_loader *l, const struct rf_feeder *f)
 {
 	rf_cache_counts n;
-	rf_cache_counts_get(f->cache, &n);
+	rfi_cache_counts_get(f->cache, &n);
 	atomic_store_explicit(&l->st.cache_fill_waits, n.fill_waits, memory_order_relaxed);
 	atomic_store_explicit(&l->st.cache_fill_drops, n.fill_drops, memory_order_relaxed);
 }
 
-int rf_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const uint8_t *data,
+int rfi_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const uint8_t *data,
 			 int32_t res, int64_t want)
 {
 	int again = 0;
 	if (cd->route == ROUTE_HIT) {
 		/* a read that failed, or bytes that do not hash to their record:
 		 * that record is dropped, and the range read from the network */
-		again = !rf_cache_verify(f->cache, &cd->hit, data, res);
-		rf_cache_read_done(f->cache, &cd->hit);
+		again = !rfi_cache_verify(f->cache, &cd->hit, data, res);
+		rfi_cache_read_done(f->cache, &cd->hit);
 		if (!again) {
 			atomic_fetch_add_explicit(&l->st.cache_hits, 1, memory_order_relaxed);
 			atomic_fetch_add_explicit(&l->st.cache_hit_bytes, (uint64_t)res,
@@ -198,10 +198,10 @@ int rf_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const
 		}
 	} else if (cd->route == ROUTE_FILL) {
 		if (res >= 0 && (want < 0 || res == want)) {
-			rf_cache_fill(f->cache, cd->object, cd->offset, cd->len, data, (uint32_t)res);
+			rfi_cache_fill(f->cache, cd->object, cd->offset, cd->len, data, (uint32_t)res);
 			publish_fills(l, f); /* before the read lands: whole when its batch is */
 		} else
-			rf_cache_unclaim(f->cache, cd->object, cd->offset, cd->len);
+			rfi_cache_unclaim(f->cache, cd->object, cd->offset, cd->len);
 	}
 	cd->route = ROUTE_NET;
 	return again;
@@ -210,7 +210,7 @@ int rf_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, const
 /* rf_cache_need_fn: the segments the next LOOKAHEAD places read from, each
  * with how far ahead it is first read. Sample reads only (a chunk of
  * sequential access is not looked for: those are evicted by age). */
-void rf_feeder_cache_need(void *ctx, rf_cache *c, uint64_t *need, uint32_t nseg)
+void rfi_feeder_cache_need(void *ctx, rf_cache *c, uint64_t *need, uint32_t nseg)
 {
 	rf_loader *l = ctx;
 	struct rf_feeder *f = l->feeder;
@@ -221,25 +221,25 @@ void rf_feeder_cache_need(void *ctx, rf_cache *c, uint64_t *need, uint32_t nseg)
 	for (uint64_t ahead = 0; ahead < LOOKAHEAD && b < l->plan.total_batches; ahead++) {
 		rf_place p = { .batch = b, .index = i };
 		uint64_t sample, epoch, pos;
-		rf_loader_place_sample(l, &p, &sample, &epoch, &pos);
+		rfi_loader_place_sample(l, &p, &sample, &epoch, &pos);
 		rf_source_read r;
-		rf_source_read_of(&l->src, sample, &r);
+		rfi_source_read_of(&l->src, sample, &r);
 		if (!r.path && f->objects[r.shard]) {
-			uint32_t s = rf_cache_segment_of(c, f->objects[r.shard], r.offset, r.len);
+			uint32_t s = rfi_cache_segment_of(c, f->objects[r.shard], r.offset, r.len);
 			if (s < nseg && need[s] == UINT64_MAX)
 				need[s] = ahead;
 		}
-		if (++i == rf_loader_batch_count(l, b)) {
+		if (++i == rfi_loader_batch_count(l, b)) {
 			b++;
 			i = 0;
 		}
 	}
 }
 
-void rf_feeder_cache_publish(rf_loader *l, struct rf_feeder *f)
+void rfi_feeder_cache_publish(rf_loader *l, struct rf_feeder *f)
 {
 	rf_cache_counts n;
-	rf_cache_counts_get(f->cache, &n);
+	rfi_cache_counts_get(f->cache, &n);
 	atomic_store_explicit(&l->st.cache_written_bytes, n.written_bytes, memory_order_relaxed);
 	atomic_store_explicit(&l->st.cache_evictions, n.evictions, memory_order_relaxed);
 }

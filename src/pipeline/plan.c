@@ -7,11 +7,11 @@
 
 #include "util/util.h"
 
-void rf_source_facts_of(const rf_source *s, const char *name, rf_source_facts *out)
+void rfi_source_facts_of(const rf_source *s, const char *name, rf_source_facts *out)
 {
 	*out = (rf_source_facts){
-		.name = name, .samples = rf_source_samples(s), .any_zstd = s->any_zstd,
-		.token_width = rf_source_token_width(s), .largest_read = s->ops->largest_read(s),
+		.name = name, .samples = rfi_source_samples(s), .any_zstd = s->any_zstd,
+		.token_width = rfi_source_token_width(s), .largest_read = s->ops->largest_read(s),
 		.sequential_shards = s->ops->sequential_shards,
 	};
 }
@@ -25,13 +25,13 @@ static int plan_tokens(rf_plan *p, const rf_config *cfg, const rf_source_facts *
 	p->token_width = src->token_width;
 	p->token_dtype = cfg->token_dtype ? cfg->token_dtype : stored;
 	if (p->token_dtype == RF_DTYPE_UINT16 && src->token_width == 4) {
-		rf_fmt(err, errlen, "config: token_dtype = uint16, but the shards hold uint32 tokens "
+		rfi_fmt(err, errlen, "config: token_dtype = uint16, but the shards hold uint32 tokens "
 		       "(Llama-3's): uint32 or int32");
 		return RF_ECONFIG;
 	}
 	p->token_bytes = p->token_dtype == RF_DTYPE_UINT16 ? 2 : p->token_dtype == RF_DTYPE_INT64 ? 8 : 4;
 	if (src->largest_read + 8192 > cfg->read_pool_bytes / 4) {
-		rf_fmt(err, errlen, "config: a window of %u + 1 tokens reads up to %llu bytes, more "
+		rfi_fmt(err, errlen, "config: a window of %u + 1 tokens reads up to %llu bytes, more "
 		       "than a quarter of the read pool (read_pool_bytes = %zu)", cfg->seq_len,
 		       (unsigned long long)src->largest_read, cfg->read_pool_bytes);
 		return RF_ECONFIG;
@@ -46,13 +46,13 @@ static int plan_batches(rf_plan *p, rf_order *order, const rf_config *cfg,
 {
 	rf_sampler kind = cfg->sampler == RF_SAMPLER_SHUFFLE && !cfg->shuffle
 				  ? RF_SAMPLER_SEQUENTIAL : cfg->sampler;
-	int ret = rf_order_plan(order, src->samples, kind, cfg->samples_per_epoch, cfg->seed, rank,
+	int ret = rfi_order_plan(order, src->samples, kind, cfg->samples_per_epoch, cfg->seed, rank,
 				world, cfg->rank_tail, err, errlen);
 	if (ret)
 		return ret;
 	if (cfg->shard_access == RF_SHARD_SEQUENTIAL) {
 		if (!src->sequential_shards) {
-			rf_fmt(err, errlen, "config: shard_access = sequential needs a shard source "
+			rfi_fmt(err, errlen, "config: shard_access = sequential needs a shard source "
 			       "whose kind reads its shards in order (a folder, list or pattern of "
 			       "shards); '%s' is not one", src->name);
 			return RF_ECONFIG;
@@ -60,15 +60,15 @@ static int plan_batches(rf_plan *p, rf_order *order, const rf_config *cfg,
 		order->blocked = 1; /* each rank reads its own run of shards */
 	}
 	uint64_t m = order->rank_len, bs = (uint64_t)cfg->batch_size;
-	p->batches_per_epoch = rf_rank_batches(m, (uint32_t)bs, cfg->drop_last);
+	p->batches_per_epoch = rfi_rank_batches(m, (uint32_t)bs, cfg->drop_last);
 	if (p->batches_per_epoch == 0) {
-		rf_fmt(err, errlen, "source '%s': %llu samples per epoch%s make no full batch of "
+		rfi_fmt(err, errlen, "source '%s': %llu samples per epoch%s make no full batch of "
 		       "%llu (drop_last is set)", src->name, (unsigned long long)m,
 		       world > 1 ? " on each rank" : "", (unsigned long long)bs);
 		return RF_EEMPTY;
 	}
 	if (cfg->epochs && p->batches_per_epoch > (UINT64_MAX - 1) / (uint64_t)cfg->epochs) {
-		rf_fmt(err, errlen, "config: %llu batches per epoch x %d epochs do not fit in 64 "
+		rfi_fmt(err, errlen, "config: %llu batches per epoch x %d epochs do not fit in 64 "
 		       "bits", (unsigned long long)p->batches_per_epoch, cfg->epochs);
 		return RF_ECONFIG;
 	}
@@ -80,16 +80,16 @@ static int plan_batches(rf_plan *p, rf_order *order, const rf_config *cfg,
  * host, the real output on the device), a token row, or raw bytes. */
 static void plan_samples(rf_plan *p, const rf_config *cfg, const rf_source_facts *src)
 {
-	rf_output_init(&p->dev_output, cfg->crop, cfg->dtype, cfg->layout, cfg->mean, cfg->std);
+	rfi_output_init(&p->dev_output, cfg->crop, cfg->dtype, cfg->layout, cfg->mean, cfg->std);
 	if (cfg->device_convert)
-		rf_output_init(&p->output, cfg->crop, RF_DTYPE_UINT8, RF_LAYOUT_HWC, cfg->mean, cfg->std);
+		rfi_output_init(&p->output, cfg->crop, RF_DTYPE_UINT8, RF_LAYOUT_HWC, cfg->mean, cfg->std);
 	else
 		p->output = p->dev_output;
 	int tokens = src->token_width != 0;
 	p->sample_bytes = cfg->raw ? 0 : tokens ? (cfg->seq_len + 1ull) * p->token_bytes
-			  : rf_output_sample_bytes(&p->output);
+			  : rfi_output_sample_bytes(&p->output);
 	p->dev_sample_bytes = cfg->raw ? 0 : tokens ? p->sample_bytes
-			      : rf_output_sample_bytes(&p->dev_output);
+			      : rfi_output_sample_bytes(&p->dev_output);
 	p->height = p->width = cfg->raw ? 0 : (uint32_t)cfg->crop;
 	p->channels = cfg->raw ? 0 : 3;
 	p->dtype = cfg->dtype;
@@ -123,7 +123,7 @@ static void plan_sizes(rf_plan *p, const rf_config *cfg, const rf_source_facts *
 	p->dev_slot = cfg->raw ? B * raw_place : B * p->dev_sample_bytes;
 }
 
-int rf_plan_make(rf_plan *p, rf_order *order, const rf_config *cfg, const rf_source_facts *src,
+int rfi_plan_make(rf_plan *p, rf_order *order, const rf_config *cfg, const rf_source_facts *src,
 		 int cpus, uint32_t rank, uint32_t world, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));

@@ -16,7 +16,7 @@
 #include "transform/resample.h"
 #include "transform/window.h"
 
-/* What the plan needs to know of the source (rf_source_facts_of()). */
+/* What the plan needs to know of the source (rfi_source_facts_of()). */
 typedef struct rf_source_facts {
 	const char *name;       /* the source string, for messages */
 	uint64_t samples;
@@ -50,14 +50,14 @@ typedef struct rf_plan {
 	rf_dtype dtype;         /* the host batch's type */
 } rf_plan;
 
-/* Plans a loader of cfg (checked by rf_config_check) over a source with
+/* Plans a loader of cfg (checked by rfi_config_check) over a source with
  * these facts, for rank of world on a machine of cpus cores; fills *order's
- * arithmetic (rf_order_plan: its tables come at acquisition).
+ * arithmetic (rfi_order_plan: its tables come at acquisition).
  * @return : 0, or RF_ECONFIG / RF_EEMPTY with err[errlen] saying why. */
-int rf_plan_make(rf_plan *p, rf_order *order, const rf_config *cfg, const rf_source_facts *src,
+int rfi_plan_make(rf_plan *p, rf_order *order, const rf_config *cfg, const rf_source_facts *src,
 		 int cpus, uint32_t rank, uint32_t world, char *err, size_t errlen);
 
 /* The facts of an open source. */
-void rf_source_facts_of(const rf_source *s, const char *name, rf_source_facts *out);
+void rfi_source_facts_of(const rf_source *s, const char *name, rf_source_facts *out);
 
 #endif

@@ -12,7 +12,7 @@
  * (transform/window.c): the same key, another stream. */
 #define USER_STREAM 0x75736572ull /* "user" */
 
-int rf_sample_hook_run(rf_loader *l, rf_request *q, uint8_t *dst)
+int rfi_sample_hook_run(rf_loader *l, rf_request *q, uint8_t *dst)
 {
 	const rf_output *o = &l->plan.output; /* what the host slot holds */
 	uint32_t C = (uint32_t)l->cfg.crop, elem = o->dtype == RF_DTYPE_FLOAT32 ? 4
@@ -33,31 +33,31 @@ int rf_sample_hook_run(rf_loader *l, rf_request *q, uint8_t *dst)
 		.stride_x = o->layout == RF_LAYOUT_CHW ? elem : 3 * (size_t)elem,
 		.stride_c = o->layout == RF_LAYOUT_CHW ? (size_t)C * C * elem : elem,
 		.id = q->sample,
-		.label = rf_source_label(&l->src, q->sample),
+		.label = rfi_source_label(&l->src, q->sample),
 		.index = q->place.index,
 		.batch = q->place.batch,
 		.epoch = q->epoch,
 		.reason = why,
 		.reason_len = sizeof(why),
-		.rng_key = rf_stream_key(l->plan.window.seed, q->epoch, q->sample, USER_STREAM),
+		.rng_key = rfi_stream_key(l->plan.window.seed, q->epoch, q->sample, USER_STREAM),
 	};
 	int ret = l->cfg.sample_fn(l->cfg.sample_user, &v);
 	if (!ret)
 		return 0;
 	why[sizeof(why) - 1] = '\0'; /* whatever the hook wrote */
 	if (why[0])
-		rf_fmt(q->reason, sizeof(q->reason), "sample_fn: %s", why);
+		rfi_fmt(q->reason, sizeof(q->reason), "sample_fn: %s", why);
 	else
-		rf_fmt(q->reason, sizeof(q->reason), "sample_fn returned %d", ret);
+		rfi_fmt(q->reason, sizeof(q->reason), "sample_fn returned %d", ret);
 	return ret < 0 ? ret : RF_EBADSAMPLE;
 }
 
 uint64_t rfi_sample_rand(rf_sample_view *s)
 {
-	return rf_stream_draw(s->rng_key, ++s->rng_count);
+	return rfi_stream_draw(s->rng_key, ++s->rng_count);
 }
 
 double rfi_sample_uniform(rf_sample_view *s)
 {
-	return rf_stream_unit(rfi_sample_rand(s));
+	return rfi_stream_unit(rfi_sample_rand(s));
 }

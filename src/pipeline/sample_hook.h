@@ -10,7 +10,7 @@
  * and before the place lands.
  * @return : 0, or the bad sample's code (the hook's negative return, else
  *           RF_EBADSAMPLE) with q->reason set. */
-int rf_sample_hook_run(rf_loader *l, rf_request *q, uint8_t *dst);
+int rfi_sample_hook_run(rf_loader *l, rf_request *q, uint8_t *dst);
 
 /* rf_sample_rand(), rf_sample_uniform() behind src/lib.c's check (s not NULL). */
 uint64_t rfi_sample_rand(rf_sample_view *s);

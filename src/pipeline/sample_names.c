@@ -24,13 +24,13 @@ const char *rfi_loader_class_name(const rf_loader *l, int label)
 
 int rfi_loader_sample_name(const rf_loader *l, uint64_t id, char *buf, size_t len)
 {
-	if (id >= rf_source_samples(&l->src))
+	if (id >= rfi_source_samples(&l->src))
 		return -ERANGE;
 	/* the name places.c gives the on_sample_error callback and messages:
-	 * rf_source_path, with a URL's password redacted */
+	 * rfi_source_path, with a URL's password redacted */
 	char full[4096], shown[4096 + 64];
-	rf_source_path(&l->src, id, full, sizeof(full));
-	rf_redact(full, shown, sizeof(shown));
+	rfi_source_path(&l->src, id, full, sizeof(full));
+	rfi_redact(full, shown, sizeof(shown));
 	size_t n = strlen(shown);
 	if (len)
 		snprintf(buf, len, "%s", shown);

@@ -22,7 +22,7 @@
  *  112  8  epochs of the saving loader (0 = endless; not checked on resume)
  *  120  8  samples in the dataset   128  8  dataset fingerprint
  *  136  8  output fingerprint
- *  144  8  checksum: rf_hash_bytes() of bytes 0..143
+ *  144  8  checksum: rfi_hash_bytes() of bytes 0..143
  *
  * Format version 2 is written only by a loader that resumed inside an
  * epoch on another world size or batch size: it carries the rest of that
@@ -31,7 +31,7 @@
  *  144  8  the epoch the runs are the rest of
  *  152  4  runs n (1 .. RF_REST_MAX_RUNS)    156  4  0
  *  160     n runs of global positions: 8 first, 8 count (ascending, disjoint)
- *  160 + 16n  8  checksum: rf_hash_bytes() of the bytes before it
+ *  160 + 16n  8  checksum: rfi_hash_bytes() of the bytes before it
  * (168 + 16n bytes.)
  * A later version may add fields; this library refuses versions above its
  * own, so that a state is never half understood. */
@@ -77,9 +77,9 @@ static uint64_t get64(const uint8_t *p)
 	return v;
 }
 
-uint64_t rf_state_checksum(const uint8_t *state, size_t len)
+uint64_t rfi_state_checksum(const uint8_t *state, size_t len)
 {
-	return rf_hash_bytes(0x636865636b73756dull, state, len);
+	return rfi_hash_bytes(0x636865636b73756dull, state, len);
 }
 
 /* The position fields (bytes 16..39) of a version-1 state: all that
@@ -94,14 +94,14 @@ static void put_position(uint8_t *s, uint64_t batch, uint64_t batches_per_epoch)
 /* The checksum closes the state: its last 8 of len bytes. */
 static void put_checksum(uint8_t *s, size_t len)
 {
-	put64(s + len - 8, rf_state_checksum(s, len - 8));
+	put64(s + len - 8, rfi_state_checksum(s, len - 8));
 }
 
 static uint64_t hash_float(uint64_t h, float f)
 {
 	uint32_t bits;
 	memcpy(&bits, &f, sizeof(bits));
-	return rf_hash_u64(h, bits);
+	return rfi_hash_u64(h, bits);
 }
 
 /* Are the samples token rows (a token kind's, as the plan says)? Their
@@ -111,11 +111,11 @@ static int token_rows(const rf_loader *l)
 	return l->plan.token_width != 0;
 }
 
-uint64_t rf_state_output_fingerprint(const rf_loader *l)
+uint64_t rfi_state_output_fingerprint(const rf_loader *l)
 {
 	const rf_config *c = &l->cfg;
 	if (token_rows(l)) /* rows of tokens: only their type is an output setting */
-		return rf_hash_u64(0x726f777321212121ull, (uint64_t)l->plan.token_dtype);
+		return rfi_hash_u64(0x726f777321212121ull, (uint64_t)l->plan.token_dtype);
 	int64_t largest = 0;
 	for (size_t i = 0; i < l->src.index.count; i++)
 		largest = RF_MAX(largest, l->src.index.entries[i].size);
@@ -124,30 +124,30 @@ uint64_t rf_state_output_fingerprint(const rf_loader *l)
 	 * is that large. */
 	uint64_t max_file = c->raw ? c->raw_max_bytes : c->read_pool_bytes / 4;
 	uint64_t cap = (uint64_t)largest <= max_file ? UINT64_MAX : max_file;
-	uint64_t h = rf_hash_u64(0x6f75747075742121ull, (uint64_t)c->resize);
-	h = rf_hash_u64(h, (uint64_t)c->crop);
-	h = rf_hash_u64(h, cap);
+	uint64_t h = rfi_hash_u64(0x6f75747075742121ull, (uint64_t)c->resize);
+	h = rfi_hash_u64(h, (uint64_t)c->crop);
+	h = rfi_hash_u64(h, cap);
 	/* Decode and augment (issue 4): what the window, the decode and the
 	 * stored values depend on. */
-	h = rf_hash_u64(h, (uint64_t)c->raw);
-	h = rf_hash_u64(h, (uint64_t)c->random_resized_crop);
+	h = rfi_hash_u64(h, (uint64_t)c->raw);
+	h = rfi_hash_u64(h, (uint64_t)c->random_resized_crop);
 	for (int i = 0; i < 2; i++) {
 		h = hash_float(h, c->rrc_scale[i]);
 		h = hash_float(h, c->rrc_ratio[i]);
 	}
 	h = hash_float(h, c->flip_p);
-	h = rf_hash_u64(h, (uint64_t)c->dtype);
-	h = rf_hash_u64(h, (uint64_t)c->layout);
+	h = rfi_hash_u64(h, (uint64_t)c->dtype);
+	h = rfi_hash_u64(h, (uint64_t)c->layout);
 	for (int i = 0; i < 3; i++) {
 		h = hash_float(h, c->mean[i]);
 		h = hash_float(h, c->std[i]);
 	}
-	h = rf_hash_u64(h, c->max_pixels); /* larger images are bad samples */
-	h = rf_hash_u64(h, (uint64_t)c->no_scaled_decode);
+	h = rfi_hash_u64(h, c->max_pixels); /* larger images are bad samples */
+	h = rfi_hash_u64(h, (uint64_t)c->no_scaled_decode);
 	if (c->verify_full) /* which files are bad; hashed only when set, so that
 			     * states saved before the field existed still match */
-		h = rf_hash_u64(h, 0x7665726966ull);
-	return rf_hash_u64(h, (uint64_t)c->no_region_decode);
+		h = rfi_hash_u64(h, 0x7665726966ull);
+	return rfi_hash_u64(h, (uint64_t)c->no_region_decode);
 }
 
 int rfi_loader_state_save(const rf_loader *l, void *buf, size_t len)
@@ -186,7 +186,7 @@ int rfi_loader_state_save(const rf_loader *l, void *buf, size_t len)
 	put64(s + 96, l->order.rank_len);
 	put64(s + 104, bpe);
 	put64(s + 112, (uint64_t)l->cfg.epochs);
-	put64(s + 120, rf_source_samples(&l->src));
+	put64(s + 120, rfi_source_samples(&l->src));
 	put64(s + 128, l->dataset_fp);
 	put64(s + 136, l->output_fp);
 	if (rest) {
@@ -218,22 +218,22 @@ static int check_length(const uint8_t *s, size_t len, uint32_t version, uint32_t
 	    get32(s + 152) != (bytes - RF_STATE_V2_BYTES(0)) / 16)
 		ok = 0;
 	if (version == 0 || !ok) {
-		rf_fmt(err, errlen, "state: corrupted header (version %u, %u bytes; version 1 "
+		rfi_fmt(err, errlen, "state: corrupted header (version %u, %u bytes; version 1 "
 		       "has %d, version 2 168 + 16 per run)", version, bytes, RF_STATE_V1_BYTES);
 		return RF_ESTATE;
 	}
 	if (len < bytes) {
-		rf_fmt(err, errlen, "state: truncated: %zu of its %u bytes", len, bytes);
+		rfi_fmt(err, errlen, "state: truncated: %zu of its %u bytes", len, bytes);
 		return RF_ESTATE;
 	}
 	if (len > bytes) {
-		rf_fmt(err, errlen, "state: %zu bytes where the state has %u: something else "
+		rfi_fmt(err, errlen, "state: %zu bytes where the state has %u: something else "
 		       "follows it (corrupted, or more than one state)", len, bytes);
 		return RF_ESTATE;
 	}
 	uint64_t sum = get64(s + bytes - 8);
-	if (sum != rf_state_checksum(s, bytes - 8)) {
-		rf_fmt(err, errlen, "state: corrupted (checksum mismatch)");
+	if (sum != rfi_state_checksum(s, bytes - 8)) {
+		rfi_fmt(err, errlen, "state: corrupted (checksum mismatch)");
 		return RF_ESTATE;
 	}
 	return 0;
@@ -298,7 +298,7 @@ static int decode_runs(const uint8_t *s, rf_state_info *x, rf_rest *rest)
 /* The batches of the saving loader's ranks in the rest x carries. */
 static uint64_t saved_rest_batches(const rf_state_info *x)
 {
-	return rf_rank_batches(rf_rank_len(x->rest_samples, x->world_size, x->rank_tail),
+	return rfi_rank_batches(rfi_rank_len(x->rest_samples, x->world_size, x->rank_tail),
 			       x->batch_size, (int)x->drop_last);
 }
 
@@ -321,8 +321,8 @@ static int consistent(const rf_state_info *x, uint32_t so)
 	    x->rank >= x->world_size || x->batch_size == 0 || (so != 0 && !(so & 1)) ||
 	    (so & 1 && so >> 1 == 0))
 		return 0;
-	if (x->rank_samples != rf_rank_len(x->epoch_samples, x->world_size, x->rank_tail) ||
-	    x->batches_per_epoch != rf_rank_batches(x->rank_samples, x->batch_size, (int)x->drop_last))
+	if (x->rank_samples != rfi_rank_len(x->epoch_samples, x->world_size, x->rank_tail) ||
+	    x->batches_per_epoch != rfi_rank_batches(x->rank_samples, x->batch_size, (int)x->drop_last))
 		return 0;
 	if (x->rest_runs) { /* the rest's batches end its epoch, and it has some */
 		uint64_t n = saved_rest_batches(x);
@@ -334,7 +334,7 @@ static int consistent(const rf_state_info *x, uint32_t so)
 	return 1;
 }
 
-int rf_state_read(const void *buf, size_t len, rf_state_info *out, rf_rest **rest, char *err,
+int rfi_state_read(const void *buf, size_t len, rf_state_info *out, rf_rest **rest, char *err,
 		  size_t errlen)
 {
 	if (err && errlen)
@@ -342,23 +342,23 @@ int rf_state_read(const void *buf, size_t len, rf_state_info *out, rf_rest **res
 	if (rest)
 		*rest = NULL;
 	if (!buf || !out) {
-		rf_fmt(err, errlen, "rf_state_parse: buf and out must not be NULL");
+		rfi_fmt(err, errlen, "rf_state_parse: buf and out must not be NULL");
 		return -EINVAL;
 	}
 	const uint8_t *s = buf;
 	size_t head = RF_MIN(len, sizeof(magic));
 	if (memcmp(s, magic, head) != 0) {
-		rf_fmt(err, errlen, "state: not a ringfeed state (it does not start with "
+		rfi_fmt(err, errlen, "state: not a ringfeed state (it does not start with "
 		       "\"rfstate\")");
 		return RF_ESTATE;
 	}
 	if (len < 16) {
-		rf_fmt(err, errlen, "state: truncated: %zu bytes, not even the 16-byte header", len);
+		rfi_fmt(err, errlen, "state: truncated: %zu bytes, not even the 16-byte header", len);
 		return RF_ESTATE;
 	}
 	uint32_t version = get32(s + 8), bytes = get32(s + 12);
 	if (version > RF_STATE_VERSION) {
-		rf_fmt(err, errlen, "state: format version %u is newer than this library reads "
+		rfi_fmt(err, errlen, "state: format version %u is newer than this library reads "
 		       "(up to %u): saved by a newer ringfeed (or corrupted)", version,
 		       RF_STATE_VERSION);
 		return RF_ESTATEVERSION;
@@ -373,12 +373,12 @@ int rf_state_read(const void *buf, size_t len, rf_state_info *out, rf_rest **res
 	decode_fields(s, &x);
 	rf_rest *r = NULL;
 	if (version == 2 && rest && !(r = malloc(sizeof(*r)))) {
-		rf_fmt(err, errlen, "state: out of memory");
+		rfi_fmt(err, errlen, "state: out of memory");
 		return -ENOMEM;
 	}
 	if ((version == 2 && decode_runs(s, &x, r)) || !consistent(&x, get32(s + 84))) {
 		free(r);
-		rf_fmt(err, errlen, "state: inconsistent fields (written by a faulty program?)");
+		rfi_fmt(err, errlen, "state: inconsistent fields (written by a faulty program?)");
 		return RF_ESTATE;
 	}
 	x.epoch_first_batch = x.rest_runs && x.rest_epoch == x.epoch ? rest_first_batch(&x)
@@ -396,7 +396,7 @@ _Static_assert(RF_STATE_VERSION == 2, "rf_state_seek() knows versions 1 and 2");
 int rfi_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, size_t errlen)
 {
 	rf_state_info x;
-	int ret = rf_state_read(buf, len, &x, NULL, err, errlen);
+	int ret = rfi_state_read(buf, len, &x, NULL, err, errlen);
 	if (ret)
 		return ret;
 	uint64_t bpe = x.batches_per_epoch;
@@ -409,7 +409,7 @@ int rfi_state_seek(void *buf, size_t len, uint64_t next_batch, char *err, size_t
 }
 
 /* The name of a field's value in a message, from the one table
- * (src/util/names.c); parse and rf_config_check() let no other value by. */
+ * (src/util/names.c); parse and rfi_config_check() let no other value by. */
 static const char *enum_name(rf_enum_kind kind, int value)
 {
 	const char *name = rfi_enum_name(kind, value);
@@ -418,23 +418,23 @@ static const char *enum_name(rf_enum_kind kind, int value)
 
 #define DIFFER(what, fmt, then, now)                                                  \
 	do {                                                                          \
-		rf_fmt(err, errlen, "state: saved with " what " " fmt ", this config has " \
+		rfi_fmt(err, errlen, "state: saved with " what " " fmt ", this config has " \
 		       fmt ": refused (resume with the same " what ")", then, now);          \
 		return RF_ESTATEMISMATCH;                                             \
 	} while (0)
 
-int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
+int rfi_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
 {
-	if (x->dataset_samples != rf_source_samples(&l->src)) {
-		rf_fmt(err, errlen, "state: saved from another dataset (%llu samples then, %llu "
+	if (x->dataset_samples != rfi_source_samples(&l->src)) {
+		rfi_fmt(err, errlen, "state: saved from another dataset (%llu samples then, %llu "
 		       "in '%s' now)", (unsigned long long)x->dataset_samples,
-		       (unsigned long long)rf_source_samples(&l->src), l->source);
+		       (unsigned long long)rfi_source_samples(&l->src), l->source);
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->dataset_fingerprint != l->dataset_fp) {
-		rf_fmt(err, errlen, "state: saved from another dataset (the same %llu samples in "
+		rfi_fmt(err, errlen, "state: saved from another dataset (the same %llu samples in "
 		       "number, but other paths, sizes, labels%s in '%s')",
-		       (unsigned long long)rf_source_samples(&l->src),
+		       (unsigned long long)rfi_source_samples(&l->src),
 		       l->order.kind == RF_SAMPLER_WEIGHTED ? " or weights" : "", l->source);
 		return RF_ESTATEMISMATCH;
 	}
@@ -467,12 +467,12 @@ int rf_state_check_resume(const rf_loader *l, const rf_state_info *x, char *err,
 	if (!token_rows(l) && x->crop != (uint32_t)l->cfg.crop)
 		DIFFER("crop", "%u", x->crop, (uint32_t)l->cfg.crop);
 	if (x->output_fingerprint != l->output_fp && token_rows(l)) {
-		rf_fmt(err, errlen, "state: saved with another token_dtype (%s now; 0 means as "
+		rfi_fmt(err, errlen, "state: saved with another token_dtype (%s now; 0 means as "
 		       "the shards store them)", enum_name(RF_ENUM_TOKEN_DTYPE, l->plan.token_dtype));
 		return RF_ESTATEMISMATCH;
 	}
 	if (x->output_fingerprint != l->output_fp) {
-		rf_fmt(err, errlen, "state: saved with other output settings: raw, "
+		rfi_fmt(err, errlen, "state: saved with other output settings: raw, "
 		       "random_resized_crop, rrc_scale, rrc_ratio, flip_p, dtype, layout, mean, "
 		       "std, max_pixels, no_scaled_decode, no_region_decode, or a read pool "
 		       "(raw: raw_max_bytes) that makes other files too large (read_pool_bytes = "
@@ -497,15 +497,15 @@ static int rest_after(const rf_loader *l, const rf_state_info *x, rf_rest *saved
 		whole->start[0] = 0;
 		whole->len[0] = x->epoch_samples;
 	}
-	rf_rest_split(from, x->world_size, x->rank_tail, x->batch_size, (int)x->drop_last);
+	rfi_rest_split(from, x->world_size, x->rank_tail, x->batch_size, (int)x->drop_last);
 	/* Every saving rank handed out its batches of from before the position */
 	uint64_t taken = (x->next_batch - x->epoch_first_batch) * x->batch_size;
 	uint64_t delivered = RF_MIN(from->rank_len, from->batches * x->batch_size);
-	int ret = rf_rest_left(from, x->world_size, l->order.blocked, from->rank_len, delivered,
+	int ret = rfi_rest_left(from, x->world_size, l->order.blocked, from->rank_len, delivered,
 			       taken, out);
 	free(whole);
 	if (ret) {
-		rf_fmt(err, errlen, "state: the rest of epoch %llu, saved on %u ranks at batch %llu, "
+		rfi_fmt(err, errlen, "state: the rest of epoch %llu, saved on %u ranks at batch %llu, "
 		       "takes more than %d runs of positions with sequential shard access: "
 		       "refused (resume on %u ranks with batch_size %u, or from a state saved at "
 		       "an epoch's start)", (unsigned long long)x->epoch, x->world_size,
@@ -513,12 +513,12 @@ static int rest_after(const rf_loader *l, const rf_state_info *x, rf_rest *saved
 		       x->batch_size);
 		return RF_ESTATEMISMATCH;
 	}
-	rf_rest_split(out, l->order.world, l->order.tail, (uint32_t)l->cfg.batch_size,
+	rfi_rest_split(out, l->order.world, l->order.tail, (uint32_t)l->cfg.batch_size,
 		      l->cfg.drop_last);
 	return 0;
 }
 
-int rf_state_resume_at(rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
+int rfi_state_resume_at(rf_loader *l, const rf_state_info *x, char *err, size_t errlen)
 {
 	uint64_t bpe = l->plan.batches_per_epoch, e = x->epoch;
 	rf_rest *saved = l->rest && l->rest->epoch == e ? l->rest : NULL; /* else moot */
@@ -528,7 +528,7 @@ int rf_state_resume_at(rf_loader *l, const rf_state_info *x, char *err, size_t e
 		/* the saving split: the same batches from the same index on */
 		l->start_batch = x->next_batch;
 		if (saved) {
-			rf_rest_split(saved, l->order.world, l->order.tail,
+			rfi_rest_split(saved, l->order.world, l->order.tail,
 				      (uint32_t)l->cfg.batch_size, l->cfg.drop_last);
 			rest = saved;
 		}
@@ -547,7 +547,7 @@ int rf_state_resume_at(rf_loader *l, const rf_state_info *x, char *err, size_t e
 		free(l->rest);
 	l->rest = rest;
 	if (!ret && l->start_batch > l->plan.total_batches) {
-		rf_fmt(err, errlen, "state: its position (batch %llu, epoch %llu) lies past the "
+		rfi_fmt(err, errlen, "state: its position (batch %llu, epoch %llu) lies past the "
 		       "end of this config's %d epochs (%llu batches)",
 		       (unsigned long long)x->next_batch, (unsigned long long)e, l->cfg.epochs,
 		       (unsigned long long)l->plan.total_batches);

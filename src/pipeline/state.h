@@ -29,32 +29,32 @@ struct rf_rest;
  * raw_max_bytes) leaves too large (only that: two pool sizes that both hold
  * every file give the same fingerprint). A setting added to rf_config that
  * changes pixels or which samples are bad belongs here. */
-uint64_t rf_state_output_fingerprint(const rf_loader *l);
+uint64_t rfi_state_output_fingerprint(const rf_loader *l);
 
 /* rf_state_parse(), and the rest of an epoch a version-2 state carries:
- * into *rest (allocated, the caller's to free; rf_rest_split not applied),
+ * into *rest (allocated, the caller's to free; rfi_rest_split not applied),
  * or NULL when it carries none. */
-int rf_state_read(const void *buf, size_t len, rf_state_info *out, struct rf_rest **rest,
+int rfi_state_read(const void *buf, size_t len, rf_state_info *out, struct rf_rest **rest,
 		  char *err, size_t errlen);
 
 /* Checks that state (parsed) was saved by a loader with this one's dataset
  * and stream settings (world_size and batch_size may differ: see
- * rf_state_resume_at). Returns 0, or RF_ESTATEMISMATCH with err naming the
+ * rfi_state_resume_at). Returns 0, or RF_ESTATEMISMATCH with err naming the
  * first difference. Called by rf_loader_create() once everything but the
  * threads is set up. */
-int rf_state_check_resume(const rf_loader *l, const rf_state_info *state, char *err,
+int rfi_state_check_resume(const rf_loader *l, const rf_state_info *state, char *err,
 			  size_t errlen);
 
 /* Where the loader resumes from a checked state: l->start_batch, and
  * l->rest when it resumes inside an epoch on another world size or batch
- * size. On entry l->rest is the rest the state carries (rf_state_read) or
+ * size. On entry l->rest is the rest the state carries (rfi_state_read) or
  * NULL; on return the rest the loader delivers, or NULL. Returns 0;
  * RF_ESTATEMISMATCH (the position lies past the loader's last epoch, or the
  * rest would take more runs than a state holds) or -ENOMEM, with err set. */
-int rf_state_resume_at(rf_loader *l, const rf_state_info *state, char *err, size_t errlen);
+int rfi_state_resume_at(rf_loader *l, const rf_state_info *state, char *err, size_t errlen);
 
 /* The checksum of a version-1 state: a hash of its bytes before the checksum. */
-uint64_t rf_state_checksum(const uint8_t *state, size_t len);
+uint64_t rfi_state_checksum(const uint8_t *state, size_t len);
 
 /* rf_loader_state_save() and rf_state_seek() behind src/lib.c's checks (l
  * not NULL nor a fork()ed child's; buf not NULL for the seek). */

@@ -4,7 +4,7 @@
  * table, and the one parser of their answers. Here, not in credentials.c:
  * the fetches go over HTTP (fetch.c), whose signer takes its keys from
  * credentials.c, so the store of keys knows no fetch (s3.c hands it
- * rf_creds_fetch). */
+ * rfi_creds_fetch). */
 #define _GNU_SOURCE
 #include "remote/credential_sources.h"
 
@@ -40,7 +40,7 @@ extern char **environ;
 static int json_string(const char *doc, const char *key, char *out, size_t len)
 {
 	char pat[64];
-	rf_fmt(pat, sizeof(pat), "\"%s\"", key);
+	rfi_fmt(pat, sizeof(pat), "\"%s\"", key);
 	const char *p = strstr(doc, pat);
 	if (!p)
 		return 0;
@@ -107,7 +107,7 @@ static int from_json(const char *from, const char *doc, const char *token_name,
 	int ret = 0;
 	if (!json_string(doc, "AccessKeyId", id, sizeof(id)) ||
 	    !json_string(doc, "SecretAccessKey", secret, sizeof(secret))) {
-		rf_fmt(err, errlen, "credentials from %s: the answer has no AccessKeyId and "
+		rfi_fmt(err, errlen, "credentials from %s: the answer has no AccessKeyId and "
 		       "SecretAccessKey", from);
 		ret = -EPROTO;
 		goto out;
@@ -116,12 +116,12 @@ static int from_json(const char *from, const char *doc, const char *token_name,
 		token[0] = '\0';
 	int64_t expires = 0;
 	if (json_string(doc, "Expiration", exp, sizeof(exp)) && (expires = parse_time(exp)) < 0) {
-		rf_fmt(err, errlen, "credentials from %s: Expiration '%s' is not an ISO 8601 time",
+		rfi_fmt(err, errlen, "credentials from %s: Expiration '%s' is not an ISO 8601 time",
 		       from, exp);
 		ret = -EPROTO;
 		goto out;
 	}
-	ret = rf_creds_set_make(out, id, secret, token, expires, err, errlen);
+	ret = rfi_creds_set_make(out, id, secret, token, expires, err, errlen);
 out:
 	explicit_bzero(secret, sizeof(secret));
 	explicit_bzero(token, sizeof(token));
@@ -135,21 +135,21 @@ static int from_sts(const char *from, const char *doc, size_t len, rf_creds_set 
 	char id[256], secret[256], token[8192], exp[64];
 	size_t p1 = 0, p2 = 0, p3 = 0, p4 = 0;
 	int ret;
-	if (!rf_xml_text(doc, len, &p1, "AccessKeyId", id, sizeof(id)) ||
-	    !rf_xml_text(doc, len, &p2, "SecretAccessKey", secret, sizeof(secret)) ||
-	    !rf_xml_text(doc, len, &p3, "SessionToken", token, sizeof(token))) {
-		rf_fmt(err, errlen, "credentials from %s: AssumeRoleWithWebIdentity's answer has no "
+	if (!rfi_xml_text(doc, len, &p1, "AccessKeyId", id, sizeof(id)) ||
+	    !rfi_xml_text(doc, len, &p2, "SecretAccessKey", secret, sizeof(secret)) ||
+	    !rfi_xml_text(doc, len, &p3, "SessionToken", token, sizeof(token))) {
+		rfi_fmt(err, errlen, "credentials from %s: AssumeRoleWithWebIdentity's answer has no "
 		       "AccessKeyId, SecretAccessKey and SessionToken", from);
 		ret = -EPROTO;
 	} else {
-		int64_t expires = rf_xml_text(doc, len, &p4, "Expiration", exp, sizeof(exp))
+		int64_t expires = rfi_xml_text(doc, len, &p4, "Expiration", exp, sizeof(exp))
 				  ? parse_time(exp) : 0;
 		if (expires < 0) {
-			rf_fmt(err, errlen, "credentials from %s: Expiration '%s' is not an ISO 8601 "
+			rfi_fmt(err, errlen, "credentials from %s: Expiration '%s' is not an ISO 8601 "
 			       "time", from, exp);
 			ret = -EPROTO;
 		} else {
-			ret = rf_creds_set_make(out, id, secret, token, expires, err, errlen);
+			ret = rfi_creds_set_make(out, id, secret, token, expires, err, errlen);
 		}
 	}
 	explicit_bzero(secret, sizeof(secret));
@@ -157,12 +157,12 @@ static int from_sts(const char *from, const char *doc, size_t len, rf_creds_set 
 	return ret;
 }
 
-int rf_creds_parse(rf_creds_kind kind, const char *doc, size_t len, const char *from,
+int rfi_creds_parse(rf_creds_kind kind, const char *doc, size_t len, const char *from,
 		   rf_creds_set *out, char *err, size_t errlen)
 {
 	*out = (rf_creds_set){ 0 };
 	if (strlen(doc) != len) {
-		rf_fmt(err, errlen, "credentials from %s: the answer holds a NUL byte", from);
+		rfi_fmt(err, errlen, "credentials from %s: the answer holds a NUL byte", from);
 		return -EPROTO;
 	}
 	switch (kind) {
@@ -177,7 +177,7 @@ int rf_creds_parse(rf_creds_kind kind, const char *doc, size_t len, const char *
 		v = v ? v + 9 + strspn(v + 9, " \t\r\n") : NULL;
 		v = v && *v == ':' ? v + 1 + strspn(v + 1, " \t\r\n") : NULL;
 		if (!v || *v != '1' || strtol(v, NULL, 10) != 1) {
-			rf_fmt(err, errlen, "credentials from %s: the command's output is not JSON with "
+			rfi_fmt(err, errlen, "credentials from %s: the command's output is not JSON with "
 			       "\"Version\": 1", from);
 			return -EPROTO;
 		}
@@ -186,7 +186,7 @@ int rf_creds_parse(rf_creds_kind kind, const char *doc, size_t len, const char *
 	case RF_CREDS_STATIC:
 		break;
 	}
-	rf_fmt(err, errlen, "credentials from %s: nothing to parse", from);
+	rfi_fmt(err, errlen, "credentials from %s: nothing to parse", from);
 	return -EINVAL;
 }
 
@@ -197,9 +197,9 @@ static int read_token_file(const rf_creds_source *c, const char *path, char **ou
 {
 	*out = NULL;
 	char why[512];
-	int fd = rf_open_regular(AT_FDCWD, path, "token file", why, sizeof(why));
+	int fd = rfi_open_regular(AT_FDCWD, path, "token file", why, sizeof(why));
 	if (fd < 0) {
-		rf_fmt(err, errlen, "credentials from %s: %s", c->from, why);
+		rfi_fmt(err, errlen, "credentials from %s: %s", c->from, why);
 		return fd;
 	}
 	char *buf = malloc(TOKEN_FILE_MAX + 1);
@@ -215,12 +215,12 @@ static int read_token_file(const rf_creds_source *c, const char *path, char **ou
 	int e = errno;
 	close(fd);
 	if (!buf) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	if (r < 0 || n == TOKEN_FILE_MAX) {
-		rf_free_secret(buf);
-		rf_fmt(err, errlen, "credentials from %s: token file '%s': %s", c->from, path,
+		rfi_free_secret(buf);
+		rfi_fmt(err, errlen, "credentials from %s: token file '%s': %s", c->from, path,
 		       r < 0 ? strerror(e) : "over 64 KiB");
 		return r < 0 ? -e : -EFBIG;
 	}
@@ -228,8 +228,8 @@ static int read_token_file(const rf_creds_source *c, const char *path, char **ou
 		n--;
 	buf[n] = '\0';
 	if (!n || strpbrk(buf, "\r\n")) {
-		rf_free_secret(buf);
-		rf_fmt(err, errlen, "credentials from %s: token file '%s' %s", c->from, path,
+		rfi_free_secret(buf);
+		rfi_fmt(err, errlen, "credentials from %s: token file '%s' %s", c->from, path,
 		       n ? "holds more than one line" : "is empty");
 		return -EINVAL;
 	}
@@ -247,51 +247,51 @@ static int fetch_imds(const rf_creds_source *c, rf_creds_set *out, char *err, si
 {
 	char url[600], hdr[600], why[256];
 	rf_fetch_result r;
-	rf_fmt(url, sizeof(url), "%s/latest/api/token", c->url);
+	rfi_fmt(url, sizeof(url), "%s/latest/api/token", c->url);
 	const char *ttl[] = { "X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL };
-	int ret = rf_fetch_run(&(rf_fetch){ .url = url, .method = "PUT", .headers = ttl,
+	int ret = rfi_fetch_run(&(rf_fetch){ .url = url, .method = "PUT", .headers = ttl,
 					   .timeout_ms = 1000, .tries = 2, .max_body = 4096 },
 			       &r, why, sizeof(why));
 	if (ret || r.status != 200 || !r.body) {
 		if (!ret)
-			rf_fetch_why(&r, why, sizeof(why));
-		rf_fmt(err, errlen, "credentials from %s: a session token: %s", c->from, why);
-		rf_fetch_result_free(&r);
+			rfi_fetch_why(&r, why, sizeof(why));
+		rfi_fmt(err, errlen, "credentials from %s: a session token: %s", c->from, why);
+		rfi_fetch_result_free(&r);
 		return -ENOENT;
 	}
-	rf_fmt(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %.*s",
+	rfi_fmt(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %.*s",
 	       (int)strcspn((char *)r.body, "\r\n"), (char *)r.body);
 	explicit_bzero(r.body, r.body_len);
-	rf_fetch_result_free(&r);
+	rfi_fetch_result_free(&r);
 	const char *auth[] = { hdr, NULL };
-	rf_fmt(url, sizeof(url), "%s/latest/meta-data/iam/security-credentials/", c->url);
-	ret = rf_fetch_run(&(rf_fetch){ .url = url, .headers = auth, .timeout_ms = 1000, .tries = 2,
+	rfi_fmt(url, sizeof(url), "%s/latest/meta-data/iam/security-credentials/", c->url);
+	ret = rfi_fetch_run(&(rf_fetch){ .url = url, .headers = auth, .timeout_ms = 1000, .tries = 2,
 					.max_body = 4096 }, &r, why, sizeof(why));
 	if (ret || r.status != 200 || !r.body || !r.body[0]) {
 		if (!ret)
-			rf_fetch_why(&r, why, sizeof(why));
-		rf_fmt(err, errlen, "credentials from %s: the role's name: %s", c->from, why);
-		rf_fetch_result_free(&r);
+			rfi_fetch_why(&r, why, sizeof(why));
+		rfi_fmt(err, errlen, "credentials from %s: the role's name: %s", c->from, why);
+		rfi_fetch_result_free(&r);
 		explicit_bzero(hdr, sizeof(hdr));
 		return -ENOENT;
 	}
 	char role[256];
-	rf_fmt(role, sizeof(role), "%.*s", (int)strcspn((char *)r.body, "\r\n"), (char *)r.body);
-	rf_fetch_result_free(&r);
-	rf_fmt(url, sizeof(url), "%s/latest/meta-data/iam/security-credentials/%s", c->url, role);
-	ret = rf_fetch_run(&(rf_fetch){ .url = url, .headers = auth, .timeout_ms = 1000,
+	rfi_fmt(role, sizeof(role), "%.*s", (int)strcspn((char *)r.body, "\r\n"), (char *)r.body);
+	rfi_fetch_result_free(&r);
+	rfi_fmt(url, sizeof(url), "%s/latest/meta-data/iam/security-credentials/%s", c->url, role);
+	ret = rfi_fetch_run(&(rf_fetch){ .url = url, .headers = auth, .timeout_ms = 1000,
 					.tries = 2, .max_body = 16384 }, &r, why, sizeof(why));
 	explicit_bzero(hdr, sizeof(hdr));
 	if (ret || r.status != 200 || !r.body) {
 		if (!ret)
-			rf_fetch_why(&r, why, sizeof(why));
-		rf_fmt(err, errlen, "credentials from %s: role %s: %s", c->from, role, why);
-		rf_fetch_result_free(&r);
+			rfi_fetch_why(&r, why, sizeof(why));
+		rfi_fmt(err, errlen, "credentials from %s: role %s: %s", c->from, role, why);
+		rfi_fetch_result_free(&r);
 		return -ENOENT;
 	}
-	ret = rf_creds_parse(c->kind, (char *)r.body, r.body_len, c->from, out, err, errlen);
+	ret = rfi_creds_parse(c->kind, (char *)r.body, r.body_len, c->from, out, err, errlen);
 	explicit_bzero(r.body, r.body_len);
-	rf_fetch_result_free(&r);
+	rfi_fetch_result_free(&r);
 	return ret == -EPROTO ? -ENOENT : ret;
 }
 
@@ -306,37 +306,37 @@ static int fetch_container(const rf_creds_source *c, rf_creds_set *out, char *er
 		return ret;
 	const char *value = token ? token : c->auth;
 	if (value && strpbrk(value, "\r\n")) {
-		rf_fmt(err, errlen, "credentials from %s: the authorization token holds a line "
+		rfi_fmt(err, errlen, "credentials from %s: the authorization token holds a line "
 		       "break", c->from);
 		ret = -EINVAL;
 		goto out;
 	}
-	if (value && !(hdr = rf_strprintf("Authorization: %s", value))) {
-		rf_fmt(err, errlen, "out of memory");
+	if (value && !(hdr = rfi_strprintf("Authorization: %s", value))) {
+		rfi_fmt(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto out;
 	}
 	const char *headers[] = { hdr, NULL };
 	rf_fetch_result r;
-	ret = rf_fetch_run(&(rf_fetch){ .url = c->url, .headers = hdr ? headers : NULL,
+	ret = rfi_fetch_run(&(rf_fetch){ .url = c->url, .headers = hdr ? headers : NULL,
 					.timeout_ms = 5000, .tries = 3, .max_body = 16384 },
 			   &r, why, sizeof(why));
 	if (ret) {
-		rf_fmt(err, errlen, "credentials from %s: %s", c->from, why);
+		rfi_fmt(err, errlen, "credentials from %s: %s", c->from, why);
 		goto out;
 	}
 	if (r.status != 200 || !r.body) {
-		rf_fetch_why(&r, why, sizeof(why));
-		rf_fmt(err, errlen, "credentials from %s: %s", c->from, why);
+		rfi_fetch_why(&r, why, sizeof(why));
+		rfi_fmt(err, errlen, "credentials from %s: %s", c->from, why);
 		ret = r.status == 401 || r.status == 403 ? -EACCES : -EIO;
 	} else {
-		ret = rf_creds_parse(c->kind, (char *)r.body, r.body_len, c->from, out, err, errlen);
+		ret = rfi_creds_parse(c->kind, (char *)r.body, r.body_len, c->from, out, err, errlen);
 		explicit_bzero(r.body, r.body_len);
 	}
-	rf_fetch_result_free(&r);
+	rfi_fetch_result_free(&r);
 out:
-	rf_free_secret(token);
-	rf_free_secret(hdr);
+	rfi_free_secret(token);
+	rfi_free_secret(hdr);
 	return ret;
 }
 
@@ -376,8 +376,8 @@ static int fetch_web_identity(const rf_creds_source *c, rf_creds_set *out, char 
 	size_t cap = 3 * (strlen(token) + strlen(c->role_arn) + strlen(c->session_name)) + 256, n = 0;
 	char *body = malloc(cap);
 	if (!body) {
-		rf_free_secret(token);
-		rf_fmt(err, errlen, "out of memory");
+		rfi_free_secret(token);
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	n = (size_t)snprintf(body, cap, "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=");
@@ -386,28 +386,28 @@ static int fetch_web_identity(const rf_creds_source *c, rf_creds_set *out, char 
 	form_encode(body, cap, &n, c->session_name);
 	n += (size_t)snprintf(body + n, cap - n, "&WebIdentityToken=");
 	form_encode(body, cap, &n, token); /* cap is 3 x every part: it fits */
-	rf_free_secret(token);
+	rfi_free_secret(token);
 	const char *headers[] = { "Content-Type: application/x-www-form-urlencoded; charset=utf-8",
 				  "Accept: application/xml", NULL };
 	rf_fetch_result r;
-	ret = rf_fetch_run(&(rf_fetch){ .url = c->url, .body = body, .headers = headers,
+	ret = rfi_fetch_run(&(rf_fetch){ .url = c->url, .body = body, .headers = headers,
 					.timeout_ms = 10000, .tries = 3, .max_body = 65536 },
 			   &r, why, sizeof(why));
-	rf_free_secret(body);
+	rfi_free_secret(body);
 	if (ret) {
-		rf_fmt(err, errlen, "credentials from %s: %s", c->from, why);
+		rfi_fmt(err, errlen, "credentials from %s: %s", c->from, why);
 		return ret;
 	}
 	if (r.status != 200 || !r.body) {
-		rf_fetch_why(&r, why, sizeof(why));
-		rf_fmt(err, errlen, "credentials from %s: AssumeRoleWithWebIdentity: %s", c->from, why);
+		rfi_fetch_why(&r, why, sizeof(why));
+		rfi_fmt(err, errlen, "credentials from %s: AssumeRoleWithWebIdentity: %s", c->from, why);
 		ret = r.status == 401 || r.status == 403 ? -EACCES : -EIO;
 	} else {
-		ret = rf_creds_parse(c->kind, (char *)r.body, r.body_len, c->from, out, err, errlen);
+		ret = rfi_creds_parse(c->kind, (char *)r.body, r.body_len, c->from, out, err, errlen);
 	}
 	if (r.body)
 		explicit_bzero(r.body, r.body_len);
-	rf_fetch_result_free(&r);
+	rfi_fetch_result_free(&r);
 	return ret;
 }
 
@@ -421,7 +421,7 @@ static int run_process(const rf_creds_source *c, char *out, size_t len, size_t *
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC)) {
 		int e = errno;
-		rf_fmt(err, errlen, "credentials from %s: a pipe: %s", c->from, strerror(e));
+		rfi_fmt(err, errlen, "credentials from %s: a pipe: %s", c->from, strerror(e));
 		return -e;
 	}
 	posix_spawn_file_actions_t fa;
@@ -447,21 +447,21 @@ static int run_process(const rf_creds_source *c, char *out, size_t len, size_t *
 	close(fds[1]);
 	if (e) {
 		close(fds[0]);
-		rf_fmt(err, errlen, "credentials from %s: /bin/sh: %s", c->from, strerror(e));
+		rfi_fmt(err, errlen, "credentials from %s: /bin/sh: %s", c->from, strerror(e));
 		return -e;
 	}
 	size_t n = 0;
 	int ret = 0;
-	uint64_t deadline = rf_now_ns() + PROCESS_TIMEOUT_MS * 1000000ull;
+	uint64_t deadline = rfi_now_ns() + PROCESS_TIMEOUT_MS * 1000000ull;
 	for (;;) { /* ends at EOF, an error, the deadline or a full buffer */
-		uint64_t now = rf_now_ns();
+		uint64_t now = rfi_now_ns();
 		struct pollfd p = { .fd = fds[0], .events = POLLIN };
 		int ready = now < deadline ? poll(&p, 1, (int)((deadline - now) / 1000000 + 1)) : 0;
 		if (ready < 0 && errno == EINTR)
 			continue;
 		if (ready == 0) {
 			kill(pid, SIGKILL);
-			rf_fmt(err, errlen, "credentials from %s: the command gave no answer in %d s "
+			rfi_fmt(err, errlen, "credentials from %s: the command gave no answer in %d s "
 			       "(killed)", c->from, PROCESS_TIMEOUT_MS / 1000);
 			ret = -ETIMEDOUT;
 			break;
@@ -472,7 +472,7 @@ static int run_process(const rf_creds_source *c, char *out, size_t len, size_t *
 		if (r < 0) {
 			e = errno;
 			kill(pid, SIGKILL);
-			rf_fmt(err, errlen, "credentials from %s: reading its output: %s", c->from,
+			rfi_fmt(err, errlen, "credentials from %s: reading its output: %s", c->from,
 			       strerror(e));
 			ret = -e;
 			break;
@@ -482,7 +482,7 @@ static int run_process(const rf_creds_source *c, char *out, size_t len, size_t *
 		n += (size_t)r;
 		if (n == len - 1) {
 			kill(pid, SIGKILL);
-			rf_fmt(err, errlen, "credentials from %s: the command's output is over %zu "
+			rfi_fmt(err, errlen, "credentials from %s: the command's output is over %zu "
 			       "bytes", c->from, len - 1);
 			ret = -EFBIG;
 			break;
@@ -496,10 +496,10 @@ static int run_process(const rf_creds_source *c, char *out, size_t len, size_t *
 		;
 	if (!ret && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		if (WIFEXITED(status))
-			rf_fmt(err, errlen, "credentials from %s: the command exited with status %d",
+			rfi_fmt(err, errlen, "credentials from %s: the command exited with status %d",
 			       c->from, WEXITSTATUS(status));
 		else
-			rf_fmt(err, errlen, "credentials from %s: the command was killed by signal %d",
+			rfi_fmt(err, errlen, "credentials from %s: the command was killed by signal %d",
 			       c->from, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 		ret = -EIO;
 	}
@@ -512,13 +512,13 @@ static int fetch_process(const rf_creds_source *c, rf_creds_set *out, char *err,
 {
 	char *doc = malloc(PROCESS_MAX_OUT);
 	if (!doc) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	size_t got;
 	int ret = run_process(c, doc, PROCESS_MAX_OUT, &got, err, errlen);
 	if (!ret)
-		ret = rf_creds_parse(c->kind, doc, got, c->from, out, err, errlen);
+		ret = rfi_creds_parse(c->kind, doc, got, c->from, out, err, errlen);
 	explicit_bzero(doc, PROCESS_MAX_OUT);
 	free(doc);
 	return ret;
@@ -533,11 +533,11 @@ static const fetch_fn fetchers[] = {
 	[RF_CREDS_PROCESS] = fetch_process,
 };
 
-int rf_creds_fetch(const rf_creds_source *src, rf_creds_set *out, char *err, size_t errlen)
+int rfi_creds_fetch(const rf_creds_source *src, rf_creds_set *out, char *err, size_t errlen)
 {
 	*out = (rf_creds_set){ 0 };
 	if ((size_t)src->kind >= sizeof(fetchers) / sizeof(fetchers[0]) || !fetchers[src->kind]) {
-		rf_fmt(err, errlen, "credentials from %s: not a kind that is fetched", src->from);
+		rfi_fmt(err, errlen, "credentials from %s: not a kind that is fetched", src->from);
 		return -EINVAL;
 	}
 	return fetchers[src->kind](src, out, err, errlen);

@@ -13,19 +13,19 @@
 
 /* Fetches src's keys by its kind (IMDS, CONTAINER, WEB_IDENTITY, PROCESS:
  * not STATIC): an rf_creds_fetch_fn. @return : 0 (out filled:
- * rf_creds_set_free), or a negative errno with err naming the source and
+ * rfi_creds_set_free), or a negative errno with err naming the source and
  * what it did (never a secret); for IMDS -ENOENT when no instance metadata
  * answers. */
-int rf_creds_fetch(const rf_creds_source *src, rf_creds_set *out, char *err, size_t errlen);
+int rfi_creds_fetch(const rf_creds_source *src, rf_creds_set *out, char *err, size_t errlen);
 
 /* Reads a source's answer doc[len] (NUL-terminated; a NUL inside is
  * refused): JSON for IMDS and a container endpoint (AccessKeyId,
  * SecretAccessKey, Token, Expiration) and a credential_process ("Version":
  * 1, its token as SessionToken), STS's XML for a web identity. from names
  * the source in messages. For the fetches, and the fuzz target.
- * @return : 0 (out filled: rf_creds_set_free), -EPROTO with err saying
+ * @return : 0 (out filled: rfi_creds_set_free), -EPROTO with err saying
  * what is missing or wrong (never a secret), -ENOMEM. */
-int rf_creds_parse(rf_creds_kind kind, const char *doc, size_t len, const char *from,
+int rfi_creds_parse(rf_creds_kind kind, const char *doc, size_t len, const char *from,
 		   rf_creds_set *out, char *err, size_t errlen);
 
 #endif

@@ -1,7 +1,7 @@
 /* credentials.c - keys from one source, fetched at set-up and again before
  * they expire on a thread of their own, handed to signers by a generation
  * number and a copy (credentials.h). The fetch is the source's (its fetch
- * function, credential_sources.c's rf_creds_fetch): the store knows none
+ * function, credential_sources.c's rfi_creds_fetch): the store knows none
  * of them, and nothing of HTTP. */
 #define _GNU_SOURCE
 #include "remote/credentials.h"
@@ -63,15 +63,15 @@ static char *dup_or_null(const char *s, int *oom)
 	return d;
 }
 
-void rf_creds_set_free(rf_creds_set *s)
+void rfi_creds_set_free(rf_creds_set *s)
 {
 	free(s->key_id);
-	rf_free_secret(s->secret);
-	rf_free_secret(s->token);
+	rfi_free_secret(s->secret);
+	rfi_free_secret(s->token);
 	*s = (rf_creds_set){ 0 };
 }
 
-int rf_creds_set_make(rf_creds_set *out, const char *id, const char *secret, const char *token,
+int rfi_creds_set_make(rf_creds_set *out, const char *id, const char *secret, const char *token,
 		  int64_t expires_ms, char *err, size_t errlen)
 {
 	int oom = 0;
@@ -80,8 +80,8 @@ int rf_creds_set_make(rf_creds_set *out, const char *id, const char *secret, con
 	out->token = token && token[0] ? dup_or_null(token, &oom) : NULL;
 	out->expires_ms = expires_ms;
 	if (oom) {
-		rf_creds_set_free(out);
-		rf_fmt(err, errlen, "out of memory");
+		rfi_creds_set_free(out);
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -125,7 +125,7 @@ static void utc_text(int64_t ms, char *buf, size_t len)
 	time_t t = (time_t)(ms / 1000);
 	struct tm tm;
 	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
-		rf_fmt(buf, len, "%lld ms", (long long)ms);
+		rfi_fmt(buf, len, "%lld ms", (long long)ms);
 }
 
 /* The refresh thread: sleeps until the next try (or destroy), fetches
@@ -137,7 +137,7 @@ static void *refresher(void *arg)
 	assert(c->fetch); /* started only for keys that expire: fetched ones */
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
-		if (rf_now_ns() < (uint64_t)c->next_ns) {
+		if (rfi_now_ns() < (uint64_t)c->next_ns) {
 			struct timespec ts = { .tv_sec = c->next_ns / 1000000000,
 					       .tv_nsec = c->next_ns % 1000000000 };
 			pthread_cond_timedwait(&c->wake, &c->lock, &ts);
@@ -152,7 +152,7 @@ static void *refresher(void *arg)
 		char when[64] = "";
 		pthread_mutex_lock(&c->lock);
 		if (c->stop) { /* destroyed during the fetch: nothing to swap or say */
-			rf_creds_set_free(&s);
+			rfi_creds_set_free(&s);
 			break;
 		}
 		int expired_already = !ret && s.expires_ms && s.expires_ms <= now;
@@ -164,26 +164,26 @@ static void *refresher(void *arg)
 			c->cur = s;
 			if (other)
 				atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
-			rf_creds_set_free(&old);
+			rfi_creds_set_free(&old);
 			wait_ms = refresh_in(now, c->cur.expires_ms);
 		} else {
 			fails++;
 			wait_ms = retry_in(now, c->cur.expires_ms, fails);
 			utc_text(c->cur.expires_ms, when, sizeof(when));
 		}
-		c->next_ns = wait_ms < 0 ? INT64_MAX : (int64_t)rf_now_ns() + wait_ms * 1000000;
+		c->next_ns = wait_ms < 0 ? INT64_MAX : (int64_t)rfi_now_ns() + wait_ms * 1000000;
 		pthread_mutex_unlock(&c->lock);
 		rf_log_level level = (rf_log_level)atomic_load(&c->log_level);
 		if (expired_already) {
-			rf_creds_set_free(&s);
-			rf_fmt(err, sizeof(err), "credentials from %s: the new keys had expired already "
+			rfi_creds_set_free(&s);
+			rfi_fmt(err, sizeof(err), "credentials from %s: the new keys had expired already "
 			       "(is this machine's clock right?)", c->from);
 		}
 		if ((ret || expired_already) && fails == 1)
-			rf_log(level, RF_LOG_WARN, "%s; refreshing them failed: the current keys are kept "
+			rfi_log(level, RF_LOG_WARN, "%s; refreshing them failed: the current keys are kept "
 			       "until they expire (%s), and tried again", err, when);
 		else if (!ret && !expired_already && fails) {
-			rf_log(level, RF_LOG_INFO, "credentials from %s: refreshed after %u failed tries",
+			rfi_log(level, RF_LOG_INFO, "credentials from %s: refreshed after %u failed tries",
 			       c->from, fails);
 			fails = 0;
 		}
@@ -199,12 +199,12 @@ static void *refresher(void *arg)
 
 /* ---- the object ---- */
 
-int rf_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_t errlen)
+int rfi_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_t errlen)
 {
 	*out = NULL;
 	rf_creds *c = calloc(1, sizeof(*c));
 	if (!c) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	int oom = 0, ret;
@@ -224,12 +224,12 @@ int rf_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_
 	c->command = dup_or_null(src->command, &oom);
 	switch (c->kind) {
 	case RF_CREDS_STATIC: c->from = dup_or_null(src->from, &oom); break;
-	case RF_CREDS_IMDS: c->from = rf_strprintf("instance metadata at %s", src->url); break;
-	case RF_CREDS_CONTAINER: c->from = rf_strprintf("the container endpoint %s", src->url); break;
+	case RF_CREDS_IMDS: c->from = rfi_strprintf("instance metadata at %s", src->url); break;
+	case RF_CREDS_CONTAINER: c->from = rfi_strprintf("the container endpoint %s", src->url); break;
 	case RF_CREDS_WEB_IDENTITY:
-		c->from = rf_strprintf("web identity (role %s, STS at %s)", src->role_arn, src->url);
+		c->from = rfi_strprintf("web identity (role %s, STS at %s)", src->role_arn, src->url);
 		break;
-	case RF_CREDS_PROCESS: c->from = rf_strprintf("%s's credential_process", src->from); break;
+	case RF_CREDS_PROCESS: c->from = rfi_strprintf("%s's credential_process", src->from); break;
 	}
 	atomic_init(&c->gen, 1);
 	atomic_init(&c->log_level, RF_LOG_NONE);
@@ -240,15 +240,15 @@ int rf_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&c->lock, NULL);
 	if (oom || !c->from) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto fail;
 	}
 	if (c->kind == RF_CREDS_STATIC) {
-		ret = rf_creds_set_make(&c->cur, src->key_id, src->secret, src->token, 0, err,
+		ret = rfi_creds_set_make(&c->cur, src->key_id, src->secret, src->token, 0, err,
 					errlen);
 	} else if (!c->fetch) {
-		rf_fmt(err, errlen, "credentials from %s: no fetch for them", c->from);
+		rfi_fmt(err, errlen, "credentials from %s: no fetch for them", c->from);
 		ret = -EINVAL;
 	} else {
 		rf_creds_source view = source_of(c);
@@ -258,12 +258,12 @@ int rf_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_
 		goto fail;
 	int64_t wait_ms = refresh_in(real_ms(), c->cur.expires_ms);
 	if (wait_ms >= 0) {
-		c->next_ns = (int64_t)rf_now_ns() + wait_ms * 1000000;
+		c->next_ns = (int64_t)rfi_now_ns() + wait_ms * 1000000;
 		c->refs = 2;
 		pthread_t t;
-		if ((ret = rf_thread_start(&t, refresher, c, "rf-credentials"))) {
+		if ((ret = rfi_thread_start(&t, refresher, c, "rf-credentials"))) {
 			c->refs = 1;
-			rf_fmt(err, errlen, "credentials from %s: the refresh thread: %s", c->from,
+			rfi_fmt(err, errlen, "credentials from %s: the refresh thread: %s", c->from,
 			       strerror(-ret));
 			goto fail;
 		}
@@ -272,7 +272,7 @@ int rf_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_
 	*out = c;
 	return 0;
 fail:
-	rf_creds_destroy(c);
+	rfi_creds_destroy(c);
 	return ret;
 }
 
@@ -281,10 +281,10 @@ static void release(rf_creds *c)
 {
 	pthread_cond_destroy(&c->wake);
 	pthread_mutex_destroy(&c->lock);
-	rf_creds_set_free(&c->cur);
+	rfi_creds_set_free(&c->cur);
 	free(c->from);
 	free(c->url);
-	rf_free_secret(c->auth);
+	rfi_free_secret(c->auth);
 	free(c->auth_file);
 	free(c->token_file);
 	free(c->role_arn);
@@ -293,7 +293,7 @@ static void release(rf_creds *c)
 	free(c);
 }
 
-void rf_creds_destroy(rf_creds *c)
+void rfi_creds_destroy(rf_creds *c)
 {
 	if (!c)
 		return;
@@ -310,28 +310,28 @@ void rf_creds_destroy(rf_creds *c)
 		release(c);
 }
 
-const char *rf_creds_from(const rf_creds *c)
+const char *rfi_creds_from(const rf_creds *c)
 {
 	return c->from;
 }
 
-void rf_creds_log_at(rf_creds *c, rf_log_level level)
+void rfi_creds_log_at(rf_creds *c, rf_log_level level)
 {
 	int cur = atomic_load(&c->log_level);
 	while ((int)level > cur && !atomic_compare_exchange_weak(&c->log_level, &cur, (int)level))
 		;
 }
 
-uint64_t rf_creds_generation(const rf_creds *c)
+uint64_t rfi_creds_generation(const rf_creds *c)
 {
 	return atomic_load_explicit(&c->gen, memory_order_acquire);
 }
 
-int rf_creds_copy(rf_creds *c, rf_creds_set *out, uint64_t *gen)
+int rfi_creds_copy(rf_creds *c, rf_creds_set *out, uint64_t *gen)
 {
 	char err[32];
 	pthread_mutex_lock(&c->lock);
-	int ret = rf_creds_set_make(out, c->cur.key_id, c->cur.secret, c->cur.token,
+	int ret = rfi_creds_set_make(out, c->cur.key_id, c->cur.secret, c->cur.token,
 				    c->cur.expires_ms, err, sizeof(err));
 	*gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
 	pthread_mutex_unlock(&c->lock);

@@ -21,7 +21,7 @@
  *
  * Thread rule: made and destroyed by the thread that opens the bucket; the
  * refresh thread writes the set under `lock`; any thread may copy it
- * (rf_creds_copy) or read its generation. Private to src/remote/. */
+ * (rfi_creds_copy) or read its generation. Private to src/remote/. */
 #ifndef RF_REMOTE_CREDENTIALS_H
 #define RF_REMOTE_CREDENTIALS_H
 
@@ -33,7 +33,7 @@
 typedef struct rf_creds rf_creds;
 struct rf_creds_set;
 struct rf_creds_source;
-/* Fetches a source's keys (credential_sources.c's rf_creds_fetch): the
+/* Fetches a source's keys (credential_sources.c's rfi_creds_fetch): the
  * store is handed it, and knows nothing of how (nor of HTTP, whose signer
  * takes its keys from here). @return : 0 (out filled), or a negative errno
  * with err naming the source and what it did (never a secret). */
@@ -50,10 +50,10 @@ typedef enum rf_creds_kind {
 } rf_creds_kind;
 
 /* A source: its kind and the settings that kind reads (copied by
- * rf_creds_create; the rest stay NULL). */
+ * rfi_creds_create; the rest stay NULL). */
 typedef struct rf_creds_source {
 	rf_creds_kind kind;
-	rf_creds_fetch_fn fetch; /* every kind but STATIC: how (rf_creds_fetch) */
+	rf_creds_fetch_fn fetch; /* every kind but STATIC: how (rfi_creds_fetch) */
 	const char *from;       /* for messages: "the environment", "profile P" */
 	const char *url;        /* IMDS: its base; CONTAINER: the endpoint; WEB_IDENTITY: STS's */
 	const char *auth;       /* CONTAINER: the Authorization header's value, or NULL */
@@ -64,7 +64,7 @@ typedef struct rf_creds_source {
 	const char *key_id, *secret, *token; /* STATIC (token may be NULL) */
 } rf_creds_source;
 
-/* A set of keys: malloc'd copies (rf_creds_set_free). */
+/* A set of keys: malloc'd copies (rfi_creds_set_free). */
 typedef struct rf_creds_set {
 	char *key_id, *secret, *token; /* token NULL: none */
 	int64_t expires_ms;            /* Unix time in ms; 0: never */
@@ -72,7 +72,7 @@ typedef struct rf_creds_set {
 
 /* Fills out from copies of the strings (token NULL or "": none).
  * @return : 0, or -ENOMEM with err saying so. */
-int rf_creds_set_make(rf_creds_set *out, const char *id, const char *secret, const char *token,
+int rfi_creds_set_make(rf_creds_set *out, const char *id, const char *secret, const char *token,
 		      int64_t expires_ms, char *err, size_t errlen);
 
 /* Fetches src's first set (now, on the calling thread, with src->fetch)
@@ -80,29 +80,29 @@ int rf_creds_set_make(rf_creds_set *out, const char *id, const char *secret, con
  * with err[errlen] naming the source and what it did (never a secret);
  * for IMDS -ENOENT when no instance metadata answers (for the caller to
  * keep quiet: most machines are not EC2 instances). */
-int rf_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_t errlen);
+int rfi_creds_create(rf_creds **out, const rf_creds_source *src, char *err, size_t errlen);
 /* Stops the refresh thread and frees (secrets wiped), never waiting for a
  * fetch under way: the thread is detached and frees c when that fetch
  * ends. Accepts NULL. No signer may use c afterwards (it must outlive
  * every engine and fetch). */
-void rf_creds_destroy(rf_creds *c);
+void rfi_creds_destroy(rf_creds *c);
 
 /* "instance metadata at URL", "profile P's credential_process", ...: for
- * messages. Valid until rf_creds_destroy(). */
-const char *rf_creds_from(const rf_creds *c);
+ * messages. Valid until rfi_creds_destroy(). */
+const char *rfi_creds_from(const rf_creds *c);
 
 /* Warnings of refreshes (failed, recovered) go to stderr at level, the most
  * verbose of the levels asked so far (each engine asks its loader's). */
-void rf_creds_log_at(rf_creds *c, rf_log_level level);
+void rfi_creds_log_at(rf_creds *c, rf_log_level level);
 
 /* The generation of the current set: it moves when a refresh brings other
  * keys. Cheap (an atomic load): for the check before every request. */
-uint64_t rf_creds_generation(const rf_creds *c);
+uint64_t rfi_creds_generation(const rf_creds *c);
 
 /* Copies the current set into *out and its generation into *gen.
  * @return : 0 or -ENOMEM (out zeroed). */
-int rf_creds_copy(rf_creds *c, rf_creds_set *out, uint64_t *gen);
+int rfi_creds_copy(rf_creds *c, rf_creds_set *out, uint64_t *gen);
 /* Frees a set's strings (secrets wiped). */
-void rf_creds_set_free(rf_creds_set *s);
+void rfi_creds_set_free(rf_creds_set *s);
 
 #endif

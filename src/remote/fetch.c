@@ -21,14 +21,14 @@
 
 #define FETCH_MAX_BODY (64u << 20)
 
-void rf_fetch_result_free(rf_fetch_result *r)
+void rfi_fetch_result_free(rf_fetch_result *r)
 {
 	free(r->body);
 	r->body = NULL;
 	r->body_len = 0;
 }
 
-int rf_xml_text(const char *doc, size_t len, size_t *pos, const char *tag, char *out,
+int rfi_xml_text(const char *doc, size_t len, size_t *pos, const char *tag, char *out,
 		size_t outlen)
 {
 	char open[64], close[64];
@@ -93,17 +93,17 @@ int rf_xml_text(const char *doc, size_t len, size_t *pos, const char *tag, char 
 	return 1;
 }
 
-void rf_fetch_why(const rf_fetch_result *r, char *buf, size_t len)
+void rfi_fetch_why(const rf_fetch_result *r, char *buf, size_t len)
 {
 	char code[64] = "", msg[160] = "";
 	size_t pos = 0;
-	if (r->body && rf_xml_text((const char *)r->body, r->body_len, &pos, "Code", code,
+	if (r->body && rfi_xml_text((const char *)r->body, r->body_len, &pos, "Code", code,
 				   sizeof(code))) {
 		pos = 0;
-		rf_xml_text((const char *)r->body, r->body_len, &pos, "Message", msg, sizeof(msg));
-		rf_fmt(buf, len, "HTTP %ld (%s%s%s)", r->status, code, msg[0] ? ": " : "", msg);
+		rfi_xml_text((const char *)r->body, r->body_len, &pos, "Message", msg, sizeof(msg));
+		rfi_fmt(buf, len, "HTTP %ld (%s%s%s)", r->status, code, msg[0] ? ": " : "", msg);
 	} else {
-		rf_fmt(buf, len, "HTTP %ld", r->status);
+		rfi_fmt(buf, len, "HTTP %ld", r->status);
 	}
 }
 
@@ -139,11 +139,11 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 	return bytes;
 }
 
-/* What the response says (judged as http.c's reads are, rf_http_check). */
+/* What the response says (judged as http.c's reads are, rfi_http_check). */
 static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
 	gather *g = user;
-	rf_http_seen_line(&g->seen, line, size * n);
+	rfi_http_seen_line(&g->seen, line, size * n);
 	return size * n;
 }
 
@@ -152,7 +152,7 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
 		       curl_off_t ulnow)
 {
 	(void)user, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	return rf_cancelled();
+	return rfi_cancelled();
 }
 
 /* The ETag f asks for (an "If-Match: " line of its headers), or NULL. */
@@ -165,7 +165,7 @@ static const char *if_match_of(const rf_fetch *f)
 }
 
 /* One try, of at most timeout ms. @return : 0 (a response), or a negative
- * errno; *fault when the response broke one of rf_http_check's rules (a
+ * errno; *fault when the response broke one of rfi_http_check's rules (a
  * proxy's mistake may pass: tried again). */
 static int try_once(const rf_fetch *f, const rf_http_client *client, long timeout,
 		    rf_fetch_result *out, int *fault, char *err, size_t errlen)
@@ -173,7 +173,7 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 	*fault = 0;
 	CURL *e = curl_easy_init();
 	if (!e) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	gather g = { .out = out, .max = f->max_body ? f->max_body : FETCH_MAX_BODY };
@@ -188,11 +188,11 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 		else
 			hl = n;
 	}
-	rf_http_client_apply(client, e);
-	if (!ret && rf_http_client_headers(client, &hl))
+	rfi_http_client_apply(client, e);
+	if (!ret && rfi_http_client_headers(client, &hl))
 		ret = -ENOMEM;
 	if (ret) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		goto out;
 	}
 	char range[48];
@@ -222,40 +222,40 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 	if (code == CURLE_OK && out->status >= 300 && out->status < 400 && client->sigv4) {
 		/* a signed request's redirect (curl follows none for it): one, to
 		 * its own host; the body of the 3xx is not the answer */
-		if (!rf_http_redirect(e, 0, to, sizeof(to), why, sizeof(why))) {
-			rf_fmt(err, errlen, "%s: %s", f->url, why);
+		if (!rfi_http_redirect(e, 0, to, sizeof(to), why, sizeof(why))) {
+			rfi_fmt(err, errlen, "%s: %s", f->url, why);
 			*fault = 1; /* tried again, as a read's is (http.c) */
 			ret = -EPROTO;
 			goto out;
 		}
-		rf_fetch_result_free(out);
+		rfi_fetch_result_free(out);
 		*out = (rf_fetch_result){ 0 };
 		g = (gather){ .out = out, .max = g.max };
 		curl_easy_setopt(e, CURLOPT_URL, to);
 		code = curl_easy_perform(e);
 		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
 		if (code == CURLE_OK && out->status >= 300 && out->status < 400) {
-			rf_http_redirect(e, 1, to, sizeof(to), why, sizeof(why));
-			rf_fmt(err, errlen, "%s: %s", f->url, why);
+			rfi_http_redirect(e, 1, to, sizeof(to), why, sizeof(why));
+			rfi_fmt(err, errlen, "%s: %s", f->url, why);
 			*fault = 1;
 			ret = -EPROTO;
 			goto out;
 		}
 	}
 	if (g.over) {
-		rf_fmt(err, errlen, "%s: the answer is over %zu bytes", f->url, g.max);
+		rfi_fmt(err, errlen, "%s: the answer is over %zu bytes", f->url, g.max);
 		ret = -EFBIG;
 	} else if (code == CURLE_ABORTED_BY_CALLBACK) {
-		rf_fmt(err, errlen, "%s: cancelled", f->url);
+		rfi_fmt(err, errlen, "%s: cancelled", f->url);
 		ret = -ECANCELED;
 	} else if (code != CURLE_OK) {
 		int step;
 		ret = code == CURLE_WRITE_ERROR ? -ENOMEM
-		    : rf_http_transport_error(code, f->url, &g.seen, &step, why, sizeof(why));
+		    : rfi_http_transport_error(code, f->url, &g.seen, &step, why, sizeof(why));
 		*fault = ret == -EPROTO; /* a header over libcurl's limit */
 		if (ret == -EIO)
 			ret = -ECONNRESET; /* what else may pass: tried again */
-		rf_fmt(err, errlen, "%s: %s%s", f->url, ret == -ENOMEM ? "out of memory" : why,
+		rfi_fmt(err, errlen, "%s: %s%s", f->url, ret == -ENOMEM ? "out of memory" : why,
 		       ret == -EPERM ? " (CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to "
 		       "verify against)" : "");
 	} else if ((!f->method || !strcmp(f->method, "GET")) &&
@@ -263,15 +263,15 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 		/* the bytes asked, as they are: checked as a read's are (other
 		 * statuses are the caller's to judge) */
 		int step;
-		int32_t r = rf_http_check(&ask, &g.seen, out->body_len, &step, fault, why,
+		int32_t r = rfi_http_check(&ask, &g.seen, out->body_len, &step, fault, why,
 					  sizeof(why));
 		if (*fault) {
-			rf_fmt(err, errlen, "%s: %s", f->url, why);
+			rfi_fmt(err, errlen, "%s: %s", f->url, why);
 			ret = r < 0 ? r : -EPROTO;
 		}
 	}
-	out->size = rf_http_seen_size(&g.seen, &ask);
-	rf_http_seen_etag(&g.seen, out->etag);
+	out->size = rfi_http_seen_size(&g.seen, &ask);
+	rfi_http_seen_etag(&g.seen, out->etag);
 out:
 	curl_slist_free_all(hl);
 	curl_easy_cleanup(e);
@@ -281,7 +281,7 @@ out:
 /* Sleeps ms, or less when the create is called off (looked at every 50 ms). */
 static void backoff(long ms)
 {
-	while (ms > 0 && !rf_cancelled()) {
+	while (ms > 0 && !rfi_cancelled()) {
 		long step = RF_MIN(ms, 50L);
 		struct timespec ts = { step / 1000, (step % 1000) * 1000000L };
 		nanosleep(&ts, NULL);
@@ -289,31 +289,31 @@ static void backoff(long ms)
 	}
 }
 
-int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen)
+int rfi_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen)
 {
 	*out = (rf_fetch_result){ 0 };
 	rf_http_client client;
-	if (rf_http_client_init(&client, f->sign)) {
-		rf_fmt(err, errlen, "out of memory");
+	if (rfi_http_client_init(&client, f->sign)) {
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	uint32_t budget = f->budget_ms ? f->budget_ms : RF_IO_URL_BUDGET_MS;
-	uint64_t start = rf_now_ns(), end = start + (uint64_t)budget * 1000000ull;
+	uint64_t start = rfi_now_ns(), end = start + (uint64_t)budget * 1000000ull;
 	long per_try = f->timeout_ms ? f->timeout_ms : 30000;
 	int tries = f->tries ? f->tries : 4, ret = 0, made = 0;
 	for (int t = 0; t < tries; t++) {
 		if (t) /* 100 ms, 200 ms, 400 ms, ...: never past the budget */
-			backoff(RF_MIN(100L << (t - 1), (long)((end - RF_MIN(end, rf_now_ns())) /
+			backoff(RF_MIN(100L << (t - 1), (long)((end - RF_MIN(end, rfi_now_ns())) /
 								   1000000ull)));
-		uint64_t now = rf_now_ns();
-		if (rf_cancelled()) {
-			rf_fmt(err, errlen, "%s: cancelled", f->url);
+		uint64_t now = rfi_now_ns();
+		if (rfi_cancelled()) {
+			rfi_fmt(err, errlen, "%s: cancelled", f->url);
 			ret = -ECANCELED;
 			break;
 		}
 		if (t && now + 1000000ull >= end)
 			break; /* the budget is spent: the last answer stands */
-		rf_fetch_result_free(out);
+		rfi_fetch_result_free(out);
 		*out = (rf_fetch_result){ 0 };
 		int fault;
 		long left = (long)RF_MAX((end - RF_MIN(end, now)) / 1000000ull, 1ull);
@@ -327,22 +327,22 @@ int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errl
 			break;
 	}
 	if (ret == -ETIMEDOUT)
-		rf_fmt(err, errlen, "%s: no whole answer in time (%d %s in %.1f s; the set-up "
+		rfi_fmt(err, errlen, "%s: no whole answer in time (%d %s in %.1f s; the set-up "
 		       "request's time is remote_timeout_ms = %u, every try included)", f->url,
 		       made, made == 1 ? "try" : "tries",
-		       (double)(rf_now_ns() - start) / 1e9, budget);
-	rf_http_client_free(&client);
+		       (double)(rfi_now_ns() - start) / 1e9, budget);
+	rfi_http_client_free(&client);
 	if (ret)
-		rf_fetch_result_free(out);
+		rfi_fetch_result_free(out);
 	return ret;
 }
 
 #else /* !RF_HAVE_REMOTE */
 
-int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen)
+int rfi_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen)
 {
 	*out = (rf_fetch_result){ 0 };
-	rf_fmt(err, errlen, "%s: this ringfeed was built without libcurl: no http(s) reads "
+	rfi_fmt(err, errlen, "%s: this ringfeed was built without libcurl: no http(s) reads "
 	       "(scripts/deps.sh installs libcurl4-openssl-dev; meson feature 'remote')", f->url);
 	return -EPROTONOSUPPORT;
 }

@@ -42,27 +42,27 @@ typedef struct rf_fetch_result {
 } rf_fetch_result;
 
 /* Makes the request. @return : 0 when a response came (whatever its status:
- * the caller judges it; rf_fetch_why() says a failed one), else a negative
+ * the caller judges it; rfi_fetch_why() says a failed one), else a negative
  * errno (-ECONNREFUSED, -ETIMEDOUT: no whole answer within the budget,
  * -ENXIO: a host name that does not resolve, -EPERM: a certificate,
  * -EFBIG: the body was over max_body, -EPROTO: a response that broke
- * rf_http_check's rules or a redirect a signed request does not follow,
+ * rfi_http_check's rules or a redirect a signed request does not follow,
  * -ESTALE: another ETag than its If-Match, -ECANCELED: the create was
  * called off, -EPROTONOSUPPORT: a build without libcurl) with err[errlen]
  * saying why. out->body is NULL on errors. */
-int rf_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen);
+int rfi_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t errlen);
 
 /* "HTTP 403 (AccessDenied: Access Denied)": the status and, from an S3
  * error body, its Code and Message. */
-void rf_fetch_why(const rf_fetch_result *r, char *buf, size_t len);
+void rfi_fetch_why(const rf_fetch_result *r, char *buf, size_t len);
 
-void rf_fetch_result_free(rf_fetch_result *r);
+void rfi_fetch_result_free(rf_fetch_result *r);
 
 /* The text of the first <tag>...</tag> of doc[0..len) at or after *pos,
  * entities (&amp; &lt; &gt; &quot; &apos; &#N; &#xN;) decoded, into
  * out[outlen]; *pos moves past it. Enough for S3's answers (flat elements,
  * no CDATA). @return : 1 found, 0 none (or it did not fit in out). */
-int rf_xml_text(const char *doc, size_t len, size_t *pos, const char *tag, char *out,
+int rfi_xml_text(const char *doc, size_t len, size_t *pos, const char *tag, char *out,
 		size_t outlen);
 
 #endif

@@ -2,15 +2,15 @@
  * interface: one easy handle per read number (reused, so the multi handle's
  * connection cache keeps connections open between reads), curl's socket and
  * timer callbacks handed to the engine, and each finished transfer judged
- * (rf_http_check: a 206 whose Content-Range is the range asked and whose
+ * (rfi_http_check: a 206 whose Content-Range is the range asked and whose
  * body is that long, a 200 only for the whole object, 416 an empty read
  * only past the object's end, no encoding, the ETag indexed; 4xx a
  * refusal). What may pass (500, 502, 503, 504, 429, a reset or cut
  * connection, a stall, a response that broke a rule: a proxy's mistake) is
  * tried again after a capped exponential backoff with full jitter, up to
  * HTTP_TRIES tries, before the read ends with the error. A signed client
- * follows one redirect, to its own host (rf_http_redirect). Without
- * libcurl at build time every call but rf_http_available() refuses. */
+ * follows one redirect, to its own host (rfi_http_redirect). Without
+ * libcurl at build time every call but rfi_http_available() refuses. */
 #define _GNU_SOURCE
 #include "remote/http.h"
 
@@ -119,7 +119,7 @@ static void global_init(void)
 	global_ret = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-int rf_http_available(void)
+int rfi_http_available(void)
 {
 	return 1;
 }
@@ -140,7 +140,7 @@ static int on_timer(CURLM *multi, long timeout_ms, void *user)
 {
 	(void)multi;
 	rf_http *h = user;
-	h->deadline = timeout_ms < 0 ? UINT64_MAX : rf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	h->deadline = timeout_ms < 0 ? UINT64_MAX : rfi_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	return 0;
 }
 
@@ -148,7 +148,7 @@ static int on_timer(CURLM *multi, long timeout_ms, void *user)
 static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
 	http_read *r = user;
-	rf_http_seen_line(&r->seen, line, size * n);
+	rfi_http_seen_line(&r->seen, line, size * n);
 	return size * n;
 }
 
@@ -188,7 +188,7 @@ static char *default_ca(void)
 	return NULL;
 }
 
-int rf_http_client_init(rf_http_client *c, const rf_io_sign *sign)
+int rfi_http_client_init(rf_http_client *c, const rf_io_sign *sign)
 {
 	*c = (rf_http_client){ 0 };
 	/* the CA bundle as curl's tool and OpenSSL take it from the environment */
@@ -202,61 +202,61 @@ int rf_http_client_init(rf_http_client *c, const rf_io_sign *sign)
 		goto oom;
 	if (sign && sign->creds) {
 		c->creds = sign->creds;
-		c->sigv4 = rf_strprintf("aws:amz:%s:s3", sign->region ? sign->region : "us-east-1");
-		if (!c->sigv4 || rf_http_client_update(c) < 0)
+		c->sigv4 = rfi_strprintf("aws:amz:%s:s3", sign->region ? sign->region : "us-east-1");
+		if (!c->sigv4 || rfi_http_client_update(c) < 0)
 			goto oom;
 	}
 	return 0;
 oom:
-	rf_http_client_free(c);
+	rfi_http_client_free(c);
 	return -ENOMEM;
 }
 
-int rf_http_client_update(rf_http_client *c)
+int rfi_http_client_update(rf_http_client *c)
 {
-	if (!c->creds || (c->userpwd && rf_creds_generation(c->creds) == c->gen))
+	if (!c->creds || (c->userpwd && rfi_creds_generation(c->creds) == c->gen))
 		return 0;
 	/* the new keys are built aside and swapped in whole: on -ENOMEM c
 	 * signs with the keys it had */
 	rf_creds_set s;
 	uint64_t gen;
-	if (rf_creds_copy(c->creds, &s, &gen))
+	if (rfi_creds_copy(c->creds, &s, &gen))
 		return -ENOMEM;
-	char *userpwd = rf_strprintf("%s:%s", s.key_id, s.secret);
-	char *token = s.token ? rf_strprintf("x-amz-security-token: %s", s.token) : NULL;
+	char *userpwd = rfi_strprintf("%s:%s", s.key_id, s.secret);
+	char *token = s.token ? rfi_strprintf("x-amz-security-token: %s", s.token) : NULL;
 	int want_token = s.token != NULL;
-	rf_creds_set_free(&s);
+	rfi_creds_set_free(&s);
 	if (!userpwd || (want_token && !token)) {
-		rf_free_secret(userpwd);
-		rf_free_secret(token);
+		rfi_free_secret(userpwd);
+		rfi_free_secret(token);
 		return -ENOMEM;
 	}
-	rf_free_secret(c->userpwd);
-	rf_free_secret(c->token_header);
+	rfi_free_secret(c->userpwd);
+	rfi_free_secret(c->token_header);
 	c->userpwd = userpwd;
 	c->token_header = token;
 	c->gen = gen;
 	return 1;
 }
 
-void rf_http_client_free(rf_http_client *c)
+void rfi_http_client_free(rf_http_client *c)
 {
 	free(c->ca_file);
 	free(c->ca_path);
 	free(c->sigv4);
-	rf_free_secret(c->userpwd);
-	rf_free_secret(c->token_header);
+	rfi_free_secret(c->userpwd);
+	rfi_free_secret(c->token_header);
 	*c = (rf_http_client){ 0 };
 }
 
-void rf_http_client_apply(const rf_http_client *c, void *easy)
+void rfi_http_client_apply(const rf_http_client *c, void *easy)
 {
 	CURL *e = easy;
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	/* curl drops Authorization when a redirect changes host, port or
 	 * scheme, not custom headers: a signed request's session token would
 	 * go wherever a Location points (https to http included). Signed
-	 * requests follow redirects by hand (rf_http_redirect). */
+	 * requests follow redirects by hand (rfi_http_redirect). */
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, c->sigv4 ? 0L : 1L);
 	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
@@ -272,7 +272,7 @@ void rf_http_client_apply(const rf_http_client *c, void *easy)
 	}
 }
 
-int rf_http_client_headers(const rf_http_client *c, struct curl_slist **headers)
+int rfi_http_client_headers(const rf_http_client *c, struct curl_slist **headers)
 {
 	/* the bytes as stored: a body recoded on the way (a proxy's gzip) is
 	 * not the object's, and a range of it is nobody's */
@@ -292,12 +292,12 @@ int rf_http_client_headers(const rf_http_client *c, struct curl_slist **headers)
 	return hl ? 0 : -ENOMEM;
 }
 
-int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
+int rfi_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
 		   size_t errlen)
 {
 	pthread_once(&global_once, global_init);
 	if (global_ret != CURLE_OK) {
-		rf_fmt(err, errlen, "libcurl: %s", curl_easy_strerror(global_ret));
+		rfi_fmt(err, errlen, "libcurl: %s", curl_easy_strerror(global_ret));
 		return -EIO;
 	}
 	rf_http *h = calloc(1, sizeof(*h));
@@ -306,12 +306,12 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params
 	h->hooks = *hooks;
 	h->depth = p->depth;
 	h->deadline = h->next_retry = UINT64_MAX;
-	h->rng = rf_now_ns() | 1;
+	h->rng = rfi_now_ns() | 1;
 	h->budget_ns = (uint64_t)(p->url_budget_ms ? p->url_budget_ms : RF_IO_URL_BUDGET_MS) * 1000000ull;
-	if (rf_http_client_init(&h->client, p->sign))
+	if (rfi_http_client_init(&h->client, p->sign))
 		goto oom;
 	if (h->client.creds) /* a failed refresh is worth a warning where the loader wants them */
-		rf_creds_log_at(h->client.creds, p->log_level);
+		rfi_creds_log_at(h->client.creds, p->log_level);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -326,12 +326,12 @@ int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params
 	*out = h;
 	return 0;
 oom:
-	rf_http_destroy(h);
-	rf_fmt(err, errlen, "out of memory");
+	rfi_http_destroy(h);
+	rfi_fmt(err, errlen, "out of memory");
 	return -ENOMEM;
 }
 
-void rf_http_destroy(rf_http *h)
+void rfi_http_destroy(rf_http *h)
 {
 	if (!h)
 		return;
@@ -345,7 +345,7 @@ void rf_http_destroy(rf_http *h)
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
 	free(h->reads);
-	rf_http_client_free(&h->client);
+	rfi_http_client_free(&h->client);
 	free(h);
 }
 
@@ -360,7 +360,7 @@ static void origin_of(const char *url, char *out, size_t len)
 	    !curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) &&
 	    !curl_url_get(u, CURLUPART_HOST, &host, 0) &&
 	    !curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT))
-		rf_fmt(out, len, "%s://%s:%s", scheme, host, port);
+		rfi_fmt(out, len, "%s://%s:%s", scheme, host, port);
 	curl_free(scheme);
 	curl_free(host);
 	curl_free(port);
@@ -378,10 +378,10 @@ static void url_shown(const char *url, char *out, size_t len)
 	    !curl_url_get(u, CURLUPART_HOST, &host, 0) &&
 	    !curl_url_get(u, CURLUPART_PATH, &path, 0)) {
 		curl_url_get(u, CURLUPART_PORT, &port, 0);
-		rf_fmt(out, len, "%s://%s%s%s%s", scheme, host, port ? ":" : "", port ? port : "",
+		rfi_fmt(out, len, "%s://%s%s%s%s", scheme, host, port ? ":" : "", port ? port : "",
 		       path);
 	} else {
-		rf_fmt(out, len, "(a Location that is no URL)");
+		rfi_fmt(out, len, "(a Location that is no URL)");
 	}
 	curl_free(scheme);
 	curl_free(host);
@@ -390,7 +390,7 @@ static void url_shown(const char *url, char *out, size_t len)
 	curl_url_cleanup(u);
 }
 
-int rf_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urllen, char *why,
+int rfi_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urllen, char *why,
 		     size_t whylen)
 {
 	CURL *e = easy;
@@ -400,7 +400,7 @@ int rf_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urlle
 	curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &to);
 	curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &from);
 	if (!to || !from) {
-		rf_fmt(why, whylen, "HTTP %ld without a Location", status);
+		rfi_fmt(why, whylen, "HTTP %ld without a Location", status);
 		return 0;
 	}
 	char a[512], b[512], shown[256];
@@ -408,12 +408,12 @@ int rf_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urlle
 	origin_of(to, b, sizeof(b));
 	url_shown(to, shown, sizeof(shown));
 	if (!a[0] || strcmp(a, b)) {
-		rf_fmt(why, whylen, "HTTP %ld to %s: not followed (a signed request's "
+		rfi_fmt(why, whylen, "HTTP %ld to %s: not followed (a signed request's "
 		       "credentials go to their own host only)", status, shown);
 		return 0;
 	}
 	if (redirects >= 1 || strlen(to) >= urllen) {
-		rf_fmt(why, whylen, "HTTP %ld to %s: not followed (a signed request follows one "
+		rfi_fmt(why, whylen, "HTTP %ld to %s: not followed (a signed request follows one "
 		       "redirect)", status, shown);
 		return 0;
 	}
@@ -421,14 +421,14 @@ int rf_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urlle
 	return 1;
 }
 
-int rf_http_transport_error(int code, const char *url, const rf_http_seen *seen, int *step,
+int rfi_http_transport_error(int code, const char *url, const rf_http_seen *seen, int *step,
 			    char *why, size_t whylen)
 {
 	*step = RF_IO_STEP_READ;
-	rf_fmt(why, whylen, "%s", curl_easy_strerror((CURLcode)code));
+	rfi_fmt(why, whylen, "%s", curl_easy_strerror((CURLcode)code));
 	switch (code) {
 	case CURLE_OPERATION_TIMEDOUT:
-		rf_fmt(why, whylen, "timed out");
+		rfi_fmt(why, whylen, "timed out");
 		return -ETIMEDOUT;
 	case CURLE_COULDNT_RESOLVE_HOST: case CURLE_COULDNT_RESOLVE_PROXY: {
 		char host[256] = "";
@@ -436,18 +436,18 @@ int rf_http_transport_error(int code, const char *url, const rf_http_seen *seen,
 		char *h = NULL;
 		if (code == CURLE_COULDNT_RESOLVE_HOST && u &&
 		    !curl_url_set(u, CURLUPART_URL, url, 0) && !curl_url_get(u, CURLUPART_HOST, &h, 0))
-			rf_fmt(host, sizeof(host), "%s", h);
+			rfi_fmt(host, sizeof(host), "%s", h);
 		curl_free(h);
 		curl_url_cleanup(u);
 		*step = RF_IO_STEP_OPEN;
 		if (host[0])
-			rf_fmt(why, whylen, "the host name %s does not resolve", host);
+			rfi_fmt(why, whylen, "the host name %s does not resolve", host);
 		else
-			rf_fmt(why, whylen, "the proxy's host name does not resolve");
+			rfi_fmt(why, whylen, "the proxy's host name does not resolve");
 		return -ENXIO; /* the name has no address; "No route to host" is not what happened */
 	}
 	case CURLE_COULDNT_CONNECT:
-		rf_fmt(why, whylen, "connection refused");
+		rfi_fmt(why, whylen, "connection refused");
 		return -ECONNREFUSED;
 	case CURLE_OUT_OF_MEMORY:
 		/* libcurl (7.x, 8.x) says "out of memory" of a header line over
@@ -455,14 +455,14 @@ int rf_http_transport_error(int code, const char *url, const rf_http_seen *seen,
 		 * response's headers, that is what it is, not a system short of
 		 * memory (which would make the engine read less at once) */
 		if (seen->in_headers) {
-			rf_fmt(why, whylen, "HTTP %ld with a header line over libcurl's limit of "
+			rfi_fmt(why, whylen, "HTTP %ld with a header line over libcurl's limit of "
 			       "100 KiB (libcurl reports it as out of memory)", seen->status);
 			return -EPROTO;
 		}
 		return -ENOMEM;
 	case CURLE_SEND_ERROR: case CURLE_RECV_ERROR: case CURLE_PARTIAL_FILE:
 	case CURLE_GOT_NOTHING: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
-		rf_fmt(why, whylen, "connection reset or cut short");
+		rfi_fmt(why, whylen, "connection reset or cut short");
 		return -ECONNRESET;
 	case CURLE_PEER_FAILED_VERIFICATION: case CURLE_SSL_CONNECT_ERROR:
 	case CURLE_SSL_CACERT_BADFILE:
@@ -475,7 +475,7 @@ int rf_http_transport_error(int code, const char *url, const rf_http_seen *seen,
 
 /* The result of a finished transfer of r: bytes, or a negative errno with
  * r->why saying what the server did; *fault when the response broke one of
- * rf_http_check's rules (tried again, as a proxy's mistake may pass). */
+ * rfi_http_check's rules (tried again, as a proxy's mistake may pass). */
 static int32_t judge(http_read *r, CURLcode code, int *step, int *fault)
 {
 	*fault = 0;
@@ -485,12 +485,12 @@ static int32_t judge(http_read *r, CURLcode code, int *step, int *fault)
 	if ((code == CURLE_WRITE_ERROR && r->body > r->len) || code == CURLE_RANGE_ERROR)
 		code = CURLE_OK;
 	if (code != CURLE_OK) {
-		int32_t res = rf_http_transport_error(code, r->url, &r->seen, step, r->why,
+		int32_t res = rfi_http_transport_error(code, r->url, &r->seen, step, r->why,
 						       sizeof(r->why));
 		*fault = res == -EPROTO; /* a header over the limit: a proxy's may pass */
 		return res;
 	}
-	return rf_http_check(&r->ask, &r->seen, r->body, step, fault, r->why, sizeof(r->why));
+	return rfi_http_check(&r->ask, &r->seen, r->body, step, fault, r->why, sizeof(r->why));
 }
 
 static void transfer(rf_http *h, uint32_t id);
@@ -525,7 +525,7 @@ static void reap(rf_http *h)
 		if (m->data.result == CURLE_OK && status >= 300 && status < 400) {
 			/* a redirect curl did not follow (a signed client's) */
 			char to[4096];
-			if (rf_http_redirect(r->easy, r->redirects, to, sizeof(to), r->why,
+			if (rfi_http_redirect(r->easy, r->redirects, to, sizeof(to), r->why,
 					     sizeof(r->why))) {
 				curl_multi_remove_handle(h->multi, r->easy);
 				r->redirects++;
@@ -543,7 +543,7 @@ static void reap(rf_http *h)
 		curl_multi_remove_handle(h->multi, r->easy);
 		if (res > 0)
 			h->counts.bytes += (uint64_t)res;
-		uint64_t now = rf_now_ns(), spent = now - r->started;
+		uint64_t now = rfi_now_ns(), spent = now - r->started;
 		/* tried again while the budget leaves room for more than the
 		 * shortest backoff (a transfer cut at the budget's end is over) */
 		if ((transient(res) || fault) && r->tries < HTTP_TRIES &&
@@ -563,11 +563,11 @@ static void reap(rf_http *h)
 				res = -EIO;
 		}
 		if (r->etag_out)
-			rf_http_seen_etag(&r->seen, r->etag_out);
+			rfi_http_seen_etag(&r->seen, r->etag_out);
 		r->active = 0;
 		h->active--;
 		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = res, .step = step,
-			      .size = rf_http_seen_size(&r->seen, &r->ask), .status = status,
+			      .size = rfi_http_seen_size(&r->seen, &r->ask), .status = status,
 			      .tries = r->tries, .ns = spent, .why = res < 0 ? r->why : NULL });
 	}
 }
@@ -584,7 +584,7 @@ static CURL *easy_of(rf_http *h, uint32_t id)
 	CURL *e = curl_easy_init();
 	if (!e)
 		return NULL;
-	rf_http_client_apply(&h->client, e);
+	rfi_http_client_apply(&h->client, e);
 	r->cred_gen = h->client.gen;
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
@@ -597,14 +597,14 @@ static CURL *easy_of(rf_http *h, uint32_t id)
 	return r->easy = e;
 }
 
-void rf_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
+void rfi_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
 		   uint8_t *buf, char *etag_out)
 {
 	http_read *r = &h->reads[id];
 	/* keys a refresh brought since the last request: this read and the
 	 * ones after it sign with them (curl copies CURLOPT_USERPWD; the token
 	 * header goes into this read's own list), reads in flight keep theirs */
-	rf_http_client_update(&h->client);
+	rfi_http_client_update(&h->client);
 	CURL *e = easy_of(h, id);
 	if (e && r->cred_gen != h->client.gen) {
 		curl_easy_setopt(e, CURLOPT_USERPWD, h->client.userpwd);
@@ -614,7 +614,7 @@ void rf_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *
 	assert(ask->len > 0 && ask->len <= UINT32_MAX);
 	*r = (http_read){ .easy = e, .cred_gen = r->cred_gen, .buf = buf, .len = (uint32_t)ask->len,
 			  .ask = *ask,
-			  .active = 1, .started = rf_now_ns(), .etag_out = etag_out };
+			  .active = 1, .started = rfi_now_ns(), .etag_out = etag_out };
 	/* the request's headers: the object it was indexed as, and the signature's */
 	char line[16 + RF_IO_ETAG_MAX];
 	struct curl_slist *hl = NULL;
@@ -623,7 +623,7 @@ void rf_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *
 		snprintf(line, sizeof(line), "If-Match: %s", ask->etag);
 		ok = !!(hl = curl_slist_append(hl, line));
 	}
-	ok = ok && rf_http_client_headers(&h->client, &hl) == 0;
+	ok = ok && rfi_http_client_headers(&h->client, &hl) == 0;
 	r->headers = hl;
 	if (!ok) {
 		r->active = 0;
@@ -653,7 +653,7 @@ static void transfer(rf_http *h, uint32_t id)
 	r->tries++;
 	h->counts.requests++;
 	/* the transfer ends where the read's budget does */
-	uint64_t spent = rf_now_ns() - r->started;
+	uint64_t spent = rfi_now_ns() - r->started;
 	long left_ms = spent < h->budget_ns ? (long)((h->budget_ns - spent) / 1000000) : 0;
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, RF_MAX(left_ms, 1L));
 	if (curl_multi_add_handle(h->multi, r->easy) != CURLM_OK) {
@@ -664,7 +664,7 @@ static void transfer(rf_http *h, uint32_t id)
 	}
 }
 
-void rf_http_socket_ready(rf_http *h, int fd, short revents)
+void rfi_http_socket_ready(rf_http *h, int fd, short revents)
 {
 	int mask = (revents & POLLIN ? CURL_CSELECT_IN : 0) | (revents & POLLOUT ? CURL_CSELECT_OUT : 0) |
 		   (revents & (POLLERR | POLLHUP) ? CURL_CSELECT_ERR : 0);
@@ -673,7 +673,7 @@ void rf_http_socket_ready(rf_http *h, int fd, short revents)
 	reap(h);
 }
 
-uint64_t rf_http_deadline(const rf_http *h)
+uint64_t rfi_http_deadline(const rf_http *h)
 {
 	return RF_MIN(h->deadline, h->next_retry);
 }
@@ -697,9 +697,9 @@ static void retry_due(rf_http *h, uint64_t now)
 		h->next_retry = UINT64_MAX;
 }
 
-void rf_http_run_timer(rf_http *h)
+void rfi_http_run_timer(rf_http *h)
 {
-	uint64_t now = rf_now_ns();
+	uint64_t now = rfi_now_ns();
 	if (h->waiting && now >= h->next_retry)
 		retry_due(h, now);
 	if (h->deadline == UINT64_MAX || now < h->deadline)
@@ -710,67 +710,67 @@ void rf_http_run_timer(rf_http *h)
 	reap(h);
 }
 
-uint32_t rf_http_active(const rf_http *h)
+uint32_t rfi_http_active(const rf_http *h)
 {
 	return h->active;
 }
 
-void rf_http_get_counts(const rf_http *h, rf_io_http_counts *out)
+void rfi_http_get_counts(const rf_http *h, rf_io_http_counts *out)
 {
 	*out = h->counts;
 }
 
 #else /* !RF_HAVE_REMOTE */
 
-int rf_http_available(void)
+int rfi_http_available(void)
 {
 	return 0;
 }
 
-int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
+int rfi_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
 		   size_t errlen)
 {
 	(void)hooks, (void)p;
 	*out = NULL;
-	rf_fmt(err, errlen, "this ringfeed was built without libcurl: no http(s) reads "
+	rfi_fmt(err, errlen, "this ringfeed was built without libcurl: no http(s) reads "
 	       "(scripts/deps.sh installs libcurl4-openssl-dev; meson feature 'remote')");
 	return -EPROTONOSUPPORT;
 }
 
-void rf_http_destroy(rf_http *h)
+void rfi_http_destroy(rf_http *h)
 {
 	(void)h;
 }
 
-void rf_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
+void rfi_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
 		   uint8_t *buf, char *etag_out)
 {
 	(void)h, (void)id, (void)ask, (void)url, (void)buf, (void)etag_out;
 }
 
-void rf_http_socket_ready(rf_http *h, int fd, short revents)
+void rfi_http_socket_ready(rf_http *h, int fd, short revents)
 {
 	(void)h, (void)fd, (void)revents;
 }
 
-uint64_t rf_http_deadline(const rf_http *h)
+uint64_t rfi_http_deadline(const rf_http *h)
 {
 	(void)h;
 	return UINT64_MAX;
 }
 
-void rf_http_run_timer(rf_http *h)
+void rfi_http_run_timer(rf_http *h)
 {
 	(void)h;
 }
 
-uint32_t rf_http_active(const rf_http *h)
+uint32_t rfi_http_active(const rf_http *h)
 {
 	(void)h;
 	return 0;
 }
 
-void rf_http_get_counts(const rf_http *h, rf_io_http_counts *out)
+void rfi_http_get_counts(const rf_http *h, rf_io_http_counts *out)
 {
 	(void)h;
 	*out = (rf_io_http_counts){ 0 };

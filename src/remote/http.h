@@ -47,7 +47,7 @@ typedef struct rf_http_hooks {
 /* What every request of ours sets (http.c's reads and fetch.c's set-up
  * requests): where certificates are verified against, and how requests
  * are signed. The keys are a copy of creds' set of generation gen, taken
- * again by rf_http_client_update() when a refresh brought new ones. */
+ * again by rfi_http_client_update() when a refresh brought new ones. */
 typedef struct rf_http_client {
 	char *ca_file, *ca_path; /* CURL_CA_BUNDLE or SSL_CERT_FILE, SSL_CERT_DIR; else
 	                          * NULL (curl's default), or the first usual bundle
@@ -61,34 +61,34 @@ typedef struct rf_http_client {
 struct curl_slist;
 /* sign: its region copied, its creds' current keys copied (creds must
  * outlive c), or NULL: unsigned. @return : 0 or -ENOMEM. */
-int rf_http_client_init(rf_http_client *c, const rf_io_sign *sign);
+int rfi_http_client_init(rf_http_client *c, const rf_io_sign *sign);
 /* Takes creds' keys again when their generation moved since c took them
  * (an atomic load when it did not: for the ring thread before each
  * request; it never waits for a refresh). Requests already made keep
  * what they were given. @return : 1 taken, 0 unchanged, -ENOMEM (c keeps
  * the keys it had). */
-int rf_http_client_update(rf_http_client *c);
-void rf_http_client_free(rf_http_client *c);
+int rfi_http_client_update(rf_http_client *c);
+void rfi_http_client_free(rf_http_client *c);
 /* Sets c on easy (a CURL *): certificates, protocols, redirects, connect
  * timeout, signing. A signed client follows no redirect itself: curl drops
  * Authorization on another host but sends custom headers (the session
  * token) wherever a Location points, so the caller follows one only where
- * rf_http_redirect() says it may. */
-void rf_http_client_apply(const rf_http_client *c, void *easy);
+ * rfi_http_redirect() says it may. */
+void rfi_http_client_apply(const rf_http_client *c, void *easy);
 /* Appends the headers every request of ours sends (Accept-Encoding:
  * identity: the bytes as stored, never a proxy's recoding of them) and
  * those signing asks for to *headers (the caller sets CURLOPT_HTTPHEADER,
  * then frees them). @return : 0 or -ENOMEM. */
-int rf_http_client_headers(const rf_http_client *c, struct curl_slist **headers);
+int rfi_http_client_headers(const rf_http_client *c, struct curl_slist **headers);
 
 /* A response to a request made with easy (a CURL *, set by
- * rf_http_client_apply) was a redirect (3xx) that curl did not follow:
+ * rfi_http_client_apply) was a redirect (3xx) that curl did not follow:
  * @return : 1 when it may be followed (a signed client's first redirect,
  *           to the same scheme, host and port): the caller sets
  *           CURLOPT_URL to url_out[urllen] and sends the request again;
  *           else 0 with why[whylen] saying where it pointed and why it is
  *           not followed (the Location shown without its query). */
-int rf_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urllen, char *why,
+int rfi_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urllen, char *why,
 		     size_t whylen);
 
 /* why[whylen] for a transfer that ended with CURLcode code (not CURLE_OK)
@@ -98,44 +98,44 @@ int rf_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urlle
  * an address, -ECONNREFUSED, -ETIMEDOUT, -ECONNRESET, -EPERM, -ENOMEM, -EPROTO: a
  * header over the limit, -EIO), and *step RF_IO_STEP_OPEN where no
  * response could begin (a name, a certificate). */
-int rf_http_transport_error(int code, const char *url, const rf_http_seen *seen, int *step,
+int rfi_http_transport_error(int code, const char *url, const rf_http_seen *seen, int *step,
 			    char *why, size_t whylen);
 
 /* 1 when this build reads URLs (libcurl found at build time). */
-int rf_http_available(void);
+int rfi_http_available(void);
 
 /* Takes from p: depth (read numbers 0..depth-1), sign (copied) and
  * url_budget_ms. @return : 0, -ENOMEM, or -EPROTONOSUPPORT (a build
  * without libcurl); err says why. */
-int rf_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
+int rfi_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
 		   size_t errlen);
 /* Aborts every transfer (their reads are not reported) and frees. Accepts NULL. */
-void rf_http_destroy(rf_http *h);
+void rfi_http_destroy(rf_http *h);
 
 /* Starts read id: bytes [ask->offset, + ask->len) of url into buf (which
  * holds ask->len bytes), only while the object's ETag is ask->etag (NULL:
  * whatever it is; sent as If-Match and compared with the response's) and
  * its size ask->size (0: unknown); every response checked by
- * rf_http_check() before its bytes count. The response's ETag is copied
+ * rfi_http_check() before its bytes count. The response's ETag is copied
  * to etag_out (RF_IO_ETAG_MAX bytes) when it is not NULL. url and
  * ask->etag must stay valid until the read is reported, through
  * hooks->done (possibly from within this call). */
-void rf_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
+void rfi_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
 		   uint8_t *buf, char *etag_out);
 
 /* A watched socket is ready (revents as poll gives them). */
-void rf_http_socket_ready(rf_http *h, int fd, short revents);
+void rfi_http_socket_ready(rf_http *h, int fd, short revents);
 
 /* Nanoseconds (CLOCK_MONOTONIC) at which curl wants its timer run, or
  * UINT64_MAX: none. */
-uint64_t rf_http_deadline(const rf_http *h);
+uint64_t rfi_http_deadline(const rf_http *h);
 /* Runs curl's timer when its deadline has passed (a no-op before). */
-void rf_http_run_timer(rf_http *h);
+void rfi_http_run_timer(rf_http *h);
 
 /* Transfers in progress. */
-uint32_t rf_http_active(const rf_http *h);
+uint32_t rfi_http_active(const rf_http *h);
 
 /* Counters since the start (engine.h says what each counts). */
-void rf_http_get_counts(const rf_http *h, rf_io_http_counts *out);
+void rfi_http_get_counts(const rf_http *h, rf_io_http_counts *out);
 
 #endif

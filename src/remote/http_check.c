@@ -120,7 +120,7 @@ static void encoding(rf_http_seen *s, const char *name, const char *v, size_t n,
 	}
 }
 
-void rf_http_seen_line(rf_http_seen *s, const char *line, size_t len)
+void rfi_http_seen_line(rf_http_seen *s, const char *line, size_t len)
 {
 	const char *v;
 	size_t n;
@@ -169,7 +169,7 @@ void rf_http_seen_line(rf_http_seen *s, const char *line, size_t len)
 	}
 }
 
-uint64_t rf_http_seen_size(const rf_http_seen *s, const rf_http_ask *a)
+uint64_t rfi_http_seen_size(const rf_http_seen *s, const rf_http_ask *a)
 {
 	if ((s->range == RF_HTTP_RANGE_BYTES || s->range == RF_HTTP_RANGE_UNSAT) &&
 	    s->total != RF_HTTP_NO_TOTAL)
@@ -179,7 +179,7 @@ uint64_t rf_http_seen_size(const rf_http_seen *s, const rf_http_ask *a)
 	return 0;
 }
 
-void rf_http_seen_etag(const rf_http_seen *s, char *out)
+void rfi_http_seen_etag(const rf_http_seen *s, char *out)
 {
 	/* a weak one (W/"...") is not kept: If-Match compares strongly, so it
 	 * would never pass */
@@ -193,9 +193,9 @@ void rf_http_seen_etag(const rf_http_seen *s, char *out)
 static const char *said_range(const rf_http_seen *s, char *buf, size_t len)
 {
 	if (s->range == RF_HTTP_RANGE_NONE)
-		rf_fmt(buf, len, "no Content-Range");
+		rfi_fmt(buf, len, "no Content-Range");
 	else
-		rf_fmt(buf, len, "Content-Range %s", s->range_text);
+		rfi_fmt(buf, len, "Content-Range %s", s->range_text);
 	return buf;
 }
 
@@ -206,12 +206,12 @@ static int changed_size(uint64_t got, uint64_t indexed, const char *said, const 
 			int *step, char *why, size_t whylen)
 {
 	*step = RF_IO_STEP_OPEN;
-	rf_fmt(why, whylen, "changed on the server: %llu bytes (%s%s) where %llu were indexed",
+	rfi_fmt(why, whylen, "changed on the server: %llu bytes (%s%s) where %llu were indexed",
 	       (unsigned long long)got, said, range, (unsigned long long)indexed);
 	return -ESTALE;
 }
 
-int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body, int *step,
+int32_t rfi_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body, int *step,
 		      int *fault, char *why, size_t whylen)
 {
 	*step = RF_IO_STEP_READ;
@@ -223,27 +223,27 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 	uint64_t last = ranged ? a->offset + a->len - 1 : 0; /* the last byte asked */
 	char asked[64], said[80];
 	if (ranged)
-		rf_fmt(asked, sizeof(asked), "asked bytes %llu-%llu", (unsigned long long)a->offset,
+		rfi_fmt(asked, sizeof(asked), "asked bytes %llu-%llu", (unsigned long long)a->offset,
 		       (unsigned long long)last);
 	else
-		rf_fmt(asked, sizeof(asked), "asked the whole object");
+		rfi_fmt(asked, sizeof(asked), "asked the whole object");
 	if (st == 429 || st == 500 || st == 502 || st == 503 || st == 504) {
-		rf_fmt(why, whylen, "HTTP %ld", st);
+		rfi_fmt(why, whylen, "HTTP %ld", st);
 		return -EAGAIN;
 	}
 	if (st != 200 && st != 206 && st != 416) {
 		*step = RF_IO_STEP_OPEN;
-		rf_fmt(why, whylen, "HTTP %ld", st);
+		rfi_fmt(why, whylen, "HTTP %ld", st);
 		if (st == 404 || st == 410)
 			return -ENOENT;
 		if (st == 401 || st == 403)
 			return -EACCES;
 		if (st == 412) {
-			rf_fmt(why, whylen, "changed on the server (HTTP 412: not the ETag indexed)");
+			rfi_fmt(why, whylen, "changed on the server (HTTP 412: not the ETag indexed)");
 			return -ESTALE;
 		}
 		if (st == 0)
-			rf_fmt(why, whylen, "no response");
+			rfi_fmt(why, whylen, "no response");
 		return -EPROTO;
 	}
 	*fault = 1; /* until every rule below holds */
@@ -252,14 +252,14 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 	if (a->etag && a->etag[0] && s->etag_state &&
 	    (s->etag_state == 2 || strcmp(s->etag, a->etag))) {
 		*step = RF_IO_STEP_OPEN;
-		rf_fmt(why, whylen, "changed on the server: ETag %s where %s was indexed (HTTP "
+		rfi_fmt(why, whylen, "changed on the server: ETag %s where %s was indexed (HTTP "
 		       "%ld: the server did not honour If-Match)",
 		       s->etag_state == 2 ? "(too long or not printable)" : s->etag, a->etag, st);
 		return -ESTALE;
 	}
 	if (st == 416) {
 		if (!ranged) {
-			rf_fmt(why, whylen, "%s, the server answered HTTP 416 (range not "
+			rfi_fmt(why, whylen, "%s, the server answered HTTP 416 (range not "
 			       "satisfiable)", asked);
 			return -EPROTO;
 		}
@@ -269,7 +269,7 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 					    step, why, whylen);
 		uint64_t size = total ? total : a->size;
 		if (size > a->offset) {
-			rf_fmt(why, whylen, "%s, the server answered HTTP 416 (range not satisfiable) "
+			rfi_fmt(why, whylen, "%s, the server answered HTTP 416 (range not satisfiable) "
 			       "for an object of %llu bytes", asked, (unsigned long long)size);
 			return -EPROTO;
 		}
@@ -277,7 +277,7 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 		return 0; /* the range starts at or past the object's end */
 	}
 	if (s->encoding[0]) {
-		rf_fmt(why, whylen, "%s, the server sent them encoded (%s), not as they are "
+		rfi_fmt(why, whylen, "%s, the server sent them encoded (%s), not as they are "
 		       "(Accept-Encoding: identity was asked)", asked, s->encoding);
 		return -EPROTO;
 	}
@@ -287,23 +287,23 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 		int whole = !ranged || (a->offset == 0 && body <= a->len);
 		if (!whole) {
 			if (s->has_length && s->length != UINT64_MAX)
-				rf_fmt(why, whylen, "%s, the server sent the whole object (HTTP 200, "
+				rfi_fmt(why, whylen, "%s, the server sent the whole object (HTTP 200, "
 				       "%llu bytes): it ignored Range", asked,
 				       (unsigned long long)s->length);
 			else
-				rf_fmt(why, whylen, "%s, the server sent the whole object (HTTP 200): "
+				rfi_fmt(why, whylen, "%s, the server sent the whole object (HTTP 200): "
 				       "it ignored Range", asked);
 			return -EPROTO;
 		}
 		if (s->has_length && s->length != body) {
-			rf_fmt(why, whylen, "%s, the server's Content-Length is not its body's "
+			rfi_fmt(why, whylen, "%s, the server's Content-Length is not its body's "
 			       "%llu bytes", asked, (unsigned long long)body);
 			return -EPROTO;
 		}
 		if (a->size && body != a->size)
 			return changed_size(body, a->size, "HTTP 200", "", step, why, whylen);
 		if (body > INT32_MAX) {
-			rf_fmt(why, whylen, "%s: more than a read holds", asked);
+			rfi_fmt(why, whylen, "%s: more than a read holds", asked);
 			return -EFBIG;
 		}
 		*fault = 0;
@@ -311,12 +311,12 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 	}
 	/* a 206: the range asked, cut only where the object ends */
 	if (!ranged) {
-		rf_fmt(why, whylen, "%s, the server sent part of it (HTTP 206, %s)", asked,
+		rfi_fmt(why, whylen, "%s, the server sent part of it (HTTP 206, %s)", asked,
 		       said_range(s, said, sizeof(said)));
 		return -EPROTO;
 	}
 	if (s->range != RF_HTTP_RANGE_BYTES) {
-		rf_fmt(why, whylen, "%s, the server sent HTTP 206 with %s", asked,
+		rfi_fmt(why, whylen, "%s, the server sent HTTP 206 with %s", asked,
 		       said_range(s, said, sizeof(said)));
 		return -EPROTO;
 	}
@@ -329,23 +329,23 @@ int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body
 	uint64_t owed = size ? RF_MIN(last, size - 1) : last;
 	int ok = s->start == a->offset && (size ? s->end == owed : s->end <= owed);
 	if (!ok || (size && a->offset >= size)) {
-		rf_fmt(why, whylen, "%s, the server sent %s", asked, said_range(s, said, sizeof(said)));
+		rfi_fmt(why, whylen, "%s, the server sent %s", asked, said_range(s, said, sizeof(said)));
 		return -EPROTO;
 	}
 	uint64_t n = s->end - s->start + 1;
 	if (s->has_length && s->length != n) {
-		rf_fmt(why, whylen, "%s, the server sent %s with Content-Length %llu", asked,
+		rfi_fmt(why, whylen, "%s, the server sent %s with Content-Length %llu", asked,
 		       said_range(s, said, sizeof(said)), (unsigned long long)s->length);
 		return -EPROTO;
 	}
 	if (body != n) {
-		rf_fmt(why, whylen, "%s, the server sent %s and %s%llu bytes of body", asked,
+		rfi_fmt(why, whylen, "%s, the server sent %s and %s%llu bytes of body", asked,
 		       said_range(s, said, sizeof(said)), body > n ? "more than " : "",
 		       (unsigned long long)(body > n ? n : body));
 		return -EPROTO;
 	}
 	if (n > INT32_MAX) {
-		rf_fmt(why, whylen, "%s: more than a read holds", asked);
+		rfi_fmt(why, whylen, "%s: more than a read holds", asked);
 		return -EFBIG;
 	}
 	*fault = 0;

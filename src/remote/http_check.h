@@ -34,7 +34,7 @@ enum rf_http_range_kind {
 
 #define RF_HTTP_NO_TOTAL UINT64_MAX /* Content-Range's TOTAL was '*' */
 
-/* What the response's header lines said (rf_http_seen_line). Zero it
+/* What the response's header lines said (rfi_http_seen_line). Zero it
  * before the first line. */
 typedef struct rf_http_seen {
 	long status;          /* the last status line's, 0: none came */
@@ -59,16 +59,16 @@ typedef struct rf_http_seen {
  * Content-Length that disagrees with the first is kept as RF_HTTP_RANGE_BAD
  * or a length of UINT64_MAX (a response of two minds is believed in
  * neither). */
-void rf_http_seen_line(rf_http_seen *s, const char *line, size_t len);
+void rfi_http_seen_line(rf_http_seen *s, const char *line, size_t len);
 
 /* The object's size as the response says it: Content-Range's total, or a
  * 200's Content-Length when the request had no range or one from 0; 0 when
  * it does not say. */
-uint64_t rf_http_seen_size(const rf_http_seen *s, const rf_http_ask *a);
+uint64_t rfi_http_seen_size(const rf_http_seen *s, const rf_http_ask *a);
 
 /* The ETag to keep for If-Match (a strong one that fits) into
  * out[RF_IO_ETAG_MAX], or "" when none. */
-void rf_http_seen_etag(const rf_http_seen *s, char *out);
+void rfi_http_seen_etag(const rf_http_seen *s, char *out);
 
 /* Judges a finished response: s from its header lines, body the bytes its
  * body had (more than a->len: the server sent more than the range).
@@ -82,7 +82,7 @@ void rf_http_seen_etag(const rf_http_seen *s, char *out);
  *           end), or -EAGAIN (429, 500, 502, 503, 504: pass), -ENOENT (404,
  *           410), -EACCES (401, 403), -ESTALE (412, or another ETag or size
  *           than indexed), -EPROTO (any other status, or a rule broken). */
-int32_t rf_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body, int *step,
+int32_t rfi_http_check(const rf_http_ask *a, const rf_http_seen *s, uint64_t body, int *step,
 		      int *fault, char *why, size_t whylen);
 
 #endif

@@ -14,7 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "remote/credential_sources.h" /* rf_creds_fetch */
+#include "remote/credential_sources.h" /* rfi_creds_fetch */
 #include "remote/credentials.h"
 #include "remote/fetch.h"
 #include "util/hash.h"
@@ -22,7 +22,7 @@
 
 #define IMDS_DEFAULT "http://169.254.169.254"
 
-const char *rf_s3_key_of(const char *url)
+const char *rfi_s3_key_of(const char *url)
 {
 	const char *slash = strchr(url + 5, '/');
 	return slash ? slash + 1 : "";
@@ -75,16 +75,16 @@ static int ini_get(const char *path, const char *section, const char *key, char 
 		char full[160];
 		if (!indented) {
 			if (!v[0]) { /* "s3 =": its settings follow, indented */
-				rf_fmt(parent, sizeof(parent), "%s", k);
+				rfi_fmt(parent, sizeof(parent), "%s", k);
 				continue;
 			}
 			parent[0] = '\0';
-			rf_fmt(full, sizeof(full), "%s", k);
+			rfi_fmt(full, sizeof(full), "%s", k);
 		} else {
-			rf_fmt(full, sizeof(full), "%s.%s", parent, k);
+			rfi_fmt(full, sizeof(full), "%s.%s", parent, k);
 		}
 		if (!strcmp(full, key)) {
-			rf_fmt(out, len, "%s", v);
+			rfi_fmt(out, len, "%s", v);
 			found = 1;
 		}
 	}
@@ -106,15 +106,15 @@ static void find_profile(profile *p)
 	p->named = env("AWS_PROFILE") != NULL;
 	p->name = p->named ? env("AWS_PROFILE") : "default";
 	const char *c = env("AWS_SHARED_CREDENTIALS_FILE"), *g = env("AWS_CONFIG_FILE");
-	rf_fmt(p->creds, sizeof(p->creds), "%s%s", c ? c : home ? home : "",
+	rfi_fmt(p->creds, sizeof(p->creds), "%s%s", c ? c : home ? home : "",
 	       c ? "" : home ? "/.aws/credentials" : "");
-	rf_fmt(p->config, sizeof(p->config), "%s%s", g ? g : home ? home : "",
+	rfi_fmt(p->config, sizeof(p->config), "%s%s", g ? g : home ? home : "",
 	       g ? "" : home ? "/.aws/config" : "");
-	rf_fmt(p->creds_section, sizeof(p->creds_section), "%s", p->name);
+	rfi_fmt(p->creds_section, sizeof(p->creds_section), "%s", p->name);
 	if (!strcmp(p->name, "default"))
-		rf_fmt(p->config_section, sizeof(p->config_section), "default");
+		rfi_fmt(p->config_section, sizeof(p->config_section), "default");
 	else
-		rf_fmt(p->config_section, sizeof(p->config_section), "profile %s", p->name);
+		rfi_fmt(p->config_section, sizeof(p->config_section), "profile %s", p->name);
 }
 
 /* A setting of the profile: the credentials file first, then the config. */
@@ -176,7 +176,7 @@ static int credentials(rf_s3 *s3, const profile *p, char *err, size_t errlen)
 	char from[200], kid[256], ksecret[256], ktoken[4096], cmd[2048], file[1024], role[512];
 	char session[128], sts[1024], url[1024];
 	int ret;
-	rf_fmt(from, sizeof(from), "profile %s", p->name);
+	rfi_fmt(from, sizeof(from), "profile %s", p->name);
 	const char *id = env("AWS_ACCESS_KEY_ID"), *secret = env("AWS_SECRET_ACCESS_KEY");
 	const char *token_file = env("AWS_WEB_IDENTITY_TOKEN_FILE"), *role_arn = env("AWS_ROLE_ARN");
 	if (!token_file && profile_get(p, "web_identity_token_file", file, sizeof(file)) &&
@@ -195,17 +195,17 @@ static int credentials(rf_s3 *s3, const profile *p, char *err, size_t errlen)
 							     : env("AWS_ENDPOINT_URL");
 		const char *legacy = env("AWS_STS_REGIONAL_ENDPOINTS");
 		if (ep)
-			rf_fmt(sts, sizeof(sts), "%s", ep);
+			rfi_fmt(sts, sizeof(sts), "%s", ep);
 		else if (!profile_get(p, "sts.endpoint_url", sts, sizeof(sts)) &&
 			 !profile_get(p, "endpoint_url", sts, sizeof(sts)))
-			rf_fmt(sts, sizeof(sts), legacy && !strcmp(legacy, "legacy")
+			rfi_fmt(sts, sizeof(sts), legacy && !strcmp(legacy, "legacy")
 			       ? "https://sts.amazonaws.com" : "https://sts.%s.amazonaws.com",
 			       s3->region);
 		const char *name = env("AWS_ROLE_SESSION_NAME");
 		if (!name && profile_get(p, "role_session_name", session, sizeof(session)))
 			name = session;
 		if (!name) {
-			rf_fmt(session, sizeof(session), "ringfeed-%lld", (long long)time(NULL));
+			rfi_fmt(session, sizeof(session), "ringfeed-%lld", (long long)time(NULL));
 			name = session;
 		}
 		src = (rf_creds_source){ .kind = RF_CREDS_WEB_IDENTITY, .url = sts,
@@ -234,12 +234,12 @@ static int credentials(rf_s3 *s3, const profile *p, char *err, size_t errlen)
 		 * http to this machine or to ECS's and EKS's agents' addresses, as
 		 * the SDKs require (the keys come back in the clear) */
 		if (relative)
-			rf_fmt(url, sizeof(url), "http://169.254.170.2%s%s", relative[0] == '/' ? "" : "/",
+			rfi_fmt(url, sizeof(url), "http://169.254.170.2%s%s", relative[0] == '/' ? "" : "/",
 			       relative);
 		else
-			rf_fmt(url, sizeof(url), "%s", full);
+			rfi_fmt(url, sizeof(url), "%s", full);
 		if (!relative && strncasecmp(full, "https://", 8) && !container_host_ok(full)) {
-			rf_fmt(err, errlen, "AWS_CONTAINER_CREDENTIALS_FULL_URI '%s': not https, nor http "
+			rfi_fmt(err, errlen, "AWS_CONTAINER_CREDENTIALS_FULL_URI '%s': not https, nor http "
 			       "to this machine (127.0.0.0/8, [::1], localhost) or to the ECS/EKS agent "
 			       "(169.254.170.2, 169.254.170.23, [fd00:ec2::23])", full);
 			return -EINVAL;
@@ -254,22 +254,22 @@ static int credentials(rf_s3 *s3, const profile *p, char *err, size_t errlen)
 		const char *base = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
 		src = (rf_creds_source){ .kind = RF_CREDS_IMDS, .url = base ? base : IMDS_DEFAULT };
 		char why[512];
-		src.fetch = rf_creds_fetch;
-		ret = rf_creds_create(&s3->creds, &src, why, sizeof(why));
+		src.fetch = rfi_creds_fetch;
+		ret = rfi_creds_create(&s3->creds, &src, why, sizeof(why));
 		if (ret == -ENOENT)
 			return 0; /* not an EC2 instance (or no role): unsigned requests */
 		if (ret)
-			rf_fmt(err, errlen, "%s", why);
+			rfi_fmt(err, errlen, "%s", why);
 		return ret;
 	}
-	src.fetch = rf_creds_fetch; /* the kinds that are fetched */
-	ret = rf_creds_create(&s3->creds, &src, err, errlen);
+	src.fetch = rfi_creds_fetch; /* the kinds that are fetched */
+	ret = rfi_creds_create(&s3->creds, &src, err, errlen);
 	explicit_bzero(ksecret, sizeof(ksecret));
 	explicit_bzero(ktoken, sizeof(ktoken));
 	return ret;
 }
 
-int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
+int rfi_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 {
 	*out = NULL;
 	const char *b = url + 5, *slash = strchr(b, '/');
@@ -277,7 +277,7 @@ int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 	/* the s3 row of the transport table chose url by its scheme; this is
 	 * the check of the form the bucket's name is parsed from */
 	if (strncasecmp(url, "s3://", 5) || blen == 0 || blen > 63) {
-		rf_fmt(err, errlen, "'%s': not s3://BUCKET/KEY", url);
+		rfi_fmt(err, errlen, "'%s': not s3://BUCKET/KEY", url);
 		return -EINVAL;
 	}
 	rf_s3 *s3 = calloc(1, sizeof(*s3));
@@ -289,10 +289,10 @@ int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 	 * and boto3 refuse it, rather than requests going unsigned */
 	if (p.named && !(p.creds[0] && ini_has_section(p.creds, p.creds_section)) &&
 	    !(p.config[0] && ini_has_section(p.config, p.config_section))) {
-		rf_fmt(err, errlen, "The config profile (%s) could not be found (AWS_PROFILE; "
+		rfi_fmt(err, errlen, "The config profile (%s) could not be found (AWS_PROFILE; "
 		       "neither %s nor %s has it)", p.name, p.creds[0] ? p.creds : "(no credentials file)",
 		       p.config[0] ? p.config : "(no config file)");
-		rf_s3_free(s3);
+		rfi_s3_free(s3);
 		return -EINVAL;
 	}
 	char value[1024];
@@ -311,7 +311,7 @@ int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 	 * not match) or the profile says otherwise */
 	s3->path_style = endpoint != NULL || strchr(s3->bucket, '.') != NULL;
 	s3->endpoint = endpoint ? strdup(endpoint)
-				: rf_strprintf("https://s3.%s.amazonaws.com", s3->region);
+				: rfi_strprintf("https://s3.%s.amazonaws.com", s3->region);
 	if (!s3->endpoint)
 		goto oom;
 	for (size_t n = strlen(s3->endpoint); n && s3->endpoint[n - 1] == '/'; n--)
@@ -324,26 +324,26 @@ int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 	}
 	int ret = credentials(s3, &p, err, errlen);
 	if (ret) {
-		rf_s3_free(s3);
+		rfi_s3_free(s3);
 		return ret;
 	}
 	s3->sign = (rf_io_sign){ .region = s3->region, .creds = s3->creds };
 	*out = s3;
 	return 0;
 oom:
-	rf_s3_free(s3);
-	rf_fmt(err, errlen, "out of memory");
+	rfi_s3_free(s3);
+	rfi_fmt(err, errlen, "out of memory");
 	return -ENOMEM;
 }
 
-void rf_s3_free(rf_s3 *s3)
+void rfi_s3_free(rf_s3 *s3)
 {
 	if (!s3)
 		return;
 	free(s3->bucket);
 	free(s3->endpoint);
 	free(s3->region);
-	rf_creds_destroy(s3->creds);
+	rfi_creds_destroy(s3->creds);
 	free(s3);
 }
 
@@ -371,26 +371,26 @@ static int encode(char *out, size_t len, size_t *n, const char *s, int keep_slas
 static char *bucket_url(const rf_s3 *s3)
 {
 	if (s3->path_style)
-		return rf_strprintf("%s/%s", s3->endpoint, s3->bucket);
+		return rfi_strprintf("%s/%s", s3->endpoint, s3->bucket);
 	const char *host = strstr(s3->endpoint, "://");
 	host = host ? host + 3 : s3->endpoint;
-	return rf_strprintf("%.*s%s.%s", (int)(host - s3->endpoint), s3->endpoint, s3->bucket, host);
+	return rfi_strprintf("%.*s%s.%s", (int)(host - s3->endpoint), s3->endpoint, s3->bucket, host);
 }
 
-char *rf_s3_object_url(const rf_s3 *s3, const char *key)
+char *rfi_s3_object_url(const rf_s3 *s3, const char *key)
 {
 	char *base = bucket_url(s3);
 	size_t len = 3 * strlen(key) + 1, n = 0;
 	char *enc = malloc(len);
 	char *url = NULL;
 	if (base && enc && !encode(enc, len, &n, key, 1))
-		url = rf_strprintf("%s/%s", base, enc);
+		url = rfi_strprintf("%s/%s", base, enc);
 	free(base);
 	free(enc);
 	return url;
 }
 
-void rf_s3_listing_free(rf_s3_listing *ls)
+void rfi_s3_listing_free(rf_s3_listing *ls)
 {
 	free(ls->tokens);
 	ls->tokens = NULL;
@@ -404,22 +404,22 @@ static int page_key(rf_s3_listing *ls, const char *key, uint64_t size,
 {
 	int c = ls->keys ? strcmp(key, ls->last) : 1;
 	if (c == 0) {
-		rf_fmt(why, wl, "page %u lists key '%s' again (a store lists each key once)",
+		rfi_fmt(why, wl, "page %u lists key '%s' again (a store lists each key once)",
 		       ls->pages + 1, key);
 		return -EPROTO;
 	}
 	if (c < 0) {
-		rf_fmt(why, wl, "page %u lists key '%s' after '%s' (a store lists its keys in "
+		rfi_fmt(why, wl, "page %u lists key '%s' after '%s' (a store lists its keys in "
 		       "ascending order; keys out of order may be repeated or missed)",
 		       ls->pages + 1, key, ls->last);
 		return -EPROTO;
 	}
-	rf_fmt(ls->last, sizeof(ls->last), "%s", key);
+	rfi_fmt(ls->last, sizeof(ls->last), "%s", key);
 	ls->keys++;
 	return fn(user, key, size);
 }
 
-int rf_s3_list_page(rf_s3_listing *ls, const char *doc, size_t len,
+int rfi_s3_list_page(rf_s3_listing *ls, const char *doc, size_t len,
 		    int (*fn)(void *user, const char *key, uint64_t size), void *user, char *why,
 		    size_t whylen)
 {
@@ -431,8 +431,8 @@ int rf_s3_list_page(rf_s3_listing *ls, const char *doc, size_t len,
 		if (!end)
 			break;
 		size_t blen = (size_t)(end - c), p = 0, q = 0;
-		if (rf_xml_text(c, blen, &p, "Key", key, sizeof(key)) &&
-		    rf_xml_text(c, blen, &q, "Size", size, sizeof(size))) {
+		if (rfi_xml_text(c, blen, &p, "Key", key, sizeof(key)) &&
+		    rfi_xml_text(c, blen, &q, "Size", size, sizeof(size))) {
 			int ret = page_key(ls, key, strtoull(size, NULL, 10), fn, user, why, whylen);
 			if (ret)
 				return ret;
@@ -442,24 +442,24 @@ int rf_s3_list_page(rf_s3_listing *ls, const char *doc, size_t len,
 	ls->pages++;
 	char flag[16] = "";
 	size_t p = 0;
-	rf_xml_text(doc, len, &p, "IsTruncated", flag, sizeof(flag));
+	rfi_xml_text(doc, len, &p, "IsTruncated", flag, sizeof(flag));
 	ls->truncated = !strcmp(flag, "true");
 	p = 0;
 	ls->next[0] = '\0';
 	if (!ls->truncated)
 		return 0;
-	if (!rf_xml_text(doc, len, &p, "NextContinuationToken", ls->next, sizeof(ls->next)) ||
+	if (!rfi_xml_text(doc, len, &p, "NextContinuationToken", ls->next, sizeof(ls->next)) ||
 	    !ls->next[0]) {
-		rf_fmt(why, whylen, "page %u is truncated without its NextContinuationToken",
+		rfi_fmt(why, whylen, "page %u is truncated without its NextContinuationToken",
 		       ls->pages);
 		return -EPROTO;
 	}
 	/* a token given before would list the same pages again, forever (a
 	 * known bug of some S3-compatible stores) */
-	uint64_t h = rf_hash_bytes(0x5335u, ls->next, strlen(ls->next));
+	uint64_t h = rfi_hash_bytes(0x5335u, ls->next, strlen(ls->next));
 	for (size_t i = 0; i < ls->ntokens; i++)
 		if (ls->tokens[i] == h) {
-			rf_fmt(why, whylen, "page %u gives the NextContinuationToken '%.64s%s' %s: "
+			rfi_fmt(why, whylen, "page %u gives the NextContinuationToken '%.64s%s' %s: "
 			       "the listing would never end", ls->pages, ls->next,
 			       strlen(ls->next) > 64 ? "..." : "",
 			       i + 1 == ls->ntokens ? "of the page before" : "of an earlier page");
@@ -469,7 +469,7 @@ int rf_s3_list_page(rf_s3_listing *ls, const char *doc, size_t len,
 		size_t cap = ls->cap ? ls->cap * 2 : 64;
 		uint64_t *t = realloc(ls->tokens, cap * sizeof(*t));
 		if (!t) {
-			rf_fmt(why, whylen, "out of memory");
+			rfi_fmt(why, whylen, "out of memory");
 			return -ENOMEM;
 		}
 		ls->tokens = t;
@@ -479,13 +479,13 @@ int rf_s3_list_page(rf_s3_listing *ls, const char *doc, size_t len,
 	return 0;
 }
 
-int rf_s3_list(const rf_s3 *s3, const char *prefix,
+int rfi_s3_list(const rf_s3 *s3, const char *prefix,
 	       int (*fn)(void *user, const char *key, uint64_t size), void *user,
 	       uint32_t budget_ms, char *err, size_t errlen)
 {
 	char *base = bucket_url(s3);
 	if (!base) {
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	rf_s3_listing ls = { 0 };
@@ -508,32 +508,32 @@ int rf_s3_list(const rf_s3 *s3, const char *prefix,
 		if (n >= sizeof(url) || encode(url, sizeof(url), &n, prefix, 0))
 			goto too_long;
 		rf_fetch_result r;
-		ret = rf_fetch_run(&(rf_fetch){ .url = url, .sign = &s3->sign, .budget_ms = budget_ms },
+		ret = rfi_fetch_run(&(rf_fetch){ .url = url, .sign = &s3->sign, .budget_ms = budget_ms },
 				   &r, err, errlen);
 		if (ret)
 			break;
 		if (r.status != 200) {
 			char why[256];
-			rf_fetch_why(&r, why, sizeof(why));
-			rf_fmt(err, errlen, "listing s3://%s/%s: %s", s3->bucket, prefix, why);
+			rfi_fetch_why(&r, why, sizeof(why));
+			rfi_fmt(err, errlen, "listing s3://%s/%s: %s", s3->bucket, prefix, why);
 			ret = r.status == 404 ? -ENOENT : r.status == 403 || r.status == 401 ? -EACCES
 											      : -EIO;
 		} else {
 			char why[1400];
-			ret = rf_s3_list_page(&ls, (const char *)r.body, r.body_len, fn, user, why,
+			ret = rfi_s3_list_page(&ls, (const char *)r.body, r.body_len, fn, user, why,
 					      sizeof(why));
 			if (ret == -EPROTO || ret == -ENOMEM)
-				rf_fmt(err, errlen, "listing s3://%s/%s: %s%s", s3->bucket, prefix, why,
+				rfi_fmt(err, errlen, "listing s3://%s/%s: %s%s", s3->bucket, prefix, why,
 				       ret == -EPROTO ? ": the store's listing is broken, refused" : "");
 		}
-		rf_fetch_result_free(&r);
+		rfi_fetch_result_free(&r);
 	}
-	rf_s3_listing_free(&ls);
+	rfi_s3_listing_free(&ls);
 	free(base);
 	return ret;
 too_long:
-	rf_s3_listing_free(&ls);
+	rfi_s3_listing_free(&ls);
 	free(base);
-	rf_fmt(err, errlen, "listing s3://%s/%s: the request is too long", s3->bucket, prefix);
+	rfi_fmt(err, errlen, "listing s3://%s/%s: the request is too long", s3->bucket, prefix);
 	return -ENAMETOOLONG;
 }

@@ -40,22 +40,22 @@ typedef struct rf_s3 {
  * @return : 0, -EINVAL (not s3://BUCKET; an AWS_PROFILE that names no
  * profile: "The config profile (P) could not be found"), -ENOMEM, or what
  * a credential source that is set up failed with; err says why. */
-int rf_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen);
-void rf_s3_free(rf_s3 *s3);
+int rfi_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen);
+void rfi_s3_free(rf_s3 *s3);
 
 /* The https URL of key (percent-encoded), malloc'd; NULL: out of memory. */
-char *rf_s3_object_url(const rf_s3 *s3, const char *key);
+char *rfi_s3_object_url(const rf_s3 *s3, const char *key);
 
 /* The key of an s3:// URL of this bucket (what follows "s3://BUCKET/"). */
-const char *rf_s3_key_of(const char *url);
+const char *rfi_s3_key_of(const char *url);
 
 /* Lists the objects whose keys start with prefix (ListObjectsV2, every
  * page), in key order, calling fn for each (a non-zero return stops the
  * listing and is returned); each page's request takes budget_ms at most,
  * all its tries (0: RF_IO_URL_BUDGET_MS). @return : 0, fn's value, or a
  * negative errno with err saying why (an S3 error: its status, Code and
- * Message; -EPROTO: a listing that is broken, rf_s3_list_page()). */
-int rf_s3_list(const rf_s3 *s3, const char *prefix,
+ * Message; -EPROTO: a listing that is broken, rfi_s3_list_page()). */
+int rfi_s3_list(const rf_s3 *s3, const char *prefix,
 	       int (*fn)(void *user, const char *key, uint64_t size), void *user,
 	       uint32_t budget_ms, char *err, size_t errlen);
 
@@ -79,9 +79,9 @@ typedef struct rf_s3_listing {
  * @return : 0; fn's non-zero value; -EPROTO with why[whylen] saying what
  *           the store did (a key repeated or out of order, a token given
  *           before, a truncated page without its token); -ENOMEM. */
-int rf_s3_list_page(rf_s3_listing *ls, const char *doc, size_t len,
+int rfi_s3_list_page(rf_s3_listing *ls, const char *doc, size_t len,
 		    int (*fn)(void *user, const char *key, uint64_t size), void *user, char *why,
 		    size_t whylen);
-void rf_s3_listing_free(rf_s3_listing *ls);
+void rfi_s3_listing_free(rf_s3_listing *ls);
 
 #endif

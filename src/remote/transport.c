@@ -56,7 +56,7 @@ static int s3_matches(const char *location)
 
 static int s3_open(void **state, const char *location, char *err, size_t errlen)
 {
-	return rf_s3_open((rf_s3 **)state, location, err, errlen);
+	return rfi_s3_open((rf_s3 **)state, location, err, errlen);
 }
 
 /* Every s3:// URL of a source is in the bucket its first one opened. */
@@ -65,11 +65,11 @@ static int s3_read_url(void *state, const char *location, char **out, char *err,
 	const rf_s3 *s3 = state;
 	size_t blen = strlen(s3->bucket);
 	if (strncmp(location + 5, s3->bucket, blen) || location[5 + blen] != '/') {
-		rf_fmt(err, errlen, "'%s': not in bucket %s, as the source's first shard is (one "
+		rfi_fmt(err, errlen, "'%s': not in bucket %s, as the source's first shard is (one "
 		       "source, one bucket)", location, s3->bucket);
 		return 1;
 	}
-	return (*out = rf_s3_object_url(s3, rf_s3_key_of(location))) ? 0 : -ENOMEM;
+	return (*out = rfi_s3_object_url(s3, rfi_s3_key_of(location))) ? 0 : -ENOMEM;
 }
 
 static const rf_io_sign *s3_sign(void *state)
@@ -93,14 +93,14 @@ static int s3_list(void *state, const char *folder,
 		   int (*fn)(void *user, const char *name, uint64_t size), void *user,
 		   uint32_t budget_ms, char *err, size_t errlen)
 {
-	const char *prefix = rf_s3_key_of(folder);
+	const char *prefix = rfi_s3_key_of(folder);
 	s3_names n = { .fn = fn, .user = user, .skip = strlen(prefix) };
-	return rf_s3_list(state, prefix, s3_name, &n, budget_ms, err, errlen);
+	return rfi_s3_list(state, prefix, s3_name, &n, budget_ms, err, errlen);
 }
 
 static void s3_free(void *state)
 {
-	rf_s3_free(state);
+	rfi_s3_free(state);
 }
 
 static const rf_transport_ops s3_ops = {
@@ -112,7 +112,7 @@ static const rf_transport_ops s3_ops = {
 
 static const rf_transport_ops *const rows[] = { &http_ops, &s3_ops, &file_ops };
 
-const rf_transport_ops *rf_transport_of(const char *location)
+const rf_transport_ops *rfi_transport_of(const char *location)
 {
 	size_t i = 0;
 	while (!rows[i]->matches(location))
@@ -120,17 +120,17 @@ const rf_transport_ops *rf_transport_of(const char *location)
 	return rows[i];
 }
 
-int rf_transport_is_remote(const char *location)
+int rfi_transport_is_remote(const char *location)
 {
-	return rf_transport_of(location)->remote;
+	return rfi_transport_of(location)->remote;
 }
 
-int rf_transport_open(rf_transport **out, const char *location, char *err, size_t errlen)
+int rfi_transport_open(rf_transport **out, const char *location, char *err, size_t errlen)
 {
 	rf_transport *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->ops = rf_transport_of(location);
+	t->ops = rfi_transport_of(location);
 	int ret = t->ops->open ? t->ops->open(&t->state, location, err, errlen) : 0;
 	if (ret) {
 		free(t);
@@ -140,101 +140,101 @@ int rf_transport_open(rf_transport **out, const char *location, char *err, size_
 	return ret;
 }
 
-void rf_transport_free(rf_transport *t)
+void rfi_transport_free(rf_transport *t)
 {
 	if (t && t->ops->free)
 		t->ops->free(t->state);
 	free(t);
 }
 
-const rf_transport_ops *rf_transport_ops_of(const rf_transport *t)
+const rf_transport_ops *rfi_transport_ops_of(const rf_transport *t)
 {
 	return t ? t->ops : &file_ops;
 }
 
-const rf_io_sign *rf_transport_sign(const rf_transport *t)
+const rf_io_sign *rfi_transport_sign(const rf_transport *t)
 {
 	return t && t->ops->sign ? t->ops->sign(t->state) : NULL;
 }
 
-int rf_transport_fetch(const rf_transport *t, const rf_fetch *f, rf_fetch_result *out,
+int rfi_transport_fetch(const rf_transport *t, const rf_fetch *f, rf_fetch_result *out,
 		       char *err, size_t errlen)
 {
 	rf_fetch signed_f = *f;
-	signed_f.sign = rf_transport_sign(t);
-	return rf_fetch_run(&signed_f, out, err, errlen);
+	signed_f.sign = rfi_transport_sign(t);
+	return rfi_fetch_run(&signed_f, out, err, errlen);
 }
 
-int rf_transport_list(const rf_transport *t, const char *folder,
+int rfi_transport_list(const rf_transport *t, const char *folder,
 		      int (*fn)(void *user, const char *name, uint64_t size), void *user,
 		      uint32_t budget_ms, char *err, size_t errlen)
 {
-	const rf_transport_ops *ops = rf_transport_ops_of(t);
+	const rf_transport_ops *ops = rfi_transport_ops_of(t);
 	if (!ops->list) {
-		rf_fmt(err, errlen, "'%s': a %s source lists no folder", folder, ops->name);
+		rfi_fmt(err, errlen, "'%s': a %s source lists no folder", folder, ops->name);
 		return -ENOTSUP;
 	}
 	return ops->list(t->state, folder, fn, user, budget_ms, err, errlen);
 }
 
-int rf_transport_read_url(rf_transport **t, const char *location, char **out, char *err,
+int rfi_transport_read_url(rf_transport **t, const char *location, char **out, char *err,
 			  size_t errlen)
 {
 	*out = NULL;
-	const rf_transport_ops *ops = rf_transport_of(location);
+	const rf_transport_ops *ops = rfi_transport_of(location);
 	if (!ops->open) /* a row with no state: nothing to open, nothing to check */
 		return ops->read_url(NULL, location, out, err, errlen);
 	if (!*t) {
-		int ret = rf_transport_open(t, location, err, errlen);
+		int ret = rfi_transport_open(t, location, err, errlen);
 		if (ret)
 			return ret;
 	}
 	return (*t)->ops->read_url((*t)->state, location, out, err, errlen);
 }
 
-int rf_transport_fetch_file(rf_transport **t, const char *location, const char *what,
+int rfi_transport_fetch_file(rf_transport **t, const char *location, const char *what,
 			    const char *memname, size_t max_body, uint32_t budget_ms, char *err,
 			    size_t errlen)
 {
 	char *at = NULL;
-	int ret = rf_transport_read_url(t, location, &at, err, errlen);
+	int ret = rfi_transport_read_url(t, location, &at, err, errlen);
 	if (ret)
 		return ret < 0 ? ret : -EINVAL;
 	rf_fetch_result r = { 0 };
-	ret = rf_transport_fetch(*t, &(rf_fetch){ .url = at, .max_body = max_body,
+	ret = rfi_transport_fetch(*t, &(rf_fetch){ .url = at, .max_body = max_body,
 						  .budget_ms = budget_ms }, &r, err, errlen);
 	int fd = -1;
 	if (!ret && r.status != 200) {
 		char why[256];
-		rf_fetch_why(&r, why, sizeof(why));
-		rf_fmt(err, errlen, "%s%s%s: %s", what ? what : "", what ? " " : "", location, why);
+		rfi_fetch_why(&r, why, sizeof(why));
+		rfi_fmt(err, errlen, "%s%s%s: %s", what ? what : "", what ? " " : "", location, why);
 		ret = r.status == 404 ? -ENOENT : r.status == 403 ? -EACCES : -EIO;
 	}
 	if (!ret && ((fd = memfd_create(memname, MFD_CLOEXEC)) < 0 ||
 		     (r.body_len && write(fd, r.body, r.body_len) != (ssize_t)r.body_len))) {
 		ret = -errno;
-		rf_fmt(err, errlen, "%s%s%s: %s", what ? what : "", what ? " " : "", location,
+		rfi_fmt(err, errlen, "%s%s%s: %s", what ? what : "", what ? " " : "", location,
 		       strerror(errno));
 	}
-	rf_fetch_result_free(&r);
+	rfi_fetch_result_free(&r);
 	free(at);
 	if (ret && fd >= 0)
 		close(fd);
 	return ret ? ret : fd;
 }
 
-int rf_transport_beside(rf_transport **t, const char *root, const char *name,
+int rfi_transport_beside(rf_transport **t, const char *root, const char *name,
 			size_t max_body, uint32_t budget_ms, char *path, size_t plen, int *fd,
 			char *err, size_t errlen)
 {
 	*fd = -1;
-	rf_fmt(path, plen, "%s/%s", root, name);
-	if (!rf_transport_is_remote(root)) {
+	rfi_fmt(path, plen, "%s/%s", root, name);
+	if (!rfi_transport_is_remote(root)) {
 		if (access(path, F_OK))
 			path[0] = '\0';
 		return 0;
 	}
-	int ret = rf_transport_fetch_file(t, path, NULL, "ringfeed-beside", max_body, budget_ms,
+	int ret = rfi_transport_fetch_file(t, path, NULL, "ringfeed-beside", max_body, budget_ms,
 					  err, errlen);
 	if (ret == -ENOENT) { /* the server has none */
 		path[0] = '\0';
@@ -243,6 +243,6 @@ int rf_transport_beside(rf_transport **t, const char *root, const char *name,
 	if (ret < 0)
 		return ret == -EACCES ? -EIO : ret; /* a refusal fails set-up as any status does */
 	*fd = ret;
-	rf_fmt(path, plen, "/proc/self/fd/%d", *fd);
+	rfi_fmt(path, plen, "/proc/self/fd/%d", *fd);
 	return 0;
 }

@@ -5,7 +5,7 @@
  * source opened (rf_index.transport); set-up's requests (an index object, a
  * file beside the shards such as zstd.dict, a token shard's header, a
  * bucket's listing) go through it, and the read engine takes its signer
- * from it (rf_transport_sign) for the reads of a run. Nothing else tests a
+ * from it (rfi_transport_sign) for the reads of a run. Nothing else tests a
  * scheme: the record store and the pipeline ask here.
  *
  * Adding a transport: a row (its ops) in transport.c's table, its files in
@@ -54,37 +54,37 @@ typedef struct rf_transport_ops {
 } rf_transport_ops;
 
 /* The row location's scheme chooses (never NULL: the file row at least). */
-const rf_transport_ops *rf_transport_of(const char *location);
+const rf_transport_ops *rfi_transport_of(const char *location);
 
 /* 1 when location is fetched over the network (http(s)://, s3://). */
-int rf_transport_is_remote(const char *location);
+int rfi_transport_is_remote(const char *location);
 
 /* Opens location's row for a source. @return : 0, or a negative errno (an
- * s3 row's, rf_s3_open's) with err set. */
-int rf_transport_open(rf_transport **out, const char *location, char *err, size_t errlen);
-void rf_transport_free(rf_transport *t);
+ * s3 row's, rfi_s3_open's) with err set. */
+int rfi_transport_open(rf_transport **out, const char *location, char *err, size_t errlen);
+void rfi_transport_free(rf_transport *t);
 
 /* The row t opened; the file row when t is NULL (a local source opens none). */
-const rf_transport_ops *rf_transport_ops_of(const rf_transport *t);
+const rf_transport_ops *rfi_transport_ops_of(const rf_transport *t);
 
 /* What each request to t's objects is signed with (engine reads and
  * set-up fetches alike), or NULL. */
-const rf_io_sign *rf_transport_sign(const rf_transport *t);
+const rf_io_sign *rfi_transport_sign(const rf_transport *t);
 
-/* A set-up request (rf_fetch_run) to one of t's objects, signed as t signs. */
-int rf_transport_fetch(const rf_transport *t, const rf_fetch *f, rf_fetch_result *out,
+/* A set-up request (rfi_fetch_run) to one of t's objects, signed as t signs. */
+int rfi_transport_fetch(const rf_transport *t, const rf_fetch *f, rf_fetch_result *out,
 		       char *err, size_t errlen);
 
 /* Lists folder (a location ending in '/') through t, as its row's list
  * says; -ENOTSUP with err set when the row lists no folder. */
-int rf_transport_list(const rf_transport *t, const char *folder,
+int rfi_transport_list(const rf_transport *t, const char *folder,
 		      int (*fn)(void *user, const char *name, uint64_t size), void *user,
 		      uint32_t budget_ms, char *err, size_t errlen);
 
 /* The URL of location read through t: *t opened at its first location,
  * every later one of the same source (one bucket). @return : 0, 1 with err
  * set (not the source's bucket), or a negative errno with err set. */
-int rf_transport_read_url(rf_transport **t, const char *location, char **out, char *err,
+int rfi_transport_read_url(rf_transport **t, const char *location, char **out, char *err,
 			  size_t errlen);
 
 /* A whole object beside a source's objects (root/name: zstd.dict), as a
@@ -93,7 +93,7 @@ int rf_transport_read_url(rf_transport **t, const char *location, char **out, ch
  * descriptor to close after, path "/proc/self/fd/N". path[0] is '\0' when
  * there is none (no file; HTTP 404). @return : 0, or a negative errno with
  * err set ("URL: HTTP 403 ..."). */
-int rf_transport_beside(rf_transport **t, const char *root, const char *name,
+int rfi_transport_beside(rf_transport **t, const char *root, const char *name,
 			size_t max_body, uint32_t budget_ms, char *path, size_t plen, int *fd,
 			char *err, size_t errlen);
 
@@ -101,7 +101,7 @@ int rf_transport_beside(rf_transport **t, const char *root, const char *name,
  * memname. @return : its descriptor, or a negative errno with err set
  * ("WHAT location: why"; -ENOENT: HTTP 404, -EACCES: 403, -EIO: another
  * status). */
-int rf_transport_fetch_file(rf_transport **t, const char *location, const char *what,
+int rfi_transport_fetch_file(rf_transport **t, const char *location, const char *what,
 			    const char *memname, size_t max_body, uint32_t budget_ms, char *err,
 			    size_t errlen);
 

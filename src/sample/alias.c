@@ -8,12 +8,12 @@
 #include "ringfeed.h"
 #include "util/util.h"
 
-int rf_alias_build(rf_alias *a, const double *w, uint64_t n, char *err, size_t errlen)
+int rfi_alias_build(rf_alias *a, const double *w, uint64_t n, char *err, size_t errlen)
 {
 	a->n = n;
 	a->e = NULL;
 	if (n == 0 || n > (1ull << 32)) {
-		rf_fmt(err, errlen, "weighted sampler: %llu samples (1 .. 2^32 allowed)",
+		rfi_fmt(err, errlen, "weighted sampler: %llu samples (1 .. 2^32 allowed)",
 		       (unsigned long long)n);
 		return RF_ECONFIG;
 	}
@@ -21,7 +21,7 @@ int rf_alias_build(rf_alias *a, const double *w, uint64_t n, char *err, size_t e
 	uint64_t positive = n; /* some sample with a weight above 0 */
 	for (uint64_t i = 0; i < n; i++) {
 		if (!(w[i] >= 0) || !isfinite(w[i])) {
-			rf_fmt(err, errlen, "weighted sampler: weight of sample %llu is %g "
+			rfi_fmt(err, errlen, "weighted sampler: weight of sample %llu is %g "
 			       "(finite and >= 0 needed)", (unsigned long long)i, w[i]);
 			return RF_ECONFIG;
 		}
@@ -30,7 +30,7 @@ int rf_alias_build(rf_alias *a, const double *w, uint64_t n, char *err, size_t e
 			positive = i;
 	}
 	if (positive == n || !isfinite(sum)) {
-		rf_fmt(err, errlen, "weighted sampler: the weights sum to %g "
+		rfi_fmt(err, errlen, "weighted sampler: the weights sum to %g "
 		       "(at least one must be above 0, and the sum finite)", sum);
 		return RF_ECONFIG;
 	}
@@ -40,8 +40,8 @@ int rf_alias_build(rf_alias *a, const double *w, uint64_t n, char *err, size_t e
 	if (!a->e || !p || !stack) {
 		free(p);
 		free(stack);
-		rf_alias_free(a);
-		rf_fmt(err, errlen, "weighted sampler: out of memory for %llu samples",
+		rfi_alias_free(a);
+		rfi_fmt(err, errlen, "weighted sampler: out of memory for %llu samples",
 		       (unsigned long long)n);
 		return -ENOMEM;
 	}
@@ -89,7 +89,7 @@ int rf_alias_build(rf_alias *a, const double *w, uint64_t n, char *err, size_t e
 	return 0;
 }
 
-void rf_alias_free(rf_alias *a)
+void rfi_alias_free(rf_alias *a)
 {
 	if (!a)
 		return;

@@ -28,13 +28,13 @@ _Static_assert(sizeof(rf_alias_entry) == RF_ALIAS_BYTES_PER_SAMPLE, "alias entry
 /* Builds the table for weights w[n] (finite, >= 0, not all 0): sample i is
  * drawn with probability w[i] / sum(w), a weight of 0 never. Returns 0, or
  * RF_ECONFIG (bad weights, n > 2^32) / -ENOMEM with err[errlen] set. */
-int rf_alias_build(rf_alias *a, const double *w, uint64_t n, char *err, size_t errlen);
+int rfi_alias_build(rf_alias *a, const double *w, uint64_t n, char *err, size_t errlen);
 
-void rf_alias_free(rf_alias *a);
+void rfi_alias_free(rf_alias *a);
 
 /* The sample drawn by two independent uniform values: h picks the column,
  * coin decides between it and its alias. */
-static inline uint64_t rf_alias_draw(const rf_alias *a, uint64_t h, uint32_t coin)
+static inline uint64_t rfi_alias_draw(const rf_alias *a, uint64_t h, uint32_t coin)
 {
 	uint64_t col = (uint64_t)(((unsigned __int128)h * a->n) >> 64);
 	const rf_alias_entry *x = &a->e[col];

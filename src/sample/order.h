@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "util/hash.h" /* rf_mix64 */
+#include "util/hash.h" /* rfi_mix64 */
 
 /* Rounds of the Feistel network. 4 rounds left the permutation measurably
  * biased on small domains (which sample lands first or last for n = 3 to 17;
@@ -29,12 +29,12 @@ typedef struct rf_perm {
 	int identity; /* shuffle off: position p holds sample p */
 } rf_perm;
 
-void rf_perm_init(rf_perm *p, uint64_t n, uint64_t seed, uint64_t epoch, int shuffle);
-uint64_t rf_perm_at(const rf_perm *p, uint64_t pos);
+void rfi_perm_init(rf_perm *p, uint64_t n, uint64_t seed, uint64_t epoch, int shuffle);
+uint64_t rfi_perm_at(const rf_perm *p, uint64_t pos);
 
 /* The sample that replaces attempt number `attempt` (>= 1) at position pos of
  * epoch: uniform on [0, n), the same on every run. */
-uint64_t rf_replacement(uint64_t n, uint64_t seed, uint64_t epoch, uint64_t pos,
+uint64_t rfi_replacement(uint64_t n, uint64_t seed, uint64_t epoch, uint64_t pos,
 			uint32_t attempt);
 
 #endif

@@ -57,24 +57,24 @@ static int check(long long rank, long long world, const char *rname, const char 
 		 const char *where, char *err, size_t errlen)
 {
 	if (world < 1 || world > RF_MAX_WORLD) {
-		rf_fmt(err, errlen, "%s%s = %lld: world size must be in [1, %d]", where, wname,
+		rfi_fmt(err, errlen, "%s%s = %lld: world size must be in [1, %d]", where, wname,
 		       world, RF_MAX_WORLD);
 		return RF_ECONFIG;
 	}
 	if (rank < 0 || rank >= world) {
-		rf_fmt(err, errlen, "%s%s = %lld is not a rank of %s = %lld (0 .. %lld)", where,
+		rfi_fmt(err, errlen, "%s%s = %lld is not a rank of %s = %lld (0 .. %lld)", where,
 		       rname, rank, wname, world, world - 1);
 		return RF_ECONFIG;
 	}
 	return 0;
 }
 
-int rf_ranks_resolve(int cfg_rank, int cfg_world, uint32_t *rank, uint32_t *world,
+int rfi_ranks_resolve(int cfg_rank, int cfg_world, uint32_t *rank, uint32_t *world,
 		     const char **source, char *err, size_t errlen)
 {
 	if (cfg_rank != -1 || cfg_world != -1) {
 		if (cfg_rank == -1 || cfg_world == -1) {
-			rf_fmt(err, errlen, "config: rank = %d and world_size = %d: set both, or "
+			rfi_fmt(err, errlen, "config: rank = %d and world_size = %d: set both, or "
 			       "leave both -1 to read the launcher's environment", cfg_rank, cfg_world);
 			return RF_ECONFIG;
 		}
@@ -96,18 +96,18 @@ int rf_ranks_resolve(int cfg_rank, int cfg_world, uint32_t *rank, uint32_t *worl
 		/* Half a pair is refused rather than guessed: taking rank 0 of 1
 		 * on every process would silently train on the data N times. */
 		if (!r || !w) {
-			rf_fmt(err, errlen, "environment: %s is set but %s is not (set both, or "
+			rfi_fmt(err, errlen, "environment: %s is set but %s is not (set both, or "
 			       "rank and world_size in the config)", r ? x->rank : x->world,
 			       r ? x->world : x->rank);
 			return RF_ECONFIG;
 		}
 		long long rv, wv;
 		if (parse_int(r, &rv)) {
-			rf_fmt(err, errlen, "environment: %s = '%s' is not an integer", x->rank, r);
+			rfi_fmt(err, errlen, "environment: %s = '%s' is not an integer", x->rank, r);
 			return RF_ECONFIG;
 		}
 		if (parse_int(w, &wv)) {
-			rf_fmt(err, errlen, "environment: %s = '%s' is not an integer", x->world, w);
+			rfi_fmt(err, errlen, "environment: %s = '%s' is not an integer", x->world, w);
 			return RF_ECONFIG;
 		}
 		int ret = check(rv, wv, x->rank, x->world, "environment: ", err, errlen);

@@ -18,7 +18,7 @@
  * err[errlen] naming the field or variable and its value: one of a pair set
  * without the other (Slurm's excepted), a value that is not an integer,
  * world_size outside [1, RF_MAX_WORLD], rank outside [0, world_size). */
-int rf_ranks_resolve(int cfg_rank, int cfg_world, uint32_t *rank, uint32_t *world,
+int rfi_ranks_resolve(int cfg_rank, int cfg_world, uint32_t *rank, uint32_t *world,
 		     const char **source, char *err, size_t errlen);
 
 #endif

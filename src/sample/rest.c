@@ -6,7 +6,7 @@
 
 #include "util/util.h"
 
-void rf_rest_split(rf_rest *r, uint32_t world, rf_rank_tail tail, uint32_t batch_size,
+void rfi_rest_split(rf_rest *r, uint32_t world, rf_rank_tail tail, uint32_t batch_size,
 		   int drop_last)
 {
 	uint64_t total = 0;
@@ -15,8 +15,8 @@ void rf_rest_split(rf_rest *r, uint32_t world, rf_rank_tail tail, uint32_t batch
 		total += r->len[i];
 	}
 	r->total = total;
-	r->rank_len = rf_rank_len(total, world, tail);
-	r->batches = rf_rank_batches(r->rank_len, batch_size, drop_last);
+	r->rank_len = rfi_rank_len(total, world, tail);
+	r->batches = rfi_rank_batches(r->rank_len, batch_size, drop_last);
 }
 
 /* The run holding stream position s (< total): the last with before <= s. */
@@ -33,7 +33,7 @@ static uint32_t run_of(const rf_rest *r, uint64_t s)
 	return lo;
 }
 
-uint64_t rf_rest_global(const rf_rest *r, uint32_t rank, uint32_t world, int blocked,
+uint64_t rfi_rest_global(const rf_rest *r, uint32_t rank, uint32_t world, int blocked,
 			uint64_t q)
 {
 	uint64_t s = blocked ? (uint64_t)rank * r->rank_len + q : rank + (uint64_t)world * q;
@@ -77,7 +77,7 @@ static int add_stream(rf_rest *out, const rf_rest *from, uint64_t a, uint64_t b)
 	return 0;
 }
 
-int rf_rest_left(const rf_rest *from, uint32_t world, int blocked, uint64_t rank_len,
+int rfi_rest_left(const rf_rest *from, uint32_t world, int blocked, uint64_t rank_len,
 		 uint64_t delivered, uint64_t taken, rf_rest *out)
 {
 	uint64_t T = from->total;

@@ -59,7 +59,7 @@ static double *balanced_weights(const rf_index *idx)
 	return w;
 }
 
-int rf_order_plan(rf_order *o, uint64_t n, rf_sampler kind, uint64_t samples_per_epoch,
+int rfi_order_plan(rf_order *o, uint64_t n, rf_sampler kind, uint64_t samples_per_epoch,
 		  uint64_t seed, uint32_t rank, uint32_t world, rf_rank_tail tail, char *err,
 		  size_t errlen)
 {
@@ -71,72 +71,72 @@ int rf_order_plan(rf_order *o, uint64_t n, rf_sampler kind, uint64_t samples_per
 	o->rank = rank;
 	o->world = world;
 	o->tail = tail;
-	o->rank_len = rf_rank_len(o->epoch_len, world, tail);
+	o->rank_len = rfi_rank_len(o->epoch_len, world, tail);
 	if (o->rank_len == 0) {
-		rf_fmt(err, errlen, "%llu positions per epoch cannot give each of %u ranks one "
+		rfi_fmt(err, errlen, "%llu positions per epoch cannot give each of %u ranks one "
 		       "(rank_tail = drop)", (unsigned long long)o->epoch_len, world);
 		return RF_EEMPTY;
 	}
 	return 0;
 }
 
-int rf_order_tables(rf_order *o, const rf_index *idx, char *err, size_t errlen)
+int rfi_order_tables(rf_order *o, const rf_index *idx, char *err, size_t errlen)
 {
 	if (o->kind == RF_SAMPLER_WEIGHTED) {
 		if (!idx->weights) {
-			rf_fmt(err, errlen, "config: sampler = weighted needs per-sample weights: a "
+			rfi_fmt(err, errlen, "config: sampler = weighted needs per-sample weights: a "
 			       "manifest with a third column (path<TAB>label<TAB>weight)");
 			return RF_ECONFIG;
 		}
-		return rf_alias_build(&o->alias, idx->weights, o->n, err, errlen);
+		return rfi_alias_build(&o->alias, idx->weights, o->n, err, errlen);
 	}
 	if (o->kind == RF_SAMPLER_BALANCED) {
 		double *w = balanced_weights(idx);
 		if (!w) {
-			rf_fmt(err, errlen, "balanced sampler: out of memory");
+			rfi_fmt(err, errlen, "balanced sampler: out of memory");
 			return -ENOMEM;
 		}
-		int ret = rf_alias_build(&o->alias, w, o->n, err, errlen);
+		int ret = rfi_alias_build(&o->alias, w, o->n, err, errlen);
 		free(w);
 		return ret;
 	}
 	return 0;
 }
 
-int rf_order_init(rf_order *o, const rf_index *idx, uint64_t n, rf_sampler kind,
+int rfi_order_init(rf_order *o, const rf_index *idx, uint64_t n, rf_sampler kind,
 		  uint64_t samples_per_epoch, uint64_t seed, uint32_t rank, uint32_t world,
 		  rf_rank_tail tail, char *err, size_t errlen)
 {
-	int ret = rf_order_plan(o, n, kind, samples_per_epoch, seed, rank, world, tail, err, errlen);
-	return ret ? ret : rf_order_tables(o, idx, err, errlen);
+	int ret = rfi_order_plan(o, n, kind, samples_per_epoch, seed, rank, world, tail, err, errlen);
+	return ret ? ret : rfi_order_tables(o, idx, err, errlen);
 }
 
-void rf_order_free(rf_order *o)
+void rfi_order_free(rf_order *o)
 {
 	if (o)
-		rf_alias_free(&o->alias);
+		rfi_alias_free(&o->alias);
 }
 
-uint64_t rf_order_sample(const rf_order *o, uint64_t epoch, uint64_t g, uint32_t attempt)
+uint64_t rfi_order_sample(const rf_order *o, uint64_t epoch, uint64_t g, uint32_t attempt)
 {
 	if (o->kind == RF_SAMPLER_WEIGHTED || o->kind == RF_SAMPLER_BALANCED) {
 		/* A counter-based draw: the hash of (seed, epoch, position,
 		 * attempt), never a generator's running state. */
-		uint64_t h = rf_mix64(o->seed ^ 0x7765696768746564ull);
-		h = rf_mix64(h ^ epoch);
-		h = rf_mix64(h ^ g);
-		h = rf_mix64(h ^ attempt);
-		uint32_t coin = (uint32_t)rf_mix64(h ^ 0xc0ffee1234567891ull);
-		return rf_alias_draw(&o->alias, h, coin);
+		uint64_t h = rfi_mix64(o->seed ^ 0x7765696768746564ull);
+		h = rfi_mix64(h ^ epoch);
+		h = rfi_mix64(h ^ g);
+		h = rfi_mix64(h ^ attempt);
+		uint32_t coin = (uint32_t)rfi_mix64(h ^ 0xc0ffee1234567891ull);
+		return rfi_alias_draw(&o->alias, h, coin);
 	}
 	if (attempt)
-		return rf_replacement(o->n, o->seed, epoch, g, attempt);
+		return rfi_replacement(o->n, o->seed, epoch, g, attempt);
 	rf_perm perm;
-	rf_perm_init(&perm, o->n, o->seed, epoch, o->kind == RF_SAMPLER_SHUFFLE);
-	return rf_perm_at(&perm, g);
+	rfi_perm_init(&perm, o->n, o->seed, epoch, o->kind == RF_SAMPLER_SHUFFLE);
+	return rfi_perm_at(&perm, g);
 }
 
-size_t rf_order_memory(const rf_order *o)
+size_t rfi_order_memory(const rf_order *o)
 {
 	return o->alias.e ? (size_t)o->alias.n * RF_ALIAS_BYTES_PER_SAMPLE : 0;
 }

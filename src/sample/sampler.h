@@ -4,7 +4,7 @@
  * takes the global positions r, r + W, r + 2W, ... Everything is a pure
  * function of (seed, epoch, position, attempt): the loader's position is a
  * few integers, any place can be computed directly, from any thread.
- * Read-only after rf_order_init(); shared by every thread without locks. */
+ * Read-only after rfi_order_init(); shared by every thread without locks. */
 #ifndef RF_SAMPLER_H
 #define RF_SAMPLER_H
 
@@ -31,13 +31,13 @@ typedef struct rf_order {
 /* Positions each of world ranks takes of a stream of total positions:
  * total / world, rounded up (rank_tail PAD: the short ranks repeat the
  * stream's first positions) or down (DROP). */
-static inline uint64_t rf_rank_len(uint64_t total, uint32_t world, rf_rank_tail tail)
+static inline uint64_t rfi_rank_len(uint64_t total, uint32_t world, rf_rank_tail tail)
 {
 	return tail == RF_RANK_TAIL_DROP ? total / world : total / world + (total % world != 0);
 }
 
 /* Batches of batch_size in rank_len positions (drop_last: full ones only). */
-static inline uint64_t rf_rank_batches(uint64_t rank_len, uint32_t batch_size, int drop_last)
+static inline uint64_t rfi_rank_batches(uint64_t rank_len, uint32_t batch_size, int drop_last)
 {
 	return drop_last ? rank_len / batch_size : (rank_len + batch_size - 1) / batch_size;
 }
@@ -47,24 +47,24 @@ static inline uint64_t rf_rank_batches(uint64_t rank_len, uint32_t batch_size, i
  * WEIGHTED and BALANCED, the draws per epoch. WEIGHTED needs idx->weights.
  * Returns 0; RF_ECONFIG (no weights for WEIGHTED, bad weights), RF_EEMPTY
  * (rank_tail DROP leaves no position per rank) or -ENOMEM, with err set. */
-int rf_order_init(rf_order *o, const rf_index *idx, uint64_t n, rf_sampler kind,
+int rfi_order_init(rf_order *o, const rf_index *idx, uint64_t n, rf_sampler kind,
 		  uint64_t samples_per_epoch, uint64_t seed, uint32_t rank, uint32_t world,
 		  rf_rank_tail tail, char *err, size_t errlen);
 
-/* rf_order_init() in its two steps: the arithmetic (pure: kind, n, epoch
+/* rfi_order_init() in its two steps: the arithmetic (pure: kind, n, epoch
  * and rank lengths; RF_EEMPTY when rank_tail DROP leaves no position per
  * rank), then the tables WEIGHTED and BALANCED draw from (allocated). */
-int rf_order_plan(rf_order *o, uint64_t n, rf_sampler kind, uint64_t samples_per_epoch,
+int rfi_order_plan(rf_order *o, uint64_t n, rf_sampler kind, uint64_t samples_per_epoch,
 		  uint64_t seed, uint32_t rank, uint32_t world, rf_rank_tail tail, char *err,
 		  size_t errlen);
-int rf_order_tables(rf_order *o, const rf_index *idx, char *err, size_t errlen);
+int rfi_order_tables(rf_order *o, const rf_index *idx, char *err, size_t errlen);
 
-void rf_order_free(rf_order *o);
+void rfi_order_free(rf_order *o);
 
 /* The global position behind this rank's position q (< rank_len) of an
  * epoch. A padded position wraps to the start of the epoch: it repeats that
  * position, its replacements included. */
-static inline uint64_t rf_order_global(const rf_order *o, uint64_t q)
+static inline uint64_t rfi_order_global(const rf_order *o, uint64_t q)
 {
 	uint64_t g = o->blocked ? (uint64_t)o->rank * o->rank_len + q
 				: (uint64_t)o->rank + (uint64_t)o->world * q;
@@ -75,9 +75,9 @@ static inline uint64_t rf_order_global(const rf_order *o, uint64_t q)
  * sampler's choice, attempt k >= 1 the k-th replacement of a bad sample
  * (uniform over the dataset for SHUFFLE and SEQUENTIAL, another weighted
  * draw for WEIGHTED and BALANCED). */
-uint64_t rf_order_sample(const rf_order *o, uint64_t epoch, uint64_t g, uint32_t attempt);
+uint64_t rfi_order_sample(const rf_order *o, uint64_t epoch, uint64_t g, uint32_t attempt);
 
 /* Bytes the sampler holds (the alias table), 0 for SHUFFLE and SEQUENTIAL. */
-size_t rf_order_memory(const rf_order *o);
+size_t rfi_order_memory(const rf_order *o);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "sample/order.h"
 
-int rf_shard_order_init(rf_shard_order *o, const rf_index *idx, uint64_t seed, int shuffle,
+int rfi_shard_order_init(rf_shard_order *o, const rf_index *idx, uint64_t seed, int shuffle,
 			uint32_t block)
 {
 	memset(o, 0, sizeof(*o));
@@ -35,11 +35,11 @@ int rf_shard_order_init(rf_shard_order *o, const rf_index *idx, uint64_t seed, i
 	}
 	return 0;
 nomem:
-	rf_shard_order_free(o);
+	rfi_shard_order_free(o);
 	return -ENOMEM;
 }
 
-void rf_shard_order_free(rf_shard_order *o)
+void rfi_shard_order_free(rf_shard_order *o)
 {
 	free(o->first);
 	free(o->len);
@@ -60,10 +60,10 @@ static const struct rf_shard_epoch *epoch_of(rf_shard_order *o, uint64_t epoch)
 	o->next_evict = (o->next_evict + 1) % RF_SHARD_ORDER_EPOCHS;
 	rf_perm perm;
 	/* the shards' own permutation: another key than the samples' */
-	rf_perm_init(&perm, o->nshards, o->seed ^ 0x7368617264732121ull, epoch, o->shuffle);
+	rfi_perm_init(&perm, o->nshards, o->seed ^ 0x7368617264732121ull, epoch, o->shuffle);
 	uint64_t at = 0;
 	for (uint32_t i = 0; i < o->nshards; i++) {
-		c->order[i] = (uint32_t)rf_perm_at(&perm, i);
+		c->order[i] = (uint32_t)rfi_perm_at(&perm, i);
 		c->start[i] = at;
 		at += o->len[c->order[i]];
 	}
@@ -73,7 +73,7 @@ static const struct rf_shard_epoch *epoch_of(rf_shard_order *o, uint64_t epoch)
 	return c;
 }
 
-uint64_t rf_shard_order_sample(rf_shard_order *o, uint64_t epoch, uint64_t g)
+uint64_t rfi_shard_order_sample(rf_shard_order *o, uint64_t epoch, uint64_t g)
 {
 	/* the block shuffle: g's block, permuted within itself (the last block
 	 * may be shorter) */
@@ -81,8 +81,8 @@ uint64_t rf_shard_order_sample(rf_shard_order *o, uint64_t epoch, uint64_t g)
 		uint64_t b = g / o->block, base = b * o->block;
 		uint64_t size = o->n - base < o->block ? o->n - base : o->block;
 		rf_perm perm;
-		rf_perm_init(&perm, size, o->seed ^ b, epoch, 1);
-		g = base + rf_perm_at(&perm, g - base);
+		rfi_perm_init(&perm, size, o->seed ^ b, epoch, 1);
+		g = base + rfi_perm_at(&perm, g - base);
 	}
 	const struct rf_shard_epoch *c = epoch_of(o, epoch);
 	/* the shard whose run holds stream position g: the last start <= g */

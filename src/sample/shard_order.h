@@ -8,7 +8,7 @@
  * any position is computed directly, so resume is exact and a rank can
  * start anywhere. With shuffling off: shards and samples in index order.
  *
- * Thread rule: one thread (the ring thread) calls rf_shard_order_sample();
+ * Thread rule: one thread (the ring thread) calls rfi_shard_order_sample();
  * it keeps the last epochs' shard offsets (nshards integers each). */
 #ifndef RF_SHARD_ORDER_H
 #define RF_SHARD_ORDER_H
@@ -37,11 +37,11 @@ typedef struct rf_shard_order {
 } rf_shard_order;
 
 /* Over idx (a shard source). @return : 0, or -ENOMEM. */
-int rf_shard_order_init(rf_shard_order *o, const rf_index *idx, uint64_t seed, int shuffle,
+int rfi_shard_order_init(rf_shard_order *o, const rf_index *idx, uint64_t seed, int shuffle,
 			uint32_t block);
-void rf_shard_order_free(rf_shard_order *o);
+void rfi_shard_order_free(rf_shard_order *o);
 
 /* The sample at global position g (< n) of epoch. */
-uint64_t rf_shard_order_sample(rf_shard_order *o, uint64_t epoch, uint64_t g);
+uint64_t rfi_shard_order_sample(rf_shard_order *o, uint64_t epoch, uint64_t g);
 
 #endif

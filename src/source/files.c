@@ -29,7 +29,7 @@ static int claims(const char *source, const struct stat *st, const rf_source_par
 static const char *first_loose(const rf_index *idx)
 {
 	for (size_t i = 0; i < idx->count; i++) {
-		const char *p = rf_index_path(idx, i), *base = strrchr(p, '/');
+		const char *p = rfi_index_path(idx, i), *base = strrchr(p, '/');
 		size_t n = strlen(p);
 		base = base ? base + 1 : p;
 		if (!(n > 4 && !strcmp(p + n - 4, ".tar")) && strcmp(base, "zstd.dict"))
@@ -44,22 +44,22 @@ static int build_folder(rf_source *s, const char *source, const rf_source_params
 			size_t errlen)
 {
 	rf_index *idx = &s->index;
-	int ret = rf_index_walk_imagefolder(idx, source, p->mode, err, errlen);
+	int ret = rfi_index_walk_imagefolder(idx, source, p->mode, err, errlen);
 	if (ret || (p->mode & RF_INDEX_FILES) || !idx->walk_tars)
 		return ret;
 	uint64_t tars = idx->walk_tars;
 	uint64_t loose = idx->count - (s->raw ? tars + idx->walk_pack_files : 0);
 	char tar[256], file[256];
-	rf_fmt(tar, sizeof(tar), "%s", idx->walk_first_tar);
-	rf_fmt(file, sizeof(file), "%s", first_loose(idx));
+	rfi_fmt(tar, sizeof(tar), "%s", idx->walk_first_tar);
+	rfi_fmt(file, sizeof(file), "%s", first_loose(idx));
 	if (loose) {
-		rf_fmt(err, errlen, "source '%s' holds both .tar files (%llu, such as '%s') and "
+		rfi_fmt(err, errlen, "source '%s' holds both .tar files (%llu, such as '%s') and "
 		       "loose %s (%llu, such as '%s'): say which it is with source_kind = tar or "
 		       "files (--source-kind tar|files)", source, (unsigned long long)tars, tar,
 		       s->raw ? "files" : "images", (unsigned long long)loose, file);
 		return RF_EINDEX;
 	}
-	return rf_source_tar_folder(s, source, tars, tar, p, err, errlen);
+	return rfi_source_tar_folder(s, source, tars, tar, p, err, errlen);
 }
 
 /* A regular file given as the source is read as a manifest; an image there
@@ -81,7 +81,7 @@ static int image_as_source(const char *source, char *err, size_t errlen)
 		n = pread(fd, head, sizeof(head), 0);
 		close(fd);
 	}
-	rf_image_format f = n > 0 ? rf_image_sniff(head, (size_t)n) : RF_FORMAT_UNKNOWN;
+	rf_image_format f = n > 0 ? rfi_image_sniff(head, (size_t)n) : RF_FORMAT_UNKNOWN;
 	if (f == RF_FORMAT_UNKNOWN)
 		return 0;
 	/* an ImageFolder is ROOT/CLASS/IMAGE: the root is two folders up */
@@ -93,7 +93,7 @@ static int image_as_source(const char *source, char *err, size_t errlen)
 		else
 			root = NULL;
 	}
-	rf_fmt(err, errlen, "source '%s' is %s, not a dataset: give the dataset's folder, whose "
+	rfi_fmt(err, errlen, "source '%s' is %s, not a dataset: give the dataset's folder, whose "
 	       "subfolders (one per class) hold the images%s%s%s, or a manifest of "
 	       "path<TAB>label lines", source, what[f], root ? " (for this image: '" : "",
 	       root ? root : "", root ? "')" : "");
@@ -110,17 +110,17 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	} else if (S_ISREG(st->st_mode)) {
 		ret = image_as_source(source, err, errlen)
 			      ? RF_EINDEX
-			      : rf_index_parse_manifest(&s->index, source, err, errlen);
+			      : rfi_index_parse_manifest(&s->index, source, err, errlen);
 	} else {
-		rf_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
+		rfi_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
 		ret = RF_EINDEX;
 	}
-	return ret ? ret : rf_records_finish(s, source, st, err, errlen);
+	return ret ? ret : rfi_records_finish(s, source, st, err, errlen);
 }
 
 static const char *name(const rf_source *s, uint64_t i, char *buf, size_t len)
 {
-	rf_fmt(buf, len, "%s", rf_index_path(&s->index, i));
+	rfi_fmt(buf, len, "%s", rfi_index_path(&s->index, i));
 	return buf;
 }
 
@@ -129,12 +129,12 @@ static int check(const rf_source *s, uint64_t i, char *reason, size_t len)
 	int64_t size = s->index.entries[i].size;
 	if (size < 0) { /* an errno: the walk and the cache check it */
 		char why[RF_SOURCE_REASON_LEN];
-		if (!rf_source_not_regular(s, i, reason, len))
-			rf_fmt(reason, len, "%s", rf_index_bad_reason(size, why, sizeof(why)));
+		if (!rfi_source_not_regular(s, i, reason, len))
+			rfi_fmt(reason, len, "%s", rfi_index_bad_reason(size, why, sizeof(why)));
 		return (int)size;
 	}
 	if (size == 0) {
-		rf_fmt(reason, len, "empty file");
+		rfi_fmt(reason, len, "empty file");
 		return RF_EBADSAMPLE;
 	}
 	return 0;
@@ -145,7 +145,7 @@ static int check(const rf_source *s, uint64_t i, char *reason, size_t len)
 static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
 {
 	uint32_t size = (uint32_t)s->index.entries[i].size;
-	*r = (rf_source_read){ .path = rf_index_path(&s->index, i), .shard = RF_NO_SHARD,
+	*r = (rf_source_read){ .path = rfi_index_path(&s->index, i), .shard = RF_NO_SHARD,
 			       .len = size + 1, .expect = size };
 }
 
@@ -159,7 +159,7 @@ static void cut_short(const rf_source *s, const rf_source_read *r, int got, char
 		      size_t len)
 {
 	(void)s;
-	rf_fmt(reason, len, "file %s since it was indexed (%lld bytes then, read %d)",
+	rfi_fmt(reason, len, "file %s since it was indexed (%lld bytes then, read %d)",
 	       (int64_t)got < (int64_t)r->expect ? "shrank" : "grew", (long long)r->expect, got);
 }
 
@@ -169,15 +169,15 @@ const rf_source_ops rf_source_files = {
 	.claims = claims,
 	.build = build,
 	.name_of = name,
-	.label = rf_records_label,
+	.label = rfi_records_label,
 	.check = check,
 	.read_of = read_of,
 	.stage = stage,
 	.cut_short = cut_short,
-	.fingerprint = rf_records_fingerprint,
-	.samples = rf_records_samples,
-	.largest_read = rf_records_no_largest,
-	.shard_bytes = rf_records_no_shard_bytes,
-	.memory = rf_records_memory,
+	.fingerprint = rfi_records_fingerprint,
+	.samples = rfi_records_samples,
+	.largest_read = rfi_records_no_largest,
+	.shard_bytes = rfi_records_no_shard_bytes,
+	.memory = rfi_records_memory,
 	.cached = 1,
 };

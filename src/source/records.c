@@ -9,88 +9,88 @@
 #include "util/hash.h"
 #include "util/util.h"
 
-int32_t rf_records_label(const rf_source *s, uint64_t i)
+int32_t rfi_records_label(const rf_source *s, uint64_t i)
 {
 	return s->index.entries[i].label;
 }
 
-uint64_t rf_records_samples(const rf_source *s)
+uint64_t rfi_records_samples(const rf_source *s)
 {
 	return s->index.count;
 }
 
-uint64_t rf_records_no_largest(const rf_source *s)
+uint64_t rfi_records_no_largest(const rf_source *s)
 {
 	(void)s;
 	return 0;
 }
 
-uint64_t rf_records_no_shard_bytes(const rf_source *s, uint32_t shard)
+uint64_t rfi_records_no_shard_bytes(const rf_source *s, uint32_t shard)
 {
 	(void)s, (void)shard;
 	return 0;
 }
 
-size_t rf_records_memory(const rf_source *s)
+size_t rfi_records_memory(const rf_source *s)
 {
-	return rf_index_memory(&s->index);
+	return rfi_index_memory(&s->index);
 }
 
 /* Every record's name, size and label (and weight): another tree, another
  * list or other shards give another value. */
-uint64_t rf_records_fingerprint(const rf_source *s, int with_weights)
+uint64_t rfi_records_fingerprint(const rf_source *s, int with_weights)
 {
 	const rf_index *idx = &s->index;
-	uint64_t h = rf_hash_u64(0x6461746173657421ull, idx->count);
+	uint64_t h = rfi_hash_u64(0x6461746173657421ull, idx->count);
 	for (size_t i = 0; i < idx->count; i++) {
 		const rf_index_entry *e = &idx->entries[i];
-		h = rf_hash_bytes(h, idx->paths + e->path_off, e->path_len);
-		h = rf_hash_u64(h, (uint64_t)e->size);
-		h = rf_hash_u64(h, (uint64_t)(uint32_t)e->label);
+		h = rfi_hash_bytes(h, idx->paths + e->path_off, e->path_len);
+		h = rfi_hash_u64(h, (uint64_t)e->size);
+		h = rfi_hash_u64(h, (uint64_t)(uint32_t)e->label);
 		if (with_weights && idx->weights) {
 			uint64_t bits;
 			memcpy(&bits, &idx->weights[i], sizeof(bits));
-			h = rf_hash_u64(h, bits);
+			h = rfi_hash_u64(h, bits);
 		}
 	}
 	return h;
 }
 
-int rf_source_not_regular(const rf_source *s, uint64_t i, char *reason, size_t len)
+int rfi_source_not_regular(const rf_source *s, uint64_t i, char *reason, size_t len)
 {
 	rf_source_read r;
-	rf_source_read_of(s, i, &r);
+	rfi_source_read_of(s, i, &r);
 	struct stat st;
-	if (fstatat(s->index.root_fd, rf_source_file(s, &r), &st, 0) || S_ISREG(st.st_mode))
+	if (fstatat(s->index.root_fd, rfi_source_file(s, &r), &st, 0) || S_ISREG(st.st_mode))
 		return 0;
-	rf_fmt(reason, len, "not a regular file (%s)", rf_file_kind(st.st_mode));
+	rfi_fmt(reason, len, "not a regular file (%s)", rfi_file_kind(st.st_mode));
 	return 1;
 }
 
-int rf_records_finish(rf_source *s, const char *source, const struct stat *st, char *err,
+int rfi_records_finish(rf_source *s, const char *source, const struct stat *st, char *err,
 		      size_t errlen)
 {
 	rf_index *idx = &s->index;
 	if (idx->count == 0) {
-		rf_fmt(err, errlen, "source '%s': no samples found%s", source,
+		rfi_fmt(err, errlen, "source '%s': no samples found%s", source,
 		       idx->nshards ? " in its shards"
 		       : st && S_ISDIR(st->st_mode) ? " (ImageFolder layout: CLASS/.../*.jpg)" : "");
 		return RF_EEMPTY;
 	}
-	int ret = rf_index_extras_settle(idx); /* the records are in their order now */
+	int ret = rfi_index_extras_settle(idx); /* the records are in their order now */
 	if (ret)
 		return ret;
-	rf_index_trim(idx);
+	rfi_index_trim(idx);
 	return 0;
 }
 
-const char *rf_source_path(const rf_source *s, uint64_t i, char *buf, size_t len)
+const char *rfi_source_path(const rf_source *s, uint64_t i, char *buf, size_t len)
 {
 	char name[1024];
-	rf_source_name(s, i, name, sizeof(name));
-	if (name[0] == '/' || !s->index.root || rf_index_is_url(name)) /* a list's URL: as it is */
-		rf_fmt(buf, len, "%s", name);
+	rfi_source_name(s, i, name, sizeof(name));
+	if (name[0] == '/' || !s->index.root || rfi_index_is_url(name)) /* a list's URL: as it is */
+		rfi_fmt(buf, len, "%s", name);
 	else
-		rf_fmt(buf, len, "%s/%s", s->index.root, name);
+		rfi_fmt(buf, len, "%s/%s", s->index.root, name);
 	return buf;
 }

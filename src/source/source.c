@@ -22,7 +22,7 @@ static const rf_source_ops *const probe_table[] = {
 	&rf_source_files,
 };
 
-const rf_source_ops *rf_source_kind_ops(rf_kind kind)
+const rf_source_ops *rfi_source_kind_ops(rf_kind kind)
 {
 	switch (kind) {
 	case RF_KIND_FILES: return &rf_source_files;
@@ -60,14 +60,14 @@ static int build(rf_source *s, const char *source, const rf_source_params *p, ch
 		 size_t errlen)
 {
 	if (!source || !*source) {
-		rf_fmt(err, errlen, "source: not set");
+		rfi_fmt(err, errlen, "source: not set");
 		return -EINVAL;
 	}
 	struct stat st;
 	int exists = stat(source, &st) == 0;
 	if (!exists && errno != ENOENT) {
 		int e = errno;
-		rf_fmt(err, errlen, "source '%s': %s", source, strerror(e));
+		rfi_fmt(err, errlen, "source '%s': %s", source, strerror(e));
 		return -e;
 	}
 	s->ops = probe(source, exists ? &st : NULL, p);
@@ -86,22 +86,22 @@ static int load_cache(rf_source *s, const char *source, const rf_source_params *
 	char why[512];
 	/* before the walk: a cache path that names a file of the user's fails
 	 * open, rather than the walk and then the write */
-	int bad = rf_index_cache_check_target(p->cache, why, sizeof(why));
+	int bad = rfi_index_cache_check_target(p->cache, why, sizeof(why));
 	if (bad) {
-		rf_fmt(err, errlen, "config: index_cache: %s", why);
+		rfi_fmt(err, errlen, "config: index_cache: %s", why);
 		return bad;
 	}
-	if (rf_index_cache_load(&s->index, source, p->mode, p->cache, why, sizeof(why))) {
-		rf_log(p->log_level, RF_LOG_INFO, "%s: walking the source", why);
+	if (rfi_index_cache_load(&s->index, source, p->mode, p->cache, why, sizeof(why))) {
+		rfi_log(p->log_level, RF_LOG_INFO, "%s: walking the source", why);
 		return 1;
 	}
 	/* the kind that built it, as the cache says (a folder may have turned
 	 * out to hold tar shards) */
-	const rf_source_ops *ops = rf_source_kind_ops((rf_kind)s->index.kind);
+	const rf_source_ops *ops = rfi_source_kind_ops((rf_kind)s->index.kind);
 	if (!ops || !ops->cached) {
-		rf_log(p->log_level, RF_LOG_INFO, "index cache '%s': of no kind kept in a cache "
+		rfi_log(p->log_level, RF_LOG_INFO, "index cache '%s': of no kind kept in a cache "
 		       "(%u): walking the source", p->cache, (unsigned)s->index.kind);
-		rf_index_free(&s->index);
+		rfi_index_free(&s->index);
 		source_init(s, p);
 		return 1;
 	}
@@ -111,30 +111,30 @@ static int load_cache(rf_source *s, const char *source, const rf_source_params *
 	return 0;
 }
 
-int rf_source_open(rf_source *s, const char *source, const rf_source_params *p, char *err,
+int rfi_source_open(rf_source *s, const char *source, const rf_source_params *p, char *err,
 		   size_t errlen)
 {
 	source_init(s, p);
 	int ret = 1;
 	/* token sources are not cached (a few headers); a remote source's index
 	 * is taken once its shards are listed (tar_shards.c) */
-	if (p->cache && !p->seq_len && !rf_index_is_url(source))
+	if (p->cache && !p->seq_len && !rfi_index_is_url(source))
 		ret = load_cache(s, source, p, err, errlen);
 	if (ret < 0)
 		return ret;
 	if (ret == 1) {
 		ret = build(s, source, p, err, errlen);
 		if (ret) {
-			rf_source_free(s);
+			rfi_source_free(s);
 			return ret;
 		}
-		rf_index_warn_unkept(&s->index, source, p->log_level);
+		rfi_index_warn_unkept(&s->index, source, p->log_level);
 		char why[512];
 		/* kept for the next run, unless it came from there (a remote
 		 * source's index object) or is a URL (read-only) */
-		if (p->cache && s->ops->cached && !s->cached && !rf_index_is_url(p->cache) &&
-		    rf_index_cache_write(&s->index, source, p->cache, why, sizeof(why)))
-			rf_log(p->log_level, RF_LOG_WARN, "%s", why);
+		if (p->cache && s->ops->cached && !s->cached && !rfi_index_is_url(p->cache) &&
+		    rfi_index_cache_write(&s->index, source, p->cache, why, sizeof(why)))
+			rfi_log(p->log_level, RF_LOG_WARN, "%s", why);
 	}
 	if (!s->ops->zstd_dict)
 		return 0;
@@ -143,24 +143,24 @@ int rf_source_open(rf_source *s, const char *source, const rf_source_params *p, 
 	return 0;
 }
 
-void rf_source_free(rf_source *s)
+void rfi_source_free(rf_source *s)
 {
 	if (!s)
 		return;
 	if (s->ops && s->ops->free)
 		s->ops->free(s);
-	rf_index_free(&s->index);
+	rfi_index_free(&s->index);
 	memset(s, 0, sizeof(*s));
 	s->index.root_fd = -1;
 }
 
-int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
+int rfi_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
 			    void *user, rf_log_level log_level, char *err, size_t errlen)
 {
 	rf_source s;
 	rf_source_params p = { .mode = any_name, .progress = progress, .progress_user = user,
 			       .log_level = log_level };
-	int ret = rf_source_open(&s, source, &p, err, errlen);
+	int ret = rfi_source_open(&s, source, &p, err, errlen);
 	memset(idx, 0, sizeof(*idx));
 	idx->root_fd = -1;
 	if (ret)
@@ -169,25 +169,25 @@ int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_
 	return 0;
 }
 
-int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen)
+int rfi_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen)
 {
-	return rf_index_build_progress(idx, source, any_name, NULL, NULL, RF_LOG_WARN, err, errlen);
+	return rfi_index_build_progress(idx, source, any_name, NULL, NULL, RF_LOG_WARN, err, errlen);
 }
 
 int rfi_index_write(const char *source, int raw, const char *path, uint64_t *files,
 		    rf_progress_fn progress, void *user, char *err, size_t errlen)
 {
 	rf_index idx;
-	int ret = rf_index_build_progress(&idx, source, raw, progress, user, RF_LOG_WARN, err, errlen);
+	int ret = rfi_index_build_progress(&idx, source, raw, progress, user, RF_LOG_WARN, err, errlen);
 	if (ret) {
-		rf_redact(err, err, errlen); /* a URL's password stays in the process */
+		rfi_redact(err, err, errlen); /* a URL's password stays in the process */
 		return ret;
 	}
-	ret = rf_index_cache_write(&idx, source, path, err, errlen);
+	ret = rfi_index_cache_write(&idx, source, path, err, errlen);
 	if (ret)
-		rf_redact(err, err, errlen);
+		rfi_redact(err, err, errlen);
 	if (files)
 		*files = idx.count;
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	return ret;
 }

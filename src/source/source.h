@@ -96,7 +96,7 @@ typedef struct rf_source_frames {
 } rf_source_frames;
 
 /* One kind: a row of the probe table. Functions taking a sample id get one
- * below rf_source_samples(). */
+ * below rfi_source_samples(). */
 typedef struct rf_source_ops {
 	rf_kind kind;     /* the tag of the sources it builds */
 	const char *name; /* for messages: "loose files", "tar shards", ... */
@@ -166,91 +166,91 @@ struct rf_source {
  * @return : 0; -ENOENT and kin (source unusable); RF_EINDEX; RF_EEMPTY (no
  *           sample); RF_ECONFIG (a cache path that is not a cache);
  *           -ENOMEM; err[errlen] then says why. */
-int rf_source_open(rf_source *s, const char *source, const rf_source_params *p, char *err,
+int rfi_source_open(rf_source *s, const char *source, const rf_source_params *p, char *err,
 		   size_t errlen);
 /* Frees what open built; accepts a zeroed or freed source. */
-void rf_source_free(rf_source *s);
+void rfi_source_free(rf_source *s);
 
 /* Room for a reason (the loader's RF_REASON_LEN). */
 #define RF_SOURCE_REASON_LEN 192
 
 /* The kinds, in probe order, and the one of each tag. */
 extern const rf_source_ops rf_source_files, rf_source_tar, rf_source_tokens;
-const rf_source_ops *rf_source_kind_ops(rf_kind kind);
+const rf_source_ops *rfi_source_kind_ops(rf_kind kind);
 
-static inline uint64_t rf_source_samples(const rf_source *s)
+static inline uint64_t rfi_source_samples(const rf_source *s)
 {
 	return s->ops->samples(s);
 }
 
-static inline const char *rf_source_name(const rf_source *s, uint64_t i, char *buf, size_t len)
+static inline const char *rfi_source_name(const rf_source *s, uint64_t i, char *buf, size_t len)
 {
 	return s->ops->name_of(s, i, buf, len);
 }
 
-static inline int32_t rf_source_label(const rf_source *s, uint64_t i)
+static inline int32_t rfi_source_label(const rf_source *s, uint64_t i)
 {
 	return s->ops->label(s, i);
 }
 
-static inline void rf_source_read_of(const rf_source *s, uint64_t i, rf_source_read *r)
+static inline void rfi_source_read_of(const rf_source *s, uint64_t i, rf_source_read *r)
 {
 	s->ops->read_of(s, i, r);
 }
 
-static inline rf_stage rf_source_stage(const rf_source *s, uint64_t i)
+static inline rf_stage rfi_source_stage(const rf_source *s, uint64_t i)
 {
 	return s->ops->stage(s, i);
 }
 
 /* Bytes per stored token of a source whose samples are token rows, else 0. */
-static inline uint32_t rf_source_token_width(const rf_source *s)
+static inline uint32_t rfi_source_token_width(const rf_source *s)
 {
 	return s->ops->token_width ? s->ops->token_width(s) : 0;
 }
 
 /* What to call sample i in a message or a report to the user: its name
- * (rf_source_name) under the source's root folder, or as it is when the
+ * (rfi_source_name) under the source's root folder, or as it is when the
  * name is already absolute (a manifest's absolute paths). Every message
  * and the on_sample_error callback name a sample this one way. @return : buf. */
-const char *rf_source_path(const rf_source *s, uint64_t i, char *buf, size_t len);
+const char *rfi_source_path(const rf_source *s, uint64_t i, char *buf, size_t len);
 
 /* The file a read is from, relative to the root. */
-static inline const char *rf_source_file(const rf_source *s, const rf_source_read *r)
+static inline const char *rfi_source_file(const rf_source *s, const rf_source_read *r)
 {
 	return r->path ? r->path : s->index.shards[r->shard];
 }
 
 /* Helpers the kinds of records share (records.c): a record's label, its
  * check, name, fingerprint and memory. */
-int32_t rf_records_label(const rf_source *s, uint64_t i);
-int rf_records_check(const rf_source *s, uint64_t i, char *reason, size_t len);
-uint64_t rf_records_fingerprint(const rf_source *s, int with_weights);
-uint64_t rf_records_samples(const rf_source *s);
-size_t rf_records_memory(const rf_source *s);
-uint64_t rf_records_no_largest(const rf_source *s);
-uint64_t rf_records_no_shard_bytes(const rf_source *s, uint32_t shard);
+int32_t rfi_records_label(const rf_source *s, uint64_t i);
+int rfi_records_check(const rf_source *s, uint64_t i, char *reason, size_t len);
+uint64_t rfi_records_fingerprint(const rf_source *s, int with_weights);
+uint64_t rfi_records_samples(const rf_source *s);
+size_t rfi_records_memory(const rf_source *s);
+uint64_t rfi_records_no_largest(const rf_source *s);
+uint64_t rfi_records_no_shard_bytes(const rf_source *s, uint32_t shard);
 /* After a build: refuses an empty index (naming the source, st: its stat
  * or NULL), and trims the growth slack (the index lives as long as the
  * loader). */
-int rf_records_finish(rf_source *s, const char *source, const struct stat *st, char *err,
+int rfi_records_finish(rf_source *s, const char *source, const struct stat *st, char *err,
 		      size_t errlen);
 
 /* Cold path, after a read of sample i failed or came short, or its stat
  * did: when its file is no longer a regular file (a FIFO, a device, a
  * folder), says so in reason and returns 1. */
-int rf_source_not_regular(const rf_source *s, uint64_t i, char *reason, size_t len);
+int rfi_source_not_regular(const rf_source *s, uint64_t i, char *reason, size_t len);
 
 /* files.c: a folder of only .tar files is a shard source; tar_shards.c
  * builds it from the walk's count. */
-int rf_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,
+int rfi_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,
 			 const rf_source_params *p, char *err, size_t errlen);
 
 /* The index of a loose-files or tar source (no cache), for what reads its
- * records alone (pack, tests): rf_source_open() with the kind's state
+ * records alone (pack, tests): rfi_source_open() with the kind's state
  * dropped. Token sources are refused (RF_EINDEX). */
-int rf_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen);
-int rf_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
+int rfi_index_build(rf_index *idx, const char *source, int any_name, char *err, size_t errlen);
+int rfi_index_build_progress(rf_index *idx, const char *source, int any_name, rf_progress_fn progress,
 			    void *user, rf_log_level log_level, char *err, size_t errlen);
 
 /* rf_index_write() behind src/lib.c's checks (source and path not NULL, raw

@@ -1,4 +1,4 @@
-/* tar.c - rf_tar_scan_feed(): the headers of a tar shard, window by window
+/* tar.c - rfi_tar_scan_feed(): the headers of a tar shard, window by window
  * (see tar.h). A header is parsed only when all of its block is in the
  * window, and an extended header ('x', 'L') only with all of its data, so
  * that nothing but the pending name and size crosses from one window to the
@@ -160,7 +160,7 @@ static int parse_pax(rf_tar_scan *s, const uint8_t *p, size_t n, uint64_t at, ch
 		const uint8_t *val = eq + 1;
 		if (klen == 4 && !memcmp(key, "path", 4)) {
 			if (vlen > RF_TAR_NAME_MAX) {
-				rf_fmt(err, errlen, "pax header at offset %" PRIu64 ": path of %zu "
+				rfi_fmt(err, errlen, "pax header at offset %" PRIu64 ": path of %zu "
 				       "bytes: name too long (at most %d)", at, vlen, RF_TAR_NAME_MAX);
 				return -1;
 			}
@@ -175,13 +175,13 @@ static int parse_pax(rf_tar_scan *s, const uint8_t *p, size_t n, uint64_t at, ch
 			}
 		} else if (klen == 4 && !memcmp(key, "size", 4)) {
 			if (vlen && parse_dec(val, vlen, &s->size)) {
-				rf_fmt(err, errlen, "pax header at offset %" PRIu64 ": size '%.*s' is "
+				rfi_fmt(err, errlen, "pax header at offset %" PRIu64 ": size '%.*s' is "
 				       "not a number", at, (int)RF_MIN(vlen, (size_t)40), val);
 				return -1;
 			}
 			s->has_size = vlen > 0;
 		} else if (klen > 11 && !memcmp(key, "GNU.sparse.", 11)) {
-			rf_fmt(err, errlen, "pax header at offset %" PRIu64 ": sparse member "
+			rfi_fmt(err, errlen, "pax header at offset %" PRIu64 ": sparse member "
 			       "(%.*s): not supported", at, (int)klen, key);
 			return -1;
 		}
@@ -189,7 +189,7 @@ static int parse_pax(rf_tar_scan *s, const uint8_t *p, size_t n, uint64_t at, ch
 	}
 	return 0;
 bad:
-	rf_fmt(err, errlen, "pax header at offset %" PRIu64 ": bad record at byte %zu (expected "
+	rfi_fmt(err, errlen, "pax header at offset %" PRIu64 ": bad record at byte %zu (expected "
 	       "'LENGTH KEYWORD=VALUE\\n')", at, i);
 	return -1;
 }
@@ -200,7 +200,7 @@ static int parse_long_name(rf_tar_scan *s, const uint8_t *p, size_t n, uint64_t 
 {
 	size_t len = strnlen((const char *)p, n);
 	if (len > RF_TAR_NAME_MAX) {
-		rf_fmt(err, errlen, "GNU long name at offset %" PRIu64 ": %zu bytes: name too long "
+		rfi_fmt(err, errlen, "GNU long name at offset %" PRIu64 ": %zu bytes: name too long "
 		       "(at most %d)", at, len, RF_TAR_NAME_MAX);
 		return -1;
 	}
@@ -212,7 +212,7 @@ static int parse_long_name(rf_tar_scan *s, const uint8_t *p, size_t n, uint64_t 
 	return 0;
 }
 
-void rf_tar_scan_init(rf_tar_scan *s, uint64_t shard_size)
+void rfi_tar_scan_init(rf_tar_scan *s, uint64_t shard_size)
 {
 	memset(s, 0, sizeof(*s));
 	s->shard_size = shard_size;
@@ -250,7 +250,7 @@ static void damage(rf_tar_scan *s, uint64_t pos, int in_ext, const char *why)
 	if (!s->resync) {
 		s->resync = 1;
 		s->lost_off = s->ext ? s->ext_off : pos;
-		rf_fmt(s->why, sizeof(s->why), "%s", why);
+		rfi_fmt(s->why, sizeof(s->why), "%s", why);
 	}
 	s->skip_member |= in_ext || s->ext;
 	s->ext = s->name_from = s->has_size = 0;
@@ -291,7 +291,7 @@ static int at_end(rf_tar_scan *s, const uint8_t *tail, uint64_t left, rf_tar_mem
 		 * bytes there may be members cut off from their headers (a
 		 * zero block written over a header, a misaligned splice): lost */
 		if (s->junk || (left && !zeros)) {
-			rf_fmt(s->why, sizeof(s->why), "a zero block (the end of an archive) at offset "
+			rfi_fmt(s->why, sizeof(s->why), "a zero block (the end of an archive) at offset "
 			       "%" PRIu64 " is followed by bytes that are not zeros nor tar members, up "
 			       "to the end of the shard at %" PRIu64, s->end_off, size);
 			r = report_lost(RF_TAR_LOST_DAMAGED, "", s->end_off, size - s->end_off, s->why,
@@ -299,7 +299,7 @@ static int at_end(rf_tar_scan *s, const uint8_t *tail, uint64_t left, rf_tar_mem
 		} else if (size - s->end_off < 2 * RF_TAR_BLOCK) {
 			/* tar writes two zero blocks; one, or part of the second, is
 			 * what a cut inside them (or right after a zero block) leaves */
-			rf_fmt(why, sizeof(why), "the shard ends %" PRIu64 " bytes into its end-of-archive "
+			rfi_fmt(why, sizeof(why), "the shard ends %" PRIu64 " bytes into its end-of-archive "
 			       "blocks (two blocks of zeros) at offset %" PRIu64 " (cut there?)",
 			       size - s->end_off, s->end_off);
 			r = report_lost(RF_TAR_LOST_UNENDED, "", s->end_off, size - s->end_off, why, fn,
@@ -307,26 +307,26 @@ static int at_end(rf_tar_scan *s, const uint8_t *tail, uint64_t left, rf_tar_mem
 		}
 	} else if (s->resync || s->ext) {
 		if (!s->resync)
-			rf_fmt(s->why, sizeof(s->why), "extended header at offset %" PRIu64 " is "
+			rfi_fmt(s->why, sizeof(s->why), "extended header at offset %" PRIu64 " is "
 			       "followed by no member: the shard ends at %" PRIu64, s->ext_off, size);
 		uint64_t from = s->resync ? s->lost_off : s->ext_off;
 		s->resync = s->ext = 0;
 		r = report_lost(RF_TAR_LOST_DAMAGED, "", from, size - from, s->why, fn, user);
 	} else if (!zeros) {
-		rf_fmt(why, sizeof(why), "a partial header block at offset %" PRIu64 ": the shard "
+		rfi_fmt(why, sizeof(why), "a partial header block at offset %" PRIu64 ": the shard "
 		       "ends at %" PRIu64 " (cut)", pos, size);
 		r = report_lost(RF_TAR_LOST_DAMAGED, "", pos, left, why, fn, user);
 	} else {
 		/* nothing, or less than a block of zeros, where a header or the
 		 * end blocks belong */
-		rf_fmt(why, sizeof(why), "the shard ends at offset %" PRIu64 " without its "
+		rfi_fmt(why, sizeof(why), "the shard ends at offset %" PRIu64 " without its "
 		       "end-of-archive blocks (cut there?)", size);
 		r = report_lost(RF_TAR_LOST_UNENDED, "", pos, left, why, fn, user);
 	}
 	return r;
 }
 
-/* One header block at s->pos, as rf_tar_scan_feed looks at it: filled step
+/* One header block at s->pos, as rfi_tar_scan_feed looks at it: filled step
  * by step (the scan_* functions below). */
 typedef struct tar_at {
 	const uint8_t *h;   /* the block, in the window */
@@ -342,7 +342,7 @@ typedef struct tar_at {
 } tar_at;
 
 /* What a scan_* step says: go on with this header, go to the next block
- * (s->pos moved), or return *ret from rf_tar_scan_feed. */
+ * (s->pos moved), or return *ret from rfi_tar_scan_feed. */
 enum { SCAN_ON, SCAN_NEXT, SCAN_RETURN };
 
 /* Past the end blocks: zeros and junk skipped until a header comes (more
@@ -360,7 +360,7 @@ static int scan_after_end(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *
 	if (!s->junk)
 		return SCAN_ON;
 	s->junk = 0;
-	rf_fmt(a->why, sizeof(a->why), "a zero block (the end of an archive) at offset %" PRIu64
+	rfi_fmt(a->why, sizeof(a->why), "a zero block (the end of an archive) at offset %" PRIu64
 	       " is followed by bytes that are not tar members, then by more members at offset %"
 	       PRIu64, s->end_off, a->pos);
 	*ret = report_lost(RF_TAR_LOST_DAMAGED, "", s->end_off, a->pos - s->end_off, a->why, fn,
@@ -396,7 +396,7 @@ static int scan_resync(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *use
 static int scan_end_block(rf_tar_scan *s, tar_at *a)
 {
 	if (s->ext) {
-		rf_fmt(a->why, sizeof(a->why), "extended header at offset %" PRIu64 " is followed "
+		rfi_fmt(a->why, sizeof(a->why), "extended header at offset %" PRIu64 " is followed "
 		       "by the end of the archive, not a member", s->ext_off);
 		damage(s, a->pos, 1, a->why);
 		return SCAN_NEXT;
@@ -417,8 +417,8 @@ static int scan_header(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *use
 	if (!checksum_ok(a->h, &stored, &sum)) {
 		char st[24] = "unreadable";
 		if (stored != UINT64_MAX)
-			rf_fmt(st, sizeof(st), "%06" PRIo64, stored);
-		rf_fmt(a->why, sizeof(a->why), "header at offset %" PRIu64 ": bad checksum (stored "
+			rfi_fmt(st, sizeof(st), "%06" PRIo64, stored);
+		rfi_fmt(a->why, sizeof(a->why), "header at offset %" PRIu64 ": bad checksum (stored "
 		       "%s, computed %06" PRIo64 "): not a tar header, or corrupted", a->pos, st, sum);
 		damage(s, a->pos, 0, a->why);
 		return SCAN_NEXT;
@@ -431,7 +431,7 @@ static int scan_header(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *use
 	header_name(a->h, a->hname);
 	a->name = !a->meta && s->name_from ? s->name : a->hname;
 	if (parse_size(a->h + H_SIZE, &a->size)) {
-		rf_fmt(a->why, sizeof(a->why), "member '%s' (header at offset %" PRIu64 "): size "
+		rfi_fmt(a->why, sizeof(a->why), "member '%s' (header at offset %" PRIu64 "): size "
 		       "field unparseable (not octal, or negative or past 64 bits in "
 		       "base-256)", a->name, a->pos);
 		damage(s, a->pos, a->meta, a->why);
@@ -442,7 +442,7 @@ static int scan_header(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *use
 	a->data_off = a->pos + RF_TAR_BLOCK;
 	const uint64_t room = s->shard_size - a->data_off;
 	if (has_data(a->type) && (a->size > room || RF_ALIGN_UP(a->size, RF_TAR_BLOCK) > room)) {
-		rf_fmt(a->why, sizeof(a->why), "member '%s' (header at offset %" PRIu64 "): its %"
+		rfi_fmt(a->why, sizeof(a->why), "member '%s' (header at offset %" PRIu64 "): its %"
 		       PRIu64 " bytes of data run past the end of the shard (%" PRIu64
 		       " bytes): truncated", a->name, a->pos, a->size, s->shard_size);
 		if (a->meta) {
@@ -451,7 +451,7 @@ static int scan_header(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *use
 		}
 		/* the scan is over: name is free */
 		if (a->name != s->name)
-			rf_fmt(s->name, sizeof(s->name), "%s", a->name);
+			rfi_fmt(s->name, sizeof(s->name), "%s", a->name);
 		uint64_t from = s->ext ? s->ext_off : a->pos;
 		s->ext = s->name_from = s->has_size = 0;
 		s->pos = s->shard_size;
@@ -469,7 +469,7 @@ static int scan_header(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *use
 static int scan_ext(rf_tar_scan *s, tar_at *a, int *ret)
 {
 	if (a->size > RF_TAR_EXT_MAX) {
-		rf_fmt(a->why, sizeof(a->why), "%s at offset %" PRIu64 ": %" PRIu64 " bytes (at "
+		rfi_fmt(a->why, sizeof(a->why), "%s at offset %" PRIu64 ": %" PRIu64 " bytes (at "
 		       "most %d)", a->type == 'L' ? "GNU long name" : "pax header", a->pos,
 		       a->size, RF_TAR_EXT_MAX);
 		damage(s, a->pos, 1, a->why);
@@ -499,7 +499,7 @@ static int scan_ext(rf_tar_scan *s, tar_at *a, int *ret)
  * its data. */
 static int scan_sparse(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *user, int *ret)
 {
-	rf_fmt(a->why, sizeof(a->why), "member '%s' (header at offset %" PRIu64 "): GNU "
+	rfi_fmt(a->why, sizeof(a->why), "member '%s' (header at offset %" PRIu64 "): GNU "
 	       "sparse file: not supported", a->name, a->pos);
 	uint64_t from = s->ext ? s->ext_off : a->pos;
 	s->ext = s->name_from = s->has_size = 0;
@@ -523,7 +523,7 @@ static int scan_member(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *use
 		int r = fn(user, &m);
 		if (r == RF_TAR_WANT_DATA && !m.data) {
 			if (a->size > RF_TAR_EXT_MAX) {
-				rf_fmt(err, errlen, "member '%s': its data was asked for, but it "
+				rfi_fmt(err, errlen, "member '%s': its data was asked for, but it "
 				       "has %" PRIu64 " bytes (at most %d)", a->name, a->size,
 				       RF_TAR_EXT_MAX);
 				*ret = stop(s, -EINVAL);
@@ -573,17 +573,17 @@ static int scan_block(rf_tar_scan *s, tar_at *a, rf_tar_member_fn fn, void *user
 	return scan_member(s, a, fn, user, err, errlen, ret);
 }
 
-int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
+int rfi_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		     rf_tar_member_fn fn, void *user, char *err, size_t errlen)
 {
 	if (s->status < 0) {
-		rf_fmt(err, errlen, "the scan stopped earlier, at offset %" PRIu64, s->pos);
+		rfi_fmt(err, errlen, "the scan stopped earlier, at offset %" PRIu64, s->pos);
 		return s->status;
 	}
 	if (s->status == 0)
 		return 0;
 	if (off != s->pos) {
-		rf_fmt(err, errlen, "window at offset %" PRIu64 ", but the scan is at %" PRIu64,
+		rfi_fmt(err, errlen, "window at offset %" PRIu64 ", but the scan is at %" PRIu64,
 		       off, s->pos);
 		return -EINVAL;
 	}

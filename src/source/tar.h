@@ -83,7 +83,7 @@ typedef struct rf_tar_member {
 
 /* Called for each regular-file member, in shard order. @return : 0 to go on;
  * RF_TAR_WANT_DATA (above); any other value stops the scan, and
- * rf_tar_scan_feed() returns it as it is (use a negative code, or one > 2,
+ * rfi_tar_scan_feed() returns it as it is (use a negative code, or one > 2,
  * to tell it from the feed's own 0 and 1). The scan has then passed this
  * member, and may go on from rf_tar_scan.pos. */
 typedef int (*rf_tar_member_fn)(void *user, const rf_tar_member *m);
@@ -114,7 +114,7 @@ typedef struct rf_tar_scan {
 } rf_tar_scan;
 
 /* Starts a scan of a shard of shard_size bytes at offset 0 (need = 512). */
-void rf_tar_scan_init(rf_tar_scan *s, uint64_t shard_size);
+void rfi_tar_scan_init(rf_tar_scan *s, uint64_t shard_size);
 
 /* Feeds bytes [off, off + n) of the shard; off must be s->pos, and bytes
  * past shard_size are ignored. Parses every header that lies wholly inside
@@ -132,7 +132,7 @@ void rf_tar_scan_init(rf_tar_scan *s, uint64_t shard_size);
  *           -EINVAL off is not s->pos, or fn asked for data too large, with
  *           err[errlen] saying so;
  *           or what fn returned to stop the scan. */
-int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
+int rfi_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 		     rf_tar_member_fn fn, void *user, char *err, size_t errlen);
 
 /* ---- Samples (tar_samples.c): WebDataset's grouping of members ----
@@ -146,7 +146,7 @@ int rf_tar_scan_feed(rf_tar_scan *s, const uint8_t *buf, size_t n, uint64_t off,
 
 /* Splits name as webdataset's keysplit does. @return : the key's length
  * (the extension starts at name + return + 1), or -1 when name has no key. */
-long rf_tar_key_split(const char *name);
+long rfi_tar_key_split(const char *name);
 
 /* Why a sample cannot be used (rf_tar_sample.code). */
 typedef enum rf_tar_bad {
@@ -199,7 +199,7 @@ typedef struct rf_tar_sample {
 } rf_tar_sample;
 
 /* Called once per sample, in shard order. @return : 0 to go on, or non-zero
- * to stop the scan (rf_tar_scan_feed() or rf_tar_samples_finish() returns
+ * to stop the scan (rfi_tar_scan_feed() or rfi_tar_samples_finish() returns
  * it; use a negative code, or one > 2). */
 typedef int (*rf_tar_sample_fn)(void *user, const rf_tar_sample *s);
 
@@ -227,35 +227,35 @@ typedef struct rf_tar_samples {
 } rf_tar_samples;
 
 /* Starts grouping; raw as cfg.raw. fn receives the samples. Call
- * rf_tar_samples_free() when done (after an error too). */
-void rf_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *user);
+ * rfi_tar_samples_free() when done (after an error too). */
+void rfi_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *user);
 
 /* Frees what the grouping allocated (its other members' array); g may be
  * zeroed memory or freed before. */
-void rf_tar_samples_free(rf_tar_samples *g);
+void rfi_tar_samples_free(rf_tar_samples *g);
 
-/* The rf_tar_member_fn that groups: pass it to rf_tar_scan_feed() with g as
+/* The rf_tar_member_fn that groups: pass it to rfi_tar_scan_feed() with g as
  * user. It reports each sample to g's fn when the next key starts, and asks
  * for the data of cls members (RF_TAR_WANT_DATA) to read their labels. A
  * lost span ends the sample being gathered (a truncated member marks its
  * own sample RF_TAR_TRUNCATED) and is reported to fn as a sample of its
  * own (RF_TAR_DAMAGED, RF_TAR_UNENDED). Returns -ENOMEM (which stops the
  * scan) when a sample's other members cannot be kept. */
-int rf_tar_samples_member(void *g, const rf_tar_member *m);
+int rfi_tar_samples_member(void *g, const rf_tar_member *m);
 
-/* Whether member m, just given to rf_tar_samples_member(), is the one its
+/* Whether member m, just given to rfi_tar_samples_member(), is the one its
  * sample reads (the image, or in raw mode the first member not a label):
  * the member a sample's read asks for, as a scan filling the node cache
  * needs to know. */
-int rf_tar_samples_chose(const rf_tar_samples *g, const rf_tar_member *m);
+int rfi_tar_samples_chose(const rf_tar_samples *g, const rf_tar_member *m);
 
 /* Reports the last sample, once the scan has returned 0.
  * @return : 0, or what g's fn returned. */
-int rf_tar_samples_finish(rf_tar_samples *g);
+int rfi_tar_samples_finish(rf_tar_samples *g);
 
 /* Parses a cls member: decimal text in [0, 2^31), with optional spaces,
  * tabs and newlines around it. @return : 0 with *label set, or -1 with
  * why[whylen] saying what is wrong. */
-int rf_tar_parse_cls(const uint8_t *p, size_t n, int32_t *label, char *why, size_t whylen);
+int rfi_tar_parse_cls(const uint8_t *p, size_t n, int32_t *label, char *why, size_t whylen);
 
 #endif

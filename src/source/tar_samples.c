@@ -24,7 +24,7 @@ _Static_assert(RF_TAR_EXTRA_EXT == RF_EXTRA_EXT, "an extra kept is one a field c
 /* A cls member longer than this is no label (and is not asked for). */
 #define CLS_MAX 4096
 
-long rf_tar_key_split(const char *name)
+long rfi_tar_key_split(const char *name)
 {
 	/* As Python's re tries ^((?:.*[/]|)[^.]+)[.]([^/]*)$: the longest prefix
 	 * ending in '/' first, then shorter ones, then none; from there [^.]+
@@ -72,7 +72,7 @@ static int is_image_ext(const char *ext, int *zst)
 		base[n - 4] = '\0';
 		ext = base;
 	}
-	return rf_index_image_ext(ext);
+	return rfi_index_image_ext(ext);
 }
 
 static int ends_zst(const char *ext)
@@ -86,7 +86,7 @@ static int is_space(uint8_t c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-int rf_tar_parse_cls(const uint8_t *p, size_t n, int32_t *label, char *why, size_t whylen)
+int rfi_tar_parse_cls(const uint8_t *p, size_t n, int32_t *label, char *why, size_t whylen)
 {
 	size_t a = 0, b = n;
 	while (a < b && is_space(p[a]))
@@ -108,14 +108,14 @@ int rf_tar_parse_cls(const uint8_t *p, size_t n, int32_t *label, char *why, size
 		shown[k] = p[a + k] >= 0x20 && p[a + k] < 0x7f ? (char)p[a + k] : '?';
 	shown[k] = '\0';
 	if (a == b)
-		rf_fmt(why, whylen, "cls is empty: not a label");
+		rfi_fmt(why, whylen, "cls is empty: not a label");
 	else
-		rf_fmt(why, whylen, "cls '%s%s': not a label (decimal, 0 to 2147483647)", shown,
+		rfi_fmt(why, whylen, "cls '%s%s': not a label (decimal, 0 to 2147483647)", shown,
 		       a + k < b ? "..." : "");
 	return -1;
 }
 
-void rf_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *user)
+void rfi_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *user)
 {
 	memset(g, 0, sizeof(*g));
 	g->fn = fn;
@@ -123,7 +123,7 @@ void rf_tar_samples_init(rf_tar_samples *g, int raw, rf_tar_sample_fn fn, void *
 	g->raw = raw;
 }
 
-void rf_tar_samples_free(rf_tar_samples *g)
+void rfi_tar_samples_free(rf_tar_samples *g)
 {
 	free(g->extras);
 	g->extras = NULL;
@@ -194,7 +194,7 @@ static int extra(rf_tar_samples *g, const char *ext, const rf_tar_member *m)
 	size_t n = strlen(ext);
 	if (n >= RF_TAR_EXTRA_EXT) {
 		if (!g->nlong++)
-			rf_fmt(g->long_ext, sizeof(g->long_ext), "%s", ext);
+			rfi_fmt(g->long_ext, sizeof(g->long_ext), "%s", ext);
 		return 0;
 	}
 	if (g->nextras == g->extras_cap) {
@@ -226,7 +226,7 @@ static int take_cls(rf_tar_samples *g, const rf_tar_member *m)
 	if (!m->data)
 		return RF_TAR_WANT_DATA; /* the scanner calls again with the bytes */
 	char why[96];
-	if (rf_tar_parse_cls(m->data, (size_t)m->size, &g->label, why, sizeof(why)))
+	if (rfi_tar_parse_cls(m->data, (size_t)m->size, &g->label, why, sizeof(why)))
 		bad(g, RF_TAR_BAD_CLS, "%s", why);
 	g->has_cls = 1;
 	return 0;
@@ -251,13 +251,13 @@ static int join(rf_tar_samples *g, const char *name, long k)
 static int lost(rf_tar_samples *g, const rf_tar_member *m)
 {
 	if (m->lost == RF_TAR_LOST_TRUNCATED) {
-		long k = rf_tar_key_split(m->name);
+		long k = rfi_tar_key_split(m->name);
 		if (k >= 0 && !is_meta(m->name)) {
 			int ret = join(g, m->name, k);
 			if (ret)
 				return ret;
 			g->code = RF_TAR_GOOD; /* this reason wins: the shard is cut here */
-			rf_fmt(g->ext, sizeof(g->ext), "%s", m->name + k + 1);
+			rfi_fmt(g->ext, sizeof(g->ext), "%s", m->name + k + 1);
 			bad(g, RF_TAR_TRUNCATED, "its member %s runs past the end of the shard "
 			    "(truncated)", m->name + k + 1);
 			return 0;
@@ -274,12 +274,12 @@ static int lost(rf_tar_samples *g, const rf_tar_member *m)
 	return g->fn(g->user, &smp);
 }
 
-int rf_tar_samples_member(void *arg, const rf_tar_member *m)
+int rfi_tar_samples_member(void *arg, const rf_tar_member *m)
 {
 	rf_tar_samples *g = arg;
 	if (m->lost)
 		return lost(g, m);
-	long k = rf_tar_key_split(m->name);
+	long k = rfi_tar_key_split(m->name);
 	if (k < 0 || is_meta(m->name))
 		return 0; /* in no sample, as in webdataset */
 	const char *ext = m->name + k + 1;
@@ -297,7 +297,7 @@ int rf_tar_samples_member(void *arg, const rf_tar_member *m)
 		g->off = m->data_off;
 		g->size = m->size;
 		g->compressed = zst;
-		rf_fmt(g->ext, sizeof(g->ext), "%s", ext);
+		rfi_fmt(g->ext, sizeof(g->ext), "%s", ext);
 	} else if (candidate && strlen(ext) < sizeof(g->ext) && !strcasecmp(ext, g->ext)) {
 		/* webdataset refuses a sample with two members of one extension */
 		bad(g, RF_TAR_TWO_IMAGES, "two '%s' members", ext);
@@ -309,12 +309,12 @@ int rf_tar_samples_member(void *arg, const rf_tar_member *m)
 	return 0;
 }
 
-int rf_tar_samples_chose(const rf_tar_samples *g, const rf_tar_member *m)
+int rfi_tar_samples_chose(const rf_tar_samples *g, const rf_tar_member *m)
 {
 	return g->open && g->has_member && !g->code && g->off == m->data_off && g->size == m->size;
 }
 
-int rf_tar_samples_finish(rf_tar_samples *g)
+int rfi_tar_samples_finish(rf_tar_samples *g)
 {
 	return report(g);
 }

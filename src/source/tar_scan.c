@@ -8,7 +8,7 @@
  * A sample that cannot be used (no image member, a bad cls, no cls in a
  * source whose samples have one, a member that runs past the end of a
  * truncated shard) keeps its place with a negative size that says why
- * (rf_index_bad_reason): it is reported and replaced when drawn, never the
+ * (rfi_index_bad_reason): it is reported and replaced when drawn, never the
  * run. Nothing is dropped in silence: a span of a shard that holds no
  * readable members (a corrupt header and the bytes up to the next valid
  * one, a shard cut without its end blocks) becomes an
@@ -64,13 +64,13 @@ typedef struct shard_scan {
 	                        * its answer said the shard is empty */
 	uint32_t rescans;      /* a remote shard's scan begun again (its ETag changed) */
 	rf_cache *cache;       /* the node cache its windows fill, or NULL */
-	uint64_t object;       /* its object there (rf_cache_object), 0: not cached */
+	uint64_t object;       /* its object there (rfi_cache_object), 0: not cached */
 	/* samples: names in an arena, records in an array */
 	char *names;
 	size_t names_len, names_cap;
 	struct found {
 		uint64_t name_off, off;
-		int64_t size;      /* or a negative code (rf_index_bad_reason) */
+		int64_t size;      /* or a negative code (rfi_index_bad_reason) */
 		int32_t label;
 		uint32_t flags;
 		int has_cls;       /* the label came from a cls member */
@@ -102,9 +102,9 @@ static int on_sample(void *user, const rf_tar_sample *s)
 	char span[64];
 	if (s->code == RF_TAR_DAMAGED || s->code == RF_TAR_UNENDED) {
 		/* a lost span: named by its bytes */
-		rf_fmt(span, sizeof(span), "bytes %llu..%llu", (unsigned long long)s->data_off,
+		rfi_fmt(span, sizeof(span), "bytes %llu..%llu", (unsigned long long)s->data_off,
 		       (unsigned long long)(s->data_off + s->size));
-		rf_log(sc->log_level, RF_LOG_WARN, "shard %s/%s: %s", sc->idx->root,
+		rfi_log(sc->log_level, RF_LOG_WARN, "shard %s/%s: %s", sc->idx->root,
 		       sc->idx->shards[sc->shard], s->bad);
 		klen = strlen(span);
 		elen = 0;
@@ -145,10 +145,10 @@ static int on_sample(void *user, const rf_tar_sample *s)
 			     .label = label, .flags = s->compressed ? RF_MEMBER_ZSTD : 0,
 			     .has_cls = s->has_cls, .first_extra = sc->nextras };
 	for (size_t k = 0; k < s->nextras; k++) {
-		int id = rf_index_extra_name(sc->idx, s->extras[k].ext, strlen(s->extras[k].ext));
+		int id = rfi_index_extra_name(sc->idx, s->extras[k].ext, strlen(s->extras[k].ext));
 		if (id == -E2BIG) { /* past the names kept: no field can name it (said once
 				     * the index is built) */
-			rf_index_unkept(sc->idx, RF_UNKEPT_NAMES, "%s/%s:%s.%s", sc->idx->root,
+			rfi_index_unkept(sc->idx, RF_UNKEPT_NAMES, "%s/%s:%s.%s", sc->idx->root,
 					sc->idx->shards[sc->shard], s->key, s->extras[k].ext);
 			continue;
 		}
@@ -167,7 +167,7 @@ static int on_sample(void *user, const rf_tar_sample *s)
 		f->nextras++;
 	}
 	for (size_t k = 0; k < s->nlong; k++) /* no field's (said once the index is built) */
-		rf_index_unkept(sc->idx, RF_UNKEPT_LONG, "%s/%s:%s.%s", sc->idx->root,
+		rfi_index_unkept(sc->idx, RF_UNKEPT_LONG, "%s/%s:%s.%s", sc->idx->root,
 				sc->idx->shards[sc->shard], s->key, s->long_ext);
 	sc->names_len += strlen(name) + 1;
 	return 0;
@@ -175,7 +175,7 @@ static int on_sample(void *user, const rf_tar_sample *s)
 
 static void scan_free(shard_scan *sc)
 {
-	rf_tar_samples_free(&sc->group);
+	rfi_tar_samples_free(&sc->group);
 	free(sc->names);
 	free(sc->found);
 	free(sc->extras);
@@ -187,7 +187,7 @@ static void scan_free(shard_scan *sc)
 /* Forgets what a scan found, for the scan to begin again. */
 static void scan_reset(shard_scan *sc)
 {
-	rf_tar_samples_free(&sc->group);
+	rfi_tar_samples_free(&sc->group);
 	sc->names_len = sc->nfound = sc->nextras = 0;
 }
 
@@ -202,13 +202,13 @@ static void scan_reset(shard_scan *sc)
 static int scan_member(void *user, const rf_tar_member *m)
 {
 	shard_scan *sc = user;
-	int r = rf_tar_samples_member(&sc->group, m);
+	int r = rfi_tar_samples_member(&sc->group, m);
 	if (r || !sc->cache || !sc->object || !m->data || !m->size || m->lost ||
-	    m->size > UINT32_MAX || !rf_tar_samples_chose(&sc->group, m))
+	    m->size > UINT32_MAX || !rfi_tar_samples_chose(&sc->group, m))
 		return r; /* only what a sample's read asks for: a caption or a
 			   * label kept in the index would never be read there */
-	if (rf_cache_claim(sc->cache, sc->object, m->data_off, (uint32_t)m->size) == RF_CACHE_MINE)
-		rf_cache_fill(sc->cache, sc->object, m->data_off, (uint32_t)m->size, m->data,
+	if (rfi_cache_claim(sc->cache, sc->object, m->data_off, (uint32_t)m->size) == RF_CACHE_MINE)
+		rfi_cache_fill(sc->cache, sc->object, m->data_off, (uint32_t)m->size, m->data,
 			      (uint32_t)m->size);
 	return 0;
 }
@@ -220,12 +220,12 @@ static void remote_begin(shard_scan *s, rf_io *io, int raw)
 {
 	rf_index *idx = s->idx;
 	s->size = UINT64_MAX;
-	rf_tar_scan_init(&s->scan, s->size);
-	rf_tar_samples_init(&s->group, raw, on_sample, s);
+	rfi_tar_scan_init(&s->scan, s->size);
+	rfi_tar_samples_init(&s->group, raw, on_sample, s);
 	s->asked = SCAN_WINDOW;
 	s->empty_asks = 0;
 	idx->etags[s->shard][0] = '\0';
-	rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard], .offset = 0,
+	rfi_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard], .offset = 0,
 					.len = SCAN_WINDOW, .buf = s->buf, .tag = s->shard,
 					.etag_out = idx->etags[s->shard] });
 }
@@ -235,9 +235,9 @@ static void shard_name(const shard_scan *sc, char *buf, size_t len)
 {
 	const rf_index *idx = sc->idx;
 	if (idx->urls)
-		rf_index_shard_shown(idx, sc->shard, buf, len);
+		rfi_index_shard_shown(idx, sc->shard, buf, len);
 	else
-		rf_fmt(buf, len, "%s/%s", idx->root, idx->shards[sc->shard]);
+		rfi_fmt(buf, len, "%s/%s", idx->root, idx->shards[sc->shard]);
 }
 
 /* Feeds a finished window. A read that failed, or came back shorter than
@@ -251,8 +251,8 @@ static int scan_window(shard_scan *sc, const rf_io_done *d, char *err, size_t er
 	char name[PATH_MAX + 8], what[256];
 	if (d->res < 0) {
 		shard_name(sc, name, sizeof(name));
-		rf_io_describe(d, what, sizeof(what));
-		rf_fmt(err, errlen, "shard %s: the read of bytes %llu..%llu failed: %s; the index "
+		rfi_io_describe(d, what, sizeof(what));
+		rfi_fmt(err, errlen, "shard %s: the read of bytes %llu..%llu failed: %s; the index "
 		       "cannot be built without them", name, (unsigned long long)sc->scan.pos,
 		       (unsigned long long)(sc->scan.pos + sc->asked), what);
 		return d->res == -EAGAIN ? -EIO : d->res;
@@ -260,24 +260,24 @@ static int scan_window(shard_scan *sc, const rf_io_done *d, char *err, size_t er
 	if ((uint32_t)d->res < sc->asked) {
 		shard_name(sc, name, sizeof(name));
 		if (d->http_status == 416)
-			rf_fmt(what, sizeof(what), "the server answered HTTP 416 (nothing there) for "
+			rfi_fmt(what, sizeof(what), "the server answered HTTP 416 (nothing there) for "
 			       "bytes %llu..%llu", (unsigned long long)sc->scan.pos,
 			       (unsigned long long)(sc->scan.pos + sc->asked));
 		else
-			rf_fmt(what, sizeof(what), "%s%u of the %u bytes asked at offset %llu came",
+			rfi_fmt(what, sizeof(what), "%s%u of the %u bytes asked at offset %llu came",
 			       d->http_status ? "the server's answer was short: " : "",
 			       (unsigned)d->res, sc->asked, (unsigned long long)sc->scan.pos);
-		rf_fmt(err, errlen, "shard %s: %s, though the shard is %llu bytes%s: it cannot be "
+		rfi_fmt(err, errlen, "shard %s: %s, though the shard is %llu bytes%s: it cannot be "
 		       "scanned", name, what, (unsigned long long)sc->size,
 		       sc->idx->urls ? " as the server said" : " (it shrank while it was scanned?)");
 		return sc->idx->urls ? -EPROTO : -EIO;
 	}
-	int r = rf_tar_scan_feed(&sc->scan, sc->buf + d->skip, (size_t)d->res, sc->scan.pos,
+	int r = rfi_tar_scan_feed(&sc->scan, sc->buf + d->skip, (size_t)d->res, sc->scan.pos,
 				 scan_member, sc, err, errlen);
 	if (r == 0)
-		r = rf_tar_samples_finish(&sc->group);
+		r = rfi_tar_samples_finish(&sc->group);
 	if (r == -ENOMEM)
-		rf_fmt(err, errlen, "out of memory");
+		rfi_fmt(err, errlen, "out of memory");
 	return r;
 }
 
@@ -296,39 +296,39 @@ static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char 
 {
 	const char *url = idx->urls[s->shard];
 	char name[PATH_MAX + 8];
-	rf_index_shard_shown(idx, s->shard, name, sizeof(name));
+	rfi_index_shard_shown(idx, s->shard, name, sizeof(name));
 	if (d->res < 0) {
 		char what[256];
-		rf_io_describe(d, what, sizeof(what));
+		rfi_io_describe(d, what, sizeof(what));
 		if (d->http_status >= 400) { /* what the server said, S3's error code too */
 			rf_fetch_result r;
 			char ignored[64];
-			if (!rf_transport_fetch(idx->transport,
+			if (!rfi_transport_fetch(idx->transport,
 						&(rf_fetch){ .url = url, .len = 1, .tries = 1,
 						       .budget_ms = idx->remote_timeout_ms,
 						       .max_body = 65536 }, &r, ignored, sizeof(ignored)) &&
 			    r.status >= 400)
-				rf_fetch_why(&r, what, sizeof(what));
-			rf_fetch_result_free(&r);
+				rfi_fetch_why(&r, what, sizeof(what));
+			rfi_fetch_result_free(&r);
 		}
-		rf_fmt(err, errlen, "shard %s: %s%s", name, what,
+		rfi_fmt(err, errlen, "shard %s: %s%s", name, what,
 		       d->res == -EPERM ? " (TLS: the server's certificate could not be verified; "
 		       "CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to verify it against)"
 		       : "");
 		return d->res; /* -ENOENT, -EACCES, -EPERM (a certificate), ... as a local shard's */
 	}
 	if (!d->size && d->res) {
-		rf_fmt(err, errlen, "shard %s: the server gave no size (no Content-Range)", name);
+		rfi_fmt(err, errlen, "shard %s: the server gave no size (no Content-Range)", name);
 		return RF_EINDEX;
 	}
 	s->size = d->size;
-	s->object = rf_cache_object(url, idx->etags[s->shard], s->size);
+	s->object = rfi_cache_object(url, idx->etags[s->shard], s->size);
 	s->asked = (uint32_t)RF_MIN((uint64_t)s->asked, s->size); /* all of a smaller one */
-	rf_tar_scan_init(&s->scan, s->size);
+	rfi_tar_scan_init(&s->scan, s->size);
 	return 0;
 }
 
-/* One rf_tar_scan_shards: the engine, its window buffers (one slot a
+/* One rfi_tar_scan_shards: the engine, its window buffers (one slot a
  * shard being scanned) and each shard's scan. */
 typedef struct scan_run {
 	rf_index *idx;
@@ -365,12 +365,12 @@ static int scan_open(scan_run *sr)
 				   .max_files = caching ? RF_CACHE_MAX_FILES : width, .direct = 1, .probe_dirfd = idx->root_fd,
 				   .probe_path = idx->shards[0], .wake_fd = sr->wake, .name = idx->root,
 				   .log_level = sr->log_level,
-				   .sign = rf_transport_sign(idx->transport),
+				   .sign = rfi_transport_sign(idx->transport),
 				   .url_budget_ms = idx->remote_timeout_ms };
-		ret = rf_io_create(&sr->io, &p, sr->err, sr->errlen);
+		ret = rfi_io_create(&sr->io, &p, sr->err, sr->errlen);
 	}
 	if (!ret && caching) /* a cache that cannot be used: one warning, none */
-		ret = rf_cache_open(&sr->cache, &(rf_cache_params){ .dir = idx->scan_cache_dir,
+		ret = rfi_cache_open(&sr->cache, &(rf_cache_params){ .dir = idx->scan_cache_dir,
 								    .bytes = idx->scan_cache_bytes,
 								    .io = sr->io, .log_level = sr->log_level,
 								    .group = idx->scan_cache_group });
@@ -381,7 +381,7 @@ static int scan_open(scan_run *sr)
 	if (ret)
 		return ret;
 	rf_io_region reg = { sr->mem, slot * width };
-	rf_io_register_regions(sr->io, &reg, 1);
+	rfi_io_register_regions(sr->io, &reg, 1);
 	for (uint32_t i = 0; i < width; i++)
 		sr->free_slots[i] = i;
 	sr->nfree = width;
@@ -390,8 +390,8 @@ static int scan_open(scan_run *sr)
 
 static void scan_close(scan_run *sr)
 {
-	rf_io_destroy(sr->io); /* first: it ends the cache's writes in flight */
-	rf_cache_free(sr->cache);
+	rfi_io_destroy(sr->io); /* first: it ends the cache's writes in flight */
+	rfi_cache_free(sr->cache);
 	if (sr->wake >= 0)
 		close(sr->wake);
 	for (uint32_t i = 0; i < sr->n; i++)
@@ -424,35 +424,35 @@ static int scan_start(scan_run *sr)
 	}
 	if (fstatat(idx->root_fd, path, &st, 0)) {
 		int ret = -errno;
-		rf_fmt(sr->err, sr->errlen, "shard %s/%s: %s", idx->root, path, strerror(-ret));
+		rfi_fmt(sr->err, sr->errlen, "shard %s/%s: %s", idx->root, path, strerror(-ret));
 		return ret;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rf_fmt(sr->err, sr->errlen, "shard %s/%s: not a regular file (%s)", idx->root,
-		       path, rf_file_kind(st.st_mode));
+		rfi_fmt(sr->err, sr->errlen, "shard %s/%s: not a regular file (%s)", idx->root,
+		       path, rfi_file_kind(st.st_mode));
 		return RF_EINDEX;
 	}
 	s->size = (uint64_t)st.st_size;
-	rf_tar_scan_init(&s->scan, s->size);
-	rf_tar_samples_init(&s->group, sr->raw, on_sample, s);
+	rfi_tar_scan_init(&s->scan, s->size);
+	rfi_tar_samples_init(&s->group, sr->raw, on_sample, s);
 	if (s->size == 0) {
 		/* no end blocks either: reported as cut at 0 */
 		char why[64];
-		int r = rf_tar_scan_feed(&s->scan, NULL, 0, 0, rf_tar_samples_member,
+		int r = rfi_tar_scan_feed(&s->scan, NULL, 0, 0, rfi_tar_samples_member,
 					 &s->group, why, sizeof(why));
 		s->done = 1;
-		return r ? r : rf_tar_samples_finish(&s->group);
+		return r ? r : rfi_tar_samples_finish(&s->group);
 	}
-	s->file = rf_io_file_open(sr->io, idx->root_fd, path);
+	s->file = rfi_io_file_open(sr->io, idx->root_fd, path);
 	if (s->file < 0) {
-		rf_fmt(sr->err, sr->errlen, "shard %s/%s: %s", idx->root, path, strerror(-s->file));
+		rfi_fmt(sr->err, sr->errlen, "shard %s/%s: %s", idx->root, path, strerror(-s->file));
 		return s->file;
 	}
 	s->buf = sr->mem + (size_t)sr->free_slots[--sr->nfree] * sr->slot;
-	if (!rf_io_ready(sr->io, rf_io_span(sr->io, 0, window_len(s))))
+	if (!rfi_io_ready(sr->io, rfi_io_span(sr->io, 0, window_len(s))))
 		return -EIO; /* cannot happen: one read per free buffer */
 	s->asked = window_len(s);
-	rf_io_submit(sr->io, &(rf_io_read){ .file = s->file, .offset = 0,
+	rfi_io_submit(sr->io, &(rf_io_read){ .file = s->file, .offset = 0,
 					    .len = s->asked, .buf = s->buf,
 					    .tag = s->shard });
 	sr->active++;
@@ -472,7 +472,7 @@ static int scan_reaped(scan_run *sr, shard_scan *s, const rf_io_done *d)
 		 * asked again before it is believed, as a proxy's lie may
 		 * pass */
 		s->empty_asks++;
-		rf_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard],
+		rfi_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[s->shard],
 						.offset = 0, .len = SCAN_WINDOW,
 						.buf = s->buf, .tag = s->shard,
 						.etag_out = idx->etags[s->shard] });
@@ -498,7 +498,7 @@ static int scan_reaped(scan_run *sr, shard_scan *s, const rf_io_done *d)
 		return r;
 	if (r == 1) {
 		s->asked = window_len(s);
-		rf_io_submit(io, &(rf_io_read){ .file = s->file, .offset = s->scan.pos,
+		rfi_io_submit(io, &(rf_io_read){ .file = s->file, .offset = s->scan.pos,
 						.len = s->asked, .buf = s->buf,
 						.tag = s->shard,
 						.url = idx->urls ? idx->urls[s->shard] : NULL,
@@ -511,7 +511,7 @@ static int scan_reaped(scan_run *sr, shard_scan *s, const rf_io_done *d)
 	sr->active--;
 	s->done = 1;
 	if (s->file >= 0)
-		rf_io_file_close(io, s->file);
+		rfi_io_file_close(io, s->file);
 	s->file = -1;
 	sr->free_slots[sr->nfree++] = (uint32_t)((s->buf - sr->mem) / sr->slot);
 	if (idx->progress)
@@ -529,14 +529,14 @@ static int scan_all(scan_run *sr)
 			ret = scan_start(sr);
 		if (ret || !sr->active)
 			break;
-		ret = rf_io_wait_until(sr->io, rf_now_ns() + SCAN_SLICE_NS);
-		if (!ret && rf_cancelled()) {
-			rf_fmt(sr->err, sr->errlen, "%s: scanning the shards: cancelled", sr->idx->root);
+		ret = rfi_io_wait_until(sr->io, rfi_now_ns() + SCAN_SLICE_NS);
+		if (!ret && rfi_cancelled()) {
+			rfi_fmt(sr->err, sr->errlen, "%s: scanning the shards: cancelled", sr->idx->root);
 			ret = -ECANCELED;
 		}
-		uint32_t k = ret ? 0 : rf_io_reap(sr->io, sr->done, sr->width);
+		uint32_t k = ret ? 0 : rfi_io_reap(sr->io, sr->done, sr->width);
 		if (sr->cache)
-			rf_cache_step(sr->cache);
+			rfi_cache_step(sr->cache);
 		for (uint32_t i = 0; i < k && !ret; i++)
 			ret = scan_reaped(sr, &sr->sc[sr->done[i].tag], &sr->done[i]);
 	}
@@ -552,7 +552,7 @@ static int scan_collect(rf_index *idx, shard_scan *sc, uint32_t n)
 	/* each shard's own mtime and inode: a shard rewritten in place leaves
 	 * its folder's mtime as it was */
 	for (uint32_t i = 0; i < n && !ret && !idx->urls; i++)
-		ret = rf_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
+		ret = rfi_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
 	/* A labelled source (a sample has a cls member, and its shards are not
 	 * in class folders): a sample without one is bad, not label -1. */
 	int labelled = 0;
@@ -575,12 +575,12 @@ static int scan_collect(rf_index *idx, shard_scan *sc, uint32_t n)
 		for (size_t j = 0; j < sc[i].nfound && !ret; j++) {
 			const struct found *f = &sc[i].found[j];
 			const char *name = sc[i].names + f->name_off;
-			ret = rf_index_add(idx, name, strlen(name), f->size, f->label);
+			ret = rfi_index_add(idx, name, strlen(name), f->size, f->label);
 			if (!ret)
-				ret = rf_index_add_member(idx, f->off, i, f->flags);
+				ret = rfi_index_add_member(idx, f->off, i, f->flags);
 			for (uint32_t k = 0; k < f->nextras && !ret; k++) {
 				const struct found_extra *x = &sc[i].extras[f->first_extra + k];
-				ret = rf_index_add_extra(idx, x->name, x->off, x->size,
+				ret = rfi_index_add_extra(idx, x->name, x->off, x->size,
 							 RF_EXTRA_MEMBER);
 			}
 		}
@@ -591,11 +591,11 @@ static int scan_collect(rf_index *idx, shard_scan *sc, uint32_t n)
 
 /* Scans every shard (SCAN_SHARDS at once) and adds their samples to idx in
  * shard order. */
-int rf_tar_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
+int rfi_tar_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
 		       size_t errlen)
 {
 	/* an interrupted pack (remote folders hold no marker we can see) */
-	int whole = idx->urls ? 0 : rf_index_check_shards_complete(idx, err, errlen);
+	int whole = idx->urls ? 0 : rfi_index_check_shards_complete(idx, err, errlen);
 	if (whole)
 		return whole;
 	uint32_t n = (uint32_t)idx->nshards;
@@ -608,7 +608,7 @@ int rf_tar_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err
 	if (!ret)
 		ret = scan_all(&sr);
 	if (sr.cache && !ret) /* what the windows filled is kept: its writes first (2 s at most) */
-		rf_cache_flush(sr.cache, rf_now_ns() + 2000000000ull);
+		rfi_cache_flush(sr.cache, rfi_now_ns() + 2000000000ull);
 	if (!ret)
 		ret = scan_collect(idx, sr.sc, n);
 	scan_close(&sr);

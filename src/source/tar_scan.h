@@ -12,7 +12,7 @@
  * and adds their samples to idx, in shard order. raw: a sample's member is
  * KEY.bin rather than an image. @return : 0, or a negative code with err
  * set. */
-int rf_tar_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
+int rfi_tar_scan_shards(rf_index *idx, int raw, rf_log_level log_level, char *err,
 		       size_t errlen);
 
 #endif

@@ -30,38 +30,38 @@ static int claims(const char *source, const struct stat *st, const rf_source_par
 	if (S_ISDIR(st->st_mode))
 		return (p->mode & RF_INDEX_TAR) != 0;
 	return S_ISREG(st->st_mode) &&
-	       (is_tar_name(source) || rf_index_is_shard_list(source, RF_SHARDS_TAR));
+	       (is_tar_name(source) || rfi_index_is_shard_list(source, RF_SHARDS_TAR));
 }
 
 static int scan(rf_source *s, const rf_source_params *p, char *err, size_t errlen)
 {
 	/* a local folder's index object beside its shards, when it still
 	 * describes them (src/index/shards_beside.c) */
-	if (!rf_index_adopt_beside(&s->index, p->mode, p->log_level)) {
+	if (!rfi_index_adopt_beside(&s->index, p->mode, p->log_level)) {
 		s->cached = 1;
 		return 0;
 	}
-	return rf_tar_scan_shards(&s->index, s->raw, p->log_level, err, errlen);
+	return rfi_tar_scan_shards(&s->index, s->raw, p->log_level, err, errlen);
 }
 
-int rf_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,
+int rfi_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,
 			 const rf_source_params *p, char *err, size_t errlen)
 {
 	rf_index *idx = &s->index;
 	rf_progress_fn progress = idx->progress;
 	void *user = idx->progress_user;
-	rf_index_free(idx); /* the walk's records: .tar files, not samples */
+	rfi_index_free(idx); /* the walk's records: .tar files, not samples */
 	idx->progress = progress;
 	idx->progress_user = user;
 	idx->any_name = p->mode;
 	s->kind = RF_KIND_TAR;
 	idx->kind = RF_KIND_TAR;
 	s->ops = &rf_source_tar;
-	int ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
+	int ret = rfi_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
 	if (ret < 0)
 		return ret;
 	if (ret == 0 || idx->nshards != tars) {
-		rf_fmt(err, errlen, "source '%s': %llu of its %llu .tar files (such as '%s') are not "
+		rfi_fmt(err, errlen, "source '%s': %llu of its %llu .tar files (such as '%s') are not "
 		       "where shards go (in the folder itself, or else in its class folders): move "
 		       "them, or say what the source is with source_kind = tar or files "
 		       "(--source-kind tar|files)", source,
@@ -78,36 +78,36 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	rf_index *idx = &s->index;
 	int ret;
 	if (!st) {
-		ret = rf_index_shard_pattern(idx, source, RF_SHARDS_TAR, err, errlen);
+		ret = rfi_index_shard_pattern(idx, source, RF_SHARDS_TAR, err, errlen);
 		if (ret == 0)
-			ret = rf_index_shard_bucket(idx, source, RF_SHARDS_TAR, err, errlen);
-		if (ret == 0 && rf_index_is_url(source)) { /* one remote shard */
+			ret = rfi_index_shard_bucket(idx, source, RF_SHARDS_TAR, err, errlen);
+		if (ret == 0 && rfi_index_is_url(source)) { /* one remote shard */
 			size_t name = strcspn(source, "?#");
 			if (name < 4 || strncmp(source + name - 4, ".tar", 4)) {
-				rf_fmt(err, errlen, "source '%s': a URL names one .tar shard, a brace "
+				rfi_fmt(err, errlen, "source '%s': a URL names one .tar shard, a brace "
 				       "pattern of them (shard-{000..009}.tar), or an S3 folder, which "
 				       "ends with '/' (s3://BUCKET/PREFIX/: listed); an http(s) folder "
 				       "has no listing to read: name its shards in a list file, one URL "
 				       "a line", source);
 				return RF_EINDEX;
 			}
-			ret = rf_index_shard_file(idx, source, err, errlen);
+			ret = rfi_index_shard_file(idx, source, err, errlen);
 		}
 		if (ret == 0) {
-			rf_fmt(err, errlen, "source '%s': %s", source, strerror(ENOENT));
+			rfi_fmt(err, errlen, "source '%s': %s", source, strerror(ENOENT));
 			ret = -ENOENT;
 		}
 	} else if (S_ISDIR(st->st_mode)) {
-		ret = rf_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
+		ret = rfi_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
 		if (ret == 0) {
-			rf_fmt(err, errlen, "source '%s': no .tar shards in it or in its class folders "
+			rfi_fmt(err, errlen, "source '%s': no .tar shards in it or in its class folders "
 			       "(source_kind = tar)", source);
 			ret = RF_EEMPTY;
 		}
 	} else if (is_tar_name(source)) {
-		ret = rf_index_shard_file(idx, source, err, errlen);
+		ret = rfi_index_shard_file(idx, source, err, errlen);
 	} else {
-		ret = rf_index_shard_list(idx, source, RF_SHARDS_TAR, err, errlen);
+		ret = rfi_index_shard_list(idx, source, RF_SHARDS_TAR, err, errlen);
 	}
 	if (ret < 0)
 		return ret;
@@ -117,30 +117,30 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	 * it), if there is one */
 	char beside[PATH_MAX];
 	const char *object = p->cache;
-	if (idx->urls && !object && rf_index_is_url(idx->root)) {
-		rf_fmt(beside, sizeof(beside), "%s/%s", idx->root, RF_INDEX_OBJECT_NAME);
+	if (idx->urls && !object && rfi_index_is_url(idx->root)) {
+		rfi_fmt(beside, sizeof(beside), "%s/%s", idx->root, RF_INDEX_OBJECT_NAME);
 		object = beside;
 	}
 	if (idx->urls && object) {
 		char why[512];
-		ret = rf_index_cache_adopt(idx, p->mode, object, why, sizeof(why));
+		ret = rfi_index_cache_adopt(idx, p->mode, object, why, sizeof(why));
 		if (ret < 0 && object == p->cache) {
-			rf_fmt(err, errlen, "config: index_cache: %s", why);
+			rfi_fmt(err, errlen, "config: index_cache: %s", why);
 			return ret;
 		}
 		if (ret)
-			rf_log(p->log_level, RF_LOG_INFO, "%s: scanning the shards", why);
+			rfi_log(p->log_level, RF_LOG_INFO, "%s: scanning the shards", why);
 		s->cached = ret == 0;
 		ret = ret != 0;
 	}
 	if (ret == 1)
 		ret = scan(s, p, err, errlen);
-	return ret ? ret : rf_records_finish(s, source, st, err, errlen);
+	return ret ? ret : rfi_records_finish(s, source, st, err, errlen);
 }
 
 static const char *name(const rf_source *s, uint64_t i, char *buf, size_t len)
 {
-	return rf_index_name(&s->index, i, buf, len);
+	return rfi_index_name(&s->index, i, buf, len);
 }
 
 /* A sample the scan found unusable (its reason is its size), or a lost
@@ -150,11 +150,11 @@ static int check(const rf_source *s, uint64_t i, char *reason, size_t len)
 	int64_t size = s->index.entries[i].size;
 	if (size < 0) {
 		char why[RF_SOURCE_REASON_LEN];
-		rf_fmt(reason, len, "%s", rf_index_bad_reason(size, why, sizeof(why)));
+		rfi_fmt(reason, len, "%s", rfi_index_bad_reason(size, why, sizeof(why)));
 		return RF_INDEX_IS_LOST(size) ? RF_ELOST : RF_EBADSAMPLE;
 	}
 	if (size == 0) {
-		rf_fmt(reason, len, "empty file");
+		rfi_fmt(reason, len, "empty file");
 		return RF_EBADSAMPLE;
 	}
 	return 0;
@@ -180,7 +180,7 @@ static void cut_short(const rf_source *s, const rf_source_read *r, int got, char
 		      size_t len)
 {
 	(void)s;
-	rf_fmt(reason, len, "member cut short: the shard shrank since it was indexed (%lld bytes, "
+	rfi_fmt(reason, len, "member cut short: the shard shrank since it was indexed (%lld bytes, "
 	       "read %d)", (long long)r->expect, got);
 }
 
@@ -190,16 +190,16 @@ const rf_source_ops rf_source_tar = {
 	.claims = claims,
 	.build = build,
 	.name_of = name,
-	.label = rf_records_label,
+	.label = rfi_records_label,
 	.check = check,
 	.read_of = read_of,
 	.stage = stage,
 	.cut_short = cut_short,
-	.fingerprint = rf_records_fingerprint,
-	.samples = rf_records_samples,
-	.largest_read = rf_records_no_largest,
-	.shard_bytes = rf_records_no_shard_bytes,
-	.memory = rf_records_memory,
+	.fingerprint = rfi_records_fingerprint,
+	.samples = rfi_records_samples,
+	.largest_read = rfi_records_no_largest,
+	.shard_bytes = rfi_records_no_shard_bytes,
+	.memory = rfi_records_memory,
 	.cached = 1,
 	.sequential_shards = 1,
 	.zstd_dict = 1,

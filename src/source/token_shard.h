@@ -64,11 +64,11 @@ typedef struct rf_token_header {
 /* Checks the first RF_TOKEN_HEADER_BYTES bytes of a shard whose file has
  * file_size bytes, and fills *out. A plain shard must be exactly the size its
  * header says; a .bin.zst must hold its frame table (checked by
- * rf_tokz_table_check once read).
+ * rfi_tokz_table_check once read).
  * @return : 0; or -1 with why[len] saying what is wrong ("bad magic
  *           12345 (not an llm.c token shard)", "truncated: the header says
  *           N tokens (B bytes), the file has F", ...). */
-int rf_token_header_parse(const uint8_t *hdr, uint64_t file_size, rf_token_header *out, char *why,
+int rfi_token_header_parse(const uint8_t *hdr, uint64_t file_size, rf_token_header *out, char *why,
 			  size_t len);
 
 /* Checks a .bin.zst frame table (h->frames + 1 little-endian uint64 at
@@ -77,12 +77,12 @@ int rf_token_header_parse(const uint8_t *hdr, uint64_t file_size, rf_token_heade
  * size, and no frame is larger than zstd's bound for F tokens. Fills
  * off[h->frames + 1] (host order) when off is not NULL.
  * @return : 0, or -1 with why set. */
-int rf_tokz_table_check(const rf_token_header *h, const uint8_t *table, uint64_t file_size,
+int rfi_tokz_table_check(const rf_token_header *h, const uint8_t *table, uint64_t file_size,
 			uint64_t *off, char *why, size_t len);
 
 /* Windows of T + 1 tokens every stride tokens that fit in a shard of n
  * tokens (never crossing its end): 0 when n < T + 1. */
-static inline uint64_t rf_token_windows(uint64_t n, uint32_t seq, uint32_t stride)
+static inline uint64_t rfi_token_windows(uint64_t n, uint32_t seq, uint32_t stride)
 {
 	return n < (uint64_t)seq + 1 ? 0 : (n - seq - 1) / stride + 1;
 }

@@ -26,7 +26,7 @@ static const rf_tokens *tokens_of(const rf_source *s)
 	return s->priv;
 }
 
-const rf_tokens *rf_source_tokens_of(const rf_source *s)
+const rf_tokens *rfi_source_tokens_of(const rf_source *s)
 {
 	return s->ops == &rf_source_tokens ? tokens_of(s) : NULL;
 }
@@ -60,22 +60,22 @@ static int url_names_shard(const char *url)
  * refused, saying what is taken instead. */
 static int find_pattern_or_url(rf_index *idx, const char *source, char *err, size_t errlen)
 {
-	int ret = rf_index_shard_pattern(idx, source, RF_SHARDS_TOKENS, err, errlen);
+	int ret = rfi_index_shard_pattern(idx, source, RF_SHARDS_TOKENS, err, errlen);
 	if (ret == 0)
-		ret = rf_index_shard_bucket(idx, source, RF_SHARDS_TOKENS, err, errlen);
-	if (ret == 0 && rf_index_is_url(source)) {
+		ret = rfi_index_shard_bucket(idx, source, RF_SHARDS_TOKENS, err, errlen);
+	if (ret == 0 && rfi_index_is_url(source)) {
 		if (!url_names_shard(source)) {
-			rf_fmt(err, errlen, "source '%s': a URL names one token shard (.bin, .bin.zst), "
+			rfi_fmt(err, errlen, "source '%s': a URL names one token shard (.bin, .bin.zst), "
 			       "a brace pattern of them (shard_{000..009}.bin), or an s3:// folder "
 			       "(s3://BUCKET/PREFIX/, listed); an http(s) folder has no listing to read "
 			       "and a URL is not a glob: name its shards in a list file, one URL a "
 			       "line", source);
 			return RF_EINDEX;
 		}
-		ret = rf_index_shard_file(idx, source, err, errlen); /* one remote shard */
+		ret = rfi_index_shard_file(idx, source, err, errlen); /* one remote shard */
 	}
 	if (ret == 0) {
-		rf_fmt(err, errlen, "source '%s': %s", source, strerror(ENOENT));
+		rfi_fmt(err, errlen, "source '%s': %s", source, strerror(ENOENT));
 		return -ENOENT;
 	}
 	return ret < 0 ? ret : 0;
@@ -89,29 +89,29 @@ static int find_shards(rf_index *idx, const char *source, const struct stat *st,
 	if (!st)
 		return find_pattern_or_url(idx, source, err, errlen);
 	if (S_ISDIR(st->st_mode)) {
-		int ret = rf_index_shard_folder(idx, source, RF_SHARDS_TOKENS, err, errlen);
+		int ret = rfi_index_shard_folder(idx, source, RF_SHARDS_TOKENS, err, errlen);
 		if (ret == 0) {
-			rf_fmt(err, errlen, "source '%s': no token shards (*.bin, *.bin.zst) in it", source);
+			rfi_fmt(err, errlen, "source '%s': no token shards (*.bin, *.bin.zst) in it", source);
 			return RF_EEMPTY;
 		}
 		return ret < 0 ? ret : 0;
 	}
 	if (!S_ISREG(st->st_mode)) {
-		rf_fmt(err, errlen, "source '%s': not a folder, a list or a shard (%s)", source,
-		       rf_file_kind(st->st_mode));
+		rfi_fmt(err, errlen, "source '%s': not a folder, a list or a shard (%s)", source,
+		       rfi_file_kind(st->st_mode));
 		return RF_EINDEX;
 	}
 	if (ends_with(source, ".bin") || ends_with(source, ".bin.zst"))
 	{
-		int ret = rf_index_shard_file(idx, source, err, errlen); /* one shard: its folder the root */
+		int ret = rfi_index_shard_file(idx, source, err, errlen); /* one shard: its folder the root */
 		return ret < 0 ? ret : 0;
 	}
-	if (!rf_index_is_shard_list(source, RF_SHARDS_TOKENS)) {
-		rf_fmt(err, errlen, "source '%s': neither a token shard (.bin, .bin.zst) nor a list "
+	if (!rfi_index_is_shard_list(source, RF_SHARDS_TOKENS)) {
+		rfi_fmt(err, errlen, "source '%s': neither a token shard (.bin, .bin.zst) nor a list "
 		       "of them (one path a line)", source);
 		return RF_EINDEX;
 	}
-	return rf_index_shard_list(idx, source, RF_SHARDS_TOKENS, err, errlen);
+	return rfi_index_shard_list(idx, source, RF_SHARDS_TOKENS, err, errlen);
 }
 
 static int build(rf_source *s, const char *source, const struct stat *st,
@@ -120,7 +120,7 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	int ret = find_shards(&s->index, source, st, err, errlen);
 	rf_tokens *tk = NULL;
 	if (!ret)
-		ret = rf_tokens_scan(&s->index, &tk, source, p->seq_len, p->stride, err, errlen);
+		ret = rfi_tokens_scan(&s->index, &tk, source, p->seq_len, p->stride, err, errlen);
 	s->priv = tk; /* freed by free_tokens(), after a failure too */
 	if (!ret)
 		s->any_zstd = tk->any_zstd;
@@ -131,8 +131,8 @@ static const char *name(const rf_source *s, uint64_t i, char *buf, size_t len)
 {
 	uint32_t shard;
 	uint64_t token;
-	rf_tokens_locate(tokens_of(s), i, &shard, &token);
-	rf_fmt(buf, len, "%s:tokens %llu..%llu (window %llu)", s->index.shards[shard],
+	rfi_tokens_locate(tokens_of(s), i, &shard, &token);
+	rfi_fmt(buf, len, "%s:tokens %llu..%llu (window %llu)", s->index.shards[shard],
 	       (unsigned long long)token, (unsigned long long)(token + tokens_of(s)->seq_len),
 	       (unsigned long long)i);
 	return buf;
@@ -154,7 +154,7 @@ static int check(const rf_source *s, uint64_t i, char *reason, size_t len)
 static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
 {
 	rf_token_read tr;
-	rf_tokens_read_of(tokens_of(s), i, &tr);
+	rfi_tokens_read_of(tokens_of(s), i, &tr);
 	*r = (rf_source_read){ .shard = tr.shard, .offset = tr.offset, .len = tr.len,
 			       .expect = tr.len };
 }
@@ -165,7 +165,7 @@ static rf_stage stage(const rf_source *s, uint64_t i)
 		return RF_STAGE_TOKENS;
 	uint32_t shard;
 	uint64_t token;
-	rf_tokens_locate(tokens_of(s), i, &shard, &token);
+	rfi_tokens_locate(tokens_of(s), i, &shard, &token);
 	return tokens_of(s)->shards[shard].frames ? RF_STAGE_ZSTD_TOKENS : RF_STAGE_TOKENS;
 }
 
@@ -173,7 +173,7 @@ static void cut_short(const rf_source *s, const rf_source_read *r, int got, char
 		      size_t len)
 {
 	(void)s;
-	rf_fmt(reason, len, "window cut short: the shard shrank since set-up (%lld bytes, read %d)",
+	rfi_fmt(reason, len, "window cut short: the shard shrank since set-up (%lld bytes, read %d)",
 	       (long long)r->expect, got);
 }
 
@@ -183,13 +183,13 @@ static uint64_t fingerprint(const rf_source *s, int with_weights)
 	(void)with_weights;
 	const rf_tokens *tk = tokens_of(s);
 	const rf_index *idx = &s->index;
-	uint64_t h = rf_hash_u64(0x746f6b656e732121ull, tk->windows);
-	h = rf_hash_u64(h, tk->seq_len);
-	h = rf_hash_u64(h, tk->stride);
-	h = rf_hash_u64(h, tk->width);
+	uint64_t h = rfi_hash_u64(0x746f6b656e732121ull, tk->windows);
+	h = rfi_hash_u64(h, tk->seq_len);
+	h = rfi_hash_u64(h, tk->stride);
+	h = rfi_hash_u64(h, tk->width);
 	for (size_t i = 0; i < idx->nshards; i++) {
-		h = rf_hash_bytes(h, idx->shards[i], strlen(idx->shards[i]));
-		h = rf_hash_u64(h, tk->shards[i].tokens);
+		h = rfi_hash_bytes(h, idx->shards[i], strlen(idx->shards[i]));
+		h = rfi_hash_u64(h, tk->shards[i].tokens);
 	}
 	return h;
 }
@@ -201,7 +201,7 @@ static uint64_t samples(const rf_source *s)
 
 static uint64_t largest_read(const rf_source *s)
 {
-	return rf_tokens_max_read(tokens_of(s));
+	return rfi_tokens_max_read(tokens_of(s));
 }
 
 static uint64_t shard_bytes(const rf_source *s, uint32_t shard)
@@ -211,12 +211,12 @@ static uint64_t shard_bytes(const rf_source *s, uint32_t shard)
 
 static size_t memory(const rf_source *s)
 {
-	return rf_index_memory(&s->index) + rf_tokens_memory(tokens_of(s));
+	return rfi_index_memory(&s->index) + rfi_tokens_memory(tokens_of(s));
 }
 
 static void free_tokens(rf_source *s)
 {
-	rf_tokens_free(s->priv);
+	rfi_tokens_free(s->priv);
 	s->priv = NULL;
 }
 
@@ -231,7 +231,7 @@ static void frames_of(const rf_source *s, uint64_t i, rf_source_frames *f)
 {
 	const rf_tokens *tk = tokens_of(s);
 	rf_token_read tr;
-	rf_tokens_read_of(tk, i, &tr);
+	rfi_tokens_read_of(tk, i, &tr);
 	const rf_token_shard *sh = &tk->shards[tr.shard];
 	uint64_t n = (uint64_t)tk->seq_len + 1;
 	*f = (rf_source_frames){

@@ -17,21 +17,21 @@
 #include "index/index_build.h"
 #include "index/pack_marker.h"
 #include "source/token_shard.h"
-#include "remote/transport.h" /* rf_transport_fetch */
+#include "remote/transport.h" /* rfi_transport_fetch */
 #include "source/token_windows.h"
 #include "util/util.h"
 
-/* Shard i as messages name it (rf_index_shard_shown: no query); an s3://
+/* Shard i as messages name it (rfi_index_shard_shown: no query); an s3://
  * one with the https URL it is read at (which holds no secret: requests
  * are signed in their headers). */
 static const char *shard_name(const rf_index *idx, size_t i, char *buf, size_t len)
 {
 	char shown[PATH_MAX + 8];
-	rf_index_shard_shown(idx, i, shown, sizeof(shown));
-	if (idx->urls && rf_transport_ops_of(idx->transport)->read_elsewhere)
-		rf_fmt(buf, len, "%s (%s)", shown, idx->urls[i]);
+	rfi_index_shard_shown(idx, i, shown, sizeof(shown));
+	if (idx->urls && rfi_transport_ops_of(idx->transport)->read_elsewhere)
+		rfi_fmt(buf, len, "%s (%s)", shown, idx->urls[i]);
 	else
-		rf_fmt(buf, len, "%s", shown);
+		rfi_fmt(buf, len, "%s", shown);
 	return buf;
 }
 
@@ -52,11 +52,11 @@ static int local_open(shard_in *in, char *why, size_t wl)
 	in->fd = openat(in->idx->root_fd, in->idx->shards[in->i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (in->fd < 0 || fstat(in->fd, &st) != 0) {
 		int e = errno;
-		rf_fmt(why, wl, "%s", strerror(e));
+		rfi_fmt(why, wl, "%s", strerror(e));
 		return -e;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rf_fmt(why, wl, "not a regular file (%s)", rf_file_kind(st.st_mode));
+		rfi_fmt(why, wl, "not a regular file (%s)", rfi_file_kind(st.st_mode));
 		return RF_EINDEX;
 	}
 	in->size = (uint64_t)st.st_size;
@@ -88,19 +88,19 @@ static int remote_read(shard_in *in, uint8_t *buf, size_t len, uint64_t off, int
 	char if_match[16 + RF_IO_ETAG_MAX];
 	const char *headers[2] = { NULL, NULL };
 	if (etag[0]) {
-		rf_fmt(if_match, sizeof(if_match), "If-Match: %s", etag);
+		rfi_fmt(if_match, sizeof(if_match), "If-Match: %s", etag);
 		headers[0] = if_match;
 	}
 	rf_fetch_result res;
 	char ferr[512];
 	/* room for an error body past the range (S3 says why in its XML) */
-	int ret = rf_transport_fetch(idx->transport,
+	int ret = rfi_transport_fetch(idx->transport,
 				     &(rf_fetch){ .url = url, .headers = headers, .offset = off,
 						  .len = len, .max_body = len + 65536,
 						  .budget_ms = idx->remote_timeout_ms },
 				     &res, ferr, sizeof(ferr));
 	if (ret == -EFBIG) {
-		rf_fmt(why, wl, "the server answered a range of %zu bytes with more than that: it "
+		rfi_fmt(why, wl, "the server answered a range of %zu bytes with more than that: it "
 		       "must serve byte ranges (a 206 to a Range request)", len);
 		return ret;
 	}
@@ -108,7 +108,7 @@ static int remote_read(shard_in *in, uint8_t *buf, size_t len, uint64_t off, int
 		size_t n = strlen(url);
 		const char *say = !strncmp(ferr, url, n) && !strncmp(ferr + n, ": ", 2) ? ferr + n + 2
 										       : ferr;
-		rf_fmt(why, wl, "%s", say);
+		rfi_fmt(why, wl, "%s", say);
 		return ret;
 	}
 	*got = 0;
@@ -117,26 +117,26 @@ static int remote_read(shard_in *in, uint8_t *buf, size_t len, uint64_t off, int
 		if (*got) /* an empty object's body is NULL */
 			memcpy(buf, res.body, *got);
 	} else if (res.status != 416) { /* 416: the range starts at or past the end */
-		rf_fetch_why(&res, why, wl);
+		rfi_fetch_why(&res, why, wl);
 		if (res.status == 200) /* to a range past 0: the server ignored Range */
-			rf_fmt(why, wl, "HTTP 200 to a range from byte %llu: the server must serve "
+			rfi_fmt(why, wl, "HTTP 200 to a range from byte %llu: the server must serve "
 			       "byte ranges (a 206 to a Range request)", (unsigned long long)off);
 		ret = res.status == 200 ? -EPROTO : status_code(res.status);
 	}
 	if (!ret && first) {
 		if (!res.size && *got) {
-			rf_fmt(why, wl, "the server gave no size (no Content-Range)");
+			rfi_fmt(why, wl, "the server gave no size (no Content-Range)");
 			ret = RF_EINDEX;
 		}
 		in->size = res.size;
 		memcpy(etag, res.etag, RF_IO_ETAG_MAX); /* "" when none (or a weak one) */
 	} else if (!ret && res.size && res.size != in->size) {
 		/* a server without ETags: the size at least */
-		rf_fmt(why, wl, "it changed while its header was read (%llu bytes, then %llu)",
+		rfi_fmt(why, wl, "it changed while its header was read (%llu bytes, then %llu)",
 		       (unsigned long long)in->size, (unsigned long long)res.size);
 		ret = -ESTALE;
 	}
-	rf_fetch_result_free(&res);
+	rfi_fetch_result_free(&res);
 	return ret;
 }
 
@@ -155,13 +155,13 @@ static int read_at(shard_in *in, uint8_t *buf, size_t len, uint64_t off, const c
 		ssize_t n = pread(in->fd, buf, len, (off_t)off);
 		if (n < 0) {
 			int e = errno;
-			rf_fmt(why, wl, "reading %s: %s", what, strerror(e));
+			rfi_fmt(why, wl, "reading %s: %s", what, strerror(e));
 			return -e;
 		}
 		got = (size_t)n;
 	}
 	if (got != len) {
-		rf_fmt(why, wl, "reading %s: short read (%zu of %zu bytes)", what, got, len);
+		rfi_fmt(why, wl, "reading %s: short read (%zu of %zu bytes)", what, got, len);
 		return RF_EINDEX;
 	}
 	return 0;
@@ -171,7 +171,7 @@ static int read_at(shard_in *in, uint8_t *buf, size_t len, uint64_t off, const c
  * file, or, remote, from the header's bytes alone (which also say the
  * shard's size and ETag) and then the table's. One shard at a time: a
  * source of thousands of remote shards would want these requests in
- * parallel (the read engine's http path, as rf_tar_scan_shards has for
+ * parallel (the read engine's http path, as rfi_tar_scan_shards has for
  * tar shards), a round trip or two each as it is. */
 static int read_shard(rf_index *idx, size_t i, rf_token_shard *sh, rf_token_header *h,
 		      char *err, size_t errlen)
@@ -185,7 +185,7 @@ static int read_shard(rf_index *idx, size_t i, rf_token_shard *sh, rf_token_head
 		size_t got = 0; /* fewer than a header only when the shard is shorter */
 		ret = remote_read(&in, hdr, sizeof(hdr), 0, 1, &got, why, sizeof(why));
 		if (!ret && got < RF_MIN(in.size, (uint64_t)sizeof(hdr))) {
-			rf_fmt(why, sizeof(why), "reading its header: short read (%zu of %zu bytes)",
+			rfi_fmt(why, sizeof(why), "reading its header: short read (%zu of %zu bytes)",
 			       got, sizeof(hdr));
 			ret = RF_EINDEX;
 		}
@@ -195,7 +195,7 @@ static int read_shard(rf_index *idx, size_t i, rf_token_shard *sh, rf_token_head
 		if (!ret && in.size >= RF_TOKEN_HEADER_BYTES)
 			ret = read_at(&in, hdr, sizeof(hdr), 0, "its header", why, sizeof(why));
 	}
-	if (!ret && rf_token_header_parse(hdr, in.size, h, why, sizeof(why)))
+	if (!ret && rfi_token_header_parse(hdr, in.size, h, why, sizeof(why)))
 		ret = RF_EINDEX;
 	sh->tokens = h->tokens;
 	sh->size = in.size;
@@ -204,12 +204,12 @@ static int read_shard(rf_index *idx, size_t i, rf_token_shard *sh, rf_token_head
 		sh->frame_off = malloc((h->frames + 1) * sizeof(uint64_t));
 		if (!table || !sh->frame_off) {
 			ret = -ENOMEM;
-			rf_fmt(why, sizeof(why), "out of memory for its frame table");
+			rfi_fmt(why, sizeof(why), "out of memory for its frame table");
 		} else {
 			ret = read_at(&in, table, h->table_bytes, RF_TOKEN_HEADER_BYTES,
 				      "its frame table", why, sizeof(why));
 		}
-		if (!ret && rf_tokz_table_check(h, table, sh->size, sh->frame_off, why, sizeof(why)))
+		if (!ret && rfi_tokz_table_check(h, table, sh->size, sh->frame_off, why, sizeof(why)))
 			ret = RF_EINDEX;
 		free(table);
 		sh->frame_tokens = h->frame_tokens;
@@ -218,7 +218,7 @@ static int read_shard(rf_index *idx, size_t i, rf_token_shard *sh, rf_token_head
 	if (in.fd >= 0)
 		close(in.fd);
 	if (ret)
-		rf_fmt(err, errlen, "shard %s: %s", shard_name(idx, i, name, sizeof(name)), why);
+		rfi_fmt(err, errlen, "shard %s: %s", shard_name(idx, i, name, sizeof(name)), why);
 	return ret;
 }
 
@@ -231,7 +231,7 @@ static uint64_t largest_frame(const rf_token_shard *sh)
 	return m;
 }
 
-int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t seq_len,
+int rfi_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t seq_len,
 		   uint32_t stride, char *err, size_t errlen)
 {
 	rf_tokens *tk = calloc(1, sizeof(*tk));
@@ -242,12 +242,12 @@ int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t 
 	tk->stride = stride ? stride : seq_len;
 	int ret = 0;
 	if (!idx->nshards) {
-		rf_fmt(err, errlen, "source '%s': no token shards", source);
+		rfi_fmt(err, errlen, "source '%s': no token shards", source);
 		ret = RF_EEMPTY;
 	}
 	if (!ret && !idx->urls) /* an interrupted pack --tokens: refused (a remote folder
 				 * holds no marker we can see) */
-		ret = rf_index_check_shards_complete(idx, err, errlen);
+		ret = rfi_index_check_shards_complete(idx, err, errlen);
 	if (!ret && !(tk->shards = calloc(idx->nshards, sizeof(*tk->shards))))
 		ret = -ENOMEM;
 	if (!ret)
@@ -267,7 +267,7 @@ int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t 
 			tk->magic = h.magic;
 		} else if (h.width != first_width) {
 			char name[PATH_MAX + 64];
-			rf_fmt(err, errlen, "shard %s holds %s tokens, shard %s uint%u ones: one "
+			rfi_fmt(err, errlen, "shard %s holds %s tokens, shard %s uint%u ones: one "
 			       "source has one token width", shard_name(idx, i, name, sizeof(name)),
 			       h.width == 2 ? "uint16" : "uint32", idx->shards[first_shard],
 			       first_width * 8);
@@ -275,7 +275,7 @@ int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t 
 			break;
 		}
 		sh->first_window = tk->windows;
-		sh->windows = rf_token_windows(sh->tokens, seq_len, tk->stride);
+		sh->windows = rfi_token_windows(sh->tokens, seq_len, tk->stride);
 		tk->windows += sh->windows;
 		tk->tokens += sh->tokens;
 		if (sh->frames) {
@@ -284,10 +284,10 @@ int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t 
 		}
 		/* a remote shard's stamp is its ETag, kept in idx->etags */
 		if (!idx->urls)
-			ret = rf_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
+			ret = rfi_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
 	}
 	if (!ret && !tk->windows) {
-		rf_fmt(err, errlen, "source '%s': %llu tokens in %zu shard%s, and none holds a window "
+		rfi_fmt(err, errlen, "source '%s': %llu tokens in %zu shard%s, and none holds a window "
 		       "of %u + 1 tokens", source, (unsigned long long)tk->tokens, idx->nshards,
 		       idx->nshards == 1 ? "" : "s", seq_len);
 		ret = RF_EEMPTY;
@@ -295,7 +295,7 @@ int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t 
 	return ret;
 }
 
-void rf_tokens_free(rf_tokens *tk)
+void rfi_tokens_free(rf_tokens *tk)
 {
 	if (!tk)
 		return;
@@ -305,7 +305,7 @@ void rf_tokens_free(rf_tokens *tk)
 	free(tk);
 }
 
-void rf_tokens_locate(const rf_tokens *tk, uint64_t w, uint32_t *shard, uint64_t *token)
+void rfi_tokens_locate(const rf_tokens *tk, uint64_t w, uint32_t *shard, uint64_t *token)
 {
 	/* the first shard whose windows end past w (shards without windows
 	 * end where the one before them ends, and are passed over) */
@@ -322,11 +322,11 @@ void rf_tokens_locate(const rf_tokens *tk, uint64_t w, uint32_t *shard, uint64_t
 	*token = (w - s[lo].first_window) * tk->stride;
 }
 
-void rf_tokens_read_of(const rf_tokens *tk, uint64_t w, rf_token_read *out)
+void rfi_tokens_read_of(const rf_tokens *tk, uint64_t w, rf_token_read *out)
 {
 	uint32_t shard;
 	uint64_t token;
-	rf_tokens_locate(tk, w, &shard, &token);
+	rfi_tokens_locate(tk, w, &shard, &token);
 	const rf_token_shard *sh = &tk->shards[shard];
 	*out = (rf_token_read){ .shard = shard, .token = token };
 	uint64_t n = (uint64_t)tk->seq_len + 1;
@@ -343,7 +343,7 @@ void rf_tokens_read_of(const rf_tokens *tk, uint64_t w, rf_token_read *out)
 	out->len = (uint32_t)(sh->frame_off[f1 + 1] - sh->frame_off[f0]);
 }
 
-uint64_t rf_tokens_max_read(const rf_tokens *tk)
+uint64_t rfi_tokens_max_read(const rf_tokens *tk)
 {
 	uint64_t m = ((uint64_t)tk->seq_len + 1) * tk->width;
 	for (size_t i = 0; i < tk->nshards; i++) {
@@ -357,7 +357,7 @@ uint64_t rf_tokens_max_read(const rf_tokens *tk)
 	return m;
 }
 
-size_t rf_tokens_memory(const rf_tokens *tk)
+size_t rfi_tokens_memory(const rf_tokens *tk)
 {
 	size_t n = sizeof(*tk) + tk->nshards * sizeof(rf_token_shard);
 	for (size_t i = 0; i < tk->nshards; i++)

@@ -4,7 +4,7 @@
  * window ids, so the index costs a few words per shard (and 8 bytes per
  * frame of a .bin.zst), whatever the token count.
  *
- * Built once by rf_loader_create() (rf_tokens_scan, through the token
+ * Built once by rf_loader_create() (rfi_tokens_scan, through the token
  * kind: src/source/token_shards.c), then read-only and shared by every
  * thread without locks. The shard paths, the root folder and its
  * descriptor live in the source's rf_index (shards, root_fd; for remote
@@ -44,7 +44,7 @@ typedef struct rf_tokens {
 /* Reads and checks the header (and frame table) of every shard listed in
  * idx (root and shards set: src/source/token_shards.c finds them) and
  * numbers the windows into *out (set even on failure, for
- * rf_tokens_free); records each shard's stamp in idx, or, for remote
+ * rfi_tokens_free); records each shard's stamp in idx, or, for remote
  * shards (idx->urls), each one's ETag in idx->etags (read with blocking
  * ranged GETs of the header and frame table, on this thread). source
  * names the source in messages.
@@ -53,13 +53,13 @@ typedef struct rf_tokens {
  *           (a remote shard: -ENOENT for a 404, -EACCES for a 401 or 403,
  *           -ECONNREFUSED, ...: err names its URL and what the server
  *           said); -ENOMEM. */
-int rf_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t seq_len,
+int rfi_tokens_scan(rf_index *idx, rf_tokens **out, const char *source, uint32_t seq_len,
 		   uint32_t stride, char *err, size_t errlen);
 
-void rf_tokens_free(rf_tokens *tk);
+void rfi_tokens_free(rf_tokens *tk);
 
 /* The shard of window w (< tk->windows) and its first token. */
-void rf_tokens_locate(const rf_tokens *tk, uint64_t w, uint32_t *shard, uint64_t *token);
+void rfi_tokens_locate(const rf_tokens *tk, uint64_t w, uint32_t *shard, uint64_t *token);
 
 /* Where window w's bytes are: a plain shard's token range, or the frames of
  * a .bin.zst that hold it. *frame is the first of them (plain: 0). */
@@ -72,17 +72,17 @@ typedef struct rf_token_read {
 	                  * frame * frame_tokens */
 	int zstd;
 } rf_token_read;
-void rf_tokens_read_of(const rf_tokens *tk, uint64_t w, rf_token_read *out);
+void rfi_tokens_read_of(const rf_tokens *tk, uint64_t w, rf_token_read *out);
 
-/* Bytes of the largest read rf_tokens_read_of gives. */
-uint64_t rf_tokens_max_read(const rf_tokens *tk);
+/* Bytes of the largest read rfi_tokens_read_of gives. */
+uint64_t rfi_tokens_max_read(const rf_tokens *tk);
 
 /* Memory the token index holds, in bytes. */
-size_t rf_tokens_memory(const rf_tokens *tk);
+size_t rfi_tokens_memory(const rf_tokens *tk);
 
 /* The token kind's private state of s (what `ringfeed pack --tokens` and
  * tests read), or NULL when s is of another kind. */
 struct rf_source;
-const rf_tokens *rf_source_tokens_of(const struct rf_source *s);
+const rf_tokens *rfi_source_tokens_of(const struct rf_source *s);
 
 #endif

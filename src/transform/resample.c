@@ -37,7 +37,7 @@ static uint16_t to_half(float f)
 	return (uint16_t)(sign | h);
 }
 
-void rf_output_init(rf_output *o, int crop, rf_dtype dtype, rf_layout layout,
+void rfi_output_init(rf_output *o, int crop, rf_dtype dtype, rf_layout layout,
 		    const float mean[3], const float stdev[3])
 {
 	o->crop = crop;
@@ -57,13 +57,13 @@ void rf_output_init(rf_output *o, int crop, rf_dtype dtype, rf_layout layout,
 	}
 }
 
-size_t rf_output_sample_bytes(const rf_output *o)
+size_t rfi_output_sample_bytes(const rf_output *o)
 {
 	size_t n = (size_t)o->crop * o->crop * 3;
 	return o->dtype == RF_DTYPE_FLOAT32 ? n * 4 : o->dtype == RF_DTYPE_FLOAT16 ? n * 2 : n;
 }
 
-int rf_resampler_init(rf_resampler *r, int crop)
+int rfi_resampler_init(rf_resampler *r, int crop)
 {
 	memset(r, 0, sizeof(*r));
 	r->row = malloc((size_t)crop * 3);
@@ -71,12 +71,12 @@ int rf_resampler_init(rf_resampler *r, int crop)
 	r->xoff = malloc((size_t)crop * sizeof(int32_t));
 	r->xw_cap = (size_t)crop * 8; /* one pair of taps; grown for wider filters */
 	r->xw = malloc(r->xw_cap * sizeof(int16_t));
-	r->vpass = rf_vpass_c;
-	r->hpass = rf_hpass_c;
-	r->split = rf_split_c;
-	r->norm32 = rf_norm32_c;
-	r->norm16 = rf_norm16_c;
-	rf_resample_kernels_x86(r, RF_SIMD_AVX2);
+	r->vpass = rfi_vpass_c;
+	r->hpass = rfi_hpass_c;
+	r->split = rfi_split_c;
+	r->norm32 = rfi_norm32_c;
+	r->norm16 = rfi_norm16_c;
+	rfi_resample_kernels_x86(r, RF_SIMD_AVX2);
 	return r->row && r->planes && r->xoff && r->xw ? 0 : -ENOMEM;
 }
 
@@ -86,7 +86,7 @@ static void taps_free(rf_taps *t)
 	free(t->weight);
 }
 
-void rf_resampler_destroy(rf_resampler *r)
+void rfi_resampler_destroy(rf_resampler *r)
 {
 	taps_free(&r->tx);
 	taps_free(&r->ty);
@@ -133,7 +133,7 @@ static void footprint(double center, double support, int bound_lo, int bound_hi,
 	*x1 = b;
 }
 
-int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int bound_hi,
+int rfi_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int bound_hi,
 		  int flip)
 {
 	double scale = len / n;
@@ -201,7 +201,7 @@ int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int
 	return 0;
 }
 
-int rf_denom_for_window(const struct rf_window *win, int crop)
+int rfi_denom_for_window(const struct rf_window *win, int crop)
 {
 	double m = fmin(win->w, win->h);
 	for (int d = 8; d > 1; d /= 2)
@@ -210,7 +210,7 @@ int rf_denom_for_window(const struct rf_window *win, int crop)
 	return 1;
 }
 
-int rf_taps_for_window(rf_taps *tx, rf_taps *ty, const struct rf_window *win, int W, int H,
+int rfi_taps_for_window(rf_taps *tx, rf_taps *ty, const struct rf_window *win, int W, int H,
 		       int denom, int crop)
 {
 	int sw = (W + denom - 1) / denom, sh = (H + denom - 1) / denom; /* libjpeg's scaled size */
@@ -223,9 +223,9 @@ int rf_taps_for_window(rf_taps *tx, rf_taps *ty, const struct rf_window *win, in
 	int by0 = (int)floor(win->bound_y0 * fy), by1 = (int)ceil(win->bound_y1 * fy);
 	bx1 = bx1 < sw ? bx1 : sw;
 	by1 = by1 < sh ? by1 : sh;
-	if (rf_taps_build(tx, crop, win->x * fx, win->w * fx, bx0, bx1 > bx0 ? bx1 : bx0 + 1,
+	if (rfi_taps_build(tx, crop, win->x * fx, win->w * fx, bx0, bx1 > bx0 ? bx1 : bx0 + 1,
 			  win->flip) ||
-	    rf_taps_build(ty, crop, win->y * fy, win->h * fy, by0, by1 > by0 ? by1 : by0 + 1, 0))
+	    rfi_taps_build(ty, crop, win->y * fy, win->h * fy, by0, by1 > by0 ? by1 : by0 + 1, 0))
 		return -ENOMEM;
 	return 0;
 }
@@ -237,7 +237,7 @@ static inline uint8_t round_w(int32_t acc)
 	return (uint8_t)((acc + (1 << (WBITS - 1))) >> WBITS);
 }
 
-void rf_vpass_c(const uint8_t *in, size_t stride, const int16_t *w, int taps, uint8_t *mid, int n)
+void rfi_vpass_c(const uint8_t *in, size_t stride, const int16_t *w, int taps, uint8_t *mid, int n)
 {
 	for (int i = 0; i < n; i++) {
 		int32_t acc = 0;
@@ -247,7 +247,7 @@ void rf_vpass_c(const uint8_t *in, size_t stride, const int16_t *w, int taps, ui
 	}
 }
 
-void rf_hpass_c(const uint8_t *m, const int32_t *off, const int16_t *wv, int pairs, uint8_t *row,
+void rfi_hpass_c(const uint8_t *m, const int32_t *off, const int16_t *wv, int pairs, uint8_t *row,
 		int C)
 {
 	for (int x = 0; x < C; x++) {
@@ -262,7 +262,7 @@ void rf_hpass_c(const uint8_t *m, const int32_t *off, const int16_t *wv, int pai
 	}
 }
 
-void rf_split_c(const uint8_t *rgb, uint8_t *r, uint8_t *g, uint8_t *b, int n)
+void rfi_split_c(const uint8_t *rgb, uint8_t *r, uint8_t *g, uint8_t *b, int n)
 {
 	for (int i = 0; i < n; i++) {
 		r[i] = rgb[3 * i];
@@ -271,13 +271,13 @@ void rf_split_c(const uint8_t *rgb, uint8_t *r, uint8_t *g, uint8_t *b, int n)
 	}
 }
 
-void rf_norm32_c(const uint8_t *v, int n, const rf_output *o, int c, float *out)
+void rfi_norm32_c(const uint8_t *v, int n, const rf_output *o, int c, float *out)
 {
 	for (int i = 0; i < n; i++)
 		out[i] = o->lut32[c][v[i]];
 }
 
-void rf_norm16_c(const uint8_t *v, int n, const rf_output *o, int c, uint16_t *out)
+void rfi_norm16_c(const uint8_t *v, int n, const rf_output *o, int c, uint16_t *out)
 {
 	for (int i = 0; i < n; i++)
 		out[i] = o->lut16[c][v[i]];
@@ -349,7 +349,7 @@ static int horizontal_layout(rf_resampler *r, int C)
 	return pairs;
 }
 
-int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, size_t stride,
+int rfi_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, size_t stride,
 		      int src_x0, int src_y0, uint8_t *out)
 {
 	const rf_taps *tx = &r->tx, *ty = &r->ty;

@@ -85,29 +85,29 @@ typedef struct rf_resampler {
 } rf_resampler;
 
 /* The plain C kernels (the reference the SIMD ones must match byte for byte). */
-rf_vpass_fn rf_vpass_c;
-rf_hpass_fn rf_hpass_c;
-rf_split_fn rf_split_c;
-rf_norm32_fn rf_norm32_c;
-rf_norm16_fn rf_norm16_c;
+rf_vpass_fn rfi_vpass_c;
+rf_hpass_fn rfi_hpass_c;
+rf_split_fn rfi_split_c;
+rf_norm32_fn rfi_norm32_c;
+rf_norm16_fn rfi_norm16_c;
 /* Replaces r's kernels with the x86 SIMD ones this CPU supports, none beyond
- * `upto` (resample_x86.c; does nothing elsewhere). rf_resampler_init asks
+ * `upto` (resample_x86.c; does nothing elsewhere). rfi_resampler_init asks
  * for the best; tests ask for each level in turn. */
 typedef enum rf_simd { RF_SIMD_NONE, RF_SIMD_SSE2, RF_SIMD_SSSE3, RF_SIMD_AVX2 } rf_simd;
-void rf_resample_kernels_x86(rf_resampler *r, rf_simd upto);
+void rfi_resample_kernels_x86(rf_resampler *r, rf_simd upto);
 
-void rf_output_init(rf_output *o, int crop, rf_dtype dtype, rf_layout layout,
+void rfi_output_init(rf_output *o, int crop, rf_dtype dtype, rf_layout layout,
 		    const float mean[3], const float stdev[3]);
 /* Bytes one sample takes in the batch. */
-size_t rf_output_sample_bytes(const rf_output *o);
+size_t rfi_output_sample_bytes(const rf_output *o);
 
-int rf_resampler_init(rf_resampler *r, int crop);
-void rf_resampler_destroy(rf_resampler *r);
+int rfi_resampler_init(rf_resampler *r, int crop);
+void rfi_resampler_destroy(rf_resampler *r);
 
 /* Computes the taps of one axis: n outputs covering the input interval
  * [start, start + len), reading only inputs in [bound_lo, bound_hi).
  * flip mirrors the outputs. @return : 0 or -ENOMEM. */
-int rf_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int bound_hi,
+int rfi_taps_build(rf_taps *t, int n, double start, double len, int bound_lo, int bound_hi,
 		  int flip);
 
 struct rf_window;
@@ -127,19 +127,19 @@ struct rf_window;
  * it moves to the next scale, none on ImageNet-sized ones (never scaled).
  * @return : the scale-down, 8, 4, 2 or 1. */
 #define RF_SCALED_SHRINK_LEFT 1.25
-int rf_denom_for_window(const struct rf_window *win, int crop);
+int rfi_denom_for_window(const struct rf_window *win, int crop);
 /* Both axes' taps for window win of a W x H image decoded at scale 1/denom
- * (rf_scaled_size sizes), reading only the window's bounds: the CPU path and
+ * (rfi_scaled_size sizes), reading only the window's bounds: the CPU path and
  * the GPU path (denom 1) choose the same inputs and weights this way.
  * @return : 0 or -ENOMEM. */
-int rf_taps_for_window(rf_taps *tx, rf_taps *ty, const struct rf_window *win, int W, int H,
+int rfi_taps_for_window(rf_taps *tx, rf_taps *ty, const struct rf_window *win, int W, int H,
 		       int denom, int crop);
 
 /* Resamples src (rows from src_y0 of the image, columns from src_x0, stride
  * bytes per row, RGB; it must hold rows ty.lo..ty.hi and columns
  * tx.lo..tx.hi) with the taps in r->tx / r->ty (in image coordinates) and
  * stores the sample at out. @return : 0 or -ENOMEM. */
-int rf_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, size_t stride,
+int rfi_resample_store(rf_resampler *r, const rf_output *o, const uint8_t *src, size_t stride,
 		      int src_x0, int src_y0, uint8_t *out);
 
 #endif

@@ -14,7 +14,7 @@
  * SSE2 is part of x86-64, so the SSE2 vertical kernel needs no check; its
  * AVX2 twin (32 columns a step), the horizontal kernel and the split of a
  * row into planes for CHW output (SSSE3, for pshufb) are chosen at run
- * time, by rf_resample_kernels_x86. */
+ * time, by rfi_resample_kernels_x86. */
 #include "transform/resample.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -70,7 +70,7 @@ INLINE void vpass_body(const uint8_t *in, size_t stride, const int16_t *w, int t
 		_mm_storeu_si128((__m128i *)(mid + i), out);
 	}
 	if (i < n)
-		rf_vpass_c(in + i, stride, w, taps, mid + i, n - i);
+		rfi_vpass_c(in + i, stride, w, taps, mid + i, n - i);
 }
 
 /* The common tap counts get their own copies, the loop over taps unrolled
@@ -175,7 +175,7 @@ SSSE3 INLINE void hpass_body(const uint8_t *m, const int32_t *off, const int16_t
 		memcpy(row + 3 * x + 8, &last, 4);
 	}
 	if (x < C)
-		rf_hpass_c(m, off + x, wv + (size_t)x * step, pairs, row + 3 * x, C - x);
+		rfi_hpass_c(m, off + x, wv + (size_t)x * step, pairs, row + 3 * x, C - x);
 }
 
 /* One and two pairs of taps get their own copies, as in vpass_sse2. */
@@ -222,7 +222,7 @@ SSSE3 static void split_ssse3(const uint8_t *rgb, uint8_t *r, uint8_t *g, uint8_
 			_mm_storeu_si128((__m128i *)(out[c] + i), v);
 		}
 	}
-	rf_split_c(rgb + 3 * i, r + i, g + i, b + i, n - i);
+	rfi_split_c(rgb + 3 * i, r + i, g + i, b + i, n - i);
 }
 
 /* Normalization 8 values a step: bytes widened to floats, then the tables'
@@ -242,7 +242,7 @@ FMA_F16C static void norm32_fma(const uint8_t *v, int n, const rf_output *o, int
 	int i = 0;
 	for (; i + 8 <= n; i += 8)
 		_mm256_storeu_ps(out + i, norm8(v + i, scale, shift));
-	rf_norm32_c(v + i, n - i, o, c, out + i);
+	rfi_norm32_c(v + i, n - i, o, c, out + i);
 }
 
 FMA_F16C static void norm16_f16c(const uint8_t *v, int n, const rf_output *o, int c,
@@ -253,7 +253,7 @@ FMA_F16C static void norm16_f16c(const uint8_t *v, int n, const rf_output *o, in
 	for (; i + 8 <= n; i += 8)
 		_mm_storeu_si128((__m128i *)(out + i),
 				 _mm256_cvtps_ph(norm8(v + i, scale, shift), _MM_FROUND_TO_NEAREST_INT));
-	rf_norm16_c(v + i, n - i, o, c, out + i);
+	rfi_norm16_c(v + i, n - i, o, c, out + i);
 }
 
 /* FMA and F16C, from CPUID leaf 1 (clang 14's __builtin_cpu_supports knows
@@ -264,7 +264,7 @@ static int fma_f16c(void)
 	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_FMA) && (c & bit_F16C);
 }
 
-void rf_resample_kernels_x86(rf_resampler *r, rf_simd upto)
+void rfi_resample_kernels_x86(rf_resampler *r, rf_simd upto)
 {
 	__builtin_cpu_init();
 	if (upto >= RF_SIMD_SSE2)
@@ -283,7 +283,7 @@ void rf_resample_kernels_x86(rf_resampler *r, rf_simd upto)
 
 #else
 
-void rf_resample_kernels_x86(rf_resampler *r, rf_simd upto)
+void rfi_resample_kernels_x86(rf_resampler *r, rf_simd upto)
 {
 	(void)r; /* not x86-64: the plain C kernels stay */
 	(void)upto;

@@ -8,7 +8,7 @@
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "token rows assume a little-endian host");
 
-void rf_token_row_store(uint8_t *dst, uint32_t dst_width, const uint8_t *src,
+void rfi_token_row_store(uint8_t *dst, uint32_t dst_width, const uint8_t *src,
 			uint32_t src_width, size_t n)
 {
 	assert(dst_width >= src_width && (src_width == 2 || src_width == 4));

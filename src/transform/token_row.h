@@ -12,7 +12,7 @@
  * int32, which hold every token id alike; 8: int64). Never narrower than
  * the stored tokens (asserted): the loader refuses uint16 rows for uint32
  * shards. */
-void rf_token_row_store(uint8_t *dst, uint32_t dst_width, const uint8_t *src,
+void rfi_token_row_store(uint8_t *dst, uint32_t dst_width, const uint8_t *src,
 			uint32_t src_width, size_t n);
 
 #endif

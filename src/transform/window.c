@@ -4,19 +4,19 @@
 
 #include <math.h>
 
-#include "util/hash.h" /* rf_mix64 */
+#include "util/hash.h" /* rfi_mix64 */
 
-uint64_t rf_stream_key(uint64_t seed, uint64_t epoch, uint64_t id, uint64_t what)
+uint64_t rfi_stream_key(uint64_t seed, uint64_t epoch, uint64_t id, uint64_t what)
 {
-	return rf_mix64(rf_mix64(rf_mix64(seed ^ what) ^ epoch) ^ id);
+	return rfi_mix64(rfi_mix64(rfi_mix64(seed ^ what) ^ epoch) ^ id);
 }
 
-uint64_t rf_stream_draw(uint64_t key, uint64_t k)
+uint64_t rfi_stream_draw(uint64_t key, uint64_t k)
 {
-	return rf_mix64(key + 0x9e3779b97f4a7c15ull * k);
+	return rfi_mix64(key + 0x9e3779b97f4a7c15ull * k);
 }
 
-double rf_stream_unit(uint64_t bits)
+double rfi_stream_unit(uint64_t bits)
 {
 	return (double)(bits >> 11) * (1.0 / 9007199254740992.0);
 }
@@ -28,15 +28,15 @@ typedef struct stream {
 
 static double uniform01(stream *s) /* [0, 1) */
 {
-	return rf_stream_unit(rf_stream_draw(s->key, ++s->k));
+	return rfi_stream_unit(rfi_stream_draw(s->key, ++s->k));
 }
 
 static uint64_t stream_key(uint64_t seed, uint64_t epoch, uint64_t id, uint64_t what)
 {
-	return rf_stream_key(seed, epoch, id, what);
+	return rfi_stream_key(seed, epoch, id, what);
 }
 
-void rf_rrc_box(const rf_window_params *p, uint64_t epoch, uint64_t id, int w, int h,
+void rfi_rrc_box(const rf_window_params *p, uint64_t epoch, uint64_t id, int w, int h,
 		int *i, int *j, int *bh, int *bw)
 {
 	stream s = { stream_key(p->seed, epoch, id, 0x72726363ull /* "rrcc" */), 0 };
@@ -68,13 +68,13 @@ void rf_rrc_box(const rf_window_params *p, uint64_t epoch, uint64_t id, int w, i
 	*j = (w - cw) / 2;
 }
 
-void rf_window_for(const rf_window_params *p, uint64_t epoch, uint64_t id, int w, int h,
+void rfi_window_for(const rf_window_params *p, uint64_t epoch, uint64_t id, int w, int h,
 		   rf_window *out)
 {
 	int C = p->crop;
 	if (p->random_resized_crop) {
 		int i, j, bh, bw;
-		rf_rrc_box(p, epoch, id, w, h, &i, &j, &bh, &bw);
+		rfi_rrc_box(p, epoch, id, w, h, &i, &j, &bh, &bw);
 		*out = (rf_window){ .x = j, .y = i, .w = bw, .h = bh,
 				    .bound_x0 = j, .bound_y0 = i,
 				    .bound_x1 = j + bw, .bound_y1 = i + bh };

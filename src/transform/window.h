@@ -30,17 +30,17 @@ typedef struct rf_window_params {
  * stream `what` (a tag: "rrcc", "flip", "user") of sample id in epoch; its
  * k-th draw (k = 1, 2, ...), 64 random bits; and bits as a double in
  * [0, 1) (their top 53). Pure: the same arguments, the same numbers. */
-uint64_t rf_stream_key(uint64_t seed, uint64_t epoch, uint64_t id, uint64_t what);
-uint64_t rf_stream_draw(uint64_t key, uint64_t k);
-double rf_stream_unit(uint64_t bits);
+uint64_t rfi_stream_key(uint64_t seed, uint64_t epoch, uint64_t id, uint64_t what);
+uint64_t rfi_stream_draw(uint64_t key, uint64_t k);
+double rfi_stream_unit(uint64_t bits);
 
 /* The window for sample id of epoch in a w x h image. */
-void rf_window_for(const rf_window_params *p, uint64_t epoch, uint64_t id, int w, int h,
+void rfi_window_for(const rf_window_params *p, uint64_t epoch, uint64_t id, int w, int h,
 		   rf_window *out);
 
 /* RandomResizedCrop's box (torchvision's get_params: 10 attempts, then the
  * central fallback): top i, left j, height bh, width bw, integers. */
-void rf_rrc_box(const rf_window_params *p, uint64_t epoch, uint64_t id, int w, int h,
+void rfi_rrc_box(const rf_window_params *p, uint64_t epoch, uint64_t id, int w, int h,
 		int *i, int *j, int *bh, int *bw);
 
 #endif

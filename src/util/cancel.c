@@ -5,17 +5,17 @@
 
 static _Thread_local const volatile int *cancel_flag;
 
-void rf_cancel_begin(const volatile int *flag)
+void rfi_cancel_begin(const volatile int *flag)
 {
 	cancel_flag = flag;
 }
 
-void rf_cancel_end(void)
+void rfi_cancel_end(void)
 {
 	cancel_flag = NULL;
 }
 
-int rf_cancelled(void)
+int rfi_cancelled(void)
 {
 	return cancel_flag && __atomic_load_n(cancel_flag, __ATOMIC_RELAXED) != 0;
 }

@@ -11,11 +11,11 @@
 #ifndef RF_UTIL_CANCEL_H
 #define RF_UTIL_CANCEL_H
 
-/* Set-up on this thread watches flag (NULL: nothing) until rf_cancel_end(). */
-void rf_cancel_begin(const volatile int *flag);
-void rf_cancel_end(void);
+/* Set-up on this thread watches flag (NULL: nothing) until rfi_cancel_end(). */
+void rfi_cancel_begin(const volatile int *flag);
+void rfi_cancel_end(void);
 
 /* @return : 1 when this thread's set-up was called off, else 0. */
-int rf_cancelled(void);
+int rfi_cancelled(void);
 
 #endif

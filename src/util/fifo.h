@@ -22,21 +22,21 @@ typedef struct rf_fifo {
 } rf_fifo;
 
 /* An empty ring over cap cells (cap >= 1). */
-static inline void rf_fifo_init(rf_fifo *q, uint32_t cap)
+static inline void rfi_fifo_init(rf_fifo *q, uint32_t cap)
 {
 	assert(cap >= 1 && cap <= UINT32_MAX / 2); /* first + count cannot wrap the type */
 	*q = (rf_fifo){ .cap = cap };
 }
 
-static inline int rf_fifo_full(const rf_fifo *q)
+static inline int rfi_fifo_full(const rf_fifo *q)
 {
 	return q->count == q->cap;
 }
 
 /* @return : the cell the new (newest) item goes in. The ring must not be
  * full: every owner either sizes it so that it never is, or checks
- * rf_fifo_full() first. */
-static inline uint32_t rf_fifo_push(rf_fifo *q)
+ * rfi_fifo_full() first. */
+static inline uint32_t rfi_fifo_push(rf_fifo *q)
 {
 	assert(q->count < q->cap && q->first < q->cap);
 	uint32_t cell = (q->first + q->count) % q->cap;
@@ -45,7 +45,7 @@ static inline uint32_t rf_fifo_push(rf_fifo *q)
 }
 
 /* @return : the oldest item's cell, left queued. The ring must not be empty. */
-static inline uint32_t rf_fifo_peek(const rf_fifo *q)
+static inline uint32_t rfi_fifo_peek(const rf_fifo *q)
 {
 	assert(q->count > 0 && q->first < q->cap);
 	return q->first;
@@ -53,9 +53,9 @@ static inline uint32_t rf_fifo_peek(const rf_fifo *q)
 
 /* @return : the oldest item's cell, taken off the ring (its content stays
  * readable until the next push). The ring must not be empty. */
-static inline uint32_t rf_fifo_pop(rf_fifo *q)
+static inline uint32_t rfi_fifo_pop(rf_fifo *q)
 {
-	uint32_t cell = rf_fifo_peek(q);
+	uint32_t cell = rfi_fifo_peek(q);
 	q->first = (q->first + 1) % q->cap;
 	q->count--;
 	return cell;
@@ -63,7 +63,7 @@ static inline uint32_t rf_fifo_pop(rf_fifo *q)
 
 /* 1 when cell holds a queued item (for asserts on a cell named by its
  * number), else 0. */
-static inline int rf_fifo_holds(const rf_fifo *q, uint32_t cell)
+static inline int rfi_fifo_holds(const rf_fifo *q, uint32_t cell)
 {
 	if (cell >= q->cap)
 		return 0;

@@ -1,9 +1,9 @@
-/* hash.c - rf_hash_bytes() and rf_hash_data(): byte strings into hashes. */
+/* hash.c - rfi_hash_bytes() and rfi_hash_data(): byte strings into hashes. */
 #include <string.h>
 
 #include "util/hash.h"
 
-uint64_t rf_hash_bytes(uint64_t h, const void *data, size_t len)
+uint64_t rfi_hash_bytes(uint64_t h, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 	size_t i = 0;
@@ -11,15 +11,15 @@ uint64_t rf_hash_bytes(uint64_t h, const void *data, size_t len)
 		uint64_t w = 0;
 		for (int k = 7; k >= 0; k--)
 			w = (w << 8) | p[i + (size_t)k];
-		h = rf_hash_u64(h, w);
+		h = rfi_hash_u64(h, w);
 	}
 	if (i < len) {
 		uint64_t w = 0;
 		for (size_t k = len; k > i; k--)
 			w = (w << 8) | p[k - 1];
-		h = rf_hash_u64(h, w);
+		h = rfi_hash_u64(h, w);
 	}
-	return rf_hash_u64(h, (uint64_t)len);
+	return rfi_hash_u64(h, (uint64_t)len);
 }
 
 static inline uint64_t rotl64(uint64_t x, int r)
@@ -37,7 +37,7 @@ static inline uint64_t le64(const uint8_t *p)
 	return w;
 }
 
-uint64_t rf_hash_data(const void *data, size_t len)
+uint64_t rfi_hash_data(const void *data, size_t len)
 {
 	const uint64_t m1 = 0x9e3779b185ebca87ull, m2 = 0xc2b2ae3d27d4eb4full;
 	const uint8_t *p = data;
@@ -46,6 +46,6 @@ uint64_t rf_hash_data(const void *data, size_t len)
 	for (; i + 32 <= len; i += 32)
 		for (int k = 0; k < 4; k++)
 			v[k] = rotl64(v[k] + le64(p + i + 8 * (size_t)k) * m2, 31) * m1;
-	uint64_t h = rf_hash_u64(rf_hash_u64(v[0], v[1]), rf_hash_u64(v[2], v[3]));
-	return rf_hash_bytes(h, p + i, len - i) ^ rf_mix64(len);
+	uint64_t h = rfi_hash_u64(rfi_hash_u64(v[0], v[1]), rfi_hash_u64(v[2], v[3]));
+	return rfi_hash_bytes(h, p + i, len - i) ^ rfi_mix64(len);
 }

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* A 64-bit mixing function (splitmix64's finalizer): a bijection. */
-static inline uint64_t rf_mix64(uint64_t x)
+static inline uint64_t rfi_mix64(uint64_t x)
 {
 	x ^= x >> 30;
 	x *= 0xbf58476d1ce4e5b9ull;
@@ -22,19 +22,19 @@ static inline uint64_t rf_mix64(uint64_t x)
 
 /* Folds one value into a running hash. For a fixed h it is a bijection of
  * v, so two inputs that differ in one word always hash differently. */
-static inline uint64_t rf_hash_u64(uint64_t h, uint64_t v)
+static inline uint64_t rfi_hash_u64(uint64_t h, uint64_t v)
 {
-	return rf_mix64(h ^ rf_mix64(v + 0x9e3779b97f4a7c15ull));
+	return rfi_mix64(h ^ rfi_mix64(v + 0x9e3779b97f4a7c15ull));
 }
 
 /* Folds len bytes (as little-endian words, the last one zero-padded, then
  * the length) into a running hash. */
-uint64_t rf_hash_bytes(uint64_t h, const void *data, size_t len);
+uint64_t rfi_hash_bytes(uint64_t h, const void *data, size_t len);
 
 /* A hash of a byte string for checking bulk data (the node-local cache's
  * ranges): four independent multiply-rotate lanes over 32-byte blocks, then
- * the tail and the length folded through rf_hash_u64; several GB/s where
- * rf_hash_bytes() does about one. Not the same values as rf_hash_bytes(). */
-uint64_t rf_hash_data(const void *data, size_t len);
+ * the tail and the length folded through rfi_hash_u64; several GB/s where
+ * rfi_hash_bytes() does about one. Not the same values as rfi_hash_bytes(). */
+uint64_t rfi_hash_data(const void *data, size_t len);
 
 #endif

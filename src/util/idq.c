@@ -6,19 +6,19 @@
 #include "util/idq.h"
 #include "util/util.h"
 
-int rf_idq_init(rf_idq *q, uint32_t cap)
+int rfi_idq_init(rf_idq *q, uint32_t cap)
 {
 	q->ids = calloc(cap, sizeof(*q->ids));
 	if (!q->ids)
 		return -ENOMEM;
-	rf_fifo_init(&q->fifo, cap);
+	rfi_fifo_init(&q->fifo, cap);
 	q->shutdown = 0;
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->nonempty, NULL);
 	return 0;
 }
 
-void rf_idq_destroy(rf_idq *q)
+void rfi_idq_destroy(rf_idq *q)
 {
 	if (!q->ids)
 		return;
@@ -28,49 +28,49 @@ void rf_idq_destroy(rf_idq *q)
 	q->ids = NULL;
 }
 
-int rf_idq_push(rf_idq *q, uint32_t id)
+int rfi_idq_push(rf_idq *q, uint32_t id)
 {
 	pthread_mutex_lock(&q->mu);
-	/* Cannot overflow: cap is the number of ids in existence (rf_fifo_push
+	/* Cannot overflow: cap is the number of ids in existence (rfi_fifo_push
 	 * asserts it). */
 	int was_empty = q->fifo.count == 0;
-	q->ids[rf_fifo_push(&q->fifo)] = id;
+	q->ids[rfi_fifo_push(&q->fifo)] = id;
 	pthread_cond_signal(&q->nonempty);
 	pthread_mutex_unlock(&q->mu);
 	return was_empty;
 }
 
-int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns)
+int rfi_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns)
 {
 	uint64_t t0 = 0;
 	*waited_ns = 0;
 	pthread_mutex_lock(&q->mu);
 	if (!q->fifo.count && !q->shutdown)
-		t0 = rf_now_ns();
+		t0 = rfi_now_ns();
 	while (!q->fifo.count && !q->shutdown)
 		pthread_cond_wait(&q->nonempty, &q->mu);
 	if (t0)
-		*waited_ns = rf_now_ns() - t0;
+		*waited_ns = rfi_now_ns() - t0;
 	if (q->shutdown) {
 		pthread_mutex_unlock(&q->mu);
 		return -1;
 	}
-	*id = q->ids[rf_fifo_pop(&q->fifo)];
+	*id = q->ids[rfi_fifo_pop(&q->fifo)];
 	pthread_mutex_unlock(&q->mu);
 	return 0;
 }
 
-uint32_t rf_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max)
+uint32_t rfi_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max)
 {
 	pthread_mutex_lock(&q->mu);
 	uint32_t n = 0;
 	while (q->fifo.count && n < max)
-		ids[n++] = q->ids[rf_fifo_pop(&q->fifo)];
+		ids[n++] = q->ids[rfi_fifo_pop(&q->fifo)];
 	pthread_mutex_unlock(&q->mu);
 	return n;
 }
 
-uint32_t rf_idq_count(rf_idq *q)
+uint32_t rfi_idq_count(rf_idq *q)
 {
 	pthread_mutex_lock(&q->mu);
 	uint32_t n = q->fifo.count;
@@ -78,7 +78,7 @@ uint32_t rf_idq_count(rf_idq *q)
 	return n;
 }
 
-void rf_idq_shutdown(rf_idq *q)
+void rfi_idq_shutdown(rf_idq *q)
 {
 	pthread_mutex_lock(&q->mu);
 	q->shutdown = 1;

@@ -19,20 +19,20 @@ typedef struct rf_idq {
 } rf_idq;
 
 /* @return : 0, or -ENOMEM. */
-int rf_idq_init(rf_idq *q, uint32_t cap);
+int rfi_idq_init(rf_idq *q, uint32_t cap);
 /* Frees the queue; accepts one never initialized (zeroed) or destroyed. */
-void rf_idq_destroy(rf_idq *q);
+void rfi_idq_destroy(rf_idq *q);
 /* Pushes id. @return : 1 when the queue was empty before (the consumer may be
  * asleep), else 0. */
-int rf_idq_push(rf_idq *q, uint32_t id);
+int rfi_idq_push(rf_idq *q, uint32_t id);
 /* Blocks until an id is there or shutdown. @return : 0 with *id set, or -1
  * after shutdown. *waited_ns gets the time spent blocked. */
-int rf_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns);
+int rfi_idq_pop_wait(rf_idq *q, uint32_t *id, uint64_t *waited_ns);
 /* Takes up to max ids without blocking. @return : how many. */
-uint32_t rf_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max);
+uint32_t rfi_idq_drain(rf_idq *q, uint32_t *ids, uint32_t max);
 /* @return : ids queued now (a snapshot: others may push or pop next). */
-uint32_t rf_idq_count(rf_idq *q);
+uint32_t rfi_idq_count(rf_idq *q);
 /* Wakes every waiter; pops return -1 from now on. */
-void rf_idq_shutdown(rf_idq *q);
+void rfi_idq_shutdown(rf_idq *q);
 
 #endif

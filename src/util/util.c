@@ -57,7 +57,7 @@ static void *named(void *p)
 	return s.fn(s.arg);
 }
 
-int rf_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name)
+int rfi_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name)
 {
 	thread_start *s = malloc(sizeof(*s));
 	if (!s)
@@ -75,7 +75,7 @@ int rf_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *na
 	return -r;
 }
 
-int rf_cpu_count(void)
+int rfi_cpu_count(void)
 {
 	int n = 0;
 	cpu_set_t set;
@@ -89,7 +89,7 @@ int rf_cpu_count(void)
 	return q > 0 && q < n ? q : n;
 }
 
-void rf_fmt(char *buf, size_t len, const char *fmt, ...)
+void rfi_fmt(char *buf, size_t len, const char *fmt, ...)
 {
 	if (!buf || !len)
 		return;
@@ -99,14 +99,14 @@ void rf_fmt(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-void rf_free_secret(char *s)
+void rfi_free_secret(char *s)
 {
 	if (s)
 		explicit_bzero(s, strlen(s));
 	free(s);
 }
 
-char *rf_strprintf(const char *fmt, ...)
+char *rfi_strprintf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -150,7 +150,7 @@ static int url_password(const char *in, size_t at, size_t *pw, size_t *end)
 	return 1;
 }
 
-char *rf_redact(const char *in, char *out, size_t len)
+char *rfi_redact(const char *in, char *out, size_t len)
 {
 	if (!out || !len)
 		return out;
@@ -182,16 +182,16 @@ char *rf_redact(const char *in, char *out, size_t len)
 	return out;
 }
 
-char *rf_redact_dup(const char *in)
+char *rfi_redact_dup(const char *in)
 {
 	size_t n = strlen(in ? in : "") + 4; /* "***" may be longer than the password */
 	for (const char *p = in ? in : ""; (p = strstr(p, "://")); p += 3)
 		n += 3;
 	char *out = malloc(n);
-	return out ? rf_redact(in, out, n) : NULL;
+	return out ? rfi_redact(in, out, n) : NULL;
 }
 
-void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
+void rfi_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 {
 	static const char *names[] = { "", "error", "warning", "info" };
 	if (level > threshold || level <= RF_LOG_NONE)
@@ -201,11 +201,11 @@ void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	rf_redact(line, line, sizeof(line));
+	rfi_redact(line, line, sizeof(line));
 	fprintf(stderr, "ringfeed: %s: %s\n", names[level], line);
 }
 
-const char *rf_file_kind(unsigned mode)
+const char *rfi_file_kind(unsigned mode)
 {
 	switch (mode & S_IFMT) {
 	case S_IFREG: return "a regular file";
@@ -219,34 +219,34 @@ const char *rf_file_kind(unsigned mode)
 	}
 }
 
-int rf_open_regular(int dirfd, const char *path, const char *what, char *err, size_t errlen)
+int rfi_open_regular(int dirfd, const char *path, const char *what, char *err, size_t errlen)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "%s '%s': %s", what, path, strerror(e));
+		rfi_fmt(err, errlen, "%s '%s': %s", what, path, strerror(e));
 		if (fd >= 0)
 			close(fd);
 		return -e;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rf_fmt(err, errlen, "%s '%s': not a regular file (%s)", what, path,
-		       rf_file_kind(st.st_mode));
+		rfi_fmt(err, errlen, "%s '%s': not a regular file (%s)", what, path,
+		       rfi_file_kind(st.st_mode));
 		close(fd);
 		return -EINVAL;
 	}
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
 		int e = errno;
-		rf_fmt(err, errlen, "%s '%s': %s", what, path, strerror(e));
+		rfi_fmt(err, errlen, "%s '%s': %s", what, path, strerror(e));
 		close(fd);
 		return -e;
 	}
 	return fd;
 }
 
-int rf_grow(uint8_t **p, size_t *cap, size_t need)
+int rfi_grow(uint8_t **p, size_t *cap, size_t need)
 {
 	if (need <= *cap)
 		return 0;

@@ -15,14 +15,14 @@
 #define RF_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define RF_MAX(a, b) ((a) > (b) ? (a) : (b))
 
-static inline uint64_t rf_now_ns(void)
+static inline uint64_t rfi_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t rf_thread_cpu_ns(void)
+static inline uint64_t rfi_thread_cpu_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -33,30 +33,30 @@ static inline uint64_t rf_thread_cpu_ns(void)
  * handlers stay on the caller's threads) and carries name (15 characters
  * at most: "rf-ring", "rf-compute-3"), which top -H, perf and debuggers
  * show. @return : 0 or a negative errno. */
-int rf_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name);
+int rfi_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name);
 
 /* Cores this process may use, at least 1: its affinity mask, capped by its
  * cgroup's CPU quota (a container given 2 CPUs of 64 counts 2). */
-int rf_cpu_count(void);
+int rfi_cpu_count(void);
 
 /* snprintf into buf[len] that tolerates buf == NULL or len == 0. */
-void rf_fmt(char *buf, size_t len, const char *fmt, ...)
+void rfi_fmt(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Frees s (NULL accepted) after wiping it: a secret (a key, a token). */
-void rf_free_secret(char *s);
+void rfi_free_secret(char *s);
 
 /* A new string printed as fmt says (free() it), or NULL: out of memory. */
-char *rf_strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *rfi_strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A buffer of at least need bytes at *p (its size in *cap), grown with
  * realloc, never shrunk: the decoders' per-thread output buffers.
  * @return : 0, or -ENOMEM with *p and *cap as they were. */
-int rf_grow(uint8_t **p, size_t *cap, size_t need);
+int rfi_grow(uint8_t **p, size_t *cap, size_t need);
 
 /* What kind of file st_mode says: "a FIFO", "a directory", ... ("a regular
  * file" included), for messages. Static strings. */
-const char *rf_file_kind(unsigned mode);
+const char *rfi_file_kind(unsigned mode);
 
 /* Opens path (relative to dirfd, or AT_FDCWD) for reading, only if it is a
  * regular file: the open itself is O_NONBLOCK, so that a FIFO (or a
@@ -65,7 +65,7 @@ const char *rf_file_kind(unsigned mode);
  * file in the message ("zstd dictionary", "manifest").
  * @return : the descriptor (O_CLOEXEC), or a negative errno (-EINVAL: not
  *           a regular file) with err[errlen] saying "what 'path': why". */
-int rf_open_regular(int dirfd, const char *path, const char *what, char *err, size_t errlen);
+int rfi_open_regular(int dirfd, const char *path, const char *what, char *err, size_t errlen);
 
 /* The one redaction of URLs that leave the process (messages, logs, JSON,
  * files): every "scheme://user:PASSWORD@" in text is written as
@@ -73,14 +73,14 @@ int rf_open_regular(int dirfd, const char *path, const char *what, char *err, si
  * the rest is copied as it is. A URL keeps its password only where a
  * request is made with it. in and out may be the same buffer: the text
  * is then redacted in place (cut to len). @return : out. */
-char *rf_redact(const char *in, char *out, size_t len);
+char *rfi_redact(const char *in, char *out, size_t len);
 
-/* rf_redact() into a new string (free() it), or NULL: out of memory. */
-char *rf_redact_dup(const char *in);
+/* rfi_redact() into a new string (free() it), or NULL: out of memory. */
+char *rfi_redact_dup(const char *in);
 
 /* Writes "ringfeed: <level>: message" to stderr when level <= threshold,
- * redacted (rf_redact). */
-void rf_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
+ * redacted (rfi_redact). */
+void rfi_log(rf_log_level threshold, rf_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* rf_strerror() (errors.c) and the enum names (names.c) for src/lib.c,

@@ -1,5 +1,5 @@
 /* fuzz_cache.c - libFuzzer target: an index cache file
- * (rf_index_cache_load), which a later run trusts only after checking it.
+ * (rfi_index_cache_load), which a later run trusts only after checking it.
  * The source is the fuzzer's own folder, so a cache that names it (the
  * seeds do) reaches the record checks. */
 #define _GNU_SOURCE /* mkdtemp (fuzz_file.h) */
@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rf_index idx;
 	char err[512];
 	for (int any = 0; any <= 1; any++)
-		if (rf_index_cache_load(&idx, fuzz_dir, any, path, err, sizeof(err)) == 0)
-			rf_index_free(&idx);
+		if (rfi_index_cache_load(&idx, fuzz_dir, any, path, err, sizeof(err)) == 0)
+			rfi_index_free(&idx);
 	return 0;
 }

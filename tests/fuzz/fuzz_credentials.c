@@ -1,5 +1,5 @@
 /* fuzz_credentials.c - libFuzzer target: a credential source's answer
- * (rf_creds_parse): the first byte picks the kind (IMDS's and a container
+ * (rfi_creds_parse): the first byte picks the kind (IMDS's and a container
  * endpoint's JSON, STS's XML, a credential_process's JSON), the rest is
  * the answer. */
 #include <stdlib.h>
@@ -21,8 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	doc[size - 1] = '\0';
 	rf_creds_set s;
 	char err[512];
-	if (rf_creds_parse(kind, doc, size - 1, "fuzz", &s, err, sizeof(err)) == 0)
-		rf_creds_set_free(&s);
+	if (rfi_creds_parse(kind, doc, size - 1, "fuzz", &s, err, sizeof(err)) == 0)
+		rfi_creds_set_free(&s);
 	free(doc);
 	return 0;
 }

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* its own allocation: a read past the line shows under ASan */
 		char *line = malloc(n ? n : 1);
 		memcpy(line, p, n);
-		rf_http_seen_line(&s, line, n);
+		rfi_http_seen_line(&s, line, n);
 		free(line);
 		p += n;
 	}
@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char why[RF_IO_WHY_MAX];
 	memset(why, 'x', sizeof(why));
 	int step = -1, fault = -1;
-	int32_t res = rf_http_check(&a, &s, body, &step, &fault, why, sizeof(why));
+	int32_t res = rfi_http_check(&a, &s, body, &step, &fault, why, sizeof(why));
 	must(step == 0 || step == 1);
 	must(fault == 0 || fault == 1);
 	must(memchr(why, '\0', sizeof(why)));
@@ -97,9 +97,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fault)
 		must(res < 0);
 	char kept[RF_IO_ETAG_MAX];
-	rf_http_seen_etag(&s, kept);
+	rfi_http_seen_etag(&s, kept);
 	must(strlen(kept) < RF_IO_ETAG_MAX && strncmp(kept, "W/", 2));
-	uint64_t total = rf_http_seen_size(&s, &a);
+	uint64_t total = rfi_http_seen_size(&s, &a);
 	must(total == 0 || total == s.total || (s.has_length && total == s.length));
 	return 0;
 }

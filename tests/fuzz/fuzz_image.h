@@ -26,10 +26,10 @@ static int fuzz_image(const uint8_t *data, size_t size)
 	if (size < 4)
 		return 0;
 	if (!dec) {
-		if (rf_decoder_create(&dec))
+		if (rfi_decoder_create(&dec))
 			abort();
 		for (int i = 0; i < 3; i++)
-			if (rf_resampler_init(&rs[i], crops[i]))
+			if (rfi_resampler_init(&rs[i], crops[i]))
 				abort();
 	}
 	uint8_t k0 = data[0], k1 = data[1], k2 = data[2], k3 = data[3];
@@ -45,30 +45,30 @@ static int fuzz_image(const uint8_t *data, size_t size)
 	rf_layout layout = (rf_layout)((k2 >> 2) & 1);
 	static const float mean[3] = { 0.485f, 0.456f, 0.406f }, stdv[3] = { 0.229f, 0.224f, 0.225f };
 	rf_output out;
-	rf_output_init(&out, C, dtype, layout, mean, stdv);
+	rfi_output_init(&out, C, dtype, layout, mean, stdv);
 
 	char reason[256];
 	int W, H, max_denom;
-	if (rf_decoder_open(dec, data, size, 1u << 22, &W, &H, &max_denom, reason, sizeof(reason)))
+	if (rfi_decoder_open(dec, data, size, 1u << 22, &W, &H, &max_denom, reason, sizeof(reason)))
 		return 0;
 	rf_window win;
-	rf_window_for(&wp, k3 >> 4, k2, W, H, &win);
-	int denom = scaled ? rf_denom_for_window(&win, C) : 1;
+	rfi_window_for(&wp, k3 >> 4, k2, W, H, &win);
+	int denom = scaled ? rfi_denom_for_window(&win, C) : 1;
 	denom = denom < max_denom ? denom : max_denom;
 	rf_resampler *r = &rs[ci];
-	if (rf_taps_for_window(&r->tx, &r->ty, &win, W, H, denom, C)) { /* as compute.c */
-		rf_decoder_abort(dec);
+	if (rfi_taps_for_window(&r->tx, &r->ty, &win, W, H, denom, C)) { /* as compute.c */
+		rfi_decoder_abort(dec);
 		return 0;
 	}
 	rf_region want = { r->tx.lo, r->tx.hi, r->ty.lo, r->ty.hi };
 	rf_image img;
-	if (rf_decoder_decode(dec, denom, region ? &want : NULL, verify, &img, reason, sizeof(reason)))
+	if (rfi_decoder_decode(dec, denom, region ? &want : NULL, verify, &img, reason, sizeof(reason)))
 		return 0;
-	size_t n = rf_output_sample_bytes(&out);
+	size_t n = rfi_output_sample_bytes(&out);
 	uint8_t *dst = malloc(n);
 	if (!dst)
 		abort();
-	rf_resample_store(r, &out, img.rgb, img.stride, img.x0, img.y0, dst);
+	rfi_resample_store(r, &out, img.rgb, img.stride, img.x0, img.y0, dst);
 	free(dst);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* fuzz_listing.c - libFuzzer target: S3 listing pages (ListObjectsV2's
- * XML) taken one after the other by rf_s3_list_page(), as rf_s3_list()
+ * XML) taken one after the other by rfi_s3_list_page(), as rfi_s3_list()
  * takes a bucket's. The input is the pages, separated by NUL bytes (at
  * most 64). Every key handed on must come after every key before it (the
  * listing is refused otherwise: a store that repeats keys, or lists them
@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char *doc = malloc(len ? len : 1);
 		must(doc);
 		memcpy(doc, data + pos, len);
-		int ret = rf_s3_list_page(&ls, doc, len, on_key, &s, why, sizeof(why));
+		int ret = rfi_s3_list_page(&ls, doc, len, on_key, &s, why, sizeof(why));
 		free(doc);
 		if (ret) {
 			must(ret == 7 || ret == -EPROTO || ret == -ENOMEM);
@@ -71,6 +71,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		pos += len + 1;
 	}
-	rf_s3_listing_free(&ls);
+	rfi_s3_listing_free(&ls);
 	return 0;
 }

@@ -1,5 +1,5 @@
-/* fuzz_tar.c - libFuzzer target: a tar shard scanned by rf_tar_scan_feed()
- * and grouped into samples (rf_tar_samples_member). The first input byte
+/* fuzz_tar.c - libFuzzer target: a tar shard scanned by rfi_tar_scan_feed()
+ * and grouped into samples (rfi_tar_samples_member). The first input byte
  * picks the window size (bits 0-2), raw mode (bit 3) and whether checksums
  * are mended first (bit 4: mutated header fields would otherwise rarely get
  * past the checksum); the rest is the shard. It is scanned twice, whole and in windows (each window copied to
@@ -46,9 +46,9 @@ static int on_sample(void *u, const rf_tar_sample *s)
 		must(s->size <= r->len && s->data_off <= r->len - s->size);
 		must(s->label >= -1 && (s->compressed == 0 || s->compressed == 1));
 	}
-	r->hash = rf_hash_bytes(r->hash, s->key, strlen(s->key));
-	r->hash = rf_hash_u64(r->hash, s->bad ? UINT64_MAX : s->data_off ^ s->size << 20);
-	r->hash = rf_hash_u64(r->hash, (uint64_t)(int64_t)s->label);
+	r->hash = rfi_hash_bytes(r->hash, s->key, strlen(s->key));
+	r->hash = rfi_hash_u64(r->hash, s->bad ? UINT64_MAX : s->data_off ^ s->size << 20);
+	r->hash = rfi_hash_u64(r->hash, (uint64_t)(int64_t)s->label);
 	return 0;
 }
 
@@ -62,9 +62,9 @@ static int on_lost(run *r, const rf_tar_member *m)
 	must(m->size <= r->len && m->data_off <= r->len - m->size);
 	must(m->lost != RF_TAR_LOST_UNENDED || (m->size < 2 * RF_TAR_BLOCK && m->data_off + m->size == r->len));
 	must(m->lost != RF_TAR_LOST_TRUNCATED || m->data_off + m->size == r->len);
-	must(rf_tar_samples_member(&r->g, m) == 0);
+	must(rfi_tar_samples_member(&r->g, m) == 0);
 	r->next_min = m->data_off + m->size + RF_TAR_BLOCK;
-	r->hash = rf_hash_u64(r->hash, m->data_off ^ m->size << 20 ^ (uint64_t)m->lost << 60);
+	r->hash = rfi_hash_u64(r->hash, m->data_off ^ m->size << 20 ^ (uint64_t)m->lost << 60);
 	return 0;
 }
 
@@ -82,15 +82,15 @@ static int on_member(void *u, const rf_tar_member *m)
 		must(m->data == r->win + (m->data_off - r->off));
 		must(memcmp(m->data, r->shard + m->data_off, m->size) == 0);
 	}
-	int ret = rf_tar_samples_member(&r->g, m);
+	int ret = rfi_tar_samples_member(&r->g, m);
 	if (ret == RF_TAR_WANT_DATA) {
 		must(!m->data);
 		return ret; /* it comes again, with its data */
 	}
 	must(ret == 0);
 	r->next_min = m->data_off + m->size + RF_TAR_BLOCK;
-	r->hash = rf_hash_bytes(r->hash, m->name, len);
-	r->hash = rf_hash_u64(r->hash, m->data_off ^ m->size << 20);
+	r->hash = rfi_hash_bytes(r->hash, m->name, len);
+	r->hash = rfi_hash_u64(r->hash, m->data_off ^ m->size << 20);
 	return 0;
 }
 
@@ -99,8 +99,8 @@ static int on_member(void *u, const rf_tar_member *m)
 static int scan(run *r, size_t w, int raw)
 {
 	rf_tar_scan s;
-	rf_tar_scan_init(&s, r->len);
-	rf_tar_samples_init(&r->g, raw, on_sample, r);
+	rfi_tar_scan_init(&s, r->len);
+	rfi_tar_samples_init(&r->g, raw, on_sample, r);
 	r->next_min = RF_TAR_BLOCK;
 	r->hash = 0;
 	char err[256];
@@ -117,7 +117,7 @@ static int scan(run *r, size_t w, int raw)
 		r->win = win;
 		r->off = pos;
 		r->n = n;
-		int ret = rf_tar_scan_feed(&s, win, n, pos, on_member, r, err, sizeof(err));
+		int ret = rfi_tar_scan_feed(&s, win, n, pos, on_member, r, err, sizeof(err));
 		free(win);
 		must(++calls <= 2 * (r->len / RF_TAR_BLOCK) + 4);
 		if (ret != 1) {
@@ -125,8 +125,8 @@ static int scan(run *r, size_t w, int raw)
 			if (ret < 0)
 				must(err[0]);
 			if (ret == 0)
-				must(rf_tar_samples_finish(&r->g) == 0);
-			rf_tar_samples_free(&r->g);
+				must(rfi_tar_samples_finish(&r->g) == 0);
+			rfi_tar_samples_free(&r->g);
 			return ret;
 		}
 		must(s.pos >= pos && s.pos % RF_TAR_BLOCK == 0 && s.pos <= r->len);

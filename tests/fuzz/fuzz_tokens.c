@@ -1,11 +1,11 @@
 /* fuzz_tokens.c - libFuzzer target: a token shard (llm.c's .bin or
  * ringfeed's .bin.zst) given to rf_tokens_build() as a file, then windows
  * located and, for a .bin.zst, their frames decompressed as a compute
- * thread does (rf_unzstd_frames). The first input byte picks the file's
+ * thread does (rfi_unzstd_frames). The first input byte picks the file's
  * name (bit 0: .bin.zst) and T (bits 1-7: 1 .. 128); the rest is the
  * shard. A shard that build accepts must give every window a read that
  * lies inside the file: after the header (and frame table), within the
- * shard's tokens or frames, no longer than rf_tokens_max_read(); a refused
+ * shard's tokens or frames, no longer than rfi_tokens_max_read(); a refused
  * one must say why. Decompressing a window's frames may fail (a corrupt
  * frame is a bad sample) but must give exactly the frames' tokens when it
  * succeeds. */
@@ -40,27 +40,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t T = 1 + (data[0] >> 1);
 	const uint8_t *shard = data + 1;
 	size_t len = size - 1;
-	if (!z.dctx && rf_unzstd_init(&z, NULL))
+	if (!z.dctx && rfi_unzstd_init(&z, NULL))
 		abort();
 	const char *path = fuzz_file(shard, len, zst ? "x.bin.zst" : "x.bin");
 	rf_source src;
 	char err[512] = "";
 	rf_source_params sp = { .seq_len = T, .stride = T, .log_level = RF_LOG_ERROR };
-	int ret = rf_source_open(&src, path, &sp, err, sizeof(err));
+	int ret = rfi_source_open(&src, path, &sp, err, sizeof(err));
 	if (ret) {
 		must(err[0]);
 		return 0;
 	}
-	const rf_tokens *tk = rf_source_tokens_of(&src);
+	const rf_tokens *tk = rfi_source_tokens_of(&src);
 	must(tk && tk->nshards == 1 && (tk->width == 2 || tk->width == 4));
 	const rf_token_shard *sh = &tk->shards[0];
-	must(tk->windows == rf_token_windows(sh->tokens, T, T) && tk->windows > 0);
-	uint64_t max = rf_tokens_max_read(tk);
+	must(tk->windows == rfi_token_windows(sh->tokens, T, T) && tk->windows > 0);
+	uint64_t max = rfi_tokens_max_read(tk);
 	/* every window when few, else a spread of them */
 	uint64_t step = tk->windows > 512 ? tk->windows / 512 : 1;
 	for (uint64_t w = 0; w < tk->windows; w += step) {
 		rf_token_read r;
-		rf_tokens_read_of(tk, w, &r);
+		rfi_tokens_read_of(tk, w, &r);
 		must(r.shard == 0 && r.token == w * T && r.token + T + 1 <= sh->tokens);
 		must(r.len <= max && r.offset + r.len <= len);
 		if (!r.zstd) {
@@ -76,11 +76,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		must(first <= r.token && end >= r.token + T + 1);
 		const uint8_t *out;
 		size_t want = (size_t)((end - first) * tk->width);
-		int e = rf_unzstd_frames(&z, shard + r.offset, r.len, want, &out, err, sizeof(err));
+		int e = rfi_unzstd_frames(&z, shard + r.offset, r.len, want, &out, err, sizeof(err));
 		must(e == 0 || e == -5001 /* RF_EBADSAMPLE */);
 		if (e == 0)
 			must(out != NULL);
 	}
-	rf_source_free(&src);
+	rfi_source_free(&src);
 	return 0;
 }

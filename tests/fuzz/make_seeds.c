@@ -302,7 +302,7 @@ int main(int argc, char **argv)
 	snprintf(data, sizeof(data), "%s/data", out);
 	rf_synth_tree t = { .out = data, .count = 12, .classes = 3, .seed = 7, .quality = 80,
 			    .threads = 1 };
-	if (rf_synth_imagefolder(&t, err, sizeof(err))) {
+	if (rfi_synth_imagefolder(&t, err, sizeof(err))) {
 		fprintf(stderr, "make_seeds: %s\n", err);
 		return 1;
 	}
@@ -473,7 +473,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint8_t *j;
 		size_t n;
-		if (rf_synth_jpeg(sizes[i][0], sizes[i][1], i + 1, i % 2 ? 95 : 40, &j, &n, err,
+		if (rfi_synth_jpeg(sizes[i][0], sizes[i][1], i + 1, i % 2 ? 95 : 40, &j, &n, err,
 				  sizeof(err)))
 			return fprintf(stderr, "make_seeds: %s\n", err), 1;
 		char name[32];

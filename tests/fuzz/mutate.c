@@ -243,7 +243,7 @@ static int truth_member(void *u, const rf_tar_member *m)
 		c->lost = 1;
 		return 0;
 	}
-	long k = rf_tar_key_split(m->name);
+	long k = rfi_tar_key_split(m->name);
 	if (k < 0 || k >= 160 || !strncmp(m->name, "__", 2))
 		return 0; /* in no sample */
 	shard_buf *b = c->b;
@@ -298,10 +298,10 @@ static void load_shards(shard_buf *shards, const char *folder)
 		memset(b, 0, sizeof(*b));
 		b->p = tu_read(folder, shard_file[s], &b->len);
 		rf_tar_scan scan;
-		rf_tar_scan_init(&scan, b->len);
+		rfi_tar_scan_init(&scan, b->len);
 		truth_ctx c = { b, 0 };
 		char err[256];
-		if (rf_tar_scan_feed(&scan, b->p, b->len, 0, truth_member, &c, err, sizeof(err)) != 0)
+		if (rfi_tar_scan_feed(&scan, b->p, b->len, 0, truth_member, &c, err, sizeof(err)) != 0)
 			die("%s: %s", shard_file[s], err);
 		if (c.lost || !b->n)
 			die("%s: not an undamaged shard of samples", shard_file[s]);
@@ -637,7 +637,7 @@ static int check(const char *dir, const shard_buf *orig, const mutant *m, int ra
 		return -1;
 	}
 	rf_index idx; /* the same index, for naming ids */
-	if (rf_index_build_progress(&idx, dir, raw ? RF_INDEX_RAW : 0, NULL, NULL, RF_LOG_NONE, err,
+	if (rfi_index_build_progress(&idx, dir, raw ? RF_INDEX_RAW : 0, NULL, NULL, RF_LOG_NONE, err,
 				    sizeof(err))) {
 		rf_loader_destroy(l);
 		snprintf(why, whylen, "index: %s", err);
@@ -664,7 +664,7 @@ static int check(const char *dir, const shard_buf *orig, const mutant *m, int ra
 			/* raw: an untouched sample's bytes are its image's */
 			char name[1024], key[200];
 			int s;
-			rf_index_name(&idx, b->ids[i], name, sizeof(name));
+			rfi_index_name(&idx, b->ids[i], name, sizeof(name));
 			size_t nl = strlen(name);
 			if (split_name(name, &s, key, sizeof(key)) || forgery[s] || nl < 4 ||
 			    strcmp(name + nl - 4, ".jpg"))
@@ -700,7 +700,7 @@ static int check(const char *dir, const shard_buf *orig, const mutant *m, int ra
 				int sh;
 				if (!seen[i] || idx.entries[i].size < 0)
 					continue;
-				rf_index_name(&idx, i, name, sizeof(name));
+				rfi_index_name(&idx, i, name, sizeof(name));
 				ok = !split_name(name, &sh, key, sizeof(key)) && sh == s &&
 				     !strcmp(key, st->key);
 			}
@@ -768,7 +768,7 @@ static int check(const char *dir, const shard_buf *orig, const mutant *m, int ra
 		}
 	}
 	free(seen);
-	rf_index_free(&idx);
+	rfi_index_free(&idx);
 	return failed ? -1 : 0;
 }
 

@@ -1,7 +1,7 @@
 /* credentials.c - the credentials' refresh under ThreadSanitizer: a
  * credential_process (a script written here) hands out keys that expire
  * 2 s after each run; a signer thread (the ring thread's part:
- * rf_http_client_update before each "request", reading the keys it took)
+ * rfi_http_client_update before each "request", reading the keys it took)
  * runs while the refresh thread swaps two new sets in, then the
  * credentials are destroyed while a refresh is under way (the script's
  * third run waits for a file), which the detached thread finishes and
@@ -30,16 +30,16 @@ static void *signer(void *arg)
 {
 	(void)arg;
 	rf_http_client hc;
-	if (rf_http_client_init(&hc, &(rf_io_sign){ .creds = creds }))
+	if (rfi_http_client_init(&hc, &(rf_io_sign){ .creds = creds }))
 		return NULL;
 	size_t sum = 0;
 	while (!atomic_load(&stop)) { /* stopped by main, within its deadline */
-		if (rf_http_client_update(&hc) == 1)
+		if (rfi_http_client_update(&hc) == 1)
 			atomic_fetch_add(&taken, 1);
 		sum += strlen(hc.userpwd) + (hc.token_header ? strlen(hc.token_header) : 0);
 		usleep(100);
 	}
-	rf_http_client_free(&hc);
+	rfi_http_client_free(&hc);
 	return (void *)(uintptr_t)(sum != 0);
 }
 
@@ -76,8 +76,8 @@ int main(int argc, char **argv)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "/bin/sh %s", path);
 	char err[512];
-	if (rf_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_PROCESS,
-							 .fetch = rf_creds_fetch, .from = "tsan",
+	if (rfi_creds_create(&creds, &(rf_creds_source){ .kind = RF_CREDS_PROCESS,
+							 .fetch = rfi_creds_fetch, .from = "tsan",
 							 .command = cmd }, err, sizeof(err))) {
 		fprintf(stderr, "tsan_credentials: %s\n", err);
 		return 1;
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	void *ok;
 	pthread_join(t, &ok);
 	int fine = atomic_load(&taken) >= 1 && exists(dir, "running") && ok;
-	rf_creds_destroy(creds); /* while run 2 waits: the thread frees them later */
+	rfi_creds_destroy(creds); /* while run 2 waits: the thread frees them later */
 	snprintf(path, sizeof(path), "%s/go", dir);
 	if ((f = fopen(path, "w")))
 		fclose(f);
