@@ -49,7 +49,6 @@ KNOWN = {
     ("src/remote/http_check.c", "rfi_http_seen_line"): "TODO(issue 37): split",
     ("src/remote/s3.c", "credentials"): "TODO(issue 37): split",
     ("src/remote/s3.c", "rfi_s3_open"): "TODO(issue 37): split",
-    ("src/source/tar_scan.c", "scan_collect"): "TODO(issue 37): split",
 }
 
 BRANCH = re.compile(r"\b(?:if|for|while|case)\b|&&|\|\||\?")

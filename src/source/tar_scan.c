@@ -546,6 +546,22 @@ static int scan_all(scan_run *sr)
 /* What the scans found into idx: each shard's stamp and size, and the
  * samples in shard order (a sample without a cls member of a labelled
  * source bad). @return : 0, or the error. */
+/* A labelled source (a sample has a cls member, and its shards are not
+ * in class folders): a sample without one is bad, not label -1. */
+static void mark_unlabelled(const rf_index *idx, shard_scan *sc, uint32_t n)
+{
+	int labelled = 0;
+	for (uint32_t i = 0; i < n && !labelled; i++)
+		for (size_t j = 0; j < sc[i].nfound && !labelled; j++)
+			labelled = sc[i].found[j].has_cls;
+	for (uint32_t i = 0; i < n && labelled; i++)
+		for (size_t j = 0; j < sc[i].nfound; j++) {
+			struct found *f = &sc[i].found[j];
+			if (f->size >= 0 && !f->has_cls && idx->shard_labels[i] < 0)
+				f->size = RF_INDEX_NO_LABEL;
+		}
+}
+
 static int scan_collect(rf_index *idx, shard_scan *sc, uint32_t n)
 {
 	int ret = 0;
@@ -553,18 +569,8 @@ static int scan_collect(rf_index *idx, shard_scan *sc, uint32_t n)
 	 * its folder's mtime as it was */
 	for (uint32_t i = 0; i < n && !ret && !idx->urls; i++)
 		ret = rfi_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
-	/* A labelled source (a sample has a cls member, and its shards are not
-	 * in class folders): a sample without one is bad, not label -1. */
-	int labelled = 0;
-	for (uint32_t i = 0; i < n && !labelled; i++)
-		for (size_t j = 0; j < sc[i].nfound && !labelled; j++)
-			labelled = sc[i].found[j].has_cls;
-	for (uint32_t i = 0; i < n && labelled && !ret; i++)
-		for (size_t j = 0; j < sc[i].nfound; j++) {
-			struct found *f = &sc[i].found[j];
-			if (f->size >= 0 && !f->has_cls && idx->shard_labels[i] < 0)
-				f->size = RF_INDEX_NO_LABEL;
-		}
+	if (!ret)
+		mark_unlabelled(idx, sc, n);
 	/* each shard's bytes, for an index object to be checked against */
 	if (!ret && !(idx->shard_sizes = calloc(RF_MAX(n, 1), sizeof(uint64_t))))
 		ret = -ENOMEM;
