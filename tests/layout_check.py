@@ -111,14 +111,6 @@ ALLOW = [
 
 # (what, name, file, reason; TODO)
 KNOWN = [
-    ("kind", "tar", "src/index/index.h",
-     "rf_shard_kind (RF_SHARDS_TAR/TOKENS) says which names a shard listing takes. "
-     "TODO(issue 37): the kind's row passes its shard names (suffixes, class folders)"),
-    ("kind", "tokens", "src/index/index.h", "as above (rf_shard_kind). TODO(issue 37)"),
-    ("kind", "tokens", "src/index/shards.c", "as above: .bin / .bin.zst. TODO(issue 37)"),
-    ("kind", "tar", "src/index/shards.c",
-     "the listing's is_kind/kind_name: .tar, class folders for tar only. "
-     "TODO(issue 37): from the kind's row"),
     ("kind", "tar", "src/index/walk.c",
      "the files kind's walk counts .tar files so that files.c hands a folder of only "
      "shards to the tar kind (rfi_source_tar_folder). TODO(issue 37): the table asks "

@@ -138,6 +138,10 @@ typedef struct rf_source_ops {
 	/* RF_STAGE_ZSTD_TOKENS: where sample i's window lies in the frames its
 	 * read gives. NULL for a kind without that stage. */
 	void (*frames_of)(const rf_source *s, uint64_t i, rf_source_frames *f);
+	/* The names of its shards, for the shard listing (src/index/shards.c:
+	 * suffixes, whether class folders hold them); NULL for a kind without
+	 * shards. */
+	const rf_shard_names *shard_names;
 	int cached;        /* its index may come from and go to an index cache */
 	int zstd_dict;     /* its zstd members may use a dictionary (cfg.zstd_dict,
 	                    * or zstd.dict beside the shards) */

@@ -16,6 +16,11 @@
 #include "source/tar_scan.h"
 #include "util/util.h"
 
+/* Its shards' names: NAME.tar, in a folder or in its class folders. */
+static const char *const tar_suffixes[] = { ".tar", NULL };
+static const rf_shard_names tar_names = { .suffixes = tar_suffixes, .shown = ".tar",
+					  .class_folders = 1 };
+
 /* A single shard named as the source: "train-000000.tar". */
 static int is_tar_name(const char *source)
 {
@@ -30,7 +35,7 @@ static int claims(const char *source, const struct stat *st, const rf_source_par
 	if (S_ISDIR(st->st_mode))
 		return (p->mode & RF_INDEX_TAR) != 0;
 	return S_ISREG(st->st_mode) &&
-	       (is_tar_name(source) || rfi_index_is_shard_list(source, RF_SHARDS_TAR));
+	       (is_tar_name(source) || rfi_index_is_shard_list(source, &tar_names));
 }
 
 static int scan(rf_source *s, const rf_source_params *p, char *err, size_t errlen)
@@ -57,7 +62,7 @@ int rfi_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const
 	s->kind = RF_KIND_TAR;
 	idx->kind = RF_KIND_TAR;
 	s->ops = &rf_source_tar;
-	int ret = rfi_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
+	int ret = rfi_index_shard_folder(idx, source, &tar_names, err, errlen);
 	if (ret < 0)
 		return ret;
 	if (ret == 0 || idx->nshards != tars) {
@@ -78,9 +83,9 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	rf_index *idx = &s->index;
 	int ret;
 	if (!st) {
-		ret = rfi_index_shard_pattern(idx, source, RF_SHARDS_TAR, err, errlen);
+		ret = rfi_index_shard_pattern(idx, source, &tar_names, err, errlen);
 		if (ret == 0)
-			ret = rfi_index_shard_bucket(idx, source, RF_SHARDS_TAR, err, errlen);
+			ret = rfi_index_shard_bucket(idx, source, &tar_names, err, errlen);
 		if (ret == 0 && rfi_index_is_url(source)) { /* one remote shard */
 			size_t name = strcspn(source, "?#");
 			if (name < 4 || strncmp(source + name - 4, ".tar", 4)) {
@@ -98,7 +103,7 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 			ret = -ENOENT;
 		}
 	} else if (S_ISDIR(st->st_mode)) {
-		ret = rfi_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
+		ret = rfi_index_shard_folder(idx, source, &tar_names, err, errlen);
 		if (ret == 0) {
 			rfi_fmt(err, errlen, "source '%s': no .tar shards in it or in its class folders "
 			       "(source_kind = tar)", source);
@@ -107,7 +112,7 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	} else if (is_tar_name(source)) {
 		ret = rfi_index_shard_file(idx, source, err, errlen);
 	} else {
-		ret = rfi_index_shard_list(idx, source, RF_SHARDS_TAR, err, errlen);
+		ret = rfi_index_shard_list(idx, source, &tar_names, err, errlen);
 	}
 	if (ret < 0)
 		return ret;
@@ -200,6 +205,7 @@ const rf_source_ops rf_source_tar = {
 	.largest_read = rfi_records_no_largest,
 	.shard_bytes = rfi_records_no_shard_bytes,
 	.memory = rfi_records_memory,
+	.shard_names = &tar_names,
 	.cached = 1,
 	.sequential_shards = 1,
 	.zstd_dict = 1,
