@@ -22,12 +22,10 @@ import sys
 UNITS = [
     ("kind", "files", [
         r"\brfi?_source_files\b", r"\bRF_KIND_FILES\b", r"\bRF_(?:INDEX|SOURCE)_FILES\b",
-        r"\brfi?_index_walk_imagefolder\b", r"\brfi?_index_parse_manifest\b",
+        r"\brfi?_files_\w+", r"\"source/files\w*\.h\"",
     ], [
-        "src/source/files.c",
-        # the files kind's parsers, still in src/index/ (see KNOWN below:
-        # index_build.h declares them)
-        "src/index/walk.c", "src/index/manifest.c",
+        "src/source/files.c", "src/source/files.h", "src/source/files_walk.c",
+        "src/source/files_manifest.c",
     ]),
     ("kind", "tar", [
         r"\brfi?_tar_\w+", r"\bRF_TAR_\w+", r"\bRF_KIND_TAR\b", r"\brfi?_source_tar\w*",
@@ -111,15 +109,12 @@ ALLOW = [
 
 # (what, name, file, reason; TODO)
 KNOWN = [
-    ("kind", "tar", "src/index/walk.c",
+    ("kind", "tar", "src/source/files_walk.c",
      "the files kind's walk counts .tar files so that files.c hands a folder of only "
      "shards to the tar kind (rfi_source_tar_folder). TODO(issue 37): the table asks "
      "each kind whether a walked folder is its own"),
     ("kind", "tar", "src/source/files.c", "as above: the hand-over (rfi_source_tar_folder). "
      "TODO(issue 37)"),
-    ("kind", "files", "src/index/index_build.h",
-     "declares the files kind's walk and manifest parser, which still live in src/index/ "
-     "(walk.c, manifest.c). TODO(issue 37): move them to src/source/"),
     ("kind", "files", "src/pipeline/loader.c",
      "cfg.source_kind mapped to RF_INDEX_FILES/TAR here (and in cli/index_cmd.c, checked "
      "in pack.c). TODO(issue 37): one mapping, in the kind table"),

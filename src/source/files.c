@@ -15,6 +15,7 @@
 
 #include "decode/image.h"
 #include "index/index_build.h"
+#include "source/files.h"
 #include "source/source.h"
 #include "util/util.h"
 
@@ -44,7 +45,7 @@ static int build_folder(rf_source *s, const char *source, const rf_source_params
 			size_t errlen)
 {
 	rf_index *idx = &s->index;
-	int ret = rfi_index_walk_imagefolder(idx, source, p->mode, err, errlen);
+	int ret = rfi_files_walk(idx, source, p->mode, err, errlen);
 	if (ret || (p->mode & RF_INDEX_FILES) || !idx->walk_tars)
 		return ret;
 	uint64_t tars = idx->walk_tars;
@@ -110,7 +111,7 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	} else if (S_ISREG(st->st_mode)) {
 		ret = image_as_source(source, err, errlen)
 			      ? RF_EINDEX
-			      : rfi_index_parse_manifest(&s->index, source, err, errlen);
+			      : rfi_files_manifest(&s->index, source, err, errlen);
 	} else {
 		rfi_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
 		ret = RF_EINDEX;

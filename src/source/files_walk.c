@@ -1,8 +1,9 @@
-/* walk.c - builds the index of an ImageFolder tree: class = first-level
- * subfolder (labels in sorted class-name order), samples = *.jpg / *.jpeg in
- * any case anywhere below a class folder, in sorted path order (as
- * torchvision's ImageFolder orders them). Sizes come from fstatat() here so
- * that the read path never stats a file. */
+/* files_walk.c - the files kind's walk (files.h): builds the index of an
+ * ImageFolder tree: class = first-level subfolder (labels in sorted
+ * class-name order), samples = *.jpg / *.jpeg in any case anywhere below a
+ * class folder, in sorted path order (as torchvision's ImageFolder orders
+ * them). Sizes come from fstatat() here so that the read path never stats
+ * a file. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "index/index_build.h"
+#include "source/files.h"
 #include "ringfeed.h"
 #include "util/util.h"
 
@@ -297,7 +299,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 	return ret;
 }
 
-int rfi_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char *err,
+int rfi_files_walk(rf_index *idx, const char *dir, int any_name, char *err,
 			      size_t errlen)
 {
 	int ret = rfi_index_set_root(idx, dir, err, errlen);
