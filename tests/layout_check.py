@@ -86,17 +86,12 @@ ALLOW = [
      "ringfeed pack --tokens and gen write token shards: the format's writer "
      "(token_pack.c, token_gen.c, tokens.h)"),
     ("kind", "files", "src/pack/pack.c",
-     "pack's input is a files source (it refuses others by RF_KIND_FILES) and "
-     "rf_index_write checks the public RF_INDEX_FILES/TAR flags"),
+     "pack's input is a files source (it refuses others by RF_KIND_FILES)"),
     ("kind", "*", "src/cli/",
      "the command line's help and usage name the kinds and their file names for users, "
-     "--source-kind maps to the public RF_INDEX_* flags, and pack/gen drive the writers "
-     "in src/pack/"),
+     "and pack/gen drive the writers in src/pack/"),
     ("transport", "*", "src/cli/",
      "the command line's help and usage name the schemes for users"),
-    ("kind", "files", "src/lib.c",
-     "the public face checks rf_index_write's flags, the public RF_INDEX_FILES/TAR"),
-    ("kind", "tar", "src/lib.c", "as above"),
     ("kind", "*", "src/util/names.c",
      "the names table of the public enums: source_kind = auto|files|tar, as users write it"),
     ("transport", "http", "src/remote/s3.c",
@@ -115,13 +110,6 @@ KNOWN = [
      "each kind whether a walked folder is its own"),
     ("kind", "tar", "src/source/files.c", "as above: the hand-over (rfi_source_tar_folder). "
      "TODO(issue 37)"),
-    ("kind", "files", "src/pipeline/loader.c",
-     "cfg.source_kind mapped to RF_INDEX_FILES/TAR here (and in cli/index_cmd.c, checked "
-     "in pack.c). TODO(issue 37): one mapping, in the kind table"),
-    ("kind", "tar", "src/pipeline/loader.c", "as above (RF_INDEX_TAR). TODO(issue 37)"),
-    ("kind", "tar", "src/pipeline/config.c",
-     "source_kind's range check ends at RF_SOURCE_TAR, the last kind a user can force. "
-     "TODO(issue 37): with the mapping above"),
     ("transport", "http", "src/io/engine.c",
      "the read engine drives remote reads through http.c directly (every remote row is "
      "read over HTTP: s3 signs https requests). TODO(issue 37): a row's read hook, for a "

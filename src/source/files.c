@@ -180,5 +180,7 @@ const rf_source_ops rf_source_files = {
 	.largest_read = rfi_records_no_largest,
 	.shard_bytes = rfi_records_no_shard_bytes,
 	.memory = rfi_records_memory,
+	.source_kind = RF_SOURCE_FILES,
+	.mode_flag = RF_INDEX_FILES,
 	.cached = 1,
 };

@@ -22,14 +22,38 @@ static const rf_source_ops *const probe_table[] = {
 	&rf_source_files,
 };
 
+#define NKINDS (sizeof(probe_table) / sizeof(probe_table[0]))
+
 const rf_source_ops *rfi_source_kind_ops(rf_kind kind)
 {
-	switch (kind) {
-	case RF_KIND_FILES: return &rf_source_files;
-	case RF_KIND_TAR: return &rf_source_tar;
-	case RF_KIND_TOKENS: return &rf_source_tokens;
-	default: return NULL;
-	}
+	for (size_t i = 0; i < NKINDS; i++)
+		if (kind != RF_KIND_NONE && probe_table[i]->kind == kind)
+			return probe_table[i];
+	return NULL;
+}
+
+int rfi_source_kind_mode(rf_source_kind k)
+{
+	for (size_t i = 0; i < NKINDS; i++)
+		if (k != RF_SOURCE_AUTO && probe_table[i]->source_kind == k)
+			return probe_table[i]->mode_flag;
+	return 0;
+}
+
+int rfi_source_kind_modes(void)
+{
+	int modes = 0;
+	for (size_t i = 0; i < NKINDS; i++)
+		modes |= probe_table[i]->mode_flag;
+	return modes;
+}
+
+rf_source_kind rfi_source_kind_last(void)
+{
+	rf_source_kind last = RF_SOURCE_AUTO;
+	for (size_t i = 0; i < NKINDS; i++)
+		last = RF_MAX(last, probe_table[i]->source_kind);
+	return last;
 }
 
 static void source_init(rf_source *s, const rf_source_params *p)
@@ -50,7 +74,7 @@ static void source_init(rf_source *s, const rf_source_params *p)
 static const rf_source_ops *probe(const char *source, const struct stat *st,
 				  const rf_source_params *p)
 {
-	for (size_t i = 0; i < sizeof(probe_table) / sizeof(probe_table[0]); i++)
+	for (size_t i = 0; i < NKINDS; i++)
 		if (probe_table[i]->claims(source, st, p))
 			return probe_table[i];
 	return &rf_source_files; /* unreachable: files claims anything */

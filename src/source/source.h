@@ -142,6 +142,13 @@ typedef struct rf_source_ops {
 	 * suffixes, whether class folders hold them); NULL for a kind without
 	 * shards. */
 	const rf_shard_names *shard_names;
+	/* The cfg.source_kind value users force this kind with (a folder that
+	 * could be read two ways), and the rf_index_write() flag (RF_INDEX_*)
+	 * that value maps to; both 0 for a kind no source_kind names (tokens:
+	 * said by seq_len). The one mapping: everyone asks the table
+	 * (rfi_source_kind_mode and kin below). */
+	rf_source_kind source_kind;
+	int mode_flag;
 	int cached;        /* its index may come from and go to an index cache */
 	int zstd_dict;     /* its zstd members may use a dictionary (cfg.zstd_dict,
 	                    * or zstd.dict beside the shards) */
@@ -181,6 +188,14 @@ void rfi_source_free(rf_source *s);
 /* The kinds, in probe order, and the one of each tag. */
 extern const rf_source_ops rf_source_files, rf_source_tar, rf_source_tokens;
 const rf_source_ops *rfi_source_kind_ops(rf_kind kind);
+
+/* cfg.source_kind, from the table's rows: the RF_INDEX_* flag of value k
+ * (0 for RF_SOURCE_AUTO and for a value no kind answers to); every kind's
+ * flag or'ed (what a mode's kind part may hold); and the largest value a
+ * kind answers to (the config's range check ends there). */
+int rfi_source_kind_mode(rf_source_kind k);
+int rfi_source_kind_modes(void);
+rf_source_kind rfi_source_kind_last(void);
 
 static inline uint64_t rfi_source_samples(const rf_source *s)
 {
