@@ -104,12 +104,6 @@ ALLOW = [
 
 # (what, name, file, reason; TODO)
 KNOWN = [
-    ("kind", "tar", "src/source/files_walk.c",
-     "the files kind's walk counts .tar files so that files.c hands a folder of only "
-     "shards to the tar kind (rfi_source_tar_folder). TODO(issue 37): the table asks "
-     "each kind whether a walked folder is its own"),
-    ("kind", "tar", "src/source/files.c", "as above: the hand-over (rfi_source_tar_folder). "
-     "TODO(issue 37)"),
     ("transport", "http", "src/io/engine.c",
      "the read engine drives remote reads through http.c directly (every remote row is "
      "read over HTTP: s3 signs https requests). TODO(issue 37): a row's read hook, for a "

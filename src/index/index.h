@@ -145,12 +145,6 @@ typedef struct rf_index {
 	 * loader's config for the build. */
 	const char *scan_cache_dir, *scan_cache_group;
 	uint64_t scan_cache_bytes;
-	/* What a directory walk saw besides samples, for deciding a folder's
-	 * kind (rf_source_kind): .tar files (added as samples in raw mode,
-	 * else not), the first of them, and the files a pack writes beside
-	 * its shards (zstd.dict, RF_INDEX_OBJECT_NAME; raw mode). */
-	uint64_t walk_tars, walk_pack_files;
-	char walk_first_tar[256];
 	/* Other members (extras.c): sample i's are extras[extra_first[i] ..
 	 * extra_first[i + 1]) (.. nextras for the last); extra_first is NULL
 	 * when no sample has any. While building, extra_owner holds each

@@ -83,6 +83,14 @@ typedef struct rf_source_read {
 
 typedef struct rf_source rf_source;
 
+/* What a folder walk saw of a kind that takes a folder by its look (a row
+ * with take_folder): its shards, by the names its row gives. */
+typedef struct rf_source_seen {
+	const struct rf_source_ops *ops; /* the kind watched for */
+	uint64_t n;                      /* files named as its shards */
+	char first[256];                 /* the first of them, relative to the root */
+} rf_source_seen;
+
 /* For an RF_STAGE_ZSTD_TOKENS read: the zstd frames it holds and where
  * the window lies in them. */
 typedef struct rf_source_frames {
@@ -149,6 +157,13 @@ typedef struct rf_source_ops {
 	 * (rfi_source_kind_mode and kin below). */
 	rf_source_kind source_kind;
 	int mode_flag;
+	/* A folder another kind's walk found holding only this kind's shards
+	 * (seen: how many, the first), with no source_kind said: builds s from
+	 * it, as the table hands it over (rfi_source_hand_over: s's records
+	 * freed, s of this kind), or refuses it (shards where its shards do not
+	 * go). NULL: a folder is never this kind's by its look. */
+	int (*take_folder)(rf_source *s, const char *source, const rf_source_seen *seen,
+			   const rf_source_params *p, char *err, size_t errlen);
 	int cached;        /* its index may come from and go to an index cache */
 	int zstd_dict;     /* its zstd members may use a dictionary (cfg.zstd_dict,
 	                    * or zstd.dict beside the shards) */
@@ -260,9 +275,13 @@ int rfi_records_finish(rf_source *s, const char *source, const struct stat *st, 
  * folder), says so in reason and returns 1. */
 int rfi_source_not_regular(const rf_source *s, uint64_t i, char *reason, size_t len);
 
-/* files.c: a folder of only .tar files is a shard source; tar_shards.c
- * builds it from the walk's count. */
-int rfi_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,
+/* For a kind that walks folders (files.c): the kinds that take a folder
+ * by its look, in table order, into seen[max] (counts zeroed); how many. */
+size_t rfi_source_watched(rf_source_seen *seen, size_t max);
+/* A walked folder that holds only seen->ops's shards: s (walked, of the
+ * walker's kind) becomes of that kind, its records freed, and the kind's
+ * take_folder builds it. 0, or a negative code with err set. */
+int rfi_source_hand_over(rf_source *s, const char *source, const rf_source_seen *seen,
 			 const rf_source_params *p, char *err, size_t errlen);
 
 /* The index of a loose-files or tar source (no cache), for what reads its

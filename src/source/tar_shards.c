@@ -49,29 +49,22 @@ static int scan(rf_source *s, const rf_source_params *p, char *err, size_t errle
 	return rfi_tar_scan_shards(&s->index, s->raw, p->log_level, err, errlen);
 }
 
-int rfi_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,
-			 const rf_source_params *p, char *err, size_t errlen)
+/* (rf_source_ops.take_folder) A folder the walk found holding .tar files
+ * and nothing else: every one of them must be where shards go. */
+static int take_folder(rf_source *s, const char *source, const rf_source_seen *seen,
+		       const rf_source_params *p, char *err, size_t errlen)
 {
 	rf_index *idx = &s->index;
-	rf_progress_fn progress = idx->progress;
-	void *user = idx->progress_user;
-	rfi_index_free(idx); /* the walk's records: .tar files, not samples */
-	idx->progress = progress;
-	idx->progress_user = user;
-	idx->any_name = p->mode;
-	s->kind = RF_KIND_TAR;
-	idx->kind = RF_KIND_TAR;
-	s->ops = &rf_source_tar;
 	int ret = rfi_index_shard_folder(idx, source, &tar_names, err, errlen);
 	if (ret < 0)
 		return ret;
-	if (ret == 0 || idx->nshards != tars) {
+	if (ret == 0 || idx->nshards != seen->n) {
 		rfi_fmt(err, errlen, "source '%s': %llu of its %llu .tar files (such as '%s') are not "
 		       "where shards go (in the folder itself, or else in its class folders): move "
 		       "them, or say what the source is with source_kind = tar or files "
 		       "(--source-kind tar|files)", source,
-		       (unsigned long long)(tars - (ret ? idx->nshards : 0)), (unsigned long long)tars,
-		       first_tar);
+		       (unsigned long long)(seen->n - (ret ? idx->nshards : 0)),
+		       (unsigned long long)seen->n, seen->first);
 		return RF_EINDEX;
 	}
 	return scan(s, p, err, errlen);
@@ -208,6 +201,7 @@ const rf_source_ops rf_source_tar = {
 	.shard_names = &tar_names,
 	.source_kind = RF_SOURCE_TAR,
 	.mode_flag = RF_INDEX_TAR,
+	.take_folder = take_folder,
 	.cached = 1,
 	.sequential_shards = 1,
 	.zstd_dict = 1,
