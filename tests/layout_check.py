@@ -22,12 +22,10 @@ import sys
 UNITS = [
     ("kind", "files", [
         r"\brfi?_source_files\b", r"\bRF_KIND_FILES\b", r"\bRF_(?:INDEX|SOURCE)_FILES\b",
-        r"\brfi?_index_walk_imagefolder\b", r"\brfi?_index_parse_manifest\b",
+        r"\brfi?_files_\w+", r"\"source/files\w*\.h\"",
     ], [
-        "src/source/files.c",
-        # the files kind's parsers, still in src/index/ (see KNOWN below:
-        # index_build.h declares them)
-        "src/index/walk.c", "src/index/manifest.c",
+        "src/source/files.c", "src/source/files.h", "src/source/files_walk.c",
+        "src/source/files_manifest.c",
     ]),
     ("kind", "tar", [
         r"\brfi?_tar_\w+", r"\bRF_TAR_\w+", r"\bRF_KIND_TAR\b", r"\brfi?_source_tar\w*",
@@ -88,17 +86,12 @@ ALLOW = [
      "ringfeed pack --tokens and gen write token shards: the format's writer "
      "(token_pack.c, token_gen.c, tokens.h)"),
     ("kind", "files", "src/pack/pack.c",
-     "pack's input is a files source (it refuses others by RF_KIND_FILES) and "
-     "rf_index_write checks the public RF_INDEX_FILES/TAR flags"),
+     "pack's input is a files source (it refuses others by RF_KIND_FILES)"),
     ("kind", "*", "src/cli/",
      "the command line's help and usage name the kinds and their file names for users, "
-     "--source-kind maps to the public RF_INDEX_* flags, and pack/gen drive the writers "
-     "in src/pack/"),
+     "and pack/gen drive the writers in src/pack/"),
     ("transport", "*", "src/cli/",
      "the command line's help and usage name the schemes for users"),
-    ("kind", "files", "src/lib.c",
-     "the public face checks rf_index_write's flags, the public RF_INDEX_FILES/TAR"),
-    ("kind", "tar", "src/lib.c", "as above"),
     ("kind", "*", "src/util/names.c",
      "the names table of the public enums: source_kind = auto|files|tar, as users write it"),
     ("transport", "http", "src/remote/s3.c",
@@ -111,30 +104,6 @@ ALLOW = [
 
 # (what, name, file, reason; TODO)
 KNOWN = [
-    ("kind", "tar", "src/index/index.h",
-     "rf_shard_kind (RF_SHARDS_TAR/TOKENS) says which names a shard listing takes. "
-     "TODO(issue 37): the kind's row passes its shard names (suffixes, class folders)"),
-    ("kind", "tokens", "src/index/index.h", "as above (rf_shard_kind). TODO(issue 37)"),
-    ("kind", "tokens", "src/index/shards.c", "as above: .bin / .bin.zst. TODO(issue 37)"),
-    ("kind", "tar", "src/index/shards.c",
-     "the listing's is_kind/kind_name: .tar, class folders for tar only. "
-     "TODO(issue 37): from the kind's row"),
-    ("kind", "tar", "src/index/walk.c",
-     "the files kind's walk counts .tar files so that files.c hands a folder of only "
-     "shards to the tar kind (rfi_source_tar_folder). TODO(issue 37): the table asks "
-     "each kind whether a walked folder is its own"),
-    ("kind", "tar", "src/source/files.c", "as above: the hand-over (rfi_source_tar_folder). "
-     "TODO(issue 37)"),
-    ("kind", "files", "src/index/index_build.h",
-     "declares the files kind's walk and manifest parser, which still live in src/index/ "
-     "(walk.c, manifest.c). TODO(issue 37): move them to src/source/"),
-    ("kind", "files", "src/pipeline/loader.c",
-     "cfg.source_kind mapped to RF_INDEX_FILES/TAR here (and in cli/index_cmd.c, checked "
-     "in pack.c). TODO(issue 37): one mapping, in the kind table"),
-    ("kind", "tar", "src/pipeline/loader.c", "as above (RF_INDEX_TAR). TODO(issue 37)"),
-    ("kind", "tar", "src/pipeline/config.c",
-     "source_kind's range check ends at RF_SOURCE_TAR, the last kind a user can force. "
-     "TODO(issue 37): with the mapping above"),
     ("transport", "http", "src/io/engine.c",
      "the read engine drives remote reads through http.c directly (every remote row is "
      "read over HTTP: s3 signs https requests). TODO(issue 37): a row's read hook, for a "
