@@ -22,11 +22,6 @@ MAX_LINES = 100
 MAX_CCN = 25
 
 KNOWN = {
-    ("src/index/manifest.c", "rfi_index_parse_manifest"): "TODO(issue 37): split",
-    ("src/index/shards.c", "add_listed"): "TODO(issue 37): split",
-    ("src/index/shards.c", "rfi_index_check_remote"): "TODO(issue 37): split",
-    ("src/index/shards.c", "rfi_index_shard_folder"): "TODO(issue 37): split",
-    ("src/index/shards.c", "rfi_index_shard_list"): "TODO(issue 37): split",
     ("src/remote/fetch.c", "rfi_xml_text"): "TODO(issue 37): split",
     ("src/remote/fetch.c", "try_once"): "TODO(issue 37): split",
     ("src/remote/http_check.c", "content_range"): "TODO(issue 37): split",
