@@ -608,6 +608,7 @@ int rfi_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, siz
 		ret = rfi_io_create(&io, &(rf_io_params){ .path = RF_IO_AUTO, .depth = width,
 							 .max_read = 4096, .wake_fd = wake,
 							 .name = idx->root, .log_level = log_level,
+							 .url_reader = rfi_transport_reader(idx->transport),
 							 .sign = rfi_transport_sign(idx->transport),
 							 .url_budget_ms = idx->remote_timeout_ms },
 				   err, errlen);

@@ -327,7 +327,8 @@ int rfi_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 		rfi_s3_free(s3);
 		return ret;
 	}
-	s3->sign = (rf_io_sign){ .region = s3->region, .creds = s3->creds };
+	if (s3->creds && rfi_s3_sign_init(&s3->sign, s3->creds, s3->region))
+		goto oom;
 	*out = s3;
 	return 0;
 oom:
@@ -343,8 +344,67 @@ void rfi_s3_free(rf_s3 *s3)
 	free(s3->bucket);
 	free(s3->endpoint);
 	free(s3->region);
+	rfi_s3_sign_free(&s3->sign);
 	rfi_creds_destroy(s3->creds);
 	free(s3);
+}
+
+/* ---- the bucket's signer (sign.h): SigV4 with its keys ---- */
+
+/* S3 wants the body's hash signed; a GET has none */
+static const char *const empty_body_hash[] = {
+	"x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+	NULL,
+};
+
+static uint64_t keys_generation(void *keys)
+{
+	return rfi_creds_generation(keys);
+}
+
+/* The keys as curl signs with them ("KEY_ID:SECRET") and the session
+ * token's header, copied from the store's current set. */
+static int keys_take(void *keys, rf_sign_keys *out, uint64_t *gen)
+{
+	rf_creds_set s;
+	if (rfi_creds_copy(keys, &s, gen))
+		return -ENOMEM;
+	out->userpwd = rfi_strprintf("%s:%s", s.key_id, s.secret);
+	out->header = s.token ? rfi_strprintf("x-amz-security-token: %s", s.token) : NULL;
+	int want_token = s.token != NULL;
+	rfi_creds_set_free(&s);
+	if (!out->userpwd || (want_token && !out->header)) {
+		rfi_free_secret(out->userpwd);
+		rfi_free_secret(out->header);
+		*out = (rf_sign_keys){ 0 };
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void keys_log_at(void *keys, rf_log_level level)
+{
+	rfi_creds_log_at(keys, level);
+}
+
+int rfi_s3_sign_init(rf_io_sign *out, rf_creds *creds, const char *region)
+{
+	*out = (rf_io_sign){ .headers = empty_body_hash, .keys = creds,
+			     .generation = keys_generation, .take = keys_take,
+			     .log_at = keys_log_at };
+	out->sigv4 = rfi_strprintf("aws:amz:%s:s3", region ? region : "us-east-1");
+	return out->sigv4 ? 0 : -ENOMEM;
+}
+
+void rfi_s3_sign_free(rf_io_sign *s)
+{
+	free(s->sigv4);
+	s->sigv4 = NULL;
+}
+
+const rf_io_sign *rfi_s3_sign(const rf_s3 *s3)
+{
+	return s3->creds ? &s3->sign : NULL;
 }
 
 /* Appends s percent-encoded (RFC 3986 unreserved kept; '/' kept when
@@ -508,7 +568,8 @@ int rfi_s3_list(const rf_s3 *s3, const char *prefix,
 		if (n >= sizeof(url) || encode(url, sizeof(url), &n, prefix, 0))
 			goto too_long;
 		rf_fetch_result r;
-		ret = rfi_fetch_run(&(rf_fetch){ .url = url, .sign = &s3->sign, .budget_ms = budget_ms },
+		ret = rfi_fetch_run(&(rf_fetch){ .url = url, .sign = rfi_s3_sign(s3),
+						   .budget_ms = budget_ms },
 				   &r, err, errlen);
 		if (ret)
 			break;
