@@ -311,7 +311,7 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 	set_request(e, f, hl, &g, timeout, range);
 	CURLcode code = curl_easy_perform(e);
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
-	if (code == CURLE_OK && out->status >= 300 && out->status < 400 && client->sigv4)
+	if (code == CURLE_OK && out->status >= 300 && out->status < 400 && client->sign)
 		ret = follow_redirect(e, f, out, &g, &code, fault, err, errlen);
 	if (ret)
 		goto out;

@@ -214,7 +214,7 @@ oom:
 
 int rfi_http_client_update(rf_http_client *c)
 {
-	if (!c->sign || (c->userpwd && c->sign->generation(c->sign->keys) == c->gen))
+	if (!c->sign || (c->taken && c->sign->generation(c->sign->keys) == c->gen))
 		return 0;
 	/* the new keys are taken aside and swapped in whole: on -ENOMEM c
 	 * signs with the keys it had */
@@ -227,6 +227,7 @@ int rfi_http_client_update(rf_http_client *c)
 	c->userpwd = k.userpwd;
 	c->token_header = k.header;
 	c->gen = gen;
+	c->taken = 1;
 	return 1;
 }
 
@@ -247,7 +248,7 @@ void rfi_http_client_apply(const rf_http_client *c, void *easy)
 	 * scheme, not custom headers: a signed request's session token would
 	 * go wherever a Location points (https to http included). Signed
 	 * requests follow redirects by hand (rfi_http_redirect). */
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, c->sigv4 ? 0L : 1L);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, c->sign ? 0L : 1L);
 	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -256,10 +257,10 @@ void rfi_http_client_apply(const rf_http_client *c, void *easy)
 		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
 	if (c->ca_path)
 		curl_easy_setopt(e, CURLOPT_CAPATH, c->ca_path);
-	if (c->sigv4) {
+	if (c->sigv4)
 		curl_easy_setopt(e, CURLOPT_AWS_SIGV4, c->sigv4);
+	if (c->userpwd)
 		curl_easy_setopt(e, CURLOPT_USERPWD, c->userpwd);
-	}
 }
 
 int rfi_http_client_headers(const rf_http_client *c, struct curl_slist **headers)

@@ -42,8 +42,10 @@ typedef struct rf_http_client {
 	                          * unsigned */
 	char *userpwd;           /* "KEY_ID:SECRET" (a secret: never printed) */
 	char *token_header;      /* the keys' header line (a session token), or NULL */
-	const rf_io_sign *sign;  /* where the keys come from (sign.h), or NULL */
+	const rf_io_sign *sign;  /* where the keys come from (sign.h), or NULL: unsigned
+	                          * (a signed client follows redirects by hand) */
 	uint64_t gen;            /* the generation userpwd and token_header are of */
+	int taken;               /* keys were taken (gen is theirs) */
 } rf_http_client;
 struct curl_slist;
 /* sign: its current keys copied (sign must outlive c), or NULL: unsigned.
