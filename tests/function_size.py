@@ -22,13 +22,6 @@ MAX_LINES = 100
 MAX_CCN = 25
 
 KNOWN = {
-    ("src/remote/fetch.c", "rfi_xml_text"): "TODO(issue 37): split",
-    ("src/remote/fetch.c", "try_once"): "TODO(issue 37): split",
-    ("src/remote/http_check.c", "content_range"): "TODO(issue 37): split",
-    ("src/remote/http_check.c", "rfi_http_check"): "TODO(issue 37): split",
-    ("src/remote/http_check.c", "rfi_http_seen_line"): "TODO(issue 37): split",
-    ("src/remote/s3.c", "credentials"): "TODO(issue 37): split",
-    ("src/remote/s3.c", "rfi_s3_open"): "TODO(issue 37): split",
 }
 
 BRANCH = re.compile(r"\b(?:if|for|while|case)\b|&&|\|\||\?")

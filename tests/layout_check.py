@@ -104,22 +104,6 @@ ALLOW = [
 
 # (what, name, file, reason; TODO)
 KNOWN = [
-    ("transport", "http", "src/io/engine.c",
-     "the read engine drives remote reads through http.c directly (every remote row is "
-     "read over HTTP: s3 signs https requests). TODO(issue 37): a row's read hook, for a "
-     "transport that is not HTTP"),
-    ("transport", "http", "src/io/engine_setup.c", "as above (the engine's curl side). "
-     "TODO(issue 37)"),
-    ("transport", "s3", "src/io/engine.h",
-     "rf_io_sign holds S3's keys (struct rf_creds: SigV4 through libcurl). TODO(issue 37): "
-     "an opaque signer of the row"),
-    ("transport", "s3", "src/remote/http.c",
-     "the http side asks S3's credential store for fresh keys before each signed request "
-     "(rf_creds_*). TODO(issue 37): with the opaque signer above"),
-    ("transport", "s3", "src/remote/http.h", "as above (struct rf_creds). TODO(issue 37)"),
-    ("transport", "http", "src/source/tar_scan.c",
-     "a TLS failure's message names curl's CA variables (CURL_CA_BUNDLE). TODO(issue 37): "
-     "the http row words it"),
 ]
 
 

@@ -692,6 +692,7 @@ static int probe_open(probe *pr, rf_index *idx, uint32_t n, rf_log_level log_lev
 		ret = rfi_io_create(&pr->io, &(rf_io_params){ .path = RF_IO_AUTO, .depth = width,
 							     .max_read = 4096, .wake_fd = pr->wake,
 							     .name = idx->root, .log_level = log_level,
+							     .url_reader = rfi_transport_reader(idx->transport),
 							     .sign = rfi_transport_sign(idx->transport),
 							     .url_budget_ms = idx->remote_timeout_ms },
 				   err, errlen);

@@ -312,9 +312,7 @@ static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char 
 			rfi_fetch_result_free(&r);
 		}
 		rfi_fmt(err, errlen, "shard %s: %s%s", name, what,
-		       d->res == -EPERM ? " (TLS: the server's certificate could not be verified; "
-		       "CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to verify it against)"
-		       : "");
+		       rfi_transport_hint(idx->transport, d->res));
 		return d->res; /* -ENOENT, -EACCES, -EPERM (a certificate), ... as a local shard's */
 	}
 	if (!d->size && d->res) {
@@ -365,6 +363,7 @@ static int scan_open(scan_run *sr)
 				   .max_files = caching ? RF_CACHE_MAX_FILES : width, .direct = 1, .probe_dirfd = idx->root_fd,
 				   .probe_path = idx->shards[0], .wake_fd = sr->wake, .name = idx->root,
 				   .log_level = sr->log_level,
+				   .url_reader = rfi_transport_reader(idx->transport),
 				   .sign = rfi_transport_sign(idx->transport),
 				   .url_budget_ms = idx->remote_timeout_ms };
 		ret = rfi_io_create(&sr->io, &p, sr->err, sr->errlen);
