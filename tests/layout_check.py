@@ -138,6 +138,31 @@ def under(path, places):
     return any(path == p or (p.endswith("/") and path.startswith(p)) for p in places)
 
 
+# ---- layers: folders that must not include from above ----------------------
+# The read engine knows no sample, source or transport: it is given its URL
+# reader and signer (rf_io_params.url_reader, .sign) by those above it, so
+# src/io/ includes only itself, util/ and the public headers. An include
+# of remote/, source/, index/, pipeline/ ... from io/ runs up the tree.
+LAYERS = [
+    ("src/io/", ["io/", "util/", "ringfeed.h", "rf_config.h"]),
+]
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def layer_violations(files, code):
+    out = []
+    for folder, may in LAYERS:
+        for f in files:
+            if not f.startswith(folder):
+                continue
+            for lineno, line in enumerate(code[f], 1):
+                m = INCLUDE.match(line)
+                if m and not any(m.group(1).startswith(x) for x in may):
+                    out.append("%s:%d: includes %s (%s may include only %s)" % (
+                        f, lineno, m.group(1), folder, ", ".join(may)))
+    return out
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
         os.path.dirname(os.path.abspath(__file__)))
@@ -167,6 +192,7 @@ def main():
                         known_seen.add((what, name, f))
                     else:
                         bad.append("%s:%d: %s (%s %s)" % (f, lineno, m.group(0), what, name))
+    bad += layer_violations(files, code)
     stale = ["%s: listed as a known leak of %s %s, but it names none: take it off KNOWN "
              "(and off docs/DESIGN.md)" % (p, w, n)
              for w, n, p, _ in KNOWN if (w, n, p) not in known_seen]
