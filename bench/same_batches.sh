@@ -140,6 +140,9 @@ for run in "${RUNS[@]}"; do
 	name=${run%%|*}
 	opts=${run#*|}
 	for path in $IO_PATHS; do
+		# the pread path reads local files only (no URL reads): an http
+		# run there fails in both builds, by design
+		[ "$path" = pread ] && [ "${name#http-}" != "$name" ] && continue
 		b=$(checksum "$BEFORE" $opts --io-path "$path") || { failed=1; continue; }
 		a=$(checksum "$AFTER" $opts --io-path "$path") || { failed=1; continue; }
 		mark=same
