@@ -11,13 +11,15 @@
 # with scripts/build.sh in a temporary worktree). Sources, generated once
 # into DATA_DIR (bench/data/same-batches): a JPEG tree with one damaged
 # file (replaced: the replacement path), raw files, a manifest of the JPEG
-# tree with weights, the tree as tar shards (plain, and zstd members), the
-# raw files as zstd tar shards, token shards (.bin and .bin.zst). Runs: each
+# tree with weights, the tree as tar shards (plain, and zstd members),
+# LAION-like shards (JPEGs with a caption and a JSON record each, read with
+# --fields), the raw files as zstd tar shards, token shards (.bin and
+# .bin.zst). Runs: each
 # source with its options (random and sequential shard access, random
 # resized crop with flips, float32, float16 and uint8 CHW, the weighted sampler, two epochs, in
 # and out of order) on each read path (--io-path fixed, plain, pread).
-# Over http too: the tar shards (with and without their index object) and
-# the token shards, served by tests/fault_server.py (faults off) on
+# Over http too: the tar shards (with and without their index object), the
+# LAION-like shards and the token shards, served by tests/fault_server.py (faults off) on
 # 127.0.0.1 (HTTP=0: not). Prints one line per run and exits 1 when any
 # checksum differs, 2 on a run that fails. Environment: DATA_DIR, IO_PATHS
 # ("fixed plain pread"), THREADS (2), HTTP (1).
@@ -66,6 +68,24 @@ if [ ! -e "$D/.done" ]; then
 	"$GEN" pack --tokens "$D/tokens" -o "$D/tokens.zst" --frame-tokens 4096 --compress zstd:3 >/dev/null
 	touch "$D/.done"
 fi
+# LAION-like shards: 300 of the JPEGs with a caption (KEY.txt, some
+# multi-byte UTF-8) and a JSON record (KEY.json) each, in 3 class folders,
+# packed into 1 MB shards; read with --fields txt,json (the checksum
+# hashes each field's bytes and presence). Its own marker: older DATA_DIRs
+# get it added.
+if [ ! -e "$D/.laion-done" ]; then
+	rm -rf "$D/laion" "$D/laion.pack" && mkdir -p "$D/laion/0" "$D/laion/1" "$D/laion/2"
+	i=0
+	for f in $(find "$D/jpeg" -name '*.jpg' | sort | head -n 300); do
+		k=$(printf 's%05d' $i) c=$((i % 3))
+		cp "$f" "$D/laion/$c/$k.jpg"
+		printf 'a caption %d, caf\303\251 %d' $i $((i * 7 % 13)) > "$D/laion/$c/$k.txt"
+		printf '{"key":"%s","w":%d}' "$k" $((i % 5)) > "$D/laion/$c/$k.json"
+		i=$((i + 1))
+	done
+	"$GEN" pack "$D/laion" -o "$D/laion.pack" --shard-size 1M >/dev/null
+	touch "$D/.laion-done"
+fi
 
 # name | options (the source included)
 RUNS=(
@@ -83,6 +103,8 @@ RUNS=(
 	"tar-zstd-jpeg|--source $D/jpeg.zpack --batch 32"
 	"tar-zstd-raw|--source $D/raw.zpack --raw --batch 64"
 	"tar-zstd-raw-sequential|--source $D/raw.zpack --raw --batch 64 --shard-access sequential"
+	"tar-fields|--source $D/laion.pack --batch 32 --fields txt,json --epochs 2"
+	"tar-fields-sequential|--source $D/laion.pack --batch 32 --fields txt,json --shard-access sequential --shuffle-block 16"
 	"tokens-random|--source $D/tokens --seq 128 --batch 16 --epochs 2"
 	"tokens-sequential|--source $D/tokens --seq 128 --batch 16 --no-shuffle"
 	"tokens-stride|--source $D/tokens --seq 100 --stride 37 --batch 8 --token-dtype int32 --batches 200"
@@ -117,6 +139,7 @@ if [ "${HTTP:-1}" = 1 ]; then
 		"http-tar-random|--source $U/jpeg.pack/shard-{000000..$nj}.tar --batch 32 --epochs 2"
 		"http-tar-sequential|--source $U/jpeg.pack/shard-{000000..$nj}.tar --batch 32 --shard-access sequential --shuffle-block 64"
 		"http-tar-scanned|--source $U/jpeg.unindexed/shard-{000000..$nj}.tar --batch 32"
+		"http-tar-fields|--source $U/laion.pack/shard-{000000..$(last laion.pack tar)}.tar --batch 32 --fields txt,json"
 		"http-tokens|--source $U/tokens/tokens_{000000..$(last tokens bin)}.bin --seq 128 --batch 16"
 	)
 fi
