@@ -66,6 +66,11 @@ UNITS = [
         "src/remote/credentials.h", "src/remote/credential_sources.c",
         "src/remote/credential_sources.h",
     ]),
+    ("transport", "hf", [
+        r"\brfi?_hf_\w+", r"\bRF_HF_\w+", r"\"hf://", r"\"remote/hf\w*\.h\"",
+    ], [
+        "src/remote/hf.c", "src/remote/hf.h", "src/remote/hf_tree.c", "src/remote/hf_tree.h",
+    ]),
 ]
 
 # The tables: every kind may be named in the kind table, every transport in
@@ -98,6 +103,10 @@ ALLOW = [
      "an S3 endpoint is an http(s) URL: the s3 row builds the https URL it reads "
      "(s3 is read over the http row)"),
     ("transport", "http", "src/remote/s3.h", "as above"),
+    ("transport", "http", "src/remote/hf.c",
+     "the Hub is an https endpoint: the hf row builds the resolve URL it reads and "
+     "words its hint after the http row's (hf is read over the http row)"),
+    ("transport", "http", "src/remote/hf.h", "as above"),
 ]
 
 # ---- known leaks: real, listed with why, to go in issue 37's remainder ----

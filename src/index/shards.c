@@ -447,14 +447,16 @@ static int add_listed(rf_index *idx, const char *source, listing *l, char *err, 
 int rfi_index_shard_bucket(rf_index *idx, const char *source, const rf_shard_names *names, char *err,
 			  size_t errlen)
 {
-	size_t n = strlen(source);
-	if (!rfi_transport_of(source)->list || !n || source[n - 1] != '/')
-		return 0;
-	int ret = rfi_transport_open(&idx->transport, source, err, errlen);
+	char *folder;
+	int ret = rfi_transport_listed_folder(source, &folder);
+	if (ret <= 0)
+		return ret;
+	ret = rfi_transport_open(&idx->transport, source, err, errlen);
+	if (!ret && !(idx->root = strndup(folder, strlen(folder) - 1)))
+		ret = -ENOMEM;
+	free(folder);
 	if (ret)
 		return ret;
-	if (!(idx->root = strndup(source, n - 1)))
-		return -ENOMEM;
 	listing l = { .shard_names = names };
 	ret = rfi_transport_list(idx->transport, source, listed, &l, idx->remote_timeout_ms, err,
 				errlen);

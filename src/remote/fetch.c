@@ -15,6 +15,8 @@
 #include <time.h>
 
 #include "remote/http.h"
+#include "remote/presigned.h"
+#include "remote/sign.h"
 #include "rf_config.h"
 #include "util/cancel.h"
 #include "util/util.h"
@@ -26,6 +28,8 @@ void rfi_fetch_result_free(rf_fetch_result *r)
 	free(r->body);
 	r->body = NULL;
 	r->body_len = 0;
+	free(r->kept);
+	r->kept = NULL;
 }
 
 /* The first <tag>...</tag> of doc[0..len) at or after *pos: its text is
@@ -129,6 +133,7 @@ typedef struct gather {
 	size_t cap, max;
 	int over;
 	rf_http_seen seen; /* what the response's header lines said */
+	const char *keep;  /* the header whose value goes to out->kept, or NULL */
 } gather;
 
 static size_t on_body(char *data, size_t size, size_t n, void *user)
@@ -157,8 +162,21 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
 	gather *g = user;
-	rfi_http_seen_line(&g->seen, line, size * n);
-	return size * n;
+	size_t len = size * n, kl = g->keep ? strlen(g->keep) : 0;
+	rfi_http_seen_line(&g->seen, line, len);
+	if (len >= 5 && !strncmp(line, "HTTP/", 5)) { /* a new response: the last one's go */
+		free(g->out->kept);
+		g->out->kept = NULL;
+	} else if (kl && len > kl && !strncasecmp(line, g->keep, kl) && line[kl] == ':' &&
+		   !g->out->kept) {
+		const char *v = line + kl + 1, *end = line + len;
+		while (v < end && (*v == ' ' || *v == '\t'))
+			v++;
+		while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		g->out->kept = strndup(v, (size_t)(end - v)); /* NULL: as if none came */
+	}
+	return len;
 }
 
 /* CURLOPT_XFERINFOFUNCTION: a create called off ends the transfer. */
@@ -220,24 +238,55 @@ static void set_request(CURL *e, const rf_fetch *f, struct curl_slist *hl, gathe
 	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
 }
 
+/* f's header lines and those every request sends, none of a signer's:
+ * for a presigned URL (sign.h). NULL: out of memory. */
+static struct curl_slist *plain_headers(const rf_fetch *f)
+{
+	struct curl_slist *hl = NULL;
+	for (const char *const *h = f->headers; h && *h; h++) {
+		struct curl_slist *n = curl_slist_append(hl, *h);
+		if (!n)
+			break;
+		hl = n;
+	}
+	if (rfi_http_plain_headers(&hl)) {
+		curl_slist_free_all(hl);
+		return NULL;
+	}
+	return hl;
+}
+
 /* A signed request's redirect (curl follows none for it): one, to its own
- * host, made with e into a fresh *out and *g (the body of the 3xx is not
- * the answer); *code is the new transfer's. @return : 0, or -EPROTO with
- * err set and *fault (tried again, as a read's is: http.c). */
-static int follow_redirect(CURL *e, const rf_fetch *f, rf_fetch_result *out, gather *g,
+ * host, or, for a signer that keeps presigned URLs, to another host
+ * without the keys (its URL kept: *plain the headers sent there, for the
+ * caller to free), made with e into a fresh *out and *g (the body of the
+ * 3xx is not the answer); *code is the new transfer's. @return : 0, or
+ * -EPROTO with err set and *fault (tried again, as a read's is: http.c). */
+static int follow_redirect(CURL *e, const rf_fetch *f, const rf_http_client *client,
+			   struct curl_slist **plain, rf_fetch_result *out, gather *g,
 			   CURLcode *code, int *fault, char *err, size_t errlen)
 {
 	char why[RF_IO_WHY_MAX], to[4096];
-	if (rfi_http_redirect(e, 0, to, sizeof(to), why, sizeof(why))) {
+	rf_presigned *kept = client->sign->presigned;
+	int how = rfi_http_redirect(e, 0, kept != NULL, to, sizeof(to), why, sizeof(why));
+	if (how == 2 && !(*plain = plain_headers(f))) {
+		rfi_fmt(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (how) {
 		rfi_fetch_result_free(out);
 		*out = (rf_fetch_result){ 0 };
-		*g = (gather){ .out = out, .max = g->max };
+		*g = (gather){ .out = out, .max = g->max, .keep = g->keep };
 		curl_easy_setopt(e, CURLOPT_URL, to);
+		if (how == 2) {
+			rfi_presigned_put(kept, f->url, to);
+			curl_easy_setopt(e, CURLOPT_HTTPHEADER, *plain);
+		}
 		*code = curl_easy_perform(e);
 		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
 		if (*code != CURLE_OK || out->status < 300 || out->status >= 400)
 			return 0;
-		rfi_http_redirect(e, 1, to, sizeof(to), why, sizeof(why));
+		rfi_http_redirect(e, 1, 0, to, sizeof(to), why, sizeof(why));
 	}
 	rfi_fmt(err, errlen, "%s: %s", f->url, why);
 	*fault = 1;
@@ -297,22 +346,47 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	gather g = { .out = out, .max = f->max_body ? f->max_body : FETCH_MAX_BODY };
+	gather g = { .out = out, .max = f->max_body ? f->max_body : FETCH_MAX_BODY,
+		     .keep = f->keep_header };
 	rf_http_ask ask = { .offset = f->len ? f->offset : 0, .len = f->len,
 			    .etag = if_match_of(f) };
-	struct curl_slist *hl = NULL;
+	struct curl_slist *hl = NULL, *plain = NULL;
 	int ret = request_headers(f, client, &hl);
 	rfi_http_client_apply(client, e);
 	if (ret) {
 		rfi_fmt(err, errlen, "out of memory");
 		goto out;
 	}
-	char range[48];
+	char range[48], at[4096];
 	set_request(e, f, hl, &g, timeout, range);
+	/* a presigned URL an earlier request's redirect gave: there, bare */
+	rf_presigned *kept = client->sign ? client->sign->presigned : NULL;
+	int leg_kept = kept && rfi_presigned_get(kept, f->url, at, sizeof(at));
+	if (leg_kept && !(plain = plain_headers(f))) {
+		ret = -ENOMEM;
+		rfi_fmt(err, errlen, "out of memory");
+		goto out;
+	}
+	if (leg_kept) {
+		curl_easy_setopt(e, CURLOPT_URL, at);
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, plain);
+	}
 	CURLcode code = curl_easy_perform(e);
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
+	if (code == CURLE_OK && leg_kept && (out->status == 401 || out->status == 403 ||
+					     out->status == 404 || out->status == 410)) {
+		/* refused there (expired early, revoked): asked again, signed */
+		rfi_presigned_forget(kept, f->url);
+		rfi_fmt(err, errlen, "%s: its presigned URL was refused (HTTP %ld)", f->url,
+		       out->status);
+		*fault = 1;
+		ret = -EPROTO;
+		goto out;
+	}
 	if (code == CURLE_OK && out->status >= 300 && out->status < 400 && client->sign)
-		ret = follow_redirect(e, f, out, &g, &code, fault, err, errlen);
+		ret = follow_redirect(e, f, client, &plain, out, &g, &code, fault, err, errlen);
+	if (g.seen.has_retry_after && (out->status == 429 || out->status == 503))
+		rfi_http_throttle_note(g.seen.retry_after_s); /* every request waits */
 	if (ret)
 		goto out;
 	ret = verdict(f, &ask, &g, code, fault, err, errlen);
@@ -320,6 +394,7 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 	rfi_http_seen_etag(&g.seen, out->etag);
 out:
 	curl_slist_free_all(hl);
+	curl_slist_free_all(plain);
 	curl_easy_cleanup(e);
 	return ret;
 }
@@ -351,7 +426,11 @@ int rfi_fetch_run(const rf_fetch *f, rf_fetch_result *out, char *err, size_t err
 		if (t) /* 100 ms, 200 ms, 400 ms, ...: never past the budget */
 			backoff(RF_MIN(100L << (t - 1), (long)((end - RF_MIN(end, rfi_now_ns())) /
 								   1000000ull)));
-		uint64_t now = rfi_now_ns();
+		/* a server said to wait (Retry-After, this request's or another's) */
+		uint64_t until = rfi_http_throttle_until(), now = rfi_now_ns();
+		if (until > now && until < end)
+			backoff((long)((until - now) / 1000000ull) + 1);
+		now = rfi_now_ns();
 		if (rfi_cancelled()) {
 			rfi_fmt(err, errlen, "%s: cancelled", f->url);
 			ret = -ECANCELED;

@@ -26,6 +26,8 @@ typedef struct rf_fetch {
 	size_t max_body;             /* a longer body fails the call (0: 64 MiB) */
 	long timeout_ms;             /* each try (0: 30 s) */
 	int tries;                   /* 0: 4 */
+	const char *keep_header;     /* a header of the answer to keep (out->kept: "Link"
+	                              * for a paginated listing), or NULL */
 	uint32_t budget_ms;          /* all tries and their backoffs together (0:
 	                              * RF_IO_URL_BUDGET_MS): a server that trickles its
 	                              * answer, or is busy, holds set-up no longer than
@@ -39,6 +41,8 @@ typedef struct rf_fetch_result {
 	uint64_t size;               /* the object's bytes: Content-Range's total, or a
 	                              * 200's Content-Length; 0 when unsaid */
 	char etag[RF_IO_ETAG_MAX];   /* its ETag, "" when it gave none (or a weak one) */
+	char *kept;                  /* f->keep_header's value in the last response
+	                              * (malloc'd), or NULL: none came */
 } rf_fetch_result;
 
 /* Makes the request. @return : 0 when a response came (whatever its status:

@@ -17,6 +17,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,28 @@
 #include <unistd.h>
 
 #include "io/engine.h" /* enum rf_io_step */
+#include "remote/presigned.h"
 #include "remote/sign.h"
 #include "rf_config.h"
 #include "util/util.h"
+
+/* The process's: no request before this time (CLOCK_MONOTONIC ns), as the
+ * last Retry-After said; 0: none. */
+static _Atomic uint64_t throttle_until;
+
+void rfi_http_throttle_note(uint32_t seconds)
+{
+	uint64_t until = rfi_now_ns() +
+			 (uint64_t)RF_MIN(seconds, RF_HTTP_RETRY_AFTER_MAX_S) * 1000000000ull;
+	uint64_t cur = atomic_load(&throttle_until);
+	while (cur < until && !atomic_compare_exchange_weak(&throttle_until, &cur, until))
+		;
+}
+
+uint64_t rfi_http_throttle_until(void)
+{
+	return atomic_load(&throttle_until);
+}
 
 #if RF_HAVE_REMOTE
 #include <curl/curl.h>
@@ -64,6 +84,7 @@ typedef struct http_read {
 	                      * the transfer is cut at the first byte over) */
 	rf_http_seen seen;   /* what this transfer's header lines said */
 	unsigned redirects;  /* followed for this read (a signed client's, one at most) */
+	int leg;             /* where this transfer goes: enum leg */
 	int active;          /* started and not reported (in curl, or waiting to retry) */
 	const char *url;     /* the caller's, valid until the read is reported */
 	uint32_t tries;      /* transfers made for this read */
@@ -71,6 +92,7 @@ typedef struct http_read {
 	uint64_t started;    /* its first transfer (ns): the budget counts from here */
 	long status;         /* the last response's HTTP status, 0: none */
 	struct curl_slist *headers; /* If-Match and the signing headers, this read's */
+	struct curl_slist *plain;   /* If-Match alone: for a presigned URL (no keys), or NULL */
 	char *etag_out;      /* the caller's: where the ETag goes at the end, or NULL */
 	char why[RF_IO_WHY_MAX]; /* what the server did, when the read fails */
 } http_read;
@@ -89,6 +111,11 @@ typedef struct rf_http {
 	rf_io_http_counts counts;
 	char range[48];
 } rf_http;
+
+/* Where a read's transfer goes: the URL asked (signed as the client
+ * signs), or a presigned URL another host's redirect gave (sign.h:
+ * without the keys), kept from an earlier read or just given. */
+enum leg { LEG_ASKED = 0, LEG_KEPT = 1, LEG_GIVEN = 2 };
 
 /* Counts a transient failure by its kind. */
 static void count_retry(rf_http *h, const http_read *r, int32_t res)
@@ -263,7 +290,7 @@ void rfi_http_client_apply(const rf_http_client *c, void *easy)
 		curl_easy_setopt(e, CURLOPT_USERPWD, c->userpwd);
 }
 
-int rfi_http_client_headers(const rf_http_client *c, struct curl_slist **headers)
+int rfi_http_plain_headers(struct curl_slist **headers)
 {
 	/* the bytes as stored: a body recoded on the way (a proxy's gzip) is
 	 * not the object's, and a range of it is nobody's */
@@ -271,6 +298,14 @@ int rfi_http_client_headers(const rf_http_client *c, struct curl_slist **headers
 	if (!hl)
 		return -ENOMEM;
 	*headers = hl;
+	return 0;
+}
+
+int rfi_http_client_headers(const rf_http_client *c, struct curl_slist **headers)
+{
+	if (rfi_http_plain_headers(headers))
+		return -ENOMEM;
+	struct curl_slist *hl = *headers;
 	if (!c->sign)
 		return 0;
 	for (const char *const *line = c->sign->headers; line && *line; line++) {
@@ -336,6 +371,7 @@ static void reader_destroy(void *reader)
 		if (h->reads[i].easy)
 			curl_easy_cleanup(h->reads[i].easy);
 		curl_slist_free_all(h->reads[i].headers);
+		curl_slist_free_all(h->reads[i].plain);
 	}
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
@@ -385,8 +421,8 @@ static void url_shown(const char *url, char *out, size_t len)
 	curl_url_cleanup(u);
 }
 
-int rfi_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urllen, char *why,
-		     size_t whylen)
+int rfi_http_redirect(void *easy, unsigned redirects, int elsewhere, char *url_out,
+		     size_t urllen, char *why, size_t whylen)
 {
 	CURL *e = easy;
 	char *to = NULL, *from = NULL;
@@ -402,7 +438,11 @@ int rfi_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urll
 	origin_of(from, a, sizeof(a));
 	origin_of(to, b, sizeof(b));
 	url_shown(to, shown, sizeof(shown));
-	if (!a[0] || strcmp(a, b)) {
+	int other = !a[0] || strcmp(a, b);
+	/* another host: followed without the keys where the signer keeps
+	 * presigned URLs (sign.h), never from https to http */
+	if (other && (!elsewhere || !b[0] ||
+		      (!strncmp(a, "https:", 6) && strncmp(b, "https:", 6)))) {
 		rfi_fmt(why, whylen, "HTTP %ld to %s: not followed (a signed request's "
 		       "credentials go to their own host only)", status, shown);
 		return 0;
@@ -413,7 +453,7 @@ int rfi_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urll
 		return 0;
 	}
 	memcpy(url_out, to, strlen(to) + 1);
-	return 1;
+	return other ? 2 : 1;
 }
 
 int rfi_http_transport_error(int code, const char *url, const rf_http_seen *seen, int *step,
@@ -490,6 +530,33 @@ static int32_t judge(http_read *r, CURLcode code, int *step, int *fault)
 
 static void transfer(rf_http *h, uint32_t id);
 
+/* A status from a kept presigned URL that says it is no longer good
+ * there (S3 and CloudFront say 403 of an expired signature). */
+static int refused_there(long status)
+{
+	return status == 401 || status == 403 || status == 404 || status == 410;
+}
+
+/* r's transfers go to the presigned URL to, without the keys (leg: kept
+ * or just given, when it is kept too). */
+static void go_presigned(rf_http *h, http_read *r, const char *to, int leg)
+{
+	if (leg == LEG_GIVEN)
+		rfi_presigned_put(h->client.sign->presigned, r->url, to);
+	curl_easy_setopt(r->easy, CURLOPT_URL, to); /* copied by curl */
+	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->plain);
+	r->leg = leg;
+}
+
+/* r's transfers go to the URL asked, signed. */
+static void go_asked(http_read *r)
+{
+	curl_easy_setopt(r->easy, CURLOPT_URL, r->url);
+	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
+	r->leg = LEG_ASKED;
+	r->redirects = 0;
+}
+
 /* May the error pass if the read is tried again? */
 static int transient(int32_t res)
 {
@@ -520,11 +587,15 @@ static void reap(rf_http *h)
 		if (m->data.result == CURLE_OK && status >= 300 && status < 400) {
 			/* a redirect curl did not follow (a signed client's) */
 			char to[4096];
-			if (rfi_http_redirect(r->easy, r->redirects, to, sizeof(to), r->why,
-					     sizeof(r->why))) {
+			int how = rfi_http_redirect(r->easy, r->redirects, r->plain != NULL, to,
+						    sizeof(to), r->why, sizeof(r->why));
+			if (how) {
 				curl_multi_remove_handle(h->multi, r->easy);
 				r->redirects++;
-				curl_easy_setopt(r->easy, CURLOPT_URL, to); /* copied by curl */
+				if (how == 2) /* presigned: kept for the next reads, sent bare */
+					go_presigned(h, r, to, LEG_GIVEN);
+				else
+					curl_easy_setopt(r->easy, CURLOPT_URL, to); /* copied by curl */
 				transfer(h, id);
 				continue;
 			}
@@ -532,6 +603,14 @@ static void reap(rf_http *h)
 			 * bucket's name spreads, passes; a lasting one fails the read
 			 * saying where it pointed */
 			res = -EPROTO, step = RF_IO_STEP_OPEN, fault = 1;
+		} else if (r->leg == LEG_KEPT && m->data.result == CURLE_OK && refused_there(status)) {
+			/* a kept presigned URL refused (expired early, revoked): the
+			 * store is asked again, signed */
+			curl_multi_remove_handle(h->multi, r->easy);
+			rfi_presigned_forget(h->client.sign->presigned, r->url);
+			go_asked(r);
+			transfer(h, id);
+			continue;
 		} else {
 			res = judge(r, m->data.result, &step, &fault);
 		}
@@ -547,6 +626,11 @@ static void reap(rf_http *h)
 			 * never past the budget (the transfer's own timeout ends there) */
 			uint64_t cap = RF_MIN(HTTP_BACKOFF_MAX_NS, HTTP_BACKOFF_NS << (r->tries - 1));
 			r->retry_at = now + 1 + draw(h, RF_MIN(cap, h->budget_ns - spent));
+			if (r->seen.has_retry_after && (status == 429 || status == 503)) {
+				/* the server said how long: every request of the process waits */
+				rfi_http_throttle_note(r->seen.retry_after_s);
+				r->retry_at = RF_MAX(r->retry_at, rfi_http_throttle_until());
+			}
 			h->next_retry = RF_MIN(h->next_retry, r->retry_at);
 			h->waiting++;
 			count_retry(h, r, res);
@@ -612,6 +696,7 @@ static void reader_start(void *reader, uint32_t id, const rf_io_read *rd)
 		r->cred_gen = h->client.gen;
 	}
 	curl_slist_free_all(r->headers);
+	curl_slist_free_all(r->plain);
 	assert(ask.len > 0 && ask.len <= UINT32_MAX);
 	*r = (http_read){ .easy = e, .cred_gen = r->cred_gen, .buf = rd->buf, .len = rd->len,
 			  .ask = ask,
@@ -624,6 +709,14 @@ static void reader_start(void *reader, uint32_t id, const rf_io_read *rd)
 		snprintf(line, sizeof(line), "If-Match: %s", ask.etag);
 		ok = !!(hl = curl_slist_append(hl, line));
 	}
+	/* the same without the keys, for a presigned URL (sign.h) */
+	struct curl_slist *plain = NULL;
+	const rf_io_sign *sign = h->client.sign;
+	if (ok && sign && sign->presigned) {
+		ok = !ask.etag || !ask.etag[0] || (plain = curl_slist_append(NULL, line));
+		ok = ok && rfi_http_plain_headers(&plain) == 0;
+	}
+	r->plain = plain;
 	ok = ok && rfi_http_client_headers(&h->client, &hl) == 0;
 	r->headers = hl;
 	if (!ok) {
@@ -634,10 +727,12 @@ static void reader_start(void *reader, uint32_t id, const rf_io_read *rd)
 	}
 	snprintf(h->range, sizeof(h->range), "%llu-%llu", (unsigned long long)ask.offset,
 		 (unsigned long long)(ask.offset + ask.len - 1));
-	curl_easy_setopt(e, CURLOPT_URL, rd->url);
 	curl_easy_setopt(e, CURLOPT_RANGE, h->range); /* copied by curl */
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
 	r->url = rd->url;
+	go_asked(r);
+	char kept[4096];
+	if (r->plain && rfi_presigned_get(sign->presigned, rd->url, kept, sizeof(kept)))
+		go_presigned(h, r, kept, LEG_KEPT);
 	h->active++;
 	transfer(h, id);
 }
@@ -646,6 +741,15 @@ static void reader_start(void *reader, uint32_t id, const rf_io_read *rd)
 static void transfer(rf_http *h, uint32_t id)
 {
 	http_read *r = &h->reads[id];
+	/* a server said to wait (Retry-After): sent when that is over, if the
+	 * read's budget lasts that long (else sent now, to fail as it will) */
+	uint64_t now = rfi_now_ns(), until = rfi_http_throttle_until();
+	if (until > now && until < r->started + h->budget_ns) {
+		r->retry_at = until;
+		h->next_retry = RF_MIN(h->next_retry, until);
+		h->waiting++;
+		return;
+	}
 	r->got = 0;
 	r->body = 0;
 	r->seen = (rf_http_seen){ 0 };
@@ -654,7 +758,7 @@ static void transfer(rf_http *h, uint32_t id)
 	r->tries++;
 	h->counts.requests++;
 	/* the transfer ends where the read's budget does */
-	uint64_t spent = rfi_now_ns() - r->started;
+	uint64_t spent = now - r->started;
 	long left_ms = spent < h->budget_ns ? (long)((h->budget_ns - spent) / 1000000) : 0;
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, RF_MAX(left_ms, 1L));
 	if (curl_multi_add_handle(h->multi, r->easy) != CURLM_OK) {

@@ -69,16 +69,32 @@ void rfi_http_client_apply(const rf_http_client *c, void *easy);
  * those the signer asks for to *headers (the caller sets CURLOPT_HTTPHEADER,
  * then frees them). @return : 0 or -ENOMEM. */
 int rfi_http_client_headers(const rf_http_client *c, struct curl_slist **headers);
+/* Appends only the headers every request sends, none of a signer's: for a
+ * presigned URL on another host (sign.h). @return : 0 or -ENOMEM. */
+int rfi_http_plain_headers(struct curl_slist **headers);
 
 /* A response to a request made with easy (a CURL *, set by
  * rfi_http_client_apply) was a redirect (3xx) that curl did not follow:
  * @return : 1 when it may be followed (a signed client's first redirect,
  *           to the same scheme, host and port): the caller sets
  *           CURLOPT_URL to url_out[urllen] and sends the request again;
+ *           2 when elsewhere (the signer keeps presigned URLs, sign.h) and
+ *           it is the first, to another host (not from https to http):
+ *           the caller sends the request there WITHOUT the keys
+ *           (rfi_http_plain_headers) and keeps url_out (presigned.h);
  *           else 0 with why[whylen] saying where it pointed and why it is
  *           not followed (the Location shown without its query). */
-int rfi_http_redirect(void *easy, unsigned redirects, char *url_out, size_t urllen, char *why,
-		     size_t whylen);
+int rfi_http_redirect(void *easy, unsigned redirects, int elsewhere, char *url_out,
+		     size_t urllen, char *why, size_t whylen);
+
+/* Retry-After, shared by every request of the process (reads of every
+ * engine, set-up's requests): a 429 or 503 that says how long to wait
+ * holds back every request until then (at most this long). */
+#define RF_HTTP_RETRY_AFTER_MAX_S 300u
+void rfi_http_throttle_note(uint32_t seconds);
+/* The CLOCK_MONOTONIC ns before which no request is sent, or 0 (or a time
+ * past). */
+uint64_t rfi_http_throttle_until(void);
 
 /* why[whylen] for a transfer that ended with CURLcode code (not CURLE_OK)
  * while asking url: the host a name that does not resolve, a header over

@@ -173,6 +173,21 @@ static void etag(rf_http_seen *s, const char *v, size_t n)
 	}
 }
 
+/* Retry-After: a count of seconds (a 429's or 503's wait), kept up to a
+ * day; its HTTP-date form is not read (no clock here: the caller's backoff
+ * stands). */
+static void retry_after(rf_http_seen *s, const char *v, size_t n)
+{
+	uint64_t secs = 0;
+	size_t i = 0;
+	for (; i < n && v[i] >= '0' && v[i] <= '9' && secs <= 86400; i++)
+		secs = secs * 10 + (uint64_t)(v[i] - '0');
+	if (i == 0 || i < n)
+		return;
+	s->retry_after_s = (uint32_t)RF_MIN(secs, 86400ull);
+	s->has_retry_after = 1;
+}
+
 void rfi_http_seen_line(rf_http_seen *s, const char *line, size_t len)
 {
 	const char *v;
@@ -191,6 +206,8 @@ void rfi_http_seen_line(rf_http_seen *s, const char *line, size_t len)
 		encoding(s, "Transfer-Encoding", v, n, "chunked");
 	else if ((v = value_of(line, len, "etag", &n)))
 		etag(s, v, n);
+	else if ((v = value_of(line, len, "retry-after", &n)))
+		retry_after(s, v, n);
 }
 
 uint64_t rfi_http_seen_size(const rf_http_seen *s, const rf_http_ask *a)

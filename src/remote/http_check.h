@@ -51,6 +51,8 @@ typedef struct rf_http_seen {
 	                       * with a byte that is not printable ASCII */
 	char etag[RF_IO_ETAG_MAX]; /* the ETag as sent (W/ included), when etag_state 1 */
 	char range_text[48];  /* Content-Range's value (printable bytes, cut), for messages */
+	int has_retry_after;  /* a Retry-After in seconds came (a 429's, a 503's): */
+	uint32_t retry_after_s; /* that many (at most a day) */
 } rf_http_seen;
 
 /* Takes one header line (line[len], CRLF or not, no NUL needed). A status

@@ -5,7 +5,8 @@
  * signing. The s3 row's signs with AWS Signature Version 4 and keys kept
  * fresh (s3.c: rfi_s3_sign_init); another store that speaks SigV4, or
  * signs with a header line (a bearer token), fills one the same way. A
- * signed request follows redirects only to its own host (http.c). The http
+ * signed request follows redirects only to its own host (http.c), or, for
+ * a signer with presigned, also to another host without its keys. The http
  * side names no store, and a store no option of libcurl's: they meet here.
  *
  * Thread rule: made by its row at set-up, read-only after; generation()
@@ -41,6 +42,14 @@ struct rf_io_sign {
 	/* The level the store logs a failed refresh at from now on (the
 	 * loader's), or NULL. */
 	void (*log_at)(void *keys, rf_log_level level);
+	/* Where the store's redirects to another host are kept (presigned.h),
+	 * or NULL: a redirect off the store's host is refused. With one, such
+	 * a redirect (to a URL that carries its own signature: a CDN's) is
+	 * followed WITHOUT the keys (no header line of take()'s, none of
+	 * headers), and later requests for the same URL go straight there
+	 * until it expires. Only for a signer whose keys are a header line
+	 * (sigv4 NULL, no userpwd): curl's own signing is not taken off. */
+	struct rf_presigned *presigned;
 };
 
 #endif

@@ -9,6 +9,7 @@
 #include <sys/mman.h> /* memfd_create */
 #include <unistd.h>
 
+#include "remote/hf.h"
 #include "remote/http.h" /* rf_http_reader, rfi_http_hint */
 #include "remote/s3.h"
 #include "remote/transport.h"
@@ -111,9 +112,45 @@ static const rf_transport_ops s3_ops = {
 	.free = s3_free, .remote = 1, .read_elsewhere = 1,
 };
 
+/* ---- hf: hf://datasets/ORG/NAME..., the Hugging Face Hub over http,
+ * a bearer token to the Hub only, its redirects to the CDN kept ---- */
+
+static int hf_open(void **state, const char *location, char *err, size_t errlen)
+{
+	return rfi_hf_open((rf_hf **)state, location, err, errlen);
+}
+
+static int hf_read_url(void *state, const char *location, char **out, char *err, size_t errlen)
+{
+	return rfi_hf_read_url(state, location, out, err, errlen);
+}
+
+static const rf_io_sign *hf_sign(void *state)
+{
+	return &((rf_hf *)state)->sign;
+}
+
+static int hf_list(void *state, const char *location,
+		   int (*fn)(void *user, const char *name, uint64_t size), void *user,
+		   uint32_t budget_ms, char *err, size_t errlen)
+{
+	return rfi_hf_list(state, location, fn, user, budget_ms, err, errlen);
+}
+
+static void hf_free(void *state)
+{
+	rfi_hf_free(state);
+}
+
+static const rf_transport_ops hf_ops = {
+	.name = "hf", .matches = rfi_hf_matches, .open = hf_open, .read_url = hf_read_url,
+	.sign = hf_sign, .reader = &rf_http_reader, .hint = rfi_hf_hint, .list = hf_list,
+	.folder_of = rfi_hf_folder_of, .free = hf_free, .remote = 1, .read_elsewhere = 1,
+};
+
 /* ---- the table: asked in order, the file row last (it takes the rest) ---- */
 
-static const rf_transport_ops *const rows[] = { &http_ops, &s3_ops, &file_ops };
+static const rf_transport_ops *const rows[] = { &http_ops, &s3_ops, &hf_ops, &file_ops };
 
 const rf_transport_ops *rfi_transport_of(const char *location)
 {
@@ -176,6 +213,20 @@ int rfi_transport_fetch(const rf_transport *t, const rf_fetch *f, rf_fetch_resul
 	rf_fetch signed_f = *f;
 	signed_f.sign = rfi_transport_sign(t);
 	return rfi_fetch_run(&signed_f, out, err, errlen);
+}
+
+int rfi_transport_listed_folder(const char *location, char **folder)
+{
+	const rf_transport_ops *ops = rfi_transport_of(location);
+	size_t n = strlen(location);
+	*folder = NULL;
+	if (!ops->list)
+		return 0;
+	if (ops->folder_of)
+		return ops->folder_of(location, folder);
+	if (!n || location[n - 1] != '/')
+		return 0;
+	return (*folder = strdup(location)) ? 1 : -ENOMEM;
 }
 
 int rfi_transport_list(const rf_transport *t, const char *folder,

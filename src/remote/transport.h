@@ -1,7 +1,8 @@
 /* transport.h - how a source's objects are reached, chosen once by the
  * scheme of its location: a row of one table (transport.c) per way, the
  * local file system (file), http(s):// URLs (http), s3:// buckets (s3: an
- * endpoint, and a signer whose keys stay fresh). The index holds the one a
+ * endpoint, and a signer whose keys stay fresh), hf:// datasets on the
+ * Hugging Face Hub (hf: a token, a listing, redirects to a CDN kept). The index holds the one a
  * remote source opened (rf_index.transport); set-up's requests (an index
  * object, a file beside the shards such as zstd.dict, a token shard's
  * header, a bucket's listing) go through it, and whoever makes a read
@@ -32,7 +33,7 @@
 typedef struct rf_transport rf_transport;
 
 typedef struct rf_transport_ops {
-	const char *name; /* "file", "http", "s3" */
+	const char *name; /* "file", "http", "s3", "hf" */
 	/* 1 when location is this row's (its scheme); the file row takes what
 	 * no other row does */
 	int (*matches)(const char *location);
@@ -57,6 +58,11 @@ typedef struct rf_transport_ops {
 	int (*list)(void *state, const char *folder,
 		    int (*fn)(void *user, const char *name, uint64_t size), void *user,
 		    uint32_t budget_ms, char *err, size_t errlen);
+	/* when location names many objects to list (not only a folder ending
+	 * in '/': a glob, a dataset alone), the folder they are named relative
+	 * to, ending in '/' (malloc'd): 1, 0 (one object), -ENOMEM; NULL: a
+	 * location ending in '/' is the folder, listed as it is */
+	int (*folder_of)(const char *location, char **folder);
 	void (*free)(void *state);
 	int remote;        /* its objects are fetched (URLs), not opened */
 	int read_elsewhere; /* the URL read is not the location (s3:// -> https://):
@@ -93,8 +99,15 @@ const char *rfi_transport_hint(const rf_transport *t, int res);
 int rfi_transport_fetch(const rf_transport *t, const rf_fetch *f, rf_fetch_result *out,
 		       char *err, size_t errlen);
 
-/* Lists folder (a location ending in '/') through t, as its row's list
- * says; -ENOTSUP with err set when the row lists no folder. */
+/* When location names objects to list (its row lists, and it ends in '/'
+ * or its row's folder_of says so), the folder they are named relative to,
+ * ending in '/' (malloc'd) into *folder. @return : 1, 0 (not a listing),
+ * or -ENOMEM. */
+int rfi_transport_listed_folder(const char *location, char **folder);
+
+/* Lists folder (a location rfi_transport_listed_folder says is a listing)
+ * through t, as its row's list says, names relative to that folder;
+ * -ENOTSUP with err set when the row lists no folder. */
 int rfi_transport_list(const rf_transport *t, const char *folder,
 		      int (*fn)(void *user, const char *name, uint64_t size), void *user,
 		      uint32_t budget_ms, char *err, size_t errlen);
