@@ -159,6 +159,7 @@ int rfi_pq_dict_load(const rf_pq_meta *m, uint32_t g, uint32_t leaf, const uint8
 	if (!d->data)
 		return -1;
 	d->count = (uint32_t)h.num_values;
+	d->data_len = (size_t)h.uncompressed_size;
 	if (dict_values(&m->leaves[leaf], (size_t)h.uncompressed_size, d) < 0) {
 		rfi_pq_dict_free(d);
 		return col_fail(m, leaf, why, len, "row group %u: the dictionary page's %d values "

@@ -29,7 +29,8 @@ int rfi_pq_column_check(const rf_pq_meta *m, uint32_t leaf, char *why, size_t le
 /* A column chunk's dictionary, decoded. Read-only once loaded. */
 typedef struct rf_pq_dict {
 	uint32_t count;
-	uint8_t *data;         /* the decompressed page the values point into */
+	uint8_t *data;         /* the decompressed page the values point into... */
+	size_t data_len;       /* ...of this many bytes */
 	const uint8_t **ptr;   /* BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY: value i's bytes */
 	uint32_t *len;
 	int64_t *num;          /* INT32 / INT64 */

@@ -181,6 +181,59 @@ const uint8_t *rfi_thrift_binary(rf_thrift *t, int type, uint32_t *n)
 	return p;
 }
 
+/* One element of a list or a map: a bool there is a byte of its own. */
+static void skip_element(rf_thrift *t, int type)
+{
+	if (type == RF_THRIFT_TRUE || type == RF_THRIFT_FALSE)
+		skip_list_bool(t);
+	else
+		rfi_thrift_skip(t, type);
+}
+
+static void skip_struct(rf_thrift *t)
+{
+	rf_thrift_struct s;
+	int16_t id;
+	int ft;
+	if (rfi_thrift_struct_begin(t, &s) < 0)
+		return;
+	while (rfi_thrift_field(t, &s, &id, &ft))
+		rfi_thrift_skip(t, ft);
+	rfi_thrift_struct_end(t);
+}
+
+static void skip_list(rf_thrift *t)
+{
+	int et;
+	int64_t n = rfi_thrift_list_begin(t, &et);
+	for (int64_t i = 0; i < n && !t->err; i++)
+		skip_element(t, et);
+	rfi_thrift_list_end(t);
+}
+
+static void skip_map(rf_thrift *t)
+{
+	uint64_t n = varint(t, 5);
+	if (n == 0 || t->err)
+		return;
+	int kv = byte(t);
+	int kt = kv >> 4, vt = kv & 0x0f;
+	if (kt == RF_THRIFT_STOP || kt > RF_THRIFT_STRUCT || vt == RF_THRIFT_STOP ||
+	    vt > RF_THRIFT_STRUCT || n > (uint64_t)(t->end - t->p)) {
+		rfi_thrift_fail(t, "a bad Thrift map header");
+		return;
+	}
+	if (++t->depth > RF_THRIFT_DEPTH_MAX) {
+		rfi_thrift_fail(t, "Thrift structures nested deeper than the reader follows");
+		return;
+	}
+	for (uint64_t i = 0; i < n && !t->err; i++) {
+		skip_element(t, kt);
+		skip_element(t, vt);
+	}
+	t->depth--;
+}
+
 void rfi_thrift_skip(rf_thrift *t, int type)
 {
 	if (t->err)
@@ -203,52 +256,10 @@ void rfi_thrift_skip(rf_thrift *t, int type)
 		(void)rfi_thrift_binary(t, type, &n);
 		return;
 	}
-	case RF_THRIFT_STRUCT: {
-		rf_thrift_struct s;
-		int16_t id;
-		int ft;
-		if (rfi_thrift_struct_begin(t, &s) < 0)
-			return;
-		while (rfi_thrift_field(t, &s, &id, &ft))
-			rfi_thrift_skip(t, ft);
-		rfi_thrift_struct_end(t);
-		return;
-	}
+	case RF_THRIFT_STRUCT: skip_struct(t); return;
 	case RF_THRIFT_LIST:
-	case RF_THRIFT_SET: {
-		int et;
-		int64_t n = rfi_thrift_list_begin(t, &et);
-		for (int64_t i = 0; i < n && !t->err; i++) {
-			if (et == RF_THRIFT_TRUE || et == RF_THRIFT_FALSE)
-				skip_list_bool(t);
-			else
-				rfi_thrift_skip(t, et);
-		}
-		rfi_thrift_list_end(t);
-		return;
-	}
-	case RF_THRIFT_MAP: {
-		uint64_t n = varint(t, 5);
-		if (n == 0 || t->err)
-			return;
-		int kv = byte(t);
-		int kt = kv >> 4, vt = kv & 0x0f;
-		if (kt == RF_THRIFT_STOP || kt > RF_THRIFT_STRUCT || vt == RF_THRIFT_STOP ||
-		    vt > RF_THRIFT_STRUCT || n > (uint64_t)(t->end - t->p)) {
-			rfi_thrift_fail(t, "a bad Thrift map header");
-			return;
-		}
-		if (++t->depth > RF_THRIFT_DEPTH_MAX) {
-			rfi_thrift_fail(t, "Thrift structures nested deeper than the reader follows");
-			return;
-		}
-		for (uint64_t i = 0; i < n && !t->err; i++) {
-			if (kt <= RF_THRIFT_FALSE) skip_list_bool(t); else rfi_thrift_skip(t, kt);
-			if (vt <= RF_THRIFT_FALSE) skip_list_bool(t); else rfi_thrift_skip(t, vt);
-		}
-		t->depth--;
-		return;
-	}
+	case RF_THRIFT_SET: skip_list(t); return;
+	case RF_THRIFT_MAP: skip_map(t); return;
 	default: rfi_thrift_fail(t, "an unknown Thrift type"); return;
 	}
 }
