@@ -23,7 +23,7 @@ def image(i):
 
 def table():
     nulls = [i % 7 == 3 for i in range(ROWS)]
-    return pa.table({
+    t = pa.table({
         "label": pa.array([i % 10 for i in range(ROWS)], pa.int64()),
         "small": pa.array([None if i % 5 == 1 else (i * 37) % 1000 - 500 for i in range(ROWS)],
                           pa.int32()),
@@ -38,6 +38,11 @@ def table():
                          for i in range(ROWS)],
                         pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
     })
+    # REQUIRED columns (no definition levels at all)
+    t = t.append_column(pa.field("req", pa.binary(), nullable=False),
+                        pa.array([image(i * 3) for i in range(ROWS)], pa.binary()))
+    return t.append_column(pa.field("req_int", pa.int32(), nullable=False),
+                           pa.array([(i * 7919) % 65536 - 30000 for i in range(ROWS)], pa.int32()))
 
 
 def leaves(t):
@@ -89,7 +94,8 @@ def main():
     enc = {"label": "DELTA_BINARY_PACKED", "small": "DELTA_BINARY_PACKED",
            "image": "DELTA_LENGTH_BYTE_ARRAY", "caption": "DELTA_BYTE_ARRAY",
            "fixed": "DELTA_BYTE_ARRAY", "flag": "RLE", "img.bytes": "DELTA_LENGTH_BYTE_ARRAY",
-           "img.path": "DELTA_BYTE_ARRAY"}
+           "img.path": "DELTA_BYTE_ARRAY", "req": "DELTA_BYTE_ARRAY",
+           "req_int": "DELTA_BINARY_PACKED"}
     for v in ["1.0", "2.0"]:
         write(outdir, "delta_page" + v[0], t, compression="zstd", use_dictionary=False,
               column_encoding=enc, data_page_version=v)

@@ -241,7 +241,7 @@ static int check_column(const char *name, const char *column)
 }
 
 static const char *const columns[] = {"label", "small", "flag", "image", "caption", "fixed",
-				      "img.bytes", "img.path"};
+				      "img.bytes", "img.path", "req", "req_int"};
 
 static int check_file(const char *name)
 {
@@ -309,6 +309,7 @@ Test(parquet, schema_levels_and_row_groups)
 	cr_assert_eq(f.m->leaves[img].type, RF_PQ_BYTE_ARRAY);
 	cr_assert_eq(f.m->leaves[label].max_def, 1); /* pyarrow writes every column OPTIONAL */
 	cr_assert_eq(f.m->groups[1].chunks[img].codec, RF_PQ_ZSTD);
+	cr_assert_eq(f.m->leaves[rfi_pq_leaf_find(f.m, "req")].max_def, 0); /* nullable=False */
 	pfile_close(&f);
 }
 
