@@ -326,17 +326,20 @@ static void path_in_schema(parse *ps, int type, const char *want, int *match)
 	int64_t n = rfi_thrift_list_begin(&ps->t, &et);
 	for (int64_t i = 0; i < n && !ps->t.err; i++) {
 		rf_pq_str s = str(&ps->t, et);
-		if (ps->t.err)
-			break;
-		if (i > 0 && want[at++] != '.')
+		if (ps->t.err || !*match)
+			continue; /* the rest of the list is read, not compared */
+		if (i > 0 && want[at] != '.') {
 			*match = 0;
-		if (!*match || strlen(want + at) < s.n || memcmp(want + at, s.p, s.n) != 0)
+			continue;
+		}
+		at += i > 0;
+		if (strlen(want + at) < s.n || memcmp(want + at, s.p, s.n) != 0)
 			*match = 0;
 		else
 			at += s.n;
 	}
 	rfi_thrift_list_end(&ps->t);
-	if (want[at] != '\0')
+	if (*match && want[at] != '\0')
 		*match = 0;
 }
 
