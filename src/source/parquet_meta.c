@@ -484,7 +484,9 @@ static void row_group(parse *ps, uint32_t g, rf_pq_row_group *rg, uint64_t data_
 	if (rfi_thrift_struct_begin(t, &s) < 0)
 		return;
 	while (rfi_thrift_field(t, &s, &id, &type)) {
-		if (id == 1)
+		if (id == 1 && rg->chunks)
+			fail(ps, "row group %u lists its columns twice", g);
+		else if (id == 1)
 			chunk_list(ps, type, g, rg, data_end);
 		else if (id == 3)
 			rg->num_rows = rfi_thrift_int(t, type);
@@ -575,7 +577,14 @@ static void file_metadata(parse *ps)
 	int type, have_rows = 0;
 	if (rfi_thrift_struct_begin(t, &s) < 0)
 		return;
+	uint32_t seen = 0;
 	while (!ps->failed && rfi_thrift_field(t, &s, &id, &type)) {
+		if (id >= 2 && id <= 5 && (seen & 1u << id)) {
+			fail(ps, "the footer has FileMetaData field %d twice", id);
+			break;
+		}
+		if (id >= 2 && id <= 5)
+			seen |= 1u << id;
 		switch (id) {
 		case 1: ps->m->version = (int32_t)rfi_thrift_int(t, type); break;
 		case 2:

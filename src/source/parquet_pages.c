@@ -271,6 +271,11 @@ int rfi_pq_chunk_scan(const uint8_t *p, size_t n, const rf_pq_chunk *c, int64_t 
 				tail);
 			goto fail;
 		}
+		if (hl + (size_t)h.compressed_size > INT32_MAX) {
+			rfi_fmt(why, len, "the page at offset %lld: a header of %zu bytes",
+				(long long)(c->start + (int64_t)at), hl);
+			goto fail;
+		}
 		rf_pq_page_loc l = {c->start + (int64_t)at, (int32_t)(hl + (size_t)h.compressed_size),
 				    row};
 		if (h.type == RF_PQ_DICTIONARY_PAGE) {

@@ -305,6 +305,9 @@ static int fill(const rf_pq_page *pg, cursor *c, uint32_t a, uint32_t b, rf_pq_v
 			continue; /* a null: no value in the stream */
 		if (next(c, &v) < 0)
 			return free(at), rows_fail(pg, i, why, len, c->err);
+		if (l->type == RF_PQ_FIXED_LEN_BYTE_ARRAY && v.n != (uint32_t)l->type_length)
+			return free(at), rows_fail(pg, i, why, len, "a FIXED_LEN_BYTE_ARRAY value "
+						   "whose length is not the column's");
 		if (i < a)
 			continue;
 		out->present[i - a] = 1;
