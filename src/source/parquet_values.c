@@ -121,6 +121,13 @@ static int prefix_next(cursor *c, value *v)
 	size_t n = (size_t)pre + suf.n;
 	if (n > UINT32_MAX || (c->rebuilt += n) > c->rebuilt_max)
 		return c->err = "DELTA_BYTE_ARRAY values longer than ringfeed rebuilds from a page", -1;
+	if (n == 0) { /* an empty value: present, so not a NULL pointer */
+		static const uint8_t empty[1];
+		c->prev_len = 0;
+		v->p = empty;
+		v->n = 0;
+		return 0;
+	}
 	if (n > c->prev_cap) {
 		uint8_t *np = realloc(c->prev, n);
 		if (!np)
