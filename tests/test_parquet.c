@@ -22,6 +22,7 @@
 #include "rf_config.h"
 #include "source/parquet_codec.h"
 #include "source/parquet_encoding.h"
+#include "source/parquet_hf.h"
 #include "source/parquet_meta.h"
 #include "source/parquet_page.h"
 #include "source/parquet_thrift.h"
@@ -327,6 +328,17 @@ Test(parquet, class_label_names_in_metadata)
 	cr_assert(strstr(json, "[\"cat\", \"dog\", \"bird\""), "%s", json);
 	free(json);
 	cr_assert(rfi_pq_kv_find(f.m, "ARROW:schema"), "pyarrow's own key is listed too");
+	char **names;
+	uint32_t n;
+	cr_assert_eq(rfi_pq_hf_class_names(f.m, "label", &names, &n, why, sizeof(why)), 1, "%s",
+		     why);
+	cr_assert_eq(n, 10);
+	cr_assert_str_eq(names[0], "cat");
+	cr_assert_str_eq(names[9], "car");
+	rfi_pq_hf_names_free(names, n);
+	/* the Image feature is no ClassLabel; an absent column has no names */
+	cr_assert_eq(rfi_pq_hf_class_names(f.m, "img", &names, &n, why, sizeof(why)), 0);
+	cr_assert_eq(rfi_pq_hf_class_names(f.m, "nope", &names, &n, why, sizeof(why)), 0);
 	cr_assert_null(rfi_pq_kv_find(f.m, "absent"));
 	pfile_close(&f);
 }
@@ -549,6 +561,43 @@ Test(parquet_hostile, thrift_bombs)
 	int et;
 	rfi_thrift_init(&t, bad, 1);
 	cr_assert(rfi_thrift_list_begin(&t, &et) < 0 && t.err);
+}
+
+/* A footer-less meta whose only content is a "huggingface" value. */
+static int hf_names(const char *value, char ***names, uint32_t *n)
+{
+	rf_pq_kv kv = {{"huggingface", 11}, {value, (uint32_t)strlen(value)}};
+	rf_pq_meta m = {.file = "hf.parquet", .kv = &kv, .nkv = 1};
+	return rfi_pq_hf_class_names(&m, "label", names, n, why, sizeof(why));
+}
+
+Test(parquet_hostile, huggingface_json)
+{
+	char **names;
+	uint32_t n;
+	/* escapes decoded, other members and nesting skipped */
+	cr_assert_eq(hf_names("{\"x\": [1, {\"a\": \"]}\"}], \"info\": {\"features\": "
+			      "{\"img\": {\"_type\": \"Image\"}, \"label\": {\"names\": "
+			      "[\"a\\\"b\", \"\\u00e9t\\u00e9\", \"\\ud83d\\ude00\"], "
+			      "\"_type\": \"ClassLabel\"}}}}", &names, &n), 1, "%s", why);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(names[0], "a\"b");
+	cr_assert_str_eq(names[1], "\xc3\xa9t\xc3\xa9");
+	cr_assert_str_eq(names[2], "\xf0\x9f\x98\x80");
+	rfi_pq_hf_names_free(names, n);
+	/* not a ClassLabel */
+	cr_assert_eq(hf_names("{\"info\": {\"features\": {\"label\": {\"dtype\": \"int64\", "
+			      "\"_type\": \"Value\"}}}}", &names, &n), 0);
+	/* malformed: each refused naming the file, never read past the value */
+	const char *bad[] = {"{\"info\": {\"features\": {\"label\": {\"_type\": \"ClassLabel\", "
+			     "\"names\": [\"a\", \"b", "{\"info\": [", "{\"info\"", "[[[[[[[[",
+			     "{\"info\": {\"features\": {\"label\": {\"_type\": \"ClassLabel\", "
+			     "\"names\": [\"\\uZZZZ\"]}}}}",
+			     "{\"a\": {{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		cr_assert_eq(hf_names(bad[i], &names, &n), -1, "%s parsed", bad[i]);
+		cr_assert(strstr(why, "hf.parquet: the huggingface metadata: "), "%s", why);
+	}
 }
 
 Test(parquet_hostile, delta_streams)

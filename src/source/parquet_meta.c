@@ -638,6 +638,7 @@ int rfi_pq_meta_parse(const char *file, const uint8_t *footer, size_t n, uint64_
 		return -1;
 	}
 	memcpy(ps.m->footer, footer, n);
+	ps.m->footer_len = n;
 	ps.m->file_size = file_size;
 	rfi_thrift_init(&ps.t, ps.m->footer, n);
 	file_metadata(&ps);

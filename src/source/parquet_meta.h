@@ -108,7 +108,8 @@ typedef struct rf_pq_meta {
 	rf_pq_kv *kv;
 	uint32_t nkv;
 	rf_pq_str created_by;
-	uint8_t *footer;       /* the FileMetaData bytes the strings point into */
+	uint8_t *footer;       /* the FileMetaData bytes the strings point into... */
+	size_t footer_len;     /* ...of this many */
 } rf_pq_meta;
 
 /* Checks a file's last RF_PQ_TAIL_BYTES and its size: the magic (an

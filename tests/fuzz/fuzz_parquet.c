@@ -7,13 +7,16 @@
  * page header and OffsetIndex parsers. Whatever the bytes, each step gives
  * a result or a refusal that says why; what a step accepts must hold what
  * it promises (pages inside their chunk, values inside the page, the
- * dictionary or the page's arena). Seeds: pyarrow's files (scripts/fuzz.sh
+ * dictionary or the page's arena). The input is the "huggingface" JSON of
+ * a made-up file too, and each column's ClassLabel names are asked of a
+ * parsed one. Seeds: pyarrow's files (scripts/fuzz.sh
  * writes them with tests/parquet_fixtures.py where the writers' venv is). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "source/parquet_hf.h"
 #include "source/parquet_meta.h"
 #include "source/parquet_page.h"
 
@@ -108,8 +111,23 @@ static void column(const rf_pq_meta *m, uint32_t leaf, const uint8_t *file, size
 	}
 }
 
+static void class_names(const rf_pq_meta *m, const char *column)
+{
+	char **names;
+	uint32_t n;
+	int rc = rfi_pq_hf_class_names(m, column, &names, &n, why, sizeof(why));
+	must(rc == 1 || (names == NULL && n == 0));
+	for (uint32_t i = 0; rc == 1 && i < n; i++)
+		must(names[i] && strlen(names[i]) < m->footer_len + 1);
+	if (rc == 1)
+		rfi_pq_hf_names_free(names, n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	rf_pq_kv kv = {{"huggingface", 11}, {(const char *)data, (uint32_t)size}};
+	rf_pq_meta fake = {.file = "hf.parquet", .kv = &kv, .nkv = 1, .footer_len = size};
+	class_names(&fake, "label");
 	rf_pq_page_header h;
 	size_t hl;
 	if (rfi_pq_page_header_parse(data, size, &h, &hl, why, sizeof(why)) == 0)
@@ -127,8 +145,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		must(m == NULL && strncmp(why, "f.parquet: ", 11) == 0);
 		return 0;
 	}
-	for (uint32_t leaf = 0; leaf < m->nleaves; leaf++)
+	for (uint32_t leaf = 0; leaf < m->nleaves; leaf++) {
 		column(m, leaf, data, size);
+		class_names(m, m->leaves[leaf].path);
+	}
 	rfi_pq_meta_free(m);
 	return 0;
 }
