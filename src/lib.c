@@ -157,8 +157,8 @@ RF_API int rf_index_write(const char *source, int raw, const char *path, uint64_
 	validate_input_or_ret_msg(source != NULL && path != NULL, -EINVAL, err, errlen,
 				  "rf_index_write: source and path must not be NULL");
 	validate_input_or_ret_msg(
-		!(raw & ~(RF_INDEX_RAW | RF_INDEX_HIDDEN | RF_INDEX_FILES | RF_INDEX_TAR)) &&
-			!((raw & RF_INDEX_FILES) && (raw & RF_INDEX_TAR)),
+		!(raw & ~(RF_INDEX_RAW | RF_INDEX_HIDDEN | rfi_source_kind_modes())) &&
+			__builtin_popcount((unsigned)(raw & rfi_source_kind_modes())) <= 1,
 		-EINVAL, err, errlen, "rf_index_write: raw = %d: not a set of RF_INDEX_* flags", raw);
 	return rfi_index_write(source, raw, path, files, progress, user, err, errlen);
 }

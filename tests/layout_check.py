@@ -22,12 +22,10 @@ import sys
 UNITS = [
     ("kind", "files", [
         r"\brfi?_source_files\b", r"\bRF_KIND_FILES\b", r"\bRF_(?:INDEX|SOURCE)_FILES\b",
-        r"\brfi?_index_walk_imagefolder\b", r"\brfi?_index_parse_manifest\b",
+        r"\brfi?_files_\w+", r"\"source/files\w*\.h\"",
     ], [
-        "src/source/files.c",
-        # the files kind's parsers, still in src/index/ (see KNOWN below:
-        # index_build.h declares them)
-        "src/index/walk.c", "src/index/manifest.c",
+        "src/source/files.c", "src/source/files.h", "src/source/files_walk.c",
+        "src/source/files_manifest.c",
     ]),
     ("kind", "tar", [
         r"\brfi?_tar_\w+", r"\bRF_TAR_\w+", r"\bRF_KIND_TAR\b", r"\brfi?_source_tar\w*",
@@ -99,17 +97,12 @@ ALLOW = [
      "ringfeed pack --tokens and gen write token shards: the format's writer "
      "(token_pack.c, token_gen.c, tokens.h)"),
     ("kind", "files", "src/pack/pack.c",
-     "pack's input is a files source (it refuses others by RF_KIND_FILES) and "
-     "rf_index_write checks the public RF_INDEX_FILES/TAR flags"),
+     "pack's input is a files source (it refuses others by RF_KIND_FILES)"),
     ("kind", "*", "src/cli/",
      "the command line's help and usage name the kinds and their file names for users, "
-     "--source-kind maps to the public RF_INDEX_* flags, and pack/gen drive the writers "
-     "in src/pack/"),
+     "and pack/gen drive the writers in src/pack/"),
     ("transport", "*", "src/cli/",
      "the command line's help and usage name the schemes for users"),
-    ("kind", "files", "src/lib.c",
-     "the public face checks rf_index_write's flags, the public RF_INDEX_FILES/TAR"),
-    ("kind", "tar", "src/lib.c", "as above"),
     ("kind", "*", "src/util/names.c",
      "the names table of the public enums: source_kind = auto|files|tar, as users write it"),
     ("transport", "http", "src/remote/s3.c",
@@ -122,46 +115,6 @@ ALLOW = [
 
 # (what, name, file, reason; TODO)
 KNOWN = [
-    ("kind", "tar", "src/index/index.h",
-     "rf_shard_kind (RF_SHARDS_TAR/TOKENS) says which names a shard listing takes. "
-     "TODO(issue 37): the kind's row passes its shard names (suffixes, class folders)"),
-    ("kind", "tokens", "src/index/index.h", "as above (rf_shard_kind). TODO(issue 37)"),
-    ("kind", "tokens", "src/index/shards.c", "as above: .bin / .bin.zst. TODO(issue 37)"),
-    ("kind", "tar", "src/index/shards.c",
-     "the listing's is_kind/kind_name: .tar, class folders for tar only. "
-     "TODO(issue 37): from the kind's row"),
-    ("kind", "tar", "src/index/walk.c",
-     "the files kind's walk counts .tar files so that files.c hands a folder of only "
-     "shards to the tar kind (rfi_source_tar_folder). TODO(issue 37): the table asks "
-     "each kind whether a walked folder is its own"),
-    ("kind", "tar", "src/source/files.c", "as above: the hand-over (rfi_source_tar_folder). "
-     "TODO(issue 37)"),
-    ("kind", "files", "src/index/index_build.h",
-     "declares the files kind's walk and manifest parser, which still live in src/index/ "
-     "(walk.c, manifest.c). TODO(issue 37): move them to src/source/"),
-    ("kind", "files", "src/pipeline/loader.c",
-     "cfg.source_kind mapped to RF_INDEX_FILES/TAR here (and in cli/index_cmd.c, checked "
-     "in pack.c). TODO(issue 37): one mapping, in the kind table"),
-    ("kind", "tar", "src/pipeline/loader.c", "as above (RF_INDEX_TAR). TODO(issue 37)"),
-    ("kind", "tar", "src/pipeline/config.c",
-     "source_kind's range check ends at RF_SOURCE_TAR, the last kind a user can force. "
-     "TODO(issue 37): with the mapping above"),
-    ("transport", "http", "src/io/engine.c",
-     "the read engine drives remote reads through http.c directly (every remote row is "
-     "read over HTTP: s3 signs https requests). TODO(issue 37): a row's read hook, for a "
-     "transport that is not HTTP"),
-    ("transport", "http", "src/io/engine_setup.c", "as above (the engine's curl side). "
-     "TODO(issue 37)"),
-    ("transport", "s3", "src/io/engine.h",
-     "rf_io_sign holds S3's keys (struct rf_creds: SigV4 through libcurl). TODO(issue 37): "
-     "an opaque signer of the row"),
-    ("transport", "s3", "src/remote/http.c",
-     "the http side asks S3's credential store for fresh keys before each signed request "
-     "(rf_creds_*). TODO(issue 37): with the opaque signer above"),
-    ("transport", "s3", "src/remote/http.h", "as above (struct rf_creds). TODO(issue 37)"),
-    ("transport", "http", "src/source/tar_scan.c",
-     "a TLS failure's message names curl's CA variables (CURL_CA_BUNDLE). TODO(issue 37): "
-     "the http row words it"),
 ]
 
 
@@ -196,6 +149,31 @@ def under(path, places):
     return any(path == p or (p.endswith("/") and path.startswith(p)) for p in places)
 
 
+# ---- layers: folders that must not include from above ----------------------
+# The read engine knows no sample, source or transport: it is given its URL
+# reader and signer (rf_io_params.url_reader, .sign) by those above it, so
+# src/io/ includes only itself, util/ and the public headers. An include
+# of remote/, source/, index/, pipeline/ ... from io/ runs up the tree.
+LAYERS = [
+    ("src/io/", ["io/", "util/", "ringfeed.h", "rf_config.h"]),
+]
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def layer_violations(files, code):
+    out = []
+    for folder, may in LAYERS:
+        for f in files:
+            if not f.startswith(folder):
+                continue
+            for lineno, line in enumerate(code[f], 1):
+                m = INCLUDE.match(line)
+                if m and not any(m.group(1).startswith(x) for x in may):
+                    out.append("%s:%d: includes %s (%s may include only %s)" % (
+                        f, lineno, m.group(1), folder, ", ".join(may)))
+    return out
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
         os.path.dirname(os.path.abspath(__file__)))
@@ -225,6 +203,7 @@ def main():
                         known_seen.add((what, name, f))
                     else:
                         bad.append("%s:%d: %s (%s %s)" % (f, lineno, m.group(0), what, name))
+    bad += layer_violations(files, code)
     stale = ["%s: listed as a known leak of %s %s, but it names none: take it off KNOWN "
              "(and off docs/DESIGN.md)" % (p, w, n)
              for w, n, p, _ in KNOWN if (w, n, p) not in known_seen]

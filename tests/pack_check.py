@@ -20,8 +20,8 @@ import tarfile
 
 
 def source_samples(source, raw, hidden):
-    """[(path, label)] in sample-id order: what src/index/walk.c and
-    manifest.c document (root files first in raw mode, label -1; then the
+    """[(path, label)] in sample-id order: what src/source/files_walk.c and
+    files_manifest.c document (root files first in raw mode, label -1; then the
     classes in sorted order, each one's files in sorted path order)."""
     if os.path.isfile(source):
         out = []

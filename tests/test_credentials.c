@@ -18,6 +18,7 @@
 #include "remote/credential_sources.h"
 #include "remote/credentials.h"
 #include "remote/http.h"
+#include "remote/s3.h" /* rfi_s3_sign_init */
 #include "testutil.h"
 
 #define SECRET "wJalrXUtnFEMI/K7MDENG+bPxRfiCYSECRETKEY"
@@ -135,7 +136,9 @@ Test(credentials, keys_that_expire_are_fetched_again_and_a_signer_takes_them_onc
 	rf_creds *c;
 	cr_assert_eq(from_process(&c, err, sizeof(err)), 0, "%s", err);
 	rf_http_client hc;
-	cr_assert_eq(rfi_http_client_init(&hc, &(rf_io_sign){ .region = "eu-west-1", .creds = c }), 0);
+	rf_io_sign sign; /* S3's: SigV4 with c's keys */
+	cr_assert_eq(rfi_s3_sign_init(&sign, c, "eu-west-1"), 0);
+	cr_assert_eq(rfi_http_client_init(&hc, &sign), 0);
 	cr_expect_str_eq(hc.sigv4, "aws:amz:eu-west-1:s3");
 	cr_expect_str_eq(hc.userpwd, "AKIA0:S0");
 	cr_expect_str_eq(hc.token_header, "x-amz-security-token: T0");
@@ -155,6 +158,7 @@ Test(credentials, keys_that_expire_are_fetched_again_and_a_signer_takes_them_onc
 	rfi_creds_destroy(c); /* the client's copy outlives it */
 	cr_expect_str_eq(hc.userpwd, "AKIA2:S2");
 	rfi_http_client_free(&hc);
+	rfi_s3_sign_free(&sign);
 }
 
 static void refused(const char *body, int rc, int want, const char *why)

@@ -1,4 +1,4 @@
-/* test_http.c - the read engine's http(s) reads (src/io/http.c, issue 25's
+/* test_http.c - the read engine's http(s) reads (src/remote/http.c, issue 25's
  * first step) against a real nginx the test starts on 127.0.0.1: ranged
  * GETs at any offset and length give the object's bytes, hundreds in flight
  * at once on one thread; a missing object fails at the "open" (the
@@ -26,6 +26,7 @@
 #include "remote/fetch.h"
 #include "remote/credentials.h"
 #include "remote/http.h"
+#include "remote/s3.h" /* rfi_s3_sign_init */
 #include "testutil.h"
 #include "util/util.h"
 
@@ -75,7 +76,8 @@ static rf_io *engine_with(uint32_t depth, uint32_t budget_ms, const rf_io_sign *
 {
 	rf_io_params p = { .path = RF_IO_AUTO, .depth = depth, .max_read = SLOT_BYTES,
 			   .max_files = 1, .direct = 0, .wake_fd = wake, .name = "http test",
-			   .log_level = RF_LOG_ERROR, .url_budget_ms = budget_ms, .sign = sign };
+			   .log_level = RF_LOG_ERROR, .url_budget_ms = budget_ms,
+			   .url_reader = &rf_http_reader, .sign = sign };
 	rf_io *io;
 	char err[256];
 	cr_assert_eq(rfi_io_create(&io, &p, err, sizeof(err)), 0, "%s", err);
@@ -428,7 +430,8 @@ Test(http, a_signed_request_follows_no_redirect_to_another_host)
 	int pc = fault_server(&c, (const char *[]){ "--redirect-to", "0", "--log-headers", log_c,
 						    NULL });
 	rf_creds *creds = session_keys();
-	rf_io_sign sign = { .region = "us-east-1", .creds = creds };
+	rf_io_sign sign; /* S3's: SigV4 with those keys */
+	cr_assert_eq(rfi_s3_sign_init(&sign, creds, "us-east-1"), 0);
 	char url_a[128], url_c[128];
 	snprintf(url_a, sizeof(url_a), "http://127.0.0.1:%d/data.bin", pa);
 	snprintf(url_c, sizeof(url_c), "http://127.0.0.1:%d/data.bin", pc);
@@ -455,6 +458,7 @@ Test(http, a_signed_request_follows_no_redirect_to_another_host)
 	cr_assert_eq(r.status, 206);
 	cr_assert(r.body_len == 10 && !memcmp(r.body, content + 7, 10));
 	rfi_fetch_result_free(&r);
+	rfi_s3_sign_free(&sign);
 	rfi_creds_destroy(creds);
 	tu_fault_stop(&a);
 	tu_fault_stop(&b);
@@ -486,13 +490,15 @@ Test(http, a_signed_request_redirected_once_elsewhere_is_tried_again)
 	int pa = fault_server(&a, (const char *[]){ "--redirect-to", port_b, "--lie-once",
 						    "redirect@1", "--log-headers", log_a, NULL });
 	rf_creds *creds = session_keys();
-	rf_io_sign sign = { .region = "us-east-1", .creds = creds };
+	rf_io_sign sign;
+	cr_assert_eq(rfi_s3_sign_init(&sign, creds, "us-east-1"), 0);
 	char url_a[128];
 	snprintf(url_a, sizeof(url_a), "http://127.0.0.1:%d/data.bin", pa);
 	want w[] = { { .url = url_a, .offset = 4096, .len = 1000 } };
 	rf_io *io = engine_with(4, 20000, &sign);
 	run(io, w, 1, 4);
 	rfi_io_destroy(io);
+	rfi_s3_sign_free(&sign);
 	rfi_creds_destroy(creds);
 	tu_fault_stop(&a);
 	tu_fault_stop(&b);

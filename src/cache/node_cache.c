@@ -575,6 +575,80 @@ static int ends_with(const char *s, const char *tail_)
 	return n > t && !strcmp(s + n - t, tail_);
 }
 
+/* When the folder is listed: its mtime then, and whether a change made in
+ * the same tick could still be missed by a look at that mtime (listed_sure
+ * says it cannot). */
+static void note_listed(rf_cache *c)
+{
+	struct stat dst;
+	struct timespec now;
+	if (!fstat(c->segdir, &dst) && !clock_gettime(CLOCK_REALTIME, &now)) {
+		c->listed = dst.st_mtim;
+		int64_t age = (int64_t)(now.tv_sec - dst.st_mtim.tv_sec) * 1000000000 +
+			      (now.tv_nsec - dst.st_mtim.tv_nsec);
+		c->listed_sure = age > 50000000; /* 50 ms: coarser than any file system's tick */
+	} else {
+		c->listed_sure = 0;
+	}
+}
+
+/* The segment named name among those held: its slot, or c->nsegs. */
+static uint32_t find_seg(const rf_cache *c, const char *name)
+{
+	uint32_t i = 0;
+	while (i < c->nsegs && !(c->segs[i].used && c->segs[i].alive &&
+				 !strcmp(c->segs[i].name, name)))
+		i++;
+	return i;
+}
+
+/* Takes in segment name (its data file: data_name), new to this process:
+ * its S.idx and S.data opened, when they are there and trusted, and a
+ * handle left for it. */
+static void take_in(rf_cache *c, const char *name, const char *data_name)
+{
+	uint32_t slot = seg_slot(c);
+	if (slot == NO_SEG)
+		return; /* more segments than handles: not read from */
+	seg *s = &c->segs[slot];
+	seg_init(s, name);
+	char path[RF_CACHE_SEG_NAME_MAX + 8];
+	rfi_fmt(path, sizeof(path), "%s.idx", name);
+	s->idx_fd = open_file(c, c->segdir, "segments/", path, O_RDONLY);
+	/* S.data checked here, then opened by name for the engine (O_DIRECT,
+	 * registered): no one but the trusted can rename in this folder */
+	int data = s->idx_fd < 0 ? -1
+		   : open_file(c, c->segdir, "segments/", data_name, O_RDONLY);
+	if (data >= 0)
+		close(data);
+	if (c->why[0])
+		untrusted(c); /* a link, a FIFO, another user's: not a segment */
+	s->file = data >= 0 ? rfi_io_file_open(c->p.io, c->segdir, data_name) : -1;
+	if (s->idx_fd < 0 || s->file < 0) { /* deleted meanwhile, or no handle left */
+		s->alive = 0;
+		seg_release(c, slot);
+		return;
+	}
+	struct stat st;
+	if (!fstat(s->idx_fd, &st)) /* another's: its age is its last write */
+		s->last_used = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+			       (uint64_t)st.st_mtim.tv_nsec;
+	s->seen = 1;
+	s->active_until = rfi_now_ns() + ACTIVE_NS;
+}
+
+/* Lets go of the segments of other processes that the listing did not see. */
+static void let_go_unseen(rf_cache *c)
+{
+	for (uint32_t i = 0; i < c->nsegs; i++) {
+		seg *s = &c->segs[i];
+		if (s->used && s->alive && !s->seen && !s->mine) {
+			s->alive = 0; /* deleted by an eviction: its ranges are gone */
+			seg_release(c, i);
+		}
+	}
+}
+
 /* Lists the segments: new ones are taken in, deleted ones let go. @return :
  * the segments in the folder. */
 static uint64_t list(rf_cache *c)
@@ -586,16 +660,7 @@ static uint64_t list(rf_cache *c)
 			close(fd);
 		return 0;
 	}
-	struct stat dst;
-	struct timespec now;
-	if (!fstat(c->segdir, &dst) && !clock_gettime(CLOCK_REALTIME, &now)) {
-		c->listed = dst.st_mtim;
-		int64_t age = (int64_t)(now.tv_sec - dst.st_mtim.tv_sec) * 1000000000 +
-			      (now.tv_nsec - dst.st_mtim.tv_nsec);
-		c->listed_sure = age > 50000000; /* 50 ms: coarser than any file system's tick */
-	} else {
-		c->listed_sure = 0;
-	}
+	note_listed(c);
 	for (uint32_t i = 0; i < c->nsegs; i++)
 		c->segs[i].seen = 0;
 	uint64_t count = 0;
@@ -607,51 +672,14 @@ static uint64_t list(rf_cache *c)
 		count++;
 		char name[RF_CACHE_SEG_NAME_MAX];
 		rfi_fmt(name, sizeof(name), "%.*s", (int)(len - 5), e->d_name);
-		uint32_t i = 0;
-		while (i < c->nsegs && !(c->segs[i].used && c->segs[i].alive &&
-					 !strcmp(c->segs[i].name, name)))
-			i++;
-		if (i < c->nsegs) {
+		uint32_t i = find_seg(c, name);
+		if (i < c->nsegs)
 			c->segs[i].seen = 1;
-			continue;
-		}
-		uint32_t slot = seg_slot(c);
-		if (slot == NO_SEG)
-			continue; /* more segments than handles: not read from */
-		seg *s = &c->segs[slot];
-		seg_init(s, name);
-		char path[RF_CACHE_SEG_NAME_MAX + 8];
-		rfi_fmt(path, sizeof(path), "%s.idx", name);
-		s->idx_fd = open_file(c, c->segdir, "segments/", path, O_RDONLY);
-		/* S.data checked here, then opened by name for the engine (O_DIRECT,
-		 * registered): no one but the trusted can rename in this folder */
-		int data = s->idx_fd < 0 ? -1
-			   : open_file(c, c->segdir, "segments/", e->d_name, O_RDONLY);
-		if (data >= 0)
-			close(data);
-		if (c->why[0])
-			untrusted(c); /* a link, a FIFO, another user's: not a segment */
-		s->file = data >= 0 ? rfi_io_file_open(c->p.io, c->segdir, e->d_name) : -1;
-		if (s->idx_fd < 0 || s->file < 0) { /* deleted meanwhile, or no handle left */
-			s->alive = 0;
-			seg_release(c, slot);
-			continue;
-		}
-		struct stat st;
-		if (!fstat(s->idx_fd, &st)) /* another's: its age is its last write */
-			s->last_used = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
-				       (uint64_t)st.st_mtim.tv_nsec;
-		s->seen = 1;
-		s->active_until = rfi_now_ns() + ACTIVE_NS;
+		else
+			take_in(c, name, e->d_name);
 	}
 	closedir(d);
-	for (uint32_t i = 0; i < c->nsegs; i++) {
-		seg *s = &c->segs[i];
-		if (s->used && s->alive && !s->seen && !s->mine) {
-			s->alive = 0; /* deleted by an eviction: its ranges are gone */
-			seg_release(c, i);
-		}
-	}
+	let_go_unseen(c);
 	return count;
 }
 
@@ -917,6 +945,67 @@ static int open_folder(rf_cache *c)
 	return e;
 }
 
+/* The sizes that follow from the cache's bytes: a segment, its records'
+ * room, and how many segments fit. */
+static void set_sizes(rf_cache *c, uint64_t bytes)
+{
+	c->seg_bytes = RF_MIN(RF_MAX(bytes / 16, SEG_MIN), SEG_MAX);
+	c->seg_bytes &= ~4095ull;
+	c->idx_cap = c->seg_bytes / 16 / sizeof(rf_cache_rec) * sizeof(rf_cache_rec);
+	c->max_segs = bytes > META_BYTES ? (bytes - META_BYTES) / (c->seg_bytes + c->idx_cap) : 0;
+}
+
+/* c's tables and its root's name (DIR/ringfeed-cache, DIR without its
+ * trailing slashes). @return : 0, or -ENOMEM (what was made is freed with
+ * c). */
+static int alloc_tables(rf_cache *c, const char *dir)
+{
+	size_t n = strlen(dir);
+	c->root = malloc(n + sizeof("/" RF_CACHE_DIR));
+	c->segs = calloc(RF_CACHE_MAX_FILES, sizeof(seg));
+	c->tab_cap = 1024;
+	c->tab = calloc(c->tab_cap, sizeof(ent));
+	c->pend = calloc(MAX_PENDING, sizeof(pending));
+	c->pfree = malloc(MAX_PENDING * sizeof(uint32_t));
+	c->queued = malloc(MAX_PENDING * sizeof(uint32_t));
+	if (!c->root || !c->segs || !c->tab || !c->pend || !c->pfree || !c->queued ||
+	    rfi_bufpool_init(&c->staging, staging_bytes, 64, MAX_PENDING))
+		return -ENOMEM;
+	memcpy(c->root, dir, n);
+	while (n > 1 && c->root[n - 1] == '/')
+		n--;
+	rfi_fmt(c->root + n, sizeof("/" RF_CACHE_DIR), "/%s", RF_CACHE_DIR);
+	for (uint32_t i = 0; i < RF_CACHE_MAX_FILES; i++)
+		c->segs[i].file = c->segs[i].idx_fd = c->segs[i].data_fd = -1;
+	for (uint32_t k = 0; k < MAX_PENDING; k++)
+		c->pfree[c->npfree++] = MAX_PENDING - 1 - k;
+	return 0;
+}
+
+/* The one warning of a cache that is not used: why (e: the errno of the
+ * group's lookup or of open_folder(), 0 when the bytes were too few). */
+static void say_no_cache(const rf_cache *c, int e, uint64_t bytes)
+{
+	const rf_cache_params *p = &c->p;
+	if (e == ESRCH)
+		rfi_log(p->log_level, RF_LOG_WARN, "cache %s: the group trusted to share it, "
+		       "'%s', is not a group here; no cache, every read goes to the network",
+		       c->root, p->group);
+	else if (e == EPERM && c->why[0])
+		rfi_log(p->log_level, RF_LOG_WARN, "cache %s: %s; no cache, every read goes to "
+		       "the network", c->root, c->why);
+	else if (c->max_segs < 2)
+		rfi_log(p->log_level, RF_LOG_WARN, "cache %s: %llu bytes hold fewer than two "
+		       "segments; no cache", c->root, (unsigned long long)bytes);
+	else if (e == EPROTO)
+		rfi_log(p->log_level, RF_LOG_WARN, "cache %s: not a ringfeed cache of this "
+		       "version (its FORMAT differs); no cache, every read goes to the network",
+		       c->root);
+	else
+		rfi_log(p->log_level, RF_LOG_WARN, "cache %s: %s; no cache, every read goes to "
+		       "the network", c->root, strerror(e));
+}
+
 int rfi_cache_open(rf_cache **out, const rf_cache_params *p)
 {
 	*out = NULL;
@@ -932,31 +1021,11 @@ int rfi_cache_open(rf_cache **out, const rf_cache_params *p)
 	c->test_hold = hold_fills;
 #endif
 	uint64_t bytes = p->bytes ? p->bytes : RF_CACHE_DEFAULT_BYTES;
-	c->seg_bytes = RF_MIN(RF_MAX(bytes / 16, SEG_MIN), SEG_MAX);
-	c->seg_bytes &= ~4095ull;
-	c->idx_cap = c->seg_bytes / 16 / sizeof(rf_cache_rec) * sizeof(rf_cache_rec);
-	c->max_segs = bytes > META_BYTES ? (bytes - META_BYTES) / (c->seg_bytes + c->idx_cap) : 0;
-	size_t n = strlen(p->dir);
-	c->root = malloc(n + sizeof("/" RF_CACHE_DIR));
-	c->segs = calloc(RF_CACHE_MAX_FILES, sizeof(seg));
-	c->tab_cap = 1024;
-	c->tab = calloc(c->tab_cap, sizeof(ent));
-	c->pend = calloc(MAX_PENDING, sizeof(pending));
-	c->pfree = malloc(MAX_PENDING * sizeof(uint32_t));
-	c->queued = malloc(MAX_PENDING * sizeof(uint32_t));
-	if (!c->root || !c->segs || !c->tab || !c->pend || !c->pfree || !c->queued ||
-	    rfi_bufpool_init(&c->staging, staging_bytes, 64, MAX_PENDING)) {
+	set_sizes(c, bytes);
+	if (alloc_tables(c, p->dir)) {
 		rfi_cache_free(c);
 		return -ENOMEM;
 	}
-	memcpy(c->root, p->dir, n);
-	while (n > 1 && c->root[n - 1] == '/')
-		n--;
-	rfi_fmt(c->root + n, sizeof("/" RF_CACHE_DIR), "/%s", RF_CACHE_DIR);
-	for (uint32_t i = 0; i < RF_CACHE_MAX_FILES; i++)
-		c->segs[i].file = c->segs[i].idx_fd = c->segs[i].data_fd = -1;
-	for (uint32_t k = 0; k < MAX_PENDING; k++)
-		c->pfree[c->npfree++] = MAX_PENDING - 1 - k;
 	int e = 0;
 	if (p->group && p->group[0]) {
 		gid_t gid;
@@ -966,23 +1035,7 @@ int rfi_cache_open(rf_cache **out, const rf_cache_params *p)
 	if (!e && c->max_segs >= 2)
 		e = open_folder(c);
 	if (c->max_segs < 2 || e) {
-		if (e == ESRCH)
-			rfi_log(p->log_level, RF_LOG_WARN, "cache %s: the group trusted to share it, "
-			       "'%s', is not a group here; no cache, every read goes to the network",
-			       c->root, p->group);
-		else if (e == EPERM && c->why[0])
-			rfi_log(p->log_level, RF_LOG_WARN, "cache %s: %s; no cache, every read goes to "
-			       "the network", c->root, c->why);
-		else if (c->max_segs < 2)
-			rfi_log(p->log_level, RF_LOG_WARN, "cache %s: %llu bytes hold fewer than two "
-			       "segments; no cache", c->root, (unsigned long long)bytes);
-		else if (e == EPROTO)
-			rfi_log(p->log_level, RF_LOG_WARN, "cache %s: not a ringfeed cache of this "
-			       "version (its FORMAT differs); no cache, every read goes to the network",
-			       c->root);
-		else
-			rfi_log(p->log_level, RF_LOG_WARN, "cache %s: %s; no cache, every read goes to "
-			       "the network", c->root, strerror(e));
+		say_no_cache(c, e, bytes);
 		rfi_cache_free(c);
 		return 0;
 	}

@@ -457,6 +457,64 @@ static int clear_segment(int segs, const char *stem, int data, const char *dir, 
 	return 1; /* the lock goes with the caller's close */
 }
 
+/* The entries clear_pass() deletes, one helper each. @return : 0, or a
+ * negative errno with why set (the pass goes on). */
+
+/* Segment S (its data file: name), deleted unless in use; counted in
+ * *deleted or *busy. */
+static int clear_data(int segs, const char *name, const char *stem, const char *dir,
+		      uint64_t *deleted, uint64_t *busy, char *why, size_t whylen)
+{
+	struct stat st;
+	int data = open_seg_file(segs, name, dir, &st, why, whylen);
+	if (data == -ENOENT || data == -EINVAL)
+		return 0;
+	if (data < 0)
+		return data;
+	int ret = clear_segment(segs, stem, data, dir, why, whylen);
+	close(data);
+	*deleted += ret == 1;
+	*busy += ret == 0;
+	return ret < 0 ? ret : 0;
+}
+
+/* S.new: a segment being made (locked), or left by a writer killed before
+ * it named it S.data (unlocked: deleted, its S.idx in pass 1). */
+static int clear_new(int segs, const char *name, const char *dir, char *why, size_t whylen)
+{
+	struct stat st;
+	int fd = open_seg_file(segs, name, dir, &st, why, whylen);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+		unlinkat(segs, name, 0);
+	if (fd >= 0)
+		close(fd);
+	else if (fd != -ENOENT && fd != -EINVAL)
+		return fd;
+	return 0;
+}
+
+/* S.idx (a regular file), deleted when it is a stray: a writer makes S.idx,
+ * then S.new, locks it and names it S.data, so an S.idx beside S.new is a
+ * segment being made, not a stray. */
+static int clear_stray_idx(int segs, const char *name, const char *stem, const char *dir,
+			   char *why, size_t whylen)
+{
+	char data_name[RF_CACHE_SEG_NAME_MAX + 1 + sizeof(DATA_EXT)];
+	char new_name[RF_CACHE_SEG_NAME_MAX + 1 + 8];
+	rfi_fmt(data_name, sizeof(data_name), "%s" DATA_EXT, stem);
+	rfi_fmt(new_name, sizeof(new_name), "%s.new", stem);
+	struct stat dst;
+	if (fstatat(segs, data_name, &dst, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
+	    fstatat(segs, new_name, &dst, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
+	    unlinkat(segs, name, 0) != 0 && errno != ENOENT) {
+		int ret = -errno;
+		rfi_fmt(why, whylen, "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS "/%s': cannot "
+		       "delete: %s", dir, name, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
 /* One pass over segs: every S.data (pass 0), or every stray S.idx whose
  * S.data is gone (pass 1: after pass 0, so that a segment's own .idx is
  * deleted with it, under its lock). Keeps going past a failed delete:
@@ -474,44 +532,13 @@ static int clear_pass(int segs, int pass, const char *dir, uint64_t *deleted, ui
 	while ((errno = 0, de = readdir(d))) {
 		int ret = 0;
 		struct stat st;
-		if (pass == 0 && stem_of(de->d_name, DATA_EXT, stem, sizeof(stem))) {
-			int data = open_seg_file(segs, de->d_name, dir, &st, why, sizeof(why));
-			if (data == -ENOENT || data == -EINVAL)
-				continue;
-			if (data >= 0) {
-				ret = clear_segment(segs, stem, data, dir, why, sizeof(why));
-				close(data);
-				*deleted += ret == 1;
-				*busy += ret == 0;
-			} else {
-				ret = data;
-			}
-		} else if (pass == 0 && stem_of(de->d_name, ".new", stem, sizeof(stem))) {
-			/* a segment being made (locked), or left by a writer killed
-			 * before it named it S.data (unlocked: deleted, its S.idx in pass 1) */
-			int fd = open_seg_file(segs, de->d_name, dir, &st, why, sizeof(why));
-			if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
-				unlinkat(segs, de->d_name, 0);
-			if (fd >= 0)
-				close(fd);
-			else if (fd != -ENOENT && fd != -EINVAL)
-				ret = fd;
-		} else if (pass == 1 && stem_of(de->d_name, IDX_EXT, stem, sizeof(stem)) &&
-			   fstatat(segs, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
-			/* a writer makes S.idx, then S.new, locks it and names it S.data:
-			 * an S.idx beside S.new is a segment being made, not a stray */
-			char data_name[sizeof(stem) + sizeof(DATA_EXT)], new_name[sizeof(stem) + 8];
-			rfi_fmt(data_name, sizeof(data_name), "%s" DATA_EXT, stem);
-			rfi_fmt(new_name, sizeof(new_name), "%s.new", stem);
-			struct stat dst;
-			if (fstatat(segs, data_name, &dst, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
-			    fstatat(segs, new_name, &dst, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
-			    unlinkat(segs, de->d_name, 0) != 0 && errno != ENOENT) {
-				ret = -errno;
-				rfi_fmt(why, sizeof(why), "cache file '%s/" RF_CACHE_DIR "/" SEGMENTS
-				       "/%s': cannot delete: %s", dir, de->d_name, strerror(-ret));
-			}
-		}
+		if (pass == 0 && stem_of(de->d_name, DATA_EXT, stem, sizeof(stem)))
+			ret = clear_data(segs, de->d_name, stem, dir, deleted, busy, why, sizeof(why));
+		else if (pass == 0 && stem_of(de->d_name, ".new", stem, sizeof(stem)))
+			ret = clear_new(segs, de->d_name, dir, why, sizeof(why));
+		else if (pass == 1 && stem_of(de->d_name, IDX_EXT, stem, sizeof(stem)) &&
+			 fstatat(segs, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			ret = clear_stray_idx(segs, de->d_name, stem, dir, why, sizeof(why));
 		if (ret < 0 && !first) {
 			first = ret;
 			rfi_fmt(err, errlen, "%s", why);

@@ -13,128 +13,141 @@
 #include "cli/cli.h"
 #include "cache/node_cache.h" /* RF_CACHE_MIN_BYTES */
 
+/* The help text, a part per group of options, printed in this order. */
+static const char *const usage_parts[] = {
+	/* the command, and where samples come from */
+	"usage: ringfeed bench --source DIR|MANIFEST|SHARDS [--tokens --seq T] [options]\n"
+	"\n"
+	"Runs the loader (Resize + CenterCrop to uint8 HWC batches) and reports\n"
+	"samples/s, MB/s read and where the time went.\n"
+	"\n"
+	"  --source PATH     ImageFolder directory or manifest (path<TAB>label lines);\n"
+	"                    or WebDataset tar shards: a folder of *.tar (or of class\n"
+	"                    folders of them), a list file of .tar paths, or a brace\n"
+	"                    pattern 'train-{000000..000146}.tar' (see ringfeed pack).\n"
+	"                    Images: JPEG, PNG and WebP, told by their bytes\n"
+	"  --source-kind auto|files|tar   what a source folder holds: decided from\n"
+	"                    its contents (default; a folder with both .tar files and\n"
+	"                    loose files is refused, naming both), or said\n"
+	"  --zstd-dict FILE  dictionary of the shards' .zst members (default: zstd.dict\n"
+	"                    beside the shards, when there is one)\n"
+	"  --shard-access random|sequential   shards: a ranged read per sample, global\n"
+	"                    shuffle (default); or front to back in 1 MiB chunks,\n"
+	"                    shard order shuffled per epoch, samples shuffled within\n"
+	"                    blocks of --shuffle-block N positions (default 1024)\n",
+	/* the batch, the pipeline, epochs and bad samples */
+	"  --batch B         samples per batch (default 64)\n"
+	"  --resize S        shorter side after resize (default 256)\n"
+	"  --crop C          center crop size (default 224)\n"
+	"  --threads N       compute threads (default: cores - 1, at least 1)\n"
+	"  --io-depth D      reads in flight (default 256)\n"
+	"  --prefetch P      batch slots (default 4)\n"
+	"  --seed X          shuffle seed (default 0)\n"
+	"  --epochs E        epochs to run (default 1)\n"
+	"  --batches K       stop after K batches instead (epochs repeat as needed)\n"
+	"  --no-shuffle      index order\n"
+	"  --drop-last       drop each epoch's last partial batch\n"
+	"  --on-error skip|fail   bad samples: replace and go on (default), or stop\n"
+	"  --no-direct       buffered reads instead of O_DIRECT\n"
+	"  --read-pool MIB   read buffer pool in MiB (default 64)\n",
+	/* images: augmentation, output type, decode */
+	"  --random-resized-crop C   RandomResizedCrop(C, scale 0.08..1, ratio 3/4..4/3)\n"
+	"                    instead of Resize + CenterCrop\n"
+	"  --flip P          horizontal flip with probability P (default 0)\n"
+	"  --dtype uint8|float16|float32   output type (default uint8)\n"
+	"  --layout hwc|chw  output layout (default hwc)\n"
+	"  --mean R,G,B --std R,G,B   normalization of float output (default 0 and 1)\n"
+	"  --max-pixels N    larger images are bad samples (default 100000000)\n"
+	"  --no-scaled-decode   always decode at full scale\n"
+	"  --no-region-decode   decode every row and column\n"
+	"  --verify-full     decode every image to its end, so that damage below the\n"
+	"                    crop is a bad sample (a region decode stops above it)\n"
+	"  --out-of-order    hand out batches as they complete\n"
+	"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
+	"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n",
+	/* other members of a sample, remote reads, the node cache */
+	"  --fields LIST     deliver these members of each sample with its batch, such\n"
+	"                    as txt,json (a shard's KEY.txt, KEY.json; in a loose tree\n"
+	"                    the files beside the image with its key); a sample\n"
+	"                    without one is a bad sample, unless it is marked\n"
+	"                    optional: 'txt?'. The report counts their bytes\n"
+	"  --field-max KIB   largest field value, KiB (default 64): larger is a bad sample\n"
+	"  --remote-timeout S  a remote read's time, its tries included (default 120): past\n"
+	"                    it the read fails, a bad sample named URL: reason\n"
+	"  --cache-dir DIR   keep the remote shards' bytes in DIR/ringfeed-cache/ as they\n"
+	"                    are fetched and read them from there the next time, in\n"
+	"                    this run and later ones, by every process naming DIR (the\n"
+	"                    ranks of a node fetch each range once); see ringfeed cache\n"
+	"  --cache-size SIZE at most SIZE bytes in the cache, K/M/G/T suffixes (default\n"
+	"                    10G, at least 4M): whole segments are evicted past it\n"
+	"  --cache-group NAME  share the cache with the users of group NAME: its files\n"
+	"                    are made theirs (0660), and theirs used; without it a\n"
+	"                    cache folder or file of another user, or writable by\n"
+	"                    others, is not used (a warning; reads go to the network)\n",
+	/* token shards */
+	"  --tokens          SOURCE holds token shards: llm.c's .bin (GPT-2 uint16 or\n"
+	"                    Llama-3 uint32) or .bin.zst (ringfeed pack --tokens): a\n"
+	"                    folder, a list file, a glob 'data/train_*.bin' or a brace\n"
+	"                    pattern; a sample is a window of T + 1 tokens, a batch B\n"
+	"                    rows (windows/s, tokens/s; --no-shuffle is llm.c's order)\n"
+	"  --seq T           tokens per row, plus one (default 1024; implies --tokens)\n"
+	"  --stride S        tokens between window starts (default T)\n"
+	"  --token-dtype uint16|uint32|int32|int64   row type (default: as stored)\n",
+	/* the run: a training step, logs, diagnose, the device */
+	"  --step-ms T       simulate a training step of T ms per batch (the batch is\n"
+	"                    held meanwhile); the report shows how long it waited\n"
+	"  --log FILE        one JSON line per batch: index, wait, fetch and prep ms, bytes\n"
+	"  --progress / --no-progress   live rate, ETA and queues on stderr (default:\n"
+	"                    when stderr is a terminal)\n"
+	"  --diagnose        measure fetch (reads only), prep (compute) and the full\n"
+	"                    pipeline apart, then with a consumer (--step-ms, or one\n"
+	"                    chosen to match the pipeline), and say what bounds it:\n"
+	"                    storage-, decode-, network- or consumer-bound; and what\n"
+	"                    the loader's threads cost a CPU-bound training step\n"
+	"  --report FILE.html   with --diagnose or tune: a page with the charts\n"
+	"  --device N        copy each batch to CUDA device N as it completes (pinned\n"
+	"                    slots, a transfer stream); --device-convert sends uint8\n"
+	"                    and converts to --dtype/--layout on the device; each\n"
+	"                    batch is waited for on the device before it counts\n"
+	"  --decode cpu|gpu|auto   where JPEGs are decoded (default cpu): gpu = the\n"
+	"                    GPU's JPEG engines (nvJPEG, needs --device), auto = the\n"
+	"                    engines and the --threads pool together (the pool alone\n"
+	"                    where there are no engines)\n",
+	/* walking and reading; what is printed */
+	"  --include-hidden  walk names starting with '.' too (skipped by default:\n"
+	"                    .DS_Store, AppleDouble ._x.jpg, .nfs*, .git)\n"
+	"  --index-cache FILE   load the index from FILE (see ringfeed index);\n"
+	"                    walk and rewrite it when missing or stale\n"
+	"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
+	"                    io_uring with direct descriptors, falling back)\n"
+	"  --verbose         log set-up choices and bad samples to stderr\n"
+	"  --json            print one JSON object instead of text\n",
+	/* order, ranks and resume (issue 6) */
+	"\n"
+	"Order, ranks and resume:\n"
+	"  --sampler S       shuffle (default), sequential, weighted (manifest weights:\n"
+	"                    path<TAB>label<TAB>weight) or balanced (1 / class size);\n"
+	"                    weighted and balanced draw with replacement\n"
+	"  --samples-per-epoch N   draws per epoch over all ranks (weighted, balanced;\n"
+	"                    default: the dataset's size)\n"
+	"  --rank R --world W   this process is rank R of W (default: from RANK/WORLD_SIZE,\n"
+	"                    SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/_SIZE or\n"
+	"                    PMI_RANK/PMI_SIZE; else 0 of 1)\n"
+	"  --rank-tail pad|drop   an epoch that does not divide by W: pad by wrapping\n"
+	"                    (default) or drop its last positions\n"
+	"  --ids FILE        write one line per delivered batch: its sample ids,\n"
+	"                    space-separated, in slot order\n"
+	"  --save-state FILE save the loader's position to FILE when the run stops\n"
+	"  --after K         stop after K batches (then --save-state saves)\n"
+	"  --resume FILE     continue from a saved state: the batches the saving run\n"
+	"                    would have delivered next (same dataset and order options;\n"
+	"                    threads, io-depth, prefetch, read-pool and epochs may differ)\n",
+};
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ringfeed bench --source DIR|MANIFEST|SHARDS [--tokens --seq T] [options]\n"
-		"\n"
-		"Runs the loader (Resize + CenterCrop to uint8 HWC batches) and reports\n"
-		"samples/s, MB/s read and where the time went.\n"
-		"\n"
-		"  --source PATH     ImageFolder directory or manifest (path<TAB>label lines);\n"
-		"                    or WebDataset tar shards: a folder of *.tar (or of class\n"
-		"                    folders of them), a list file of .tar paths, or a brace\n"
-		"                    pattern 'train-{000000..000146}.tar' (see ringfeed pack).\n"
-		"                    Images: JPEG, PNG and WebP, told by their bytes\n"
-		"  --source-kind auto|files|tar   what a source folder holds: decided from\n"
-		"                    its contents (default; a folder with both .tar files and\n"
-		"                    loose files is refused, naming both), or said\n"
-		"  --zstd-dict FILE  dictionary of the shards' .zst members (default: zstd.dict\n"
-		"                    beside the shards, when there is one)\n"
-		"  --shard-access random|sequential   shards: a ranged read per sample, global\n"
-		"                    shuffle (default); or front to back in 1 MiB chunks,\n"
-		"                    shard order shuffled per epoch, samples shuffled within\n"
-		"                    blocks of --shuffle-block N positions (default 1024)\n"
-		"  --batch B         samples per batch (default 64)\n"
-		"  --resize S        shorter side after resize (default 256)\n"
-		"  --crop C          center crop size (default 224)\n"
-		"  --threads N       compute threads (default: cores - 1, at least 1)\n"
-		"  --io-depth D      reads in flight (default 256)\n"
-		"  --prefetch P      batch slots (default 4)\n"
-		"  --seed X          shuffle seed (default 0)\n"
-		"  --epochs E        epochs to run (default 1)\n"
-		"  --batches K       stop after K batches instead (epochs repeat as needed)\n"
-		"  --no-shuffle      index order\n"
-		"  --drop-last       drop each epoch's last partial batch\n"
-		"  --on-error skip|fail   bad samples: replace and go on (default), or stop\n"
-		"  --no-direct       buffered reads instead of O_DIRECT\n"
-		"  --read-pool MIB   read buffer pool in MiB (default 64)\n"
-		"  --random-resized-crop C   RandomResizedCrop(C, scale 0.08..1, ratio 3/4..4/3)\n"
-		"                    instead of Resize + CenterCrop\n"
-		"  --flip P          horizontal flip with probability P (default 0)\n"
-		"  --dtype uint8|float16|float32   output type (default uint8)\n"
-		"  --layout hwc|chw  output layout (default hwc)\n"
-		"  --mean R,G,B --std R,G,B   normalization of float output (default 0 and 1)\n"
-		"  --max-pixels N    larger images are bad samples (default 100000000)\n"
-		"  --no-scaled-decode   always decode at full scale\n"
-		"  --no-region-decode   decode every row and column\n"
-		"  --verify-full     decode every image to its end, so that damage below the\n"
-		"                    crop is a bad sample (a region decode stops above it)\n"
-		"  --out-of-order    hand out batches as they complete\n"
-		"  --raw             no decode: every file's bytes (files/s and MB/s)\n"
-		"  --raw-max KIB     largest file in raw mode, KiB (default 256)\n"
-		"  --fields LIST     deliver these members of each sample with its batch, such\n"
-		"                    as txt,json (a shard's KEY.txt, KEY.json; in a loose tree\n"
-		"                    the files beside the image with its key); a sample\n"
-		"                    without one is a bad sample, unless it is marked\n"
-		"                    optional: 'txt?'. The report counts their bytes\n"
-		"  --field-max KIB   largest field value, KiB (default 64): larger is a bad sample\n"
-		"  --remote-timeout S  a remote read's time, its tries included (default 120): past\n"
-		"                    it the read fails, a bad sample named URL: reason\n"
-		"  --cache-dir DIR   keep the remote shards' bytes in DIR/ringfeed-cache/ as they\n"
-		"                    are fetched and read them from there the next time, in\n"
-		"                    this run and later ones, by every process naming DIR (the\n"
-		"                    ranks of a node fetch each range once); see ringfeed cache\n"
-		"  --cache-size SIZE at most SIZE bytes in the cache, K/M/G/T suffixes (default\n"
-		"                    10G, at least 4M): whole segments are evicted past it\n"
-		"  --cache-group NAME  share the cache with the users of group NAME: its files\n"
-		"                    are made theirs (0660), and theirs used; without it a\n"
-		"                    cache folder or file of another user, or writable by\n"
-		"                    others, is not used (a warning; reads go to the network)\n"
-		"  --tokens          SOURCE holds token shards: llm.c's .bin (GPT-2 uint16 or\n"
-		"                    Llama-3 uint32) or .bin.zst (ringfeed pack --tokens): a\n"
-		"                    folder, a list file, a glob 'data/train_*.bin' or a brace\n"
-		"                    pattern; a sample is a window of T + 1 tokens, a batch B\n"
-		"                    rows (windows/s, tokens/s; --no-shuffle is llm.c's order)\n"
-		"  --seq T           tokens per row, plus one (default 1024; implies --tokens)\n"
-		"  --stride S        tokens between window starts (default T)\n"
-		"  --token-dtype uint16|uint32|int32|int64   row type (default: as stored)\n"
-		"  --step-ms T       simulate a training step of T ms per batch (the batch is\n"
-		"                    held meanwhile); the report shows how long it waited\n"
-		"  --log FILE        one JSON line per batch: index, wait, fetch and prep ms, bytes\n"
-		"  --progress / --no-progress   live rate, ETA and queues on stderr (default:\n"
-		"                    when stderr is a terminal)\n"
-		"  --diagnose        measure fetch (reads only), prep (compute) and the full\n"
-		"                    pipeline apart, then with a consumer (--step-ms, or one\n"
-		"                    chosen to match the pipeline), and say what bounds it:\n"
-		"                    storage-, decode-, network- or consumer-bound; and what\n"
-		"                    the loader's threads cost a CPU-bound training step\n"
-		"  --report FILE.html   with --diagnose or tune: a page with the charts\n"
-		"  --device N        copy each batch to CUDA device N as it completes (pinned\n"
-		"                    slots, a transfer stream); --device-convert sends uint8\n"
-		"                    and converts to --dtype/--layout on the device; each\n"
-		"                    batch is waited for on the device before it counts\n"
-		"  --decode cpu|gpu|auto   where JPEGs are decoded (default cpu): gpu = the\n"
-		"                    GPU's JPEG engines (nvJPEG, needs --device), auto = the\n"
-		"                    engines and the --threads pool together (the pool alone\n"
-		"                    where there are no engines)\n"
-		"  --include-hidden  walk names starting with '.' too (skipped by default:\n"
-		"                    .DS_Store, AppleDouble ._x.jpg, .nfs*, .git)\n"
-		"  --index-cache FILE   load the index from FILE (see ringfeed index);\n"
-		"                    walk and rewrite it when missing or stale\n"
-		"  --io-path auto|fixed|plain|pread   how files are read (default auto:\n"
-		"                    io_uring with direct descriptors, falling back)\n"
-		"  --verbose         log set-up choices and bad samples to stderr\n"
-		"  --json            print one JSON object instead of text\n"
-		"\n"
-		"Order, ranks and resume:\n"
-		"  --sampler S       shuffle (default), sequential, weighted (manifest weights:\n"
-		"                    path<TAB>label<TAB>weight) or balanced (1 / class size);\n"
-		"                    weighted and balanced draw with replacement\n"
-		"  --samples-per-epoch N   draws per epoch over all ranks (weighted, balanced;\n"
-		"                    default: the dataset's size)\n"
-		"  --rank R --world W   this process is rank R of W (default: from RANK/WORLD_SIZE,\n"
-		"                    SLURM_PROCID/SLURM_NTASKS, OMPI_COMM_WORLD_RANK/_SIZE or\n"
-		"                    PMI_RANK/PMI_SIZE; else 0 of 1)\n"
-		"  --rank-tail pad|drop   an epoch that does not divide by W: pad by wrapping\n"
-		"                    (default) or drop its last positions\n"
-		"  --ids FILE        write one line per delivered batch: its sample ids,\n"
-		"                    space-separated, in slot order\n"
-		"  --save-state FILE save the loader's position to FILE when the run stops\n"
-		"  --after K         stop after K batches (then --save-state saves)\n"
-		"  --resume FILE     continue from a saved state: the batches the saving run\n"
-		"                    would have delivered next (same dataset and order options;\n"
-		"                    threads, io-depth, prefetch, read-pool and epochs may differ)\n");
+	for (size_t i = 0; i < sizeof(usage_parts) / sizeof(usage_parts[0]); i++)
+		fputs(usage_parts[i], f);
 }
 
 enum {
@@ -214,7 +227,7 @@ static const struct option opts[] = {
 		field = value_;                                   \
 	} while (0)
 
-/* Where samples come from and how they are read, and the threads. */
+/* Where samples come from: the source and what it holds. */
 static int parse_source(int c, const char *arg, bench_opts *o)
 {
 	rf_config *cfg = &o->cfg;
@@ -228,12 +241,6 @@ static int parse_source(int c, const char *arg, bench_opts *o)
 		if (cli_int("--shuffle-block", arg, 1, 1 << 24, &v)) return 2;
 		cfg->shuffle_block = (uint32_t)v;
 		break;
-	case 't': if (cli_int("--threads", arg, 1, 1024, &v)) return 2; cfg->threads = (int)v; break;
-	case O_IODEPTH: if (cli_int("--io-depth", arg, 1, 4096, &v)) return 2; cfg->io_depth = (int)v; break;
-	case 'p': if (cli_int("--prefetch", arg, 1, 1024, &v)) return 2; cfg->prefetch = (int)v; break;
-	case O_NODIRECT: cfg->no_direct_io = 1; break;
-	case O_POOL: if (cli_int("--read-pool", arg, 1, 1024, &v)) return 2; cfg->read_pool_bytes = (size_t)v << 20; break;
-	case O_UNORDERED: cfg->in_order = 0; break;
 	case O_RAW: cfg->raw = 1; break;
 	case O_RAWMAX:
 		if (cli_int("--raw-max", arg, 1, 1 << 20, &v)) return 2;
@@ -241,24 +248,53 @@ static int parse_source(int c, const char *arg, bench_opts *o)
 		break;
 	case O_HIDDEN: cfg->include_hidden = 1; break;
 	case O_ICACHE: cfg->index_cache = arg; break;
+	default: return NOT_MINE;
+	}
+	return 0;
+}
+
+/* How samples are read and made into batches: threads, reads, slots. */
+static int parse_pipeline(int c, const char *arg, bench_opts *o)
+{
+	rf_config *cfg = &o->cfg;
+	long long v;
+	switch (c) {
+	case 't': if (cli_int("--threads", arg, 1, 1024, &v)) return 2; cfg->threads = (int)v; break;
+	case O_IODEPTH: if (cli_int("--io-depth", arg, 1, 4096, &v)) return 2; cfg->io_depth = (int)v; break;
+	case 'p': if (cli_int("--prefetch", arg, 1, 1024, &v)) return 2; cfg->prefetch = (int)v; break;
+	case O_NODIRECT: cfg->no_direct_io = 1; break;
+	case O_POOL: if (cli_int("--read-pool", arg, 1, 1024, &v)) return 2; cfg->read_pool_bytes = (size_t)v << 20; break;
+	case O_UNORDERED: cfg->in_order = 0; break;
+	case O_IOPATH: ENUM("--io-path", RF_ENUM_IO_PATH, cfg->io_path); break;
+	case O_VERBOSE: cfg->log_level = RF_LOG_INFO; break;
+	default: return NOT_MINE;
+	}
+	return 0;
+}
+
+/* Remote reads and the node-local cache of their bytes. */
+static int parse_remote(int c, const char *arg, bench_opts *o)
+{
+	rf_config *cfg = &o->cfg;
+	long long v;
+	switch (c) {
+	case O_REMOTE_TIMEOUT:
+		if (cli_int("--remote-timeout", arg, 1, 86400, &v)) return 2;
+		cfg->remote_timeout_ms = (uint32_t)v * 1000u;
+		break;
 	case O_CACHE_DIR: cfg->cache_dir = arg; break;
 	case O_CACHE_GROUP: cfg->cache_group = arg; break;
 	case O_CACHE_SIZE:
 		if (cli_size("--cache-size", arg, RF_CACHE_MIN_BYTES, 1ull << 50, &cfg->cache_bytes))
 			return 2;
 		break;
-	case O_IOPATH: ENUM("--io-path", RF_ENUM_IO_PATH, cfg->io_path); break;
-	case O_VERBOSE: cfg->log_level = RF_LOG_INFO; break;
-	case O_DEVICE: if (cli_int("--device", arg, 0, 1023, &v)) return 2; cfg->device = (int)v; break;
-	case O_DEVCONV: cfg->device_convert = 1; break;
-	case O_DECODE: ENUM("--decode", RF_ENUM_DECODE, cfg->decode); break;
 	default: return NOT_MINE;
 	}
 	return 0;
 }
 
-/* What a batch holds: images (decode and augment) or token rows. */
-static int parse_output(int c, const char *arg, bench_opts *o)
+/* Images: their size, augmentation, output type and decode. */
+static int parse_image(int c, const char *arg, bench_opts *o)
 {
 	rf_config *cfg = &o->cfg;
 	long long v;
@@ -280,6 +316,31 @@ static int parse_output(int c, const char *arg, bench_opts *o)
 	case O_NOSCALE: cfg->no_scaled_decode = 1; break;
 	case O_NOREGION: cfg->no_region_decode = 1; break;
 	case O_VERIFY: cfg->verify_full = 1; break;
+	default: return NOT_MINE;
+	}
+	return 0;
+}
+
+/* The GPU: the device batches are copied to, and where JPEGs are decoded. */
+static int parse_device(int c, const char *arg, bench_opts *o)
+{
+	rf_config *cfg = &o->cfg;
+	long long v;
+	switch (c) {
+	case O_DEVICE: if (cli_int("--device", arg, 0, 1023, &v)) return 2; cfg->device = (int)v; break;
+	case O_DEVCONV: cfg->device_convert = 1; break;
+	case O_DECODE: ENUM("--decode", RF_ENUM_DECODE, cfg->decode); break;
+	default: return NOT_MINE;
+	}
+	return 0;
+}
+
+/* What a batch holds besides images: token rows, and a sample's fields. */
+static int parse_rows(int c, const char *arg, bench_opts *o)
+{
+	rf_config *cfg = &o->cfg;
+	long long v;
+	switch (c) {
 	case O_TOKENS: o->tokens = 1; break;
 	case O_SEQ: if (cli_int("--seq", arg, 1, 1 << 24, &v)) return 2; cfg->seq_len = (uint32_t)v; break;
 	case O_STRIDE: if (cli_int("--stride", arg, 1, 1 << 30, &v)) return 2; cfg->stride = (uint32_t)v; break;
@@ -288,10 +349,6 @@ static int parse_output(int c, const char *arg, bench_opts *o)
 	case O_FIELDMAX:
 		if (cli_int("--field-max", arg, 1, 1 << 16, &v)) return 2;
 		cfg->field_max = (uint32_t)v << 10;
-		break;
-	case O_REMOTE_TIMEOUT:
-		if (cli_int("--remote-timeout", arg, 1, 86400, &v)) return 2;
-		cfg->remote_timeout_ms = (uint32_t)v * 1000u;
 		break;
 	default: return NOT_MINE;
 	}
@@ -350,17 +407,15 @@ static int parse_run(int c, const char *arg, bench_opts *o)
 	return 0;
 }
 
-/* The options together: what goes with what, in the order the command has
- * always checked it (the first problem found is the one reported; tune and
- * diagnose skip the checks of a plain run). Fills what follows from them.
- * @return : -1 when they make sense, else 2 after a usage error. */
-static int check(bench_opts *o, int argc, char **argv)
+/* The checks below each take one part of check(), in the order the command
+ * has always checked them (the first problem found is the one reported).
+ * @return : 0 when the options make sense, else 2 after a usage error. */
+
+/* Token rows, the cache and the run's length: what goes with what. Fills
+ * what follows from them (the default --seq, endless epochs). */
+static int check_pairs(bench_opts *o)
 {
 	rf_config *cfg = &o->cfg;
-	if (optind < argc)
-		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
-	if (!cfg->source)
-		return cli_usage_error("bench", "--source is required");
 	if (o->tokens && !cfg->seq_len)
 		cfg->seq_len = 1024;
 	if ((cfg->stride || cfg->token_dtype) && !cfg->seq_len)
@@ -375,19 +430,28 @@ static int check(bench_opts *o, int argc, char **argv)
 		return cli_usage_error("bench", "give --batches or --epochs, not both");
 	if (o->max_batches >= 0)
 		cfg->epochs = 0; /* endless; stopped after max_batches */
+	return 0;
+}
+
+/* The modes, diagnose and tune: apart, and diagnose without the options of
+ * a plain run (it runs its own stages). */
+static int check_modes(const bench_opts *o)
+{
 	if (o->report_path && !o->diagnose && !o->tune)
 		return cli_usage_error("bench", "--report goes with --diagnose (or ringfeed tune)");
 	if (o->tune && o->diagnose)
 		return cli_usage_error("bench", "run --diagnose and ringfeed tune apart");
-	if (o->tune)
-		return -1;
-	if (o->diagnose) {
-		if (o->save_path || o->resume_path || o->ids_path || o->log_path)
-			return cli_usage_error("bench", "--diagnose runs its own stages: no "
-					       "--save-state, --resume, --ids or --log with it");
-		return -1;
-	}
-	/* Order, ranks and resume (issue 6). */
+	if (o->diagnose && (o->save_path || o->resume_path || o->ids_path || o->log_path))
+		return cli_usage_error("bench", "--diagnose runs its own stages: no "
+				       "--save-state, --resume, --ids or --log with it");
+	return 0;
+}
+
+/* Order, ranks and resume (issue 6), checked for a plain run only. Fills
+ * the run's length from --after. */
+static int check_order(bench_opts *o)
+{
+	const rf_config *cfg = &o->cfg;
 	if ((cfg->rank < 0) != (cfg->world_size < 0))
 		return cli_usage_error("bench", "give --rank and --world together");
 	if (o->after >= 0 && !o->save_path)
@@ -396,7 +460,22 @@ static int check(bench_opts *o, int argc, char **argv)
 		return cli_usage_error("bench", "give --after or --batches, not both");
 	if (o->after >= 0)
 		o->max_batches = o->after; /* the epochs stay as given: --resume continues them */
-	return -1;
+	return 0;
+}
+
+/* The options together (tune and diagnose skip the checks of a plain run).
+ * @return : -1 when they make sense, else 2 after a usage error. */
+static int check(bench_opts *o, int argc, char **argv)
+{
+	if (optind < argc)
+		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+	if (!o->cfg.source)
+		return cli_usage_error("bench", "--source is required");
+	if (check_pairs(o) || check_modes(o))
+		return 2;
+	if (o->tune || o->diagnose)
+		return -1;
+	return check_order(o) ? 2 : -1;
 }
 
 int bench_parse(int argc, char **argv, bench_opts *o)
@@ -407,7 +486,8 @@ int bench_parse(int argc, char **argv, bench_opts *o)
 	o->after = -1;
 	o->progress = isatty(STDERR_FILENO);
 	int (*const parsers[])(int, const char *, bench_opts *) = {
-		parse_source, parse_output, parse_order, parse_run,
+		parse_source, parse_pipeline, parse_remote, parse_image, parse_device, parse_rows,
+		parse_order, parse_run,
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "s:b:r:c:t:p:x:e:k:h", opts, NULL)) != -1) {

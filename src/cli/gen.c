@@ -159,108 +159,181 @@ static int kind_of(int c)
 	}
 }
 
+/* What gen's command line said: the settings of both kinds of output, and
+ * which options were given. */
+typedef struct gen_args {
+	rf_synth_tree t;
+	rf_token_gen_opts o;
+	uint64_t seed;
+	int tokens, have_seed, have_count, have_min, have_max, have_vocab, have_zipf_s;
+	const char *tree_opt, *token_opt; /* the first option of each kind seen */
+} gen_args;
+
+/* The option parsers below each take the options of one kind of output:
+ * @return : 0 when c was theirs and its value good, 2 after a usage error
+ * (reported), NOT_MINE when c is another kind's. */
+#define NOT_MINE (-1)
+
+/* JPEG and raw trees. */
+static int tree_option(int c, const char *arg, gen_args *a)
+{
+	rf_synth_tree *t = &a->t;
+	long long v;
+	switch (c) {
+	case 'n':
+		if (cli_int("--count", arg, 1, 1000000000, &v)) return 2;
+		t->count = (uint64_t)v;
+		a->have_count = 1;
+		break;
+	case 'k':
+		if (cli_int("--classes", arg, 1, 100000, &v)) return 2;
+		t->classes = (int)v;
+		break;
+	case 'q':
+		if (cli_int("--quality", arg, 1, 100, &v)) return 2;
+		t->quality = (int)v;
+		break;
+	case 't':
+		if (cli_int("--threads", arg, 1, 1024, &v)) return 2;
+		t->threads = (int)v;
+		break;
+	case O_RAW: t->raw = 1; break;
+	case O_MIN: if (cli_u64("--min-size", arg, &t->min_size)) return 2; a->have_min = 1; break;
+	case O_MAX: if (cli_u64("--max-size", arg, &t->max_size)) return 2; a->have_max = 1; break;
+	default: return NOT_MINE;
+	}
+	return 0;
+}
+
+/* --zipf-s S: a number in (0, 100). */
+static int zipf_s(const char *arg, rf_token_gen_opts *o)
+{
+	char *end;
+	o->zipf_s = strtod(arg, &end);
+	if (end == arg || *end || !(o->zipf_s > 0 && o->zipf_s < 100))
+		return cli_usage_error("gen", "--zipf-s: expected a number in (0, 100), not '%s'", arg);
+	return 0;
+}
+
+/* Token shards. */
+static int token_option(int c, const char *arg, gen_args *a)
+{
+	rf_token_gen_opts *o = &a->o;
+	long long v;
+	switch (c) {
+	case O_TOKENS: a->tokens = 1; break;
+	case O_SHARDS:
+		if (cli_int("--shards", arg, 1, 1000000, &v)) return 2;
+		o->shards = (uint32_t)v;
+		break;
+	case O_SHARD_TOKENS:
+		if (cli_int("--shard-tokens", arg, 1, INT32_MAX, &v)) return 2;
+		o->shard_tokens = (uint64_t)v;
+		break;
+	case O_VOCAB:
+		if (cli_int("--vocab", arg, 1, UINT32_MAX, &v)) return 2;
+		o->vocab = (uint32_t)v;
+		a->have_vocab = 1;
+		break;
+	case O_DIST:
+		if (!strcmp(arg, "zipf")) o->zipf = 1;
+		else if (!strcmp(arg, "uniform")) o->zipf = 0;
+		else return cli_usage_error("gen", "--dist: expected zipf or uniform, not '%s'", arg);
+		break;
+	case O_ZIPF_S:
+		if (zipf_s(arg, o)) return 2;
+		a->have_zipf_s = 1;
+		break;
+	case O_LLAMA3: o->llama3 = 1; break;
+	default: return NOT_MINE;
+	}
+	return 0;
+}
+
+/* One option (not --help): both kinds', then each kind's.
+ * @return : 0, or 2 after a usage error. */
+static int gen_option(int c, const char *arg, gen_args *a)
+{
+	switch (c) {
+	case 'o': a->t.out = a->o.out = arg; return 0;
+	case 's': if (cli_u64("--seed", arg, &a->seed)) return 2; a->have_seed = 1; return 0;
+	}
+	int ret = tree_option(c, arg, a);
+	if (ret == NOT_MINE)
+		ret = token_option(c, arg, a);
+	if (ret == NOT_MINE)
+		return cli_usage_error("gen", "bad option");
+	return ret;
+}
+
+/* gen --tokens: what it needs, and what follows (the vocabulary's default).
+ * @return : 0, or 2 after a usage error. */
+static int check_tokens(gen_args *a)
+{
+	rf_token_gen_opts *o = &a->o;
+	if (!o->out || !o->shards || !o->shard_tokens)
+		return cli_usage_error("gen", "--tokens needs --out DIR, --shards N and --shard-tokens M");
+	if (a->have_zipf_s && !o->zipf)
+		return cli_usage_error("gen", "--zipf-s goes with --dist zipf");
+	if (!a->have_vocab)
+		o->vocab = o->llama3 ? 128256 : 50257;
+	if (o->vocab > 65536 && !o->llama3)
+		return cli_usage_error("gen", "--vocab %u does not fit uint16 tokens (--llama3 writes uint32)", o->vocab);
+	o->seed = a->seed;
+	return 0;
+}
+
+/* gen of a JPEG or raw tree: what it needs. @return : 0, or 2 after a usage
+ * error. */
+static int check_tree(gen_args *a)
+{
+	rf_synth_tree *t = &a->t;
+	if (!t->out)
+		return cli_usage_error("gen", "--out DIR is required");
+	if (!a->have_count)
+		return cli_usage_error("gen", "--count N is required");
+	if (t->raw && (!a->have_min || !a->have_max))
+		return cli_usage_error("gen", "--raw needs --min-size A and --max-size B");
+	if (t->raw && (t->min_size > t->max_size || t->max_size > (1ull << 32)))
+		return cli_usage_error("gen", "--min-size must be <= --max-size <= 4 GiB");
+	if (!t->raw && (a->have_min || a->have_max))
+		return cli_usage_error("gen", "--min-size and --max-size go with --raw");
+	if (a->have_seed)
+		t->seed = a->seed;
+	return 0;
+}
+
 int cmd_gen(int argc, char **argv)
 {
-	rf_synth_tree t = { .classes = 10, .seed = 1, .quality = 90,
-			    .threads = (int)sysconf(_SC_NPROCESSORS_ONLN) };
-	rf_token_gen_opts o = { .zipf = 1, .zipf_s = 1.0 }; /* seed 0 */
-	long long v;
-	uint64_t seed = 0;
-	int c, tokens = 0, have_seed = 0, have_count = 0, have_min = 0, have_max = 0;
-	int have_vocab = 0, have_zipf_s = 0;
-	const char *tree_opt = NULL, *token_opt = NULL; /* the first option of each kind seen */
+	gen_args a = {
+		.t = { .classes = 10, .seed = 1, .quality = 90,
+		       .threads = (int)sysconf(_SC_NPROCESSORS_ONLN) },
+		.o = { .zipf = 1, .zipf_s = 1.0 }, /* seed 0 */
+	};
 	for (;;) {
 		int li = -1;
-		if ((c = getopt_long(argc, argv, "o:n:k:s:q:t:h", gen_opts, &li)) == -1)
+		int c = getopt_long(argc, argv, "o:n:k:s:q:t:h", gen_opts, &li);
+		if (c == -1)
 			break;
-		if (kind_of(c) == TREE && !tree_opt)
-			tree_opt = opt_name(c, li);
-		if (kind_of(c) == TOKENS && !token_opt)
-			token_opt = opt_name(c, li);
-		switch (c) {
-		case 'o': t.out = o.out = optarg; break;
-		case 's': if (cli_u64("--seed", optarg, &seed)) return 2; have_seed = 1; break;
-		case 'h': usage(stdout); return 0;
-		case 'n':
-			if (cli_int("--count", optarg, 1, 1000000000, &v)) return 2;
-			t.count = (uint64_t)v;
-			have_count = 1;
-			break;
-		case 'k':
-			if (cli_int("--classes", optarg, 1, 100000, &v)) return 2;
-			t.classes = (int)v;
-			break;
-		case 'q':
-			if (cli_int("--quality", optarg, 1, 100, &v)) return 2;
-			t.quality = (int)v;
-			break;
-		case 't':
-			if (cli_int("--threads", optarg, 1, 1024, &v)) return 2;
-			t.threads = (int)v;
-			break;
-		case O_RAW: t.raw = 1; break;
-		case O_MIN: if (cli_u64("--min-size", optarg, &t.min_size)) return 2; have_min = 1; break;
-		case O_MAX: if (cli_u64("--max-size", optarg, &t.max_size)) return 2; have_max = 1; break;
-		case O_TOKENS: tokens = 1; break;
-		case O_SHARDS:
-			if (cli_int("--shards", optarg, 1, 1000000, &v)) return 2;
-			o.shards = (uint32_t)v;
-			break;
-		case O_SHARD_TOKENS:
-			if (cli_int("--shard-tokens", optarg, 1, INT32_MAX, &v)) return 2;
-			o.shard_tokens = (uint64_t)v;
-			break;
-		case O_VOCAB:
-			if (cli_int("--vocab", optarg, 1, UINT32_MAX, &v)) return 2;
-			o.vocab = (uint32_t)v;
-			have_vocab = 1;
-			break;
-		case O_DIST:
-			if (!strcmp(optarg, "zipf")) o.zipf = 1;
-			else if (!strcmp(optarg, "uniform")) o.zipf = 0;
-			else return cli_usage_error("gen", "--dist: expected zipf or uniform, not '%s'", optarg);
-			break;
-		case O_ZIPF_S: {
-			char *end;
-			o.zipf_s = strtod(optarg, &end);
-			if (end == optarg || *end || !(o.zipf_s > 0 && o.zipf_s < 100))
-				return cli_usage_error("gen", "--zipf-s: expected a number in (0, 100), not '%s'", optarg);
-			have_zipf_s = 1;
-			break;
+		if (kind_of(c) == TREE && !a.tree_opt)
+			a.tree_opt = opt_name(c, li);
+		if (kind_of(c) == TOKENS && !a.token_opt)
+			a.token_opt = opt_name(c, li);
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
 		}
-		case O_LLAMA3: o.llama3 = 1; break;
-		default: return cli_usage_error("gen", "bad option");
-		}
+		int ret = gen_option(c, optarg, &a);
+		if (ret)
+			return ret;
 	}
 	if (optind < argc)
 		return cli_usage_error("gen", "unexpected argument '%s'", argv[optind]);
-	if (tokens && tree_opt)
-		return cli_usage_error("gen", "--%s makes JPEG or raw trees: not with --tokens", tree_opt);
-	if (!tokens && token_opt)
-		return cli_usage_error("gen", "--%s goes with --tokens", token_opt);
-	if (tokens) {
-		if (!o.out || !o.shards || !o.shard_tokens)
-			return cli_usage_error("gen", "--tokens needs --out DIR, --shards N and --shard-tokens M");
-		if (have_zipf_s && !o.zipf)
-			return cli_usage_error("gen", "--zipf-s goes with --dist zipf");
-		if (!have_vocab)
-			o.vocab = o.llama3 ? 128256 : 50257;
-		if (o.vocab > 65536 && !o.llama3)
-			return cli_usage_error("gen", "--vocab %u does not fit uint16 tokens (--llama3 writes uint32)", o.vocab);
-		o.seed = seed;
-		return gen_tokens(&o);
-	}
-	if (!t.out)
-		return cli_usage_error("gen", "--out DIR is required");
-	if (!have_count)
-		return cli_usage_error("gen", "--count N is required");
-	if (t.raw && (!have_min || !have_max))
-		return cli_usage_error("gen", "--raw needs --min-size A and --max-size B");
-	if (t.raw && (t.min_size > t.max_size || t.max_size > (1ull << 32)))
-		return cli_usage_error("gen", "--min-size must be <= --max-size <= 4 GiB");
-	if (!t.raw && (have_min || have_max))
-		return cli_usage_error("gen", "--min-size and --max-size go with --raw");
-	if (have_seed)
-		t.seed = seed;
-	return gen_tree(&t);
+	if (a.tokens && a.tree_opt)
+		return cli_usage_error("gen", "--%s makes JPEG or raw trees: not with --tokens", a.tree_opt);
+	if (!a.tokens && a.token_opt)
+		return cli_usage_error("gen", "--%s goes with --tokens", a.token_opt);
+	if (a.tokens)
+		return check_tokens(&a) ? 2 : gen_tokens(&a.o);
+	return check_tree(&a) ? 2 : gen_tree(&a.t);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "source/source.h" /* --source-kind's RF_INDEX_* flag: the kinds' rows */
 #include "util/util.h"
 #include "ringfeed.h"
 
@@ -72,8 +73,7 @@ int cmd_index(int argc, char **argv)
 			int k;
 			if (cli_enum("--source-kind", RF_ENUM_SOURCE_KIND, optarg, &k))
 				return 2;
-			raw = (raw & ~(RF_INDEX_FILES | RF_INDEX_TAR)) |
-			      (k == RF_SOURCE_FILES ? RF_INDEX_FILES : k == RF_SOURCE_TAR ? RF_INDEX_TAR : 0);
+			raw = (raw & ~rfi_source_kind_modes()) | rfi_source_kind_mode((rf_source_kind)k);
 			break;
 		}
 		case 'h': usage(stdout); return 0;

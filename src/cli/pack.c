@@ -196,109 +196,160 @@ static int pack_tokens(const char *source, const char *out, uint32_t frame, int 
 	return 0;
 }
 
-int cmd_pack(int argc, char **argv)
+enum { O_RAW = 256, O_HIDDEN, O_SHARD, O_ALIGN, O_COMPRESS, O_DICT, O_TOKENS, O_FRAME };
+
+static const struct option pack_opts[] = {
+	{ "out", required_argument, 0, 'o' },
+	{ "raw", no_argument, 0, O_RAW },
+	{ "include-hidden", no_argument, 0, O_HIDDEN },
+	{ "shard-size", required_argument, 0, O_SHARD },
+	{ "align", required_argument, 0, O_ALIGN },
+	{ "compress", required_argument, 0, O_COMPRESS },
+	{ "dict-size", required_argument, 0, O_DICT },
+	{ "tokens", no_argument, 0, O_TOKENS },
+	{ "frame-tokens", required_argument, 0, O_FRAME },
+	{ "help", no_argument, 0, 'h' },
+	{ 0, 0, 0, 0 },
+};
+
+/* What pack's command line said. */
+typedef struct pack_args {
+	rf_pack_opts o;
+	int tokens, other;  /* other: an option of tar packs */
+	long long frame;    /* --frame-tokens (0: not given) */
+} pack_args;
+
+/* --dict-size SIZE: 0 (none), or a size a zstd dictionary can have. */
+static int dict_size(const char *arg, size_t *size)
 {
-	enum { O_RAW = 256, O_HIDDEN, O_SHARD, O_ALIGN, O_COMPRESS, O_DICT, O_TOKENS, O_FRAME };
-	static const struct option opts[] = {
-		{ "out", required_argument, 0, 'o' },
-		{ "raw", no_argument, 0, O_RAW },
-		{ "include-hidden", no_argument, 0, O_HIDDEN },
-		{ "shard-size", required_argument, 0, O_SHARD },
-		{ "align", required_argument, 0, O_ALIGN },
-		{ "compress", required_argument, 0, O_COMPRESS },
-		{ "dict-size", required_argument, 0, O_DICT },
-		{ "tokens", no_argument, 0, O_TOKENS },
-		{ "frame-tokens", required_argument, 0, O_FRAME },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	rf_pack_opts o = { .shard_size = 256ull << 20, .level = 3 };
 	uint64_t v;
-	int c, r, tokens = 0, other = 0; /* other: an option of tar packs */
-	long long frame = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': o.out = optarg; break;
-		case O_RAW: o.index_flags |= RF_INDEX_RAW; other = 1; break;
-		case O_HIDDEN: o.index_flags |= RF_INDEX_HIDDEN; other = 1; break;
-		case O_SHARD:
-			if (cli_size("--shard-size", optarg, 1, UINT64_MAX, &o.shard_size)) return 2;
-			other = 1;
-			break;
-		case O_TOKENS: tokens = 1; break;
-		case O_FRAME:
-			if (cli_int("--frame-tokens", optarg, 1, RF_TOKZ_FRAME_MAX, &frame)) return 2;
-			break;
-		case O_ALIGN:
-			other = 1;
-			if (cli_size("--align", optarg, 512, RF_PACK_ALIGN_MAX, &o.align)) return 2;
-			if (o.align & (o.align - 1))
-				return cli_usage_error("pack", "--align %s: not a power of two", optarg);
-			break;
-		case O_COMPRESS:
-			if ((r = parse_compress(optarg, &o.level))) return r;
-			o.compress = 1;
-			break;
-		case O_DICT:
-			if (cli_size("--dict-size", optarg, 0, RF_PACK_DICT_MAX, &v)) return 2;
-			if (v && v < RF_PACK_DICT_MIN) /* 0: none */
-				return cli_usage_error("pack", "--dict-size %s: a zstd dictionary is %u "
-						       "bytes to 16M; 16K to 112K suit most sources",
-						       optarg, RF_PACK_DICT_MIN);
-			o.dict_size = (size_t)v;
-			other = 1;
-			break;
-		case 'h': usage(stdout); return 0;
-		default: return cli_usage_error("pack", "bad option");
-		}
+	if (cli_size("--dict-size", arg, 0, RF_PACK_DICT_MAX, &v))
+		return 2;
+	if (v && v < RF_PACK_DICT_MIN) /* 0: none */
+		return cli_usage_error("pack", "--dict-size %s: a zstd dictionary is %u "
+				       "bytes to 16M; 16K to 112K suit most sources",
+				       arg, RF_PACK_DICT_MIN);
+	*size = (size_t)v;
+	return 0;
+}
+
+/* One option (not --help). @return : 0, or 2 after a usage error. */
+static int pack_option(int c, const char *arg, pack_args *a)
+{
+	rf_pack_opts *o = &a->o;
+	int r;
+	switch (c) {
+	case 'o': o->out = arg; break;
+	case O_RAW: o->index_flags |= RF_INDEX_RAW; a->other = 1; break;
+	case O_HIDDEN: o->index_flags |= RF_INDEX_HIDDEN; a->other = 1; break;
+	case O_SHARD:
+		if (cli_size("--shard-size", arg, 1, UINT64_MAX, &o->shard_size)) return 2;
+		a->other = 1;
+		break;
+	case O_TOKENS: a->tokens = 1; break;
+	case O_FRAME:
+		if (cli_int("--frame-tokens", arg, 1, RF_TOKZ_FRAME_MAX, &a->frame)) return 2;
+		break;
+	case O_ALIGN:
+		a->other = 1;
+		if (cli_size("--align", arg, 512, RF_PACK_ALIGN_MAX, &o->align)) return 2;
+		if (o->align & (o->align - 1))
+			return cli_usage_error("pack", "--align %s: not a power of two", arg);
+		break;
+	case O_COMPRESS:
+		if ((r = parse_compress(arg, &o->level))) return r;
+		o->compress = 1;
+		break;
+	case O_DICT:
+		if ((r = dict_size(arg, &o->dict_size))) return r;
+		a->other = 1;
+		break;
+	default: return cli_usage_error("pack", "bad option");
 	}
+	return 0;
+}
+
+/* The options together. @return : 0 when they make sense, else 2 after a
+ * usage error. */
+static int check(const pack_args *a, int argc)
+{
 	if (optind + 1 != argc)
 		return cli_usage_error("pack", "expected one SOURCE");
-	if (!o.out)
+	if (!a->o.out)
 		return cli_usage_error("pack", "-o DIR is required");
-	if (frame && !tokens)
+	if (a->frame && !a->tokens)
 		return cli_usage_error("pack", "--frame-tokens goes with --tokens");
-	if (tokens && other)
+	if (a->tokens && a->other)
 		return cli_usage_error("pack", "--tokens writes .bin.zst token shards: not with --raw, "
 				       "--include-hidden, --shard-size, --align or --dict-size");
-	if (tokens)
-		return pack_tokens(argv[optind], o.out, frame ? (uint32_t)frame : RF_TOKZ_FRAME_DEFAULT,
-				   o.level);
-	if (o.dict_size && !o.compress)
+	if (!a->tokens && a->o.dict_size && !a->o.compress)
 		return cli_usage_error("pack", "--dict-size goes with --compress zstd");
-	o.source = argv[optind];
+	return 0;
+}
 
+/* The line that says what a tar pack wrote: el seconds in all, of which the
+ * writing began at vw->t_write. */
+static void say_packed(const rf_pack_opts *o, const rf_pack_result *res, const view *vw, double el)
+{
+	char how[160] = "";
+	if (o->compress)
+		/* the ratio of the members themselves: tar headers are no compressor's doing */
+		snprintf(how, sizeof(how), " (zstd level %d, compression ratio %.3f%s", o->level,
+			 res->bytes_data ? (double)res->bytes_in / (double)res->bytes_data : 0.0,
+			 res->dict_bytes ? "" : ")");
+	if (res->dict_bytes)
+		snprintf(how + strlen(how), sizeof(how) - strlen(how), ", %.1f KiB dictionary from %s)",
+			 (double)res->dict_bytes / 1024, cli_count(res->dict_samples, "sample", 1));
+	/* the rates are the writing's: training a dictionary is a fixed cost of
+	 * its own (mostly the trainer's; up to 100 MB of samples) */
+	char train[64] = "";
+	double w = el - vw->t_write;
+	if (res->dict_bytes)
+		snprintf(train, sizeof(train), "dictionary %.2f s, then ", vw->t_write - vw->t_dict);
+	printf("packed %s into %s in %s: %.1f MB -> %.1f MB%s, %.2f s (%s%.0f samples/s, %.1f MB/s)\n",
+	       cli_count(res->samples, "sample", 0), cli_count(res->shards, "shard", 1), o->out,
+	       (double)res->bytes_in / 1e6, (double)res->bytes_out / 1e6, how, el, train,
+	       w > 0 ? (double)res->samples / w : 0.0, w > 0 ? (double)res->bytes_in / 1e6 / w : 0.0);
+}
+
+/* pack of images or raw files into tar shards. */
+static int pack_tar(rf_pack_opts *o)
+{
 	view vw = { .tty = isatty(STDERR_FILENO), .phase = RF_PACK_INDEX };
 	clock_gettime(CLOCK_MONOTONIC, &vw.t0);
-	o.progress = show;
-	o.user = &vw;
-	o.stop = &cli_stop_signal;
+	o->progress = show;
+	o->user = &vw;
+	o->stop = &cli_stop_signal;
 	rf_pack_result res;
 	char err[1024];
-	int ret = rfi_pack_run(&o, &res, err, sizeof(err));
+	int ret = rfi_pack_run(o, &res, err, sizeof(err));
 	double el = since(&vw.t0);
 	if (vw.tty)
 		fprintf(stderr, "\n");
 	if (ret)
 		return cli_writer_status(ret, err);
-	char how[160] = "";
-	if (o.compress)
-		/* the ratio of the members themselves: tar headers are no compressor's doing */
-		snprintf(how, sizeof(how), " (zstd level %d, compression ratio %.3f%s", o.level,
-			 res.bytes_data ? (double)res.bytes_in / (double)res.bytes_data : 0.0,
-			 res.dict_bytes ? "" : ")");
-	if (res.dict_bytes)
-		snprintf(how + strlen(how), sizeof(how) - strlen(how), ", %.1f KiB dictionary from %s)",
-			 (double)res.dict_bytes / 1024, cli_count(res.dict_samples, "sample", 1));
-	/* the rates are the writing's: training a dictionary is a fixed cost of
-	 * its own (mostly the trainer's; up to 100 MB of samples) */
-	char train[64] = "";
-	double w = el - vw.t_write;
-	if (res.dict_bytes)
-		snprintf(train, sizeof(train), "dictionary %.2f s, then ", vw.t_write - vw.t_dict);
-	printf("packed %s into %s in %s: %.1f MB -> %.1f MB%s, %.2f s (%s%.0f samples/s, %.1f MB/s)\n",
-	       cli_count(res.samples, "sample", 0), cli_count(res.shards, "shard", 1), o.out,
-	       (double)res.bytes_in / 1e6, (double)res.bytes_out / 1e6, how, el, train,
-	       w > 0 ? (double)res.samples / w : 0.0, w > 0 ? (double)res.bytes_in / 1e6 / w : 0.0);
+	say_packed(o, &res, &vw, el);
 	return 0;
+}
+
+int cmd_pack(int argc, char **argv)
+{
+	pack_args a = { .o = { .shard_size = 256ull << 20, .level = 3 } };
+	int c;
+	while ((c = getopt_long(argc, argv, "o:h", pack_opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		int ret = pack_option(c, optarg, &a);
+		if (ret)
+			return ret;
+	}
+	if (check(&a, argc))
+		return 2;
+	if (a.tokens)
+		return pack_tokens(argv[optind], a.o.out,
+				   a.frame ? (uint32_t)a.frame : RF_TOKZ_FRAME_DEFAULT, a.o.level);
+	a.o.source = argv[optind];
+	return pack_tar(&a.o);
 }

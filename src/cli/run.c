@@ -117,6 +117,61 @@ double run_steady_wait_frac(const run_out *o)
 	return o->steady_batches && span > 0 ? o->steady_wait_s / span : 0;
 }
 
+/* Batch b, waited for w s, into o's figures: the first batch's time, and
+ * the steady part's (after the warm-up batches) batches, samples, waits and
+ * queues; w into h->waits while there is room. */
+static void count_batch(rf_loader *l, const run_hooks *h, run_out *o, const rf_batch *b, double w)
+{
+	if (!o->batches)
+		o->t_first = now_s();
+	o->wait_s += w;
+	long long warm = h->warm_batches > 0 ? h->warm_batches : 1;
+	if ((long long)o->batches == warm - 1) {
+		o->t_warm = now_s();
+		if (h->warm_stats)
+			rf_loader_stats(l, h->warm_stats);
+	} else if ((long long)o->batches >= warm) {
+		o->steady_samples += b->count;
+		o->steady_batches++;
+		o->steady_wait_s += w;
+		if (h->sample_queues) {
+			rf_stats q;
+			rf_loader_stats(l, &q);
+			o->inflight_sum += q.reads_in_flight;
+		}
+	}
+	if (h->waits && o->nwaits < h->waits_cap)
+		h->waits[o->nwaits++] = w * 1e3;
+}
+
+/* What the consumer does with batch b (waited for w s) while it holds it:
+ * waits for it on the device, hashes it, logs it, writes its ids, takes the
+ * training step. @return : 0, or -EIO when a step failed (the steps after it
+ * are still taken). */
+static int use_batch(const run_hooks *h, run_out *o, const rf_batch *b, double w)
+{
+	int ret = 0;
+	/* The batch is consumed once it is on the device (and, with the
+	 * checksum, once every byte on the host was read). */
+	if (h->device_sync && rf_batch_sync(b))
+		ret = -EIO;
+	if (h->checksum)
+		o->checksum += hash_batch(b, h->raw);
+	if (h->log && fprintf(h->log, "{\"batch\":%llu,\"epoch\":%u,\"samples\":%u,\"wait_ms\":%.3f,"
+			      "\"fetch_ms\":%.3f,\"prep_ms\":%.3f,\"bytes\":%llu,\"replaced\":%u}\n",
+			      (unsigned long long)b->index, b->epoch, b->count, w * 1e3,
+			      (double)b->fetch_ns * 1e-6, (double)b->prep_ns * 1e-6,
+			      (unsigned long long)b->read_bytes, b->replaced) < 0)
+		ret = -EIO;
+	if (h->ids && cli_ids_write(h->ids, b))
+		ret = -EIO;
+	if (h->step)
+		h->step(h->step_arg); /* a training step that works the CPU */
+	else if (h->step_ms > 0)
+		sleep_ms(h->step_ms); /* the training step, holding the batch */
+	return ret;
+}
+
 int run_consume(rf_loader *l, const run_hooks *h, run_out *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -130,44 +185,8 @@ int run_consume(rf_loader *l, const run_hooks *h, run_out *o)
 		double w = now_s() - w0;
 		if (ret)
 			break;
-		if (!o->batches)
-			o->t_first = now_s();
-		o->wait_s += w;
-		long long warm = h->warm_batches > 0 ? h->warm_batches : 1;
-		if ((long long)o->batches == warm - 1) {
-			o->t_warm = now_s();
-			if (h->warm_stats)
-				rf_loader_stats(l, h->warm_stats);
-		} else if ((long long)o->batches >= warm) {
-			o->steady_samples += b->count;
-			o->steady_batches++;
-			o->steady_wait_s += w;
-			if (h->sample_queues) {
-				rf_stats q;
-				rf_loader_stats(l, &q);
-				o->inflight_sum += q.reads_in_flight;
-			}
-		}
-		if (h->waits && o->nwaits < h->waits_cap)
-			h->waits[o->nwaits++] = w * 1e3;
-		/* The batch is consumed once it is on the device (and, with the
-		 * checksum, once every byte on the host was read). */
-		if (h->device_sync && rf_batch_sync(b))
-			ret = -EIO;
-		if (h->checksum)
-			o->checksum += hash_batch(b, h->raw);
-		if (h->log && fprintf(h->log, "{\"batch\":%llu,\"epoch\":%u,\"samples\":%u,\"wait_ms\":%.3f,"
-				      "\"fetch_ms\":%.3f,\"prep_ms\":%.3f,\"bytes\":%llu,\"replaced\":%u}\n",
-				      (unsigned long long)b->index, b->epoch, b->count, w * 1e3,
-				      (double)b->fetch_ns * 1e-6, (double)b->prep_ns * 1e-6,
-				      (unsigned long long)b->read_bytes, b->replaced) < 0)
-			ret = -EIO;
-		if (h->ids && cli_ids_write(h->ids, b))
-			ret = -EIO;
-		if (h->step)
-			h->step(h->step_arg); /* a training step that works the CPU */
-		else if (h->step_ms > 0)
-			sleep_ms(h->step_ms); /* the training step, holding the batch */
+		count_batch(l, h, o, b, w);
+		ret = use_batch(h, o, b, w);
 		for (uint32_t f = 0; f < b->nfields; f++)
 			o->field_bytes += b->fields[f].offsets[b->count];
 		o->batches++;

@@ -40,9 +40,9 @@ static int cuda_fail(cudaError_t e, const char *what, char *err, size_t errlen)
 	return -EIO;
 }
 
-int rfi_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen)
+/* Is there a CUDA device p->device? @return : 0, or -ENODEV (err set). */
+static int check_device(const rf_gpu_params *p, char *err, size_t errlen)
 {
-	*out = NULL;
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
 	if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
@@ -63,6 +63,63 @@ int rfi_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errle
 		       "0..%d)", p->device, n, n - 1);
 		return -ENODEV;
 	}
+	return 0;
+}
+
+/* g's per-slot arrays on the host, zeroed. @return : 0, or -ENOMEM (what
+ * was made is freed by rfi_gpu_destroy). */
+static int alloc_slot_arrays(rf_gpu *g, int slots)
+{
+	g->dev_out = calloc((size_t)slots, sizeof(void *));
+	g->dev_u8 = calloc((size_t)slots, sizeof(void *));
+	g->done = calloc((size_t)slots, sizeof(cudaEvent_t));
+	g->started = calloc((size_t)slots, sizeof(cudaEvent_t));
+	g->pending_bytes = calloc((size_t)slots, sizeof(size_t));
+	g->released = calloc((size_t)slots, sizeof(cudaEvent_t));
+	g->copied = calloc((size_t)slots, sizeof(int));
+	g->has_release = calloc((size_t)slots, sizeof(int));
+	if (!g->dev_out || !g->dev_u8 || !g->done || !g->started || !g->pending_bytes ||
+	    !g->released || !g->copied || !g->has_release)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Each slot's device buffers (and uint8 staging when converting) and
+ * events. @return : 0, or -EIO (err set). */
+static int make_slots(rf_gpu *g, const rf_gpu_params *p, char *err, size_t errlen)
+{
+	cudaError_t e;
+	size_t u8 = p->convert ? p->dev_bytes / (p->dtype == 1 ? 4 : 2) : 0;
+	for (int s = 0; s < p->slots; s++) {
+		if ((e = cudaMalloc((void **)&g->dev_out[s], p->dev_bytes)) != cudaSuccess ||
+		    (u8 && (e = cudaMalloc((void **)&g->dev_u8[s], u8)) != cudaSuccess) ||
+		    (e = cudaEventCreate(&g->done[s])) != cudaSuccess || /* timed: copy time */
+		    (e = cudaEventCreate(&g->started[s])) != cudaSuccess ||
+		    (e = cudaEventCreateWithFlags(&g->released[s], cudaEventDisableTiming)) != cudaSuccess)
+			return cuda_fail(e, "device slot", err, errlen);
+	}
+	return 0;
+}
+
+/* The conversion's tables, copied to the device. @return : 0, or -EIO (err
+ * set). */
+static int make_tables(rf_gpu *g, const rf_gpu_params *p, char *err, size_t errlen)
+{
+	cudaError_t e;
+	if ((e = cudaMalloc((void **)&g->lut32, 3 * 256 * sizeof(float))) != cudaSuccess ||
+	    (e = cudaMalloc((void **)&g->lut16, 3 * 256 * sizeof(uint16_t))) != cudaSuccess ||
+	    (e = cudaMemcpy(g->lut32, p->lut32, 3 * 256 * sizeof(float), cudaMemcpyHostToDevice)) ||
+	    (e = cudaMemcpy(g->lut16, p->lut16, 3 * 256 * sizeof(uint16_t), cudaMemcpyHostToDevice)))
+		return cuda_fail(e, "conversion tables", err, errlen);
+	return 0;
+}
+
+int rfi_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errlen)
+{
+	*out = NULL;
+	int ret = check_device(p, err, errlen);
+	if (ret)
+		return ret;
 	rf_gpu *g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
@@ -72,18 +129,9 @@ int rfi_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errle
 	g->crop = p->crop;
 	g->dtype = p->dtype;
 	g->layout = p->layout;
-	g->dev_out = calloc((size_t)p->slots, sizeof(void *));
-	g->dev_u8 = calloc((size_t)p->slots, sizeof(void *));
-	g->done = calloc((size_t)p->slots, sizeof(cudaEvent_t));
-	g->started = calloc((size_t)p->slots, sizeof(cudaEvent_t));
-	g->pending_bytes = calloc((size_t)p->slots, sizeof(size_t));
 	pthread_mutex_init(&g->stats_mu, NULL);
-	g->released = calloc((size_t)p->slots, sizeof(cudaEvent_t));
-	g->copied = calloc((size_t)p->slots, sizeof(int));
-	g->has_release = calloc((size_t)p->slots, sizeof(int));
-	int ret = -ENOMEM;
-	if (!g->dev_out || !g->dev_u8 || !g->done || !g->started || !g->pending_bytes ||
-	    !g->released || !g->copied || !g->has_release)
+	cudaError_t e;
+	if ((ret = alloc_slot_arrays(g, p->slots)))
 		goto fail;
 	if ((e = cudaSetDevice(p->device)) != cudaSuccess) {
 		ret = cuda_fail(e, "cudaSetDevice", err, errlen);
@@ -99,26 +147,10 @@ int rfi_gpu_create(rf_gpu **out, const rf_gpu_params *p, char *err, size_t errle
 		ret = cuda_fail(e, "cudaStreamCreate", err, errlen);
 		goto fail;
 	}
-	size_t u8 = p->convert ? p->dev_bytes / (p->dtype == 1 ? 4 : 2) : 0;
-	for (int s = 0; s < p->slots; s++) {
-		if ((e = cudaMalloc((void **)&g->dev_out[s], p->dev_bytes)) != cudaSuccess ||
-		    (u8 && (e = cudaMalloc((void **)&g->dev_u8[s], u8)) != cudaSuccess) ||
-		    (e = cudaEventCreate(&g->done[s])) != cudaSuccess || /* timed: copy time */
-		    (e = cudaEventCreate(&g->started[s])) != cudaSuccess ||
-		    (e = cudaEventCreateWithFlags(&g->released[s], cudaEventDisableTiming)) != cudaSuccess) {
-			ret = cuda_fail(e, "device slot", err, errlen);
-			goto fail;
-		}
-	}
-	if (p->convert) {
-		if ((e = cudaMalloc((void **)&g->lut32, 3 * 256 * sizeof(float))) != cudaSuccess ||
-		    (e = cudaMalloc((void **)&g->lut16, 3 * 256 * sizeof(uint16_t))) != cudaSuccess ||
-		    (e = cudaMemcpy(g->lut32, p->lut32, 3 * 256 * sizeof(float), cudaMemcpyHostToDevice)) ||
-		    (e = cudaMemcpy(g->lut16, p->lut16, 3 * 256 * sizeof(uint16_t), cudaMemcpyHostToDevice))) {
-			ret = cuda_fail(e, "conversion tables", err, errlen);
-			goto fail;
-		}
-	}
+	if ((ret = make_slots(g, p, err, errlen)))
+		goto fail;
+	if (p->convert && (ret = make_tables(g, p, err, errlen)))
+		goto fail;
 	*out = g;
 	return 0;
 fail:

@@ -77,9 +77,20 @@ typedef struct rf_index_extra {
  * longer one, and counts it (RF_UNKEPT_LONG). */
 #define RF_EXTRA_EXT 32
 
-/* What a shard source holds: WebDataset tars, or token shards (.bin,
- * .bin.zst; src/index/tokens.h). */
-typedef enum rf_shard_kind { RF_SHARDS_TAR = 0, RF_SHARDS_TOKENS = 1 } rf_shard_kind;
+/* The names a kind's shards have, as its row gives them
+ * (src/source/source.h: rf_source_ops.shard_names): what the shard listing
+ * (shards.c: a folder, its class folders, a list, a pattern, a bucket)
+ * takes as a shard. The listing knows no kind but through these. */
+typedef struct rf_shard_names {
+	const char *const *suffixes; /* a shard's name ends with one of these
+	                              * (and is longer); NULL ends the list */
+	const char *shown;           /* the names as messages say them: ".x or .y" */
+	int class_folders;           /* a folder with no shards of its own may hold
+	                              * them in its class folders (labelled by folder) */
+} rf_shard_names;
+
+/* Is name (its first n bytes) one of these shards' names? */
+int rfi_shard_named(const rf_shard_names *names, const char *name, size_t n);
 
 typedef struct rf_index_stamp {
 	char *path;     /* relative to root ("" = root), or the manifest's absolute path */
@@ -134,12 +145,6 @@ typedef struct rf_index {
 	 * loader's config for the build. */
 	const char *scan_cache_dir, *scan_cache_group;
 	uint64_t scan_cache_bytes;
-	/* What a directory walk saw besides samples, for deciding a folder's
-	 * kind (rf_source_kind): .tar files (added as samples in raw mode,
-	 * else not), the first of them, and the files a pack writes beside
-	 * its shards (zstd.dict, RF_INDEX_OBJECT_NAME; raw mode). */
-	uint64_t walk_tars, walk_pack_files;
-	char walk_first_tar[256];
 	/* Other members (extras.c): sample i's are extras[extra_first[i] ..
 	 * extra_first[i + 1]) (.. nextras for the last); extra_first is NULL
 	 * when no sample has any. While building, extra_owner holds each

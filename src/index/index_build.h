@@ -1,5 +1,7 @@
-/* index_build.h - the two ways an index is filled, and the helpers they share.
- * Private to src/index/. */
+/* index_build.h - what a kind's build fills an index with (records, paths,
+ * the root, stamps, members) and the shared shard listing (shards.c, of
+ * the names a kind's row gives). Kind-free; for src/index/ and the kinds'
+ * builds in src/source/. */
 #ifndef RF_INDEX_BUILD_H
 #define RF_INDEX_BUILD_H
 
@@ -11,25 +13,22 @@ int rfi_index_add_path(rf_index *idx, const char *path, size_t len, uint64_t *of
 int rfi_index_set_root(rf_index *idx, const char *root, char *err, size_t errlen);
 /* Records the mtime and inode of path (relative to the root fd, "" = root). */
 int rfi_index_stamp_add(rf_index *idx, int dirfd, const char *rel, const char *name);
-int rfi_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char *err,
-			      size_t errlen);
-int rfi_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t errlen);
 
-/* Shard sources (shards.c). Each returns 1 when source is of its kind, with
- * the root set and the shards listed (not scanned yet), 0 when it is not,
- * or a negative code with err set. */
-int rfi_index_shard_folder(rf_index *idx, const char *dir, rf_shard_kind kind, char *err,
+/* Shard sources (shards.c), of the names a kind's row gives (names). Each
+ * returns 1 when source is one, with the root set and the shards listed
+ * (not scanned yet), 0 when it is not, or a negative code with err set. */
+int rfi_index_shard_folder(rf_index *idx, const char *dir, const rf_shard_names *names, char *err,
 			  size_t errlen);
-int rfi_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+int rfi_index_shard_pattern(rf_index *idx, const char *source, const rf_shard_names *names, char *err,
 			   size_t errlen);
-int rfi_index_is_shard_list(const char *file, rf_shard_kind kind);
-/* One .tar file: a source of one shard (its folder the root). */
+int rfi_index_is_shard_list(const char *file, const rf_shard_names *names);
+/* One shard file: a source of one shard (its folder the root). */
 int rfi_index_shard_file(rf_index *idx, const char *file, char *err, size_t errlen);
-int rfi_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, char *err,
+int rfi_index_shard_list(rf_index *idx, const char *file, const rf_shard_names *names, char *err,
 			size_t errlen);
 /* An S3 folder, "s3://bucket/prefix/" (the trailing '/' says it): the
- * shards of this kind its listing holds. */
-int rfi_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+ * shards of these names its listing holds. */
+int rfi_index_shard_bucket(rf_index *idx, const char *source, const rf_shard_names *names, char *err,
 			  size_t errlen);
 /* Remote shards whose ETag idx does not know (an index built from local
  * copies, or a server without ETags): a byte of each is asked for, in

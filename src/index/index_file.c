@@ -214,6 +214,103 @@ static void sweep_temps(const char *path)
 	free(folder);
 }
 
+/* The header's counts, then the source (its canonical path) and the root. */
+static void put_header(writer *w, const rf_index *idx, const char *source)
+{
+	char *canon = realpath(source, NULL);
+	uint32_t version = CACHE_VERSION, any = (uint32_t)idx->any_name, kind = idx->kind;
+	uint64_t count = idx->count, plen = idx->paths_len;
+	uint32_t ncl = (uint32_t)idx->nclasses, nst = (uint32_t)idx->nstamps;
+	uint32_t has_weights = idx->weights != NULL;
+	uint32_t nsh = (uint32_t)idx->nshards, nxn = idx->nextra_names;
+	uint64_t nx = idx->extra_first ? idx->nextras : 0;
+	put(w, CACHE_MAGIC, 8);
+	put(w, &version, 4);
+	put(w, &any, 4);
+	put(w, &kind, 4);
+	put(w, &count, 8);
+	put(w, &plen, 8);
+	put(w, &ncl, 4);
+	put(w, &nst, 4);
+	put(w, &has_weights, 4);
+	put(w, &nsh, 4);
+	put(w, &nxn, 4);
+	put(w, &nx, 8);
+	put_url(w, canon ? canon : source);
+	free(canon);
+	put_url(w, idx->root);
+}
+
+/* The rest of the header: class names, stamps, shards (label, ETag, size),
+ * extra names. */
+static void put_strings(writer *w, const rf_index *idx)
+{
+	uint32_t ncl = (uint32_t)idx->nclasses, nst = (uint32_t)idx->nstamps;
+	uint32_t nsh = (uint32_t)idx->nshards, nxn = idx->nextra_names;
+	for (uint32_t i = 0; i < ncl; i++)
+		put_str(w, idx->classes[i]);
+	for (uint32_t i = 0; i < nst; i++) {
+		const rf_index_stamp *s = &idx->stamps[i];
+		put_str(w, s->path);
+		put(w, &s->mtime_sec, 8);
+		put(w, &s->mtime_nsec, 8);
+		put(w, &s->ino, 8);
+	}
+	for (uint32_t i = 0; i < nsh; i++) {
+		put_str(w, idx->shards[i]);
+		put(w, &idx->shard_labels[i], 4);
+		put_str(w, idx->etags ? idx->etags[i] : "");
+		uint64_t size = idx->shard_sizes ? idx->shard_sizes[i] : 0;
+		put(w, &size, 8);
+	}
+	for (uint32_t i = 0; i < nxn; i++)
+		put_str(w, idx->extra_names[i]);
+}
+
+/* The bulk: records, the path arena, weights, members, extras. */
+static void put_records(writer *w, const rf_index *idx)
+{
+	uint64_t count = idx->count;
+	uint32_t nsh = (uint32_t)idx->nshards; /* as the header counts them */
+	uint64_t nx = idx->extra_first ? idx->nextras : 0;
+	put_bulk(w, idx->entries, count * sizeof(rf_index_entry));
+	put_bulk(w, idx->paths, idx->paths_len);
+	if (idx->weights)
+		put_bulk(w, idx->weights, count * sizeof(double));
+	if (nsh)
+		put_bulk(w, idx->members, count * sizeof(rf_index_member));
+	if (nx) {
+		put_bulk(w, idx->extra_first, count * sizeof(uint32_t));
+		put_bulk(w, idx->extras, nx * sizeof(rf_index_extra));
+	}
+}
+
+/* Ends the file w writes: its checksum, on disk, named tmp (when unnamed),
+ * then renamed to path. @return : 0, or a negative errno (err set; tmp
+ * removed). */
+static int finish(writer *w, const char *tmp, int unnamed, const char *path, char *err,
+		  size_t errlen)
+{
+	uint64_t sum = w->sum;
+	if (w->ok && fwrite(&sum, 1, 8, w->f) != 8)
+		w->ok = 0;
+	/* on disk before the rename makes it the cache (a crash must leave the
+	 * old cache or the new one, never a torn one under the final name) */
+	if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
+		w->ok = 0;
+	if (w->ok && unnamed && name_temp(w->f, tmp) != 0)
+		w->ok = 0;
+	if (fclose(w->f) != 0)
+		w->ok = 0;
+	int ret = 0;
+	if (!w->ok || rename(tmp, path) != 0) {
+		ret = errno ? -errno : -EIO;
+		rfi_fmt(err, errlen, "index cache '%s': %s", path, strerror(errno));
+		unlink(tmp);
+	}
+	return ret;
+}
+
 int rfi_index_cache_write(const rf_index *idx, const char *source, const char *path, char *err,
 			 size_t errlen)
 {
@@ -232,73 +329,10 @@ int rfi_index_cache_write(const rf_index *idx, const char *source, const char *p
 		free(tmp);
 		return -e;
 	}
-	char *canon = realpath(source, NULL);
-	uint32_t version = CACHE_VERSION, any = (uint32_t)idx->any_name, kind = idx->kind;
-	uint64_t count = idx->count, plen = idx->paths_len;
-	uint32_t ncl = (uint32_t)idx->nclasses, nst = (uint32_t)idx->nstamps;
-	uint32_t has_weights = idx->weights != NULL;
-	uint32_t nsh = (uint32_t)idx->nshards, nxn = idx->nextra_names;
-	uint64_t nx = idx->extra_first ? idx->nextras : 0;
-	put(&w, CACHE_MAGIC, 8);
-	put(&w, &version, 4);
-	put(&w, &any, 4);
-	put(&w, &kind, 4);
-	put(&w, &count, 8);
-	put(&w, &plen, 8);
-	put(&w, &ncl, 4);
-	put(&w, &nst, 4);
-	put(&w, &has_weights, 4);
-	put(&w, &nsh, 4);
-	put(&w, &nxn, 4);
-	put(&w, &nx, 8);
-	put_url(&w, canon ? canon : source);
-	free(canon);
-	put_url(&w, idx->root);
-	for (uint32_t i = 0; i < ncl; i++)
-		put_str(&w, idx->classes[i]);
-	for (uint32_t i = 0; i < nst; i++) {
-		const rf_index_stamp *s = &idx->stamps[i];
-		put_str(&w, s->path);
-		put(&w, &s->mtime_sec, 8);
-		put(&w, &s->mtime_nsec, 8);
-		put(&w, &s->ino, 8);
-	}
-	for (uint32_t i = 0; i < nsh; i++) {
-		put_str(&w, idx->shards[i]);
-		put(&w, &idx->shard_labels[i], 4);
-		put_str(&w, idx->etags ? idx->etags[i] : "");
-		uint64_t size = idx->shard_sizes ? idx->shard_sizes[i] : 0;
-		put(&w, &size, 8);
-	}
-	for (uint32_t i = 0; i < nxn; i++)
-		put_str(&w, idx->extra_names[i]);
-	put_bulk(&w, idx->entries, count * sizeof(rf_index_entry));
-	put_bulk(&w, idx->paths, plen);
-	if (has_weights)
-		put_bulk(&w, idx->weights, count * sizeof(double));
-	if (nsh)
-		put_bulk(&w, idx->members, count * sizeof(rf_index_member));
-	if (nx) {
-		put_bulk(&w, idx->extra_first, count * sizeof(uint32_t));
-		put_bulk(&w, idx->extras, nx * sizeof(rf_index_extra));
-	}
-	uint64_t sum = w.sum;
-	if (w.ok && fwrite(&sum, 1, 8, w.f) != 8)
-		w.ok = 0;
-	/* on disk before the rename makes it the cache (a crash must leave the
-	 * old cache or the new one, never a torn one under the final name) */
-	if (fflush(w.f) != 0 || fsync(fileno(w.f)) != 0)
-		w.ok = 0;
-	if (w.ok && unnamed && name_temp(w.f, tmp) != 0)
-		w.ok = 0;
-	if (fclose(w.f) != 0)
-		w.ok = 0;
-	int ret = 0;
-	if (!w.ok || rename(tmp, path) != 0) {
-		ret = errno ? -errno : -EIO;
-		rfi_fmt(err, errlen, "index cache '%s': %s", path, strerror(errno));
-		unlink(tmp);
-	}
+	put_header(&w, idx, source);
+	put_strings(&w, idx);
+	put_records(&w, idx);
+	int ret = finish(&w, tmp, unnamed, path, err, errlen);
 	free(tmp);
 	return ret;
 }
@@ -365,53 +399,80 @@ static int header_fits(reader *r)
 	return r->ok;
 }
 
-/* The records of a cache whose checksum matched may still be crafted: each
- * path must lie inside the arena and end with its NUL there, each size be a
- * byte count or an errno (or a shard sample's reason code), each label -1
- * (raw files beside the classes) or a class, each weight finite and not
- * negative, each member in a listed shard, below 2^62 bytes. */
-static int records_valid(const rf_index *t, int has_weights)
+/* Each shard named, its label -1 (raw files beside the classes) or a class. */
+static int shards_valid(const rf_index *t)
 {
 	for (size_t i = 0; i < t->nshards; i++)
 		if (!t->shards[i] || t->shard_labels[i] < -1 ||
 		    (t->nclasses > 0 && t->shard_labels[i] >= (int64_t)t->nclasses))
 			return 0;
-	for (uint64_t i = 0; i < t->count; i++) {
-		const rf_index_entry *e = &t->entries[i];
-		if ((uint64_t)e->path_len >= t->paths_len || e->path_off >= t->paths_len - e->path_len ||
-		    t->paths[e->path_off + e->path_len] != '\0')
+	return 1;
+}
+
+/* Entry i: its path inside the arena, ending with its NUL there; its size a
+ * byte count or an errno (or a shard sample's reason code); its label -1
+ * or a class. */
+static int entry_valid(const rf_index *t, uint64_t i)
+{
+	const rf_index_entry *e = &t->entries[i];
+	if ((uint64_t)e->path_len >= t->paths_len || e->path_off >= t->paths_len - e->path_len ||
+	    t->paths[e->path_off + e->path_len] != '\0')
+		return 0;
+	int reason = t->nshards && RF_INDEX_IS_REASON(e->size);
+	return !((e->size < -4095 && !reason) || e->label < -1 ||
+		 (t->nclasses > 0 && e->label >= (int64_t)t->nclasses));
+}
+
+/* Sample i's member (of a shard source): in a listed shard, below 2^62
+ * bytes, its size below 4 GiB. */
+static int member_valid(const rf_index *t, uint64_t i)
+{
+	const rf_index_member *m = &t->members[i];
+	return !(m->shard >= t->nshards || m->flags & ~RF_MEMBER_ZSTD ||
+		 m->offset >= (1ull << 62) ||
+		 (t->entries[i].size > 0 && (uint64_t)t->entries[i].size >= (1ull << 32)));
+}
+
+/* Sample i's weight finite and not negative; its first extra not before
+ * sample i - 1's, nor past the extras. */
+static int sample_valid(const rf_index *t, uint64_t i, int has_weights)
+{
+	if (has_weights && (!isfinite(t->weights[i]) || t->weights[i] < 0))
+		return 0;
+	return !(t->extra_first && (t->extra_first[i] > t->nextras ||
+				    (i && t->extra_first[i] < t->extra_first[i - 1])));
+}
+
+/* An extra: its name listed; a member's offset below 2^62, a file's path
+ * in the arena with its NUL there, an inline value inside the arena. */
+static int extra_valid(const rf_index *t, const rf_index_extra *x)
+{
+	return !(x->name >= t->nextra_names || x->how > RF_EXTRA_INLINE ||
+		 (x->how == RF_EXTRA_MEMBER && x->at >= (1ull << 62)) ||
+		 (x->how == RF_EXTRA_FILE && (x->at >= t->paths_len ||
+					      !memchr(t->paths + x->at, '\0', t->paths_len - x->at))) ||
+		 (x->how == RF_EXTRA_INLINE && (x->at > t->paths_len ||
+						x->size > t->paths_len - x->at)));
+}
+
+/* The records of a cache whose checksum matched may still be crafted: each
+ * kind is checked above. @return : 1 when every record is valid, else 0. */
+static int records_valid(const rf_index *t, int has_weights)
+{
+	if (!shards_valid(t))
+		return 0;
+	for (uint64_t i = 0; i < t->count; i++)
+		if (!entry_valid(t, i) || (t->nshards && !member_valid(t, i)) ||
+		    !sample_valid(t, i, has_weights))
 			return 0;
-		int reason = t->nshards && RF_INDEX_IS_REASON(e->size);
-		if ((e->size < -4095 && !reason) || e->label < -1 ||
-		    (t->nclasses > 0 && e->label >= (int64_t)t->nclasses))
-			return 0;
-		if (t->nshards) {
-			const rf_index_member *m = &t->members[i];
-			if (m->shard >= t->nshards || m->flags & ~RF_MEMBER_ZSTD ||
-			    m->offset >= (1ull << 62) || (e->size > 0 && (uint64_t)e->size >= (1ull << 32)))
-				return 0;
-		}
-		if (has_weights && (!isfinite(t->weights[i]) || t->weights[i] < 0))
-			return 0;
-		if (t->extra_first && (t->extra_first[i] > t->nextras ||
-				       (i && t->extra_first[i] < t->extra_first[i - 1])))
-			return 0;
-	}
 	if (t->extra_first && t->count && t->extra_first[0] != 0)
 		return 0;
 	for (uint32_t i = 0; i < t->nextra_names; i++)
 		if (!t->extra_names[i])
 			return 0;
-	for (size_t k = 0; k < t->nextras; k++) {
-		const rf_index_extra *x = &t->extras[k];
-		if (x->name >= t->nextra_names || x->how > RF_EXTRA_INLINE ||
-		    (x->how == RF_EXTRA_MEMBER && x->at >= (1ull << 62)) ||
-		    (x->how == RF_EXTRA_FILE && (x->at >= t->paths_len ||
-						 !memchr(t->paths + x->at, '\0', t->paths_len - x->at))) ||
-		    (x->how == RF_EXTRA_INLINE && (x->at > t->paths_len ||
-						   x->size > t->paths_len - x->at)))
+	for (size_t k = 0; k < t->nextras; k++)
+		if (!extra_valid(t, &t->extras[k]))
 			return 0;
-	}
 	return 1;
 }
 

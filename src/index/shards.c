@@ -6,8 +6,8 @@
  * URL, for remote ones) and class-folder label, in sorted path order (or
  * list order), so that a pack of a tree numbers its samples as the tree
  * does. Reading what a shard holds is its kind's (src/source/: tar_scan.c,
- * token_windows.c); so is the name a shard of the kind has (rf_shard_kind
- * says which, until issue 37's remainder makes it a row of the kind).
+ * token_windows.c); so are the names its shards have, which its row gives
+ * (rf_shard_names: suffixes, whether class folders hold them).
  *
  * Also the check of remote shards an index was loaded for
  * (rfi_index_check_remote): a byte of each, through the read engine, its
@@ -45,22 +45,18 @@ static int ends_with(const char *name, size_t n, const char *suffix)
 	return n > k && !memcmp(name + n - k, suffix, k);
 }
 
-/* Is name (n bytes) a shard of this kind: .tar, or .bin / .bin.zst? */
-static int is_kind(const char *name, size_t n, rf_shard_kind kind)
+int rfi_shard_named(const rf_shard_names *names, const char *name, size_t n)
 {
-	if (kind == RF_SHARDS_TAR)
-		return ends_with(name, n, ".tar");
-	return ends_with(name, n, ".bin") || ends_with(name, n, ".bin.zst");
+	for (const char *const *x = names->suffixes; *x; x++)
+		if (ends_with(name, n, *x))
+			return 1;
+	return 0;
 }
 
-static int is_shard_name(const char *name, rf_shard_kind kind)
+/* A folder entry that is a shard: not hidden, and of these names. */
+static int is_shard_name(const char *name, const rf_shard_names *names)
 {
-	return name[0] != '.' && is_kind(name, strlen(name), kind);
-}
-
-static const char *kind_name(rf_shard_kind kind)
-{
-	return kind == RF_SHARDS_TAR ? ".tar" : ".bin or .bin.zst";
+	return name[0] != '.' && rfi_shard_named(names, name, strlen(name));
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -88,10 +84,10 @@ static int add_shard(rf_index *idx, const char *path, int32_t folder_label)
 	return 0;
 }
 
-/* The shard names of this kind in folder rel (relative to the root fd),
+/* The shards (of these names) in folder rel (relative to the root fd),
  * sorted; *n of them. NULL with *n = 0 when there are none or the folder
  * cannot be read. */
-static char **shard_names(int rootfd, const char *rel, rf_shard_kind kind, size_t *n)
+static char **shard_names(int rootfd, const char *rel, const rf_shard_names *names, size_t *n)
 {
 	*n = 0;
 	int fd = openat(rootfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -101,27 +97,27 @@ static char **shard_names(int rootfd, const char *rel, rf_shard_kind kind, size_
 			close(fd);
 		return NULL;
 	}
-	char **names = NULL;
+	char **found = NULL;
 	size_t cap = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
-		if (!is_shard_name(de->d_name, kind))
+		if (!is_shard_name(de->d_name, names))
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 64;
-			char **x = realloc(names, cap * sizeof(*x));
+			char **x = realloc(found, cap * sizeof(*x));
 			if (!x)
 				break;
-			names = x;
+			found = x;
 		}
-		names[*n] = strdup(de->d_name);
-		if (names[*n])
+		found[*n] = strdup(de->d_name);
+		if (found[*n])
 			(*n)++;
 	}
 	closedir(d);
 	if (*n > 1)
-		qsort(names, *n, sizeof(*names), cmp_str);
-	return names;
+		qsort(found, *n, sizeof(*found), cmp_str);
+	return found;
 }
 
 static void free_names(char **names, size_t n)
@@ -131,76 +127,106 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-/* A folder: its shards (tar: labels from cls members), or else, for tar, its
- * class folders' *.tar (labels from the folder, in sorted class order,
- * where a sample has no cls). Returns 1 when it holds shards, 0 when not
- * (an ImageFolder). */
-int rfi_index_shard_folder(rf_index *idx, const char *dir, rf_shard_kind kind, char *err,
-			  size_t errlen)
+/* The root's class folders that hold shards (of these names), sorted;
+ * *nc of them (NULL, 0: none, or the root cannot be read). */
+static char **shard_classes(int rootfd, const rf_shard_names *names, size_t *nc)
 {
-	int ret = rfi_index_set_root(idx, dir, err, errlen);
-	if (ret)
-		return ret;
-	size_t n;
-	char **names = shard_names(idx->root_fd, ".", kind, &n);
-	if (n || kind != RF_SHARDS_TAR) {
-		for (size_t i = 0; i < n && !ret; i++)
-			ret = add_shard(idx, names[i], -1);
-		free_names(names, n);
-		if (!ret)
-			ret = rfi_index_stamp_add(idx, idx->root_fd, "", "");
-		return ret ? ret : n ? 1 : 0;
-	}
-	/* class folders with shards inside */
-	int fd = openat(idx->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*nc = 0;
+	int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		return 0;
+		return NULL;
 	}
 	char **classes = NULL;
-	size_t nc = 0, cap = 0;
+	size_t cap = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
 		size_t k;
-		char **t = shard_names(idx->root_fd, de->d_name, kind, &k);
-		free_names(t, k);
+		char **inside = shard_names(rootfd, de->d_name, names, &k);
+		free_names(inside, k);
 		if (!k)
 			continue;
-		if (nc == cap) {
+		if (*nc == cap) {
 			cap = cap ? cap * 2 : 64;
 			char **x = realloc(classes, cap * sizeof(*x));
 			if (!x)
 				break;
 			classes = x;
 		}
-		classes[nc] = strdup(de->d_name);
-		if (classes[nc])
-			nc++;
+		classes[*nc] = strdup(de->d_name);
+		if (classes[*nc])
+			(*nc)++;
 	}
 	closedir(d);
+	if (*nc > 1)
+		qsort(classes, *nc, sizeof(*classes), cmp_str);
+	return classes;
+}
+
+/* The shards in the root itself, labels -1; *n of them. */
+static int add_own_shards(rf_index *idx, const rf_shard_names *names, size_t *n)
+{
+	char **found = shard_names(idx->root_fd, ".", names, n);
+	int ret = 0;
+	for (size_t i = 0; i < *n && !ret; i++)
+		ret = add_shard(idx, found[i], -1);
+	free_names(found, *n);
+	return ret;
+}
+
+/* The shards of the class folders (idx->classes), each labelled by its
+ * folder's place in sorted class order. */
+static int add_class_shards(rf_index *idx, const rf_shard_names *names)
+{
+	int ret = rfi_index_stamp_add(idx, idx->root_fd, "", "");
+	char rel[PATH_MAX];
+	for (int c = 0; c < idx->nclasses && !ret; c++) {
+		size_t n;
+		char **found = shard_names(idx->root_fd, idx->classes[c], names, &n);
+		for (size_t i = 0; i < n && !ret; i++) {
+			rfi_fmt(rel, sizeof(rel), "%s/%s", idx->classes[c], found[i]);
+			ret = add_shard(idx, rel, (int32_t)c);
+		}
+		free_names(found, n);
+		if (!ret)
+			ret = rfi_index_stamp_add(idx, idx->root_fd, idx->classes[c], idx->classes[c]);
+	}
+	return ret;
+}
+
+/* A folder: its shards (labels from the shards, where the kind has them),
+ * or else, for a kind whose shards class folders may hold, its class
+ * folders' shards (labels from the folder, in sorted class order, where a
+ * sample has none of its own). Returns 1 when it holds shards, 0 when not
+ * (an ImageFolder). */
+int rfi_index_shard_folder(rf_index *idx, const char *dir, const rf_shard_names *names, char *err,
+			  size_t errlen)
+{
+	int ret = rfi_index_set_root(idx, dir, err, errlen);
+	if (ret)
+		return ret;
+	size_t n;
+	ret = add_own_shards(idx, names, &n);
+	if (!ret && (n || !names->class_folders)) {
+		ret = rfi_index_stamp_add(idx, idx->root_fd, "", "");
+		return ret ? ret : n ? 1 : 0;
+	}
+	if (ret)
+		return ret;
+	/* none of its own: class folders with shards inside */
+	size_t nc;
+	char **classes = shard_classes(idx->root_fd, names, &nc);
 	if (!nc) {
 		free(classes);
 		return 0;
 	}
-	qsort(classes, nc, sizeof(*classes), cmp_str);
 	idx->classes = classes;
 	idx->nclasses = (int)nc;
-	ret = rfi_index_stamp_add(idx, idx->root_fd, "", "");
-	for (size_t c = 0; c < nc && !ret; c++) {
-		names = shard_names(idx->root_fd, classes[c], kind, &n);
-		char rel[PATH_MAX];
-		for (size_t i = 0; i < n && !ret; i++) {
-			rfi_fmt(rel, sizeof(rel), "%s/%s", classes[c], names[i]);
-			ret = add_shard(idx, rel, (int32_t)c);
-		}
-		free_names(names, n);
-		if (!ret)
-			ret = rfi_index_stamp_add(idx, idx->root_fd, classes[c], classes[c]);
-	}
+	ret = add_class_shards(idx, names);
 	return ret ? ret : 1;
 }
 
@@ -208,7 +234,7 @@ int rfi_index_shard_folder(rf_index *idx, const char *dir, rf_shard_kind kind, c
  * sorted order, relative to the pattern's folder when it has no wildcard
  * (else to "." or "/"). Returns 1 when source is one, with its shards
  * added; RF_EEMPTY when nothing matches. */
-static int shard_glob(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+static int shard_glob(rf_index *idx, const char *source, const rf_shard_names *names, char *err,
 		      size_t errlen)
 {
 	const char *slash = strrchr(source, '/');
@@ -236,9 +262,9 @@ static int shard_glob(rf_index *idx, const char *source, rf_shard_kind kind, cha
 	for (size_t i = 0; i < g.gl_pathc && !ret; i++) {
 		const char *path = g.gl_pathv[i];
 		const char *base = strrchr(path, '/');
-		if (!is_shard_name(base ? base + 1 : path, kind)) {
+		if (!is_shard_name(base ? base + 1 : path, names)) {
 			rfi_fmt(err, errlen, "source '%s': '%s' is not a %s shard", source, path,
-			       kind_name(kind));
+			       names->shown);
 			ret = RF_EINDEX;
 			break;
 		}
@@ -304,7 +330,7 @@ static int make_urls(rf_index *idx, char *err, size_t errlen)
  * class in name order; shards in both places, or deeper, are refused. The
  * listing (every key under the prefix, in key order) is gathered first. */
 typedef struct listing {
-	rf_shard_kind kind;
+	const rf_shard_names *shard_names;
 	char **names;  /* the shards' names, relative to the folder */
 	size_t n, cap;
 } listing;
@@ -313,7 +339,7 @@ static int listed(void *user, const char *name, uint64_t size)
 {
 	(void)size;
 	listing *l = user;
-	if (!is_kind(name, strlen(name), l->kind))
+	if (!rfi_shard_named(l->shard_names, name, strlen(name)))
 		return 0;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 256;
@@ -344,40 +370,33 @@ static int cmp_class(const void *a, const void *b)
 	return c ? c : lx != ly ? (lx < ly ? -1 : 1) : strcmp(x + lx, y + ly);
 }
 
-static int add_listed(rf_index *idx, const char *source, listing *l, char *err, size_t errlen)
+/* How many listed shards lie in the folder itself (*top) and how many
+ * where the kind's shards do not go (*deep: below a class folder, or in
+ * one at all for a kind without class folders, or in class folders beside
+ * shards of the folder's own), the first of those in *odd. */
+static void placement(const listing *l, size_t *top, size_t *deep, const char **odd)
 {
-	size_t top = 0, deep = 0;
-	const char *odd = NULL;
+	*top = *deep = 0;
+	*odd = NULL;
 	for (size_t i = 0; i < l->n; i++) {
 		size_t len;
 		int deeper;
 		if (!class_of(l->names[i], &len, &deeper))
-			top++;
-		else if (deeper || l->kind != RF_SHARDS_TAR)
-			deep++, odd = odd ? odd : l->names[i];
+			(*top)++;
+		else if (deeper || !l->shard_names->class_folders)
+			(*deep)++, *odd = *odd ? *odd : l->names[i];
 	}
-	if (top && top < l->n) {
-		for (size_t i = 0; i < l->n && !odd; i++)
+	if (*top && *top < l->n) {
+		for (size_t i = 0; i < l->n && !*odd; i++)
 			if (strchr(l->names[i], '/'))
-				odd = l->names[i];
-		deep = l->n - top;
+				*odd = l->names[i];
+		*deep = l->n - *top;
 	}
-	if (deep && l->kind == RF_SHARDS_TAR) {
-		rfi_fmt(err, errlen, "source '%s': %zu of its %zu .tar objects (such as '%s') are not "
-		       "where shards go (in the folder itself, or else in its class folders, one "
-		       "level down)", source, deep, l->n, odd);
-		return RF_EINDEX;
-	}
-	if (top || l->kind != RF_SHARDS_TAR) { /* the folder's own (token shards: only those) */
-		for (size_t i = 0; i < l->n; i++)
-			if (!strchr(l->names[i], '/')) {
-				int ret = add_shard(idx, l->names[i], -1);
-				if (ret)
-					return ret;
-			}
-		return 0;
-	}
-	/* class folders: classes in name order, each one's shards in key order */
+}
+
+/* Class folders: classes in name order, each one's shards in key order. */
+static int add_listed_classes(rf_index *idx, listing *l)
+{
 	qsort(l->names, l->n, sizeof(*l->names), cmp_class);
 	for (size_t i = 0; i < l->n; i++) {
 		size_t len, plen;
@@ -401,7 +420,31 @@ static int add_listed(rf_index *idx, const char *source, listing *l, char *err, 
 	return 0;
 }
 
-int rfi_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+static int add_listed(rf_index *idx, const char *source, listing *l, char *err, size_t errlen)
+{
+	size_t top, deep;
+	const char *odd;
+	placement(l, &top, &deep, &odd);
+	int classes = l->shard_names->class_folders;
+	if (deep && classes) {
+		rfi_fmt(err, errlen, "source '%s': %zu of its %zu %s objects (such as '%s') are not "
+		       "where shards go (in the folder itself, or else in its class folders, one "
+		       "level down)", source, deep, l->n, l->shard_names->shown, odd);
+		return RF_EINDEX;
+	}
+	if (top || !classes) { /* the folder's own (a kind without class folders: only those) */
+		for (size_t i = 0; i < l->n; i++)
+			if (!strchr(l->names[i], '/')) {
+				int ret = add_shard(idx, l->names[i], -1);
+				if (ret)
+					return ret;
+			}
+		return 0;
+	}
+	return add_listed_classes(idx, l);
+}
+
+int rfi_index_shard_bucket(rf_index *idx, const char *source, const rf_shard_names *names, char *err,
 			  size_t errlen)
 {
 	size_t n = strlen(source);
@@ -412,11 +455,11 @@ int rfi_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind
 		return ret;
 	if (!(idx->root = strndup(source, n - 1)))
 		return -ENOMEM;
-	listing l = { .kind = kind };
+	listing l = { .shard_names = names };
 	ret = rfi_transport_list(idx->transport, source, listed, &l, idx->remote_timeout_ms, err,
 				errlen);
 	if (!ret && l.n == 0) {
-		rfi_fmt(err, errlen, "source '%s': no %s shards in it", source, kind_name(kind));
+		rfi_fmt(err, errlen, "source '%s': no %s shards in it", source, names->shown);
 		ret = RF_EEMPTY;
 	}
 	if (!ret)
@@ -424,7 +467,7 @@ int rfi_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind
 	free_names(l.names, l.n);
 	if (!ret && idx->nshards == 0) {
 		rfi_fmt(err, errlen, "source '%s': no %s shards in it (in the folder itself)", source,
-		       kind_name(kind));
+		       names->shown);
 		ret = RF_EEMPTY;
 	}
 	if (!ret)
@@ -432,11 +475,11 @@ int rfi_index_shard_bucket(rf_index *idx, const char *source, rf_shard_kind kind
 	return ret ? ret : 1;
 }
 
-int rfi_index_shard_pattern(rf_index *idx, const char *source, rf_shard_kind kind, char *err,
+int rfi_index_shard_pattern(rf_index *idx, const char *source, const rf_shard_names *names, char *err,
 			   size_t errlen)
 {
 	if (!rfi_index_is_url(source) && strpbrk(source, "*?[")) /* a URL's '?' starts its query */
-		return shard_glob(idx, source, kind, err, errlen);
+		return shard_glob(idx, source, names, err, errlen);
 	const char *open = strchr(source, '{'), *dots = open ? strstr(open, "..") : NULL;
 	const char *close_ = dots ? strchr(dots, '}') : NULL;
 	if (!close_ || strchr(close_ + 1, '{'))
@@ -480,7 +523,7 @@ int rfi_index_shard_file(rf_index *idx, const char *file, char *err, size_t errl
 
 /* Is file a list of shards (its first line that is not blank or a comment
  * names a shard of this kind and has no tab)? */
-int rfi_index_is_shard_list(const char *file, rf_shard_kind kind)
+int rfi_index_is_shard_list(const char *file, const rf_shard_names *names)
 {
 	int fd = rfi_open_regular(AT_FDCWD, file, "list", NULL, 0);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
@@ -497,16 +540,15 @@ int rfi_index_is_shard_list(const char *file, rf_shard_kind kind)
 		if (!n || line[0] == '#')
 			continue;
 		size_t name = rfi_index_is_url(line) ? strcspn(line, "?#") : n; /* a URL's query aside */
-		yes = !strchr(line, '\t') && is_kind(line, name, kind);
+		yes = !strchr(line, '\t') && rfi_shard_named(names, line, name);
 		break;
 	}
 	fclose(f);
 	return yes;
 }
 
-/* A list file: one shard path per line (relative to the list's folder). */
-int rfi_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, char *err,
-			size_t errlen)
+/* The root of a list's shard paths: the list's folder. */
+static int set_list_root(rf_index *idx, const char *file, char *err, size_t errlen)
 {
 	char *copy = strdup(file);
 	if (!copy)
@@ -515,6 +557,72 @@ int rfi_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, ch
 	const char *root = slash ? (slash == copy ? "/" : (*slash = '\0', copy)) : ".";
 	int ret = rfi_index_set_root(idx, root, err, errlen);
 	free(copy);
+	return ret;
+}
+
+/* A list being read, line by line. */
+typedef struct list_read {
+	const char *file;
+	const rf_shard_names *names;
+	unsigned lineno;
+	int urls, paths; /* a list is of URLs (remote) or of paths, not both */
+	/* URLs as the list has them, their queries (a presigned URL's signature)
+	 * included: what is read; the shards' names, for messages, have none */
+	char **whole;
+} list_read;
+
+/* One line of the list that is not blank or a comment: its shard added
+ * (a URL's whole text kept in lr->whole). */
+static int list_line(rf_index *idx, list_read *lr, char *line, size_t n, char *err,
+		     size_t errlen)
+{
+	int url = rfi_index_is_url(line);
+	lr->urls += url;
+	lr->paths += !url;
+	if (lr->urls && lr->paths) {
+		rfi_fmt(err, errlen, "%s:%u: '%s': a list of shards holds URLs or paths, not both",
+		       lr->file, lr->lineno, line);
+		return RF_EINDEX;
+	}
+	if (!rfi_shard_named(lr->names, line, url ? strcspn(line, "?#") : n)) { /* a URL's query aside */
+		rfi_fmt(err, errlen, "%s:%u: '%s' is not a %s shard", lr->file, lr->lineno, line,
+		       lr->names->shown);
+		return RF_EINDEX;
+	}
+	if (url) {
+		char **w = idx->nshards % 64 ? lr->whole
+					     : realloc(lr->whole, (idx->nshards + 64) * sizeof(char *));
+		if (!w || !(w[idx->nshards] = strdup(line))) {
+			lr->whole = w ? w : lr->whole;
+			return -ENOMEM;
+		}
+		lr->whole = w;
+		line[strcspn(line, "?#")] = '\0';
+	}
+	int ret = add_shard(idx, line, -1);
+	if (ret && url)
+		free(lr->whole[idx->nshards]);
+	return ret;
+}
+
+/* Remote shards: each line is its whole URL, read where its transport says. */
+static int list_urls(rf_index *idx, char **whole, char *err, size_t errlen)
+{
+	int ret = 0;
+	idx->urls = calloc(RF_MAX(idx->nshards, 1), sizeof(char *));
+	idx->etags = calloc(RF_MAX(idx->nshards, 1), sizeof(*idx->etags));
+	for (size_t i = 0; idx->urls && idx->etags && i < idx->nshards && !ret; i++)
+		ret = rfi_index_read_url(idx, whole[i], &idx->urls[i], err, errlen);
+	if (!idx->urls || !idx->etags)
+		ret = -ENOMEM;
+	return ret;
+}
+
+/* A list file: one shard path per line (relative to the list's folder). */
+int rfi_index_shard_list(rf_index *idx, const char *file, const rf_shard_names *names, char *err,
+			size_t errlen)
+{
+	int ret = set_list_root(idx, file, err, errlen);
 	if (ret)
 		return ret;
 	int fd = rfi_open_regular(AT_FDCWD, file, "shard list", err, errlen);
@@ -527,59 +635,20 @@ int rfi_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, ch
 		return fd;
 	}
 	char line[PATH_MAX + 2];
-	unsigned lineno = 0;
-	int urls = 0, paths = 0; /* a list is of URLs (remote) or of paths, not both */
-	/* URLs as the list has them, their queries (a presigned URL's signature)
-	 * included: what is read; the shards' names, for messages, have none */
-	char **whole = NULL;
+	list_read lr = { .file = file, .names = names };
 	while (!ret && fgets(line, sizeof(line), f)) {
-		lineno++;
+		lr.lineno++;
 		size_t n = strcspn(line, "\r\n");
 		line[n] = '\0';
-		if (!n || line[0] == '#')
-			continue;
-		int url = rfi_index_is_url(line);
-		urls += url;
-		paths += !url;
-		if (urls && paths) {
-			rfi_fmt(err, errlen, "%s:%u: '%s': a list of shards holds URLs or paths, not both",
-			       file, lineno, line);
-			ret = RF_EINDEX;
-			break;
-		}
-		if (!is_kind(line, url ? strcspn(line, "?#") : n, kind)) { /* a URL's query aside */
-			rfi_fmt(err, errlen, "%s:%u: '%s' is not a %s shard", file, lineno, line,
-			       kind_name(kind));
-			ret = RF_EINDEX;
-			break;
-		}
-		if (url) {
-			char **w = idx->nshards % 64 ? whole : realloc(whole, (idx->nshards + 64) *
-								       sizeof(char *));
-			if (!w || !(w[idx->nshards] = strdup(line))) {
-				whole = w ? w : whole;
-				ret = -ENOMEM;
-				break;
-			}
-			whole = w;
-			line[strcspn(line, "?#")] = '\0';
-		}
-		ret = add_shard(idx, line, -1);
-		if (ret && url)
-			free(whole[idx->nshards]);
+		if (n && line[0] != '#')
+			ret = list_line(idx, &lr, line, n, err, errlen);
 	}
 	fclose(f);
-	if (!ret && urls) { /* remote shards: each line is its whole URL */
-		idx->urls = calloc(RF_MAX(idx->nshards, 1), sizeof(char *));
-		idx->etags = calloc(RF_MAX(idx->nshards, 1), sizeof(*idx->etags));
-		for (size_t i = 0; idx->urls && idx->etags && i < idx->nshards && !ret; i++)
-			ret = rfi_index_read_url(idx, whole[i], &idx->urls[i], err, errlen);
-		if (!idx->urls || !idx->etags)
-			ret = -ENOMEM;
-	}
-	for (size_t i = 0; urls && whole && i < idx->nshards; i++)
-		free(whole[i]);
-	free(whole);
+	if (!ret && lr.urls)
+		ret = list_urls(idx, lr.whole, err, errlen);
+	for (size_t i = 0; lr.urls && lr.whole && i < idx->nshards; i++)
+		free(lr.whole[i]);
+	free(lr.whole);
 	char *abs = ret ? NULL : realpath(file, NULL); /* stamps outside the root are absolute */
 	if (!ret)
 		ret = abs ? rfi_index_stamp_add(idx, AT_FDCWD, abs, abs) : -errno;
@@ -589,6 +658,119 @@ int rfi_index_shard_list(rf_index *idx, const char *file, rf_shard_kind kind, ch
 
 /* ---- remote shards: the check of what was indexed ----------------------- */
 
+/* The check under way: a byte of each shard (the response says the size
+ * and the ETag), then a byte again asking for that ETag (If-Match): an ETag
+ * is believed when two answers agree (one answer may be a proxy's lie, and
+ * every read of the shard would then be refused, 412). `width` at once;
+ * read number k's buffer is mem + 4096 k. todo: shards to ask
+ * (PROBE_AGAIN: the second time), popped from its end. */
+typedef struct probe {
+	rf_index *idx;
+	uint32_t width;
+	uint8_t *mem;
+	rf_io *io;
+	rf_io_done *done;
+	int wake;
+	uint32_t active, nfree, *free_slots;
+	uint32_t *todo;
+	size_t ntodo;
+	uint8_t *rounds; /* each shard's second probes that disagreed */
+} probe;
+
+/* The engine, the buffers and the first round of asks (n shards without
+ * an ETag, the last asked first). */
+static int probe_open(probe *pr, rf_index *idx, uint32_t n, rf_log_level log_level, char *err,
+		      size_t errlen)
+{
+	uint32_t width = RF_MIN(n, 256u);
+	*pr = (probe){ .idx = idx, .width = width, .nfree = width };
+	pr->done = malloc(width * sizeof(*pr->done));
+	pr->wake = eventfd(0, EFD_CLOEXEC);
+	int ret = !pr->done || posix_memalign((void **)&pr->mem, 4096, 4096 * (size_t)width)
+		? -ENOMEM : pr->wake < 0 ? -errno : 0;
+	if (!ret)
+		ret = rfi_io_create(&pr->io, &(rf_io_params){ .path = RF_IO_AUTO, .depth = width,
+							     .max_read = 4096, .wake_fd = pr->wake,
+							     .name = idx->root, .log_level = log_level,
+							     .url_reader = rfi_transport_reader(idx->transport),
+							     .sign = rfi_transport_sign(idx->transport),
+							     .url_budget_ms = idx->remote_timeout_ms },
+				   err, errlen);
+	pr->free_slots = malloc(width * sizeof(uint32_t));
+	pr->todo = malloc(2 * (size_t)n * sizeof(uint32_t));
+	pr->rounds = calloc(idx->nshards, 1);
+	if (!ret && (!pr->free_slots || !pr->todo || !pr->rounds))
+		ret = -ENOMEM;
+	for (uint32_t k = 0; !ret && k < width; k++)
+		pr->free_slots[k] = k;
+	for (size_t i = idx->nshards; !ret && i-- > 0;)
+		if (!idx->etags[i][0])
+			pr->todo[pr->ntodo++] = (uint32_t)i;
+	return ret;
+}
+
+static void probe_close(probe *pr)
+{
+	free(pr->todo);
+	free(pr->rounds);
+	rfi_io_destroy(pr->io);
+	if (pr->wake >= 0)
+		close(pr->wake);
+	free(pr->mem);
+	free(pr->done);
+	free(pr->free_slots);
+}
+
+/* Asks what it can: a shard of todo into each free read. */
+static void probe_submit(probe *pr)
+{
+	rf_index *idx = pr->idx;
+	while (pr->ntodo && pr->nfree) {
+		uint32_t i = pr->todo[--pr->ntodo], again = i & PROBE_AGAIN;
+		i &= ~PROBE_AGAIN;
+		uint32_t k = pr->free_slots[--pr->nfree];
+		rfi_io_submit(pr->io, &(rf_io_read){ .file = -1, .url = idx->urls[i], .len = 1,
+						    .buf = pr->mem + 4096 * (size_t)k,
+						    .tag = (uint64_t)k << 32 | again | i,
+						    .etag = again ? idx->etags[i] : NULL,
+						    .etag_out = again ? NULL : idx->etags[i] });
+		pr->active++;
+	}
+}
+
+/* One answer: a first one asks again, two that disagree are asked anew
+ * (PROBE_ROUNDS at most), a failure or another size ends the check. */
+static int probe_answer(probe *pr, const rf_io_done *d, char *err, size_t errlen)
+{
+	rf_index *idx = pr->idx;
+	uint32_t i = (uint32_t)d->tag & ~PROBE_AGAIN;
+	int again = !!((uint32_t)d->tag & PROBE_AGAIN);
+	pr->free_slots[pr->nfree++] = (uint32_t)(d->tag >> 32);
+	pr->active--;
+	char name[PATH_MAX + 8];
+	rfi_index_shard_shown(idx, i, name, sizeof(name));
+	if (again && d->res == -ESTALE && pr->rounds[i] < PROBE_ROUNDS) {
+		/* the two answers disagree: both forgotten, asked anew */
+		pr->rounds[i]++;
+		idx->etags[i][0] = '\0';
+		pr->todo[pr->ntodo++] = i;
+	} else if (d->res < 0) {
+		char what[256];
+		rfi_io_describe(d, what, sizeof(what));
+		rfi_fmt(err, errlen, "shard %s: %s%s", name, what, again ? " (its ETag "
+		       "asked again, after one answer gave it)" : "");
+		return d->res;
+	} else if (d->size != idx->shard_sizes[i]) {
+		rfi_fmt(err, errlen, "shard %s: %llu bytes on the server, %llu when it was "
+		       "indexed: the index is of other shards", name, (unsigned long long)d->size,
+		       (unsigned long long)idx->shard_sizes[i]);
+		return -ESTALE;
+	} else if (!again) {
+		pr->todo[pr->ntodo++] = i | PROBE_AGAIN;
+	}
+	return 0;
+}
+
 int rfi_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, size_t errlen)
 {
 	uint32_t n = 0;
@@ -597,93 +779,21 @@ int rfi_index_check_remote(rf_index *idx, rf_log_level log_level, char *err, siz
 	idx->etags_seen = n == idx->nshards; /* once this check succeeds */
 	if (!n)
 		return 0;
-	uint32_t width = RF_MIN(n, 256u);
-	uint8_t *mem = NULL;
-	rf_io *io = NULL;
-	rf_io_done *done = malloc(width * sizeof(*done));
-	int wake = eventfd(0, EFD_CLOEXEC);
-	int ret = !done || posix_memalign((void **)&mem, 4096, 4096 * (size_t)width) ? -ENOMEM
-		: wake < 0 ? -errno : 0;
-	if (!ret)
-		ret = rfi_io_create(&io, &(rf_io_params){ .path = RF_IO_AUTO, .depth = width,
-							 .max_read = 4096, .wake_fd = wake,
-							 .name = idx->root, .log_level = log_level,
-							 .sign = rfi_transport_sign(idx->transport),
-							 .url_budget_ms = idx->remote_timeout_ms },
-				   err, errlen);
-	/* a byte of each (the response says the size and the ETag), then a
-	 * byte again asking for that ETag (If-Match): an ETag is believed when
-	 * two answers agree (one answer may be a proxy's lie, and every read
-	 * of the shard would then be refused, 412). 256 at once; read number
-	 * k's buffer is mem + 4096 k. todo: shards to ask (PROBE_AGAIN: the
-	 * second time), popped from its end. */
-	size_t ntodo = 0;
-	uint32_t active = 0, nfree = width, *free_slots = malloc(width * sizeof(uint32_t));
-	uint32_t *todo = malloc(2 * (size_t)n * sizeof(uint32_t));
-	uint8_t *rounds = calloc(idx->nshards, 1);
-	if (!ret && (!free_slots || !todo || !rounds))
-		ret = -ENOMEM;
-	for (uint32_t k = 0; !ret && k < width; k++)
-		free_slots[k] = k;
-	for (size_t i = idx->nshards; !ret && i-- > 0;)
-		if (!idx->etags[i][0])
-			todo[ntodo++] = (uint32_t)i;
-	while (!ret && (ntodo || active)) {
-		while (ntodo && nfree) {
-			uint32_t i = todo[--ntodo], again = i & PROBE_AGAIN;
-			i &= ~PROBE_AGAIN;
-			uint32_t k = free_slots[--nfree];
-			rfi_io_submit(io, &(rf_io_read){ .file = -1, .url = idx->urls[i], .len = 1,
-							.buf = mem + 4096 * (size_t)k,
-							.tag = (uint64_t)k << 32 | again | i,
-							.etag = again ? idx->etags[i] : NULL,
-							.etag_out = again ? NULL : idx->etags[i] });
-			active++;
-		}
-		if (!active)
+	probe pr;
+	int ret = probe_open(&pr, idx, n, log_level, err, errlen);
+	while (!ret && (pr.ntodo || pr.active)) {
+		probe_submit(&pr);
+		if (!pr.active)
 			break;
-		ret = rfi_io_wait_until(io, rfi_now_ns() + SCAN_SLICE_NS);
+		ret = rfi_io_wait_until(pr.io, rfi_now_ns() + SCAN_SLICE_NS);
 		if (!ret && rfi_cancelled()) {
 			rfi_fmt(err, errlen, "%s: checking the shards: cancelled", idx->root);
 			ret = -ECANCELED;
 		}
-		uint32_t got = ret ? 0 : rfi_io_reap(io, done, width);
-		for (uint32_t j = 0; j < got && !ret; j++) {
-			uint32_t i = (uint32_t)done[j].tag & ~PROBE_AGAIN;
-			int again = !!((uint32_t)done[j].tag & PROBE_AGAIN);
-			free_slots[nfree++] = (uint32_t)(done[j].tag >> 32);
-			active--;
-			char name[PATH_MAX + 8];
-			rfi_index_shard_shown(idx, i, name, sizeof(name));
-			if (again && done[j].res == -ESTALE && rounds[i] < PROBE_ROUNDS) {
-				/* the two answers disagree: both forgotten, asked anew */
-				rounds[i]++;
-				idx->etags[i][0] = '\0';
-				todo[ntodo++] = i;
-			} else if (done[j].res < 0) {
-				char what[256];
-				rfi_io_describe(&done[j], what, sizeof(what));
-				rfi_fmt(err, errlen, "shard %s: %s%s", name, what, again ? " (its ETag "
-				       "asked again, after one answer gave it)" : "");
-				ret = done[j].res;
-			} else if (done[j].size != idx->shard_sizes[i]) {
-				rfi_fmt(err, errlen, "shard %s: %llu bytes on the server, %llu when it was "
-				       "indexed: the index is of other shards", name,
-				       (unsigned long long)done[j].size,
-				       (unsigned long long)idx->shard_sizes[i]);
-				ret = -ESTALE;
-			} else if (!again) {
-				todo[ntodo++] = i | PROBE_AGAIN;
-			}
-		}
+		uint32_t got = ret ? 0 : rfi_io_reap(pr.io, pr.done, pr.width);
+		for (uint32_t j = 0; j < got && !ret; j++)
+			ret = probe_answer(&pr, &pr.done[j], err, errlen);
 	}
-	free(todo);
-	free(rounds);
-	rfi_io_destroy(io);
-	if (wake >= 0)
-		close(wake);
-	free(mem);
-	free(done);
-	free(free_slots);
+	probe_close(&pr);
 	return ret;
 }

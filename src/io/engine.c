@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "io/engine_impl.h"
-#include "remote/http.h"
 #include "util/util.h"
 
 #define WAKE_POLL_MS 100 /* the pread path's longest sleep without a wake-up */
@@ -55,8 +54,8 @@ void rfi_io_get_info(const rf_io *io, rf_io_info *info)
 	info->fixed_buffers = io->fixed_regions > 0;
 	info->inflight = io->inflight;
 	info->http = (rf_io_http_counts){ 0 };
-	if (io->http)
-		rfi_http_get_counts(io->http, &info->http);
+	if (io->reader)
+		io->p.url_reader->get_counts(io->reader, &info->http);
 }
 
 /* O_NONBLOCK: a FIFO put where a file was must not block the open (waiting
@@ -136,7 +135,7 @@ static void prep_reads(rf_io *io, uint32_t id, rf_io_req *q)
 
 static void finished(rf_io *io, uint32_t id);
 
-/* ---- HTTP(S) reads: http.c's transfers, their sockets polled here ---- */
+/* ---- URL reads: the URL reader's transfers, their sockets polled here ---- */
 
 static struct io_uring_sqe *get_sqe(rf_io *io)
 {
@@ -148,20 +147,20 @@ static struct io_uring_sqe *get_sqe(rf_io *io)
 	return sqe;
 }
 
-/* Asks the ring to tell when fd has the events curl wants. */
+/* Asks the ring to tell when fd has the events the reader wants. */
 static void arm_poll(rf_io *io, int fd)
 {
 	rf_io_sock *k = &io->socks[fd];
 	struct io_uring_sqe *sqe = get_sqe(io);
 	if (!sqe)
-		return; /* cannot happen after a submit; curl's timer still runs */
+		return; /* cannot happen after a submit; the reader's timer still runs */
 	io_uring_prep_poll_add(sqe, fd, (unsigned)k->events);
 	io_uring_sqe_set_data64(sqe, UD_POLL | (uint64_t)k->gen << 32 | (uint32_t)fd);
 	k->armed = 1;
 }
 
-/* http.c's watch hook: fd to be watched for events, or no longer (0). */
-static void http_watch(void *engine, int fd, short events)
+/* The reader's watch hook: fd to be watched for events, or no longer (0). */
+static void url_watch(void *engine, int fd, short events)
 {
 	rf_io *io = engine;
 	if (fd < 0)
@@ -170,7 +169,7 @@ static void http_watch(void *engine, int fd, short events)
 		int n = RF_MAX(fd + 1, io->nsocks * 2);
 		rf_io_sock *k = realloc(io->socks, (size_t)n * sizeof(*k));
 		if (!k)
-			return; /* not watched: curl's timer still drives it, slowly */
+			return; /* not watched: the reader's timer still drives it, slowly */
 		memset(k + io->nsocks, 0, (size_t)(n - io->nsocks) * sizeof(*k));
 		io->socks = k;
 		io->nsocks = n;
@@ -190,23 +189,23 @@ static void http_watch(void *engine, int fd, short events)
 		arm_poll(io, fd);
 }
 
-/* A poll of an HTTP socket fired: curl reads or writes it; watched again
- * unless curl changed its mind meanwhile. */
-static void http_polled(rf_io *io, uint64_t ud, int res)
+/* A poll of a reader's socket fired: the reader reads or writes it; watched
+ * again unless the reader changed its mind meanwhile. */
+static void url_polled(rf_io *io, uint64_t ud, int res)
 {
 	int fd = (int)(uint32_t)ud;
 	uint32_t gen = (uint32_t)(ud >> 32) & 0x3fffffffu;
-	if (!io->http || fd >= io->nsocks || io->socks[fd].gen != gen || !io->socks[fd].armed)
+	if (!io->reader || fd >= io->nsocks || io->socks[fd].gen != gen || !io->socks[fd].armed)
 		return; /* a poll taken back */
 	io->socks[fd].armed = 0;
-	rfi_http_socket_ready(io->http, fd, res < 0 ? POLLERR : (short)res);
+	io->p.url_reader->socket_ready(io->reader, fd, res < 0 ? POLLERR : (short)res);
 	rf_io_sock *k = &io->socks[fd];
 	if (k->events && !k->armed)
 		arm_poll(io, fd);
 }
 
-/* http.c's done hook: read id is over. */
-static void http_done(void *engine, uint32_t id, const rf_http_result *r)
+/* The reader's done hook: read id is over. */
+static void url_done(void *engine, uint32_t id, const rf_io_url_result *r)
 {
 	rf_io *io = engine;
 	rf_io_req *q = &io->reqs[id];
@@ -220,8 +219,29 @@ static void http_done(void *engine, uint32_t id, const rf_http_result *r)
 	finished(io, id);
 }
 
-/* Starts read id of a URL: a ranged GET, no alignment, nothing over-read. */
-static void start_http(rf_io *io, uint32_t id, rf_io_req *q)
+/* Makes the URL reader at the first URL read (cold path); a failure is
+ * logged once, and every URL read fails. */
+static void make_reader(rf_io *io)
+{
+	char why[256];
+	rf_io_url_hooks hooks = { .engine = io, .watch = url_watch, .done = url_done };
+	io->reader_failed = 1;
+	if (io->backend == BACKEND_PREAD)
+		rfi_fmt(why, sizeof(why), "http(s) reads need io_uring (the pread path has no "
+		       "event loop for sockets)");
+	else if (!io->p.url_reader)
+		rfi_fmt(why, sizeof(why), "a URL read, and no URL reader (the source's transport "
+		       "reads no URLs)");
+	else if (!io->p.url_reader->create(&io->reader, &hooks, &io->p, why, sizeof(why)))
+		io->reader_failed = 0;
+	if (io->reader_failed) {
+		io->reader = NULL;
+		rfi_log(io->p.log_level, RF_LOG_ERROR, "%s", why);
+	}
+}
+
+/* Starts read id of a URL: a ranged read, no alignment, nothing over-read. */
+static void start_url(rf_io *io, uint32_t id, rf_io_req *q)
 {
 	q->direct = 0;
 	q->start = q->rd.offset;
@@ -230,25 +250,14 @@ static void start_http(rf_io *io, uint32_t id, rf_io_req *q)
 	q->open_res = q->read_res = q->close_res = q->read_err = 0;
 	q->cqes = q->ncqes = 0;
 	io->inflight++;
-	if (!io->http && !io->http_failed) {
-		char why[256];
-		rf_http_hooks hooks = { .engine = io, .watch = http_watch, .done = http_done };
-		if (io->backend == BACKEND_PREAD || rfi_http_create(&io->http, &hooks, &io->p, why,
-								  sizeof(why))) {
-			io->http_failed = 1;
-			if (io->backend == BACKEND_PREAD)
-				rfi_fmt(why, sizeof(why), "http(s) reads need io_uring (the pread path "
-				       "has no event loop for sockets)");
-			rfi_log(io->p.log_level, RF_LOG_ERROR, "%s", why);
-		}
-	}
-	if (!io->http) {
-		http_done(io, id, &(rf_http_result){ .res = -EPROTONOSUPPORT, .step = RF_IO_STEP_OPEN });
+	if (!io->reader && !io->reader_failed)
+		make_reader(io);
+	if (!io->reader) {
+		url_done(io, id, &(rf_io_url_result){ .res = -EPROTONOSUPPORT,
+						      .step = RF_IO_STEP_OPEN });
 		return;
 	}
-	rfi_http_start(io->http, id, &(rf_http_ask){ .offset = q->rd.offset, .len = q->rd.len,
-						    .size = q->rd.size, .etag = q->rd.etag },
-		      q->rd.url, q->rd.buf, q->rd.etag_out);
+	io->p.url_reader->start(io->reader, id, &q->rd);
 }
 
 /* Starts (or starts again) read id: the span this read covers in this mode,
@@ -259,7 +268,7 @@ static void start(rf_io *io, uint32_t id)
 {
 	rf_io_req *q = &io->reqs[id];
 	if (q->rd.url) {
-		start_http(io, id, q);
+		start_url(io, id, q);
 		return;
 	}
 	const rf_io_file *f = q->chain ? NULL : &io->files[q->rd.file];
@@ -468,7 +477,7 @@ static void reap_ring(rf_io *io)
 		if (cqe->user_data == UD_CANCEL || cqe->user_data == UD_POLL_REMOVE)
 			continue;
 		if (UD_IS_POLL(cqe->user_data)) {
-			http_polled(io, cqe->user_data, cqe->res);
+			url_polled(io, cqe->user_data, cqe->res);
 			continue;
 		}
 		if (UD_IS_WRITE(cqe->user_data)) {
@@ -629,12 +638,12 @@ int rfi_io_wait_until(rf_io *io, uint64_t until)
 		arm_wake(io);
 	/* with results waiting, only collect what else finished (DEFER_TASKRUN
 	 * posts completions only when this thread asks the kernel for them) */
-	uint64_t deadline = io->http ? rfi_http_deadline(io->http) : UINT64_MAX, now;
+	uint64_t deadline = io->reader ? io->p.url_reader->deadline(io->reader) : UINT64_MAX, now;
 	deadline = RF_MIN(deadline, until);
 	int ret;
 	if (io->done_q.count || io->wdone_q.count) {
 		ret = io_uring_submit_and_get_events(&io->ring);
-	} else if (deadline != UINT64_MAX) { /* curl's timer: sleep no longer than it */
+	} else if (deadline != UINT64_MAX) { /* the reader's timer: sleep no longer than it */
 		now = rfi_now_ns();
 		uint64_t ns = deadline > now ? deadline - now : 0;
 		struct __kernel_timespec ts = { .tv_sec = (long long)(ns / 1000000000ull),
@@ -650,8 +659,8 @@ int rfi_io_wait_until(rf_io *io, uint64_t until)
 	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 		return ret;
 	reap_ring(io);
-	if (io->http)
-		rfi_http_run_timer(io->http);
+	if (io->reader)
+		io->p.url_reader->run_timer(io->reader);
 	return 0;
 }
 

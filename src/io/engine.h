@@ -10,9 +10,11 @@
  * (a range that is not aligned is over-read and trimmed: the data starts
  * `skip` bytes into the buffer), retries of EAGAIN / EINTR, the fallback to
  * buffered reads where O_DIRECT is refused, and fewer reads in flight when
- * the system runs short of descriptors or memory; and reads of http(s) URLs
- * (ranged GETs through libcurl, src/remote/http.c), whose sockets the same
- * io_uring watches and whose timer the same wait keeps.
+ * the system runs short of descriptors or memory; and reads of URLs through
+ * the URL reader its caller gives it (rf_io_url_ops: the transport row of
+ * the source says which, src/remote/transport.h), whose sockets the same
+ * io_uring watches and whose timer the same wait keeps. It includes nothing
+ * of src/remote/: the reader and its signer come from above.
  *
  * Thread rule: one thread (the feeder) creates, uses and destroys an engine.
  * Other threads wake it by writing to the eventfd it was given (wake_fd).
@@ -30,15 +32,14 @@
 
 typedef struct rf_io rf_io;
 
-/* How URL reads are signed: AWS Signature Version 4 (S3 and the stores
- * that speak its API), through libcurl's own signing. Must outlive the
- * engine (its HTTP side asks creds for the current keys before each
- * request: credentials.h); the secret and token are never printed. */
-struct rf_creds;
-typedef struct rf_io_sign {
-	const char *region;      /* "us-east-1" when NULL */
-	struct rf_creds *creds;  /* the keys, kept fresh; NULL: the requests go unsigned */
-} rf_io_sign;
+/* How URL reads are signed: the transport row's own signer (an s3 row's:
+ * SigV4 with keys kept fresh), opaque here: the engine carries it to its
+ * URL reader, which knows what it is (src/remote/sign.h). Must outlive the
+ * engine. */
+typedef struct rf_io_sign rf_io_sign;
+
+/* What URL reads go through (below, after the reads it takes). */
+typedef struct rf_io_url_ops rf_io_url_ops;
 
 #define RF_IO_URL_BUDGET_MS 120000 /* a URL read's time, all its tries, by default */
 #define RF_IO_ETAG_MAX 80          /* an ETag, quotes and NUL included; a longer one
@@ -51,7 +52,7 @@ typedef struct rf_io_http_counts {
 	uint64_t retries;   /* transfers that failed and were tried again, by kind: */
 	uint64_t retry_throttled, retry_server, retry_connection, retry_stalled;
 	                    /* 429 or 503; 500, 502, 504 or a response that broke
-	                     * rfi_http_check's rules (another range, an encoding,
+	                     * the reader's checks (another range, an encoding,
 	                     * another ETag); a reset or a body cut short; no byte
 	                     * for 15 s, or the transfer's time ran out */
 	uint64_t errors;    /* reads that failed for good */
@@ -79,7 +80,11 @@ typedef struct rf_io_params {
 	                          * engine exists, so it is not the engine's) */
 	const char *name;        /* what is read, for log lines ("under NAME") */
 	rf_log_level log_level;
-	const rf_io_sign *sign;  /* URL reads: how to sign them, or NULL (unsigned) */
+	const rf_io_url_ops *url_reader; /* URL reads: what reads them (the source's
+	                          * transport row's, rfi_transport_reader), or NULL:
+	                          * a URL read fails (-EPROTONOSUPPORT) */
+	const rf_io_sign *sign;  /* URL reads: how to sign them, or NULL (unsigned);
+	                          * given to url_reader as it is */
 	uint32_t url_budget_ms;  /* URL reads: a read's time from its first try to its
 	                          * last (0: RF_IO_URL_BUDGET_MS); past it, it fails */
 } rf_io_params;
@@ -92,8 +97,9 @@ typedef struct rf_io_read {
 	int dirfd;
 	const char *path;  /* must stay valid until the read completes */
 	int file;          /* when path and url are NULL */
-	const char *url;   /* else an http(s) URL: a ranged GET (src/remote/http.c; io_uring
-	                    * paths only); must stay valid until the read completes */
+	const char *url;   /* else a URL, read by the URL reader (an http(s) ranged GET;
+	                    * io_uring paths only); must stay valid until the read
+	                    * completes */
 	const char *etag;  /* a URL read: only of the object with this ETag (If-Match;
 	                    * another fails with -ESTALE), or NULL; same lifetime */
 	char *etag_out;    /* a URL read: the response's ETag is copied here
@@ -126,6 +132,64 @@ typedef struct rf_io_done {
 	 * server sent Content-Range bytes 0-511/4096"), or "" */
 	char why[RF_IO_WHY_MAX];
 } rf_io_done;
+
+/* ---- URL reads: a reader given from above ----
+ * The engine hands a URL read (rf_io_read.url) to its URL reader
+ * (rf_io_params.url_reader), made at the first such read, and lends it
+ * hooks: the reader says which sockets to watch (polled on the engine's
+ * own ring) and when a read is over; its deadline is folded into the
+ * engine's wait. One indirect call per event. The reader runs on the
+ * engine's thread alone. */
+
+/* How a URL read ended. */
+typedef struct rf_io_url_result {
+	int32_t res;       /* bytes of the range received (fewer: the object ended
+	                    * first), or a negative errno */
+	int step;          /* RF_IO_STEP_OPEN when the server refused the request
+	                    * (4xx), else RF_IO_STEP_READ */
+	uint64_t size;     /* the object's bytes as the response says them, or 0 */
+	long status;       /* the last response's status (HTTP), 0: none came */
+	uint32_t tries;    /* transfers made */
+	uint64_t ns;       /* from the first transfer's start to the end */
+	const char *why;   /* res < 0: what the server did (RF_IO_WHY_MAX bytes at
+	                    * most), or NULL; valid during the done hook */
+} rf_io_url_result;
+
+/* What the engine lends its URL reader. */
+typedef struct rf_io_url_hooks {
+	void *engine;
+	/* Watch fd for events (POLLIN | POLLOUT), or stop watching it (0). */
+	void (*watch)(void *engine, int fd, short events);
+	/* Read id is over. */
+	void (*done)(void *engine, uint32_t id, const rf_io_url_result *r);
+} rf_io_url_hooks;
+
+struct rf_io_url_ops {
+	/* A reader for p's reads: read numbers 0..p->depth-1, signed with p->sign,
+	 * each within p->url_budget_ms, its warnings at p->log_level. @return :
+	 * 0, or a negative errno (-EPROTONOSUPPORT: this build reads no URLs)
+	 * with err set. */
+	int (*create)(void **reader, const rf_io_url_hooks *hooks, const rf_io_params *p,
+		      char *err, size_t errlen);
+	/* Aborts every transfer (their reads are not reported) and frees. */
+	void (*destroy)(void *reader);
+	/* Starts read id: bytes [rd->offset, + rd->len) of rd->url into rd->buf,
+	 * only of the object rd->etag and rd->size say (when set); the response's
+	 * ETag into rd->etag_out when set. Reported through hooks->done, possibly
+	 * from within this call. */
+	void (*start)(void *reader, uint32_t id, const rf_io_read *rd);
+	/* A watched socket is ready (revents as poll gives them). */
+	void (*socket_ready)(void *reader, int fd, short revents);
+	/* Nanoseconds (rfi_now_ns()) at which its timer wants running, or
+	 * UINT64_MAX: none. */
+	uint64_t (*deadline)(const void *reader);
+	/* Runs its timer when its deadline has passed (a no-op before). */
+	void (*run_timer)(void *reader);
+	/* Reads started and not reported. */
+	uint32_t (*active)(const void *reader);
+	/* Counters since it was made. */
+	void (*get_counts)(const void *reader, rf_io_http_counts *out);
+};
 
 /* What the engine settled on (changes: direct after a fallback, inflight). */
 typedef struct rf_io_info {

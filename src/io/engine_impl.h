@@ -15,8 +15,8 @@
 enum { OP_OPEN = 0, OP_READ = 1, OP_CLOSE = 2 };
 #define UD_WAKE UINT64_MAX       /* the read of wake_fd */
 #define UD_CANCEL (UINT64_MAX - 1) /* teardown's cancel-all */
-#define UD_POLL_REMOVE (UINT64_MAX - 2) /* a poll of an HTTP socket taken back */
-/* A poll of an HTTP socket: UD_POLL | generation << 32 | fd (below UD_POLL_REMOVE). */
+#define UD_POLL_REMOVE (UINT64_MAX - 2) /* a poll of a URL reader's socket taken back */
+/* A poll of a URL reader's socket: UD_POLL | generation << 32 | fd (below UD_POLL_REMOVE). */
 #define UD_POLL (1ull << 62)
 #define UD_IS_POLL(ud) (((ud) & UD_POLL) && (ud) < UD_POLL_REMOVE)
 /* A write (rfi_io_write): UD_WRITE | its number (< RF_IO_MAX_WRITES). */
@@ -47,14 +47,14 @@ typedef struct rf_io_req {
 	uint16_t ncqes;
 	int32_t result;        /* once finished: what rfi_io_reap() gives back */
 	uint8_t step;          /* enum rf_io_step */
-	uint64_t object_size;  /* a URL read: the object's bytes (http.c), or 0 */
-	uint16_t http_status;  /* a URL read: as http.c ended it (rf_io_done's) */
+	uint64_t object_size;  /* a URL read: the object's bytes (the reader's), or 0 */
+	uint16_t http_status;  /* a URL read: as the reader ended it (rf_io_done's) */
 	uint16_t tries;
 	uint32_t ms;
 	char why[RF_IO_WHY_MAX]; /* a URL read: rf_io_done's */
 } rf_io_req;
 
-/* An HTTP socket curl asked to have watched (http.c's hooks). */
+/* A socket the URL reader asked to have watched (its watch hook). */
 typedef struct rf_io_sock {
 	short events;          /* POLLIN | POLLOUT wanted, 0: none */
 	uint8_t armed;         /* a poll request is in the ring */
@@ -97,9 +97,9 @@ struct rf_io {
 	 * reaped (done_q); they add up to depth (engine.c asserts it). */
 
 	uint32_t *drain;       /* scratch for the pread pool's finished numbers */
-	/* HTTP(S) reads (http.c): made at the first URL read */
-	struct rf_http *http;
-	int http_failed;       /* the HTTP side could not be made: URL reads fail */
+	/* URL reads: p.url_reader's state, made at the first URL read */
+	void *reader;
+	int reader_failed;     /* it could not be made: URL reads fail */
 	rf_io_sock *socks;     /* by fd */
 	int nsocks;
 

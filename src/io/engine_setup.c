@@ -11,7 +11,6 @@
 
 #include "io/dio_align.h"
 #include "io/engine_impl.h"
-#include "remote/http.h"
 #include "rf_config.h" /* RF_TEST_HOOKS */
 #include "util/util.h"
 
@@ -239,10 +238,10 @@ static void cancel_ring(rf_io *io)
 
 void rfi_io_teardown(rf_io *io)
 {
-	if (io->http) { /* its transfers end now, unreported; their polls are cancelled below */
-		io->inflight -= rfi_http_active(io->http);
-		rfi_http_destroy(io->http);
-		io->http = NULL;
+	if (io->reader) { /* its transfers end now, unreported; their polls are cancelled below */
+		io->inflight -= io->p.url_reader->active(io->reader);
+		io->p.url_reader->destroy(io->reader);
+		io->reader = NULL;
 	}
 	free(io->socks);
 	io->socks = NULL;

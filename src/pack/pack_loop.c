@@ -155,41 +155,43 @@ static int start_shard(rf_packer *p, char *err, size_t errlen)
 	return rfi_out_open(&p->shard, p->dirfd, p->o->out, name, err, errlen);
 }
 
-static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
+/* One sample on its way into the shard: its data member (as read, or
+ * compressed), its other members, and what they take of p->in. */
+typedef struct sample_out {
+	const uint8_t *data;  /* the data member's bytes: in p->in, or compressed in p->z */
+	size_t n;             /* its bytes */
+	size_t in_end;        /* bytes read into p->in: the data, then the other members */
+	uint32_t nx;          /* other members */
+	const rf_index_extra *x; /* their records */
+	struct pack_extra *xs;   /* where their bytes are in p->in, their headers */
+	uint64_t extra_bytes; /* what they take of the shard: headers and blocks */
+} sample_out;
+
+/* The data member as one zstd frame in p->z: one frame per sample, with
+ * its content size (set by compress2) and checksum; the dictionary, if
+ * any, stays referenced. */
+static int compress_data(rf_packer *p, uint64_t i, sample_out *so, char *err, size_t errlen)
 {
-	const rf_pack_opts *o = p->o;
-	size_t len;
-	int ret = rfi_pack_read(&p->idx, i, &p->in, 0, UINT64_MAX, &len, err, errlen);
-	if (ret)
-		return ret;
-	const uint8_t *data = p->in.p;
-	size_t n = len;
-	/* the member is named by what its bytes are, as readers tell it */
-	static const char *const image_ext[] = { [RF_FORMAT_UNKNOWN] = "jpg", [RF_FORMAT_JPEG] = "jpg",
-						 [RF_FORMAT_PNG] = "png", [RF_FORMAT_WEBP] = "webp" };
-	const char *ext = o->index_flags & RF_INDEX_RAW ? "bin" : image_ext[rfi_image_sniff(data, len)];
-	if (p->cctx) {
-		/* one frame per sample, with its content size (set by compress2)
-		 * and checksum; the dictionary, if any, stays referenced */
-		if (rfi_buf_reserve(&p->z, ZSTD_compressBound(len)))
-			return -ENOMEM;
-		size_t z = ZSTD_compress2(p->cctx, p->z.p, p->z.cap, data, len);
-		if (ZSTD_isError(z)) {
-			rfi_fmt(err, errlen, "sample %" PRIu64 ": zstd: %s", i, ZSTD_getErrorName(z));
-			return -EIO;
-		}
-		data = p->z.p;
-		n = z;
+	if (rfi_buf_reserve(&p->z, ZSTD_compressBound(so->n)))
+		return -ENOMEM;
+	size_t z = ZSTD_compress2(p->cctx, p->z.p, p->z.cap, so->data, so->n);
+	if (ZSTD_isError(z)) {
+		rfi_fmt(err, errlen, "sample %" PRIu64 ": zstd: %s", i, ZSTD_getErrorName(z));
+		return -EIO;
 	}
-	char name[64], cls_name[64];
-	snprintf(name, sizeof(name), "%0*" PRIu64 ".%s%s", p->key_width, i, ext, p->cctx ? ".zst" : "");
-	int32_t label = p->idx.entries[i].label;
-	uint64_t cls_bytes = label >= 0 ? 2 * RF_TAR_BLOCK : 0;
-	/* its other members (a loose image's KEY.txt, KEY.json), kept as they
-	 * are under the sample's new key, after its image: read after the
-	 * image's bytes (and its compressed copy, in p->z) in p->in */
-	uint32_t nx;
-	const rf_index_extra *x = rfi_index_extras_of(&p->idx, i, &nx);
+	so->data = p->z.p;
+	so->n = z;
+	return 0;
+}
+
+/* Its other members (a loose image's KEY.txt, KEY.json), kept as they are
+ * under the sample's new key, after its image: read after the image's
+ * bytes (and its compressed copy, in p->z) in p->in. */
+static int read_extras(rf_packer *p, uint64_t i, sample_out *so, char *err, size_t errlen)
+{
+	so->x = rfi_index_extras_of(&p->idx, i, &so->nx);
+	uint32_t nx = so->nx;
+	const rf_index_extra *x = so->x;
 	/* grown to the most members a sample has, then reused */
 	if (nx > (INT_MAX - 5) / 3)
 		return read_fail(&p->idx, i, E2BIG, "more other members than one write can take",
@@ -197,39 +199,43 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	if (rfi_buf_reserve(&p->xs, (size_t)nx * sizeof(struct pack_extra) + 1) ||
 	    rfi_buf_reserve(&p->iov, (5 + 3 * (size_t)nx) * sizeof(struct iovec)))
 		return -ENOMEM;
-	struct pack_extra *xs = (struct pack_extra *)(void *)p->xs.p;
-	size_t in_end = len;
-	uint64_t extra_bytes = 0;
+	struct pack_extra *xs = so->xs = (struct pack_extra *)(void *)p->xs.p;
 	for (uint32_t k = 0; k < nx; k++) {
 		const char *rel = p->idx.paths + x[k].at;
 		char what[300];
 		if (x[k].how == RF_EXTRA_INLINE) { /* a manifest column: copied as it is */
-			if (rfi_buf_reserve(&p->in, in_end + x[k].size))
+			if (rfi_buf_reserve(&p->in, so->in_end + x[k].size))
 				return -ENOMEM;
-			memcpy(p->in.p + in_end, rel, x[k].size);
-			xs[k].at = in_end;
+			memcpy(p->in.p + so->in_end, rel, x[k].size);
+			xs[k].at = so->in_end;
 			xs[k].len = x[k].size;
-			in_end += xs[k].len;
-			extra_bytes += RF_TAR_BLOCK + rfi_tar_blocks(xs[k].len);
+			so->in_end += xs[k].len;
+			so->extra_bytes += RF_TAR_BLOCK + rfi_tar_blocks(xs[k].len);
 			continue;
 		}
 		snprintf(what, sizeof(what), "its member '%s'", rel);
-		xs[k].at = in_end;
-		ret = read_file(&p->idx, i, rel, what, &p->in, in_end, UINT64_MAX, &xs[k].len, err,
-				errlen);
+		xs[k].at = so->in_end;
+		int ret = read_file(&p->idx, i, rel, what, &p->in, so->in_end, UINT64_MAX, &xs[k].len,
+				    err, errlen);
 		if (ret)
 			return ret;
-		in_end += xs[k].len;
-		extra_bytes += RF_TAR_BLOCK + rfi_tar_blocks(xs[k].len);
+		so->in_end += xs[k].len;
+		so->extra_bytes += RF_TAR_BLOCK + rfi_tar_blocks(xs[k].len);
 	}
-	/* each member's name: the new key and its extension, which a ustar
-	 * header holds if it is at most 100 bytes; a longer one is refused,
-	 * never cut (a cut name is another member) */
-	for (uint32_t k = 0; k < nx; k++) {
+	return 0;
+}
+
+/* Each other member's name: the new key and its extension, which a ustar
+ * header holds if it is at most 100 bytes; a longer one is refused, never
+ * cut (a cut name is another member). */
+static int name_extras(rf_packer *p, uint64_t i, sample_out *so, char *err, size_t errlen)
+{
+	for (uint32_t k = 0; k < so->nx; k++) {
 		char xname[RF_TAR_NAME_MAX + 2];
-		const char *ext = p->idx.extra_names[x[k].name];
+		const char *ext = p->idx.extra_names[so->x[k].name];
 		int w = snprintf(xname, sizeof(xname), "%0*" PRIu64 ".%s", p->key_width, i, ext);
-		if (w < 0 || (size_t)w > RF_TAR_NAME_MAX || rfi_tar_header(xs[k].hdr, xname, xs[k].len, '0')) {
+		if (w < 0 || (size_t)w > RF_TAR_NAME_MAX ||
+		    rfi_tar_header(so->xs[k].hdr, xname, so->xs[k].len, '0')) {
 			char path[4096 + 256];
 			sample_path(&p->idx, i, path, sizeof(path));
 			rfi_fmt(err, errlen, "sample %" PRIu64 " '%s': its member with extension '%s' "
@@ -239,14 +245,18 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 			return -ENAMETOOLONG;
 		}
 	}
-	if (!p->cctx)
-		data = p->in.p; /* the reads above may have moved it */
+	return 0;
+}
 
-	/* A shard ends before the sample that would take it past shard_size
-	 * (its end blocks counted); its first sample goes in whatever its size. */
+/* A shard ends before the sample that would take it past shard_size (its
+ * end blocks counted); its first sample goes in whatever its size. bytes:
+ * what the sample takes after its padding. Starts the next shard. */
+static int make_room(rf_packer *p, uint64_t bytes, char *err, size_t errlen)
+{
+	const rf_pack_opts *o = p->o;
 	uint64_t off = p->shard.fd >= 0 ? p->shard.bytes : 0;
-	uint64_t need = rfi_tar_pad_bytes(off, o->align) + RF_TAR_BLOCK + rfi_tar_blocks(n) + extra_bytes +
-			cls_bytes;
+	uint64_t need = rfi_tar_pad_bytes(off, o->align) + bytes;
+	int ret;
 	if (p->shard.fd >= 0 && p->shard_samples > 0 && off + need + 2 * RF_TAR_BLOCK > o->shard_size) {
 		ret = end_shard(p, err, errlen);
 		if (ret)
@@ -257,14 +267,24 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 		if (ret)
 			return ret;
 	}
-	off = p->shard.bytes;
+	return 0;
+}
 
+/* The sample's members into the shard in one write: padding (--align), the
+ * data member named name, the other members, then KEY.cls when it has a
+ * label. */
+static int write_sample(rf_packer *p, uint64_t i, const sample_out *so, const char *name,
+			int32_t label, char *err, size_t errlen)
+{
+	const rf_pack_opts *o = p->o;
+	uint64_t off = p->shard.bytes;
 	uint64_t pad = rfi_tar_pad_bytes(off, o->align);
+	uint64_t cls_bytes = label >= 0 ? 2 * RF_TAR_BLOCK : 0;
 	uint8_t hdr[RF_TAR_BLOCK], cls[2 * RF_TAR_BLOCK];
-	if ((pad && rfi_tar_pad_member(p->pad, pad, name)) || rfi_tar_header(hdr, name, n, '0'))
+	if ((pad && rfi_tar_pad_member(p->pad, pad, name)) || rfi_tar_header(hdr, name, so->n, '0'))
 		return -ENAMETOOLONG; /* keys are at most 20 digits: cannot happen */
 	if (label >= 0) {
-		char text[16];
+		char text[16], cls_name[64];
 		int t = snprintf(text, sizeof(text), "%" PRId32, label);
 		snprintf(cls_name, sizeof(cls_name), "%0*" PRIu64 ".cls", p->key_width, i);
 		rfi_tar_header(cls, cls_name, (uint64_t)t, '0');
@@ -278,21 +298,50 @@ static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
 	int niov = 0;
 	iov[niov++] = (struct iovec){ p->pad, pad };
 	iov[niov++] = (struct iovec){ hdr, RF_TAR_BLOCK };
-	iov[niov++] = (struct iovec){ (void *)data, n };
-	iov[niov++] = (struct iovec){ (void *)zeros, rfi_tar_blocks(n) - n };
-	for (uint32_t k = 0; k < nx; k++) {
-		iov[niov++] = (struct iovec){ xs[k].hdr, RF_TAR_BLOCK };
-		iov[niov++] = (struct iovec){ p->in.p + xs[k].at, xs[k].len };
-		iov[niov++] = (struct iovec){ (void *)zeros, rfi_tar_blocks(xs[k].len) - xs[k].len };
+	iov[niov++] = (struct iovec){ (void *)so->data, so->n };
+	iov[niov++] = (struct iovec){ (void *)zeros, rfi_tar_blocks(so->n) - so->n };
+	for (uint32_t k = 0; k < so->nx; k++) {
+		const struct pack_extra *x = &so->xs[k];
+		iov[niov++] = (struct iovec){ (void *)x->hdr, RF_TAR_BLOCK };
+		iov[niov++] = (struct iovec){ p->in.p + x->at, x->len };
+		iov[niov++] = (struct iovec){ (void *)zeros, rfi_tar_blocks(x->len) - x->len };
 	}
 	iov[niov++] = (struct iovec){ cls, cls_bytes };
-	ret = rfi_out_writev(&p->shard, iov, niov, err, errlen);
+	return rfi_out_writev(&p->shard, iov, niov, err, errlen);
+}
+
+static int put_sample(rf_packer *p, uint64_t i, char *err, size_t errlen)
+{
+	const rf_pack_opts *o = p->o;
+	size_t len;
+	int ret = rfi_pack_read(&p->idx, i, &p->in, 0, UINT64_MAX, &len, err, errlen);
+	if (ret)
+		return ret;
+	sample_out so = { .data = p->in.p, .n = len, .in_end = len };
+	/* the member is named by what its bytes are, as readers tell it */
+	static const char *const image_ext[] = { [RF_FORMAT_UNKNOWN] = "jpg", [RF_FORMAT_JPEG] = "jpg",
+						 [RF_FORMAT_PNG] = "png", [RF_FORMAT_WEBP] = "webp" };
+	const char *ext = o->index_flags & RF_INDEX_RAW ? "bin" : image_ext[rfi_image_sniff(so.data, len)];
+	if (p->cctx && (ret = compress_data(p, i, &so, err, errlen)))
+		return ret;
+	char name[64];
+	snprintf(name, sizeof(name), "%0*" PRIu64 ".%s%s", p->key_width, i, ext, p->cctx ? ".zst" : "");
+	int32_t label = p->idx.entries[i].label;
+	uint64_t cls_bytes = label >= 0 ? 2 * RF_TAR_BLOCK : 0;
+	if ((ret = read_extras(p, i, &so, err, errlen)) || (ret = name_extras(p, i, &so, err, errlen)))
+		return ret;
+	if (!p->cctx)
+		so.data = p->in.p; /* the reads above may have moved it */
+	ret = make_room(p, RF_TAR_BLOCK + rfi_tar_blocks(so.n) + so.extra_bytes + cls_bytes, err,
+			errlen);
+	if (!ret)
+		ret = write_sample(p, i, &so, name, label, err, errlen);
 	if (ret)
 		return ret;
 	p->shard_samples++;
 	p->res->samples++;
-	p->res->bytes_in += in_end;
-	p->res->bytes_data += n;
+	p->res->bytes_in += so.in_end;
+	p->res->bytes_data += so.n;
 	return 0;
 }
 

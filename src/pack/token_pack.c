@@ -196,6 +196,77 @@ static int check_source(const rf_source *src, const char *out, char *err, size_t
 	return 0;
 }
 
+/* p's buffers (a group of frames of width-byte tokens read, a frame
+ * compressed) and its zstd context: o's level, each frame with its content
+ * size and checksum. @return : 0, -ENOMEM, or RF_ECONFIG (err set). */
+static int packer_start(packer *p, uint32_t width, char *err, size_t errlen)
+{
+	const rf_token_pack_opts *o = p->o;
+	p->in_cap = RF_MAX((size_t)GROUP_BYTES, (size_t)o->frame_tokens * width);
+	p->z_cap = RF_MAX(ZSTD_compressBound((size_t)o->frame_tokens * width), (size_t)65536);
+	p->in = malloc(p->in_cap);
+	p->z = malloc(p->z_cap);
+	p->cctx = ZSTD_createCCtx();
+	if (!p->in || !p->z || !p->cctx)
+		return -ENOMEM;
+	size_t r = ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_compressionLevel, o->level);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_contentSizeFlag, 1);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_checksumFlag, 1);
+	if (ZSTD_isError(r)) {
+		rfi_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
+		return RF_ECONFIG;
+	}
+	return 0;
+}
+
+/* Packs src's shards one after the other into dirfd, adding each into res.
+ * *written: the shards begun (a failed one included, once its pack_shard
+ * ran), which a failure removes. @return : 0, or the first error. */
+static int pack_all(packer *p, const rf_source *src, int dirfd, rf_token_pack_result *res,
+		    size_t *written, char *err, size_t errlen)
+{
+	const rf_tokens *tk = rfi_source_tokens_of(src);
+	int ret = 0;
+	for (; !ret && *written < src->index.nshards; (*written)++) {
+		const rf_token_shard *sh = &tk->shards[*written];
+		int fd = rfi_open_regular(src->index.root_fd, src->index.shards[*written], "shard", err,
+					  errlen);
+		if (fd < 0)
+			return fd;
+		rf_token_header h = { .magic = tk->magic, .width = tk->width,
+				      .tokens = sh->tokens };
+		char name[PATH_MAX];
+		out_name(src->index.shards[*written], name, sizeof(name));
+		ret = pack_shard(p, &src->index, *written, fd, &h, dirfd, name, &res->bytes_out, err,
+				 errlen);
+		close(fd);
+		if (!ret) {
+			res->shards++;
+			res->tokens += sh->tokens;
+			res->bytes_in += sh->size;
+		}
+	}
+	return ret;
+}
+
+/* After a failure: nothing half done stays (the first written shards, the
+ * marker last, the output folder when this pack made it). */
+static void undo(const rf_source *src, const char *out, int dirfd, size_t written, int marked,
+		 int made)
+{
+	for (size_t i = 0; i < written && dirfd >= 0; i++) {
+		char name[PATH_MAX];
+		out_name(src->index.shards[i], name, sizeof(name));
+		unlinkat(dirfd, name, 0);
+	}
+	if (marked)
+		unlinkat(dirfd, RF_PACK_MARKER, 0);
+	if (made)
+		rmdir(out);
+}
+
 int rfi_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char *err,
 		  size_t errlen)
 {
@@ -219,62 +290,17 @@ int rfi_token_pack(const rf_token_pack_opts *o, rf_token_pack_result *res, char 
 	ret = check_source(&src, o->out, err, errlen);
 	if (!ret)
 		ret = rfi_out_dir_open(o->out, pack_names, "token shards", &dirfd, &made, err, errlen);
-	if (!ret) {
-		uint32_t w = tk->width;
-		p.in_cap = RF_MAX((size_t)GROUP_BYTES, (size_t)o->frame_tokens * w);
-		p.z_cap = RF_MAX(ZSTD_compressBound((size_t)o->frame_tokens * w), (size_t)65536);
-		p.in = malloc(p.in_cap);
-		p.z = malloc(p.z_cap);
-		p.cctx = ZSTD_createCCtx();
-		if (!p.in || !p.z || !p.cctx)
-			ret = -ENOMEM;
-	}
-	if (!ret) {
-		size_t r = ZSTD_CCtx_setParameter(p.cctx, ZSTD_c_compressionLevel, o->level);
-		if (!ZSTD_isError(r))
-			r = ZSTD_CCtx_setParameter(p.cctx, ZSTD_c_contentSizeFlag, 1);
-		if (!ZSTD_isError(r))
-			r = ZSTD_CCtx_setParameter(p.cctx, ZSTD_c_checksumFlag, 1);
-		if (ZSTD_isError(r)) {
-			rfi_fmt(err, errlen, "zstd: %s", ZSTD_getErrorName(r));
-			ret = RF_ECONFIG;
-		}
-	}
+	if (!ret)
+		ret = packer_start(&p, tk->width, err, errlen);
 	int marked = 0; /* index/pack_marker.h: the folder is no pack until it goes */
 	if (!ret)
 		marked = (ret = rfi_out_mark_begin(dirfd, o->out, err, errlen)) == 0;
-	for (; !ret && written < src.index.nshards; written++) {
-		const rf_token_shard *sh = &tk->shards[written];
-		int fd = rfi_open_regular(src.index.root_fd, src.index.shards[written], "shard", err, errlen);
-		if (fd < 0) {
-			ret = fd;
-			break;
-		}
-		rf_token_header h = { .magic = tk->magic, .width = tk->width,
-				      .tokens = sh->tokens };
-		char name[PATH_MAX];
-		out_name(src.index.shards[written], name, sizeof(name));
-		ret = pack_shard(&p, &src.index, written, fd, &h, dirfd, name, &res->bytes_out, err,
-				 errlen);
-		close(fd);
-		if (!ret) {
-			res->shards++;
-			res->tokens += sh->tokens;
-			res->bytes_in += sh->size;
-		}
-	}
+	if (!ret)
+		ret = pack_all(&p, &src, dirfd, res, &written, err, errlen);
 	if (!ret) /* every shard is on disk: the pack is whole */
 		ret = rfi_out_mark_end(dirfd, o->out, err, errlen);
-	if (ret) { /* nothing half done stays; the marker goes last */
-		for (size_t i = 0; i < written && dirfd >= 0; i++) {
-			char name[PATH_MAX];
-			out_name(src.index.shards[i], name, sizeof(name));
-			unlinkat(dirfd, name, 0);
-		}
-		if (marked)
-			unlinkat(dirfd, RF_PACK_MARKER, 0);
-		if (made)
-			rmdir(o->out);
+	if (ret) {
+		undo(&src, o->out, dirfd, written, marked, made);
 		if (ret == -ENOMEM && !err[0])
 			rfi_fmt(err, errlen, "out of memory");
 	}

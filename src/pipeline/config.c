@@ -4,6 +4,7 @@
 
 #include "pipeline/config.h"
 #include "cache/node_cache.h" /* RF_CACHE_MIN_BYTES */
+#include "source/source.h"       /* rfi_source_kind_last */
 #include "util/util.h"
 
 void rfi_config_default(rf_config *cfg)
@@ -169,7 +170,7 @@ static int check_ranges(const rf_config *cfg, char *err, size_t errlen)
 	}
 	CHECK_RANGE(decode, RF_DECODE_CPU, RF_DECODE_AUTO);
 	CHECK_RANGE(shard_access, RF_SHARD_RANDOM, RF_SHARD_SEQUENTIAL);
-	CHECK_RANGE(source_kind, RF_SOURCE_AUTO, RF_SOURCE_TAR);
+	CHECK_RANGE(source_kind, RF_SOURCE_AUTO, rfi_source_kind_last()); /* the kinds' rows */
 	CHECK_RANGE(shuffle_block, 0, 1 << 24);
 	return 0;
 }

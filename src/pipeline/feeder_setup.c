@@ -55,9 +55,9 @@ static int keep_shards(const rf_loader *l, const struct rf_feeder *f)
 
 /* Whether shards are fetched: their transport row says, asked once here
  * (the hot path branches on f->shard_way). The row is the one the source
- * opened (a row with state: s3), else the one a shard's read location
- * names (an http row keeps no state: the index holds none). @return : 0,
- * or -EINVAL with err set when the row and the index disagree. */
+ * opened (every remote source opens one), else the one a shard's read
+ * location names (a local source opens none). @return : 0, or -EINVAL with
+ * err set when the row and the index disagree. */
 static int choose_shard_way(const rf_loader *l, struct rf_feeder *f, char *err, size_t errlen)
 {
 	const rf_index *idx = &l->src.index;
@@ -115,6 +115,7 @@ static int setup_engine(rf_loader *l, struct rf_feeder *f, char *err, size_t err
 			     ? RF_CACHE_MAX_FILES : 0,
 		.pread_threads = l->cfg.pread_threads, .wake_fd = l->wake_fd,
 		.name = l->src.index.root, .log_level = l->cfg.log_level,
+		.url_reader = rfi_transport_reader(l->src.index.transport),
 		.sign = rfi_transport_sign(l->src.index.transport),
 		.url_budget_ms = l->cfg.remote_timeout_ms,
 	};

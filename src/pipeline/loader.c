@@ -94,8 +94,7 @@ static int open_source(rf_loader *l, char *err, size_t errlen)
 {
 	rf_source_params p = {
 		.mode = (l->cfg.raw ? RF_INDEX_RAW : 0) | (l->cfg.include_hidden ? RF_INDEX_HIDDEN : 0) |
-			(l->cfg.source_kind == RF_SOURCE_FILES ? RF_INDEX_FILES : 0) |
-			(l->cfg.source_kind == RF_SOURCE_TAR ? RF_INDEX_TAR : 0),
+			rfi_source_kind_mode(l->cfg.source_kind),
 		.seq_len = l->cfg.seq_len, .stride = l->cfg.stride, .cache = l->cfg.index_cache,
 		.log_level = l->cfg.log_level, .remote_timeout_ms = l->cfg.remote_timeout_ms,
 		/* the scan fills the node cache with what a sample's read asks

@@ -28,66 +28,80 @@ void rfi_fetch_result_free(rf_fetch_result *r)
 	r->body_len = 0;
 }
 
-int rfi_xml_text(const char *doc, size_t len, size_t *pos, const char *tag, char *out,
-		size_t outlen)
+/* The first <tag>...</tag> of doc[0..len) at or after *pos: its text is
+ * [*a, *b); *pos moves past it. @return : 1 found, 0 none. */
+static int element(const char *doc, size_t len, size_t *pos, const char *tag, const char **a,
+		   const char **b)
 {
 	char open[64], close[64];
 	int no = snprintf(open, sizeof(open), "<%s>", tag), nc = snprintf(close, sizeof(close),
 									  "</%s>", tag);
 	if (no <= 0 || (size_t)no >= sizeof(open) || nc <= 0 || (size_t)nc >= sizeof(close) ||
-	    !outlen || *pos >= len)
+	    *pos >= len)
 		return 0;
-	const char *a = memmem(doc + *pos, len - *pos, open, (size_t)no);
-	if (!a)
+	*a = memmem(doc + *pos, len - *pos, open, (size_t)no);
+	if (!*a)
 		return 0;
-	a += no;
-	const char *b = memmem(a, (size_t)(doc + len - a), close, (size_t)nc);
-	if (!b)
+	*a += no;
+	*b = memmem(*a, (size_t)(doc + len - *a), close, (size_t)nc);
+	if (!*b)
 		return 0;
-	*pos = (size_t)(b - doc) + (size_t)nc;
-	size_t n = 0;
+	*pos = (size_t)(*b - doc) + (size_t)nc;
+	return 1;
+}
+
+/* The entity at p (just past its '&'; the text ends at end) decoded into
+ * u[4], *k bytes: a named one XML has, or a code point (&#N; &#xN;) as
+ * UTF-8. @return : what follows it, or NULL: not an entity S3 writes. */
+static const char *entity(const char *p, const char *end, char u[4], int *k)
+{
 	static const struct { const char *name; char c; } ents[] = {
 		{ "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' }, { "quot;", '"' }, { "apos;", '\'' },
 	};
-	for (const char *p = a; p < b; n++) {
+	for (size_t i = 0; i < sizeof(ents) / sizeof(ents[0]); i++) {
+		size_t el = strlen(ents[i].name);
+		if ((size_t)(end - p) >= el && !memcmp(p, ents[i].name, el)) {
+			u[0] = ents[i].c;
+			*k = 1;
+			return p + el;
+		}
+	}
+	char *after;
+	unsigned long cp = *p == '#' ? (p[1] == 'x' ? strtoul(p + 2, &after, 16)
+					  : strtoul(p + 1, &after, 10)) : 0;
+	if (*p != '#' || after >= end || *after != ';' || cp == 0 || cp > 0x10ffff)
+		return NULL;
+	*k = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+	if (*k == 1) {
+		u[0] = (char)cp;
+	} else {
+		for (int j = *k - 1; j > 0; j--, cp >>= 6)
+			u[j] = (char)(0x80 | (cp & 0x3f));
+		u[0] = (char)((0xf00u >> *k) | cp);
+	}
+	return after + 1;
+}
+
+int rfi_xml_text(const char *doc, size_t len, size_t *pos, const char *tag, char *out,
+		size_t outlen)
+{
+	const char *a, *b;
+	if (!outlen || !element(doc, len, pos, tag, &a, &b))
+		return 0;
+	size_t n = 0;
+	for (const char *p = a; p < b;) {
+		char u[4];
+		int k = 1;
 		if (n + 1 >= outlen)
 			return 0;
-		if (*p != '&') {
-			out[n] = *p++;
-			continue;
-		}
-		p++;
-		size_t i;
-		for (i = 0; i < sizeof(ents) / sizeof(ents[0]); i++) {
-			size_t el = strlen(ents[i].name);
-			if ((size_t)(b - p) >= el && !memcmp(p, ents[i].name, el)) {
-				out[n] = ents[i].c;
-				p += el;
-				break;
-			}
-		}
-		if (i < sizeof(ents) / sizeof(ents[0]))
-			continue;
-		char *end;
-		unsigned long cp = *p == '#' ? (p[1] == 'x' ? strtoul(p + 2, &end, 16)
-						  : strtoul(p + 1, &end, 10)) : 0;
-		if (*p != '#' || end >= b || *end != ';' || cp == 0 || cp > 0x10ffff)
+		if (*p != '&')
+			u[0] = *p++;
+		else if (!(p = entity(p + 1, b, u, &k)))
 			return 0; /* not an entity S3 writes */
-		p = end + 1;
-		/* UTF-8 of the code point */
-		char u[4];
-		int k = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-		if (k == 1)
-			u[0] = (char)cp;
-		else {
-			for (int j = k - 1; j > 0; j--, cp >>= 6)
-				u[j] = (char)(0x80 | (cp & 0x3f));
-			u[0] = (char)((0xf00u >> k) | cp);
-		}
 		if (n + (size_t)k >= outlen)
 			return 0;
 		memcpy(out + n, u, (size_t)k);
-		n += (size_t)k - 1;
+		n += (size_t)k;
 	}
 	out[n] = '\0';
 	return 1;
@@ -164,6 +178,113 @@ static const char *if_match_of(const rf_fetch *f)
 	return NULL;
 }
 
+/* The request's header lines into *hl: f's, then those every request of
+ * ours sends and signing asks for. @return : 0 or -ENOMEM (the caller
+ * frees *hl either way). */
+static int request_headers(const rf_fetch *f, const rf_http_client *client,
+			   struct curl_slist **hl)
+{
+	for (const char *const *h = f->headers; h && *h; h++) {
+		struct curl_slist *n = curl_slist_append(*hl, *h);
+		if (!n)
+			return -ENOMEM;
+		*hl = n;
+	}
+	return rfi_http_client_headers(client, hl) ? -ENOMEM : 0;
+}
+
+/* Sets f's request on e: its URL, range (into range[48]), body, method,
+ * headers hl, where its answer goes (g), and its timeout. */
+static void set_request(CURL *e, const rf_fetch *f, struct curl_slist *hl, gather *g,
+			long timeout, char *range)
+{
+	curl_easy_setopt(e, CURLOPT_URL, f->url);
+	if (f->len) {
+		snprintf(range, 48, "%llu-%llu", (unsigned long long)f->offset,
+			 (unsigned long long)(f->offset + f->len - 1));
+		curl_easy_setopt(e, CURLOPT_RANGE, range);
+	}
+	if (f->body) /* curl sends it as the body of a POST (not copied: f outlives the call) */
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, f->body);
+	if (f->method && strcmp(f->method, "GET"))
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, f->method);
+	if (hl)
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, g);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, g);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, RF_MIN(timeout, 10000L));
+	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+}
+
+/* A signed request's redirect (curl follows none for it): one, to its own
+ * host, made with e into a fresh *out and *g (the body of the 3xx is not
+ * the answer); *code is the new transfer's. @return : 0, or -EPROTO with
+ * err set and *fault (tried again, as a read's is: http.c). */
+static int follow_redirect(CURL *e, const rf_fetch *f, rf_fetch_result *out, gather *g,
+			   CURLcode *code, int *fault, char *err, size_t errlen)
+{
+	char why[RF_IO_WHY_MAX], to[4096];
+	if (rfi_http_redirect(e, 0, to, sizeof(to), why, sizeof(why))) {
+		rfi_fetch_result_free(out);
+		*out = (rf_fetch_result){ 0 };
+		*g = (gather){ .out = out, .max = g->max };
+		curl_easy_setopt(e, CURLOPT_URL, to);
+		*code = curl_easy_perform(e);
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
+		if (*code != CURLE_OK || out->status < 300 || out->status >= 400)
+			return 0;
+		rfi_http_redirect(e, 1, to, sizeof(to), why, sizeof(why));
+	}
+	rfi_fmt(err, errlen, "%s: %s", f->url, why);
+	*fault = 1;
+	return -EPROTO;
+}
+
+/* The try's result from how its transfer ended (code) and what came (g):
+ * 0, or a negative errno with err set; *fault when the response broke one
+ * of rfi_http_check's rules or a header was over libcurl's limit. */
+static int verdict(const rf_fetch *f, const rf_http_ask *ask, const gather *g, CURLcode code,
+		   int *fault, char *err, size_t errlen)
+{
+	char why[RF_IO_WHY_MAX];
+	int step, ret = 0;
+	if (g->over) {
+		rfi_fmt(err, errlen, "%s: the answer is over %zu bytes", f->url, g->max);
+		return -EFBIG;
+	}
+	if (code == CURLE_ABORTED_BY_CALLBACK) {
+		rfi_fmt(err, errlen, "%s: cancelled", f->url);
+		return -ECANCELED;
+	}
+	if (code != CURLE_OK) {
+		ret = code == CURLE_WRITE_ERROR ? -ENOMEM
+		    : rfi_http_transport_error(code, f->url, &g->seen, &step, why, sizeof(why));
+		*fault = ret == -EPROTO; /* a header over libcurl's limit */
+		if (ret == -EIO)
+			ret = -ECONNRESET; /* what else may pass: tried again */
+		rfi_fmt(err, errlen, "%s: %s%s", f->url, ret == -ENOMEM ? "out of memory" : why,
+		       ret == -EPERM ? " (CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to "
+		       "verify against)" : "");
+		return ret;
+	}
+	if ((!f->method || !strcmp(f->method, "GET")) &&
+	    (g->seen.status == 200 || g->seen.status == 206 || g->seen.status == 416)) {
+		/* the bytes asked, as they are: checked as a read's are (other
+		 * statuses are the caller's to judge) */
+		int32_t r = rfi_http_check(ask, &g->seen, g->out->body_len, &step, fault, why,
+					  sizeof(why));
+		if (*fault) {
+			rfi_fmt(err, errlen, "%s: %s", f->url, why);
+			ret = r < 0 ? r : -EPROTO;
+		}
+	}
+	return ret;
+}
+
 /* One try, of at most timeout ms. @return : 0 (a response), or a negative
  * errno; *fault when the response broke one of rfi_http_check's rules (a
  * proxy's mistake may pass: tried again). */
@@ -180,96 +301,21 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 	rf_http_ask ask = { .offset = f->len ? f->offset : 0, .len = f->len,
 			    .etag = if_match_of(f) };
 	struct curl_slist *hl = NULL;
-	int ret = 0;
-	for (const char *const *h = f->headers; h && *h && !ret; h++) {
-		struct curl_slist *n = curl_slist_append(hl, *h);
-		if (!n)
-			ret = -ENOMEM;
-		else
-			hl = n;
-	}
+	int ret = request_headers(f, client, &hl);
 	rfi_http_client_apply(client, e);
-	if (!ret && rfi_http_client_headers(client, &hl))
-		ret = -ENOMEM;
 	if (ret) {
 		rfi_fmt(err, errlen, "out of memory");
 		goto out;
 	}
 	char range[48];
-	curl_easy_setopt(e, CURLOPT_URL, f->url);
-	if (f->len) {
-		snprintf(range, sizeof(range), "%llu-%llu", (unsigned long long)f->offset,
-			 (unsigned long long)(f->offset + f->len - 1));
-		curl_easy_setopt(e, CURLOPT_RANGE, range);
-	}
-	if (f->body) /* curl sends it as the body of a POST (not copied: f outlives the call) */
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, f->body);
-	if (f->method && strcmp(f->method, "GET"))
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, f->method);
-	if (hl)
-		curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, &g);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, &g);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, RF_MIN(timeout, 10000L));
-	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+	set_request(e, f, hl, &g, timeout, range);
 	CURLcode code = curl_easy_perform(e);
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
-	char why[RF_IO_WHY_MAX], to[4096];
-	if (code == CURLE_OK && out->status >= 300 && out->status < 400 && client->sigv4) {
-		/* a signed request's redirect (curl follows none for it): one, to
-		 * its own host; the body of the 3xx is not the answer */
-		if (!rfi_http_redirect(e, 0, to, sizeof(to), why, sizeof(why))) {
-			rfi_fmt(err, errlen, "%s: %s", f->url, why);
-			*fault = 1; /* tried again, as a read's is (http.c) */
-			ret = -EPROTO;
-			goto out;
-		}
-		rfi_fetch_result_free(out);
-		*out = (rf_fetch_result){ 0 };
-		g = (gather){ .out = out, .max = g.max };
-		curl_easy_setopt(e, CURLOPT_URL, to);
-		code = curl_easy_perform(e);
-		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
-		if (code == CURLE_OK && out->status >= 300 && out->status < 400) {
-			rfi_http_redirect(e, 1, to, sizeof(to), why, sizeof(why));
-			rfi_fmt(err, errlen, "%s: %s", f->url, why);
-			*fault = 1;
-			ret = -EPROTO;
-			goto out;
-		}
-	}
-	if (g.over) {
-		rfi_fmt(err, errlen, "%s: the answer is over %zu bytes", f->url, g.max);
-		ret = -EFBIG;
-	} else if (code == CURLE_ABORTED_BY_CALLBACK) {
-		rfi_fmt(err, errlen, "%s: cancelled", f->url);
-		ret = -ECANCELED;
-	} else if (code != CURLE_OK) {
-		int step;
-		ret = code == CURLE_WRITE_ERROR ? -ENOMEM
-		    : rfi_http_transport_error(code, f->url, &g.seen, &step, why, sizeof(why));
-		*fault = ret == -EPROTO; /* a header over libcurl's limit */
-		if (ret == -EIO)
-			ret = -ECONNRESET; /* what else may pass: tried again */
-		rfi_fmt(err, errlen, "%s: %s%s", f->url, ret == -ENOMEM ? "out of memory" : why,
-		       ret == -EPERM ? " (CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to "
-		       "verify against)" : "");
-	} else if ((!f->method || !strcmp(f->method, "GET")) &&
-		   (g.seen.status == 200 || g.seen.status == 206 || g.seen.status == 416)) {
-		/* the bytes asked, as they are: checked as a read's are (other
-		 * statuses are the caller's to judge) */
-		int step;
-		int32_t r = rfi_http_check(&ask, &g.seen, out->body_len, &step, fault, why,
-					  sizeof(why));
-		if (*fault) {
-			rfi_fmt(err, errlen, "%s: %s", f->url, why);
-			ret = r < 0 ? r : -EPROTO;
-		}
-	}
+	if (code == CURLE_OK && out->status >= 300 && out->status < 400 && client->sign)
+		ret = follow_redirect(e, f, out, &g, &code, fault, err, errlen);
+	if (ret)
+		goto out;
+	ret = verdict(f, &ask, &g, code, fault, err, errlen);
 	out->size = rfi_http_seen_size(&g.seen, &ask);
 	rfi_http_seen_etag(&g.seen, out->etag);
 out:

@@ -23,8 +23,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "remote/credentials.h"
 #include "io/engine.h" /* enum rf_io_step */
+#include "remote/sign.h"
 #include "rf_config.h"
 #include "util/util.h"
 
@@ -75,8 +75,8 @@ typedef struct http_read {
 	char why[RF_IO_WHY_MAX]; /* what the server did, when the read fails */
 } http_read;
 
-struct rf_http {
-	rf_http_hooks hooks;
+typedef struct rf_http {
+	rf_io_url_hooks hooks;
 	CURLM *multi;
 	http_read *reads;    /* depth of them, by read number */
 	uint32_t depth, active;
@@ -88,7 +88,7 @@ struct rf_http {
 	uint64_t budget_ns;  /* a read's time from its first transfer to its last */
 	rf_io_http_counts counts;
 	char range[48];
-};
+} rf_http;
 
 /* Counts a transient failure by its kind. */
 static void count_retry(rf_http *h, const http_read *r, int32_t res)
@@ -200,10 +200,10 @@ int rfi_http_client_init(rf_http_client *c, const rf_io_sign *sign)
 	c->ca_path = dir && dir[0] ? strdup(dir) : NULL;
 	if ((ca && ca[0] && !c->ca_file) || (dir && dir[0] && !c->ca_path))
 		goto oom;
-	if (sign && sign->creds) {
-		c->creds = sign->creds;
-		c->sigv4 = rfi_strprintf("aws:amz:%s:s3", sign->region ? sign->region : "us-east-1");
-		if (!c->sigv4 || rfi_http_client_update(c) < 0)
+	if (sign) {
+		c->sign = sign;
+		c->sigv4 = sign->sigv4;
+		if (rfi_http_client_update(c) < 0)
 			goto oom;
 	}
 	return 0;
@@ -214,28 +214,20 @@ oom:
 
 int rfi_http_client_update(rf_http_client *c)
 {
-	if (!c->creds || (c->userpwd && rfi_creds_generation(c->creds) == c->gen))
+	if (!c->sign || (c->taken && c->sign->generation(c->sign->keys) == c->gen))
 		return 0;
-	/* the new keys are built aside and swapped in whole: on -ENOMEM c
+	/* the new keys are taken aside and swapped in whole: on -ENOMEM c
 	 * signs with the keys it had */
-	rf_creds_set s;
+	rf_sign_keys k;
 	uint64_t gen;
-	if (rfi_creds_copy(c->creds, &s, &gen))
+	if (c->sign->take(c->sign->keys, &k, &gen))
 		return -ENOMEM;
-	char *userpwd = rfi_strprintf("%s:%s", s.key_id, s.secret);
-	char *token = s.token ? rfi_strprintf("x-amz-security-token: %s", s.token) : NULL;
-	int want_token = s.token != NULL;
-	rfi_creds_set_free(&s);
-	if (!userpwd || (want_token && !token)) {
-		rfi_free_secret(userpwd);
-		rfi_free_secret(token);
-		return -ENOMEM;
-	}
 	rfi_free_secret(c->userpwd);
 	rfi_free_secret(c->token_header);
-	c->userpwd = userpwd;
-	c->token_header = token;
+	c->userpwd = k.userpwd;
+	c->token_header = k.header;
 	c->gen = gen;
+	c->taken = 1;
 	return 1;
 }
 
@@ -243,7 +235,6 @@ void rfi_http_client_free(rf_http_client *c)
 {
 	free(c->ca_file);
 	free(c->ca_path);
-	free(c->sigv4);
 	rfi_free_secret(c->userpwd);
 	rfi_free_secret(c->token_header);
 	*c = (rf_http_client){ 0 };
@@ -257,7 +248,7 @@ void rfi_http_client_apply(const rf_http_client *c, void *easy)
 	 * scheme, not custom headers: a signed request's session token would
 	 * go wherever a Location points (https to http included). Signed
 	 * requests follow redirects by hand (rfi_http_redirect). */
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, c->sigv4 ? 0L : 1L);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, c->sign ? 0L : 1L);
 	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -266,10 +257,10 @@ void rfi_http_client_apply(const rf_http_client *c, void *easy)
 		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
 	if (c->ca_path)
 		curl_easy_setopt(e, CURLOPT_CAPATH, c->ca_path);
-	if (c->sigv4) {
+	if (c->sigv4)
 		curl_easy_setopt(e, CURLOPT_AWS_SIGV4, c->sigv4);
+	if (c->userpwd)
 		curl_easy_setopt(e, CURLOPT_USERPWD, c->userpwd);
-	}
 }
 
 int rfi_http_client_headers(const rf_http_client *c, struct curl_slist **headers)
@@ -280,20 +271,23 @@ int rfi_http_client_headers(const rf_http_client *c, struct curl_slist **headers
 	if (!hl)
 		return -ENOMEM;
 	*headers = hl;
-	if (!c->sigv4)
+	if (!c->sign)
 		return 0;
-	/* S3 wants the body's hash signed; a GET has none */
-	hl = curl_slist_append(*headers, "x-amz-content-sha256: "
-		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-	if (hl)
+	for (const char *const *line = c->sign->headers; line && *line; line++) {
+		if (!(hl = curl_slist_append(hl, *line)))
+			return -ENOMEM;
 		*headers = hl;
-	if (hl && c->token_header && !(hl = curl_slist_append(hl, c->token_header)))
+	}
+	if (c->token_header && !(hl = curl_slist_append(hl, c->token_header)))
 		return -ENOMEM;
-	return hl ? 0 : -ENOMEM;
+	*headers = hl;
+	return 0;
 }
 
-int rfi_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
-		   size_t errlen)
+static void reader_destroy(void *reader);
+
+static int reader_create(void **out, const rf_io_url_hooks *hooks, const rf_io_params *p,
+			 char *err, size_t errlen)
 {
 	pthread_once(&global_once, global_init);
 	if (global_ret != CURLE_OK) {
@@ -310,8 +304,8 @@ int rfi_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_param
 	h->budget_ns = (uint64_t)(p->url_budget_ms ? p->url_budget_ms : RF_IO_URL_BUDGET_MS) * 1000000ull;
 	if (rfi_http_client_init(&h->client, p->sign))
 		goto oom;
-	if (h->client.creds) /* a failed refresh is worth a warning where the loader wants them */
-		rfi_creds_log_at(h->client.creds, p->log_level);
+	if (p->sign && p->sign->log_at) /* a failed refresh warns where the loader wants it */
+		p->sign->log_at(p->sign->keys, p->log_level);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -326,13 +320,14 @@ int rfi_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_param
 	*out = h;
 	return 0;
 oom:
-	rfi_http_destroy(h);
+	reader_destroy(h);
 	rfi_fmt(err, errlen, "out of memory");
 	return -ENOMEM;
 }
 
-void rfi_http_destroy(rf_http *h)
+static void reader_destroy(void *reader)
 {
+	rf_http *h = reader;
 	if (!h)
 		return;
 	for (uint32_t i = 0; h->reads && i < h->depth; i++) {
@@ -566,7 +561,7 @@ static void reap(rf_http *h)
 			rfi_http_seen_etag(&r->seen, r->etag_out);
 		r->active = 0;
 		h->active--;
-		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = res, .step = step,
+		h->hooks.done(h->hooks.engine, id, &(rf_io_url_result){ .res = res, .step = step,
 			      .size = rfi_http_seen_size(&r->seen, &r->ask), .status = status,
 			      .tries = r->tries, .ns = spent, .why = res < 0 ? r->why : NULL });
 	}
@@ -597,9 +592,15 @@ static CURL *easy_of(rf_http *h, uint32_t id)
 	return r->easy = e;
 }
 
-void rfi_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
-		   uint8_t *buf, char *etag_out)
+/* Starts read id (rf_io_url_ops.start): bytes [rd->offset, + rd->len) of
+ * rd->url into rd->buf, only while the object's ETag is rd->etag (sent as
+ * If-Match and compared with the response's) and its size rd->size (0:
+ * unknown); the response's ETag copied to rd->etag_out. */
+static void reader_start(void *reader, uint32_t id, const rf_io_read *rd)
 {
+	rf_http *h = reader;
+	rf_http_ask ask = { .offset = rd->offset, .len = rd->len, .size = rd->size,
+			    .etag = rd->etag };
 	http_read *r = &h->reads[id];
 	/* keys a refresh brought since the last request: this read and the
 	 * ones after it sign with them (curl copies CURLOPT_USERPWD; the token
@@ -611,32 +612,32 @@ void rfi_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char 
 		r->cred_gen = h->client.gen;
 	}
 	curl_slist_free_all(r->headers);
-	assert(ask->len > 0 && ask->len <= UINT32_MAX);
-	*r = (http_read){ .easy = e, .cred_gen = r->cred_gen, .buf = buf, .len = (uint32_t)ask->len,
-			  .ask = *ask,
-			  .active = 1, .started = rfi_now_ns(), .etag_out = etag_out };
+	assert(ask.len > 0 && ask.len <= UINT32_MAX);
+	*r = (http_read){ .easy = e, .cred_gen = r->cred_gen, .buf = rd->buf, .len = rd->len,
+			  .ask = ask,
+			  .active = 1, .started = rfi_now_ns(), .etag_out = rd->etag_out };
 	/* the request's headers: the object it was indexed as, and the signature's */
 	char line[16 + RF_IO_ETAG_MAX];
 	struct curl_slist *hl = NULL;
 	int ok = e != NULL;
-	if (ok && ask->etag && ask->etag[0]) {
-		snprintf(line, sizeof(line), "If-Match: %s", ask->etag);
+	if (ok && ask.etag && ask.etag[0]) {
+		snprintf(line, sizeof(line), "If-Match: %s", ask.etag);
 		ok = !!(hl = curl_slist_append(hl, line));
 	}
 	ok = ok && rfi_http_client_headers(&h->client, &hl) == 0;
 	r->headers = hl;
 	if (!ok) {
 		r->active = 0;
-		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = -ENOMEM,
+		h->hooks.done(h->hooks.engine, id, &(rf_io_url_result){ .res = -ENOMEM,
 			      .step = RF_IO_STEP_OPEN });
 		return;
 	}
-	snprintf(h->range, sizeof(h->range), "%llu-%llu", (unsigned long long)ask->offset,
-		 (unsigned long long)(ask->offset + ask->len - 1));
-	curl_easy_setopt(e, CURLOPT_URL, url);
+	snprintf(h->range, sizeof(h->range), "%llu-%llu", (unsigned long long)ask.offset,
+		 (unsigned long long)(ask.offset + ask.len - 1));
+	curl_easy_setopt(e, CURLOPT_URL, rd->url);
 	curl_easy_setopt(e, CURLOPT_RANGE, h->range); /* copied by curl */
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
-	r->url = url;
+	r->url = rd->url;
 	h->active++;
 	transfer(h, id);
 }
@@ -659,13 +660,14 @@ static void transfer(rf_http *h, uint32_t id)
 	if (curl_multi_add_handle(h->multi, r->easy) != CURLM_OK) {
 		r->active = 0;
 		h->active--;
-		h->hooks.done(h->hooks.engine, id, &(rf_http_result){ .res = -ENOMEM,
+		h->hooks.done(h->hooks.engine, id, &(rf_io_url_result){ .res = -ENOMEM,
 			      .step = RF_IO_STEP_OPEN });
 	}
 }
 
-void rfi_http_socket_ready(rf_http *h, int fd, short revents)
+static void reader_socket_ready(void *reader, int fd, short revents)
 {
+	rf_http *h = reader;
 	int mask = (revents & POLLIN ? CURL_CSELECT_IN : 0) | (revents & POLLOUT ? CURL_CSELECT_OUT : 0) |
 		   (revents & (POLLERR | POLLHUP) ? CURL_CSELECT_ERR : 0);
 	int running;
@@ -673,8 +675,9 @@ void rfi_http_socket_ready(rf_http *h, int fd, short revents)
 	reap(h);
 }
 
-uint64_t rfi_http_deadline(const rf_http *h)
+static uint64_t reader_deadline(const void *reader)
 {
+	const rf_http *h = reader;
 	return RF_MIN(h->deadline, h->next_retry);
 }
 
@@ -697,8 +700,9 @@ static void retry_due(rf_http *h, uint64_t now)
 		h->next_retry = UINT64_MAX;
 }
 
-void rfi_http_run_timer(rf_http *h)
+static void reader_run_timer(void *reader)
 {
+	rf_http *h = reader;
 	uint64_t now = rfi_now_ns();
 	if (h->waiting && now >= h->next_retry)
 		retry_due(h, now);
@@ -710,15 +714,21 @@ void rfi_http_run_timer(rf_http *h)
 	reap(h);
 }
 
-uint32_t rfi_http_active(const rf_http *h)
+static uint32_t reader_active(const void *reader)
 {
-	return h->active;
+	return ((const rf_http *)reader)->active;
 }
 
-void rfi_http_get_counts(const rf_http *h, rf_io_http_counts *out)
+static void reader_get_counts(const void *reader, rf_io_http_counts *out)
 {
-	*out = h->counts;
+	*out = ((const rf_http *)reader)->counts;
 }
+
+const rf_io_url_ops rf_http_reader = {
+	.create = reader_create, .destroy = reader_destroy, .start = reader_start,
+	.socket_ready = reader_socket_ready, .deadline = reader_deadline,
+	.run_timer = reader_run_timer, .active = reader_active, .get_counts = reader_get_counts,
+};
 
 #else /* !RF_HAVE_REMOTE */
 
@@ -727,8 +737,8 @@ int rfi_http_available(void)
 	return 0;
 }
 
-int rfi_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_params *p, char *err,
-		   size_t errlen)
+static int reader_create(void **out, const rf_io_url_hooks *hooks, const rf_io_params *p,
+			 char *err, size_t errlen)
 {
 	(void)hooks, (void)p;
 	*out = NULL;
@@ -737,43 +747,16 @@ int rfi_http_create(rf_http **out, const rf_http_hooks *hooks, const rf_io_param
 	return -EPROTONOSUPPORT;
 }
 
-void rfi_http_destroy(rf_http *h)
-{
-	(void)h;
-}
-
-void rfi_http_start(rf_http *h, uint32_t id, const rf_http_ask *ask, const char *url,
-		   uint8_t *buf, char *etag_out)
-{
-	(void)h, (void)id, (void)ask, (void)url, (void)buf, (void)etag_out;
-}
-
-void rfi_http_socket_ready(rf_http *h, int fd, short revents)
-{
-	(void)h, (void)fd, (void)revents;
-}
-
-uint64_t rfi_http_deadline(const rf_http *h)
-{
-	(void)h;
-	return UINT64_MAX;
-}
-
-void rfi_http_run_timer(rf_http *h)
-{
-	(void)h;
-}
-
-uint32_t rfi_http_active(const rf_http *h)
-{
-	(void)h;
-	return 0;
-}
-
-void rfi_http_get_counts(const rf_http *h, rf_io_http_counts *out)
-{
-	(void)h;
-	*out = (rf_io_http_counts){ 0 };
-}
+/* No reader is ever made: the engine calls nothing else. */
+const rf_io_url_ops rf_http_reader = { .create = reader_create };
 
 #endif
+
+/* A certificate the server's could not be verified against: where to name
+ * the CA bundle (as curl's tool and OpenSSL take it, rfi_http_client_init). */
+const char *rfi_http_hint(int res)
+{
+	return res == -EPERM ? " (TLS: the server's certificate could not be verified; "
+			       "CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to verify it "
+			       "against)" : "";
+}

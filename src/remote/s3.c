@@ -166,107 +166,198 @@ static int container_host_ok(const char *url)
 	return 0;
 }
 
+/* Where the strings of a source of credentials live while it is made. */
+typedef struct creds_bufs {
+	char from[200], kid[256], ksecret[256], ktoken[4096], cmd[2048], file[1024], role[512];
+	char session[128], sts[1024], url[1024];
+} creds_bufs;
+
+/* A web identity exchanged with STS: STS where the environment or the
+ * profile puts it, else AWS's regional endpoint (the global one where
+ * asked: legacy); the session named as asked, else ringfeed-TIME. */
+static void web_identity(const rf_s3 *s3, const profile *p, creds_bufs *b,
+			 const char *token_file, const char *role_arn, rf_creds_source *src)
+{
+	const char *ep = env("AWS_ENDPOINT_URL_STS") ? env("AWS_ENDPOINT_URL_STS")
+						     : env("AWS_ENDPOINT_URL");
+	const char *legacy = env("AWS_STS_REGIONAL_ENDPOINTS");
+	if (ep)
+		rfi_fmt(b->sts, sizeof(b->sts), "%s", ep);
+	else if (!profile_get(p, "sts.endpoint_url", b->sts, sizeof(b->sts)) &&
+		 !profile_get(p, "endpoint_url", b->sts, sizeof(b->sts)))
+		rfi_fmt(b->sts, sizeof(b->sts), legacy && !strcmp(legacy, "legacy")
+		       ? "https://sts.amazonaws.com" : "https://sts.%s.amazonaws.com", s3->region);
+	const char *name = env("AWS_ROLE_SESSION_NAME");
+	if (!name && profile_get(p, "role_session_name", b->session, sizeof(b->session)))
+		name = b->session;
+	if (!name) {
+		rfi_fmt(b->session, sizeof(b->session), "ringfeed-%lld", (long long)time(NULL));
+		name = b->session;
+	}
+	*src = (rf_creds_source){ .kind = RF_CREDS_WEB_IDENTITY, .url = b->sts,
+				  .token_file = token_file, .role_arn = role_arn,
+				  .session_name = name };
+}
+
+/* Keys in section of the INI file at path (a key id and a secret, and
+ * maybe a session token). @return : 1 with *src set, 0 none there. */
+static int ini_keys(const char *path, const char *section, creds_bufs *b, rf_creds_source *src)
+{
+	if (!path[0] || !ini_get(path, section, "aws_access_key_id", b->kid, sizeof(b->kid)) ||
+	    !ini_get(path, section, "aws_secret_access_key", b->ksecret, sizeof(b->ksecret)))
+		return 0;
+	int has_token = ini_get(path, section, "aws_session_token", b->ktoken, sizeof(b->ktoken));
+	*src = (rf_creds_source){ .kind = RF_CREDS_STATIC, .from = b->from, .key_id = b->kid,
+				  .secret = b->ksecret, .token = has_token ? b->ktoken : NULL };
+	return 1;
+}
+
+/* A container's endpoint: a relative URI is ECS's agent's; a full one must
+ * be https, or http to this machine or to ECS's and EKS's agents'
+ * addresses, as the SDKs require (the keys come back in the clear).
+ * @return : 1 with *src set, or -EINVAL with err set. */
+static int container(const char *relative, const char *full, creds_bufs *b,
+		     rf_creds_source *src, char *err, size_t errlen)
+{
+	if (relative)
+		rfi_fmt(b->url, sizeof(b->url), "http://169.254.170.2%s%s",
+		       relative[0] == '/' ? "" : "/", relative);
+	else
+		rfi_fmt(b->url, sizeof(b->url), "%s", full);
+	if (!relative && strncasecmp(full, "https://", 8) && !container_host_ok(full)) {
+		rfi_fmt(err, errlen, "AWS_CONTAINER_CREDENTIALS_FULL_URI '%s': not https, nor http "
+		       "to this machine (127.0.0.0/8, [::1], localhost) or to the ECS/EKS agent "
+		       "(169.254.170.2, 169.254.170.23, [fd00:ec2::23])", full);
+		return -EINVAL;
+	}
+	*src = (rf_creds_source){ .kind = RF_CREDS_CONTAINER, .url = b->url,
+				  .auth = env("AWS_CONTAINER_AUTHORIZATION_TOKEN"),
+				  .auth_file = env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE") };
+	return 1;
+}
+
+/* The first source of credentials set up, in the AWS SDKs' order, into
+ * *src (its strings in b). @return : 1 set, 0 none (instance metadata is
+ * left to ask), or -EINVAL with err set. */
+static int pick_source(const rf_s3 *s3, const profile *p, creds_bufs *b, rf_creds_source *src,
+		       char *err, size_t errlen)
+{
+	const char *id = env("AWS_ACCESS_KEY_ID"), *secret = env("AWS_SECRET_ACCESS_KEY");
+	const char *token_file = env("AWS_WEB_IDENTITY_TOKEN_FILE"), *role_arn = env("AWS_ROLE_ARN");
+	if (!token_file && profile_get(p, "web_identity_token_file", b->file, sizeof(b->file)) &&
+	    profile_get(p, "role_arn", b->role, sizeof(b->role)))
+		token_file = b->file, role_arn = b->role;
+	const char *relative = env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+	const char *full = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+	if (id && secret) {
+		*src = (rf_creds_source){ .kind = RF_CREDS_STATIC, .from = "the environment",
+					  .key_id = id, .secret = secret,
+					  .token = env("AWS_SESSION_TOKEN") };
+		return 1;
+	}
+	if (token_file && role_arn) {
+		web_identity(s3, p, b, token_file, role_arn, src);
+		return 1;
+	}
+	if (ini_keys(p->creds, p->creds_section, b, src))
+		return 1;
+	if (profile_get(p, "credential_process", b->cmd, sizeof(b->cmd))) {
+		*src = (rf_creds_source){ .kind = RF_CREDS_PROCESS, .from = b->from,
+					  .command = b->cmd };
+		return 1;
+	}
+	if (ini_keys(p->config, p->config_section, b, src))
+		return 1;
+	if (relative || full)
+		return container(relative, full, b, src, err, errlen);
+	return 0;
+}
+
+/* EC2 instance metadata (IMDSv2), unless AWS_EC2_METADATA_DISABLED: none
+ * there (not an instance, or no role) is no error. */
+static int instance_metadata(rf_s3 *s3, char *err, size_t errlen)
+{
+	const char *off = env("AWS_EC2_METADATA_DISABLED");
+	if (off && !strcasecmp(off, "true"))
+		return 0;
+	const char *base = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+	rf_creds_source src = { .kind = RF_CREDS_IMDS, .url = base ? base : IMDS_DEFAULT,
+				.fetch = rfi_creds_fetch };
+	char why[512];
+	int ret = rfi_creds_create(&s3->creds, &src, why, sizeof(why));
+	if (ret == -ENOENT)
+		return 0; /* not an EC2 instance (or no role): unsigned requests */
+	if (ret)
+		rfi_fmt(err, errlen, "%s", why);
+	return ret;
+}
+
 /* The first source of credentials set up here, made (and its first keys
  * fetched) into s3->creds, or none (unsigned requests). A source that is
  * set up and fails fails the open, naming it; only instance metadata may
  * be absent in silence. @return : 0 or a negative errno (err says why). */
 static int credentials(rf_s3 *s3, const profile *p, char *err, size_t errlen)
 {
+	creds_bufs b;
 	rf_creds_source src = { .kind = RF_CREDS_STATIC };
-	char from[200], kid[256], ksecret[256], ktoken[4096], cmd[2048], file[1024], role[512];
-	char session[128], sts[1024], url[1024];
-	int ret;
-	rfi_fmt(from, sizeof(from), "profile %s", p->name);
-	const char *id = env("AWS_ACCESS_KEY_ID"), *secret = env("AWS_SECRET_ACCESS_KEY");
-	const char *token_file = env("AWS_WEB_IDENTITY_TOKEN_FILE"), *role_arn = env("AWS_ROLE_ARN");
-	if (!token_file && profile_get(p, "web_identity_token_file", file, sizeof(file)) &&
-	    profile_get(p, "role_arn", role, sizeof(role)))
-		token_file = file, role_arn = role;
-	const char *relative = env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
-	const char *full = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
-	if (id && secret) {
-		src = (rf_creds_source){ .kind = RF_CREDS_STATIC, .from = "the environment",
-					 .key_id = id, .secret = secret,
-					 .token = env("AWS_SESSION_TOKEN") };
-	} else if (token_file && role_arn) {
-		/* STS where the environment or the profile puts it, else AWS's
-		 * regional endpoint (the global one where asked: legacy) */
-		const char *ep = env("AWS_ENDPOINT_URL_STS") ? env("AWS_ENDPOINT_URL_STS")
-							     : env("AWS_ENDPOINT_URL");
-		const char *legacy = env("AWS_STS_REGIONAL_ENDPOINTS");
-		if (ep)
-			rfi_fmt(sts, sizeof(sts), "%s", ep);
-		else if (!profile_get(p, "sts.endpoint_url", sts, sizeof(sts)) &&
-			 !profile_get(p, "endpoint_url", sts, sizeof(sts)))
-			rfi_fmt(sts, sizeof(sts), legacy && !strcmp(legacy, "legacy")
-			       ? "https://sts.amazonaws.com" : "https://sts.%s.amazonaws.com",
-			       s3->region);
-		const char *name = env("AWS_ROLE_SESSION_NAME");
-		if (!name && profile_get(p, "role_session_name", session, sizeof(session)))
-			name = session;
-		if (!name) {
-			rfi_fmt(session, sizeof(session), "ringfeed-%lld", (long long)time(NULL));
-			name = session;
-		}
-		src = (rf_creds_source){ .kind = RF_CREDS_WEB_IDENTITY, .url = sts,
-					 .token_file = token_file, .role_arn = role_arn,
-					 .session_name = name };
-	} else if (p->creds[0] && ini_get(p->creds, p->creds_section, "aws_access_key_id", kid,
-					   sizeof(kid)) &&
-		   ini_get(p->creds, p->creds_section, "aws_secret_access_key", ksecret,
-			   sizeof(ksecret))) {
-		int has_token = ini_get(p->creds, p->creds_section, "aws_session_token", ktoken,
-					sizeof(ktoken));
-		src = (rf_creds_source){ .kind = RF_CREDS_STATIC, .from = from, .key_id = kid,
-					 .secret = ksecret, .token = has_token ? ktoken : NULL };
-	} else if (profile_get(p, "credential_process", cmd, sizeof(cmd))) {
-		src = (rf_creds_source){ .kind = RF_CREDS_PROCESS, .from = from, .command = cmd };
-	} else if (p->config[0] && ini_get(p->config, p->config_section, "aws_access_key_id", kid,
-					    sizeof(kid)) &&
-		   ini_get(p->config, p->config_section, "aws_secret_access_key", ksecret,
-			   sizeof(ksecret))) {
-		int has_token = ini_get(p->config, p->config_section, "aws_session_token", ktoken,
-					sizeof(ktoken));
-		src = (rf_creds_source){ .kind = RF_CREDS_STATIC, .from = from, .key_id = kid,
-					 .secret = ksecret, .token = has_token ? ktoken : NULL };
-	} else if (relative || full) {
-		/* a relative URI is ECS's agent's; a full one must be https, or
-		 * http to this machine or to ECS's and EKS's agents' addresses, as
-		 * the SDKs require (the keys come back in the clear) */
-		if (relative)
-			rfi_fmt(url, sizeof(url), "http://169.254.170.2%s%s", relative[0] == '/' ? "" : "/",
-			       relative);
-		else
-			rfi_fmt(url, sizeof(url), "%s", full);
-		if (!relative && strncasecmp(full, "https://", 8) && !container_host_ok(full)) {
-			rfi_fmt(err, errlen, "AWS_CONTAINER_CREDENTIALS_FULL_URI '%s': not https, nor http "
-			       "to this machine (127.0.0.0/8, [::1], localhost) or to the ECS/EKS agent "
-			       "(169.254.170.2, 169.254.170.23, [fd00:ec2::23])", full);
-			return -EINVAL;
-		}
-		src = (rf_creds_source){ .kind = RF_CREDS_CONTAINER, .url = url,
-					 .auth = env("AWS_CONTAINER_AUTHORIZATION_TOKEN"),
-					 .auth_file = env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE") };
-	} else {
-		const char *off = env("AWS_EC2_METADATA_DISABLED");
-		if (off && !strcasecmp(off, "true"))
-			return 0;
-		const char *base = env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
-		src = (rf_creds_source){ .kind = RF_CREDS_IMDS, .url = base ? base : IMDS_DEFAULT };
-		char why[512];
-		src.fetch = rfi_creds_fetch;
-		ret = rfi_creds_create(&s3->creds, &src, why, sizeof(why));
-		if (ret == -ENOENT)
-			return 0; /* not an EC2 instance (or no role): unsigned requests */
-		if (ret)
-			rfi_fmt(err, errlen, "%s", why);
-		return ret;
+	rfi_fmt(b.from, sizeof(b.from), "profile %s", p->name);
+	int ret = pick_source(s3, p, &b, &src, err, errlen);
+	if (ret == 0)
+		return instance_metadata(s3, err, errlen);
+	if (ret == 1) {
+		src.fetch = rfi_creds_fetch; /* the kinds that are fetched */
+		ret = rfi_creds_create(&s3->creds, &src, err, errlen);
 	}
-	src.fetch = rfi_creds_fetch; /* the kinds that are fetched */
-	ret = rfi_creds_create(&s3->creds, &src, err, errlen);
-	explicit_bzero(ksecret, sizeof(ksecret));
-	explicit_bzero(ktoken, sizeof(ktoken));
+	explicit_bzero(b.ksecret, sizeof(b.ksecret));
+	explicit_bzero(b.ktoken, sizeof(b.ktoken));
 	return ret;
+}
+
+/* A profile named and found nowhere is a typo: refused (-EINVAL, err
+ * set), as the AWS CLI and boto3 refuse it, rather than requests going
+ * unsigned. @return : 0 when it is found, or not named. */
+static int profile_missing(const profile *p, char *err, size_t errlen)
+{
+	if (!p->named || (p->creds[0] && ini_has_section(p->creds, p->creds_section)) ||
+	    (p->config[0] && ini_has_section(p->config, p->config_section)))
+		return 0;
+	rfi_fmt(err, errlen, "The config profile (%s) could not be found (AWS_PROFILE; "
+	       "neither %s nor %s has it)", p->name, p->creds[0] ? p->creds : "(no credentials file)",
+	       p->config[0] ? p->config : "(no config file)");
+	return -EINVAL;
+}
+
+/* The bucket's region and endpoint, and how it is addressed: a store of
+ * its own (MinIO, Ceph) path-style; AWS by the bucket's host name, unless
+ * the name has dots (its certificate would not match) or the profile says
+ * otherwise. @return : 0 or -ENOMEM. */
+static int place(rf_s3 *s3, const profile *p)
+{
+	char value[1024];
+	const char *region = env("AWS_REGION") ? env("AWS_REGION") : env("AWS_DEFAULT_REGION");
+	if (!region && profile_get(p, "region", value, sizeof(value)))
+		region = value;
+	if (!(s3->region = strdup(region ? region : "us-east-1")))
+		return -ENOMEM;
+	const char *endpoint = env("AWS_ENDPOINT_URL_S3") ? env("AWS_ENDPOINT_URL_S3")
+							  : env("AWS_ENDPOINT_URL");
+	if (!endpoint && (profile_get(p, "s3.endpoint_url", value, sizeof(value)) ||
+			  profile_get(p, "endpoint_url", value, sizeof(value))))
+		endpoint = value;
+	s3->path_style = endpoint != NULL || strchr(s3->bucket, '.') != NULL;
+	s3->endpoint = endpoint ? strdup(endpoint)
+				: rfi_strprintf("https://s3.%s.amazonaws.com", s3->region);
+	if (!s3->endpoint)
+		return -ENOMEM;
+	for (size_t n = strlen(s3->endpoint); n && s3->endpoint[n - 1] == '/'; n--)
+		s3->endpoint[n - 1] = '\0';
+	if (profile_get(p, "s3.addressing_style", value, sizeof(value))) {
+		if (!strcmp(value, "path"))
+			s3->path_style = 1;
+		else if (!strcmp(value, "virtual"))
+			s3->path_style = 0;
+	}
+	return 0;
 }
 
 int rfi_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
@@ -285,49 +376,17 @@ int rfi_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen)
 		goto oom;
 	profile p;
 	find_profile(&p);
-	/* a profile named and found nowhere is a typo: refused, as the AWS CLI
-	 * and boto3 refuse it, rather than requests going unsigned */
-	if (p.named && !(p.creds[0] && ini_has_section(p.creds, p.creds_section)) &&
-	    !(p.config[0] && ini_has_section(p.config, p.config_section))) {
-		rfi_fmt(err, errlen, "The config profile (%s) could not be found (AWS_PROFILE; "
-		       "neither %s nor %s has it)", p.name, p.creds[0] ? p.creds : "(no credentials file)",
-		       p.config[0] ? p.config : "(no config file)");
-		rfi_s3_free(s3);
-		return -EINVAL;
-	}
-	char value[1024];
-	const char *region = env("AWS_REGION") ? env("AWS_REGION") : env("AWS_DEFAULT_REGION");
-	if (!region && profile_get(&p, "region", value, sizeof(value)))
-		region = value;
-	if (!(s3->region = strdup(region ? region : "us-east-1")))
+	int ret = profile_missing(&p, err, errlen);
+	if (!ret && place(s3, &p))
 		goto oom;
-	const char *endpoint = env("AWS_ENDPOINT_URL_S3") ? env("AWS_ENDPOINT_URL_S3")
-							  : env("AWS_ENDPOINT_URL");
-	if (!endpoint && (profile_get(&p, "s3.endpoint_url", value, sizeof(value)) ||
-			  profile_get(&p, "endpoint_url", value, sizeof(value))))
-		endpoint = value;
-	/* a store of its own (MinIO, Ceph) is addressed path-style; AWS by the
-	 * bucket's host name, unless the name has dots (its certificate would
-	 * not match) or the profile says otherwise */
-	s3->path_style = endpoint != NULL || strchr(s3->bucket, '.') != NULL;
-	s3->endpoint = endpoint ? strdup(endpoint)
-				: rfi_strprintf("https://s3.%s.amazonaws.com", s3->region);
-	if (!s3->endpoint)
-		goto oom;
-	for (size_t n = strlen(s3->endpoint); n && s3->endpoint[n - 1] == '/'; n--)
-		s3->endpoint[n - 1] = '\0';
-	if (profile_get(&p, "s3.addressing_style", value, sizeof(value))) {
-		if (!strcmp(value, "path"))
-			s3->path_style = 1;
-		else if (!strcmp(value, "virtual"))
-			s3->path_style = 0;
-	}
-	int ret = credentials(s3, &p, err, errlen);
+	if (!ret)
+		ret = credentials(s3, &p, err, errlen);
 	if (ret) {
 		rfi_s3_free(s3);
 		return ret;
 	}
-	s3->sign = (rf_io_sign){ .region = s3->region, .creds = s3->creds };
+	if (s3->creds && rfi_s3_sign_init(&s3->sign, s3->creds, s3->region))
+		goto oom;
 	*out = s3;
 	return 0;
 oom:
@@ -343,8 +402,67 @@ void rfi_s3_free(rf_s3 *s3)
 	free(s3->bucket);
 	free(s3->endpoint);
 	free(s3->region);
+	rfi_s3_sign_free(&s3->sign);
 	rfi_creds_destroy(s3->creds);
 	free(s3);
+}
+
+/* ---- the bucket's signer (sign.h): SigV4 with its keys ---- */
+
+/* S3 wants the body's hash signed; a GET has none */
+static const char *const empty_body_hash[] = {
+	"x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+	NULL,
+};
+
+static uint64_t keys_generation(void *keys)
+{
+	return rfi_creds_generation(keys);
+}
+
+/* The keys as curl signs with them ("KEY_ID:SECRET") and the session
+ * token's header, copied from the store's current set. */
+static int keys_take(void *keys, rf_sign_keys *out, uint64_t *gen)
+{
+	rf_creds_set s;
+	if (rfi_creds_copy(keys, &s, gen))
+		return -ENOMEM;
+	out->userpwd = rfi_strprintf("%s:%s", s.key_id, s.secret);
+	out->header = s.token ? rfi_strprintf("x-amz-security-token: %s", s.token) : NULL;
+	int want_token = s.token != NULL;
+	rfi_creds_set_free(&s);
+	if (!out->userpwd || (want_token && !out->header)) {
+		rfi_free_secret(out->userpwd);
+		rfi_free_secret(out->header);
+		*out = (rf_sign_keys){ 0 };
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void keys_log_at(void *keys, rf_log_level level)
+{
+	rfi_creds_log_at(keys, level);
+}
+
+int rfi_s3_sign_init(rf_io_sign *out, rf_creds *creds, const char *region)
+{
+	*out = (rf_io_sign){ .headers = empty_body_hash, .keys = creds,
+			     .generation = keys_generation, .take = keys_take,
+			     .log_at = keys_log_at };
+	out->sigv4 = rfi_strprintf("aws:amz:%s:s3", region ? region : "us-east-1");
+	return out->sigv4 ? 0 : -ENOMEM;
+}
+
+void rfi_s3_sign_free(rf_io_sign *s)
+{
+	free(s->sigv4);
+	s->sigv4 = NULL;
+}
+
+const rf_io_sign *rfi_s3_sign(const rf_s3 *s3)
+{
+	return s3->creds ? &s3->sign : NULL;
 }
 
 /* Appends s percent-encoded (RFC 3986 unreserved kept; '/' kept when
@@ -508,7 +626,8 @@ int rfi_s3_list(const rf_s3 *s3, const char *prefix,
 		if (n >= sizeof(url) || encode(url, sizeof(url), &n, prefix, 0))
 			goto too_long;
 		rf_fetch_result r;
-		ret = rfi_fetch_run(&(rf_fetch){ .url = url, .sign = &s3->sign, .budget_ms = budget_ms },
+		ret = rfi_fetch_run(&(rf_fetch){ .url = url, .sign = rfi_s3_sign(s3),
+						   .budget_ms = budget_ms },
 				   &r, err, errlen);
 		if (ret)
 			break;

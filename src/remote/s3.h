@@ -15,7 +15,8 @@
  * bucket. Keys that expire are refreshed for as long as the bucket is open
  * (credentials.h). An AWS_PROFILE that names no profile is refused, as the
  * AWS CLI refuses it. Objects become https URLs the read engine GETs,
- * signed with SigV4 by libcurl. A secret is never put in a message.
+ * signed with SigV4 by libcurl as the bucket's signer says (sign.h: made
+ * here, opaque to the engine). A secret is never put in a message.
  *
  * Thread rule: made at set-up; then read-only, shared (the keys change
  * inside creds, under its own lock). Private. */
@@ -25,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io/engine.h" /* rf_io_sign */
+#include "remote/sign.h" /* struct rf_io_sign */
 
 typedef struct rf_s3 {
 	char *bucket;
@@ -33,7 +34,7 @@ typedef struct rf_s3 {
 	int path_style;     /* ENDPOINT/BUCKET/KEY; else SCHEME://BUCKET.HOST/KEY */
 	char *region;
 	struct rf_creds *creds; /* the keys, kept fresh (credentials.h); NULL: anonymous */
-	rf_io_sign sign;    /* region and creds: what the engine signs with */
+	rf_io_sign sign;    /* SigV4 with creds (rfi_s3_sign) */
 } rf_s3;
 
 /* The bucket of url (s3://BUCKET/...), resolved as the header says.
@@ -42,6 +43,16 @@ typedef struct rf_s3 {
  * a credential source that is set up failed with; err says why. */
 int rfi_s3_open(rf_s3 **out, const char *url, char *err, size_t errlen);
 void rfi_s3_free(rf_s3 *s3);
+
+/* What the bucket's requests are signed with (the engine's reads, its
+ * listing, set-up's requests), or NULL: anonymous, unsigned. */
+const rf_io_sign *rfi_s3_sign(const rf_s3 *s3);
+
+/* A signer of S3 requests in region (NULL: us-east-1) with creds' keys
+ * (SigV4 through libcurl; creds must outlive it): the bucket's, and a
+ * test's. @return : 0 or -ENOMEM. */
+int rfi_s3_sign_init(rf_io_sign *out, struct rf_creds *creds, const char *region);
+void rfi_s3_sign_free(rf_io_sign *s);
 
 /* The https URL of key (percent-encoded), malloc'd; NULL: out of memory. */
 char *rfi_s3_object_url(const rf_s3 *s3, const char *key);

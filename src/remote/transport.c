@@ -9,6 +9,7 @@
 #include <sys/mman.h> /* memfd_create */
 #include <unistd.h>
 
+#include "remote/http.h" /* rf_http_reader, rfi_http_hint */
 #include "remote/s3.h"
 #include "remote/transport.h"
 #include "util/util.h"
@@ -44,10 +45,11 @@ static int http_matches(const char *location)
 }
 
 static const rf_transport_ops http_ops = {
-	.name = "http", .matches = http_matches, .read_url = same_url, .remote = 1,
+	.name = "http", .matches = http_matches, .read_url = same_url, .reader = &rf_http_reader,
+	.hint = rfi_http_hint, .remote = 1,
 };
 
-/* ---- s3: s3://BUCKET/KEY, read at the bucket's endpoint, signed ---- */
+/* ---- s3: s3://BUCKET/KEY, read at the bucket's endpoint over http, signed ---- */
 
 static int s3_matches(const char *location)
 {
@@ -74,7 +76,7 @@ static int s3_read_url(void *state, const char *location, char **out, char *err,
 
 static const rf_io_sign *s3_sign(void *state)
 {
-	return &((rf_s3 *)state)->sign;
+	return rfi_s3_sign(state);
 }
 
 typedef struct s3_names {
@@ -105,7 +107,8 @@ static void s3_free(void *state)
 
 static const rf_transport_ops s3_ops = {
 	.name = "s3", .matches = s3_matches, .open = s3_open, .read_url = s3_read_url,
-	.sign = s3_sign, .list = s3_list, .free = s3_free, .remote = 1, .read_elsewhere = 1,
+	.sign = s3_sign, .reader = &rf_http_reader, .hint = rfi_http_hint, .list = s3_list,
+	.free = s3_free, .remote = 1, .read_elsewhere = 1,
 };
 
 /* ---- the table: asked in order, the file row last (it takes the rest) ---- */
@@ -157,6 +160,16 @@ const rf_io_sign *rfi_transport_sign(const rf_transport *t)
 	return t && t->ops->sign ? t->ops->sign(t->state) : NULL;
 }
 
+const rf_io_url_ops *rfi_transport_reader(const rf_transport *t)
+{
+	return t ? t->ops->reader : NULL;
+}
+
+const char *rfi_transport_hint(const rf_transport *t, int res)
+{
+	return t && t->ops->hint ? t->ops->hint(res) : "";
+}
+
 int rfi_transport_fetch(const rf_transport *t, const rf_fetch *f, rf_fetch_result *out,
 		       char *err, size_t errlen)
 {
@@ -182,13 +195,19 @@ int rfi_transport_read_url(rf_transport **t, const char *location, char **out, c
 {
 	*out = NULL;
 	const rf_transport_ops *ops = rfi_transport_of(location);
-	if (!ops->open) /* a row with no state: nothing to open, nothing to check */
+	if (!ops->remote) /* a path: read where it is */
 		return ops->read_url(NULL, location, out, err, errlen);
-	if (!*t) {
-		int ret = rfi_transport_open(t, location, err, errlen);
+	/* the source's transport: what its reads are read and signed with */
+	if (!*t || (!(*t)->ops->open && ops->open)) {
+		rf_transport *opened;
+		int ret = rfi_transport_open(&opened, location, err, errlen);
 		if (ret)
 			return ret;
+		rfi_transport_free(*t);
+		*t = opened;
 	}
+	if (!ops->open) /* a row with no state: nothing to check */
+		return ops->read_url(NULL, location, out, err, errlen);
 	return (*t)->ops->read_url((*t)->state, location, out, err, errlen);
 }
 

@@ -2,15 +2,18 @@
  * scheme of its location: a row of one table (transport.c) per way, the
  * local file system (file), http(s):// URLs (http), s3:// buckets (s3: an
  * endpoint, and a signer whose keys stay fresh). The index holds the one a
- * source opened (rf_index.transport); set-up's requests (an index object, a
- * file beside the shards such as zstd.dict, a token shard's header, a
- * bucket's listing) go through it, and the read engine takes its signer
- * from it (rfi_transport_sign) for the reads of a run. Nothing else tests a
- * scheme: the record store and the pipeline ask here.
+ * remote source opened (rf_index.transport); set-up's requests (an index
+ * object, a file beside the shards such as zstd.dict, a token shard's
+ * header, a bucket's listing) go through it, and whoever makes a read
+ * engine for the source takes from it the URL reader (rfi_transport_reader)
+ * and the signer (rfi_transport_sign) of the reads of a run, and the words
+ * a failed read's message adds (rfi_transport_hint). The engine knows
+ * neither: it calls the reader it is given and carries the signer to it.
+ * Nothing else tests a scheme: the record store and the pipeline ask here.
  *
- * Adding a transport: a row (its ops) in transport.c's table, its files in
- * src/remote/, its entry in tests/layout_check.py (docs/DESIGN.md, "Adding a
- * transport", says the places).
+ * Adding a transport: its files in src/remote/, a row (its ops) in
+ * transport.c's table, its entry in tests/layout_check.py (docs/DESIGN.md,
+ * "Adding a transport", says the places).
  *
  * Thread rule: opened at set-up on the thread that creates the loader; then
  * read-only and shared (an s3 row's keys change inside its credential
@@ -21,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io/engine.h"    /* rf_io_sign */
+#include "io/engine.h"    /* rf_io_sign, rf_io_url_ops */
 #include "remote/fetch.h" /* rf_fetch, rf_fetch_result */
 
 /* One source's opened transport: its row and that row's own state (an s3
@@ -39,8 +42,15 @@ typedef struct rf_transport_ops {
 	/* the URL location is read at (malloc'd): itself, or a bucket's https
 	 * URL of the key; 1 with err set: not of this source (another bucket) */
 	int (*read_url)(void *state, const char *location, char **out, char *err, size_t errlen);
-	/* how each request of it is signed, or NULL (none) */
+	/* how each request of it is signed, or NULL (none); opaque to the
+	 * engine, known to reader (the s3 row's: remote/sign.h) */
 	const rf_io_sign *(*sign)(void *state);
+	/* what the engine reads its URLs with (remote rows; http and s3 share
+	 * http.c's ranged GETs), or NULL */
+	const rf_io_url_ops *reader;
+	/* the words a failed read's message adds for res, the reader's error
+	 * (where a CA bundle is named), or NULL */
+	const char *(*hint)(int res);
 	/* lists folder's objects (location ending in '/'), calling fn with each
 	 * one's name relative to the folder, in name order; NULL: the row lists
 	 * no folder */
@@ -71,6 +81,14 @@ const rf_transport_ops *rfi_transport_ops_of(const rf_transport *t);
  * set-up fetches alike), or NULL. */
 const rf_io_sign *rfi_transport_sign(const rf_transport *t);
 
+/* The URL reader of t's objects (rf_io_params.url_reader), or NULL: t is
+ * NULL (a local source) or reads no URLs. */
+const rf_io_url_ops *rfi_transport_reader(const rf_transport *t);
+
+/* What a failed read's message adds for res (a read's negative errno),
+ * as t's row words it: " (TLS: ...)", or "". */
+const char *rfi_transport_hint(const rf_transport *t, int res);
+
 /* A set-up request (rfi_fetch_run) to one of t's objects, signed as t signs. */
 int rfi_transport_fetch(const rf_transport *t, const rf_fetch *f, rf_fetch_result *out,
 		       char *err, size_t errlen);
@@ -81,9 +99,11 @@ int rfi_transport_list(const rf_transport *t, const char *folder,
 		      int (*fn)(void *user, const char *name, uint64_t size), void *user,
 		      uint32_t budget_ms, char *err, size_t errlen);
 
-/* The URL of location read through t: *t opened at its first location,
- * every later one of the same source (one bucket). @return : 0, 1 with err
- * set (not the source's bucket), or a negative errno with err set. */
+/* The URL of location read through t: *t opened at its first remote
+ * location (a row with state, s3, in place of one without: the first s3://
+ * location of a list that began with https:// ones), every later one of
+ * the same source (one bucket). @return : 0, 1 with err set (not the
+ * source's bucket), or a negative errno with err set. */
 int rfi_transport_read_url(rf_transport **t, const char *location, char **out, char *err,
 			  size_t errlen);
 

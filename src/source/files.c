@@ -1,10 +1,10 @@
 /* files.c - the loose-files kind: one file, one sample. A folder is walked
  * (an ImageFolder: class folders of images; raw mode: every file), a
  * regular file is a manifest (path<TAB>label[<TAB>weight] lines), and an
- * image given there is refused as not a dataset. A folder
- * whose walk saw only .tar files is a folder of shards: it goes to the tar
- * kind (tar_shards.c); a folder of both is refused, naming both, since
- * taking either would drop the files of the other. */
+ * image given there is refused as not a dataset. A folder whose walk saw
+ * only the shards of a kind that takes a folder by its look is a folder of
+ * shards: the table hands it to that kind; a folder of both is refused,
+ * naming both, since taking either would drop the files of the other. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +15,7 @@
 
 #include "decode/image.h"
 #include "index/index_build.h"
+#include "source/files.h"
 #include "source/source.h"
 #include "util/util.h"
 
@@ -24,42 +25,55 @@ static int claims(const char *source, const struct stat *st, const rf_source_par
 	return 1; /* the last row of the table: what no other kind claims */
 }
 
-/* The first entry of a walk that is a loose sample of its own (not a
- * .tar or a zstd.dict taken in raw mode). */
-static const char *first_loose(const rf_index *idx)
+/* The first entry of a walk that is a loose sample of its own (not one of
+ * the shards seen, nor a zstd.dict taken in raw mode). */
+static const char *first_loose(const rf_index *idx, const rf_shard_names *shards)
 {
 	for (size_t i = 0; i < idx->count; i++) {
 		const char *p = rfi_index_path(idx, i), *base = strrchr(p, '/');
-		size_t n = strlen(p);
 		base = base ? base + 1 : p;
-		if (!(n > 4 && !strcmp(p + n - 4, ".tar")) && strcmp(base, "zstd.dict"))
+		if (!rfi_shard_named(shards, p, strlen(p)) && strcmp(base, "zstd.dict"))
 			return p;
 	}
 	return "";
 }
 
-/* A folder: walked once; .tar files beside loose ones are refused, a
- * folder of only .tar files is a shard source. */
+/* The walk saw another kind's shards (w): a folder of only those is that
+ * kind's (the table hands it over); beside loose files they are refused,
+ * naming both, since taking either would drop the files of the other. */
+static int shards_seen(rf_source *s, const char *source, const rf_files_seen *seen,
+		       const rf_source_seen *w, const rf_source_params *p, char *err,
+		       size_t errlen)
+{
+	const rf_index *idx = &s->index;
+	uint64_t loose = idx->count - (s->raw ? w->n + seen->pack_files : 0);
+	if (loose) {
+		const char *kind = rfi_enum_name(RF_ENUM_SOURCE_KIND, w->ops->source_kind);
+		rfi_fmt(err, errlen, "source '%s' holds both %s files (%llu, such as '%s') and "
+		       "loose %s (%llu, such as '%s'): say which it is with source_kind = %s or "
+		       "files (--source-kind %s|files)", source, w->ops->shard_names->shown,
+		       (unsigned long long)w->n, w->first, s->raw ? "files" : "images",
+		       (unsigned long long)loose, first_loose(idx, w->ops->shard_names), kind,
+		       kind);
+		return RF_EINDEX;
+	}
+	return rfi_source_hand_over(s, source, w, p, err, errlen);
+}
+
+/* A folder: walked once, watching for the shards of the kinds that take a
+ * folder by its look (unless source_kind says loose files). */
 static int build_folder(rf_source *s, const char *source, const rf_source_params *p, char *err,
 			size_t errlen)
 {
-	rf_index *idx = &s->index;
-	int ret = rfi_index_walk_imagefolder(idx, source, p->mode, err, errlen);
-	if (ret || (p->mode & RF_INDEX_FILES) || !idx->walk_tars)
-		return ret;
-	uint64_t tars = idx->walk_tars;
-	uint64_t loose = idx->count - (s->raw ? tars + idx->walk_pack_files : 0);
-	char tar[256], file[256];
-	rfi_fmt(tar, sizeof(tar), "%s", idx->walk_first_tar);
-	rfi_fmt(file, sizeof(file), "%s", first_loose(idx));
-	if (loose) {
-		rfi_fmt(err, errlen, "source '%s' holds both .tar files (%llu, such as '%s') and "
-		       "loose %s (%llu, such as '%s'): say which it is with source_kind = tar or "
-		       "files (--source-kind tar|files)", source, (unsigned long long)tars, tar,
-		       s->raw ? "files" : "images", (unsigned long long)loose, file);
-		return RF_EINDEX;
-	}
-	return rfi_source_tar_folder(s, source, tars, tar, p, err, errlen);
+	rf_source_seen kinds[RF_KIND_COUNT];
+	rf_files_seen seen = { .kinds = kinds };
+	if (!(p->mode & RF_INDEX_FILES))
+		seen.nkinds = rfi_source_watched(kinds, RF_KIND_COUNT);
+	int ret = rfi_files_walk(&s->index, source, p->mode, &seen, err, errlen);
+	for (size_t k = 0; !ret && k < seen.nkinds; k++)
+		if (kinds[k].n)
+			return shards_seen(s, source, &seen, &kinds[k], p, err, errlen);
+	return ret;
 }
 
 /* A regular file given as the source is read as a manifest; an image there
@@ -110,7 +124,7 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	} else if (S_ISREG(st->st_mode)) {
 		ret = image_as_source(source, err, errlen)
 			      ? RF_EINDEX
-			      : rfi_index_parse_manifest(&s->index, source, err, errlen);
+			      : rfi_files_manifest(&s->index, source, err, errlen);
 	} else {
 		rfi_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
 		ret = RF_EINDEX;
@@ -179,5 +193,7 @@ const rf_source_ops rf_source_files = {
 	.largest_read = rfi_records_no_largest,
 	.shard_bytes = rfi_records_no_shard_bytes,
 	.memory = rfi_records_memory,
+	.source_kind = RF_SOURCE_FILES,
+	.mode_flag = RF_INDEX_FILES,
 	.cached = 1,
 };

@@ -14,22 +14,72 @@
 
 /* Probe order: a token source is said by the config (seq_len); a pattern,
  * a list of .tar paths or source_kind = tar is tar shards; anything else is
- * loose files (a folder walk, which hands a folder of only shards to the
- * tar kind, or a manifest). */
+ * loose files (a folder walk, or a manifest). A walked folder that holds
+ * only the shards of a kind with take_folder (tar) is handed to that kind
+ * (rfi_source_hand_over), the kinds asked in this order. */
 static const rf_source_ops *const probe_table[] = {
 	&rf_source_tokens,
 	&rf_source_tar,
 	&rf_source_files,
 };
 
+#define NKINDS (sizeof(probe_table) / sizeof(probe_table[0]))
+
 const rf_source_ops *rfi_source_kind_ops(rf_kind kind)
 {
-	switch (kind) {
-	case RF_KIND_FILES: return &rf_source_files;
-	case RF_KIND_TAR: return &rf_source_tar;
-	case RF_KIND_TOKENS: return &rf_source_tokens;
-	default: return NULL;
-	}
+	for (size_t i = 0; i < NKINDS; i++)
+		if (kind != RF_KIND_NONE && probe_table[i]->kind == kind)
+			return probe_table[i];
+	return NULL;
+}
+
+int rfi_source_kind_mode(rf_source_kind k)
+{
+	for (size_t i = 0; i < NKINDS; i++)
+		if (k != RF_SOURCE_AUTO && probe_table[i]->source_kind == k)
+			return probe_table[i]->mode_flag;
+	return 0;
+}
+
+int rfi_source_kind_modes(void)
+{
+	int modes = 0;
+	for (size_t i = 0; i < NKINDS; i++)
+		modes |= probe_table[i]->mode_flag;
+	return modes;
+}
+
+rf_source_kind rfi_source_kind_last(void)
+{
+	rf_source_kind last = RF_SOURCE_AUTO;
+	for (size_t i = 0; i < NKINDS; i++)
+		last = RF_MAX(last, probe_table[i]->source_kind);
+	return last;
+}
+
+size_t rfi_source_watched(rf_source_seen *seen, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < NKINDS && n < max; i++)
+		if (probe_table[i]->take_folder)
+			seen[n++] = (rf_source_seen){ .ops = probe_table[i] };
+	return n;
+}
+
+int rfi_source_hand_over(rf_source *s, const char *source, const rf_source_seen *seen,
+			 const rf_source_params *p, char *err, size_t errlen)
+{
+	rf_index *idx = &s->index;
+	rf_progress_fn progress = idx->progress;
+	void *user = idx->progress_user;
+	rfi_index_free(idx); /* the walk's records: shards, not samples */
+	idx->progress = progress;
+	idx->progress_user = user;
+	idx->any_name = p->mode;
+	s->ops = seen->ops;
+	s->kind = s->ops->kind;
+	idx->kind = s->kind;
+	return s->ops->take_folder(s, source, seen, p, err, errlen);
 }
 
 static void source_init(rf_source *s, const rf_source_params *p)
@@ -50,7 +100,7 @@ static void source_init(rf_source *s, const rf_source_params *p)
 static const rf_source_ops *probe(const char *source, const struct stat *st,
 				  const rf_source_params *p)
 {
-	for (size_t i = 0; i < sizeof(probe_table) / sizeof(probe_table[0]); i++)
+	for (size_t i = 0; i < NKINDS; i++)
 		if (probe_table[i]->claims(source, st, p))
 			return probe_table[i];
 	return &rf_source_files; /* unreachable: files claims anything */
@@ -71,7 +121,7 @@ static int build(rf_source *s, const char *source, const rf_source_params *p, ch
 		return -e;
 	}
 	s->ops = probe(source, exists ? &st : NULL, p);
-	s->kind = s->ops->kind; /* files.c may still hand a folder to the tar kind */
+	s->kind = s->ops->kind; /* a walked folder may still go to another kind */
 	s->index.kind = s->kind; /* an index object adopted must be of it */
 	int ret = s->ops->build(s, source, exists ? &st : NULL, p, err, errlen);
 	s->index.kind = s->kind; /* what the cache keeps */

@@ -83,6 +83,14 @@ typedef struct rf_source_read {
 
 typedef struct rf_source rf_source;
 
+/* What a folder walk saw of a kind that takes a folder by its look (a row
+ * with take_folder): its shards, by the names its row gives. */
+typedef struct rf_source_seen {
+	const struct rf_source_ops *ops; /* the kind watched for */
+	uint64_t n;                      /* files named as its shards */
+	char first[256];                 /* the first of them, relative to the root */
+} rf_source_seen;
+
 /* For an RF_STAGE_ZSTD_TOKENS read: the zstd frames it holds and where
  * the window lies in them. */
 typedef struct rf_source_frames {
@@ -138,6 +146,24 @@ typedef struct rf_source_ops {
 	/* RF_STAGE_ZSTD_TOKENS: where sample i's window lies in the frames its
 	 * read gives. NULL for a kind without that stage. */
 	void (*frames_of)(const rf_source *s, uint64_t i, rf_source_frames *f);
+	/* The names of its shards, for the shard listing (src/index/shards.c:
+	 * suffixes, whether class folders hold them); NULL for a kind without
+	 * shards. */
+	const rf_shard_names *shard_names;
+	/* The cfg.source_kind value users force this kind with (a folder that
+	 * could be read two ways), and the rf_index_write() flag (RF_INDEX_*)
+	 * that value maps to; both 0 for a kind no source_kind names (tokens:
+	 * said by seq_len). The one mapping: everyone asks the table
+	 * (rfi_source_kind_mode and kin below). */
+	rf_source_kind source_kind;
+	int mode_flag;
+	/* A folder another kind's walk found holding only this kind's shards
+	 * (seen: how many, the first), with no source_kind said: builds s from
+	 * it, as the table hands it over (rfi_source_hand_over: s's records
+	 * freed, s of this kind), or refuses it (shards where its shards do not
+	 * go). NULL: a folder is never this kind's by its look. */
+	int (*take_folder)(rf_source *s, const char *source, const rf_source_seen *seen,
+			   const rf_source_params *p, char *err, size_t errlen);
 	int cached;        /* its index may come from and go to an index cache */
 	int zstd_dict;     /* its zstd members may use a dictionary (cfg.zstd_dict,
 	                    * or zstd.dict beside the shards) */
@@ -177,6 +203,14 @@ void rfi_source_free(rf_source *s);
 /* The kinds, in probe order, and the one of each tag. */
 extern const rf_source_ops rf_source_files, rf_source_tar, rf_source_tokens;
 const rf_source_ops *rfi_source_kind_ops(rf_kind kind);
+
+/* cfg.source_kind, from the table's rows: the RF_INDEX_* flag of value k
+ * (0 for RF_SOURCE_AUTO and for a value no kind answers to); every kind's
+ * flag or'ed (what a mode's kind part may hold); and the largest value a
+ * kind answers to (the config's range check ends there). */
+int rfi_source_kind_mode(rf_source_kind k);
+int rfi_source_kind_modes(void);
+rf_source_kind rfi_source_kind_last(void);
 
 static inline uint64_t rfi_source_samples(const rf_source *s)
 {
@@ -241,9 +275,13 @@ int rfi_records_finish(rf_source *s, const char *source, const struct stat *st, 
  * folder), says so in reason and returns 1. */
 int rfi_source_not_regular(const rf_source *s, uint64_t i, char *reason, size_t len);
 
-/* files.c: a folder of only .tar files is a shard source; tar_shards.c
- * builds it from the walk's count. */
-int rfi_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,
+/* For a kind that walks folders (files.c): the kinds that take a folder
+ * by its look, in table order, into seen[max] (counts zeroed); how many. */
+size_t rfi_source_watched(rf_source_seen *seen, size_t max);
+/* A walked folder that holds only seen->ops's shards: s (walked, of the
+ * walker's kind) becomes of that kind, its records freed, and the kind's
+ * take_folder builds it. 0, or a negative code with err set. */
+int rfi_source_hand_over(rf_source *s, const char *source, const rf_source_seen *seen,
 			 const rf_source_params *p, char *err, size_t errlen);
 
 /* The index of a loose-files or tar source (no cache), for what reads its

@@ -312,9 +312,7 @@ static int remote_sized(rf_index *idx, shard_scan *s, const rf_io_done *d, char 
 			rfi_fetch_result_free(&r);
 		}
 		rfi_fmt(err, errlen, "shard %s: %s%s", name, what,
-		       d->res == -EPERM ? " (TLS: the server's certificate could not be verified; "
-		       "CURL_CA_BUNDLE or SSL_CERT_FILE names the CA bundle to verify it against)"
-		       : "");
+		       rfi_transport_hint(idx->transport, d->res));
 		return d->res; /* -ENOENT, -EACCES, -EPERM (a certificate), ... as a local shard's */
 	}
 	if (!d->size && d->res) {
@@ -365,6 +363,7 @@ static int scan_open(scan_run *sr)
 				   .max_files = caching ? RF_CACHE_MAX_FILES : width, .direct = 1, .probe_dirfd = idx->root_fd,
 				   .probe_path = idx->shards[0], .wake_fd = sr->wake, .name = idx->root,
 				   .log_level = sr->log_level,
+				   .url_reader = rfi_transport_reader(idx->transport),
 				   .sign = rfi_transport_sign(idx->transport),
 				   .url_budget_ms = idx->remote_timeout_ms };
 		ret = rfi_io_create(&sr->io, &p, sr->err, sr->errlen);
@@ -546,6 +545,22 @@ static int scan_all(scan_run *sr)
 /* What the scans found into idx: each shard's stamp and size, and the
  * samples in shard order (a sample without a cls member of a labelled
  * source bad). @return : 0, or the error. */
+/* A labelled source (a sample has a cls member, and its shards are not
+ * in class folders): a sample without one is bad, not label -1. */
+static void mark_unlabelled(const rf_index *idx, shard_scan *sc, uint32_t n)
+{
+	int labelled = 0;
+	for (uint32_t i = 0; i < n && !labelled; i++)
+		for (size_t j = 0; j < sc[i].nfound && !labelled; j++)
+			labelled = sc[i].found[j].has_cls;
+	for (uint32_t i = 0; i < n && labelled; i++)
+		for (size_t j = 0; j < sc[i].nfound; j++) {
+			struct found *f = &sc[i].found[j];
+			if (f->size >= 0 && !f->has_cls && idx->shard_labels[i] < 0)
+				f->size = RF_INDEX_NO_LABEL;
+		}
+}
+
 static int scan_collect(rf_index *idx, shard_scan *sc, uint32_t n)
 {
 	int ret = 0;
@@ -553,18 +568,8 @@ static int scan_collect(rf_index *idx, shard_scan *sc, uint32_t n)
 	 * its folder's mtime as it was */
 	for (uint32_t i = 0; i < n && !ret && !idx->urls; i++)
 		ret = rfi_index_stamp_add(idx, idx->root_fd, idx->shards[i], idx->shards[i]);
-	/* A labelled source (a sample has a cls member, and its shards are not
-	 * in class folders): a sample without one is bad, not label -1. */
-	int labelled = 0;
-	for (uint32_t i = 0; i < n && !labelled; i++)
-		for (size_t j = 0; j < sc[i].nfound && !labelled; j++)
-			labelled = sc[i].found[j].has_cls;
-	for (uint32_t i = 0; i < n && labelled && !ret; i++)
-		for (size_t j = 0; j < sc[i].nfound; j++) {
-			struct found *f = &sc[i].found[j];
-			if (f->size >= 0 && !f->has_cls && idx->shard_labels[i] < 0)
-				f->size = RF_INDEX_NO_LABEL;
-		}
+	if (!ret)
+		mark_unlabelled(idx, sc, n);
 	/* each shard's bytes, for an index object to be checked against */
 	if (!ret && !(idx->shard_sizes = calloc(RF_MAX(n, 1), sizeof(uint64_t))))
 		ret = -ENOMEM;

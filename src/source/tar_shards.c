@@ -16,6 +16,11 @@
 #include "source/tar_scan.h"
 #include "util/util.h"
 
+/* Its shards' names: NAME.tar, in a folder or in its class folders. */
+static const char *const tar_suffixes[] = { ".tar", NULL };
+static const rf_shard_names tar_names = { .suffixes = tar_suffixes, .shown = ".tar",
+					  .class_folders = 1 };
+
 /* A single shard named as the source: "train-000000.tar". */
 static int is_tar_name(const char *source)
 {
@@ -30,7 +35,7 @@ static int claims(const char *source, const struct stat *st, const rf_source_par
 	if (S_ISDIR(st->st_mode))
 		return (p->mode & RF_INDEX_TAR) != 0;
 	return S_ISREG(st->st_mode) &&
-	       (is_tar_name(source) || rfi_index_is_shard_list(source, RF_SHARDS_TAR));
+	       (is_tar_name(source) || rfi_index_is_shard_list(source, &tar_names));
 }
 
 static int scan(rf_source *s, const rf_source_params *p, char *err, size_t errlen)
@@ -44,29 +49,22 @@ static int scan(rf_source *s, const rf_source_params *p, char *err, size_t errle
 	return rfi_tar_scan_shards(&s->index, s->raw, p->log_level, err, errlen);
 }
 
-int rfi_source_tar_folder(rf_source *s, const char *source, uint64_t tars, const char *first_tar,
-			 const rf_source_params *p, char *err, size_t errlen)
+/* (rf_source_ops.take_folder) A folder the walk found holding .tar files
+ * and nothing else: every one of them must be where shards go. */
+static int take_folder(rf_source *s, const char *source, const rf_source_seen *seen,
+		       const rf_source_params *p, char *err, size_t errlen)
 {
 	rf_index *idx = &s->index;
-	rf_progress_fn progress = idx->progress;
-	void *user = idx->progress_user;
-	rfi_index_free(idx); /* the walk's records: .tar files, not samples */
-	idx->progress = progress;
-	idx->progress_user = user;
-	idx->any_name = p->mode;
-	s->kind = RF_KIND_TAR;
-	idx->kind = RF_KIND_TAR;
-	s->ops = &rf_source_tar;
-	int ret = rfi_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
+	int ret = rfi_index_shard_folder(idx, source, &tar_names, err, errlen);
 	if (ret < 0)
 		return ret;
-	if (ret == 0 || idx->nshards != tars) {
+	if (ret == 0 || idx->nshards != seen->n) {
 		rfi_fmt(err, errlen, "source '%s': %llu of its %llu .tar files (such as '%s') are not "
 		       "where shards go (in the folder itself, or else in its class folders): move "
 		       "them, or say what the source is with source_kind = tar or files "
 		       "(--source-kind tar|files)", source,
-		       (unsigned long long)(tars - (ret ? idx->nshards : 0)), (unsigned long long)tars,
-		       first_tar);
+		       (unsigned long long)(seen->n - (ret ? idx->nshards : 0)),
+		       (unsigned long long)seen->n, seen->first);
 		return RF_EINDEX;
 	}
 	return scan(s, p, err, errlen);
@@ -78,9 +76,9 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	rf_index *idx = &s->index;
 	int ret;
 	if (!st) {
-		ret = rfi_index_shard_pattern(idx, source, RF_SHARDS_TAR, err, errlen);
+		ret = rfi_index_shard_pattern(idx, source, &tar_names, err, errlen);
 		if (ret == 0)
-			ret = rfi_index_shard_bucket(idx, source, RF_SHARDS_TAR, err, errlen);
+			ret = rfi_index_shard_bucket(idx, source, &tar_names, err, errlen);
 		if (ret == 0 && rfi_index_is_url(source)) { /* one remote shard */
 			size_t name = strcspn(source, "?#");
 			if (name < 4 || strncmp(source + name - 4, ".tar", 4)) {
@@ -98,7 +96,7 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 			ret = -ENOENT;
 		}
 	} else if (S_ISDIR(st->st_mode)) {
-		ret = rfi_index_shard_folder(idx, source, RF_SHARDS_TAR, err, errlen);
+		ret = rfi_index_shard_folder(idx, source, &tar_names, err, errlen);
 		if (ret == 0) {
 			rfi_fmt(err, errlen, "source '%s': no .tar shards in it or in its class folders "
 			       "(source_kind = tar)", source);
@@ -107,7 +105,7 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	} else if (is_tar_name(source)) {
 		ret = rfi_index_shard_file(idx, source, err, errlen);
 	} else {
-		ret = rfi_index_shard_list(idx, source, RF_SHARDS_TAR, err, errlen);
+		ret = rfi_index_shard_list(idx, source, &tar_names, err, errlen);
 	}
 	if (ret < 0)
 		return ret;
@@ -200,6 +198,10 @@ const rf_source_ops rf_source_tar = {
 	.largest_read = rfi_records_no_largest,
 	.shard_bytes = rfi_records_no_shard_bytes,
 	.memory = rfi_records_memory,
+	.shard_names = &tar_names,
+	.source_kind = RF_SOURCE_TAR,
+	.mode_flag = RF_INDEX_TAR,
+	.take_folder = take_folder,
 	.cached = 1,
 	.sequential_shards = 1,
 	.zstd_dict = 1,

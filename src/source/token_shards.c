@@ -31,6 +31,12 @@ const rf_tokens *rfi_source_tokens_of(const rf_source *s)
 	return s->ops == &rf_source_tokens ? tokens_of(s) : NULL;
 }
 
+/* Its shards' names: llm.c's NAME.bin, ringfeed's NAME.bin.zst; never in
+ * class folders (a token source has no labels). */
+static const char *const token_suffixes[] = { ".bin", ".bin.zst", NULL };
+static const rf_shard_names token_names = { .suffixes = token_suffixes,
+					    .shown = ".bin or .bin.zst" };
+
 static int claims(const char *source, const struct stat *st, const rf_source_params *p)
 {
 	(void)source, (void)st;
@@ -60,9 +66,9 @@ static int url_names_shard(const char *url)
  * refused, saying what is taken instead. */
 static int find_pattern_or_url(rf_index *idx, const char *source, char *err, size_t errlen)
 {
-	int ret = rfi_index_shard_pattern(idx, source, RF_SHARDS_TOKENS, err, errlen);
+	int ret = rfi_index_shard_pattern(idx, source, &token_names, err, errlen);
 	if (ret == 0)
-		ret = rfi_index_shard_bucket(idx, source, RF_SHARDS_TOKENS, err, errlen);
+		ret = rfi_index_shard_bucket(idx, source, &token_names, err, errlen);
 	if (ret == 0 && rfi_index_is_url(source)) {
 		if (!url_names_shard(source)) {
 			rfi_fmt(err, errlen, "source '%s': a URL names one token shard (.bin, .bin.zst), "
@@ -89,7 +95,7 @@ static int find_shards(rf_index *idx, const char *source, const struct stat *st,
 	if (!st)
 		return find_pattern_or_url(idx, source, err, errlen);
 	if (S_ISDIR(st->st_mode)) {
-		int ret = rfi_index_shard_folder(idx, source, RF_SHARDS_TOKENS, err, errlen);
+		int ret = rfi_index_shard_folder(idx, source, &token_names, err, errlen);
 		if (ret == 0) {
 			rfi_fmt(err, errlen, "source '%s': no token shards (*.bin, *.bin.zst) in it", source);
 			return RF_EEMPTY;
@@ -106,12 +112,12 @@ static int find_shards(rf_index *idx, const char *source, const struct stat *st,
 		int ret = rfi_index_shard_file(idx, source, err, errlen); /* one shard: its folder the root */
 		return ret < 0 ? ret : 0;
 	}
-	if (!rfi_index_is_shard_list(source, RF_SHARDS_TOKENS)) {
+	if (!rfi_index_is_shard_list(source, &token_names)) {
 		rfi_fmt(err, errlen, "source '%s': neither a token shard (.bin, .bin.zst) nor a list "
 		       "of them (one path a line)", source);
 		return RF_EINDEX;
 	}
-	return rfi_index_shard_list(idx, source, RF_SHARDS_TOKENS, err, errlen);
+	return rfi_index_shard_list(idx, source, &token_names, err, errlen);
 }
 
 static int build(rf_source *s, const char *source, const struct stat *st,
@@ -261,5 +267,6 @@ const rf_source_ops rf_source_tokens = {
 	.free = free_tokens,
 	.token_width = token_width,
 	.frames_of = frames_of,
+	.shard_names = &token_names,
 	.in_order_tiles = 1,
 };

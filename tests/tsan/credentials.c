@@ -21,6 +21,7 @@
 #include "remote/credential_sources.h"
 #include "remote/credentials.h"
 #include "remote/http.h"
+#include "remote/s3.h" /* the signer of creds */
 
 static rf_creds *creds;
 static atomic_int stop;
@@ -30,8 +31,13 @@ static void *signer(void *arg)
 {
 	(void)arg;
 	rf_http_client hc;
-	if (rfi_http_client_init(&hc, &(rf_io_sign){ .creds = creds }))
+	rf_io_sign sign;
+	if (rfi_s3_sign_init(&sign, creds, NULL))
 		return NULL;
+	if (rfi_http_client_init(&hc, &sign)) {
+		rfi_s3_sign_free(&sign);
+		return NULL;
+	}
 	size_t sum = 0;
 	while (!atomic_load(&stop)) { /* stopped by main, within its deadline */
 		if (rfi_http_client_update(&hc) == 1)
@@ -40,6 +46,7 @@ static void *signer(void *arg)
 		usleep(100);
 	}
 	rfi_http_client_free(&hc);
+	rfi_s3_sign_free(&sign);
 	return (void *)(uintptr_t)(sum != 0);
 }
 

@@ -1,8 +1,9 @@
-/* walk.c - builds the index of an ImageFolder tree: class = first-level
- * subfolder (labels in sorted class-name order), samples = *.jpg / *.jpeg in
- * any case anywhere below a class folder, in sorted path order (as
- * torchvision's ImageFolder orders them). Sizes come from fstatat() here so
- * that the read path never stats a file. */
+/* files_walk.c - the files kind's walk (files.h): builds the index of an
+ * ImageFolder tree: class = first-level subfolder (labels in sorted
+ * class-name order), samples = *.jpg / *.jpeg in any case anywhere below a
+ * class folder, in sorted path order (as torchvision's ImageFolder orders
+ * them). Sizes come from fstatat() here so that the read path never stats
+ * a file. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #include "index/index_build.h"
+#include "source/files.h"
+#include "source/source.h"
 #include "ringfeed.h"
 #include "util/util.h"
 
@@ -35,18 +38,23 @@ static int is_image_name(const char *name)
 	return dot && rfi_index_image_ext(dot + 1);
 }
 
-/* Notes what the walk saw that is not a loose sample of its own: .tar
- * files (a shard source's, or a stray one) and what a pack writes beside
- * its shards (its zstd dictionary, its index object). */
-static void saw(rf_index *idx, const char *rel, const char *name)
+/* Notes what the walk saw that is not a loose sample of its own: the
+ * shards of a kind it watches for (a shard source's, or a stray one) and
+ * what a pack writes beside its shards (its zstd dictionary, its index
+ * object). */
+static void saw(rf_files_seen *seen, const char *rel, const char *name)
 {
 	size_t n = strlen(name);
-	if (n > 4 && !strcmp(name + n - 4, ".tar")) {
-		if (!idx->walk_tars++)
-			rfi_fmt(idx->walk_first_tar, sizeof(idx->walk_first_tar), "%s", rel);
-	} else if (!strcmp(name, "zstd.dict") || !strcmp(name, RF_INDEX_OBJECT_NAME)) {
-		idx->walk_pack_files++;
+	for (size_t k = 0; k < seen->nkinds; k++) {
+		rf_source_seen *w = &seen->kinds[k];
+		if (rfi_shard_named(w->ops->shard_names, name, n)) {
+			if (!w->n++)
+				rfi_fmt(w->first, sizeof(w->first), "%s", rel);
+			return;
+		}
 	}
+	if (!strcmp(name, "zstd.dict") || !strcmp(name, RF_INDEX_OBJECT_NAME))
+		seen->pack_files++;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -221,8 +229,9 @@ static void others_free(dir_others *o)
 /* Adds every JPEG below the folder open as dfd, whose path relative to the
  * root is rel[rel_len] (without trailing '/'), below the folders in up.
  * Takes ownership of dfd. */
-static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t label,
-		    int any_name, const struct dir_chain *up, char *err, size_t errlen)
+static int walk_dir(rf_index *idx, rf_files_seen *seen, int dfd, char *rel, size_t rel_len,
+		    int32_t label, int any_name, const struct dir_chain *up, char *err,
+		    size_t errlen)
 {
 	struct dir_chain self;
 	int ret = check_loop(dfd, rel, rel_len, up, &self, err, errlen);
@@ -266,11 +275,11 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 				ret = -e;
 				break;
 			}
-			ret = walk_dir(idx, sub, rel, len, label, any_name, &self, err, errlen);
+			ret = walk_dir(idx, seen, sub, rel, len, label, any_name, &self, err, errlen);
 			if (ret)
 				break;
 		} else if (!(any_name & RF_INDEX_RAW) && !is_image_name(name)) {
-			saw(idx, rel, name);
+			saw(seen, rel, name);
 			ret = others_add(&others, name, nlen);
 			if (ret)
 				break;
@@ -280,7 +289,7 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 									   : -(int64_t)errno;
 			if (size >= 0 && !S_ISREG(st.st_mode))
 				continue;
-			saw(idx, rel, name);
+			saw(seen, rel, name);
 			ret = rfi_index_add(idx, rel, len, size, label);
 			if (!ret && !(any_name & RF_INDEX_RAW))
 				ret = push_size(&others.images, &others.nimages, &others.icap,
@@ -297,8 +306,8 @@ static int walk_dir(rf_index *idx, int dfd, char *rel, size_t rel_len, int32_t l
 	return ret;
 }
 
-int rfi_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, char *err,
-			      size_t errlen)
+int rfi_files_walk(rf_index *idx, const char *dir, int any_name, rf_files_seen *seen, char *err,
+		   size_t errlen)
 {
 	int ret = rfi_index_set_root(idx, dir, err, errlen);
 	if (ret)
@@ -332,10 +341,10 @@ int rfi_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, cha
 			/* raw mode: files beside the class folders, label -1 */
 			struct stat st;
 			if (!(any_name & RF_INDEX_RAW))
-				saw(idx, de->d_name, de->d_name);
+				saw(seen, de->d_name, de->d_name);
 			if ((any_name & RF_INDEX_RAW) && fstatat(dirfd(d), de->d_name, &st, 0) == 0 &&
 			    S_ISREG(st.st_mode)) {
-				saw(idx, de->d_name, de->d_name);
+				saw(seen, de->d_name, de->d_name);
 				ret = rfi_index_add(idx, de->d_name, strlen(de->d_name),
 						   (int64_t)st.st_size, -1);
 				if (ret)
@@ -380,7 +389,7 @@ int rfi_index_walk_imagefolder(rf_index *idx, const char *dir, int any_name, cha
 			ret = -e;
 			goto out;
 		}
-		ret = walk_dir(idx, cfd, rel, len, c, any_name, &root, err, errlen);
+		ret = walk_dir(idx, seen, cfd, rel, len, c, any_name, &root, err, errlen);
 		if (ret)
 			goto out;
 		if (idx->count - first > 1)

@@ -1,9 +1,10 @@
-/* manifest.c - builds the index from a manifest file: one "path<TAB>label"
- * or "path<TAB>label<TAB>weight" per line, label a non-negative integer,
+/* files_manifest.c - the files kind's manifest parser (files.h): builds
+ * the index from a manifest file: one "path<TAB>label" or
+ * "path<TAB>label<TAB>weight" per line, label a non-negative integer,
  * weight a finite number >= 0 (for the weighted sampler), relative paths
- * resolved against the manifest's folder. The first line decides whether the
- * manifest has weights; then every line has them, or none does. The label
- * and weight are split at the last tabs, so a path may contain a tab.
+ * resolved against the manifest's folder. The first line decides whether
+ * the manifest has weights; then every line has them, or none does. The
+ * label and weight are split at the last tabs, so a path may contain a tab.
  * Or, after a first line "#columns: path label [weight] NAME...", exactly
  * that many tab-separated columns per line, each NAME column a field of its
  * sample (a caption: "#columns: path label txt"), its text with \t, \n, \r
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "index/index_build.h"
+#include "source/files.h"
 #include "ringfeed.h"
 #include "util/util.h"
 
@@ -228,8 +230,47 @@ static int columns_line(rf_index *idx, char *line, const columns *c, size_t *wei
 	return ret;
 }
 
-int rfi_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t errlen)
+/* A line of the classic format: path<TAB>label, or path<TAB>label<TAB>weight
+ * when the manifest has weights (*weighted: -1 until the first line says). */
+static int classic_line(rf_index *idx, char *line, int *weighted, size_t *weights_cap,
+			const char *file, unsigned long lineno, char *err, size_t errlen)
 {
+	int32_t label;
+	double weight = 0;
+	if (*weighted != 0) {
+		int ok = split_weighted(line, &label, &weight) == 0;
+		if (*weighted == -1)
+			*weighted = ok;
+		else if (!ok) {
+			rfi_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label"
+			       "<TAB>weight' (the first line has a weight, so every line needs "
+			       "one: a finite number >= 0)", file, lineno);
+			return RF_EINDEX;
+		}
+	}
+	if (!*weighted) {
+		char *tab = strrchr(line, '\t');
+		if (!tab || tab == line) {
+			rfi_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label'",
+			       file, lineno);
+			return RF_EINDEX;
+		}
+		*tab = '\0';
+		if (parse_label(tab + 1, &label)) {
+			rfi_fmt(err, errlen, "manifest '%s' line %lu: label '%s' is not an "
+			       "integer in [0, 2^31)", file, lineno, tab + 1);
+			return RF_EINDEX;
+		}
+	}
+	return add_sample(idx, line, label, *weighted, weight, weights_cap, file, lineno, err,
+			  errlen);
+}
+
+/* The manifest's folder as the root, the manifest itself stamped (its
+ * absolute path), and the file opened into *f. */
+static int open_manifest(rf_index *idx, const char *file, FILE **f, char *err, size_t errlen)
+{
+	*f = NULL;
 	char *copy = strdup(file);
 	if (!copy)
 		return -ENOMEM;
@@ -237,80 +278,50 @@ int rfi_index_parse_manifest(rf_index *idx, const char *file, char *err, size_t 
 	free(copy);
 	if (ret)
 		return ret;
-
 	char *real = realpath(file, NULL);
 	ret = real ? rfi_index_stamp_add(idx, AT_FDCWD, real, real) : -errno;
 	free(real);
 	if (ret)
 		return ret;
 	int fd = rfi_open_regular(AT_FDCWD, file, "manifest", err, errlen);
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	if (!f) {
+	*f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!*f) {
 		if (fd >= 0) {
 			close(fd);
 			return -ENOMEM;
 		}
 		return fd;
 	}
+	return 0;
+}
+
+int rfi_files_manifest(rf_index *idx, const char *file, char *err, size_t errlen)
+{
+	FILE *f;
+	int ret = open_manifest(idx, file, &f, err, errlen);
+	if (ret)
+		return ret;
 	char *line = NULL;
 	size_t cap = 0, weights_cap = 0;
 	ssize_t n;
 	unsigned long lineno = 0;
 	int weighted = -1; /* unknown until the first line */
 	columns cols = { 0 };
-	while ((n = getline(&line, &cap, f)) >= 0) {
+	while (!ret && (n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = '\0';
 		if (weighted == -1 && !cols.n && !strncmp(line, "#columns:", 9)) {
 			ret = parse_columns(idx, line, &cols, file, err, errlen);
-			if (ret)
-				break;
 			weighted = cols.weight >= 0;
-			continue;
-		}
-		if (line[strspn(line, " \t")] == '\0' || line[0] == '#')
+		} else if (line[strspn(line, " \t")] == '\0' || line[0] == '#') {
 			continue; /* blank (or only spaces and tabs), or a comment */
-		if (cols.n) {
+		} else if (cols.n) {
 			ret = columns_line(idx, line, &cols, &weights_cap, file, lineno, err, errlen);
-			if (ret)
-				break;
-			continue;
+		} else {
+			ret = classic_line(idx, line, &weighted, &weights_cap, file, lineno, err,
+					   errlen);
 		}
-		int32_t label;
-		double weight = 0;
-		if (weighted != 0) {
-			int ok = split_weighted(line, &label, &weight) == 0;
-			if (weighted == -1)
-				weighted = ok;
-			else if (!ok) {
-				rfi_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label"
-				       "<TAB>weight' (the first line has a weight, so every line needs "
-				       "one: a finite number >= 0)", file, lineno);
-				ret = RF_EINDEX;
-				break;
-			}
-		}
-		if (!weighted) {
-			char *tab = strrchr(line, '\t');
-			if (!tab || tab == line) {
-				rfi_fmt(err, errlen, "manifest '%s' line %lu: expected 'path<TAB>label'",
-				       file, lineno);
-				ret = RF_EINDEX;
-				break;
-			}
-			*tab = '\0';
-			if (parse_label(tab + 1, &label)) {
-				rfi_fmt(err, errlen, "manifest '%s' line %lu: label '%s' is not an "
-				       "integer in [0, 2^31)", file, lineno, tab + 1);
-				ret = RF_EINDEX;
-				break;
-			}
-		}
-		ret = add_sample(idx, line, label, weighted, weight, &weights_cap, file, lineno, err,
-				 errlen);
-		if (ret)
-			break;
 	}
 	free(line);
 	fclose(f);
