@@ -47,8 +47,10 @@ UNITS = [
     ]),
     ("kind", "parquet", [
         r"\brfi?_pq_\w+", r"\bRF_PQ_\w+", r"\brfi?_thrift_\w+", r"\bRF_THRIFT_\w+",
-        r"\"source/parquet_\w+\.h\"",
+        r"\"source/parquet_\w+\.h\"", r"\bRF_KIND_PARQUET\b", r"\brfi?_source_parquet\b",
+        r"\"[^\"\n]*\.parquet\b[^\"\n]*\"",   # a string naming a .parquet file
     ], [
+        "src/source/parquet.c", "src/source/parquet_table.c", "src/source/parquet_table.h",
         "src/source/parquet_thrift.c", "src/source/parquet_thrift.h",
         "src/source/parquet_meta.c", "src/source/parquet_meta.h", "src/source/parquet_pages.c",
         "src/source/parquet_encoding.c", "src/source/parquet_encoding.h",

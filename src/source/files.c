@@ -129,6 +129,8 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 		rfi_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
 		ret = RF_EINDEX;
 	}
+	if (!ret && s->ops != &rf_source_files)
+		return 0; /* a folder handed over: the kind that took it finished it */
 	return ret ? ret : rfi_records_finish(s, source, st, err, errlen);
 }
 
