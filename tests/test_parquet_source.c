@@ -132,13 +132,14 @@ static void run(rf_config *cfg, seen *s, rf_stats *st)
 	rf_loader_destroy(l);
 }
 
-/* source delivers what the tree does, image by image. */
-static void assert_as_tree(const char *source, int raw)
+/* source delivers what the tree does, image by image: in index order (the
+ * files read front to back in chunks) and shuffled (a page read a sample). */
+static void assert_as_tree_in(const char *source, int raw, int shuffle)
 {
 	rf_config cfg;
 	seen want[N], got[N];
 	tu_config(&cfg, tree);
-	cfg.shuffle = 0;
+	cfg.shuffle = shuffle;
 	cfg.epochs = 1;
 	cfg.raw = raw;
 	run(&cfg, want, NULL);
@@ -156,6 +157,12 @@ static void assert_as_tree(const char *source, int raw)
 		cr_assert_eq(got[i].hash, want[i].hash, "%s: row %d (%s): other %s", source, i,
 			     rows[i], raw ? "bytes" : "pixels");
 	}
+}
+
+static void assert_as_tree(const char *source, int raw)
+{
+	assert_as_tree_in(source, raw, 0);
+	assert_as_tree_in(source, raw, 1);
 }
 
 TestSuite(parquet_source, .init = setup, .fini = teardown, .timeout = 120);
@@ -288,5 +295,26 @@ Test(parquet_source, no_image_column_is_refused_naming_the_columns)
 	rf_loader *l;
 	cr_assert_neq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0);
 	cr_assert(strstr(err, "no image column") && strstr(err, "caption, url"), "%s", err);
+	free(p);
+}
+
+/* In index order the files are read in chunks, not a page per sample; a
+ * shuffled epoch reads each sample's page. */
+Test(parquet_source, in_order_reads_the_file_in_chunks)
+{
+	rf_config cfg;
+	char *p = at("codec_none.parquet");
+	seen got[N];
+	rf_stats in_order, shuffled;
+	tu_config(&cfg, p);
+	cfg.epochs = 1;
+	cfg.shuffle = 0;
+	run(&cfg, got, &in_order);
+	cfg.shuffle = 1;
+	run(&cfg, got, &shuffled);
+	cr_assert_lt(in_order.reads_submitted, N / 4, "in order: %llu reads for %d samples",
+		     (unsigned long long)in_order.reads_submitted, N);
+	cr_assert_geq(shuffled.reads_submitted, N, "shuffled: %llu reads for %d samples",
+		      (unsigned long long)shuffled.reads_submitted, N);
 	free(p);
 }

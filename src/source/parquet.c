@@ -9,7 +9,9 @@
  * and body, parquet_table.h's table, the kind's private state); the page
  * is decompressed and the row's value cut out on a compute thread
  * (extract, the kind's stage), then decoded (or, raw, delivered) as any
- * image. The ring thread only reads. */
+ * image. The ring thread only reads. The sequential sampler (in index
+ * order) reads the files front to back in chunks instead (in_order_tiles),
+ * each sample's page served from its chunk. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -257,6 +259,13 @@ static uint64_t largest_read(const rf_source *s)
 	return table_of(s)->largest_page;
 }
 
+/* A file's bytes: read ahead stops there (samples in index order read the
+ * files front to back in chunks, in_order_tiles). */
+static uint64_t shard_bytes(const rf_source *s, uint32_t shard)
+{
+	return table_of(s)->metas[shard]->file_size;
+}
+
 static size_t memory(const rf_source *s)
 {
 	return rfi_index_memory(&s->index) + rfi_pq_table_memory(table_of(s));
@@ -282,11 +291,16 @@ const rf_source_ops rf_source_parquet = {
 	.fingerprint = fingerprint,
 	.samples = samples,
 	.largest_read = largest_read,
-	.shard_bytes = rfi_records_no_shard_bytes,
+	.shard_bytes = shard_bytes,
 	.memory = memory,
 	.free = free_table,
 	.extract = extract,
 	.scratch_free = scratch_free,
 	.shard_names = &pq_names,
 	.take_folder = take_folder,
+	/* in index order its samples walk its files' pages front to back: the
+	 * sequential sampler reads the files in chunks (each page lies in the
+	 * chunk it starts in, with the overlap of the largest page), not a page
+	 * per sample */
+	.in_order_tiles = 1,
 };
