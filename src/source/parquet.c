@@ -61,7 +61,7 @@ static int read_files(rf_source *s, const char *source, char *err, size_t errlen
 	if (s->index.urls) {
 		rfi_fmt(err, errlen, "source '%s': remote Parquet files (http(s)://, s3://) are not "
 			"read yet: copy them here, or pack them as tar shards", source);
-		return RF_EINDEX;
+		return -ENOTSUP;
 	}
 	rf_pq_table *t;
 	int ret = rfi_pq_table_build(&s->index, s->raw, &t, err, errlen);

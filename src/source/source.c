@@ -221,7 +221,7 @@ int rfi_index_build_progress(rf_index *idx, const char *source, int any_name, rf
 		rfi_fmt(err, errlen, "source '%s': %s keep their samples in a table of their own, "
 			"not in an index of records to write or pack", source, s.ops->name);
 		rfi_source_free(&s);
-		return RF_EINDEX;
+		return -ENOTSUP;
 	}
 	*idx = s.index; /* the records move out; a records kind holds nothing else */
 	return 0;
