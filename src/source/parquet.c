@@ -86,11 +86,11 @@ static int take_folder(rf_source *s, const char *source, const rf_source_seen *s
 	if (ret < 0)
 		return ret;
 	if (ret == 0 || idx->nshards != seen->n) {
-		rfi_fmt(err, errlen, "source '%s': %llu of its %llu .parquet files (such as '%s') "
-			"are in its sub-folders, which are not read: name them with a pattern "
+		rfi_fmt(err, errlen, "source '%s': %llu of its %llu .parquet files are in its "
+			"sub-folders, which are not read: name them with a pattern "
 			"(DIR/*/*.parquet) or a list file", source,
 			(unsigned long long)(seen->n - (ret ? idx->nshards : 0)),
-			(unsigned long long)seen->n, seen->first);
+			(unsigned long long)seen->n);
 		return RF_EINDEX;
 	}
 	return read_files(s, source, err, errlen);
