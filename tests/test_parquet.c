@@ -418,23 +418,121 @@ Test(parquet_hostile, lying_page_sizes)
 	uint8_t b[64];
 	rf_pq_page_header h;
 	size_t hl, k = page_header(b, 20, 20);
-	cr_assert(rfi_pq_page_header_parse(b, k + 20, &h, &hl, why, sizeof(why)) == 0, "%s", why);
+	cr_assert(rfi_pq_page_header_parse(b, k + 20, k + 20, &h, &hl, why, sizeof(why)) == 0, "%s", why);
 	cr_assert_eq(hl, k);
 	cr_assert_eq(h.num_values, 5);
 	/* a body longer than what is left of the chunk */
 	k = page_header(b, 20, 1000000);
-	cr_assert(rfi_pq_page_header_parse(b, k + 20, &h, &hl, why, sizeof(why)) < 0);
+	cr_assert(rfi_pq_page_header_parse(b, k + 20, k + 20, &h, &hl, why, sizeof(why)) < 0);
 	cr_assert(strstr(why, "has 20 bytes left"), "%s", why);
 	/* negative sizes, sizes past the limit */
 	k = page_header(b, -5, 10);
-	cr_assert(rfi_pq_page_header_parse(b, k + 20, &h, &hl, why, sizeof(why)) < 0);
+	cr_assert(rfi_pq_page_header_parse(b, k + 20, k + 20, &h, &hl, why, sizeof(why)) < 0);
 	k = page_header(b, 1 << 30, 10);
-	cr_assert(rfi_pq_page_header_parse(b, k + 20, &h, &hl, why, sizeof(why)) < 0);
+	cr_assert(rfi_pq_page_header_parse(b, k + 20, k + 20, &h, &hl, why, sizeof(why)) < 0);
 	cr_assert(strstr(why, "more than ringfeed reads"), "%s", why);
 	/* cut anywhere: refused */
 	k = page_header(b, 20, 20);
 	for (size_t cut = 0; cut < k; cut++)
-		cr_assert(rfi_pq_page_header_parse(b, cut, &h, &hl, why, sizeof(why)) < 0);
+		cr_assert(rfi_pq_page_header_parse(b, cut, cut, &h, &hl, why, sizeof(why)) < 0);
+}
+
+/* The bytes present at p and the bytes left in the chunk are apart (a
+ * scan reads a window of the chunk): the body is checked against the
+ * chunk; a header cut by the window asks for more (-2), one cut by the
+ * chunk is refused. */
+Test(parquet_hostile, header_window_and_chunk_room)
+{
+	uint8_t b[64];
+	rf_pq_page_header h;
+	size_t hl, k = page_header(b, 20, 1000);
+	cr_assert(rfi_pq_page_header_parse(b, k, k + 1000, &h, &hl, why, sizeof(why)) == 0, "%s",
+		  why);
+	cr_assert_eq(hl, k);
+	cr_assert_eq(rfi_pq_page_header_parse(b, k, k + 999, &h, &hl, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "has 999 bytes left"), "%s", why);
+	for (size_t cut = 0; cut < k; cut++) {
+		cr_assert_eq(rfi_pq_page_header_parse(b, cut, k + 1000, &h, &hl, why, sizeof(why)),
+			     -2, "cut at %zu", cut);
+		cr_assert_eq(rfi_pq_page_header_parse(b, cut, cut, &h, &hl, why, sizeof(why)), -1,
+			     "cut at %zu", cut);
+	}
+}
+
+/* A scan's reader over a chunk in memory that counts what it is asked and
+ * fails past cut (a file that shrank). */
+typedef struct counting {
+	const uint8_t *p;
+	int64_t cut;
+	size_t asked;
+} counting;
+
+static int count_read(void *ctx, int64_t off, size_t n, const uint8_t **p, char *w, size_t len)
+{
+	counting *c = ctx;
+	if (off + (int64_t)n > c->cut) {
+		snprintf(w, len, "the file ends at %lld", (long long)c->cut);
+		return -1;
+	}
+	c->asked += n;
+	*p = c->p + off;
+	return 0;
+}
+
+/* Three pages of 1 MiB bodies, the second's header 100 KiB long (large
+ * statistics: here an unknown field): the scan reads the headers (its
+ * window doubled past 64 KiB for the long one), not the bodies; a read
+ * that fails is the scan's refusal. */
+Test(parquet_hostile, chunk_scan_reads_headers_not_bodies)
+{
+	const int32_t body = 1 << 20;
+	const size_t big = 100 << 10;
+	uint8_t *chunk = calloc(3 * (size_t)body + big + 256, 1);
+	size_t at = 0, start[3];
+	for (int i = 0; i < 3; i++) {
+		start[i] = at;
+		at += page_header(chunk + at, body, body);
+		if (i == 1) { /* the header's end replaced by field 9: binary of big bytes */
+			at--;
+			chunk[at++] = 0x48;
+			for (size_t z = big; ; z >>= 7) {
+				chunk[at++] = (uint8_t)(z & 0x7f) | (z > 0x7f ? 0x80 : 0);
+				if (z <= 0x7f)
+					break;
+			}
+			at += big;
+			chunk[at++] = 0x00;
+		}
+		at += (size_t)body;
+	}
+	rf_pq_chunk c = { .start = 0, .compressed_size = (int64_t)at, .dictionary_page_offset = -1,
+			  .offset_index_offset = -1 };
+	counting cc = { chunk, (int64_t)at, 0 };
+	rf_pq_reader r = { count_read, &cc };
+	rf_pq_page_loc *locs;
+	uint32_t n;
+	int64_t dict;
+	cr_assert(rfi_pq_chunk_scan_read(&r, &c, 15, &locs, &n, &dict, why, sizeof(why)) == 0, "%s",
+		  why);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(dict, -1);
+	for (uint32_t i = 0; i < 3; i++) {
+		cr_assert_eq(locs[i].offset, (int64_t)start[i]);
+		cr_assert_eq(locs[i].first_row, 5 * i);
+		cr_assert_eq(locs[i].offset + locs[i].size, i < 2 ? (int64_t)start[i + 1] : (int64_t)at);
+	}
+	cr_assert_lt(cc.asked, at / 4, "asked %zu bytes of a %zu-byte chunk", cc.asked, at);
+	free(locs);
+	/* the same over the chunk in memory */
+	cr_assert(rfi_pq_chunk_scan(chunk, at, &c, 15, &locs, &n, &dict, why, sizeof(why)) == 0,
+		  "%s", why);
+	cr_assert_eq(n, 3);
+	free(locs);
+	/* the file shrank inside the long header: the reader's refusal */
+	cc.cut = (int64_t)(start[1] + 1000);
+	cr_assert(rfi_pq_chunk_scan_read(&r, &c, 15, &locs, &n, &dict, why, sizeof(why)) < 0);
+	cr_assert(strstr(why, "the file ends at") && locs == NULL && n == 0, "%s", why);
+	free(chunk);
 }
 
 Test(parquet_hostile, expansion_claims)

@@ -15,10 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ringfeed.h"
+#include "rf_config.h"
 #include "testutil.h"
+#if RF_TEST_HOOKS
+#include "source/parquet_table.h"
+#endif
 
 #define CLASSES 3
 #define PER_CLASS 9
@@ -335,4 +340,64 @@ Test(parquet_source, fields_and_index_refused)
 	cr_assert(access(ix, F_OK) != 0, "an index was written");
 	free(p);
 	free(ix);
+}
+
+/* A file whose footer claims chunks past a cut (the file's middle cut
+ * out, the footer kept): refused at create naming the file. */
+Test(parquet_source, chunks_past_a_cut_are_refused)
+{
+	char *p = at("cut_middle.parquet"), *src = at("dict.parquet"), err[1024];
+	tu_run("'%s' -c 'import sys; b = open(sys.argv[1], \"rb\").read(); "
+	       "n = int.from_bytes(b[-8:-4], \"little\"); "
+	       "open(sys.argv[2], \"wb\").write(b[:len(b) // 3] + b[-8 - n:])' '%s' '%s'",
+	       python(), src, p);
+	rf_config cfg;
+	tu_config(&cfg, p);
+	rf_loader *l;
+	cr_assert_neq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "cut_middle.parquet") && strstr(err, "outside the file"), "%s", err);
+	free(p);
+	free(src);
+}
+
+#if RF_TEST_HOOKS
+static void cut_in_half(const char *path)
+{
+	struct stat st;
+	cr_assert(stat(path, &st) == 0 && truncate(path, st.st_size / 2) == 0, "%s", path);
+}
+
+/* name, copied, cut in half once its footer is read: create refuses it
+ * naming the file and saying it shrank (it was mapped: a SIGBUS). */
+static void assert_cut_after_footer(const char *name)
+{
+	char rel[64], err[2048];
+	snprintf(rel, sizeof(rel), "cut_%s", name);
+	char *src = at(name), *p = at(rel);
+	tu_run("cp '%s' '%s'", src, p);
+	rf_config cfg;
+	tu_config(&cfg, p);
+	rf_loader *l;
+	rfi_pq_table_set_test_hook(cut_in_half);
+	int rc = rf_loader_create(&l, &cfg, err, sizeof(err));
+	rfi_pq_table_set_test_hook(NULL);
+	cr_assert_neq(rc, 0, "%s: created", name);
+	cr_assert(strstr(err, rel) && strstr(err, "truncated or rewritten"), "%s: %s", name, err);
+	free(src);
+	free(p);
+}
+#endif
+
+/* A file truncated after its footer was read (a writer still writing):
+ * its pages' headers scanned (dict), its OffsetIndex and the image column
+ * sniffed (plain), the datasets struct (hf). */
+Test(parquet_source, truncated_after_the_footer_is_refused)
+{
+#if RF_TEST_HOOKS
+	assert_cut_after_footer("dict.parquet");
+	assert_cut_after_footer("plain.parquet");
+	assert_cut_after_footer("hf.parquet");
+#else
+	cr_skip_test("the set-up's hook is compiled into test builds only (meson -Dtest_hooks=true)");
+#endif
 }

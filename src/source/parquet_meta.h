@@ -154,12 +154,16 @@ typedef struct rf_pq_page_header {
 	int is_compressed;
 } rf_pq_page_header;
 
-/* Parses the page header at p (at most n bytes: the rest of the chunk),
- * checks its sizes (non-negative, the body within n and within
+/* Parses the page header at p, of which n bytes are present (all the
+ * parser reads), room bytes left in the chunk from p (room >= n: what the
+ * body must fit in; a scan reads a window of the chunk, not all of it),
+ * checks its sizes (non-negative, the body within room and within
  * RF_PQ_PAGE_BYTES_MAX, v2's level bytes within the body, counts within
  * RF_PQ_PAGE_ROWS_MAX) and sets *header_len to the header's bytes.
- * @return : 0, or -1 with why (no file or column: the caller prefixes them). */
-int rfi_pq_page_header_parse(const uint8_t *p, size_t n, rf_pq_page_header *h,
+ * @return : 0; -1 with why (no file or column: the caller prefixes them);
+ *           -2 (n < room only) the header is corrupt or goes on past the n
+ *           bytes: more bytes may parse it. */
+int rfi_pq_page_header_parse(const uint8_t *p, size_t n, size_t room, rf_pq_page_header *h,
 			     size_t *header_len, char *why, size_t len);
 
 /* One data page of a column chunk: where it is, and the rows it holds. */
@@ -177,14 +181,36 @@ typedef struct rf_pq_page_loc {
 int rfi_pq_offset_index_parse(const uint8_t *p, size_t n, const rf_pq_chunk *c, int64_t rows,
 			      rf_pq_page_loc **locs, uint32_t *count, char *why, size_t len);
 
-/* Scans the page headers of a whole column chunk (p[n]: the chunk's
- * c->compressed_size bytes from c->start), for a chunk without an
+/* A page header's bytes, at most: a scan reads more than its window
+ * (RF_PQ_SCAN_WINDOW, doubled) only up to this. */
+#define RF_PQ_PAGE_HEADER_MAX ((size_t)16 << 20)
+#define RF_PQ_SCAN_WINDOW ((size_t)64 << 10)
+
+/* Where a scan gets a chunk's bytes: *p set to the n bytes at file offset
+ * offset (within the chunk), valid until the next call; 0, or -1 with why
+ * (a read that failed or came back short: the file changed). */
+typedef struct rf_pq_reader {
+	int (*read)(void *ctx, int64_t offset, size_t n, const uint8_t **p, char *why,
+		    size_t len);
+	void *ctx;
+} rf_pq_reader;
+
+/* Scans the page headers of a column chunk (c->compressed_size bytes from
+ * c->start) through r, header by header: a window at each page's offset
+ * (RF_PQ_SCAN_WINDOW, doubled while the header goes on past it), then a
+ * jump by its compressed size; the pages' bodies are not read. For a chunk
+ * without an
  * OffsetIndex: the data pages into a new array *locs of *count (first_row
  * from the pages' value counts: the column is not repeated), the
  * dictionary page's offset into *dict_offset (-1: none). INDEX_PAGEs are
  * stepped over. The pages must tile the chunk exactly and hold the row
  * group's rows, no more, no fewer.
  * @return : 0, or -1 with why (no file or column: the caller prefixes them). */
+int rfi_pq_chunk_scan_read(const rf_pq_reader *r, const rf_pq_chunk *c, int64_t rows,
+			   rf_pq_page_loc **locs, uint32_t *count, int64_t *dict_offset,
+			   char *why, size_t len);
+/* The same over the chunk in memory: p[n] (n >= c->compressed_size), the
+ * chunk's bytes from c->start. */
 int rfi_pq_chunk_scan(const uint8_t *p, size_t n, const rf_pq_chunk *c, int64_t rows,
 		      rf_pq_page_loc **locs, uint32_t *count, int64_t *dict_offset, char *why,
 		      size_t len);

@@ -146,7 +146,7 @@ int rfi_pq_dict_load(const rf_pq_meta *m, uint32_t g, uint32_t leaf, const uint8
 	size_t hl;
 	char tail[200];
 	memset(d, 0, sizeof(*d));
-	if (rfi_pq_page_header_parse(page, n, &h, &hl, tail, sizeof(tail)) < 0)
+	if (rfi_pq_page_header_parse(page, n, n, &h, &hl, tail, sizeof(tail)) < 0)
 		return col_fail(m, leaf, why, len, "row group %u, the dictionary page: %s", g, tail);
 	if (h.type != RF_PQ_DICTIONARY_PAGE)
 		return col_fail(m, leaf, why, len, "row group %u: the chunk's dictionary_page_offset "
@@ -253,7 +253,7 @@ int rfi_pq_page_open(const rf_pq_meta *m, uint32_t g, uint32_t leaf, const uint8
 	pg->m = m;
 	pg->group = g;
 	pg->leaf = leaf;
-	if (rfi_pq_page_header_parse(page, n, &pg->h, &pg->header_len, tail, sizeof(tail)) < 0)
+	if (rfi_pq_page_header_parse(page, n, n, &pg->h, &pg->header_len, tail, sizeof(tail)) < 0)
 		return col_fail(m, leaf, why, len, "row group %u: %s", g, tail);
 	if (pg->h.type == RF_PQ_INDEX_PAGE)
 		return 1;

@@ -109,13 +109,15 @@ static int check_header(const rf_pq_page_header *h, size_t body_room, int have_s
 	return 0;
 }
 
-int rfi_pq_page_header_parse(const uint8_t *p, size_t n, rf_pq_page_header *h,
+int rfi_pq_page_header_parse(const uint8_t *p, size_t n, size_t room, rf_pq_page_header *h,
 			     size_t *header_len, char *why, size_t len)
 {
 	rf_thrift t;
 	rf_thrift_struct s;
 	int16_t id;
 	int type, have_sub = 0;
+	if (n > room)
+		n = room;
 	*h = (rf_pq_page_header){.type = -1, .compressed_size = -1, .uncompressed_size = -1,
 				 .num_values = -1, .encoding = -1, .is_compressed = 1};
 	rfi_thrift_init(&t, p, n);
@@ -135,10 +137,11 @@ int rfi_pq_page_header_parse(const uint8_t *p, size_t n, rf_pq_page_header *h,
 	}
 	if (t.err) {
 		rfi_fmt(why, len, "a corrupt page header: %s", t.err);
-		return -1;
+		/* the header may go on past the bytes present: more may parse it */
+		return n < room ? -2 : -1;
 	}
 	*header_len = (size_t)(t.p - p);
-	return check_header(h, n - *header_len, have_sub, why, len);
+	return check_header(h, room - *header_len, have_sub, why, len);
 }
 
 static int page_location(rf_thrift *t, rf_pq_page_loc *l)
@@ -252,13 +255,38 @@ static int add_page(rf_pq_page_loc **locs, uint32_t *count, uint32_t *cap, rf_pq
 	return 0;
 }
 
-int rfi_pq_chunk_scan(const uint8_t *p, size_t n, const rf_pq_chunk *c, int64_t rows,
-		      rf_pq_page_loc **locs, uint32_t *count, int64_t *dict_offset, char *why,
-		      size_t len)
+/* The header of the page at file offset at, room bytes left in the chunk:
+ * read in a window of SCAN_WINDOW bytes, doubled while the header goes on
+ * past it, up to RF_PQ_PAGE_HEADER_MAX (a header's statistics may be large;
+ * a corrupt one is not read further). */
+static int scan_header(const rf_pq_reader *r, int64_t at, size_t room, rf_pq_page_header *h,
+		       size_t *hl, char *why, size_t len)
+{
+	size_t want = room < RF_PQ_SCAN_WINDOW ? room : RF_PQ_SCAN_WINDOW;
+	for (;;) {
+		const uint8_t *p;
+		if (r->read(r->ctx, at, want, &p, why, len) < 0)
+			return -1;
+		int rc = rfi_pq_page_header_parse(p, want, room, h, hl, why, len);
+		if (rc != -2)
+			return rc;
+		if (want >= RF_PQ_PAGE_HEADER_MAX) {
+			rfi_fmt(why, len, "a corrupt page header (not parsed within its first %zu bytes)",
+				want);
+			return -1;
+		}
+		want = want * 2 < room ? want * 2 : room;
+		want = want < RF_PQ_PAGE_HEADER_MAX ? want : RF_PQ_PAGE_HEADER_MAX;
+	}
+}
+
+int rfi_pq_chunk_scan_read(const rf_pq_reader *r, const rf_pq_chunk *c, int64_t rows,
+			   rf_pq_page_loc **locs, uint32_t *count, int64_t *dict_offset,
+			   char *why, size_t len)
 {
 	uint32_t cap = 0;
 	int64_t row = 0;
-	size_t at = 0;
+	size_t at = 0, n = (size_t)c->compressed_size;
 	*locs = NULL;
 	*count = 0;
 	*dict_offset = -1;
@@ -266,7 +294,7 @@ int rfi_pq_chunk_scan(const uint8_t *p, size_t n, const rf_pq_chunk *c, int64_t 
 		rf_pq_page_header h;
 		size_t hl;
 		char tail[200];
-		if (rfi_pq_page_header_parse(p + at, n - at, &h, &hl, tail, sizeof(tail)) < 0) {
+		if (scan_header(r, c->start + (int64_t)at, n - at, &h, &hl, tail, sizeof(tail)) < 0) {
 			rfi_fmt(why, len, "the page at offset %lld: %s", (long long)(c->start + (int64_t)at),
 				tail);
 			goto fail;
@@ -310,4 +338,41 @@ fail:
 	*locs = NULL;
 	*count = 0;
 	return -1;
+}
+
+/* The scan's reader over a chunk in memory: the chunk's bytes from c->start. */
+typedef struct mem_chunk {
+	const uint8_t *p;
+	size_t n;
+	int64_t start;
+} mem_chunk;
+
+static int mem_read(void *ctx, int64_t offset, size_t n, const uint8_t **p, char *why,
+		    size_t len)
+{
+	const mem_chunk *m = ctx;
+	if (offset < m->start || (uint64_t)(offset - m->start) > m->n ||
+	    n > m->n - (size_t)(offset - m->start)) {
+		rfi_fmt(why, len, "a read past the chunk's bytes");
+		return -1;
+	}
+	*p = m->p + (offset - m->start);
+	return 0;
+}
+
+int rfi_pq_chunk_scan(const uint8_t *p, size_t n, const rf_pq_chunk *c, int64_t rows,
+		      rf_pq_page_loc **locs, uint32_t *count, int64_t *dict_offset, char *why,
+		      size_t len)
+{
+	if (c->compressed_size < 0 || (uint64_t)c->compressed_size > n) {
+		*locs = NULL;
+		*count = 0;
+		*dict_offset = -1;
+		rfi_fmt(why, len, "a chunk of %lld bytes where %zu are given",
+			(long long)c->compressed_size, n);
+		return -1;
+	}
+	mem_chunk m = { p, n, c->start };
+	rf_pq_reader r = { mem_read, &m };
+	return rfi_pq_chunk_scan_read(&r, c, rows, locs, count, dict_offset, why, len);
 }

@@ -3,8 +3,9 @@
  * look or by the `datasets` Image struct; the label column by name), the
  * image column's data pages located (its OffsetIndex where it has one,
  * else its pages' headers), its dictionaries loaded, the labels read.
- * Local files, mapped read-only for the set-up alone (a file truncated
- * while it is being mapped is not guarded against: set-up, not the run).
+ * Local files, read with bounded pread()s (never mapped: a file that
+ * shrinks while it is read is refused naming it, not a SIGBUS), the chunks
+ * without an OffsetIndex header by header, never whole.
  * Cold path: allocations here are sized by what the file's bytes justify
  * (rows bounded by the file's size, pages by their headers). */
 #define _GNU_SOURCE
@@ -16,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,11 +30,17 @@
 #define ROWS_PER_BYTE 8
 #define SNIFF_PAGES 4 /* pages of a binary column looked at for image bytes */
 
-/* A file being read at set-up: mapped whole. */
+/* A file being read at set-up: open, read with bounded pread()s into
+ * buffers of its own (never mapped: a file truncated or rewritten while it
+ * is read gives a short read, refused naming it, not a SIGBUS). */
 typedef struct pq_file {
 	char name[PATH_MAX]; /* as messages say it: root/shard */
-	const uint8_t *map;
-	uint64_t size;
+	int fd;
+	uint64_t size;       /* at open: the footer's checks hold the offsets to it */
+	uint8_t *win;        /* the page-header scan's window: bytes [win_off, +win_len) */
+	int64_t win_off;
+	size_t win_len, win_cap;
+	int read_failed;     /* a read failed or came back short */
 } pq_file;
 
 /* One column chunk's data pages and its dictionary page, located. */
@@ -44,51 +50,160 @@ typedef struct pq_chunk {
 	int64_t dict_off; /* -1: none */
 } pq_chunk;
 
+/* A page, a dictionary page or an OffsetIndex read whole: at most a page's
+ * body and header (the parsers refuse more; a claim past it is not read). */
+#define READ_MAX (RF_PQ_PAGE_BYTES_MAX + RF_PQ_PAGE_HEADER_MAX)
+
 static int file_open(const rf_index *idx, uint32_t f, pq_file *pf, char *err, size_t errlen)
 {
 	memset(pf, 0, sizeof(*pf));
+	pf->fd = -1;
 	rfi_index_shard_shown(idx, f, pf->name, sizeof(pf->name));
 	int fd = rfi_open_regular(idx->root_fd, idx->shards[f], "Parquet file", err, errlen);
 	if (fd < 0)
 		return fd;
 	struct stat st;
-	int ret = fstat(fd, &st) ? -errno : 0;
-	if (!ret && st.st_size < 4 + RF_PQ_TAIL_BYTES) {
+	if (fstat(fd, &st)) {
+		int ret = -errno;
+		rfi_fmt(err, errlen, "%s: %s", pf->name, strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	if (st.st_size < 4 + RF_PQ_TAIL_BYTES) {
 		rfi_fmt(err, errlen, "%s: not a Parquet file (%lld bytes: too short)", pf->name,
 			(long long)st.st_size);
-		ret = RF_EINDEX;
+		close(fd);
+		return RF_EINDEX;
 	}
-	if (!ret) {
-		pf->size = (uint64_t)st.st_size;
-		void *map = mmap(NULL, pf->size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED)
-			ret = -errno;
-		else
-			pf->map = map;
-	}
-	if (ret < 0 && ret != RF_EINDEX)
-		rfi_fmt(err, errlen, "%s: %s", pf->name, strerror(-ret));
-	close(fd);
-	return ret;
+	pf->fd = fd;
+	pf->size = (uint64_t)st.st_size;
+	return 0;
 }
 
 static void file_close(pq_file *pf)
 {
-	if (pf->map)
-		munmap((void *)pf->map, pf->size);
-	pf->map = NULL;
+	if (pf->fd >= 0)
+		close(pf->fd);
+	pf->fd = -1;
+	free(pf->win);
+	pf->win = NULL;
 }
 
-static int read_footer(const pq_file *pf, rf_pq_meta **m, char *err, size_t errlen)
+/* n bytes at off into buf; a read that comes back short (the file shrank
+ * since it was opened) is refused. why says so without the file's name
+ * (the page-header scan's caller prefixes it). */
+static int pread_why(pq_file *pf, uint64_t off, size_t n, uint8_t *buf, char *why,
+		     size_t len)
 {
-	uint32_t flen;
-	if (rfi_pq_tail_check(pf->name, pf->map + pf->size - RF_PQ_TAIL_BYTES, pf->size, &flen,
-			      err, errlen))
-		return RF_EINDEX;
-	const uint8_t *footer = pf->map + pf->size - RF_PQ_TAIL_BYTES - flen;
-	if (rfi_pq_meta_parse(pf->name, footer, flen, pf->size, m, err, errlen))
-		return RF_EINDEX;
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(pf->fd, buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			pf->read_failed = 1;
+			rfi_fmt(why, len, "reading %zu bytes at offset %llu: %s", n,
+				(unsigned long long)off, strerror(e));
+			return -e;
+		}
+		if (r == 0) {
+			pf->read_failed = 1;
+			rfi_fmt(why, len, "%zu bytes at offset %llu: the file ends at %llu, it was %llu "
+				"bytes when opened (truncated or rewritten while ringfeed read it)", n,
+				(unsigned long long)off, (unsigned long long)(off + got),
+				(unsigned long long)pf->size);
+			return RF_EINDEX;
+		}
+		got += (size_t)r;
+	}
 	return 0;
+}
+
+/* The same, err naming the file. */
+static int file_pread(pq_file *pf, uint64_t off, size_t n, uint8_t *buf, char *err,
+		      size_t errlen)
+{
+	char why[256];
+	int ret = pread_why(pf, off, n, buf, why, sizeof(why));
+	if (ret)
+		rfi_fmt(err, errlen, "%s: %s", pf->name, why);
+	return ret;
+}
+
+/* n bytes at off, into a new buffer *out (the caller frees it). what names
+ * them in a refusal of a claim over READ_MAX. */
+static int file_bytes(pq_file *pf, uint64_t off, uint64_t n, const char *what,
+		      uint8_t **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (n > READ_MAX) {
+		rfi_fmt(err, errlen, "%s: %s of %llu bytes (ringfeed reads at most %zu)", pf->name,
+			what, (unsigned long long)n, (size_t)READ_MAX);
+		return RF_EINDEX;
+	}
+	uint8_t *b = malloc(n ? (size_t)n : 1);
+	if (!b)
+		return -ENOMEM;
+	char why[256];
+	int ret = pread_why(pf, off, (size_t)n, b, why, sizeof(why));
+	if (ret) {
+		rfi_fmt(err, errlen, "%s: %s: %s", pf->name, what, why);
+		free(b);
+		return ret;
+	}
+	*out = b;
+	return 0;
+}
+
+/* The page-header scan's reader (rf_pq_reader): bytes from the window when
+ * it holds them (a chunk of small pages: one read for many headers), else
+ * read into it. */
+static int scan_read(void *ctx, int64_t offset, size_t n, const uint8_t **p, char *why,
+		     size_t len)
+{
+	pq_file *pf = ctx;
+	if (pf->win && offset >= pf->win_off && (uint64_t)(offset - pf->win_off) <= pf->win_len &&
+	    n <= pf->win_len - (size_t)(offset - pf->win_off)) {
+		*p = pf->win + (offset - pf->win_off);
+		return 0;
+	}
+	if (n > pf->win_cap) {
+		uint8_t *w = realloc(pf->win, n);
+		if (!w) {
+			rfi_fmt(why, len, "out of memory");
+			return -1;
+		}
+		pf->win = w;
+		pf->win_cap = n;
+	}
+	pf->win_len = 0;
+	if (pread_why(pf, (uint64_t)offset, n, pf->win, why, len))
+		return -1;
+	pf->win_off = offset;
+	pf->win_len = n;
+	*p = pf->win;
+	return 0;
+}
+
+static int read_footer(pq_file *pf, rf_pq_meta **m, char *err, size_t errlen)
+{
+	uint8_t tail[RF_PQ_TAIL_BYTES], *footer;
+	uint32_t flen;
+	int ret = file_pread(pf, pf->size - RF_PQ_TAIL_BYTES, sizeof(tail), tail, err, errlen);
+	if (ret)
+		return ret;
+	if (rfi_pq_tail_check(pf->name, tail, pf->size, &flen, err, errlen))
+		return RF_EINDEX;
+	/* flen <= RF_PQ_FOOTER_MAX and within the file (the tail's checks) */
+	footer = malloc(flen ? flen : 1);
+	if (!footer)
+		return -ENOMEM;
+	ret = file_pread(pf, pf->size - RF_PQ_TAIL_BYTES - flen, flen, footer, err, errlen);
+	if (!ret && rfi_pq_meta_parse(pf->name, footer, flen, pf->size, m, err, errlen))
+		ret = RF_EINDEX;
+	free(footer);
+	return ret;
 }
 
 static void chunk_free(pq_chunk *c)
@@ -99,7 +214,7 @@ static void chunk_free(pq_chunk *c)
 }
 
 /* Where chunk (m, g, leaf)'s pages are: its OffsetIndex, or its headers. */
-static int chunk_locate(const pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t leaf,
+static int chunk_locate(pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t leaf,
 			pq_chunk *out, char *err, size_t errlen)
 {
 	const rf_pq_chunk *c = &m->groups[g].chunks[leaf];
@@ -108,13 +223,22 @@ static int chunk_locate(const pq_file *pf, const rf_pq_meta *m, uint32_t g, uint
 	int ret;
 	memset(out, 0, sizeof(*out));
 	out->dict_off = c->dictionary_page_offset;
-	if (c->offset_index_offset >= 0)
-		ret = rfi_pq_offset_index_parse(pf->map + c->offset_index_offset,
-						(size_t)c->offset_index_length, c, rows, &out->locs,
-						&out->n, why, sizeof(why));
-	else
-		ret = rfi_pq_chunk_scan(pf->map + c->start, (size_t)c->compressed_size, c, rows,
-					&out->locs, &out->n, &out->dict_off, why, sizeof(why));
+	if (c->offset_index_offset >= 0) {
+		uint8_t *oi;
+		rfi_fmt(why, sizeof(why), "row group %u, column %s: an OffsetIndex", g,
+			m->leaves[leaf].path);
+		ret = file_bytes(pf, (uint64_t)c->offset_index_offset,
+				 (uint64_t)c->offset_index_length, why, &oi, err, errlen);
+		if (ret)
+			return ret;
+		ret = rfi_pq_offset_index_parse(oi, (size_t)c->offset_index_length, c, rows,
+						&out->locs, &out->n, why, sizeof(why));
+		free(oi);
+	} else { /* its headers, one window each: the bodies are not read */
+		rf_pq_reader r = { scan_read, pf };
+		ret = rfi_pq_chunk_scan_read(&r, c, rows, &out->locs, &out->n, &out->dict_off, why,
+					     sizeof(why));
+	}
 	/* a writer that left dictionary_page_offset unset: a page before the
 	 * first data page is the dictionary (the scan finds it itself) */
 	if (!ret && out->n && out->dict_off < 0 && c->start < out->locs[0].offset)
@@ -134,46 +258,71 @@ static int chunk_locate(const pq_file *pf, const rf_pq_meta *m, uint32_t g, uint
 }
 
 /* The chunk's dictionary into *d: 1 loaded, 0 it has none, negative: refused. */
-static int chunk_dict(const pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t leaf,
+static int chunk_dict(pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t leaf,
 		      const pq_chunk *c, rf_pq_dict *d, char *err, size_t errlen)
 {
 	if (c->dict_off < 0 || !c->n)
 		return 0;
-	size_t n = (size_t)(c->locs[0].offset - c->dict_off);
-	if (rfi_pq_dict_load(m, g, leaf, pf->map + c->dict_off, n, d, err, errlen))
-		return RF_EINDEX;
-	return 1;
+	uint64_t n = (uint64_t)(c->locs[0].offset - c->dict_off);
+	uint8_t *page;
+	char what[320];
+	rfi_fmt(what, sizeof(what), "row group %u, column %s: a dictionary page", g,
+		m->leaves[leaf].path);
+	int ret = file_bytes(pf, (uint64_t)c->dict_off, n, what, &page, err, errlen);
+	if (ret)
+		return ret;
+	ret = rfi_pq_dict_load(m, g, leaf, page, (size_t)n, d, err, errlen) ? RF_EINDEX : 1;
+	free(page); /* the dictionary owns its values (decoded or copied) */
+	return ret;
 }
 
-/* Rows [0, rows of the page) of page k of chunk c, opened and read into *v;
- * *pg left open (v's values may point into it). */
-static int page_values(const pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t leaf,
+/* Rows [0, rows of the page) of page k of chunk c, read into *bytes,
+ * opened and read into *v; *pg left open and *bytes kept (v's values may
+ * point into either): the caller closes the one and frees the other. */
+static int page_values(pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t leaf,
 		       const pq_chunk *c, uint32_t k, const rf_pq_dict *d, uint32_t max_rows,
-		       rf_pq_page *pg, rf_pq_values *v, char *err, size_t errlen)
+		       rf_pq_page *pg, rf_pq_values *v, uint8_t **bytes, char *err, size_t errlen)
 {
 	const rf_pq_page_loc *loc = &c->locs[k];
-	int ret = rfi_pq_page_open(m, g, leaf, pf->map + loc->offset, (size_t)loc->size, pg, err,
-				   errlen);
-	if (ret == 1) {
-		rfi_fmt(err, errlen, "%s: row group %u, column %s: page %u is not a data page",
-			pf->name, g, m->leaves[leaf].path, k);
-		return RF_EINDEX;
-	}
+	char what[320];
+	rfi_fmt(what, sizeof(what), "row group %u, column %s: page %u", g, m->leaves[leaf].path,
+		k);
+	int ret = file_bytes(pf, (uint64_t)loc->offset, (uint64_t)loc->size, what, bytes, err,
+			     errlen);
 	if (ret)
-		return RF_EINDEX;
-	uint32_t rows = pg->rows < max_rows ? pg->rows : max_rows;
-	if (rfi_pq_page_rows(pg, d, 0, rows, v, err, errlen)) {
-		rfi_pq_page_close(pg);
+		return ret;
+	ret = rfi_pq_page_open(m, g, leaf, *bytes, (size_t)loc->size, pg, err, errlen);
+	if (ret == 1)
+		rfi_fmt(err, errlen, "%s: %s is not a data page", pf->name, what);
+	if (!ret) {
+		uint32_t rows = pg->rows < max_rows ? pg->rows : max_rows;
+		if (rfi_pq_page_rows(pg, d, 0, rows, v, err, errlen)) {
+			rfi_pq_page_close(pg);
+			ret = -1;
+		}
+	}
+	if (ret) {
+		free(*bytes);
+		*bytes = NULL;
 		return RF_EINDEX;
 	}
 	return 0;
+}
+
+/* Did a read of pf fail (the file shrank, an I/O error)? Then why, which
+ * says so, is the refusal: the column is not judged on bytes not read. */
+static int read_failed(const pq_file *pf, const char *why, char *refused, size_t refused_len)
+{
+	if (pf->read_failed)
+		rfi_fmt(refused, refused_len, "%s", why);
+	return pf->read_failed;
 }
 
 /* Does binary column leaf hold images (its first value that is not null
  * starts like a JPEG, PNG or WebP)? 1 yes, 0 no (or unreadable), -1 not
  * readable at all (a codec or an encoding not read: refused[refused_len]
  * says why). */
-static int holds_images(const pq_file *pf, const rf_pq_meta *m, uint32_t leaf, char *refused,
+static int holds_images(pq_file *pf, const rf_pq_meta *m, uint32_t leaf, char *refused,
 			size_t refused_len)
 {
 	char why[384];
@@ -183,14 +332,15 @@ static int holds_images(const pq_file *pf, const rf_pq_meta *m, uint32_t leaf, c
 	for (uint32_t g = 0; g < m->ngroups && found < 0; g++) {
 		pq_chunk c;
 		if (chunk_locate(pf, m, g, leaf, &c, why, sizeof(why)))
-			return 0;
+			return read_failed(pf, why, refused, refused_len) ? -1 : 0;
 		rf_pq_dict d = { 0 };
 		int dict = chunk_dict(pf, m, g, leaf, &c, &d, why, sizeof(why));
 		for (uint32_t k = 0; dict >= 0 && k < c.n && k < SNIFF_PAGES && found < 0; k++) {
 			rf_pq_page pg;
 			rf_pq_values v = { 0 };
-			if (page_values(pf, m, g, leaf, &c, k, dict ? &d : NULL, 256, &pg, &v, why,
-					sizeof(why))) {
+			uint8_t *bytes;
+			if (page_values(pf, m, g, leaf, &c, k, dict ? &d : NULL, 256, &pg, &v, &bytes,
+					why, sizeof(why))) {
 				found = 0;
 				break;
 			}
@@ -199,14 +349,15 @@ static int holds_images(const pq_file *pf, const rf_pq_meta *m, uint32_t leaf, c
 					found = rfi_image_sniff(v.ptr[i], v.len[i]) != RF_FORMAT_UNKNOWN;
 			rfi_pq_values_free(&v);
 			rfi_pq_page_close(&pg);
+			free(bytes);
 		}
 		if (dict > 0)
 			rfi_pq_dict_free(&d);
 		chunk_free(&c);
 		if (dict < 0)
-			return 0;
+			break;
 	}
-	return found > 0;
+	return read_failed(pf, why, refused, refused_len) ? -1 : found > 0;
 }
 
 static int binary_leaf(const rf_pq_leaf *l)
@@ -244,7 +395,7 @@ static void binary_columns(const rf_pq_meta *m, char *buf, size_t len)
 
 /* The image column of the first file: the Image struct's bytes, else a
  * binary column of image bytes, else (raw) the one binary column. */
-static int find_image(const pq_file *pf, const rf_pq_meta *m, int raw, char **path, char *err,
+static int find_image(pq_file *pf, const rf_pq_meta *m, int raw, char **path, char *err,
 		      size_t errlen)
 {
 	int64_t pick = -1, binaries = 0, only = -1;
@@ -308,7 +459,7 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t size)
 }
 
 /* Keeps the image chunk's dictionary d: its number in *id. */
-static int keep_dict(builder *b, const pq_file *pf, rf_pq_dict *d, uint32_t *id, char *err,
+static int keep_dict(builder *b, pq_file *pf, rf_pq_dict *d, uint32_t *id, char *err,
 		     size_t errlen)
 {
 	rf_pq_table *t = b->t;
@@ -332,7 +483,7 @@ static int keep_dict(builder *b, const pq_file *pf, rf_pq_dict *d, uint32_t *id,
 }
 
 /* Group g's image pages into the table (its samples start at t->samples). */
-static int add_pages(builder *b, const pq_file *pf, uint32_t f, uint32_t g, char *err,
+static int add_pages(builder *b, pq_file *pf, uint32_t f, uint32_t g, char *err,
 		     size_t errlen)
 {
 	rf_pq_table *t = b->t;
@@ -382,7 +533,7 @@ static int label_of(const rf_pq_values *v, uint32_t i, int32_t *out)
 }
 
 /* Group g's labels into t->labels[t->samples ...]. */
-static int add_labels(builder *b, const pq_file *pf, uint32_t f, uint32_t g, uint32_t leaf,
+static int add_labels(builder *b, pq_file *pf, uint32_t f, uint32_t g, uint32_t leaf,
 		      char *err, size_t errlen)
 {
 	rf_pq_table *t = b->t;
@@ -397,8 +548,9 @@ static int add_labels(builder *b, const pq_file *pf, uint32_t f, uint32_t g, uin
 	for (uint32_t k = 0; !ret && k < c.n; k++) {
 		rf_pq_page pg;
 		rf_pq_values v = { 0 };
+		uint8_t *bytes;
 		int opened = page_values(pf, m, g, leaf, &c, k, dict > 0 ? &d : NULL, UINT32_MAX,
-					 &pg, &v, err, errlen);
+					 &pg, &v, &bytes, err, errlen);
 		ret = opened;
 		uint64_t at = t->samples + (uint64_t)c.locs[k].first_row;
 		for (uint32_t i = 0; !ret && i < v.count; i++) {
@@ -413,6 +565,7 @@ static int add_labels(builder *b, const pq_file *pf, uint32_t f, uint32_t g, uin
 		if (!opened) {
 			rfi_pq_values_free(&v);
 			rfi_pq_page_close(&pg);
+			free(bytes);
 		}
 	}
 	if (dict > 0)
@@ -422,7 +575,7 @@ static int add_labels(builder *b, const pq_file *pf, uint32_t f, uint32_t g, uin
 }
 
 /* The first file: its image and label columns, the ClassLabel's names. */
-static int first_file(builder *b, const pq_file *pf, const rf_pq_meta *m, char *err,
+static int first_file(builder *b, pq_file *pf, const rf_pq_meta *m, char *err,
 		      size_t errlen)
 {
 	rf_pq_table *t = b->t;
@@ -449,7 +602,7 @@ static int first_file(builder *b, const pq_file *pf, const rf_pq_meta *m, char *
 }
 
 /* A file's column, as the first file's: found, readable, of its type. */
-static int file_column(const pq_file *pf, const rf_pq_meta *m, const char *path, int integer,
+static int file_column(pq_file *pf, const rf_pq_meta *m, const char *path, int integer,
 		       int32_t *leaf, char *err, size_t errlen)
 {
 	*leaf = rfi_pq_leaf_find(m, path);
@@ -469,6 +622,17 @@ static int file_column(const pq_file *pf, const rf_pq_meta *m, const char *path,
 	return rfi_pq_column_check(m, (uint32_t)*leaf, err, errlen) ? RF_EINDEX : 0;
 }
 
+#if RF_TEST_HOOKS
+static void (*after_footer)(const char *path);
+void rfi_pq_table_set_test_hook(void (*fn)(const char *path))
+{
+	after_footer = fn;
+}
+#define AFTER_FOOTER(pf) (after_footer ? after_footer((pf)->name) : (void)0)
+#else
+#define AFTER_FOOTER(pf) ((void)0)
+#endif
+
 /* File f: footer, columns, pages, labels. */
 static int add_file(builder *b, uint32_t f, char *err, size_t errlen)
 {
@@ -477,6 +641,8 @@ static int add_file(builder *b, uint32_t f, char *err, size_t errlen)
 	int ret = file_open(b->idx, f, &pf, err, errlen);
 	if (!ret)
 		ret = read_footer(&pf, &t->metas[f], err, errlen);
+	if (!ret)
+		AFTER_FOOTER(&pf);
 	const rf_pq_meta *m = t->metas[f];
 	if (!ret && f == 0)
 		ret = first_file(b, &pf, m, err, errlen);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rf_config.h" /* RF_TEST_HOOKS */
 #include "index/index.h"
 #include "source/parquet_meta.h"
 #include "source/parquet_page.h"
@@ -63,5 +64,12 @@ size_t rfi_pq_table_memory(const rf_pq_table *t);
 
 /* The page holding sample i (< t->samples). */
 const rf_pq_tpage *rfi_pq_table_page(const rf_pq_table *t, uint64_t i);
+
+#if RF_TEST_HOOKS
+/* Test-only: fn is called with each file's path (the index's root and
+ * shard) once its footer is read, before its pages are: a test truncates
+ * it there (a writer still writing). NULL: none. */
+void rfi_pq_table_set_test_hook(void (*fn)(const char *path));
+#endif
 
 #endif

@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	class_names(&fake, "label");
 	rf_pq_page_header h;
 	size_t hl;
-	if (rfi_pq_page_header_parse(data, size, &h, &hl, why, sizeof(why)) == 0)
+	if (rfi_pq_page_header_parse(data, size, size, &h, &hl, why, sizeof(why)) == 0)
 		must(hl + (size_t)h.compressed_size <= size);
 	if (size < RF_PQ_TAIL_BYTES)
 		return 0;
