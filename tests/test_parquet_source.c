@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pack/pack.h"
 #include "ringfeed.h"
 #include "rf_config.h"
 #include "testutil.h"
@@ -400,4 +401,32 @@ Test(parquet_source, truncated_after_the_footer_is_refused)
 #else
 	cr_skip_test("the set-up's hook is compiled into test builds only (meson -Dtest_hooks=true)");
 #endif
+}
+
+/* A folder holding both .parquet and .tar files: refused at create naming
+ * both and how to pick one (taking either dropped the other's files: the
+ * .tar files went unread); a pattern or source_kind picks. */
+Test(parquet_source, a_folder_of_parquet_and_tar_is_refused)
+{
+	char *mix = at("mix"), *plain = at("plain.parquet"), err[2048], pattern[4200];
+	rf_pack_opts opts = { .source = tree, .out = mix, .shard_size = 64 << 10 };
+	rf_pack_result res;
+	cr_assert_eq(rfi_pack_run(&opts, &res, err, sizeof(err)), 0, "%s", err);
+	tu_run("cp '%s' '%s/'", plain, mix);
+	rf_config cfg;
+	rf_loader *l;
+	tu_config(&cfg, mix);
+	cr_assert_neq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "holds both .parquet files (1, such as 'plain.parquet')") &&
+		  strstr(err, ".tar files") && strstr(err, "/*.parquet") &&
+		  strstr(err, "source_kind = tar"), "%s", err);
+	cfg.source_kind = RF_SOURCE_TAR;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_loader_destroy(l);
+	snprintf(pattern, sizeof(pattern), "%s/*.parquet", mix);
+	tu_config(&cfg, pattern);
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_loader_destroy(l);
+	free(mix);
+	free(plain);
 }
