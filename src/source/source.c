@@ -17,7 +17,8 @@
  * a list of .tar paths or source_kind = tar is tar shards; anything else is
  * loose files (a folder walk, or a manifest). A walked folder that holds
  * only the shards of a kind with take_folder (tar, Parquet) is handed to that kind
- * (rfi_source_hand_over), the kinds asked in this order. */
+ * (rfi_source_hand_over), the kinds asked in this order; one that holds the
+ * shards of two of them is refused (files.c: a source is one kind). */
 static const rf_source_ops *const probe_table[] = {
 	&rf_source_tokens,
 	&rf_source_parquet,
