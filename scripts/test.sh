@@ -23,6 +23,11 @@ else
 	export RINGFEED_MOTO_UNAVAILABLE=${RINGFEED_MOTO_UNAVAILABLE:-scripts/moto_venv.sh failed}
 	echo "$RINGFEED_MOTO_UNAVAILABLE (build/moto_venv.log): the S3 tests skip" >&2
 fi
+# the Parquet tests' writers (pyarrow), in the venv deps.sh made; where it
+# could not be, tests/test_parquet.c skips saying so
+if parquet_python=$(scripts/parquet_venv.sh 2>build/parquet_venv.log); then
+	export RINGFEED_PARQUET_PYTHON=$parquet_python
+fi
 status=0
 meson test -C build --print-errorlogs --num-processes 1 || status=1
 meson test -C build --setup slow --suite slow --print-errorlogs || status=1

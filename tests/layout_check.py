@@ -45,6 +45,19 @@ UNITS = [
         "src/source/token_shard.c", "src/source/token_shard.h", "src/source/token_shards.c",
         "src/source/token_windows.c", "src/source/token_windows.h",
     ]),
+    ("kind", "parquet", [
+        r"\brfi?_pq_\w+", r"\bRF_PQ_\w+", r"\brfi?_thrift_\w+", r"\bRF_THRIFT_\w+",
+        r"\"source/parquet_\w+\.h\"", r"\bRF_KIND_PARQUET\b", r"\brfi?_source_parquet\b",
+        r"\"[^\"\n]*\.parquet\b[^\"\n]*\"",   # a string naming a .parquet file
+    ], [
+        "src/source/parquet.c", "src/source/parquet_table.c", "src/source/parquet_table.h",
+        "src/source/parquet_thrift.c", "src/source/parquet_thrift.h",
+        "src/source/parquet_meta.c", "src/source/parquet_meta.h", "src/source/parquet_pages.c",
+        "src/source/parquet_encoding.c", "src/source/parquet_encoding.h",
+        "src/source/parquet_codec.c", "src/source/parquet_codec.h",
+        "src/source/parquet_page.c", "src/source/parquet_page.h", "src/source/parquet_values.c",
+        "src/source/parquet_hf.c", "src/source/parquet_hf.h",
+    ]),
     # The file row is the local file system: the read engine's own paths
     # (pread, io_uring), every source's; it has no code of its own outside
     # its row. A "file://" scheme would be its name.

@@ -26,6 +26,7 @@ typedef struct worker {
 	 * order: four windows of 1,024 tokens a frame of 4,096) is stored
 	 * without decompressing them again */
 	uint32_t z_shard, z_frame, z_frames;
+	void *kind_scratch;  /* the source kind's own (its extract's), or NULL */
 	uint64_t ns_decode, ns_transform, scaled, decoded_px, source_px;
 } worker;
 
@@ -84,6 +85,30 @@ static int unzstd(rf_loader *l, worker *w, rf_request *q)
 		rfi_fmt(q->reason, sizeof(q->reason), "out of memory for decoder scratch");
 	if (err)
 		return err;
+	q->data = out;
+	q->len = (uint32_t)len;
+	return 0;
+}
+
+/* The kind's own stage (rf_source_ops.extract): the sample's bytes cut out
+ * of what was read (a Parquet row's value out of its page) become the
+ * request's data, valid until this thread's next sample. */
+static int kind_extract(rf_loader *l, worker *w, rf_request *q)
+{
+	uint64_t t0 = rfi_now_ns();
+	const uint8_t *out;
+	size_t len;
+	int err = l->src.ops->extract(&l->src, q->sample, q->data, q->len, &w->kind_scratch, &out,
+				      &len, q->reason, sizeof(q->reason));
+	w->ns_decode += rfi_now_ns() - t0;
+	if (err)
+		return err;
+	if (len > UINT32_MAX || (l->cfg.raw && len > l->cfg.raw_max_bytes)) {
+		rfi_fmt(q->reason, sizeof(q->reason), "%zu bytes is more than the largest sample "
+			"raw mode takes (raw_max_bytes, --raw-max: %zu bytes)", len,
+			(size_t)l->cfg.raw_max_bytes);
+		return -EFBIG;
+	}
 	q->data = out;
 	q->len = (uint32_t)len;
 	return 0;
@@ -177,6 +202,13 @@ static int run_stage(rf_loader *l, worker *w, rf_request *q, rf_slot *s, rf_stag
 	case RF_STAGE_IMAGE:
 		err = process(l, w, q, q->len, dst);
 		return err ? err : user_step(l, w, q, dst);
+	case RF_STAGE_KIND_RAW:
+		err = kind_extract(l, w, q);
+		return err ? err : land_raw(l, s, q);
+	case RF_STAGE_KIND_IMAGE:
+		err = kind_extract(l, w, q);
+		err = err ? err : process(l, w, q, q->len, dst);
+		return err ? err : user_step(l, w, q, dst);
 	case RF_STAGE_RAW:
 	case RF_STAGE_TOKENS:
 		break; /* the ring thread's: never dispatched */
@@ -223,7 +255,8 @@ void *rfi_compute_main(void *arg)
 		uint64_t t0 = rfi_now_ns();
 		if (!err && s->on_host) /* GPU decode: this one is copied to the device */
 			s->on_host[place.index] = 1;
-		if (!err && (stage == RF_STAGE_IMAGE || stage == RF_STAGE_ZSTD_IMAGE))
+		if (!err && (stage == RF_STAGE_IMAGE || stage == RF_STAGE_ZSTD_IMAGE ||
+			     stage == RF_STAGE_KIND_IMAGE))
 			atomic_fetch_add_explicit(&l->st.cpu_decodes, 1, memory_order_relaxed);
 		if (!err)
 			rfi_loader_store_fields(l, q); /* before q goes back: its bytes */
@@ -242,5 +275,7 @@ void *rfi_compute_main(void *arg)
 	rfi_resampler_destroy(&w.rs);
 	rfi_decoder_destroy(w.dec);
 	rfi_unzstd_destroy(&w.unzstd);
+	if (w.kind_scratch)
+		l->src.ops->scratch_free(w.kind_scratch);
 	return NULL;
 }

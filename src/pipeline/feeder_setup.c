@@ -141,12 +141,13 @@ static int setup_pool(rf_loader *l, struct rf_feeder *f, const rf_io_info *info,
 		      size_t errlen)
 {
 	/* raw mode reads into the batch slots: the pool stays a token one,
-	 * unless zstd members are read into it for the compute threads, or
+	 * unless zstd members (or reads a kind's extract cuts samples out of,
+	 * Parquet pages) are read into it for the compute threads, or
 	 * chunks of shards read front to back (then a member larger than a
 	 * quarter of the pool must still fit) */
 	l->raw_align = (uint32_t)info->align;
 	size_t pool_bytes = !l->cfg.raw ? l->cfg.read_pool_bytes
-			    : !l->src.any_zstd && !l->shard_order ? info->align
+			    : !l->src.any_zstd && !l->src.ops->extract && !l->shard_order ? info->align
 			    : RF_MAX(l->cfg.read_pool_bytes, 4 * RF_ALIGN_UP(f->max_file + 1, info->align));
 	pool_bytes = RF_MAX(pool_bytes, sequential_pool(l));
 	int ret = rfi_bufpool_init(&f->pool, pool_bytes, info->align, (uint32_t)l->cfg.io_depth);

@@ -80,6 +80,11 @@ static const char *own_ext(const char *name)
 int rfi_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t errlen)
 {
 	const rf_index *idx = &src->index;
+	if (f->n && !idx->entries) { /* samples kept in a kind's own table (Parquet's) */
+		rfi_fmt(err, errlen, "config: fields: a source of %s gives no fields yet",
+			src->ops->name);
+		return RF_ECONFIG;
+	}
 	for (uint32_t i = 0; i < f->n; i++) {
 		rf_field_spec *s = &f->spec[i];
 		s->id = rfi_index_extra_find(idx, s->name);

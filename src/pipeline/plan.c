@@ -12,7 +12,7 @@ void rfi_source_facts_of(const rf_source *s, const char *name, rf_source_facts *
 	*out = (rf_source_facts){
 		.name = name, .samples = rfi_source_samples(s), .any_zstd = s->any_zstd,
 		.token_width = rfi_source_token_width(s), .largest_read = s->ops->largest_read(s),
-		.sequential_shards = s->ops->sequential_shards,
+		.sequential_shards = s->ops->sequential_shards, .kind_stage = s->ops->extract != NULL,
 	};
 }
 
@@ -116,6 +116,10 @@ static void plan_sizes(rf_plan *p, const rf_config *cfg, const rf_source_facts *
 	size_t B = (size_t)cfg->batch_size;
 	p->max_read = cfg->raw ? cfg->raw_max_bytes
 		      : src->largest_read ? (size_t)src->largest_read : cfg->read_pool_bytes / 4;
+	/* raw samples a kind's stage cuts out of larger reads (Parquet pages):
+	 * the reads may be larger than a sample (the stage checks the sample) */
+	if (cfg->raw && src->kind_stage)
+		p->max_read = RF_MAX(p->max_read, (size_t)src->largest_read);
 	size_t raw_place = RF_ALIGN_UP(cfg->raw_max_bytes + 1, 4096);
 	p->slot_data = cfg->raw ? B * raw_place : RF_ALIGN_UP(B * p->sample_bytes, 4096);
 	p->slot_meta = RF_ALIGN_UP(B * (sizeof(int32_t) + 2 * sizeof(uint64_t) + sizeof(uint32_t)),
@@ -131,7 +135,7 @@ int rfi_plan_make(rf_plan *p, rf_order *order, const rf_config *cfg, const rf_so
 	if (ret)
 		return ret;
 	p->threads = cfg->threads ? cfg->threads : RF_MAX(1, cpus - 1);
-	if ((cfg->raw || src->token_width) && !src->any_zstd)
+	if ((cfg->raw || src->token_width) && !src->any_zstd && !src->kind_stage)
 		p->threads = 0; /* nothing to decode: the ring thread lands raw reads */
 	ret = plan_batches(p, order, cfg, src, rank, world, err, errlen);
 	if (ret)

@@ -21,6 +21,8 @@ typedef struct rf_source_facts {
 	const char *name;       /* the source string, for messages */
 	uint64_t samples;
 	int any_zstd;           /* some sample goes through a zstd stage */
+	int kind_stage;         /* its samples go through their kind's own stage
+	                         * (rf_source_ops.extract): a compute thread's */
 	uint32_t token_width;   /* samples are token rows: bytes per stored token (2
 	                         * or 4); 0: bytes or images */
 	uint64_t largest_read;  /* the source's largest read, or 0: records say */

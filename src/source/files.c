@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -60,6 +61,35 @@ static int shards_seen(rf_source *s, const char *source, const rf_files_seen *se
 	return rfi_source_hand_over(s, source, w, p, err, errlen);
 }
 
+/* How a refusal says to pick kind w in folder source: a pattern of its
+ * shards, and its source_kind where it has one. */
+static void how_to_pick(char *buf, size_t len, const char *source, const rf_source_seen *w)
+{
+	const char *kind = rfi_enum_name(RF_ENUM_SOURCE_KIND, w->ops->source_kind);
+	if (w->ops->source_kind != RF_SOURCE_AUTO)
+		rfi_fmt(buf, len, "'%s/*%s' or source_kind = %s (--source-kind %s) for the %s files",
+			source, w->ops->shard_names->suffixes[0], kind, kind, w->ops->shard_names->shown);
+	else
+		rfi_fmt(buf, len, "'%s/*%s' for the %s files", source, w->ops->shard_names->suffixes[0],
+			w->ops->shard_names->shown);
+}
+
+/* The walk saw the shards of two kinds (a, b) in one folder: a source is
+ * one kind, and taking either would drop the other's files: refused,
+ * naming both and how to pick one. */
+static int kinds_mixed(const char *source, const rf_source_seen *a, const rf_source_seen *b,
+		       char *err, size_t errlen)
+{
+	char pick_a[PATH_MAX + 64], pick_b[PATH_MAX + 64];
+	how_to_pick(pick_a, sizeof(pick_a), source, a);
+	how_to_pick(pick_b, sizeof(pick_b), source, b);
+	rfi_fmt(err, errlen, "source '%s' holds both %s files (%llu, such as '%s') and %s files "
+		"(%llu, such as '%s'), and a source is one kind: say which, %s; %s",
+		source, a->ops->shard_names->shown, (unsigned long long)a->n, a->first,
+		b->ops->shard_names->shown, (unsigned long long)b->n, b->first, pick_a, pick_b);
+	return RF_EINDEX;
+}
+
 /* A folder: walked once, watching for the shards of the kinds that take a
  * folder by its look (unless source_kind says loose files). */
 static int build_folder(rf_source *s, const char *source, const rf_source_params *p, char *err,
@@ -70,10 +100,14 @@ static int build_folder(rf_source *s, const char *source, const rf_source_params
 	if (!(p->mode & RF_INDEX_FILES))
 		seen.nkinds = rfi_source_watched(kinds, RF_KIND_COUNT);
 	int ret = rfi_files_walk(&s->index, source, p->mode, &seen, err, errlen);
-	for (size_t k = 0; !ret && k < seen.nkinds; k++)
+	const rf_source_seen *found = NULL;
+	for (size_t k = 0; !ret && k < seen.nkinds; k++) {
+		if (kinds[k].n && found)
+			return kinds_mixed(source, found, &kinds[k], err, errlen);
 		if (kinds[k].n)
-			return shards_seen(s, source, &seen, &kinds[k], p, err, errlen);
-	return ret;
+			found = &kinds[k];
+	}
+	return found ? shards_seen(s, source, &seen, found, p, err, errlen) : ret;
 }
 
 /* A regular file given as the source is read as a manifest; an image there
@@ -129,6 +163,8 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 		rfi_fmt(err, errlen, "source '%s': neither a directory nor a manifest file", source);
 		ret = RF_EINDEX;
 	}
+	if (!ret && s->ops != &rf_source_files)
+		return 0; /* a folder handed over: the kind that took it finished it */
 	return ret ? ret : rfi_records_finish(s, source, st, err, errlen);
 }
 

@@ -12,13 +12,16 @@
 #include "source/token_windows.h"
 #include "util/util.h"
 
-/* Probe order: a token source is said by the config (seq_len); a pattern,
+/* Probe order: a token source is said by the config (seq_len); a .parquet
+ * file, a pattern or list of them is Parquet files; a pattern,
  * a list of .tar paths or source_kind = tar is tar shards; anything else is
  * loose files (a folder walk, or a manifest). A walked folder that holds
- * only the shards of a kind with take_folder (tar) is handed to that kind
- * (rfi_source_hand_over), the kinds asked in this order. */
+ * only the shards of a kind with take_folder (tar, Parquet) is handed to that kind
+ * (rfi_source_hand_over), the kinds asked in this order; one that holds the
+ * shards of two of them is refused (files.c: a source is one kind). */
 static const rf_source_ops *const probe_table[] = {
 	&rf_source_tokens,
+	&rf_source_parquet,
 	&rf_source_tar,
 	&rf_source_files,
 };
@@ -215,6 +218,12 @@ int rfi_index_build_progress(rf_index *idx, const char *source, int any_name, rf
 	idx->root_fd = -1;
 	if (ret)
 		return ret;
+	if (!s.ops->cached) { /* its samples are in its own state, not in records */
+		rfi_fmt(err, errlen, "source '%s': %s keep their samples in a table of their own, "
+			"not in an index of records to write or pack", source, s.ops->name);
+		rfi_source_free(&s);
+		return -ENOTSUP;
+	}
 	*idx = s.index; /* the records move out; a records kind holds nothing else */
 	return 0;
 }

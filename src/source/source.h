@@ -1,7 +1,7 @@
 /* source.h - a source of samples, whatever its format: loose files (a
- * folder walk or a manifest), WebDataset tar shards, or token shards. Each
- * kind is one module (files.c, tar_shards.c, token_shards.c) behind the same
- * table, rf_source_ops; one probe table (source.c) picks the kind of a
+ * folder walk or a manifest), WebDataset tar shards, token shards, or
+ * Parquet files. Each kind is one module (files.c, tar_shards.c,
+ * token_shards.c, parquet.c) behind the same table, rf_source_ops; one probe table (source.c) picks the kind of a
  * source string. The rest of the loader knows a sample only through this
  * table: its name for messages, its label, the read that fetches its bytes
  * (file, offset, length) and the stage that turns those bytes into a sample.
@@ -35,6 +35,7 @@ typedef enum rf_kind {
 	RF_KIND_FILES = 1,  /* loose files: one file, one sample */
 	RF_KIND_TAR = 2,    /* WebDataset tar shards: a sample is a member's byte range */
 	RF_KIND_TOKENS = 3, /* token shards: a sample is a window of seq_len + 1 tokens */
+	RF_KIND_PARQUET = 4, /* Parquet files: a sample is a row, read as its page */
 	RF_KIND_COUNT
 } rf_kind;
 
@@ -50,6 +51,9 @@ typedef enum rf_stage {
 	RF_STAGE_ZSTD_IMAGE,   /* one zstd frame, then as IMAGE */
 	RF_STAGE_ZSTD_TOKENS,  /* the zstd frames that hold a window, then as TOKENS */
 	RF_STAGE_FETCH,        /* nothing: the read is all there is (fetch_only) */
+	RF_STAGE_KIND_RAW,     /* the kind's extract (a row's value out of its page),
+	                        * then as RAW */
+	RF_STAGE_KIND_IMAGE,   /* the kind's extract, then as IMAGE */
 } rf_stage;
 
 /* What a source is built with (from rf_config). */
@@ -146,6 +150,17 @@ typedef struct rf_source_ops {
 	/* RF_STAGE_ZSTD_TOKENS: where sample i's window lies in the frames its
 	 * read gives. NULL for a kind without that stage. */
 	void (*frames_of)(const rf_source *s, uint64_t i, rf_source_frames *f);
+	/* RF_STAGE_KIND_RAW / RF_STAGE_KIND_IMAGE, on a compute thread: sample
+	 * i's bytes out of what its read gave (data[len]): a Parquet row's value
+	 * out of its page, decompressed. *out, *out_len: bytes in data or in the
+	 * thread's *scratch (NULL at first: the kind makes it, and keeps what
+	 * *out points to until the thread's next call), which scratch_free
+	 * frees when the thread ends. 0, or RF_EBADSAMPLE / -ENOMEM with reason
+	 * set. NULL for a kind without that stage. */
+	int (*extract)(const rf_source *s, uint64_t i, const uint8_t *data, size_t len,
+		       void **scratch, const uint8_t **out, size_t *out_len, char *reason,
+		       size_t rlen);
+	void (*scratch_free)(void *scratch);
 	/* The names of its shards, for the shard listing (src/index/shards.c:
 	 * suffixes, whether class folders hold them); NULL for a kind without
 	 * shards. */
@@ -201,7 +216,7 @@ void rfi_source_free(rf_source *s);
 #define RF_SOURCE_REASON_LEN 192
 
 /* The kinds, in probe order, and the one of each tag. */
-extern const rf_source_ops rf_source_files, rf_source_tar, rf_source_tokens;
+extern const rf_source_ops rf_source_files, rf_source_tar, rf_source_tokens, rf_source_parquet;
 const rf_source_ops *rfi_source_kind_ops(rf_kind kind);
 
 /* cfg.source_kind, from the table's rows: the RF_INDEX_* flag of value k

@@ -67,7 +67,8 @@ static int take_folder(rf_source *s, const char *source, const rf_source_seen *s
 		       (unsigned long long)seen->n, seen->first);
 		return RF_EINDEX;
 	}
-	return scan(s, p, err, errlen);
+	ret = scan(s, p, err, errlen);
+	return ret ? ret : rfi_records_finish(s, source, NULL, err, errlen);
 }
 
 static int build(rf_source *s, const char *source, const struct stat *st,

@@ -1,0 +1,306 @@
+/* parquet.c - the Parquet kind: a sample is a row of .parquet files, its
+ * image the bytes of the image column (a binary column of JPEG, PNG or
+ * WebP bytes, or the `datasets` Image struct's `bytes`), its label the
+ * integer column `label` (a ClassLabel's names from the `huggingface`
+ * metadata). The files are one .parquet file, a folder of them, a glob or
+ * brace pattern, or a list file; local only for now (a URL is refused).
+ *
+ * Random access: a sample's read is its page of the image column (header
+ * and body, parquet_table.h's table, the kind's private state); the page
+ * is decompressed and the row's value cut out on a compute thread
+ * (extract, the kind's stage), then decoded (or, raw, delivered) as any
+ * image. The ring thread only reads. The sequential sampler (in index
+ * order) reads the files front to back in chunks instead (in_order_tiles),
+ * each sample's page served from its chunk. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "index/index_build.h"
+#include "source/parquet_table.h"
+#include "source/source.h"
+#include "util/hash.h"
+#include "util/util.h"
+
+static const char *const pq_suffixes[] = { ".parquet", NULL };
+static const rf_shard_names pq_names = { .suffixes = pq_suffixes, .shown = ".parquet" };
+
+static const rf_pq_table *table_of(const rf_source *s)
+{
+	return s->priv;
+}
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n > k && !memcmp(s + n - k, suffix, k);
+}
+
+/* A source string naming .parquet files: a name, a pattern or a URL of
+ * them (a URL's query aside). */
+static int names_parquet(const char *source)
+{
+	return ends_with(source, strcspn(source, "?#"), ".parquet");
+}
+
+static int claims(const char *source, const struct stat *st, const rf_source_params *p)
+{
+	if (p->mode & rfi_source_kind_modes()) /* source_kind says another kind */
+		return 0;
+	if (!st) /* a pattern or a URL */
+		return names_parquet(source);
+	return S_ISREG(st->st_mode) &&
+	       (names_parquet(source) || rfi_index_is_shard_list(source, &pq_names));
+}
+
+/* The files listed, then read (footers, pages, labels). */
+static int read_files(rf_source *s, const char *source, char *err, size_t errlen)
+{
+	if (s->index.urls) {
+		rfi_fmt(err, errlen, "source '%s': remote Parquet files (http(s)://, s3://) are not "
+			"read yet: copy them here, or pack them as tar shards", source);
+		return -ENOTSUP;
+	}
+	rf_pq_table *t;
+	int ret = rfi_pq_table_build(&s->index, s->raw, &t, err, errlen);
+	if (ret)
+		return ret;
+	s->priv = t;
+	if (!t->samples) {
+		rfi_fmt(err, errlen, "source '%s': its Parquet files hold no rows", source);
+		return RF_EEMPTY;
+	}
+	return 0;
+}
+
+/* (rf_source_ops.take_folder) A folder the walk found holding .parquet
+ * files and nothing else: every one of them in the folder itself. */
+static int take_folder(rf_source *s, const char *source, const rf_source_seen *seen,
+		       const rf_source_params *p, char *err, size_t errlen)
+{
+	(void)p;
+	rf_index *idx = &s->index;
+	int ret = rfi_index_shard_folder(idx, source, &pq_names, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 || idx->nshards != seen->n) {
+		rfi_fmt(err, errlen, "source '%s': %llu of its %llu .parquet files are in its "
+			"sub-folders, which are not read: name them with a pattern "
+			"(DIR/*/*.parquet) or a list file", source,
+			(unsigned long long)(seen->n - (ret ? idx->nshards : 0)),
+			(unsigned long long)seen->n);
+		return RF_EINDEX;
+	}
+	return read_files(s, source, err, errlen);
+}
+
+static int build(rf_source *s, const char *source, const struct stat *st,
+		 const rf_source_params *p, char *err, size_t errlen)
+{
+	(void)p;
+	rf_index *idx = &s->index;
+	int ret;
+	if (!st) {
+		ret = rfi_index_shard_pattern(idx, source, &pq_names, err, errlen);
+		if (ret == 0 && rfi_index_is_url(source))
+			ret = rfi_index_shard_file(idx, source, err, errlen);
+		if (ret == 0) {
+			rfi_fmt(err, errlen, "source '%s': %s", source, strerror(ENOENT));
+			ret = -ENOENT;
+		}
+	} else if (names_parquet(source)) {
+		ret = rfi_index_shard_file(idx, source, err, errlen);
+	} else {
+		ret = rfi_index_shard_list(idx, source, &pq_names, err, errlen);
+	}
+	if (ret < 0)
+		return ret;
+	return read_files(s, source, err, errlen);
+}
+
+static const char *name(const rf_source *s, uint64_t i, char *buf, size_t len)
+{
+	const rf_pq_tpage *pg = rfi_pq_table_page(table_of(s), i);
+	rfi_fmt(buf, len, "%s:row %llu", s->index.shards[pg->file],
+		(unsigned long long)(pg->row + (i - pg->first)));
+	return buf;
+}
+
+static int32_t label(const rf_source *s, uint64_t i)
+{
+	const rf_pq_table *t = table_of(s);
+	return t->labels ? t->labels[i] : -1;
+}
+
+static int check(const rf_source *s, uint64_t i, char *reason, size_t len)
+{
+	(void)s, (void)i, (void)reason, (void)len;
+	return 0; /* every file was read when the source was built; a row's value is
+		   * judged when its page is (extract) */
+}
+
+static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
+{
+	const rf_pq_tpage *pg = rfi_pq_table_page(table_of(s), i);
+	*r = (rf_source_read){ .shard = pg->file, .offset = pg->offset, .len = pg->size,
+			       .expect = pg->size };
+}
+
+static rf_stage stage(const rf_source *s, uint64_t i)
+{
+	(void)i;
+	return s->raw ? RF_STAGE_KIND_RAW : RF_STAGE_KIND_IMAGE;
+}
+
+static void cut_short(const rf_source *s, const rf_source_read *r, int got, char *reason,
+		      size_t len)
+{
+	(void)s;
+	rfi_fmt(reason, len, "page cut short: the file shrank since set-up (%lld bytes, read %d)",
+		(long long)r->expect, got);
+}
+
+/* A compute thread's page: open until its next sample (the value's bytes
+ * point into it, or into the read it was opened from). */
+typedef struct pq_scratch {
+	rf_pq_page pg;
+	rf_pq_values vals;
+	int open;
+} pq_scratch;
+
+static void scratch_close(pq_scratch *x)
+{
+	if (!x->open)
+		return;
+	rfi_pq_values_free(&x->vals);
+	rfi_pq_page_close(&x->pg);
+	x->open = 0;
+}
+
+static void scratch_free(void *scratch)
+{
+	if (!scratch)
+		return;
+	scratch_close(scratch);
+	free(scratch);
+}
+
+/* (rf_source_ops.extract) Sample i's value out of its page (data[len], as
+ * read_of read it): the page opened (decompressed), the row's value cut
+ * out. A null, a page that is not what set-up found, or a damaged one: a
+ * bad sample. */
+static int extract(const rf_source *s, uint64_t i, const uint8_t *data, size_t len,
+		   void **scratch, const uint8_t **out, size_t *out_len, char *reason,
+		   size_t rlen)
+{
+	const rf_pq_table *t = table_of(s);
+	pq_scratch *x = *scratch;
+	if (!x && !(x = *scratch = calloc(1, sizeof(*x)))) {
+		rfi_fmt(reason, rlen, "out of memory for decoder scratch");
+		return -ENOMEM;
+	}
+	scratch_close(x);
+	const rf_pq_tpage *p = rfi_pq_table_page(t, i);
+	uint32_t row = (uint32_t)(i - p->first);
+	int ret = rfi_pq_page_open(t->metas[p->file], p->group, t->leaf[p->file], data, len, &x->pg,
+				   reason, rlen);
+	if (ret == 1) {
+		rfi_pq_page_close(&x->pg);
+		rfi_fmt(reason, rlen, "column %s: not a data page where set-up found one",
+			t->image_path);
+	}
+	if (ret)
+		return RF_EBADSAMPLE;
+	x->open = 1;
+	if (row >= x->pg.rows) {
+		rfi_fmt(reason, rlen, "column %s: the page holds %u rows, not the %u set-up found",
+			t->image_path, x->pg.rows, p->rows);
+		return RF_EBADSAMPLE;
+	}
+	const rf_pq_dict *d = p->dict == RF_PQ_NO_DICT ? NULL : &t->dicts[p->dict];
+	if (rfi_pq_page_rows(&x->pg, d, row, row + 1, &x->vals, reason, rlen))
+		return RF_EBADSAMPLE;
+	if (!x->vals.present[0] || !x->vals.ptr[0] || !x->vals.len[0]) {
+		rfi_fmt(reason, rlen, "column %s: %s", t->image_path,
+			x->vals.present[0] ? "an empty value" : "null");
+		return RF_EBADSAMPLE;
+	}
+	*out = x->vals.ptr[0];
+	*out_len = x->vals.len[0];
+	return 0;
+}
+
+/* The files (names, sizes, rows), the columns read. */
+static uint64_t fingerprint(const rf_source *s, int with_weights)
+{
+	(void)with_weights;
+	const rf_pq_table *t = table_of(s);
+	uint64_t h = rfi_hash_u64(0x7061727175657421ull, t->samples);
+	h = rfi_hash_bytes(h, t->image_path, strlen(t->image_path));
+	if (t->label_path)
+		h = rfi_hash_bytes(h, t->label_path, strlen(t->label_path));
+	for (uint32_t f = 0; f < t->nfiles; f++) {
+		h = rfi_hash_bytes(h, s->index.shards[f], strlen(s->index.shards[f]));
+		h = rfi_hash_u64(h, t->metas[f]->file_size);
+		h = rfi_hash_u64(h, (uint64_t)t->metas[f]->num_rows);
+	}
+	return h;
+}
+
+static uint64_t samples(const rf_source *s)
+{
+	return table_of(s)->samples;
+}
+
+static uint64_t largest_read(const rf_source *s)
+{
+	return table_of(s)->largest_page;
+}
+
+/* A file's bytes: read ahead stops there (samples in index order read the
+ * files front to back in chunks, in_order_tiles). */
+static uint64_t shard_bytes(const rf_source *s, uint32_t shard)
+{
+	return table_of(s)->metas[shard]->file_size;
+}
+
+static size_t memory(const rf_source *s)
+{
+	return rfi_index_memory(&s->index) + rfi_pq_table_memory(table_of(s));
+}
+
+static void free_table(rf_source *s)
+{
+	rfi_pq_table_free(s->priv);
+	s->priv = NULL;
+}
+
+const rf_source_ops rf_source_parquet = {
+	.kind = RF_KIND_PARQUET,
+	.name = "Parquet files",
+	.claims = claims,
+	.build = build,
+	.name_of = name,
+	.label = label,
+	.check = check,
+	.read_of = read_of,
+	.stage = stage,
+	.cut_short = cut_short,
+	.fingerprint = fingerprint,
+	.samples = samples,
+	.largest_read = largest_read,
+	.shard_bytes = shard_bytes,
+	.memory = memory,
+	.free = free_table,
+	.extract = extract,
+	.scratch_free = scratch_free,
+	.shard_names = &pq_names,
+	.take_folder = take_folder,
+	/* in index order its samples walk its files' pages front to back: the
+	 * sequential sampler reads the files in chunks (each page lies in the
+	 * chunk it starts in, with the overlap of the largest page), not a page
+	 * per sample */
+	.in_order_tiles = 1,
+};

@@ -1,0 +1,740 @@
+/* parquet_table.c - the Parquet kind's set-up (parquet_table.h): each
+ * listed file's footer, its columns found (the image column by its bytes'
+ * look or by the `datasets` Image struct; the label column by name), the
+ * image column's data pages located (its OffsetIndex where it has one,
+ * else its pages' headers), its dictionaries loaded, the labels read.
+ * Local files, read with bounded pread()s (never mapped: a file that
+ * shrinks while it is read is refused naming it, not a SIGBUS), the chunks
+ * without an OffsetIndex header by header, never whole.
+ * Cold path: allocations here are sized by what the file's bytes justify
+ * (rows bounded by the file's size, pages by their headers). */
+#define _GNU_SOURCE
+#include "source/parquet_table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decode/image.h"
+#include "source/parquet_hf.h"
+#include "util/util.h"
+
+#define LABEL_COLUMN "label"
+/* Rows a file may claim: a row takes at least a bit of a definition level
+ * or of a dictionary index run; beyond this many per byte a footer lies. */
+#define ROWS_PER_BYTE 8
+#define SNIFF_PAGES 4 /* pages of a binary column looked at for image bytes */
+
+/* A file being read at set-up: open, read with bounded pread()s into
+ * buffers of its own (never mapped: a file truncated or rewritten while it
+ * is read gives a short read, refused naming it, not a SIGBUS). */
+typedef struct pq_file {
+	char name[PATH_MAX]; /* as messages say it: root/shard */
+	int fd;
+	uint64_t size;       /* at open: the footer's checks hold the offsets to it */
+	uint8_t *win;        /* the page-header scan's window: bytes [win_off, +win_len) */
+	int64_t win_off;
+	size_t win_len, win_cap;
+	int read_failed;     /* a read failed or came back short */
+} pq_file;
+
+/* One column chunk's data pages and its dictionary page, located. */
+typedef struct pq_chunk {
+	rf_pq_page_loc *locs;
+	uint32_t n;
+	int64_t dict_off; /* -1: none */
+} pq_chunk;
+
+/* A page, a dictionary page or an OffsetIndex read whole: at most a page's
+ * body and header (the parsers refuse more; a claim past it is not read). */
+#define READ_MAX (RF_PQ_PAGE_BYTES_MAX + RF_PQ_PAGE_HEADER_MAX)
+
+static int file_open(const rf_index *idx, uint32_t f, pq_file *pf, char *err, size_t errlen)
+{
+	memset(pf, 0, sizeof(*pf));
+	pf->fd = -1;
+	rfi_index_shard_shown(idx, f, pf->name, sizeof(pf->name));
+	int fd = rfi_open_regular(idx->root_fd, idx->shards[f], "Parquet file", err, errlen);
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	if (fstat(fd, &st)) {
+		int ret = -errno;
+		rfi_fmt(err, errlen, "%s: %s", pf->name, strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	if (st.st_size < 4 + RF_PQ_TAIL_BYTES) {
+		rfi_fmt(err, errlen, "%s: not a Parquet file (%lld bytes: too short)", pf->name,
+			(long long)st.st_size);
+		close(fd);
+		return RF_EINDEX;
+	}
+	pf->fd = fd;
+	pf->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static void file_close(pq_file *pf)
+{
+	if (pf->fd >= 0)
+		close(pf->fd);
+	pf->fd = -1;
+	free(pf->win);
+	pf->win = NULL;
+}
+
+/* n bytes at off into buf; a read that comes back short (the file shrank
+ * since it was opened) is refused. why says so without the file's name
+ * (the page-header scan's caller prefixes it). */
+static int pread_why(pq_file *pf, uint64_t off, size_t n, uint8_t *buf, char *why,
+		     size_t len)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(pf->fd, buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			pf->read_failed = 1;
+			rfi_fmt(why, len, "reading %zu bytes at offset %llu: %s", n,
+				(unsigned long long)off, strerror(e));
+			return -e;
+		}
+		if (r == 0) {
+			pf->read_failed = 1;
+			rfi_fmt(why, len, "%zu bytes at offset %llu: the file ends at %llu, it was %llu "
+				"bytes when opened (truncated or rewritten while ringfeed read it)", n,
+				(unsigned long long)off, (unsigned long long)(off + got),
+				(unsigned long long)pf->size);
+			return RF_EINDEX;
+		}
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* The same, err naming the file. */
+static int file_pread(pq_file *pf, uint64_t off, size_t n, uint8_t *buf, char *err,
+		      size_t errlen)
+{
+	char why[256];
+	int ret = pread_why(pf, off, n, buf, why, sizeof(why));
+	if (ret)
+		rfi_fmt(err, errlen, "%s: %s", pf->name, why);
+	return ret;
+}
+
+/* n bytes at off, into a new buffer *out (the caller frees it). what names
+ * them in a refusal of a claim over READ_MAX. */
+static int file_bytes(pq_file *pf, uint64_t off, uint64_t n, const char *what,
+		      uint8_t **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (n > READ_MAX) {
+		rfi_fmt(err, errlen, "%s: %s of %llu bytes (ringfeed reads at most %zu)", pf->name,
+			what, (unsigned long long)n, (size_t)READ_MAX);
+		return RF_EINDEX;
+	}
+	uint8_t *b = malloc(n ? (size_t)n : 1);
+	if (!b)
+		return -ENOMEM;
+	char why[256];
+	int ret = pread_why(pf, off, (size_t)n, b, why, sizeof(why));
+	if (ret) {
+		rfi_fmt(err, errlen, "%s: %s: %s", pf->name, what, why);
+		free(b);
+		return ret;
+	}
+	*out = b;
+	return 0;
+}
+
+/* The page-header scan's reader (rf_pq_reader): bytes from the window when
+ * it holds them (a chunk of small pages: one read for many headers), else
+ * read into it. */
+static int scan_read(void *ctx, int64_t offset, size_t n, const uint8_t **p, char *why,
+		     size_t len)
+{
+	pq_file *pf = ctx;
+	if (pf->win && offset >= pf->win_off && (uint64_t)(offset - pf->win_off) <= pf->win_len &&
+	    n <= pf->win_len - (size_t)(offset - pf->win_off)) {
+		*p = pf->win + (offset - pf->win_off);
+		return 0;
+	}
+	if (n > pf->win_cap) {
+		uint8_t *w = realloc(pf->win, n);
+		if (!w) {
+			rfi_fmt(why, len, "out of memory");
+			return -1;
+		}
+		pf->win = w;
+		pf->win_cap = n;
+	}
+	pf->win_len = 0;
+	if (pread_why(pf, (uint64_t)offset, n, pf->win, why, len))
+		return -1;
+	pf->win_off = offset;
+	pf->win_len = n;
+	*p = pf->win;
+	return 0;
+}
+
+static int read_footer(pq_file *pf, rf_pq_meta **m, char *err, size_t errlen)
+{
+	uint8_t tail[RF_PQ_TAIL_BYTES], *footer;
+	uint32_t flen;
+	int ret = file_pread(pf, pf->size - RF_PQ_TAIL_BYTES, sizeof(tail), tail, err, errlen);
+	if (ret)
+		return ret;
+	if (rfi_pq_tail_check(pf->name, tail, pf->size, &flen, err, errlen))
+		return RF_EINDEX;
+	/* flen <= RF_PQ_FOOTER_MAX and within the file (the tail's checks) */
+	footer = malloc(flen ? flen : 1);
+	if (!footer)
+		return -ENOMEM;
+	ret = file_pread(pf, pf->size - RF_PQ_TAIL_BYTES - flen, flen, footer, err, errlen);
+	if (!ret && rfi_pq_meta_parse(pf->name, footer, flen, pf->size, m, err, errlen))
+		ret = RF_EINDEX;
+	free(footer);
+	return ret;
+}
+
+static void chunk_free(pq_chunk *c)
+{
+	free(c->locs);
+	c->locs = NULL;
+	c->n = 0;
+}
+
+/* Where chunk (m, g, leaf)'s pages are: its OffsetIndex, or its headers. */
+static int chunk_locate(pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t leaf,
+			pq_chunk *out, char *err, size_t errlen)
+{
+	const rf_pq_chunk *c = &m->groups[g].chunks[leaf];
+	int64_t rows = m->groups[g].num_rows;
+	char why[384];
+	int ret;
+	memset(out, 0, sizeof(*out));
+	out->dict_off = c->dictionary_page_offset;
+	if (c->offset_index_offset >= 0) {
+		uint8_t *oi;
+		rfi_fmt(why, sizeof(why), "row group %u, column %s: an OffsetIndex", g,
+			m->leaves[leaf].path);
+		ret = file_bytes(pf, (uint64_t)c->offset_index_offset,
+				 (uint64_t)c->offset_index_length, why, &oi, err, errlen);
+		if (ret)
+			return ret;
+		ret = rfi_pq_offset_index_parse(oi, (size_t)c->offset_index_length, c, rows,
+						&out->locs, &out->n, why, sizeof(why));
+		free(oi);
+	} else { /* its headers, one window each: the bodies are not read */
+		rf_pq_reader r = { scan_read, pf };
+		ret = rfi_pq_chunk_scan_read(&r, c, rows, &out->locs, &out->n, &out->dict_off, why,
+					     sizeof(why));
+	}
+	/* a writer that left dictionary_page_offset unset: a page before the
+	 * first data page is the dictionary (the scan finds it itself) */
+	if (!ret && out->n && out->dict_off < 0 && c->start < out->locs[0].offset)
+		out->dict_off = c->start;
+	if (!ret && out->n && out->dict_off >= 0 && out->dict_off >= out->locs[0].offset) {
+		rfi_fmt(why, sizeof(why), "its dictionary page (at %lld) is not before its data "
+			"pages (at %lld)", (long long)out->dict_off, (long long)out->locs[0].offset);
+		ret = -1;
+	}
+	if (ret) {
+		rfi_fmt(err, errlen, "%s: row group %u, column %s: %s", pf->name, g,
+			m->leaves[leaf].path, why);
+		chunk_free(out);
+		return RF_EINDEX;
+	}
+	return 0;
+}
+
+/* The chunk's dictionary into *d: 1 loaded, 0 it has none, negative: refused. */
+static int chunk_dict(pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t leaf,
+		      const pq_chunk *c, rf_pq_dict *d, char *err, size_t errlen)
+{
+	if (c->dict_off < 0 || !c->n)
+		return 0;
+	uint64_t n = (uint64_t)(c->locs[0].offset - c->dict_off);
+	uint8_t *page;
+	char what[320];
+	rfi_fmt(what, sizeof(what), "row group %u, column %s: a dictionary page", g,
+		m->leaves[leaf].path);
+	int ret = file_bytes(pf, (uint64_t)c->dict_off, n, what, &page, err, errlen);
+	if (ret)
+		return ret;
+	ret = rfi_pq_dict_load(m, g, leaf, page, (size_t)n, d, err, errlen) ? RF_EINDEX : 1;
+	free(page); /* the dictionary owns its values (decoded or copied) */
+	return ret;
+}
+
+/* Rows [0, rows of the page) of page k of chunk c, read into *bytes,
+ * opened and read into *v; *pg left open and *bytes kept (v's values may
+ * point into either): the caller closes the one and frees the other. */
+static int page_values(pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t leaf,
+		       const pq_chunk *c, uint32_t k, const rf_pq_dict *d, uint32_t max_rows,
+		       rf_pq_page *pg, rf_pq_values *v, uint8_t **bytes, char *err, size_t errlen)
+{
+	const rf_pq_page_loc *loc = &c->locs[k];
+	char what[320];
+	rfi_fmt(what, sizeof(what), "row group %u, column %s: page %u", g, m->leaves[leaf].path,
+		k);
+	int ret = file_bytes(pf, (uint64_t)loc->offset, (uint64_t)loc->size, what, bytes, err,
+			     errlen);
+	if (ret)
+		return ret;
+	ret = rfi_pq_page_open(m, g, leaf, *bytes, (size_t)loc->size, pg, err, errlen);
+	if (ret == 1)
+		rfi_fmt(err, errlen, "%s: %s is not a data page", pf->name, what);
+	if (!ret) {
+		uint32_t rows = pg->rows < max_rows ? pg->rows : max_rows;
+		if (rfi_pq_page_rows(pg, d, 0, rows, v, err, errlen)) {
+			rfi_pq_page_close(pg);
+			ret = -1;
+		}
+	}
+	if (ret) {
+		free(*bytes);
+		*bytes = NULL;
+		return RF_EINDEX;
+	}
+	return 0;
+}
+
+/* Did a read of pf fail (the file shrank, an I/O error)? Then why, which
+ * says so, is the refusal: the column is not judged on bytes not read. */
+static int read_failed(const pq_file *pf, const char *why, char *refused, size_t refused_len)
+{
+	if (pf->read_failed)
+		rfi_fmt(refused, refused_len, "%s", why);
+	return pf->read_failed;
+}
+
+/* Does binary column leaf hold images (its first value that is not null
+ * starts like a JPEG, PNG or WebP)? 1 yes, 0 no (or unreadable), -1 not
+ * readable at all (a codec or an encoding not read: refused[refused_len]
+ * says why). */
+static int holds_images(pq_file *pf, const rf_pq_meta *m, uint32_t leaf, char *refused,
+			size_t refused_len)
+{
+	char why[384];
+	if (rfi_pq_column_check(m, leaf, refused, refused_len))
+		return -1;
+	int found = -1;
+	for (uint32_t g = 0; g < m->ngroups && found < 0; g++) {
+		pq_chunk c;
+		if (chunk_locate(pf, m, g, leaf, &c, why, sizeof(why)))
+			return read_failed(pf, why, refused, refused_len) ? -1 : 0;
+		rf_pq_dict d = { 0 };
+		int dict = chunk_dict(pf, m, g, leaf, &c, &d, why, sizeof(why));
+		for (uint32_t k = 0; dict >= 0 && k < c.n && k < SNIFF_PAGES && found < 0; k++) {
+			rf_pq_page pg;
+			rf_pq_values v = { 0 };
+			uint8_t *bytes;
+			if (page_values(pf, m, g, leaf, &c, k, dict ? &d : NULL, 256, &pg, &v, &bytes,
+					why, sizeof(why))) {
+				found = 0;
+				break;
+			}
+			for (uint32_t i = 0; i < v.count && found < 0; i++)
+				if (v.present[i] && v.ptr[i])
+					found = rfi_image_sniff(v.ptr[i], v.len[i]) != RF_FORMAT_UNKNOWN;
+			rfi_pq_values_free(&v);
+			rfi_pq_page_close(&pg);
+			free(bytes);
+		}
+		if (dict > 0)
+			rfi_pq_dict_free(&d);
+		chunk_free(&c);
+		if (dict < 0)
+			break;
+	}
+	return read_failed(pf, why, refused, refused_len) ? -1 : found > 0;
+}
+
+static int binary_leaf(const rf_pq_leaf *l)
+{
+	return l->type == RF_PQ_BYTE_ARRAY && l->max_rep == 0;
+}
+
+/* The `datasets` Image feature: struct<bytes: binary, path: string>, its
+ * leaf COLUMN.bytes beside COLUMN.path. */
+static int image_struct(const rf_pq_meta *m, uint32_t leaf)
+{
+	const char *p = m->leaves[leaf].path;
+	size_t n = strlen(p);
+	if (!binary_leaf(&m->leaves[leaf]) || n <= 6 || strcmp(p + n - 6, ".bytes"))
+		return 0;
+	char sib[4096];
+	rfi_fmt(sib, sizeof(sib), "%.*s.path", (int)(n - 6), p);
+	return rfi_pq_leaf_find(m, sib) >= 0;
+}
+
+/* The binary columns of m, for a refusal: "a, b, c" (or "none"). */
+static void binary_columns(const rf_pq_meta *m, char *buf, size_t len)
+{
+	size_t k = 0;
+	buf[0] = 0;
+	for (uint32_t l = 0; l < m->nleaves && k + 1 < len; l++) {
+		if (!binary_leaf(&m->leaves[l]))
+			continue;
+		int w = snprintf(buf + k, len - k, "%s%s", k ? ", " : "", m->leaves[l].path);
+		k += w > 0 ? (size_t)w : 0;
+	}
+	if (!buf[0])
+		rfi_fmt(buf, len, "none");
+}
+
+/* The image column of the first file: the Image struct's bytes, else a
+ * binary column of image bytes, else (raw) the one binary column. */
+static int find_image(pq_file *pf, const rf_pq_meta *m, int raw, char **path, char *err,
+		      size_t errlen)
+{
+	int64_t pick = -1, binaries = 0, only = -1;
+	char refused[512] = "";
+	for (uint32_t l = 0; l < m->nleaves && pick < 0; l++)
+		if (image_struct(m, l))
+			pick = l;
+	for (uint32_t l = 0; l < m->nleaves && pick < 0; l++) {
+		if (!binary_leaf(&m->leaves[l]))
+			continue;
+		binaries++;
+		only = l;
+		char why[512];
+		int images = holds_images(pf, m, l, why, sizeof(why));
+		if (images > 0)
+			pick = l;
+		else if (images < 0 && !refused[0])
+			rfi_fmt(refused, sizeof(refused), "%s", why);
+	}
+	if (pick < 0 && raw && binaries == 1)
+		pick = only;
+	if (pick < 0 && refused[0]) { /* a column that may hold them, and cannot be read */
+		rfi_fmt(err, errlen, "%s", refused);
+		return RF_EINDEX;
+	}
+	if (pick < 0) {
+		char cols[1024];
+		binary_columns(m, cols, sizeof(cols));
+		rfi_fmt(err, errlen, "%s: no image column: no binary column whose values are JPEG, PNG "
+			"or WebP bytes and no `datasets` Image struct (COLUMN.bytes beside COLUMN.path)"
+			"%s (binary columns: %s)", pf->name,
+			raw ? ", and not exactly one binary column for raw mode" : "", cols);
+		return RF_EINDEX;
+	}
+	*path = strdup(m->leaves[pick].path);
+	return *path ? 0 : -ENOMEM;
+}
+
+/* The builder: the table and its arrays' room. */
+typedef struct builder {
+	rf_index *idx;
+	rf_pq_table *t;
+	int raw;
+	uint64_t pages_cap, labels_cap;
+	uint32_t dicts_cap;
+} builder;
+
+static int grow(void **p, uint64_t *cap, uint64_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	uint64_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* Keeps the image chunk's dictionary d: its number in *id. */
+static int keep_dict(builder *b, pq_file *pf, rf_pq_dict *d, uint32_t *id, char *err,
+		     size_t errlen)
+{
+	rf_pq_table *t = b->t;
+	uint64_t cap = b->dicts_cap;
+	if (grow((void **)&t->dicts, &cap, (uint64_t)t->ndicts + 1, sizeof(*t->dicts))) {
+		rfi_pq_dict_free(d);
+		return -ENOMEM;
+	}
+	b->dicts_cap = (uint32_t)cap;
+	t->dict_bytes += d->data_len + (size_t)d->count * (sizeof(*d->ptr) + sizeof(*d->len));
+	*id = t->ndicts;
+	t->dicts[t->ndicts++] = *d;
+	if (t->dict_bytes > RF_PQ_DICT_TOTAL_MAX) {
+		rfi_fmt(err, errlen, "%s: column %s: its dictionaries take more than %zu MiB kept for "
+			"the run; write the image column without one (pyarrow: use_dictionary=False, "
+			"or a list of the other columns)", pf->name, t->image_path,
+			RF_PQ_DICT_TOTAL_MAX >> 20);
+		return RF_EINDEX;
+	}
+	return 0;
+}
+
+/* Group g's image pages into the table (its samples start at t->samples). */
+static int add_pages(builder *b, pq_file *pf, uint32_t f, uint32_t g, char *err,
+		     size_t errlen)
+{
+	rf_pq_table *t = b->t;
+	const rf_pq_meta *m = t->metas[f];
+	uint32_t leaf = t->leaf[f];
+	pq_chunk c;
+	int ret = chunk_locate(pf, m, g, leaf, &c, err, errlen);
+	if (ret)
+		return ret;
+	uint32_t dict = RF_PQ_NO_DICT;
+	rf_pq_dict d;
+	ret = chunk_dict(pf, m, g, leaf, &c, &d, err, errlen);
+	if (ret > 0)
+		ret = keep_dict(b, pf, &d, &dict, err, errlen);
+	if (!ret)
+		ret = grow((void **)&t->pages, &b->pages_cap, t->npages + c.n, sizeof(*t->pages));
+	const rf_pq_row_group *rg = &m->groups[g];
+	for (uint32_t k = 0; !ret && k < c.n; k++) {
+		int64_t end = k + 1 < c.n ? c.locs[k + 1].first_row : rg->num_rows;
+		if (end <= c.locs[k].first_row)
+			continue;
+		t->pages[t->npages++] = (rf_pq_tpage){
+			.offset = (uint64_t)c.locs[k].offset, .size = (uint32_t)c.locs[k].size,
+			.first = t->samples + (uint64_t)c.locs[k].first_row,
+			.row = (uint64_t)(rg->first_row + c.locs[k].first_row),
+			.rows = (uint32_t)(end - c.locs[k].first_row), .file = f, .group = g,
+			.dict = dict,
+		};
+		if ((uint32_t)c.locs[k].size > t->largest_page)
+			t->largest_page = (uint32_t)c.locs[k].size;
+	}
+	chunk_free(&c);
+	return ret;
+}
+
+/* A label value: an integer that fits; a null is -1 (no label). */
+static int label_of(const rf_pq_values *v, uint32_t i, int32_t *out)
+{
+	if (!v->present[i]) {
+		*out = -1;
+		return 0;
+	}
+	if (v->num[i] < -1 || v->num[i] > INT32_MAX)
+		return -1;
+	*out = (int32_t)v->num[i];
+	return 0;
+}
+
+/* Group g's labels into t->labels[t->samples ...]. */
+static int add_labels(builder *b, pq_file *pf, uint32_t f, uint32_t g, uint32_t leaf,
+		      char *err, size_t errlen)
+{
+	rf_pq_table *t = b->t;
+	const rf_pq_meta *m = t->metas[f];
+	pq_chunk c;
+	int ret = chunk_locate(pf, m, g, leaf, &c, err, errlen);
+	if (ret)
+		return ret;
+	rf_pq_dict d;
+	int dict = chunk_dict(pf, m, g, leaf, &c, &d, err, errlen);
+	ret = dict < 0 ? dict : 0;
+	for (uint32_t k = 0; !ret && k < c.n; k++) {
+		rf_pq_page pg;
+		rf_pq_values v = { 0 };
+		uint8_t *bytes;
+		int opened = page_values(pf, m, g, leaf, &c, k, dict > 0 ? &d : NULL, UINT32_MAX,
+					 &pg, &v, &bytes, err, errlen);
+		ret = opened;
+		uint64_t at = t->samples + (uint64_t)c.locs[k].first_row;
+		for (uint32_t i = 0; !ret && i < v.count; i++) {
+			if (at + i >= b->labels_cap || label_of(&v, i, &t->labels[at + i])) {
+				rfi_fmt(err, errlen, "%s: column %s, row %lld: not a label (an integer "
+					"from 0 to %d, or null)", pf->name, t->label_path,
+					(long long)(m->groups[g].first_row + c.locs[k].first_row + i),
+					INT32_MAX);
+				ret = RF_EINDEX;
+			}
+		}
+		if (!opened) {
+			rfi_pq_values_free(&v);
+			rfi_pq_page_close(&pg);
+			free(bytes);
+		}
+	}
+	if (dict > 0)
+		rfi_pq_dict_free(&d);
+	chunk_free(&c);
+	return ret;
+}
+
+/* The first file: its image and label columns, the ClassLabel's names. */
+static int first_file(builder *b, pq_file *pf, const rf_pq_meta *m, char *err,
+		      size_t errlen)
+{
+	rf_pq_table *t = b->t;
+	int ret = find_image(pf, m, b->raw, &t->image_path, err, errlen);
+	if (ret)
+		return ret;
+	if (rfi_pq_leaf_find(m, LABEL_COLUMN) < 0)
+		return 0; /* no label column: no labels */
+	t->label_path = strdup(LABEL_COLUMN);
+	if (!t->label_path)
+		return -ENOMEM;
+	char **names;
+	uint32_t n;
+	int got = rfi_pq_hf_class_names(m, LABEL_COLUMN, &names, &n, err, errlen);
+	if (got < 0)
+		return RF_EINDEX;
+	if (got > 0 && n > 0 && n <= INT32_MAX) {
+		b->idx->classes = names;
+		b->idx->nclasses = (int)n;
+	} else if (got > 0) {
+		rfi_pq_hf_names_free(names, n);
+	}
+	return 0;
+}
+
+/* A file's column, as the first file's: found, readable, of its type. */
+static int file_column(pq_file *pf, const rf_pq_meta *m, const char *path, int integer,
+		       int32_t *leaf, char *err, size_t errlen)
+{
+	*leaf = rfi_pq_leaf_find(m, path);
+	if (*leaf < 0) {
+		rfi_fmt(err, errlen, "%s: no column %s (the first file's %s column)", pf->name, path,
+			integer ? "label" : "image");
+		return RF_EINDEX;
+	}
+	const rf_pq_leaf *l = &m->leaves[*leaf];
+	if (integer ? l->type != RF_PQ_INT32 && l->type != RF_PQ_INT64 : !binary_leaf(l)) {
+		rfi_fmt(err, errlen, "%s: column %s is %s%s, not %s", pf->name, path,
+			l->max_rep ? "a list of " : "", rfi_pq_type_name(l->type),
+			integer ? "an integer (INT32, INT64): labels are class numbers"
+				: "binary (BYTE_ARRAY)");
+		return RF_EINDEX;
+	}
+	return rfi_pq_column_check(m, (uint32_t)*leaf, err, errlen) ? RF_EINDEX : 0;
+}
+
+#if RF_TEST_HOOKS
+static void (*after_footer)(const char *path);
+void rfi_pq_table_set_test_hook(void (*fn)(const char *path))
+{
+	after_footer = fn;
+}
+#define AFTER_FOOTER(pf) (after_footer ? after_footer((pf)->name) : (void)0)
+#else
+#define AFTER_FOOTER(pf) ((void)0)
+#endif
+
+/* File f: footer, columns, pages, labels. */
+static int add_file(builder *b, uint32_t f, char *err, size_t errlen)
+{
+	rf_pq_table *t = b->t;
+	pq_file pf;
+	int ret = file_open(b->idx, f, &pf, err, errlen);
+	if (!ret)
+		ret = read_footer(&pf, &t->metas[f], err, errlen);
+	if (!ret)
+		AFTER_FOOTER(&pf);
+	const rf_pq_meta *m = t->metas[f];
+	if (!ret && f == 0)
+		ret = first_file(b, &pf, m, err, errlen);
+	int32_t leaf = -1, label = -1;
+	if (!ret)
+		ret = file_column(&pf, m, t->image_path, 0, &leaf, err, errlen);
+	if (!ret && t->label_path)
+		ret = file_column(&pf, m, t->label_path, 1, &label, err, errlen);
+	if (!ret && (uint64_t)m->num_rows > pf.size * ROWS_PER_BYTE) {
+		rfi_fmt(err, errlen, "%s: its footer claims %lld rows in %llu bytes", pf.name,
+			(long long)m->num_rows, (unsigned long long)pf.size);
+		ret = RF_EINDEX;
+	}
+	if (!ret && t->label_path)
+		ret = grow((void **)&t->labels, &b->labels_cap, t->samples + (uint64_t)m->num_rows,
+			   sizeof(*t->labels));
+	for (uint64_t i = 0; !ret && t->label_path && i < (uint64_t)m->num_rows; i++)
+		t->labels[t->samples + i] = -1; /* rows no label page covers: none */
+	if (!ret)
+		t->leaf[f] = (uint32_t)leaf;
+	for (uint32_t g = 0; !ret && g < m->ngroups; g++) {
+		ret = add_pages(b, &pf, f, g, err, errlen);
+		if (!ret && label >= 0)
+			ret = add_labels(b, &pf, f, g, (uint32_t)label, err, errlen);
+		t->samples += (uint64_t)m->groups[g].num_rows;
+	}
+	file_close(&pf);
+	return ret;
+}
+
+int rfi_pq_table_build(rf_index *idx, int raw, rf_pq_table **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	rf_pq_table *t = calloc(1, sizeof(*t));
+	builder b = { .idx = idx, .t = t, .raw = raw };
+	int ret = t ? 0 : -ENOMEM;
+	if (!ret && idx->nshards > UINT32_MAX / 2)
+		ret = -E2BIG;
+	if (!ret) {
+		t->nfiles = (uint32_t)idx->nshards;
+		t->metas = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->metas));
+		t->leaf = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->leaf));
+		ret = t->metas && t->leaf ? 0 : -ENOMEM;
+	}
+	for (uint32_t f = 0; !ret && f < t->nfiles; f++)
+		ret = add_file(&b, f, err, errlen);
+	if (ret) {
+		if (ret == -ENOMEM)
+			rfi_fmt(err, errlen, "Parquet set-up: out of memory");
+		rfi_pq_table_free(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
+}
+
+void rfi_pq_table_free(rf_pq_table *t)
+{
+	if (!t)
+		return;
+	for (uint32_t f = 0; t->metas && f < t->nfiles; f++)
+		rfi_pq_meta_free(t->metas[f]);
+	for (uint32_t i = 0; i < t->ndicts; i++)
+		rfi_pq_dict_free(&t->dicts[i]);
+	free(t->metas);
+	free(t->leaf);
+	free(t->image_path);
+	free(t->label_path);
+	free(t->pages);
+	free(t->dicts);
+	free(t->labels);
+	free(t);
+}
+
+size_t rfi_pq_table_memory(const rf_pq_table *t)
+{
+	size_t n = sizeof(*t) + t->dict_bytes + t->npages * sizeof(*t->pages) +
+		   t->nfiles * (sizeof(*t->metas) + sizeof(*t->leaf));
+	for (uint32_t f = 0; f < t->nfiles; f++)
+		n += t->metas[f] ? sizeof(rf_pq_meta) + t->metas[f]->footer_len : 0;
+	return n + (t->labels ? t->samples * sizeof(*t->labels) : 0);
+}
+
+const rf_pq_tpage *rfi_pq_table_page(const rf_pq_table *t, uint64_t i)
+{
+	uint64_t lo = 0, hi = t->npages; /* the last page whose first <= i */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (t->pages[mid].first <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->pages[lo];
+}

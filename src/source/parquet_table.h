@@ -1,0 +1,75 @@
+/* parquet_table.h - the Parquet kind's sample table (parquet_table.c builds
+ * it at create; parquet.c, the row, reads it): one sample a row of the
+ * files, found through the image column's data pages. A sample's read is
+ * its page (header and body); its value is cut out of it on a compute
+ * thread (parquet.c's extract), with the chunk's dictionary, loaded here.
+ * The kind's private state (rf_source.priv); read-only once built and
+ * shared by every thread without locks. Private to the Parquet kind. */
+#ifndef RF_PARQUET_TABLE_H
+#define RF_PARQUET_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rf_config.h" /* RF_TEST_HOOKS */
+#include "index/index.h"
+#include "source/parquet_meta.h"
+#include "source/parquet_page.h"
+
+#define RF_PQ_NO_DICT UINT32_MAX
+/* All the image column's dictionaries together, decoded, at most this many
+ * bytes (they are kept for the whole run): beyond, the files are refused,
+ * saying how to write them without one. */
+#define RF_PQ_DICT_TOTAL_MAX ((size_t)1 << 30)
+
+/* One data page of the image column. */
+typedef struct rf_pq_tpage {
+	uint64_t offset;  /* in its file: the header's first byte */
+	uint64_t first;   /* its first sample: the rows of the pages before it */
+	uint64_t row;     /* its first row in its file */
+	uint32_t size;    /* header + compressed body: the sample's read */
+	uint32_t rows;
+	uint32_t file;    /* index.shards[file] */
+	uint32_t group;
+	uint32_t dict;    /* its chunk's dictionary (dicts[]), or RF_PQ_NO_DICT */
+} rf_pq_tpage;
+
+typedef struct rf_pq_table {
+	rf_pq_meta **metas;   /* each file's footer, index.shards' order */
+	uint32_t *leaf;       /* each file's image column (a leaf of its schema) */
+	uint32_t nfiles;
+	char *image_path;     /* the image column, as found in the first file: "image.bytes" */
+	char *label_path;     /* the label column ("label"), or NULL: none */
+	rf_pq_tpage *pages;
+	uint64_t npages;
+	rf_pq_dict *dicts;
+	uint32_t ndicts;
+	size_t dict_bytes;
+	int32_t *labels;      /* each sample's, or NULL (no label column) */
+	uint64_t samples;
+	uint32_t largest_page;
+} rf_pq_table;
+
+/* Builds *out from the files idx lists (root and shards: local files),
+ * reading each one's footer, the image column's page locations (its
+ * OffsetIndex, or its pages' headers), its dictionaries, and the label
+ * column. raw: the image column may be any binary column when none holds
+ * images. idx->classes gets a ClassLabel's names when the first file's
+ * `huggingface` metadata gives them. Refusals name the file, the column
+ * and the feature. @return : 0, or a negative code with err set (*out then
+ * NULL). */
+int rfi_pq_table_build(rf_index *idx, int raw, rf_pq_table **out, char *err, size_t errlen);
+void rfi_pq_table_free(rf_pq_table *t);
+size_t rfi_pq_table_memory(const rf_pq_table *t);
+
+/* The page holding sample i (< t->samples). */
+const rf_pq_tpage *rfi_pq_table_page(const rf_pq_table *t, uint64_t i);
+
+#if RF_TEST_HOOKS
+/* Test-only: fn is called with each file's path (the index's root and
+ * shard) once its footer is read, before its pages are: a test truncates
+ * it there (a writer still writing). NULL: none. */
+void rfi_pq_table_set_test_hook(void (*fn)(const char *path));
+#endif
+
+#endif
