@@ -85,22 +85,29 @@ def sign(path, expires):
     return hmac.new(KEY, ("%s|%d" % (path, expires)).encode(), hashlib.sha256).hexdigest()
 
 
-class Hub(BaseHTTPRequestHandler):
+class Server(BaseHTTPRequestHandler):
+    """What the Hub and the CDN answer alike: each response logged with
+    whether it carried Authorization (the tests check where the token went)."""
     protocol_version = "HTTP/1.1"
     args = None
+    role = None
 
     def log_message(self, *a):
         pass
 
     def answer(self, status, body=b"", headers=()):
         auth = self.headers.get("Authorization") is not None
-        log(self.args, "hub", self.path, auth, status)
+        log(self.args, self.role, self.path, auth, status)
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+class Hub(Server):
+    role = "hub"
 
     def error(self, status, msg):
         self.answer(status, json.dumps({"error": msg}).encode(),
@@ -177,22 +184,8 @@ class Hub(BaseHTTPRequestHandler):
                                ("X-Linked-Etag", '"%d"' % os.path.getsize(full))])
 
 
-class Cdn(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    args = None
-
-    def log_message(self, *a):
-        pass
-
-    def answer(self, status, body=b"", headers=()):
-        auth = self.headers.get("Authorization") is not None
-        log(self.args, "cdn", self.path, auth, status)
-        self.send_response(status)
-        for k, v in headers:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class Cdn(Server):
+    role = "cdn"
 
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
