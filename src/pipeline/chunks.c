@@ -216,7 +216,9 @@ int rfi_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		rfi_chunk_drop(f, c); /* its read failed: read it again */
 		c = NULL;
 	}
-	if (!c && !(c = start(l, f, m.shard, index, &tmpl->place)))
+	if (c) /* served by a read made or started before (stats) */
+		atomic_fetch_add_explicit(&l->st.reads_shared, 1, memory_order_relaxed);
+	else if (!(c = start(l, f, m.shard, index, &tmpl->place)))
 		return 0; /* no room now (requests and buffers come back), or waits for
 		           * another process's fetch (looked at again in 5 ms) */
 	c->used = ++f->tick;

@@ -11,7 +11,9 @@
  * (extract, the kind's stage), then decoded (or, raw, delivered) as any
  * image. The ring thread only reads. The sequential sampler (in index
  * order) reads the files front to back in chunks instead (in_order_tiles),
- * each sample's page served from its chunk. */
+ * each sample's page served from its chunk; so does shard_access =
+ * sequential (sequential_shards), with the files in a seeded order and the
+ * block shuffle. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -146,6 +148,13 @@ static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
 	const rf_pq_tpage *pg = rfi_pq_table_page(table_of(s), i);
 	*r = (rf_source_read){ .shard = pg->file, .offset = pg->offset, .len = pg->size,
 			       .expect = pg->size };
+}
+
+/* (rf_source_ops.shard_of) Its row's file: a file's rows are one run of
+ * samples (shard_access = sequential reads the files front to back). */
+static uint32_t shard_of(const rf_source *s, uint64_t i)
+{
+	return rfi_pq_table_page(table_of(s), i)->file;
 }
 
 static rf_stage stage(const rf_source *s, uint64_t i)
@@ -303,4 +312,8 @@ const rf_source_ops rf_source_parquet = {
 	 * chunk it starts in, with the overlap of the largest page), not a page
 	 * per sample */
 	.in_order_tiles = 1,
+	/* shard_access = sequential: the files in a seeded order, each front
+	 * to back with the block shuffle, read in chunks as tar shards are */
+	.sequential_shards = 1,
+	.shard_of = shard_of,
 };

@@ -184,9 +184,13 @@ typedef struct rf_source_ops {
 	                    * or zstd.dict beside the shards) */
 	int in_order_tiles; /* its samples in index order tile its shards (windows
 	                    * of stride <= seq_len): read in chunks when in order */
-	int sequential_shards; /* shard_access = sequential: its records are members
-	                    * of shards (index.members), which ranks can read as
-	                    * runs of whole shards, front to back */
+	int sequential_shards; /* shard_access = sequential: its samples lie in
+	                    * shards, each shard one run of ids (shard_of says
+	                    * which), which ranks can read as runs of whole
+	                    * shards, front to back */
+	/* With sequential_shards: the shard sample i lies in (tar: its
+	 * member's; Parquet: its row's file). NULL for the other kinds. */
+	uint32_t (*shard_of)(const rf_source *s, uint64_t i);
 } rf_source_ops;
 
 struct rf_source {
