@@ -272,3 +272,53 @@ Test(parquet_access, sequential_elastic_2_to_3_ranks)
 		cr_assert_eq(times[i], 1, "row %d delivered %u times (2 ranks, then 3)", i, times[i]);
 	free(src);
 }
+
+/* Random access to a file of pages of about 20 rows: every row once, the
+ * bytes sequential access gives it; the rows of a page in flight together
+ * or while its read is still held share that read, so fewer bytes are
+ * fetched than a page a row (bytes_read counts each row's read whole): with
+ * a pool of 1 MiB (about 13 of the file's 32 pages) some; with 8 MiB (the
+ * whole file) each page is read once. */
+static void random_pages(size_t pool, run_of *got, uint64_t *file)
+{
+	char *src = at("pages.parquet"), *seq = at("seq");
+	rf_config cfg;
+	config(&cfg, seq);
+	cfg.epochs = 1;
+	cfg.shard_access = RF_SHARD_SEQUENTIAL;
+	static run_of want;
+	run(&cfg, &want);
+	config(&cfg, src);
+	cfg.epochs = 2;
+	cfg.read_pool_bytes = pool;
+	run(&cfg, got);
+	for (int e = 0; e < 2; e++)
+		for (int k = 0; k < ROWS; k++)
+			cr_assert_eq(got->times[e][k], 1, "epoch %d: row %d delivered %u times", e, k,
+				     got->times[e][k]);
+	for (int k = 0; k < ROWS; k++)
+		cr_assert_eq(got->hash[k], want.hash[k], "row %d: other bytes than sequential access",
+			     k);
+	*file = file_bytes(src);
+	cr_log_info("random, 2 epochs, pool %zu, file %llu bytes: read %llu (a page a row), "
+		    "fetched %llu, used %llu, shared %llu", pool, (unsigned long long)*file,
+		    (unsigned long long)got->st.bytes_read, (unsigned long long)got->st.bytes_fetched,
+		    (unsigned long long)got->st.bytes_used, (unsigned long long)got->st.reads_shared);
+	cr_assert_eq(got->st.bytes_used, 2 * want.st.bytes_used, "the rows' own bytes, 2 epochs");
+	free(src);
+	free(seq);
+}
+
+Test(parquet_access, random_access_shares_page_reads)
+{
+	static run_of got;
+	uint64_t file;
+	random_pages(1 << 20, &got, &file);
+	cr_assert_gt(got.st.reads_shared, 2 * ROWS / 5);
+	cr_assert_lt(got.st.bytes_fetched, got.st.bytes_read / 10 * 8,
+		     "fetched %llu bytes, a page a row %llu", (unsigned long long)got.st.bytes_fetched,
+		     (unsigned long long)got.st.bytes_read);
+	random_pages(8 << 20, &got, &file);
+	cr_assert_leq(got.st.bytes_fetched, file, "the whole file held: fetched %llu bytes of %llu",
+		      (unsigned long long)got.st.bytes_fetched, (unsigned long long)file);
+}

@@ -175,8 +175,11 @@ static int setup_requests(rf_loader *l, struct rf_feeder *f, char *err, size_t e
 	 * in llm.c's order, which tile the shards */
 	int chunked = l->shard_order ||
 		      (l->src.ops->in_order_tiles && l->order.kind == RF_SAMPLER_SEQUENTIAL);
+	/* else, random access to a kind whose samples share reads (Parquet's
+	 * rows a page): the table keyed by the reads themselves */
+	f->page_units = !chunked && l->src.ops->shared_reads;
 	f->overlap_bytes = (uint32_t)RF_ALIGN_UP(l->src.ops->largest_read(&l->src), 4096);
-	if (chunked && rfi_chunks_init(f)) {
+	if ((chunked || f->page_units) && rfi_chunks_init(f)) {
 		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}

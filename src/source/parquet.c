@@ -9,7 +9,8 @@
  * and body, parquet_table.h's table, the kind's private state); the page
  * is decompressed and the row's value cut out on a compute thread
  * (extract, the kind's stage), then decoded (or, raw, delivered) as any
- * image. The ring thread only reads. The sequential sampler (in index
+ * image. The rows of a page in flight together (or while its read is still
+ * held) share one read (shared_reads). The ring thread only reads. The sequential sampler (in index
  * order) reads the files front to back in chunks instead (in_order_tiles),
  * each sample's page served from its chunk; so does shard_access =
  * sequential (sequential_shards), with the files in a seeded order and the
@@ -316,4 +317,7 @@ const rf_source_ops rf_source_parquet = {
 	 * to back with the block shuffle, read in chunks as tar shards are */
 	.sequential_shards = 1,
 	.shard_of = shard_of,
+	/* random access: a row's read is its page, shared by the page's rows
+	 * in flight (or still held) together */
+	.shared_reads = 1,
 };

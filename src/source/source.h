@@ -188,6 +188,10 @@ typedef struct rf_source_ops {
 	                    * shards, each shard one run of ids (shard_of says
 	                    * which), which ranks can read as runs of whole
 	                    * shards, front to back */
+	int shared_reads;  /* many samples' reads are the same range (a Parquet
+	                    * page holds many rows): random access shares one read
+	                    * among the samples in flight on it (chunks.c,
+	                    * page_units) */
 	/* With sequential_shards: the shard sample i lies in (tar: its
 	 * member's; Parquet: its row's file). NULL for the other kinds. */
 	uint32_t (*shard_of)(const rf_source *s, uint64_t i);
