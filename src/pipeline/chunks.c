@@ -202,6 +202,23 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 	return c;
 }
 
+/* What chunk index of shard reads: [index * cb, + cb) and the overlap, or
+ * the kind's tile of it (every read starting in it, whole: Parquet pages);
+ * *len 0 when no read starts in it. */
+static void chunk_range(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
+			uint64_t index, uint64_t *offset, uint32_t *len)
+{
+	uint64_t cb = f->chunk_bytes, start, end;
+	if (!l->src.ops->tile) {
+		*offset = index * cb;
+		*len = (uint32_t)cb + f->chunk_overlap;
+		return;
+	}
+	l->src.ops->tile(&l->src, shard, index * cb, (index + 1) * cb, &start, &end);
+	*offset = start;
+	*len = (uint32_t)(end - start);
+}
+
 /* Token windows in llm.c's order: the chunks after this one in its shard
  * are wanted next, so they are read now, up to a quarter of the table
  * ahead. Without this, the reads in flight would be bounded by the windows
@@ -221,9 +238,14 @@ static void read_ahead(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 		return;
 	uint32_t ahead = RF_MAX(1u, f->nchunks / 4);
 	for (uint64_t k = index + 1; k <= index + ahead && k * cb < size; k++) {
+		uint64_t offset;
+		uint32_t len;
 		if (find(f, shard, k))
 			continue;
-		rf_chunk *c = start(l, f, shard, k, k * cb, (uint32_t)cb + f->chunk_overlap, NULL);
+		chunk_range(l, f, shard, k, &offset, &len);
+		if (!len)
+			continue; /* no read starts in it */
+		rf_chunk *c = start(l, f, shard, k, offset, len, NULL);
 		if (!c)
 			return;
 		c->ahead = 1;
@@ -234,16 +256,21 @@ int rfi_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		   const rf_source_read *r)
 {
 	const rf_source_read m = *r;
-	uint64_t cb = f->chunk_bytes, index = f->page_units ? m.offset : m.offset / cb;
-	uint64_t offset = f->page_units ? m.offset : index * cb;
-	uint32_t len = f->page_units ? m.len : (uint32_t)cb + f->chunk_overlap;
-	if (m.offset + m.len > offset + len)
-		return -1;
+	uint64_t index = f->page_units ? m.offset : m.offset / f->chunk_bytes, offset = m.offset;
+	uint32_t len = m.len;
 	rf_chunk *c = find(f, m.shard, index);
 	if (c && c->state == CHUNK_READY && !c->got && !c->refs) {
 		rfi_chunk_drop(f, c); /* its read failed: read it again */
 		c = NULL;
 	}
+	if (c) {
+		offset = c->offset;
+		len = c->len;
+	} else if (!f->page_units) {
+		chunk_range(l, f, m.shard, index, &offset, &len);
+	}
+	if (m.offset < offset || m.offset + m.len > offset + len)
+		return -1; /* it does not lie in one chunk: read alone */
 	if (c) /* served by a read made or started before (stats) */
 		atomic_fetch_add_explicit(&l->st.reads_shared, 1, memory_order_relaxed);
 	else if (!(c = start(l, f, m.shard, index, offset, len, &tmpl->place)))

@@ -44,7 +44,10 @@ static size_t sequential_pool(const rf_loader *l)
 		bytes += idx->entries[i].size > 0 ? (uint64_t)idx->entries[i].size : 0;
 	uint64_t span = bytes / n * l->shard_order->block;
 	uint64_t chunks = span / RF_CHUNK_BYTES + 2 + 8;
-	return (size_t)RF_MIN(2 * chunks * RF_CHUNK_BYTES, (uint64_t)1 << 30);
+	/* a chunk's read runs on by up to the largest read (a Parquet page
+	 * starting in it, the kind's tile) */
+	uint64_t unit = RF_CHUNK_BYTES + l->src.ops->largest_read(&l->src);
+	return (size_t)RF_MIN(2 * chunks * unit, (uint64_t)1 << 30);
 }
 
 /* Shards are kept open (a ranged read per sample, no open or close) while

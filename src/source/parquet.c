@@ -158,6 +158,33 @@ static uint32_t shard_of(const rf_source *s, uint64_t i)
 	return rfi_pq_table_page(table_of(s), i)->file;
 }
 
+/* (rf_source_ops.tile) The pages of file `shard` that start in [from,
+ * to): from the first one's header to the last one's end (a file's pages
+ * lie in offset order: row groups and pages as written; chunks.c checks
+ * each page lies in its chunk's read, and reads one that does not alone). */
+static void tile(const rf_source *s, uint32_t shard, uint64_t from, uint64_t to,
+		 uint64_t *start, uint64_t *end)
+{
+	const rf_pq_table *t = table_of(s);
+	uint64_t lo = 0, hi = t->npages; /* the first page at (shard, >= from) */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		const rf_pq_tpage *p = &t->pages[mid];
+		if (p->file < shard || (p->file == shard && p->offset < from))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*start = *end = from;
+	for (uint64_t k = lo; k < t->npages && t->pages[k].file == shard &&
+			      t->pages[k].offset < to; k++) {
+		const rf_pq_tpage *p = &t->pages[k];
+		if (k == lo)
+			*start = p->offset;
+		*end = RF_MAX(*end, p->offset + p->size);
+	}
+}
+
 static rf_stage stage(const rf_source *s, uint64_t i)
 {
 	(void)i;
@@ -320,4 +347,5 @@ const rf_source_ops rf_source_parquet = {
 	/* random access: a row's read is its page, shared by the page's rows
 	 * in flight (or still held) together */
 	.shared_reads = 1,
+	.tile = tile,
 };
