@@ -11,6 +11,8 @@ by its label and its bytes.
   pages.parquet       the 700 rows of those in one file, pages of about 20
                       rows (64 KiB), one row group: random access reads a
                       row's page
+  bigpages.parquet    the same, pages of about 125 rows (400 KiB): pages near
+                      a chunk's size
 OUTDIR/rows.txt: the rows' count."""
 import os
 import random
@@ -43,6 +45,9 @@ def main():
     pq.write_table(pa.concat_tables(parts), os.path.join(out, "pages.parquet"),
                    compression="none", use_dictionary=False, data_page_size=64 << 10, write_batch_size=4,
                    row_group_size=1 << 20)
+    pq.write_table(pa.concat_tables(parts), os.path.join(out, "bigpages.parquet"),
+                   compression="none", use_dictionary=False, data_page_size=400 << 10,
+                   write_batch_size=4, row_group_size=1 << 20)
     with open(os.path.join(out, "rows.txt"), "w") as f:
         f.write("%d\n" % first)
 

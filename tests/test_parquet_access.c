@@ -322,3 +322,33 @@ Test(parquet_access, random_access_shares_page_reads)
 	cr_assert_leq(got.st.bytes_fetched, file, "the whole file held: fetched %llu bytes of %llu",
 		      (unsigned long long)got.st.bytes_fetched, (unsigned long long)file);
 }
+
+/* Pages of about 400 KiB, chunks of 1 MiB (a 4 MiB pool): each chunk reads
+ * the pages that start in it, whole, so an epoch in index order or with
+ * shard_access = sequential (no block shuffle) fetches the file's pages
+ * once, not a page's worth more at each chunk's end. */
+Test(parquet_access, pages_near_a_chunk_are_read_once)
+{
+	char *src = at("bigpages.parquet");
+	uint64_t file = file_bytes(src);
+	rf_config cfg;
+	config(&cfg, src);
+	cfg.epochs = 1;
+	cfg.read_pool_bytes = 4 << 20;
+	cfg.raw_max_bytes = 1 << 20; /* raw mode: a read (a page) at most this */
+	static run_of r;
+	for (int mode = 0; mode < 2; mode++) {
+		cfg.shuffle = mode; /* 0: the sequential sampler, index order */
+		cfg.shuffle_block = 1;
+		cfg.shard_access = mode ? RF_SHARD_SEQUENTIAL : RF_SHARD_RANDOM;
+		run(&cfg, &r);
+		for (int k = 0; k < ROWS; k++)
+			cr_assert_eq(r.times[0][k], 1, "mode %d: row %d delivered %u times", mode, k,
+				     r.times[0][k]);
+		cr_log_info("mode %d: file %llu bytes, fetched %llu", mode, (unsigned long long)file,
+			    (unsigned long long)r.st.bytes_fetched);
+		cr_assert_leq(r.st.bytes_fetched, file + file / 20, "mode %d: fetched %llu of %llu",
+			      mode, (unsigned long long)r.st.bytes_fetched, (unsigned long long)file);
+	}
+	free(src);
+}

@@ -278,8 +278,12 @@ int rfi_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		           * another process's fetch (looked at again in 5 ms) */
 	c->used = ++f->tick;
 	c->ahead = 0;
-	if (!f->page_units)
+	if (!f->page_units) {
+		c->refs++; /* held: read-ahead must not take its entry (an idle chunk
+			    * found here is the least recently wanted of a small table) */
 		read_ahead(l, f, m.shard, index);
+		c->refs--;
+	}
 	assert(f->nfree > 0); /* issue() calls only with a free request */
 	uint32_t id = f->free_reqs[--f->nfree];
 	rf_request *q = &l->req[id];
