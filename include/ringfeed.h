@@ -935,7 +935,17 @@ typedef struct rf_stats {
 	 * stuck 2 s, a range larger than the staging memory): fetched again
 	 * when next read. Counted as they happen; 0 without a cache. */
 	uint64_t cache_fill_waits, cache_fill_drops;
-	uint64_t reserved[4];     /* zero; later counters come from here */
+	/* Read amplification: bytes the sample reads brought in, each read
+	 * counted once however many samples it served (a chunk of a shard read
+	 * front to back, a Parquet page shared by its rows in flight) and
+	 * again when tried again; the samples' own bytes (a file's, a member's,
+	 * a Parquet row's value); and samples served by a read another sample
+	 * started instead of a read of their own. bytes_fetched / bytes_used
+	 * is the amplification (random access to a Parquet page of N rows
+	 * reads it once a row unless they are in flight together). bytes_read
+	 * counts each sample's read whole (a Parquet page per row). */
+	uint64_t bytes_fetched, bytes_used, reads_shared;
+	uint64_t reserved[1];     /* zero; later counters come from here */
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

@@ -173,6 +173,9 @@
 	X(cache_evictions, COUNT, cache_evictions)                    \
 	X(cache_fill_waits, COUNT, cache_fill_waits)                  \
 	X(cache_fill_drops, COUNT, cache_fill_drops)                  \
+	X(bytes_fetched, COUNT, bytes_fetched)                        \
+	X(bytes_used, COUNT, bytes_used)                              \
+	X(reads_shared, COUNT, reads_shared)                          \
 	X(reserved, RESERVED, reserved)
 
 

@@ -87,6 +87,7 @@ static int unzstd(rf_loader *l, worker *w, rf_request *q)
 		return err;
 	q->data = out;
 	q->len = (uint32_t)len;
+	atomic_fetch_add_explicit(&l->st.bytes_used, len, memory_order_relaxed);
 	return 0;
 }
 
@@ -111,6 +112,7 @@ static int kind_extract(rf_loader *l, worker *w, rf_request *q)
 	}
 	q->data = out;
 	q->len = (uint32_t)len;
+	atomic_fetch_add_explicit(&l->st.bytes_used, len, memory_order_relaxed);
 	return 0;
 }
 

@@ -571,6 +571,8 @@ static void read_failed(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_reque
  * files) is judged when its last part is in. */
 static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 {
+	if (d->res > 0)
+		atomic_fetch_add_explicit(&l->st.bytes_fetched, (uint64_t)d->res, memory_order_relaxed);
 	if (d->tag & CHUNK_TAG) {
 		rfi_chunk_done(l, f, d);
 		return;

@@ -124,7 +124,7 @@ static int open_shard_order(rf_loader *l, char *err, size_t errlen)
 	l->shard_order = calloc(1, sizeof(*l->shard_order));
 	uint32_t block = l->cfg.shuffle_block ? l->cfg.shuffle_block : 1024;
 	if (!l->shard_order ||
-	    rfi_shard_order_init(l->shard_order, &l->src.index, l->cfg.seed,
+	    rfi_shard_order_init(l->shard_order, &l->src, l->cfg.seed,
 				l->order.kind == RF_SAMPLER_SHUFFLE, block)) {
 		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;

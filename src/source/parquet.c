@@ -9,9 +9,12 @@
  * and body, parquet_table.h's table, the kind's private state); the page
  * is decompressed and the row's value cut out on a compute thread
  * (extract, the kind's stage), then decoded (or, raw, delivered) as any
- * image. The ring thread only reads. The sequential sampler (in index
+ * image. The rows of a page in flight together (or while its read is still
+ * held) share one read (shared_reads). The ring thread only reads. The sequential sampler (in index
  * order) reads the files front to back in chunks instead (in_order_tiles),
- * each sample's page served from its chunk. */
+ * each sample's page served from its chunk; so does shard_access =
+ * sequential (sequential_shards), with the files in a seeded order and the
+ * block shuffle. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -146,6 +149,40 @@ static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
 	const rf_pq_tpage *pg = rfi_pq_table_page(table_of(s), i);
 	*r = (rf_source_read){ .shard = pg->file, .offset = pg->offset, .len = pg->size,
 			       .expect = pg->size };
+}
+
+/* (rf_source_ops.shard_of) Its row's file: a file's rows are one run of
+ * samples (shard_access = sequential reads the files front to back). */
+static uint32_t shard_of(const rf_source *s, uint64_t i)
+{
+	return rfi_pq_table_page(table_of(s), i)->file;
+}
+
+/* (rf_source_ops.tile) The pages of file `shard` that start in [from,
+ * to): from the first one's header to the last one's end (a file's pages
+ * lie in offset order: row groups and pages as written; chunks.c checks
+ * each page lies in its chunk's read, and reads one that does not alone). */
+static void tile(const rf_source *s, uint32_t shard, uint64_t from, uint64_t to,
+		 uint64_t *start, uint64_t *end)
+{
+	const rf_pq_table *t = table_of(s);
+	uint64_t lo = 0, hi = t->npages; /* the first page at (shard, >= from) */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		const rf_pq_tpage *p = &t->pages[mid];
+		if (p->file < shard || (p->file == shard && p->offset < from))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*start = *end = from;
+	for (uint64_t k = lo; k < t->npages && t->pages[k].file == shard &&
+			      t->pages[k].offset < to; k++) {
+		const rf_pq_tpage *p = &t->pages[k];
+		if (k == lo)
+			*start = p->offset;
+		*end = RF_MAX(*end, p->offset + p->size);
+	}
 }
 
 static rf_stage stage(const rf_source *s, uint64_t i)
@@ -303,4 +340,12 @@ const rf_source_ops rf_source_parquet = {
 	 * chunk it starts in, with the overlap of the largest page), not a page
 	 * per sample */
 	.in_order_tiles = 1,
+	/* shard_access = sequential: the files in a seeded order, each front
+	 * to back with the block shuffle, read in chunks as tar shards are */
+	.sequential_shards = 1,
+	.shard_of = shard_of,
+	/* random access: a row's read is its page, shared by the page's rows
+	 * in flight (or still held) together */
+	.shared_reads = 1,
+	.tile = tile,
 };

@@ -184,9 +184,26 @@ typedef struct rf_source_ops {
 	                    * or zstd.dict beside the shards) */
 	int in_order_tiles; /* its samples in index order tile its shards (windows
 	                    * of stride <= seq_len): read in chunks when in order */
-	int sequential_shards; /* shard_access = sequential: its records are members
-	                    * of shards (index.members), which ranks can read as
-	                    * runs of whole shards, front to back */
+	int sequential_shards; /* shard_access = sequential: its samples lie in
+	                    * shards, each shard one run of ids (shard_of says
+	                    * which), which ranks can read as runs of whole
+	                    * shards, front to back */
+	int shared_reads;  /* many samples' reads are the same range (a Parquet
+	                    * page holds many rows): random access shares one read
+	                    * among the samples in flight on it (chunks.c,
+	                    * page_units) */
+	/* Reads in chunks (shard_access = sequential, in_order_tiles) of a kind
+	 * whose reads may be larger than a chunk's slack (a Parquet page of
+	 * 1 MiB or more): [*start, *end), the bytes of shard that hold every
+	 * read starting in [from, to) (none: *start = *end = from), so that a
+	 * chunk's read holds its samples' reads whole and no byte is read by
+	 * two chunks. NULL: a chunk is [from, to) and the largest read past it
+	 * (token windows), or a member across two chunks is read alone (tar). */
+	void (*tile)(const rf_source *s, uint32_t shard, uint64_t from, uint64_t to,
+		     uint64_t *start, uint64_t *end);
+	/* With sequential_shards: the shard sample i lies in (tar: its
+	 * member's; Parquet: its row's file). NULL for the other kinds. */
+	uint32_t (*shard_of)(const rf_source *s, uint64_t i);
 } rf_source_ops;
 
 struct rf_source {
