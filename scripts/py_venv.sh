@@ -12,14 +12,14 @@ usable() { "$venv/bin/python" -c "import $import" 2>/dev/null; }
 if [ ! -x "$venv/bin/python" ] || ! usable; then
 	log=$(mktemp)
 	trap 'rm -f "$log"' EXIT
-	if ! /usr/bin/python3 -m venv "$venv" >"$log" 2>&1; then
+	if ! /usr/bin/python3 -m venv ${PY_VENV_SYSTEM_SITE:+--system-site-packages} "$venv" >"$log" 2>&1; then
 		cat "$log" >&2
 		echo "$who: cannot make a venv at $venv ($(tail -n 1 "$log"); Debian: python3-venv)" >&2
 		exit 1
 	fi
 	# one quick try: a machine without PyPI says so in seconds, not minutes
 	if ! "$venv/bin/pip" install -q --disable-pip-version-check --retries 1 --timeout 20 \
-		"$package" >"$log" 2>&1 || ! usable; then
+		$package >"$log" 2>&1 || ! usable; then
 		cat "$log" >&2
 		why=$(grep -m1 '^ERROR' "$log" || tail -n 1 "$log")
 		if grep -qE 'NewConnectionError|Temporary failure in name resolution|Network is unreachable|timed out|ProxyError' "$log"; then

@@ -63,11 +63,11 @@ UNITS = [
     # its row. A "file://" scheme would be its name.
     ("transport", "file", [r"\"file://"], []),
     ("transport", "http", [
-        r"\brfi?_http_\w+", r"\bRF_HTTP_\w+", r"\"remote/http(?:_check)?\.h\"",
+        r"\brfi?_http_\w+", r"\bRF_HTTP_\w+", r"\"remote/http(?:_check|_date)?\.h\"",
         r"\"https?://", r"\bcurl_\w+", r"\bCURL\w*", r"<curl/",
     ], [
         "src/remote/http.c", "src/remote/http.h", "src/remote/http_check.c",
-        "src/remote/http_check.h",
+        "src/remote/http_check.h", "src/remote/http_date.c", "src/remote/http_date.h",
         # set-up requests (rf_fetch): HTTP requests through libcurl
         "src/remote/fetch.c", "src/remote/fetch.h",
     ]),
