@@ -77,9 +77,23 @@ static const char *own_ext(const char *name)
 	return dot ? dot + 1 : "";
 }
 
+/* Fields that are columns of the source's rows: the kind finds them. */
+static int resolve_columns(rf_fields *f, const rf_source *src, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < f->n; i++) {
+		int ret = src->ops->field_column(src, f->spec[i].name, f->spec[i].optional,
+						 &f->spec[i].id, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int rfi_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t errlen)
 {
 	const rf_index *idx = &src->index;
+	if (f->n && src->ops->field_column)
+		return resolve_columns(f, src, err, errlen);
 	if (f->n && !idx->entries) { /* samples kept in a kind's own table (Parquet's) */
 		rfi_fmt(err, errlen, "config: fields: a source of %s gives no fields yet",
 			src->ops->name);
@@ -111,10 +125,32 @@ int rfi_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t err
 	return 0;
 }
 
+/* Fields that are columns: each the sample's page of its column, a read of
+ * its own (absent when the column is not in the sample's file). */
+static int locate_columns(const rf_fields *f, const rf_source *src, uint64_t sample,
+			  rf_req_field *fld, char *reason, size_t len)
+{
+	for (uint32_t i = 0; i < f->n; i++) {
+		rf_source_read r = { .len = 0 };
+		if (f->spec[i].id >= 0)
+			src->ops->field_read(src, sample, f->spec[i].id, &r);
+		fld[i] = (rf_req_field){ .where = r.len ? RF_FIELD_KIND_PART : RF_FIELD_ABSENT,
+					 .from = r.offset, .len = r.len, .shard = r.shard };
+		if (!r.len && !f->spec[i].optional) {
+			rfi_fmt(reason, len, "no '%s' column in its file (fields asks for it; '%s?' "
+			       "would make it optional)", f->spec[i].name, f->spec[i].name);
+			return RF_EBADSAMPLE;
+		}
+	}
+	return 0;
+}
+
 int rfi_fields_locate(const rf_fields *f, const rf_source *src, uint64_t sample,
 		     const rf_source_read *r, rf_req_field *fld, char *reason, size_t len)
 {
 	const rf_index *idx = &src->index;
+	if (src->ops->field_read)
+		return locate_columns(f, src, sample, fld, reason, len);
 	uint32_t nx;
 	const rf_index_extra *x = rfi_index_extras_of(idx, sample, &nx);
 	const char *own = NULL;
@@ -220,13 +256,16 @@ void rfi_slot_fields_store(rf_slot_fields *sf, const rf_fields *f, uint32_t batc
 			  uint32_t index, const rf_req_field *fld)
 {
 	size_t total = 0;
+	/* a column's page its kind did not cut a value out of (fetch_only
+	 * reads it, nothing decodes it): delivered absent */
+#define STORED(x) ((x).where != RF_FIELD_ABSENT && (x).where != RF_FIELD_KIND_PART)
 	for (uint32_t i = 0; i < f->n; i++)
-		total += fld[i].where != RF_FIELD_ABSENT ? fld[i].len : 0;
+		total += STORED(fld[i]) ? fld[i].len : 0;
 	/* each place lands once and takes at most n * max: never past cap */
 	size_t at = atomic_fetch_add_explicit(&sf->used, total, memory_order_relaxed);
 	for (uint32_t i = 0; i < f->n; i++) {
 		size_t k = (size_t)i * batch_size + index;
-		if (fld[i].where == RF_FIELD_ABSENT) {
+		if (!STORED(fld[i])) {
 			sf->stage_len[k] = 0;
 			sf->present[k] = 0;
 			continue;
@@ -237,6 +276,7 @@ void rfi_slot_fields_store(rf_slot_fields *sf, const rf_fields *f, uint32_t batc
 		sf->present[k] = 1;
 		at += fld[i].len;
 	}
+#undef STORED
 }
 
 void rfi_slot_fields_pack(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,
