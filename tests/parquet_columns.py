@@ -11,17 +11,19 @@ relative to TREE. Every file's row N is the tree's image N:
                 (the class folder's name, dictionary-encoded), nullable string
                 `name_null` (null every 4th row), int64 `neg` (-2 from row 5);
                 fields: string `caption`, nullable string `note`, int64 `n`,
-                nullable int32 `small`, bool `flag`, binary `blob`; snappy,
+                nullable int32 `small`, bool `flag`, binary `blob`, nullable
+                float64 `score`, float32 `f32`, uint32 `u32`, uint64 `u64`; snappy,
                 row groups of 10, small pages, page index, dictionaries on
                 the label and note columns only
   cols_v2.parquet  the same rows: data pages v2, zstd, every column
                 dictionary-encoded, no page index (headers scanned)
   two/a.parquet, two/b.parquet  the rows cut in two; b lacks `note`
   fields.txt    what pyarrow reads of the fields, a line per row and field
-                in the order caption note n small flag blob: "-" for a null,
-                else the value's bytes in hex (numbers as decimal text,
-                booleans true/false)"""
+                in FIELDS' order: "-" for a null, else the value's bytes in
+                hex (integers as decimal text, floats as the shortest %g text
+                that reads back the same, booleans true/false)"""
 import os
+import struct
 import sys
 
 import pyarrow as pa
@@ -30,7 +32,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parquet_images import rows_of  # noqa: E402
 
-FIELDS = ["caption", "note", "n", "small", "flag", "blob"]
+FIELDS = ["caption", "note", "n", "small", "flag", "blob", "score", "f32", "u32", "u64"]
 
 
 def table(classes, rows):
@@ -59,12 +61,33 @@ def table(classes, rows):
         "flag": pa.array([i % 2 == 0 for i in range(n)], pa.bool_()),
         "blob": pa.array([bytes([i, 0, 255, i ^ 0x5a]) * (i % 4) for i in range(n)],
                          pa.binary()),
+        "score": pa.array([None if i % 6 == 5 else [0.1, -2.5, 1e20, 3.0, 1 / 3, -0.0][i % 6] * i
+                           for i in range(n)], pa.float64()),
+        "f32": pa.array([i / 7 for i in range(n)], pa.float32()),
+        "u32": pa.array([2 ** 32 - 1 - i for i in range(n)], pa.uint32()),
+        "u64": pa.array([2 ** 64 - 1 - i * 3 for i in range(n)], pa.uint64()),
     })
 
 
-def text(v):
+def shortest(x, single):
+    """The shortest %g text that reads back as x (as ringfeed writes it)."""
+    for prec in range(1, 18):
+        s = "%.*g" % (prec, x)
+        back = float(s)
+        if single:
+            back, x1 = (struct.unpack("f", struct.pack("f", v))[0] for v in (back, x))
+        else:
+            x1 = x
+        if back == x1:
+            return s
+    return s
+
+
+def text(v, single=False):
     if v is None:
         return "-"
+    if isinstance(v, float):
+        v = shortest(v, single)
     if isinstance(v, bool):
         v = "true" if v else "false"
     if isinstance(v, int):
@@ -92,7 +115,7 @@ def main():
     back = pq.read_table(os.path.join(out, "cols.parquet"), columns=FIELDS).to_pylist()
     with open(os.path.join(out, "fields.txt"), "w") as f:
         for row in back:
-            f.writelines(text(row[k]) + "\n" for k in FIELDS)
+            f.writelines(text(row[k], k == "f32") + "\n" for k in FIELDS)
 
 
 if __name__ == "__main__":

@@ -25,10 +25,10 @@
 #define CLASSES 3
 #define PER_CLASS 9
 #define N (CLASSES * PER_CLASS)
-#define NFIELDS 6 /* parquet_columns.py's FIELDS, in its order */
+#define NFIELDS 10 /* parquet_columns.py's FIELDS, in its order */
 
-static const char *const field_names[NFIELDS] = { "caption", "note", "n", "small", "flag",
-						  "blob" };
+static const char *const field_names[NFIELDS] = { "caption", "note", "n",     "small", "flag",
+						  "blob",    "score", "f32", "u32",   "u64" };
 static char *tree, *out;
 static char *rows[N];
 /* what pyarrow read: want[row][field], NULL for a null; want_len its bytes */
@@ -373,9 +373,11 @@ Test(parquet_columns, columns_said_wrong_or_for_a_source_without_columns)
 
 Test(parquet_columns, fields_are_what_pyarrow_reads)
 {
-	const char *all = "caption,note?,n,small?,flag,blob";
-	assert_rows("cols.parquet", NULL, all, 0, NULL);
-	assert_rows("cols_v2.parquet", NULL, all, 0, NULL);
+	const char *some = "caption,note?,n,small?,flag,blob", *numbers = "score?,f32,u32,u64,n";
+	assert_rows("cols.parquet", NULL, some, 0, NULL);
+	assert_rows("cols_v2.parquet", NULL, some, 0, NULL);
+	assert_rows("cols.parquet", NULL, numbers, 0, NULL);
+	assert_rows("cols_v2.parquet", NULL, numbers, 0, NULL);
 	assert_rows("cols.parquet", "image=alt,label=name", "Caption,blob", 1, NULL);
 }
 

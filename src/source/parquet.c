@@ -169,7 +169,7 @@ typedef struct pq_open {
 	rf_pq_page pg;
 	rf_pq_values vals;
 	int open;
-	char text[24]; /* a number's decimal text (a field) */
+	char text[32]; /* a number's decimal text (a field) */
 } pq_open;
 
 /* The image's page [0] and each field's [1 + k]: all open until the
@@ -297,7 +297,7 @@ static int field_extract(const rf_source *s, uint64_t i, uint32_t k, int id,
 	if (ret)
 		return ret;
 	*present = o->vals.present[0];
-	rfi_pq_value_bytes(fc->type, o->vals.ptr ? o->vals.ptr[0] : NULL,
+	rfi_pq_value_bytes((rf_pq_text)fc->text, o->vals.ptr ? o->vals.ptr[0] : NULL,
 			   o->vals.len ? o->vals.len[0] : 0, o->vals.num ? o->vals.num[0] : 0,
 			   o->text, out, out_len);
 	return 0;

@@ -222,16 +222,63 @@ void rfi_pq_strset_free(rf_pq_strset *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void rfi_pq_value_bytes(int32_t type, const uint8_t *ptr, uint32_t len, int64_t num,
-			char buf[24], const uint8_t **out, size_t *out_len)
+/* ConvertedType's unsigned integers (UINT_8 .. UINT_64). */
+#define CONVERTED_UINT_8 11
+#define CONVERTED_UINT_64 14
+
+rf_pq_text rfi_pq_text_of(const rf_pq_meta *m, uint32_t leaf)
 {
-	if (type == RF_PQ_BYTE_ARRAY || type == RF_PQ_FIXED_LEN_BYTE_ARRAY) {
+	const rf_pq_leaf *l = &m->leaves[leaf];
+	int32_t conv = m->schema[l->schema].converted;
+	int unsign = conv >= CONVERTED_UINT_8 && conv <= CONVERTED_UINT_64;
+	switch (l->type) {
+	case RF_PQ_BOOLEAN: return RF_PQ_TEXT_BOOL;
+	case RF_PQ_INT32: return unsign ? RF_PQ_TEXT_UINT32 : RF_PQ_TEXT_INT;
+	case RF_PQ_INT64: return unsign ? RF_PQ_TEXT_UINT64 : RF_PQ_TEXT_INT;
+	case RF_PQ_FLOAT: return RF_PQ_TEXT_FLOAT;
+	case RF_PQ_DOUBLE: return RF_PQ_TEXT_DOUBLE;
+	default: return RF_PQ_TEXT_BYTES;
+	}
+}
+
+/* The shortest %g text of x that reads back as x (as float when single). */
+static int shortest(char buf[32], double x, int single)
+{
+	int w = 0;
+	for (int prec = 1; prec <= 17; prec++) {
+		w = snprintf(buf, 32, "%.*g", prec, x);
+		double back = strtod(buf, NULL);
+		if (single ? (float)back == (float)x : back == x)
+			break;
+	}
+	return w; /* a NaN never reads back equal: "nan" at 17 digits is "nan" too */
+}
+
+void rfi_pq_value_bytes(rf_pq_text how, const uint8_t *ptr, uint32_t len, int64_t num,
+			char buf[32], const uint8_t **out, size_t *out_len)
+{
+	int w = 0;
+	float f;
+	double d;
+	uint32_t bits = (uint32_t)num;
+	switch (how) {
+	case RF_PQ_TEXT_BYTES:
 		*out = ptr ? ptr : (const uint8_t *)"";
 		*out_len = ptr ? len : 0;
 		return;
+	case RF_PQ_TEXT_BOOL: w = snprintf(buf, 32, "%s", num ? "true" : "false"); break;
+	case RF_PQ_TEXT_INT: w = snprintf(buf, 32, "%" PRId64, num); break;
+	case RF_PQ_TEXT_UINT32: w = snprintf(buf, 32, "%" PRIu32, (uint32_t)num); break;
+	case RF_PQ_TEXT_UINT64: w = snprintf(buf, 32, "%" PRIu64, (uint64_t)num); break;
+	case RF_PQ_TEXT_FLOAT:
+		memcpy(&f, &bits, sizeof(f));
+		w = shortest(buf, f, 1);
+		break;
+	case RF_PQ_TEXT_DOUBLE:
+		memcpy(&d, &num, sizeof(d));
+		w = shortest(buf, d, 0);
+		break;
 	}
-	int w = type == RF_PQ_BOOLEAN ? snprintf(buf, 24, "%s", num ? "true" : "false")
-				      : snprintf(buf, 24, "%" PRId64, num);
 	*out = (const uint8_t *)buf;
 	*out_len = w > 0 ? (size_t)w : 0;
 }

@@ -58,11 +58,21 @@ int rfi_pq_strset_add(rf_pq_strset *s, const uint8_t *p, size_t n, uint32_t *id)
 int rfi_pq_strset_classes(rf_pq_strset *s, char ***names, uint32_t **remap);
 void rfi_pq_strset_free(rf_pq_strset *s);
 
-/* A value of column type `type` (rf_pq_values: num for BOOLEAN, INT32,
- * INT64; ptr/len for the binary types) as a field delivers it: bytes as
- * they are, an integer as its decimal text, a boolean as "true"/"false"
- * (text written into buf[24]). */
-void rfi_pq_value_bytes(int32_t type, const uint8_t *ptr, uint32_t len, int64_t num,
-			char buf[24], const uint8_t **out, size_t *out_len);
+/* How a column's values are delivered as a field's bytes. */
+typedef enum rf_pq_text {
+	RF_PQ_TEXT_BYTES = 0, /* BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY: as they are */
+	RF_PQ_TEXT_INT,       /* INT32, INT64: decimal */
+	RF_PQ_TEXT_UINT32,    /* INT32 said UINT_8/16/32: decimal, unsigned */
+	RF_PQ_TEXT_UINT64,    /* INT64 said UINT_64 */
+	RF_PQ_TEXT_BOOL,      /* "true" / "false" */
+	RF_PQ_TEXT_FLOAT,     /* the shortest decimal that reads back the same */
+	RF_PQ_TEXT_DOUBLE,
+} rf_pq_text;
+rf_pq_text rfi_pq_text_of(const rf_pq_meta *m, uint32_t leaf);
+
+/* A value (rf_pq_values: num for the numbers and booleans, ptr/len for the
+ * binary types) as a field delivers it, text written into buf[32]. */
+void rfi_pq_value_bytes(rf_pq_text how, const uint8_t *ptr, uint32_t len, int64_t num,
+			char buf[32], const uint8_t **out, size_t *out_len);
 
 #endif

@@ -876,6 +876,7 @@ int rfi_pq_table_add_field(rf_pq_table *t, const rf_index *idx, const char *name
 	memset(fc, 0, sizeof(*fc));
 	fc->path = strdup(m->leaves[leaf].path);
 	fc->type = m->leaves[leaf].type;
+	fc->text = (int32_t)rfi_pq_text_of(m, (uint32_t)leaf);
 	fc->leaf = calloc(t->nfiles, sizeof(*fc->leaf));
 	int ret = fc->path && fc->leaf ? 0 : -ENOMEM;
 	uint64_t first = 0;

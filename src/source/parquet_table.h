@@ -40,6 +40,7 @@ typedef struct rf_pq_tpage {
 typedef struct rf_pq_tfield {
 	char *path;           /* as found in the first file */
 	int32_t type;         /* its physical type (rf_pq_type) */
+	int32_t text;         /* how its values are delivered (rf_pq_text) */
 	int32_t *leaf;        /* each file's leaf, -1: the file lacks it (optional) */
 	rf_pq_tpage *pages;
 	uint64_t npages, pages_cap;
