@@ -8,7 +8,10 @@
  * distinct strings) deliver the tree's labels, a null label is -1, fields
  * equal what pyarrow reads for those rows (nullable ones absent, a null in
  * a field that is not optional a bad sample), in index order and shuffled,
- * pages v1 and v2, page index or headers; a column the files lack is
+ * pages v1 and v2, page index or headers, the fields' values kept in
+ * memory (small columns) or read per sample with the image's page (the
+ * test hook sets the bound to 0; builds without hooks test the first
+ * alone); a column the files lack is
  * refused naming the file and its columns, and columns for a source
  * without columns is refused. */
 #define _GNU_SOURCE
@@ -19,8 +22,12 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "rf_config.h"
 #include "ringfeed.h"
 #include "testutil.h"
+#if RF_TEST_HOOKS
+#include "source/parquet_table.h"
+#endif
 
 #define CLASSES 3
 #define PER_CLASS 9
@@ -371,7 +378,18 @@ Test(parquet_columns, columns_said_wrong_or_for_a_source_without_columns)
 	free(p);
 }
 
-Test(parquet_columns, fields_are_what_pyarrow_reads)
+/* fn with the fields' values kept, then (test builds) read per sample. */
+static void both_ways(void (*fn)(void))
+{
+	fn();
+#if RF_TEST_HOOKS
+	rfi_pq_table_set_keep_max(0);
+	fn();
+	rfi_pq_table_set_keep_max(RF_PQ_FIELD_KEEP_MAX);
+#endif
+}
+
+static void fields_as_pyarrow_reads(void)
 {
 	const char *some = "caption,note?,n,small?,flag,blob", *numbers = "score?,f32,u32,u64,n";
 	assert_rows("cols.parquet", NULL, some, 0, NULL);
@@ -381,7 +399,9 @@ Test(parquet_columns, fields_are_what_pyarrow_reads)
 	assert_rows("cols.parquet", "image=alt,label=name", "Caption,blob", 1, NULL);
 }
 
-Test(parquet_columns, fields_raw)
+Test(parquet_columns, fields_are_what_pyarrow_reads) { both_ways(fields_as_pyarrow_reads); }
+
+static void fields_raw(void)
 {
 	rf_config cfg;
 	char *p = at("cols_v2.parquet");
@@ -398,9 +418,35 @@ Test(parquet_columns, fields_raw)
 	free(p);
 }
 
+Test(parquet_columns, fields_raw) { both_ways(fields_raw); }
+
+/* Kept values cost no read; read per sample, each field one more read. */
+Test(parquet_columns, kept_fields_are_not_read)
+{
+#if RF_TEST_HOOKS
+	for (int keep = 1; keep >= 0; keep--) {
+		rfi_pq_table_set_keep_max(keep ? RF_PQ_FIELD_KEEP_MAX : 0);
+		rf_config cfg;
+		char *p = at("cols.parquet");
+		seen got[N];
+		tu_config(&cfg, p);
+		cfg.epochs = 1;
+		cfg.fields = "caption,n";
+		rf_stats st;
+		run(&cfg, got, &st);
+		cr_assert_eq(st.reads_submitted, keep ? N : 3 * N, "keep %d: %llu reads", keep,
+			     (unsigned long long)st.reads_submitted);
+		free(p);
+	}
+	rfi_pq_table_set_keep_max(RF_PQ_FIELD_KEEP_MAX);
+#else
+	cr_skip_test("needs the test hooks (meson -Dtest_hooks=true)");
+#endif
+}
+
 /* A null in a field that is not optional is a bad sample, saying so; the
  * rows of a file without an optional field's column have it absent. */
-Test(parquet_columns, null_fields_and_a_file_without_the_column)
+static void null_fields(void)
 {
 	rf_config cfg;
 	char *p = at("cols.parquet"), *two = at("two");
@@ -429,3 +475,5 @@ Test(parquet_columns, null_fields_and_a_file_without_the_column)
 	free(p);
 	free(two);
 }
+
+Test(parquet_columns, null_fields_and_a_file_without_the_column) { both_ways(null_fields); }

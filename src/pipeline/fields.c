@@ -125,20 +125,34 @@ int rfi_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t err
 	return 0;
 }
 
-/* Fields that are columns: each the sample's page of its column, a read of
- * its own (absent when the column is not in the sample's file). */
+/* Fields that are columns: each a value the kind keeps, or the sample's
+ * page of its column, a read of its own (absent when the column is not in
+ * the sample's file). A null, or no column, in a field that is not
+ * optional: a bad sample, as a member a sample lacks. */
 static int locate_columns(const rf_fields *f, const rf_source *src, uint64_t sample,
 			  rf_req_field *fld, char *reason, size_t len)
 {
 	for (uint32_t i = 0; i < f->n; i++) {
+		const rf_field_spec *s = &f->spec[i];
 		rf_source_read r = { .len = 0 };
-		if (f->spec[i].id >= 0)
-			src->ops->field_read(src, sample, f->spec[i].id, &r);
-		fld[i] = (rf_req_field){ .where = r.len ? RF_FIELD_KIND_PART : RF_FIELD_ABSENT,
-					 .from = r.offset, .len = r.len, .shard = r.shard };
-		if (!r.len && !f->spec[i].optional) {
-			rfi_fmt(reason, len, "no '%s' column in its file (fields asks for it; '%s?' "
-			       "would make it optional)", f->spec[i].name, f->spec[i].name);
+		const uint8_t *value = NULL;
+		uint32_t n = 0;
+		int how = s->id >= 0 ? src->ops->field_read(src, sample, s->id, &r, &value, &n)
+				     : RF_FIELD_READ;
+		if (how == RF_FIELD_KEPT)
+			fld[i] = (rf_req_field){ .where = RF_FIELD_INLINE, .data = value, .len = n };
+		else
+			fld[i] = (rf_req_field){ .where = r.len ? RF_FIELD_KIND_PART : RF_FIELD_ABSENT,
+						 .from = r.offset, .len = r.len, .shard = r.shard };
+		if (fld[i].where == RF_FIELD_ABSENT && !s->optional) {
+			rfi_fmt(reason, len, "its '%s' field is %s (fields asks for it; '%s?' would "
+			       "make it optional)", s->name, how == RF_FIELD_NULL ? "null"
+			       : "a column its file lacks", s->name);
+			return RF_EBADSAMPLE;
+		}
+		if (how == RF_FIELD_KEPT && n > f->max) {
+			rfi_fmt(reason, len, "its '%s' field is %u bytes, more than field_max "
+			       "(--field-max: %u bytes)", s->name, n, f->max);
 			return RF_EBADSAMPLE;
 		}
 	}

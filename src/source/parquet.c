@@ -266,14 +266,20 @@ static int field_column(const rf_source *s, const char *name, int optional, int 
 	return rfi_pq_table_add_field(t, &s->index, name, optional, id, err, errlen);
 }
 
-/* (rf_source_ops.field_read) Sample i's page of field column id. */
-static void field_read(const rf_source *s, uint64_t i, int id, rf_source_read *r)
+/* (rf_source_ops.field_read) Sample i's value of field column id, kept,
+ * or else its page of that column. */
+static int field_read(const rf_source *s, uint64_t i, int id, rf_source_read *r,
+		      const uint8_t **value, uint32_t *len)
 {
 	const rf_pq_table *t = table_of(s);
-	const rf_pq_tpage *p = rfi_pq_table_field_page(t, &t->fields[id], i);
+	const rf_pq_tfield *fc = &t->fields[id];
+	if (fc->kept || fc->off)
+		return rfi_pq_table_kept(fc, i, value, len) ? RF_FIELD_KEPT : RF_FIELD_NULL;
+	const rf_pq_tpage *p = rfi_pq_table_field_page(t, fc, i);
 	*r = p ? (rf_source_read){ .shard = p->file, .offset = p->offset, .len = p->size,
 				   .expect = p->size }
 	       : (rf_source_read){ .shard = RF_NO_SHARD };
+	return RF_FIELD_READ;
 }
 
 /* (rf_source_ops.field_extract) Field k's value (column id) of sample i out
@@ -333,7 +339,7 @@ static uint64_t largest_read(const rf_source *s)
 	const rf_pq_table *t = table_of(s);
 	uint64_t n = t->largest_page;
 	for (uint32_t k = 0; k < t->nfields; k++)
-		n += (uint64_t)t->fields[k].largest + 8192;
+		n += t->fields[k].off ? 0 : (uint64_t)t->fields[k].largest + 8192; /* kept: none */
 	return n;
 }
 

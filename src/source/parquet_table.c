@@ -744,6 +744,17 @@ static int file_column(const rf_pq_table *t, pq_file *pf, const rf_pq_meta *m,
 }
 
 #if RF_TEST_HOOKS
+static uint64_t keep_max = RF_PQ_FIELD_KEEP_MAX;
+void rfi_pq_table_set_keep_max(uint64_t max)
+{
+	keep_max = max;
+}
+#define KEEP_MAX keep_max
+#else
+#define KEEP_MAX RF_PQ_FIELD_KEEP_MAX
+#endif
+
+#if RF_TEST_HOOKS
 static void (*after_footer)(const char *path);
 void rfi_pq_table_set_test_hook(void (*fn)(const char *path))
 {
@@ -825,6 +836,124 @@ int rfi_pq_table_build(rf_index *idx, int raw, const char *columns, rf_pq_table 
 	return 0;
 }
 
+/* Appends n bytes to fc's kept values (within the bound, else 1). */
+static int kept_add(rf_pq_table *t, rf_pq_tfield *fc, const uint8_t *p, size_t n)
+{
+	if (t->kept_bytes + n > KEEP_MAX)
+		return 1;
+	if (fc->kept_len + n > fc->kept_cap) {
+		uint64_t cap = fc->kept_cap ? fc->kept_cap : 4096;
+		while (cap < fc->kept_len + n)
+			cap *= 2;
+		uint8_t *k = realloc(fc->kept, cap);
+		if (!k)
+			return -ENOMEM;
+		fc->kept = k;
+		fc->kept_cap = cap;
+	}
+	memcpy(fc->kept + fc->kept_len, p, n);
+	fc->kept_len += n;
+	t->kept_bytes += n;
+	return 0;
+}
+
+/* Page k of fc (file f, open as pf) read, its rows' values kept. */
+static int keep_page(rf_pq_table *t, pq_file *pf, rf_pq_tfield *fc, uint64_t k, char *err,
+		     size_t errlen)
+{
+	const rf_pq_tpage *p = &fc->pages[k];
+	const rf_pq_meta *m = t->metas[p->file];
+	uint32_t leaf = (uint32_t)fc->leaf[p->file];
+	char what[320];
+	rfi_fmt(what, sizeof(what), "row group %u, column %s: a page", p->group, fc->path);
+	uint8_t *bytes;
+	int ret = file_bytes(pf, p->offset, p->size, what, &bytes, err, errlen);
+	if (ret)
+		return ret;
+	rf_pq_page pg;
+	rf_pq_values v = { 0 };
+	int opened = rfi_pq_page_open(m, p->group, leaf, bytes, p->size, &pg, err, errlen);
+	if (opened == 1) {
+		rfi_pq_page_close(&pg);
+		rfi_fmt(err, errlen, "%s: %s is not a data page", pf->name, what);
+	} else if (!opened && pg.rows < p->rows) {
+		rfi_fmt(err, errlen, "%s: %s holds %u rows, not %u", pf->name, what, pg.rows, p->rows);
+	}
+	ret = opened || pg.rows < p->rows ? RF_EINDEX : 0;
+	if (!ret && rfi_pq_page_rows(&pg, p->dict == RF_PQ_NO_DICT ? NULL : &t->dicts[p->dict], 0,
+				     p->rows, &v, err, errlen))
+		ret = RF_EINDEX;
+	for (uint32_t i = 0; !ret && i < v.count; i++) {
+		char text[32];
+		const uint8_t *val;
+		size_t n;
+		rfi_pq_value_bytes((rf_pq_text)fc->text, v.ptr ? v.ptr[i] : NULL, v.len ? v.len[i] : 0,
+				   v.num ? v.num[i] : 0, text, &val, &n);
+		fc->present[p->first + i] = v.present[i];
+		ret = v.present[i] ? kept_add(t, fc, val, n) : 0;
+		fc->off[p->first + i + 1] = fc->kept_len;
+	}
+	if (!opened)
+		rfi_pq_page_close(&pg);
+	rfi_pq_values_free(&v);
+	free(bytes);
+	return ret;
+}
+
+static void kept_free(rf_pq_table *t, rf_pq_tfield *fc)
+{
+	t->kept_bytes -= fc->kept_len;
+	free(fc->kept);
+	free(fc->off);
+	free(fc->present);
+	fc->kept = NULL;
+	fc->off = NULL;
+	fc->present = NULL;
+	fc->kept_len = fc->kept_cap = 0;
+}
+
+/* Shall fc's values be kept (read now)? When they fit what is left of
+ * the bound: their pages' uncompressed bytes (numbers as text: up to 3x). */
+static int kept_start(rf_pq_table *t, rf_pq_tfield *fc)
+{
+	uint64_t need = 0;
+	for (uint32_t f = 0; f < t->nfiles; f++) {
+		const rf_pq_meta *m = t->metas[f];
+		int32_t leaf = rfi_pq_leaf_find(m, fc->path);
+		for (uint32_t g = 0; leaf >= 0 && g < m->ngroups; g++)
+			need += (uint64_t)m->groups[g].chunks[leaf].uncompressed_size;
+	}
+	if (fc->text != RF_PQ_TEXT_BYTES)
+		need *= 3;
+	if (t->kept_bytes > KEEP_MAX || need > KEEP_MAX - t->kept_bytes)
+		return 0;
+	fc->off = malloc((t->samples + 1) * sizeof(*fc->off));
+	fc->present = calloc(t->samples ? t->samples : 1, 1);
+	if (!fc->off || !fc->present) {
+		kept_free(t, fc);
+		return 0; /* read per sample instead */
+	}
+	for (uint64_t i = 0; i <= t->samples; i++)
+		fc->off[i] = UINT64_MAX; /* rows no page gave: none (kept_end) */
+	fc->off[0] = 0;
+	return 1;
+}
+
+/* The rows no page gave (a file without the column): empty, null. */
+static void kept_end(rf_pq_tfield *fc, uint64_t samples)
+{
+	for (uint64_t i = 0; fc->off && i < samples; i++)
+		if (fc->off[i + 1] == UINT64_MAX)
+			fc->off[i + 1] = fc->off[i];
+}
+
+int rfi_pq_table_kept(const rf_pq_tfield *fc, uint64_t i, const uint8_t **p, uint32_t *n)
+{
+	*p = fc->kept ? fc->kept + fc->off[i] : (const uint8_t *)"";
+	*n = (uint32_t)(fc->off[i + 1] - fc->off[i]);
+	return fc->present[i];
+}
+
 /* File f's pages of field column fc (its samples start at first): its leaf
  * found (or, optional, -1), of the first file's type, readable. */
 static int field_file(rf_pq_table *t, const rf_index *idx, rf_pq_tfield *fc, uint32_t f,
@@ -849,9 +978,17 @@ static int field_file(rf_pq_table *t, const rf_index *idx, rf_pq_tfield *fc, uin
 	} else if (rfi_pq_column_check(m, (uint32_t)leaf, err, errlen)) {
 		ret = RF_EINDEX;
 	}
+	uint64_t from = fc->npages;
 	for (uint32_t g = 0; !ret && g < m->ngroups; g++)
 		ret = add_pages(t, &pf, f, g, (uint32_t)leaf, first + (uint64_t)m->groups[g].first_row,
 				(page_list){ &fc->pages, &fc->npages, &fc->pages_cap }, err, errlen);
+	for (uint64_t k = from; !ret && fc->off && k < fc->npages; k++) {
+		ret = keep_page(t, &pf, fc, k, err, errlen);
+		if (ret == 1) { /* past the bound after all: read per sample */
+			kept_free(t, fc);
+			ret = 0;
+		}
+	}
 	file_close(&pf);
 	return ret;
 }
@@ -879,6 +1016,8 @@ int rfi_pq_table_add_field(rf_pq_table *t, const rf_index *idx, const char *name
 	fc->text = (int32_t)rfi_pq_text_of(m, (uint32_t)leaf);
 	fc->leaf = calloc(t->nfiles, sizeof(*fc->leaf));
 	int ret = fc->path && fc->leaf ? 0 : -ENOMEM;
+	if (!ret)
+		kept_start(t, fc);
 	uint64_t first = 0;
 	for (uint32_t f = 0; !ret && f < t->nfiles; f++) {
 		ret = field_file(t, idx, fc, f, first, optional, err, errlen);
@@ -890,9 +1029,11 @@ int rfi_pq_table_add_field(rf_pq_table *t, const rf_index *idx, const char *name
 		free(fc->path);
 		free(fc->leaf);
 		free(fc->pages);
+		kept_free(t, fc);
 		memset(fc, 0, sizeof(*fc));
 		return ret;
 	}
+	kept_end(fc, t->samples);
 	for (uint64_t k = 0; k < fc->npages; k++)
 		fc->largest = fc->pages[k].size > fc->largest ? fc->pages[k].size : fc->largest;
 	*id = (int)t->nfields++;
@@ -918,6 +1059,7 @@ void rfi_pq_table_free(rf_pq_table *t)
 		free(t->fields[k].path);
 		free(t->fields[k].leaf);
 		free(t->fields[k].pages);
+		kept_free(t, &t->fields[k]);
 	}
 	free(t);
 }
@@ -929,7 +1071,9 @@ size_t rfi_pq_table_memory(const rf_pq_table *t)
 	for (uint32_t f = 0; f < t->nfiles; f++)
 		n += t->metas[f] ? sizeof(rf_pq_meta) + t->metas[f]->footer_len : 0;
 	for (uint32_t k = 0; k < t->nfields; k++)
-		n += t->fields[k].npages * sizeof(rf_pq_tpage) + t->nfiles * sizeof(int32_t);
+		n += t->fields[k].npages * sizeof(rf_pq_tpage) + t->nfiles * sizeof(int32_t) +
+		     (t->fields[k].off ? t->samples * (sizeof(uint64_t) + 1) : 0) +
+		     t->fields[k].kept_cap;
 	return n + (t->labels ? t->samples * sizeof(*t->labels) : 0);
 }
 

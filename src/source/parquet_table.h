@@ -35,8 +35,15 @@ typedef struct rf_pq_tpage {
 } rf_pq_tpage;
 
 /* A column delivered as a field (cfg.fields): its data pages, as the
- * image column's (first: the sample of the page's first row). */
+ * image column's (first: the sample of the page's first row), each
+ * sample's page read beside its image's; or, when all the field columns'
+ * values fit in RF_PQ_FIELD_KEEP_MAX bytes (their pages' uncompressed
+ * sizes said so), their values, read once at create and kept: a caption
+ * column of a few million rows is tens of MiB, and a page read per sample
+ * would read a whole page (up to 1 MiB with pyarrow's defaults) for one
+ * caption. */
 #define RF_PQ_FIELDS_MAX 8 /* RF_MAX_FIELDS */
+#define RF_PQ_FIELD_KEEP_MAX ((uint64_t)256 << 20)
 typedef struct rf_pq_tfield {
 	char *path;           /* as found in the first file */
 	int32_t type;         /* its physical type (rf_pq_type) */
@@ -45,6 +52,12 @@ typedef struct rf_pq_tfield {
 	rf_pq_tpage *pages;
 	uint64_t npages, pages_cap;
 	uint32_t largest;     /* its largest page */
+	/* kept (NULL: read per sample): sample i's value is kept[off[i],
+	 * off[i + 1]), present[i] 0 for a null (or a file without it) */
+	uint8_t *kept;
+	uint64_t *off;
+	uint8_t *present;
+	uint64_t kept_len, kept_cap;
 } rf_pq_tfield;
 
 typedef struct rf_pq_table {
@@ -61,6 +74,7 @@ typedef struct rf_pq_table {
 	uint64_t npages;
 	rf_pq_dict *dicts;
 	uint32_t ndicts, dicts_cap; /* dicts_cap: their room (set-up) */
+	uint64_t kept_bytes;  /* the kept fields' values, all together */
 	size_t dict_bytes;
 	int32_t *labels;      /* each sample's, or NULL (no label column) */
 	uint64_t samples;
@@ -91,6 +105,8 @@ size_t rfi_pq_table_memory(const rf_pq_table *t);
 
 /* The page holding sample i (< t->samples). */
 const rf_pq_tpage *rfi_pq_table_page(const rf_pq_table *t, uint64_t i);
+/* A kept field's value for sample i: 1 (*p, *n), 0 a null. */
+int rfi_pq_table_kept(const rf_pq_tfield *fc, uint64_t i, const uint8_t **p, uint32_t *n);
 /* The page of field column fc holding sample i, or NULL (its file lacks it). */
 const rf_pq_tpage *rfi_pq_table_field_page(const rf_pq_table *t, const rf_pq_tfield *fc,
 					   uint64_t i);
@@ -100,6 +116,9 @@ const rf_pq_tpage *rfi_pq_table_field_page(const rf_pq_table *t, const rf_pq_tfi
  * shard) once its footer is read, before its pages are: a test truncates
  * it there (a writer still writing). NULL: none. */
 void rfi_pq_table_set_test_hook(void (*fn)(const char *path));
+/* Test-only: the bound on kept field values (RF_PQ_FIELD_KEEP_MAX by
+ * default; 0: every field read per sample, as a large column is). */
+void rfi_pq_table_set_keep_max(uint64_t max);
 #endif
 
 #endif

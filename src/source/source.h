@@ -56,6 +56,9 @@ typedef enum rf_stage {
 	RF_STAGE_KIND_IMAGE,   /* the kind's extract, then as IMAGE */
 } rf_stage;
 
+/* rf_source_ops.field_read's answers. */
+enum { RF_FIELD_READ = 0, RF_FIELD_KEPT = 1, RF_FIELD_NULL = 2 };
+
 /* What a source is built with (from rf_config). */
 typedef struct rf_source_params {
 	int mode;          /* RF_INDEX_RAW | RF_INDEX_HIDDEN | RF_INDEX_FILES | RF_INDEX_TAR */
@@ -170,9 +173,12 @@ typedef struct rf_source_ops {
 	 * columns there are. The kind keeps what it needs to read it. */
 	int (*field_column)(const rf_source *s, const char *name, int optional, int *id,
 			    char *err, size_t errlen);
-	/* The read that gives column id's value for sample i (its page: a read
-	 * of the sample's shard); r->len 0: the sample's file lacks the column. */
-	void (*field_read)(const rf_source *s, uint64_t i, int id, rf_source_read *r);
+	/* Column id's value for sample i: RF_FIELD_READ, r the read that gives
+	 * it (its page: a read of the sample's shard; r->len 0: the sample's
+	 * file lacks the column); RF_FIELD_KEPT, the value is in memory
+	 * (*value, *len: no read); RF_FIELD_NULL, kept, and a null. */
+	int (*field_read)(const rf_source *s, uint64_t i, int id, rf_source_read *r,
+			  const uint8_t **value, uint32_t *len);
 	/* On a compute thread, after extract (same scratch; the value lives as
 	 * long as extract's): field k's (its place in cfg.fields, column id)
 	 * value for sample i out of what its read gave (data[len]): *out,
