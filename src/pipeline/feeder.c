@@ -609,6 +609,8 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 			fld->data = q->buf + fld->at + d->skip;
 		else
 			q->data = q->buf + d->skip;
+		if (fld && fld->where == RF_FIELD_KIND_PART) /* a column's page: bytes read too */
+			atomic_fetch_add_explicit(&l->st.bytes_read, fld->len, memory_order_relaxed);
 	}
 	if (parts_pending(q, &err, &again, reason))
 		return;
