@@ -939,12 +939,18 @@ static int kept_start(rf_pq_table *t, rf_pq_tfield *fc)
 	return 1;
 }
 
-/* The rows no page gave (a file without the column): empty, null. */
+/* The rows no page gave (a file without the column): empty, null; the
+ * values' room trimmed to them (kept for the run). */
 static void kept_end(rf_pq_tfield *fc, uint64_t samples)
 {
 	for (uint64_t i = 0; fc->off && i < samples; i++)
 		if (fc->off[i + 1] == UINT64_MAX)
 			fc->off[i + 1] = fc->off[i];
+	uint8_t *k = fc->kept_len ? realloc(fc->kept, fc->kept_len) : NULL;
+	if (k) {
+		fc->kept = k;
+		fc->kept_cap = fc->kept_len;
+	}
 }
 
 int rfi_pq_table_kept(const rf_pq_tfield *fc, uint64_t i, const uint8_t **p, uint32_t *n)
