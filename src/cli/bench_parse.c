@@ -76,7 +76,7 @@ static const char *const usage_parts[] = {
 	"                    as txt,json (a shard's KEY.txt, KEY.json; in a loose tree\n"
 	"                    the files beside the image with its key; Parquet: other\n"
 	"                    columns, such as caption,url: strings and bytes as they\n"
-	"                    are, integers as decimal text, a null absent); a sample\n"
+	"                    are, numbers as decimal text, a null absent); a sample\n"
 	"                    without one is a bad sample, unless it is marked\n"
 	"                    optional: 'txt?'. The report counts their bytes\n"
 	"  --field-max KIB   largest field value, KiB (default 64): larger is a bad sample\n"
