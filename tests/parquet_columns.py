@@ -12,7 +12,9 @@ relative to TREE. Every file's row N is the tree's image N:
                 `name_null` (null every 4th row), int64 `neg` (-2 from row 5);
                 fields: string `caption`, nullable string `note`, int64 `n`,
                 nullable int32 `small`, bool `flag`, binary `blob`, nullable
-                float64 `score`, float32 `f32`, uint32 `u32`, uint64 `u64`; snappy,
+                float64 `score`, float32 `f32`, uint32 `u32`, uint64 `u64`, a
+                nullable struct `meta` {source: string, w: int32}, a list
+                column `tags` (not read: refused as a field); snappy,
                 row groups of 10, small pages, page index, dictionaries on
                 the label and note columns only
   cols_v2.parquet  the same rows: data pages v2, zstd, every column
@@ -32,7 +34,8 @@ import pyarrow.parquet as pq
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parquet_images import rows_of  # noqa: E402
 
-FIELDS = ["caption", "note", "n", "small", "flag", "blob", "score", "f32", "u32", "u64"]
+FIELDS = ["caption", "note", "n", "small", "flag", "blob", "score", "f32", "u32", "u64",
+          "meta.source", "meta.w"]
 
 
 def table(classes, rows):
@@ -66,6 +69,10 @@ def table(classes, rows):
         "f32": pa.array([i / 7 for i in range(n)], pa.float32()),
         "u32": pa.array([2 ** 32 - 1 - i for i in range(n)], pa.uint32()),
         "u64": pa.array([2 ** 64 - 1 - i * 3 for i in range(n)], pa.uint64()),
+        "meta": pa.array([None if i % 7 == 6 else {"source": "src%d" % (i % 4), "w": i * 10}
+                          for i in range(n)],
+                         pa.struct([("source", pa.string()), ("w", pa.int32())])),
+        "tags": pa.array([["t%d" % i, "x"] for i in range(n)], pa.list_(pa.string())),
     })
 
 
@@ -112,7 +119,10 @@ def main():
     half = len(rows) // 2
     pq.write_table(t.slice(0, half), os.path.join(out, "two", "a.parquet"))
     pq.write_table(t.slice(half).drop(["note"]), os.path.join(out, "two", "b.parquet"))
-    back = pq.read_table(os.path.join(out, "cols.parquet"), columns=FIELDS).to_pylist()
+    back = pq.read_table(os.path.join(out, "cols.parquet")).to_pylist()
+    for row in back:  # a struct's leaves by their paths (a null struct: null leaves)
+        for k in ("source", "w"):
+            row["meta." + k] = row["meta"][k] if row["meta"] else None
     with open(os.path.join(out, "fields.txt"), "w") as f:
         for row in back:
             f.writelines(text(row[k], k == "f32") + "\n" for k in FIELDS)

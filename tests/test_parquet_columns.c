@@ -32,10 +32,12 @@
 #define CLASSES 3
 #define PER_CLASS 9
 #define N (CLASSES * PER_CLASS)
-#define NFIELDS 10 /* parquet_columns.py's FIELDS, in its order */
+#define NFIELDS 12 /* parquet_columns.py's FIELDS, in its order */
 
-static const char *const field_names[NFIELDS] = { "caption", "note", "n",     "small", "flag",
-						  "blob",    "score", "f32", "u32",   "u64" };
+static const char *const field_names[NFIELDS] = {
+	"caption", "note", "n", "small", "flag", "blob", "score", "f32", "u32", "u64",
+	"meta.source", "meta.w",
+};
 static char *tree, *out;
 static char *rows[N];
 /* what pyarrow read: want[row][field], NULL for a null; want_len its bytes */
@@ -359,6 +361,10 @@ Test(parquet_columns, a_column_the_files_lack_is_refused_naming_them)
 	assert_refused(p, NULL, "caption,title", RF_ECONFIG,
 		       (const char *const[]){ "cols.parquet", "'title'", "its columns", "'title?'",
 					      NULL });
+	assert_refused(p, NULL, "tags", RF_EINDEX,
+		       (const char *const[]){ "tags", "a list", NULL });
+	assert_refused(p, "label=score", NULL, RF_EINDEX,
+		       (const char *const[]){ "column score is DOUBLE", NULL });
 	assert_refused(two, NULL, "note", RF_ECONFIG,
 		       (const char *const[]){ "b.parquet", "no column note", NULL });
 	free(p);
@@ -391,11 +397,14 @@ static void both_ways(void (*fn)(void))
 
 static void fields_as_pyarrow_reads(void)
 {
-	const char *some = "caption,note?,n,small?,flag,blob", *numbers = "score?,f32,u32,u64,n";
+	const char *some = "caption,note?,n,small?,flag,blob", *numbers = "score?,f32,u32,u64,n",
+		   *nested = "meta.source?,meta.w?";
 	assert_rows("cols.parquet", NULL, some, 0, NULL);
 	assert_rows("cols_v2.parquet", NULL, some, 0, NULL);
 	assert_rows("cols.parquet", NULL, numbers, 0, NULL);
 	assert_rows("cols_v2.parquet", NULL, numbers, 0, NULL);
+	assert_rows("cols.parquet", NULL, nested, 0, NULL);
+	assert_rows("cols_v2.parquet", NULL, nested, 0, NULL);
 	assert_rows("cols.parquet", "image=alt,label=name", "Caption,blob", 1, NULL);
 }
 

@@ -102,6 +102,16 @@ int rfi_pq_column_named(const rf_pq_meta *m, const char *name)
 			return -1; /* two spellings: neither is picked */
 		found = (int)l;
 	}
+	size_t n = strlen(name);
+	for (uint32_t l = 0; l < m->nleaves && found < 0; l++) { /* the one leaf below name */
+		const char *p = m->leaves[l].path;
+		if (strncmp(p, name, n) || p[n] != '.')
+			continue;
+		for (uint32_t k = l + 1; k < m->nleaves; k++)
+			if (!strncmp(m->leaves[k].path, name, n) && m->leaves[k].path[n] == '.')
+				return -1; /* a struct of several: say which */
+		found = (int)l; /* a list's element (refused as a list), a struct of one */
+	}
 	return found;
 }
 

@@ -28,7 +28,9 @@ void rfi_pq_columns_free(rf_pq_columns *c);
 
 /* The leaf a user's name for a column is: its path ("img.bytes"), a struct
  * whose `bytes` leaf it is ("img": the `datasets` Image struct), or, when
- * nothing is spelt so, the one path equal to it but for case. -1: none. */
+ * nothing is spelt so, the one path equal to it but for case, else the one
+ * leaf below it (a list's "tags.list.element", which the checks refuse as
+ * a list, naming it). -1: none. */
 int rfi_pq_column_named(const rf_pq_meta *m, const char *name);
 
 /* m's columns (leaf paths) for a refusal: "a, b, img.bytes" into buf. */
