@@ -21,7 +21,8 @@ PYARROW = os.environ.get("RINGFEED_PARQUET_PYTHON",
                          "/root/.cache/ringfeed-parquet-venv/bin/python")
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
                       "parquet_columns.py")
-FIELDS = ["caption", "note", "n", "small", "flag", "blob", "score", "f32", "u32", "u64"]
+FIELDS = ["caption", "note", "n", "small", "flag", "blob", "score", "f32", "u32", "u64",
+          "meta.source", "meta.w"]  # parquet_columns.py's, in its order
 ROWS = 27
 
 
