@@ -953,6 +953,25 @@ static void kept_end(rf_pq_tfield *fc, uint64_t samples)
 	}
 }
 
+/* A kept field's pages and their dictionaries, no longer needed (its
+ * values are kept): freed. */
+static void kept_drop_pages(rf_pq_table *t, rf_pq_tfield *fc)
+{
+	for (uint64_t k = 0; k < fc->npages; k++) {
+		if (fc->pages[k].dict == RF_PQ_NO_DICT)
+			continue;
+		rf_pq_dict *d = &t->dicts[fc->pages[k].dict];
+		if (!d->data && !d->ptr && !d->num)
+			continue; /* freed with an earlier page of its chunk */
+		t->dict_bytes -= d->data_len + (size_t)d->count * (sizeof(*d->ptr) + sizeof(*d->len));
+		rfi_pq_dict_free(d);
+	}
+	free(fc->pages);
+	fc->pages = NULL;
+	fc->npages = fc->pages_cap = 0;
+	fc->largest = 0;
+}
+
 int rfi_pq_table_kept(const rf_pq_tfield *fc, uint64_t i, const uint8_t **p, uint32_t *n)
 {
 	*p = fc->kept ? fc->kept + fc->off[i] : (const uint8_t *)"";
@@ -1040,6 +1059,8 @@ int rfi_pq_table_add_field(rf_pq_table *t, const rf_index *idx, const char *name
 		return ret;
 	}
 	kept_end(fc, t->samples);
+	if (fc->off)
+		kept_drop_pages(t, fc);
 	for (uint64_t k = 0; k < fc->npages; k++)
 		fc->largest = fc->pages[k].size > fc->largest ? fc->pages[k].size : fc->largest;
 	*id = (int)t->nfields++;
