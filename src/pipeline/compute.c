@@ -90,9 +90,6 @@ static int unzstd(rf_loader *l, worker *w, rf_request *q)
 	return 0;
 }
 
-/* The kind's own stage (rf_source_ops.extract): the sample's bytes cut out
- * of what was read (a Parquet row's value out of its page) become the
- * request's data, valid until this thread's next sample. */
 /* Fields that are columns (cfg.fields of a kind with columns): each value
  * cut out of its page, read beside the sample's, by the kind; then held
  * as an inline value until the place lands. A null is absent, or a bad
@@ -129,6 +126,10 @@ static int kind_fields(rf_loader *l, worker *w, rf_request *q)
 	return 0;
 }
 
+/* The kind's own stage (rf_source_ops.extract): the sample's bytes cut out
+ * of what was read (a Parquet row's value out of its page) become the
+ * request's data, valid until this thread's next sample; and its fields
+ * that are columns read as pages, their values. */
 static int kind_extract(rf_loader *l, worker *w, rf_request *q)
 {
 	uint64_t t0 = rfi_now_ns();

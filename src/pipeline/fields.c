@@ -94,7 +94,7 @@ int rfi_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t err
 	const rf_index *idx = &src->index;
 	if (f->n && src->ops->field_column)
 		return resolve_columns(f, src, err, errlen);
-	if (f->n && !idx->entries) { /* samples kept in a kind's own table (Parquet's) */
+	if (f->n && !idx->entries) { /* samples kept in a kind's own table, no columns */
 		rfi_fmt(err, errlen, "config: fields: a source of %s gives no fields yet",
 			src->ops->name);
 		return RF_ECONFIG;
