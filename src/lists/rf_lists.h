@@ -107,6 +107,7 @@
 	 * would serialise them: the package offers batch_transform instead */            \
 	X(sample_fn, PTR, NONE, FREE)                                                      \
 	X(sample_user, PTR, NONE, FREE)                                                    \
+	X(columns, STR, KEYWORD, DATASET)       /* which column is which */                \
 	X(reserved, RESERVED, NONE, FREE)
 
 /* ---- rf_stats ------------------------------------------------------------

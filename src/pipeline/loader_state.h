@@ -198,6 +198,7 @@ struct rf_loader {
 	char *cache_path;      /* owned copy of cfg.index_cache, or NULL */
 	char *cache_dir;       /* owned copy of cfg.cache_dir, or NULL */
 	char *cache_group;     /* owned copy of cfg.cache_group, or NULL */
+	char *columns;         /* owned copy of cfg.columns, or NULL */
 	uint64_t lost_spans, lost_bytes; /* damaged spans in the index (rf_stats); read-only
 	                                  * after create */
 	rf_source src;         /* the samples: their kind, records, reads, stages;

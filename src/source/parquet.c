@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "index/index_build.h"
+#include "source/parquet_columns.h"
 #include "source/parquet_table.h"
 #include "source/source.h"
 #include "util/hash.h"
@@ -58,8 +59,10 @@ static int claims(const char *source, const struct stat *st, const rf_source_par
 	       (names_parquet(source) || rfi_index_is_shard_list(source, &pq_names));
 }
 
-/* The files listed, then read (footers, pages, labels). */
-static int read_files(rf_source *s, const char *source, char *err, size_t errlen)
+/* The files listed, then read (footers, pages, labels), the columns as
+ * cfg.columns says. */
+static int read_files(rf_source *s, const char *source, const rf_source_params *p, char *err,
+		      size_t errlen)
 {
 	if (s->index.urls) {
 		rfi_fmt(err, errlen, "source '%s': remote Parquet files (http(s)://, s3://) are not "
@@ -67,7 +70,7 @@ static int read_files(rf_source *s, const char *source, char *err, size_t errlen
 		return -ENOTSUP;
 	}
 	rf_pq_table *t;
-	int ret = rfi_pq_table_build(&s->index, s->raw, &t, err, errlen);
+	int ret = rfi_pq_table_build(&s->index, s->raw, p->columns, &t, err, errlen);
 	if (ret)
 		return ret;
 	s->priv = t;
@@ -83,7 +86,6 @@ static int read_files(rf_source *s, const char *source, char *err, size_t errlen
 static int take_folder(rf_source *s, const char *source, const rf_source_seen *seen,
 		       const rf_source_params *p, char *err, size_t errlen)
 {
-	(void)p;
 	rf_index *idx = &s->index;
 	int ret = rfi_index_shard_folder(idx, source, &pq_names, err, errlen);
 	if (ret < 0)
@@ -96,13 +98,12 @@ static int take_folder(rf_source *s, const char *source, const rf_source_seen *s
 			(unsigned long long)seen->n);
 		return RF_EINDEX;
 	}
-	return read_files(s, source, err, errlen);
+	return read_files(s, source, p, err, errlen);
 }
 
 static int build(rf_source *s, const char *source, const struct stat *st,
 		 const rf_source_params *p, char *err, size_t errlen)
 {
-	(void)p;
 	rf_index *idx = &s->index;
 	int ret;
 	if (!st) {
@@ -120,7 +121,7 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	}
 	if (ret < 0)
 		return ret;
-	return read_files(s, source, err, errlen);
+	return read_files(s, source, p, err, errlen);
 }
 
 static const char *name(const rf_source *s, uint64_t i, char *buf, size_t len)
@@ -201,19 +202,32 @@ static void cut_short(const rf_source *s, const rf_source_read *r, int got, char
 
 /* A compute thread's page: open until its next sample (the value's bytes
  * point into it, or into the read it was opened from). */
-typedef struct pq_scratch {
+typedef struct pq_open {
 	rf_pq_page pg;
 	rf_pq_values vals;
 	int open;
+	char text[32]; /* a number's decimal text (a field) */
+} pq_open;
+
+/* The image's page [0] and each field's [1 + k]: all open until the
+ * thread's next sample (extract closes them). */
+typedef struct pq_scratch {
+	pq_open at[1 + RF_PQ_FIELDS_MAX];
 } pq_scratch;
+
+static void open_close(pq_open *o)
+{
+	if (!o->open)
+		return;
+	rfi_pq_values_free(&o->vals);
+	rfi_pq_page_close(&o->pg);
+	o->open = 0;
+}
 
 static void scratch_close(pq_scratch *x)
 {
-	if (!x->open)
-		return;
-	rfi_pq_values_free(&x->vals);
-	rfi_pq_page_close(&x->pg);
-	x->open = 0;
+	for (size_t k = 0; k < sizeof(x->at) / sizeof(x->at[0]); k++)
+		open_close(&x->at[k]);
 }
 
 static void scratch_free(void *scratch)
@@ -222,6 +236,32 @@ static void scratch_free(void *scratch)
 		return;
 	scratch_close(scratch);
 	free(scratch);
+}
+
+/* Row `row` of page p of column `path` (leaf of p's file) out of its read
+ * (data[len]) into o, opened. 0, or RF_EBADSAMPLE with reason set. */
+static int page_row(const rf_pq_table *t, const rf_pq_tpage *p, uint32_t leaf, const char *path,
+		    uint32_t row, const uint8_t *data, size_t len, pq_open *o, char *reason,
+		    size_t rlen)
+{
+	int ret = rfi_pq_page_open(t->metas[p->file], p->group, leaf, data, len, &o->pg, reason,
+				   rlen);
+	if (ret == 1) {
+		rfi_pq_page_close(&o->pg);
+		rfi_fmt(reason, rlen, "column %s: not a data page where set-up found one", path);
+	}
+	if (ret)
+		return RF_EBADSAMPLE;
+	o->open = 1;
+	if (row >= o->pg.rows) {
+		rfi_fmt(reason, rlen, "column %s: the page holds %u rows, not the %u set-up found",
+			path, o->pg.rows, p->rows);
+		return RF_EBADSAMPLE;
+	}
+	const rf_pq_dict *d = p->dict == RF_PQ_NO_DICT ? NULL : &t->dicts[p->dict];
+	if (rfi_pq_page_rows(&o->pg, d, row, row + 1, &o->vals, reason, rlen))
+		return RF_EBADSAMPLE;
+	return 0;
 }
 
 /* (rf_source_ops.extract) Sample i's value out of its page (data[len], as
@@ -240,32 +280,69 @@ static int extract(const rf_source *s, uint64_t i, const uint8_t *data, size_t l
 	}
 	scratch_close(x);
 	const rf_pq_tpage *p = rfi_pq_table_page(t, i);
-	uint32_t row = (uint32_t)(i - p->first);
-	int ret = rfi_pq_page_open(t->metas[p->file], p->group, t->leaf[p->file], data, len, &x->pg,
-				   reason, rlen);
-	if (ret == 1) {
-		rfi_pq_page_close(&x->pg);
-		rfi_fmt(reason, rlen, "column %s: not a data page where set-up found one",
-			t->image_path);
-	}
+	pq_open *o = &x->at[0];
+	int ret = page_row(t, p, t->leaf[p->file], t->image_path, (uint32_t)(i - p->first), data,
+			   len, o, reason, rlen);
 	if (ret)
-		return RF_EBADSAMPLE;
-	x->open = 1;
-	if (row >= x->pg.rows) {
-		rfi_fmt(reason, rlen, "column %s: the page holds %u rows, not the %u set-up found",
-			t->image_path, x->pg.rows, p->rows);
-		return RF_EBADSAMPLE;
-	}
-	const rf_pq_dict *d = p->dict == RF_PQ_NO_DICT ? NULL : &t->dicts[p->dict];
-	if (rfi_pq_page_rows(&x->pg, d, row, row + 1, &x->vals, reason, rlen))
-		return RF_EBADSAMPLE;
-	if (!x->vals.present[0] || !x->vals.ptr[0] || !x->vals.len[0]) {
+		return ret;
+	if (!o->vals.present[0] || !o->vals.ptr[0] || !o->vals.len[0]) {
 		rfi_fmt(reason, rlen, "column %s: %s", t->image_path,
-			x->vals.present[0] ? "an empty value" : "null");
+			o->vals.present[0] ? "an empty value" : "null");
 		return RF_EBADSAMPLE;
 	}
-	*out = x->vals.ptr[0];
-	*out_len = x->vals.len[0];
+	*out = o->vals.ptr[0];
+	*out_len = o->vals.len[0];
+	return 0;
+}
+
+/* (rf_source_ops.field_column) A field (cfg.fields) is a column. */
+static int field_column(const rf_source *s, const char *name, int optional, int *id, char *err,
+			size_t errlen)
+{
+	rf_pq_table *t = s->priv; /* create: no thread reads it yet */
+	return rfi_pq_table_add_field(t, &s->index, name, optional, id, err, errlen);
+}
+
+/* (rf_source_ops.field_read) Sample i's value of field column id, kept,
+ * or else its page of that column. */
+static int field_read(const rf_source *s, uint64_t i, int id, rf_source_read *r,
+		      const uint8_t **value, uint32_t *len)
+{
+	const rf_pq_table *t = table_of(s);
+	const rf_pq_tfield *fc = &t->fields[id];
+	if (fc->kept || fc->off)
+		return rfi_pq_table_kept(fc, i, value, len) ? RF_FIELD_KEPT : RF_FIELD_NULL;
+	const rf_pq_tpage *p = rfi_pq_table_field_page(t, fc, i);
+	*r = p ? (rf_source_read){ .shard = p->file, .offset = p->offset, .len = p->size,
+				   .expect = p->size }
+	       : (rf_source_read){ .shard = RF_NO_SHARD };
+	return RF_FIELD_READ;
+}
+
+/* (rf_source_ops.field_extract) Field k's value (column id) of sample i out
+ * of its page: bytes as they are, numbers as decimal text; a null is not
+ * present. After extract (which closed the thread's pages). */
+static int field_extract(const rf_source *s, uint64_t i, uint32_t k, int id,
+			 const uint8_t *data, size_t len, void **scratch, const uint8_t **out,
+			 size_t *out_len, int *present, char *reason, size_t rlen)
+{
+	const rf_pq_table *t = table_of(s);
+	const rf_pq_tfield *fc = &t->fields[id];
+	const rf_pq_tpage *p = rfi_pq_table_field_page(t, fc, i);
+	pq_scratch *x = *scratch;
+	if (!p || !x || k >= RF_PQ_FIELDS_MAX) { /* field_read gave no read; extract ran first */
+		rfi_fmt(reason, rlen, "column %s: no page for this row", fc->path);
+		return RF_EBADSAMPLE;
+	}
+	pq_open *o = &x->at[1 + k];
+	int ret = page_row(t, p, (uint32_t)fc->leaf[p->file], fc->path, (uint32_t)(i - p->first),
+			   data, len, o, reason, rlen);
+	if (ret)
+		return ret;
+	*present = o->vals.present[0];
+	rfi_pq_value_bytes((rf_pq_text)fc->text, o->vals.ptr ? o->vals.ptr[0] : NULL,
+			   o->vals.len ? o->vals.len[0] : 0, o->vals.num ? o->vals.num[0] : 0,
+			   o->text, out, out_len);
 	return 0;
 }
 
@@ -291,9 +368,16 @@ static uint64_t samples(const rf_source *s)
 	return table_of(s)->samples;
 }
 
+/* The largest image page, and with fields the largest page of each field's
+ * column, read beside it (each with its alignment, as the feeder lays
+ * them out). */
 static uint64_t largest_read(const rf_source *s)
 {
-	return table_of(s)->largest_page;
+	const rf_pq_table *t = table_of(s);
+	uint64_t n = t->largest_page;
+	for (uint32_t k = 0; k < t->nfields; k++)
+		n += t->fields[k].off ? 0 : (uint64_t)t->fields[k].largest + 8192; /* kept: none */
+	return n;
 }
 
 /* A file's bytes: read ahead stops there (samples in index order read the
@@ -333,6 +417,10 @@ const rf_source_ops rf_source_parquet = {
 	.free = free_table,
 	.extract = extract,
 	.scratch_free = scratch_free,
+	.field_column = field_column,
+	.field_read = field_read,
+	.field_extract = field_extract,
+	.columns = 1,
 	.shard_names = &pq_names,
 	.take_folder = take_folder,
 	/* in index order its samples walk its files' pages front to back: the

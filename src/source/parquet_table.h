@@ -34,16 +34,47 @@ typedef struct rf_pq_tpage {
 	uint32_t dict;    /* its chunk's dictionary (dicts[]), or RF_PQ_NO_DICT */
 } rf_pq_tpage;
 
+/* A column delivered as a field (cfg.fields): its data pages, as the
+ * image column's (first: the sample of the page's first row), each
+ * sample's page read beside its image's; or, when all the field columns'
+ * values fit in RF_PQ_FIELD_KEEP_MAX bytes (their pages' uncompressed
+ * sizes said so), their values, read once at create and kept: a caption
+ * column of a few million rows is tens of MiB, and a page read per sample
+ * would read a whole page (up to 1 MiB with pyarrow's defaults) for one
+ * caption. */
+#define RF_PQ_FIELDS_MAX 8 /* RF_MAX_FIELDS */
+#define RF_PQ_FIELD_KEEP_MAX ((uint64_t)256 << 20)
+typedef struct rf_pq_tfield {
+	char *path;           /* as found in the first file */
+	int32_t type;         /* its physical type (rf_pq_type) */
+	int32_t text;         /* how its values are delivered (rf_pq_text) */
+	int32_t *leaf;        /* each file's leaf, -1: the file lacks it (optional) */
+	rf_pq_tpage *pages;
+	uint64_t npages, pages_cap;
+	uint32_t largest;     /* its largest page */
+	/* kept (NULL: read per sample): sample i's value is kept[off[i],
+	 * off[i + 1]), present[i] 0 for a null (or a file without it) */
+	uint8_t *kept;
+	uint64_t *off;
+	uint8_t *present;
+	uint64_t kept_len, kept_cap;
+} rf_pq_tfield;
+
 typedef struct rf_pq_table {
 	rf_pq_meta **metas;   /* each file's footer, index.shards' order */
 	uint32_t *leaf;       /* each file's image column (a leaf of its schema) */
 	uint32_t nfiles;
 	char *image_path;     /* the image column, as found in the first file: "image.bytes" */
 	char *label_path;     /* the label column ("label"), or NULL: none */
+	int label_strings;    /* its values are strings: the classes are their
+	                       * distinct values, sorted (index.classes) */
+	rf_pq_tfield fields[RF_PQ_FIELDS_MAX];
+	uint32_t nfields;
 	rf_pq_tpage *pages;
 	uint64_t npages;
 	rf_pq_dict *dicts;
-	uint32_t ndicts;
+	uint32_t ndicts, dicts_cap; /* dicts_cap: their room (set-up) */
+	uint64_t kept_bytes;  /* the kept fields' values, all together */
 	size_t dict_bytes;
 	int32_t *labels;      /* each sample's, or NULL (no label column) */
 	uint64_t samples;
@@ -58,18 +89,36 @@ typedef struct rf_pq_table {
  * `huggingface` metadata gives them. Refusals name the file, the column
  * and the feature. @return : 0, or a negative code with err set (*out then
  * NULL). */
-int rfi_pq_table_build(rf_index *idx, int raw, rf_pq_table **out, char *err, size_t errlen);
+int rfi_pq_table_build(rf_index *idx, int raw, const char *columns, rf_pq_table **out,
+		       char *err, size_t errlen);
+/* Field `name` (cfg.fields) as a column of the files: found (as
+ * rfi_pq_column_named finds it) in the first file, then each file's data
+ * pages of it located and its dictionaries loaded (the files opened
+ * again), its number in t->fields in *id. A column the first file lacks:
+ * *id -1 when optional, else RF_ECONFIG naming the file and its columns;
+ * a later file that lacks a column that is not optional is refused too.
+ * Before any thread reads t (create). */
+int rfi_pq_table_add_field(rf_pq_table *t, const rf_index *idx, const char *name,
+			   int optional, int *id, char *err, size_t errlen);
 void rfi_pq_table_free(rf_pq_table *t);
 size_t rfi_pq_table_memory(const rf_pq_table *t);
 
 /* The page holding sample i (< t->samples). */
 const rf_pq_tpage *rfi_pq_table_page(const rf_pq_table *t, uint64_t i);
+/* A kept field's value for sample i: 1 (*p, *n), 0 a null. */
+int rfi_pq_table_kept(const rf_pq_tfield *fc, uint64_t i, const uint8_t **p, uint32_t *n);
+/* The page of field column fc holding sample i, or NULL (its file lacks it). */
+const rf_pq_tpage *rfi_pq_table_field_page(const rf_pq_table *t, const rf_pq_tfield *fc,
+					   uint64_t i);
 
 #if RF_TEST_HOOKS
 /* Test-only: fn is called with each file's path (the index's root and
  * shard) once its footer is read, before its pages are: a test truncates
  * it there (a writer still writing). NULL: none. */
 void rfi_pq_table_set_test_hook(void (*fn)(const char *path));
+/* Test-only: the bound on kept field values (RF_PQ_FIELD_KEEP_MAX by
+ * default; 0: every field read per sample, as a large column is). */
+void rfi_pq_table_set_keep_max(uint64_t max);
 #endif
 
 #endif

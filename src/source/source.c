@@ -189,6 +189,13 @@ int rfi_source_open(rf_source *s, const char *source, const rf_source_params *p,
 		    rfi_index_cache_write(&s->index, source, p->cache, why, sizeof(why)))
 			rfi_log(p->log_level, RF_LOG_WARN, "%s", why);
 	}
+	if (p->columns && p->columns[0] && !s->ops->columns) {
+		rfi_fmt(err, errlen, "config: columns '%s': source '%s' is %s, which have no "
+			"columns (columns name a source's columns: image=NAME,label=NAME)", p->columns,
+			source, s->ops->name);
+		rfi_source_free(s);
+		return RF_ECONFIG;
+	}
 	if (!s->ops->zstd_dict)
 		return 0;
 	for (size_t i = 0; s->index.members && i < s->index.count && !s->any_zstd; i++)

@@ -56,6 +56,9 @@ typedef enum rf_stage {
 	RF_STAGE_KIND_IMAGE,   /* the kind's extract, then as IMAGE */
 } rf_stage;
 
+/* rf_source_ops.field_read's answers. */
+enum { RF_FIELD_READ = 0, RF_FIELD_KEPT = 1, RF_FIELD_NULL = 2 };
+
 /* What a source is built with (from rf_config). */
 typedef struct rf_source_params {
 	int mode;          /* RF_INDEX_RAW | RF_INDEX_HIDDEN | RF_INDEX_FILES | RF_INDEX_TAR */
@@ -70,6 +73,8 @@ typedef struct rf_source_params {
 	const char *cache_dir;   /* the node cache a remote scan fills (cfg.cache_dir), or NULL */
 	const char *cache_group; /* ... cfg.cache_group */
 	uint64_t cache_bytes;    /* ... cfg.cache_bytes */
+	const char *columns;     /* cfg.columns ("image=NAME,label=NAME"), or NULL: read
+	                          * by a kind with columns; refused for the others */
 } rf_source_params;
 
 /* The read that fetches a sample's bytes: a file of its own (path, relative
@@ -161,6 +166,26 @@ typedef struct rf_source_ops {
 		       void **scratch, const uint8_t **out, size_t *out_len, char *reason,
 		       size_t rlen);
 	void (*scratch_free)(void *scratch);
+	/* Fields that are columns of its rows (cfg.fields; a kind with
+	 * columns), else NULL and fields are index records' members.
+	 * field_column, at create: field `name`'s column, its number in *id (-1:
+	 * optional and no file has it). 0, or RF_ECONFIG with err naming the
+	 * columns there are. The kind keeps what it needs to read it. */
+	int (*field_column)(const rf_source *s, const char *name, int optional, int *id,
+			    char *err, size_t errlen);
+	/* Column id's value for sample i: RF_FIELD_READ, r the read that gives
+	 * it (its page: a read of the sample's shard; r->len 0: the sample's
+	 * file lacks the column); RF_FIELD_KEPT, the value is in memory
+	 * (*value, *len: no read); RF_FIELD_NULL, kept, and a null. */
+	int (*field_read)(const rf_source *s, uint64_t i, int id, rf_source_read *r,
+			  const uint8_t **value, uint32_t *len);
+	/* On a compute thread, after extract (same scratch; the value lives as
+	 * long as extract's): field k's (its place in cfg.fields, column id)
+	 * value for sample i out of what its read gave (data[len]): *out,
+	 * *out_len, *present (0: a null). 0, or RF_EBADSAMPLE with reason set. */
+	int (*field_extract)(const rf_source *s, uint64_t i, uint32_t k, int id,
+			     const uint8_t *data, size_t len, void **scratch, const uint8_t **out,
+			     size_t *out_len, int *present, char *reason, size_t rlen);
 	/* The names of its shards, for the shard listing (src/index/shards.c:
 	 * suffixes, whether class folders hold them); NULL for a kind without
 	 * shards. */
@@ -179,6 +204,8 @@ typedef struct rf_source_ops {
 	 * go). NULL: a folder is never this kind's by its look. */
 	int (*take_folder)(rf_source *s, const char *source, const rf_source_seen *seen,
 			   const rf_source_params *p, char *err, size_t errlen);
+	int columns;       /* its samples are rows of columns: cfg.columns says which
+	                    * column is which (others refuse a set columns) */
 	int cached;        /* its index may come from and go to an index cache */
 	int zstd_dict;     /* its zstd members may use a dictionary (cfg.zstd_dict,
 	                    * or zstd.dict beside the shards) */
