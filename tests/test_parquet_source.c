@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pack/pack.h"
@@ -95,12 +96,22 @@ typedef struct seen {
 	uint64_t hash; /* its pixels, or raw its bytes */
 } seen;
 
+/* push_to_hub's shard K of n: "data/train-0000K-of-0000n.parquet:row R". */
+static int hub_shard(const char *name, int *k, int *n)
+{
+	const char *t = strstr(name, "/train-");
+	return t && sscanf(t, "/train-%5d-of-%5d.parquet:", k, n) == 2 && *n > 0;
+}
+
 /* Which of the N images sample `name` is: a tree's path, or FILE:row K. */
 static int image_of(const char *name)
 {
 	const char *row = strstr(name, ":row "), *part = strstr(name, "part-");
+	int shard, shards;
 	if (row) { /* split/part-K.parquet holds rows K * a third on */
 		int k = atoi(row + 5) + (part && part < row ? atoi(part + 5) * ((N + 2) / 3) : 0);
+		if (hub_shard(name, &shard, &shards)) /* datasets' contiguous shards */
+			k += shard * (N / shards) + (shard < N % shards ? shard : N % shards);
 		return k < N ? k : -1;
 	}
 	size_t tl = strlen(tree);
@@ -430,3 +441,140 @@ Test(parquet_source, a_folder_of_parquet_and_tar_is_refused)
 	free(mix);
 	free(plain);
 }
+
+/* ---- files the real writers write (tests/parquet_writers.py) ----
+ * Each writer's files are written once, by one python, for its test (a
+ * python start with `datasets` costs seconds); the tree is read once per
+ * mode, then every file in index order (the file read front to back in
+ * chunks) and shuffled (a page read a sample): each sample's pixels and
+ * label as the tree's, and, raw, the first file's bytes as the tree's. */
+
+/* out's file rel as a string (tu_read's bytes end with no NUL). */
+static char *read_text(const char *rel)
+{
+	size_t len;
+	uint8_t *b = tu_read(out, rel, &len);
+	char *text = malloc(len + 1);
+	cr_assert(text);
+	memcpy(text, b, len);
+	text[len] = '\0';
+	free(b);
+	return text;
+}
+
+static void read_rows(void)
+{
+	char *text = read_text("rows.txt");
+	char *save = NULL, *line = strtok_r(text, "\n", &save);
+	for (int i = 0; i < N && line; i++, line = strtok_r(NULL, "\n", &save))
+		rows[i] = strdup(line);
+	free(text);
+	cr_assert(rows[N - 1], "rows.txt lists fewer than %d rows", N);
+}
+
+/* writer's files from a tree, and files.txt ("REL<TAB>what" a line); the
+ * test skips, saying why, without the python or the writer. */
+static char *write_with(const char *writer)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "'%s' -c 'import pyarrow' 2>/dev/null", python());
+	if (access(python(), X_OK) != 0 || system(cmd) != 0)
+		cr_skip_test("no python with pyarrow at %s (scripts/parquet_venv.sh makes it; "
+			     "RINGFEED_PARQUET_PYTHON names another)", python());
+	tree = tu_tree("pqw", CLASSES, PER_CLASS);
+	out = tu_tmpdir("pqw");
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' '%s' '%s' > '%s/said' 2>&1", python(),
+		 RF_PQ_WRITERS, tree, out, writer, out);
+	int rc = system(cmd);
+	char *said = read_text("said");
+	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 3)
+		cr_skip_test("%s", said);
+	cr_assert_eq(rc, 0, "parquet_writers.py %s: %s", writer, said);
+	free(said);
+	read_rows();
+	return read_text("files.txt");
+}
+
+static void tree_seen(int raw, int shuffle, seen *want)
+{
+	rf_config cfg;
+	tu_config(&cfg, tree);
+	cfg.shuffle = shuffle;
+	cfg.epochs = 1;
+	cfg.raw = raw;
+	run(&cfg, want, NULL);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(want[i].times, 1, "tree: %s delivered %d times", rows[i], want[i].times);
+}
+
+static void assert_like(const char *rel, const char *what, int raw, int shuffle,
+			const seen *want)
+{
+	rf_config cfg;
+	seen got[N];
+	rf_stats st;
+	char *source = at(rel);
+	tu_config(&cfg, source);
+	cfg.shuffle = shuffle;
+	cfg.epochs = 1;
+	cfg.raw = raw;
+	run(&cfg, got, &st);
+	cr_assert_eq(st.bad_samples, 0, "%s (%s): %llu bad samples", rel, what,
+		     (unsigned long long)st.bad_samples);
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(got[i].times, 1, "%s (%s), %s: row %d (%s) delivered %d times", rel, what,
+			     shuffle ? "shuffled" : "in order", i, rows[i], got[i].times);
+		cr_assert_eq(got[i].label, want[i].label, "%s (%s): row %d: label %d, the tree's %d",
+			     rel, what, i, got[i].label, want[i].label);
+		cr_assert_eq(got[i].hash, want[i].hash, "%s (%s), %s: row %d (%s): other %s", rel, what,
+			     shuffle ? "shuffled" : "in order", i, rows[i], raw ? "bytes" : "pixels");
+	}
+	free(source);
+}
+
+/* A ClassLabel's names, as `datasets` wrote them: the tree's classes. */
+static void assert_class_names(const char *rel)
+{
+	rf_config cfg;
+	char *p = at(rel), err[512], want[16];
+	tu_config(&cfg, p);
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	for (int c = 0; c < CLASSES; c++) {
+		const char *name = rf_loader_class_name(l, c);
+		snprintf(want, sizeof(want), "c%d", c);
+		cr_assert(name && !strcmp(name, want), "%s: class %d: %s", rel, c, name ? name : "(none)");
+	}
+	rf_loader_destroy(l);
+	free(p);
+}
+
+static void assert_writer(const char *writer)
+{
+	char *list = write_with(writer), *save = NULL;
+	seen want[2][N], want_raw[N];
+	tree_seen(0, 0, want[0]);
+	tree_seen(0, 1, want[1]);
+	tree_seen(1, 0, want_raw);
+	int files = 0;
+	for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *tab = strchr(line, '\t');
+		cr_assert(tab, "files.txt: %s", line);
+		*tab = '\0';
+		assert_like(line, tab + 1, 0, 0, want[0]);
+		assert_like(line, tab + 1, 0, 1, want[1]);
+		if (!files++)
+			assert_like(line, tab + 1, 1, 0, want_raw);
+		if (!strcmp(writer, "datasets"))
+			assert_class_names(line);
+	}
+	cr_assert_gt(files, 0, "%s wrote no files", writer);
+	free(list);
+}
+
+TestSuite(parquet_writers, .fini = teardown, .timeout = 240);
+
+Test(parquet_writers, pyarrow_pages_dictionary_page_index_row_groups) { assert_writer("pyarrow"); }
+Test(parquet_writers, datasets_to_parquet_and_push_to_hub_layout) { assert_writer("datasets"); }
+Test(parquet_writers, duckdb_copy_every_codec) { assert_writer("duckdb"); }
+Test(parquet_writers, polars_every_codec_and_statistics) { assert_writer("polars"); }
