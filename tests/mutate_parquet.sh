@@ -5,7 +5,8 @@
 # files share their columns):
 #   plain/    a binary `image` column, by pyarrow: page index, no dictionary,
 #             snappy, a page or two a row; dictionary, zstd, data pages v2, no page
-#             index (the headers scanned)
+#             index (the headers scanned); dictionary, uncompressed (flips
+#             land on the dictionary indices themselves), page index
 #   datasets/ the `datasets` layout (the Image struct, a ClassLabel): by
 #             Dataset.to_parquet, and by pyarrow with a dictionary, gzip,
 #             data pages v2, no page index
@@ -40,6 +41,9 @@ pq.write_table(t, os.path.join(out, "plain", "a-index.parquet"), compression="sn
 pq.write_table(t, os.path.join(out, "plain", "b-dict.parquet"), compression="zstd",
                use_dictionary=True, data_page_version="2.0", data_page_size=4096,
                row_group_size=9, write_batch_size=3)
+pq.write_table(t, os.path.join(out, "plain", "c-dict-none.parquet"), compression="none",
+               use_dictionary=True, data_page_size=1024, row_group_size=12,
+               write_batch_size=4, write_page_index=True)
 import datasets
 from datasets import ClassLabel, Dataset, Features, Image
 datasets.disable_progress_bars()

@@ -22,6 +22,7 @@
 #include "pack/pack.h"
 #include "ringfeed.h"
 #include "rf_config.h"
+#include "source/parquet_meta.h"
 #include "testutil.h"
 #if RF_TEST_HOOKS
 #include "source/parquet_table.h"
@@ -370,6 +371,65 @@ Test(parquet_source, chunks_past_a_cut_are_refused)
 	cr_assert(strstr(err, "cut_middle.parquet") && strstr(err, "outside the file"), "%s", err);
 	free(p);
 	free(src);
+}
+
+/* An OffsetIndex that lies about where a page's rows start (page 1's first
+ * row said one later: page 0 claims a row it does not hold, page 1 one row
+ * fewer than it holds): the pages disagree with the index, their rows are
+ * bad samples; none is delivered with another row's image under its name
+ * (before the fix page 1's first value went out as row 3: row 2's image). */
+Test(parquet_source, an_offset_index_that_lies_about_rows)
+{
+	char *p = at("lying_index.parquet"), err[512], why[512];
+	tu_run("'%s' -c 'import sys, pyarrow.parquet as pq; "
+	       "t = pq.read_table(sys.argv[1]); "
+	       "pq.write_table(t, sys.argv[2], compression=\"none\", use_dictionary=False, "
+	       "data_page_size=1, write_batch_size=2, write_page_index=True)' '%s' '%s'",
+	       python(), at("codec_none.parquet"), p);
+	size_t n;
+	uint8_t *b = tu_read(out, "lying_index.parquet", &n);
+	uint32_t flen;
+	rf_pq_meta *m;
+	cr_assert_eq(rfi_pq_tail_check(p, b + n - 8, n, &flen, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(rfi_pq_meta_parse(p, b + n - 8 - flen, flen, n, &m, why, sizeof(why)), 0, "%s",
+		     why);
+	const rf_pq_chunk *c = &m->groups[0].chunks[rfi_pq_leaf_find(m, "image")];
+	cr_assert(c->offset_index_offset > 0);
+	/* PageLocation's first_row_index (field 3, i64: 0x16) = 2 (zigzag 0x04), stop */
+	uint8_t *oi = b + c->offset_index_offset, *hit = NULL;
+	for (int32_t i = 0; i + 3 <= c->offset_index_length && !hit; i++)
+		if (!memcmp(oi + i, "\x16\x04\x00", 3))
+			hit = oi + i;
+	cr_assert(hit, "page 1's first_row_index not found in the OffsetIndex");
+	hit[1] = 0x06; /* 3 */
+	rfi_pq_meta_free(m);
+	tu_write(out, "lying_index.parquet", b, n);
+	free(b);
+	seen want[N], got[N];
+	rf_config cfg;
+	tu_config(&cfg, tree);
+	cfg.shuffle = 0;
+	cfg.epochs = 1;
+	cfg.raw = 1;
+	run(&cfg, want, NULL);
+	reports r = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	cfg.source = p;
+	cfg.on_sample_error = on_bad;
+	cfg.user = &r;
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_loader_destroy(l);
+	run(&cfg, got, NULL);
+	for (int i = 0; i < N; i++)
+		cr_assert(!got[i].times || got[i].hash == want[i].hash,
+			  "row %d (%s) delivered with another row's bytes", i, rows[i]);
+	for (int i = 0; i < 4; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "lying_index.parquet:row %d", i);
+		cr_assert(reported(&r, name, "rows"), "%s not reported (%d reports: %s, %s)", name, r.n,
+			  r.path[0], r.reason[0]);
+	}
+	free(p);
 }
 
 #if RF_TEST_HOOKS

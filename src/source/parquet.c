@@ -214,7 +214,7 @@ static int extract(const rf_source *s, uint64_t i, const uint8_t *data, size_t l
 	if (ret)
 		return RF_EBADSAMPLE;
 	x->open = 1;
-	if (row >= x->pg.rows) {
+	if (x->pg.rows != p->rows) { /* an index that lies: row would be another's value */
 		rfi_fmt(reason, rlen, "column %s: the page holds %u rows, not the %u set-up found",
 			t->image_path, x->pg.rows, p->rows);
 		return RF_EBADSAMPLE;
