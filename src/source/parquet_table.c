@@ -553,6 +553,13 @@ static int add_labels(builder *b, pq_file *pf, uint32_t f, uint32_t g, uint32_t 
 					 &pg, &v, &bytes, err, errlen);
 		ret = opened;
 		uint64_t at = t->samples + (uint64_t)c.locs[k].first_row;
+		int64_t end = k + 1 < c.n ? c.locs[k + 1].first_row : m->groups[g].num_rows;
+		if (!ret && (int64_t)v.count != end - c.locs[k].first_row) { /* labels would shift */
+			rfi_fmt(err, errlen, "%s: column %s, row group %u: a page of %u rows where the "
+				"page index says %lld", pf->name, t->label_path, g, (unsigned)v.count,
+				(long long)(end - c.locs[k].first_row));
+			ret = RF_EINDEX;
+		}
 		for (uint32_t i = 0; !ret && i < v.count; i++) {
 			if (at + i >= b->labels_cap || label_of(&v, i, &t->labels[at + i])) {
 				rfi_fmt(err, errlen, "%s: column %s, row %lld: not a label (an integer "
