@@ -1,7 +1,7 @@
 /* mutate_parquet.c - the mutation harness for Parquet sources (mutate.c's
  * for tar shards): damages real Parquet files (byte flips, cuts, splices
  * over, in and out) where their structure is (the footer and its tail,
- * page headers, page bodies, dictionary pages) or anywhere, and checks the
+ * page headers, page bodies, dictionary pages, the page index) or anywhere, and checks the
  * loader's promise on every mutant, over the folder of them:
  *   - create refuses, naming a damaged file; or
  *   - the epoch runs to its end and every row is delivered or reported as
@@ -10,8 +10,10 @@
  *     damaged footer that still parses no longer has are not owed (the file
  *     says it is shorter: no reader can know);
  *   - raw, a row's bytes are the original's wherever the mutant left its
- *     page, its chunk's dictionary, the page index and the footer as they
- *     were (and every row of a file not damaged: its bytes and its label);
+ *     page and its chunk's dictionary as they were, whatever it did to the
+ *     page index and the footer: one that lies about where rows are makes
+ *     them bad samples, never another row's bytes under their names (and
+ *     every row of a file not damaged: its bytes and its label);
  *   - no single allocation larger than the files justify (malloc, calloc,
  *     realloc are wrapped: -Wl,--wrap; the largest is printed): 1024 x the
  *     largest file (the decoder's bound on a page's expansion) + 16 MiB.
@@ -88,9 +90,9 @@ static void die(const char *fmt, ...)
 
 /* ---- the undamaged files ---- */
 
-enum { R_FOOTER, R_HEADER, R_BODY, R_DICT, R_KINDS };
+enum { R_FOOTER, R_HEADER, R_BODY, R_DICT, R_INDEX, R_KINDS };
 static const char *const region_name[R_KINDS] = { "footer", "page header", "page body",
-						  "dictionary page" };
+						  "dictionary page", "page index" };
 
 typedef struct region {
 	int kind;
@@ -192,6 +194,7 @@ static void map_file(pq_file *f)
 			f->meta_lo = RF_MAX(f->meta_lo, (uint64_t)(ch->start + ch->compressed_size));
 			chunk_regions(f, m, g, c, (int)c == image);
 		}
+	add_region(f, R_INDEX, f->meta_lo, foot); /* ColumnIndex, OffsetIndex: empty without */
 	rfi_pq_meta_free(m);
 }
 
@@ -435,8 +438,9 @@ static int owed_bytes(const mutant *m, const pq_file *f, const row_truth *t)
 {
 	if (!m)
 		return 1;
-	return !touched(m, t->page_lo, t->page_hi) && !touched(m, t->dict_lo, t->dict_hi) &&
-	       !touched(m, f->meta_lo, f->len);
+	(void)f; /* a footer or page index that lies about where rows are must not move
+		  * another row's bytes under this one's name */
+	return !touched(m, t->page_lo, t->page_hi) && !touched(m, t->dict_lo, t->dict_hi);
 }
 
 static int check_delivery(const rf_batch *b, uint32_t i, int f, int64_t row, int raw,
