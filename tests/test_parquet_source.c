@@ -8,7 +8,10 @@
  * v1 and v2, the Image struct, several files as a folder, a pattern, a
  * list); a null image and damaged bytes are bad samples named FILE:row N;
  * a codec ringfeed does not read is refused at create, naming the file,
- * the column and the codec. */
+ * the column and the codec; an OffsetIndex that lies about rows makes them
+ * bad samples (image) or is refused (label). The suite parquet_writers does
+ * the same with the files of the real writers (tests/parquet_writers.py:
+ * pyarrow's grid, `datasets`, DuckDB, Polars), a test a writer. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <pthread.h>
