@@ -10,6 +10,9 @@
 #   datasets/ the `datasets` layout (the Image struct, a ClassLabel): by
 #             Dataset.to_parquet, and by pyarrow with a dictionary, gzip,
 #             data pages v2, no page index
+#   others/   DuckDB (PARQUET_VERSION V2: DELTA_LENGTH_BYTE_ARRAY) and Polars
+#             (a dictionary, statistics), both uncompressed (flips land on
+#             lengths and indices), where the python has them
 # then `MUTATE_PARQUET --files DIR ARGS...` damages and checks each folder.
 # Skips (77) saying why without the writers' venv (scripts/parquet_venv.sh;
 # RINGFEED_PARQUET_PYTHON names another python).
@@ -25,7 +28,7 @@ fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/rf-mutate-parquet.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 "$RF" gen --out "$T/jpg" --count 24 --classes 3 --quality 40 --threads 1 > /dev/null
-mkdir -p "$T/plain" "$T/datasets"
+mkdir -p "$T/plain" "$T/datasets" "$T/others"
 "$PY" - "$T/jpg" "$T" << 'PY'
 import os, sys
 import pyarrow as pa, pyarrow.parquet as pq
@@ -54,9 +57,25 @@ ds.to_parquet(os.path.join(out, "datasets", "a-to-parquet.parquet"))
 pq.write_table(ds.data.table, os.path.join(out, "datasets", "b-dict.parquet"), compression="gzip",
                use_dictionary=True, data_page_version="2.0", data_page_size=4096,
                row_group_size=8, write_batch_size=2)
+try: # the other writers, where this python has them
+    import duckdb
+    con = duckdb.connect()
+    con.register("t", t)
+    con.execute("COPY t TO '%s' (FORMAT parquet, COMPRESSION uncompressed, PARQUET_VERSION V2)"
+                % os.path.join(out, "others", "a-duckdb-v2.parquet"))
+except ImportError:
+    print("mutate_parquet: no duckdb: no DuckDB file")
+try:
+    import polars as pl
+    pl.from_arrow(t).write_parquet(os.path.join(out, "others", "b-polars.parquet"),
+                                   compression="uncompressed", row_group_size=8,
+                                   data_page_size=2048)
+except ImportError:
+    print("mutate_parquet: no polars: no Polars file")
 PY
 status=0
-for set in plain datasets; do
+for set in plain datasets others; do
+	[ -n "$(ls "$T/$set")" ] || continue
 	${MUTATE_WRAP:-} "$MUTATE" --files "$T/$set" "$@" || status=1
 done
 exit $status
