@@ -575,8 +575,10 @@ static char *write_with(const char *writer)
 		 RF_PQ_WRITERS, tree, out, writer, out);
 	int rc = system(cmd);
 	char *said = read_text("said");
-	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 3)
+	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 3) {
+		said[strcspn(said, "\n")] = '\0'; /* its line says why */
 		cr_skip_test("%s", said);
+	}
 	cr_assert_eq(rc, 0, "parquet_writers.py %s: %s", writer, said);
 	free(said);
 	read_rows();
