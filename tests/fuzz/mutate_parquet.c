@@ -24,8 +24,9 @@
  *   mutate_parquet --files DIR [--mutants N | --seconds S] [--seed X] [--keep DIR]
  *
  * DIR holds the undamaged *.parquet files (tests/mutate_parquet.sh writes
- * them with pyarrow and datasets). Output: a line a 1,000 mutants, the
- * totals, and "N passed, N failed". */
+ * them with pyarrow, datasets, DuckDB and Polars). Output: a line a 1,000
+ * mutants, the totals, and "N passed, N failed"; MUTATE_VERBOSE=1 in the
+ * environment prints each refusal at create and its mutant too. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <inttypes.h>
