@@ -15,4 +15,4 @@ set -uo pipefail
 "$(dirname "$0")/deps.sh" python3-torch python3-torchvision python3-venv >&2 || exit 1
 PY_VENV_SYSTEM_SITE=1 exec "$(dirname "$0")/py_venv.sh" datasets_venv.sh \
 	"${RINGFEED_DATASETS_VENV:-/root/.cache/ringfeed-datasets-venv}" \
-	'datasets, pyarrow.parquet, torch, torchvision' 'numpy<2 pyarrow==24.* datasets'
+	'datasets, pyarrow.parquet, torch, torchvision' 'numpy<2' 'pyarrow==24.*' datasets

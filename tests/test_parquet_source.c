@@ -8,7 +8,10 @@
  * v1 and v2, the Image struct, several files as a folder, a pattern, a
  * list); a null image and damaged bytes are bad samples named FILE:row N;
  * a codec ringfeed does not read is refused at create, naming the file,
- * the column and the codec. */
+ * the column and the codec; an OffsetIndex that lies about rows makes them
+ * bad samples (image) or is refused (label). The suite parquet_writers does
+ * the same with the files of the real writers (tests/parquet_writers.py:
+ * pyarrow's grid, `datasets`, DuckDB, Polars), a test a writer. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -16,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pack/pack.h"
 #include "ringfeed.h"
 #include "rf_config.h"
+#include "source/parquet_meta.h"
 #include "testutil.h"
 #if RF_TEST_HOOKS
 #include "source/parquet_table.h"
@@ -96,12 +101,22 @@ typedef struct seen {
 	uint64_t hash; /* its pixels, or raw its bytes */
 } seen;
 
+/* push_to_hub's shard K of n: "data/train-0000K-of-0000n.parquet:row R". */
+static int hub_shard(const char *name, int *k, int *n)
+{
+	const char *t = strstr(name, "/train-");
+	return t && sscanf(t, "/train-%5d-of-%5d.parquet:", k, n) == 2 && *n > 0;
+}
+
 /* Which of the N images sample `name` is: a tree's path, or FILE:row K. */
 static int image_of(const char *name)
 {
 	const char *row = strstr(name, ":row "), *part = strstr(name, "part-");
+	int shard, shards;
 	if (row) { /* split/part-K.parquet holds rows K * a third on */
 		int k = atoi(row + 5) + (part && part < row ? atoi(part + 5) * ((N + 2) / 3) : 0);
+		if (hub_shard(name, &shard, &shards)) /* datasets' contiguous shards */
+			k += shard * (N / shards) + (shard < N % shards ? shard : N % shards);
 		return k < N ? k : -1;
 	}
 	size_t tl = strlen(tree);
@@ -378,6 +393,90 @@ Test(parquet_source, chunks_past_a_cut_are_refused)
 	free(src);
 }
 
+/* codec_none.parquet's rows in pages of 2 rows each with a page index, in
+ * which column's OffsetIndex says page 1 starts at row 3, not 2: page 0
+ * claims a row it does not hold, page 1 one row fewer than it holds. */
+static char *lying_index_file(const char *column)
+{
+	char rel[64], why[512];
+	snprintf(rel, sizeof(rel), "lying_%s.parquet", column);
+	char *p = at(rel), *src = at("codec_none.parquet");
+	tu_run("'%s' -c 'import sys, pyarrow.parquet as pq; "
+	       "t = pq.read_table(sys.argv[1]); "
+	       "pq.write_table(t, sys.argv[2], compression=\"none\", use_dictionary=False, "
+	       "data_page_size=1, write_batch_size=2, write_page_index=True)' '%s' '%s'",
+	       python(), src, p);
+	size_t n;
+	uint8_t *b = tu_read(out, rel, &n);
+	uint32_t flen;
+	rf_pq_meta *m;
+	cr_assert_eq(rfi_pq_tail_check(p, b + n - 8, n, &flen, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(rfi_pq_meta_parse(p, b + n - 8 - flen, flen, n, &m, why, sizeof(why)), 0, "%s",
+		     why);
+	const rf_pq_chunk *c = &m->groups[0].chunks[rfi_pq_leaf_find(m, column)];
+	cr_assert(c->offset_index_offset > 0);
+	/* PageLocation's first_row_index (field 3, i64: 0x16) = 2 (zigzag 0x04), stop */
+	uint8_t *oi = b + c->offset_index_offset, *hit = NULL;
+	for (int32_t i = 0; i + 3 <= c->offset_index_length && !hit; i++)
+		if (!memcmp(oi + i, "\x16\x04\x00", 3))
+			hit = oi + i;
+	cr_assert(hit, "%s: page 1's first_row_index not found in the OffsetIndex", column);
+	hit[1] = 0x06; /* 3 */
+	rfi_pq_meta_free(m);
+	tu_write(out, rel, b, n);
+	free(b);
+	free(src);
+	return p;
+}
+
+/* The image column's index lies: the pages disagree with it, their rows
+ * are bad samples; none is delivered with another row's image under its
+ * name (before the fix page 1's first value went out as row 3: row 2's
+ * image). */
+Test(parquet_source, an_offset_index_that_lies_about_rows)
+{
+	char *p = lying_index_file("image"), err[512];
+	seen want[N], got[N];
+	rf_config cfg;
+	tu_config(&cfg, tree);
+	cfg.shuffle = 0;
+	cfg.epochs = 1;
+	cfg.raw = 1;
+	run(&cfg, want, NULL);
+	reports r = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	cfg.source = p;
+	cfg.on_sample_error = on_bad;
+	cfg.user = &r;
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	rf_loader_destroy(l);
+	run(&cfg, got, NULL);
+	for (int i = 0; i < N; i++)
+		cr_assert(!got[i].times || got[i].hash == want[i].hash,
+			  "row %d (%s) delivered with another row's bytes", i, rows[i]);
+	for (int i = 0; i < 4; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "lying_image.parquet:row %d", i);
+		cr_assert(reported(&r, name, "rows"), "%s not reported (%d reports: %s, %s)", name, r.n,
+			  r.path[0], r.reason[0]);
+	}
+	free(p);
+}
+
+/* The label column's index lies: refused at create naming the file and
+ * the column (before the fix rows 2 and 3 got shifted labels, in silence). */
+Test(parquet_source, a_label_offset_index_that_lies_is_refused)
+{
+	char *p = lying_index_file("label"), err[512];
+	rf_config cfg;
+	tu_config(&cfg, p);
+	rf_loader *l;
+	cr_assert_neq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "created");
+	cr_assert(strstr(err, "lying_label.parquet") && strstr(err, "column label") &&
+		  strstr(err, "page index says"), "%s", err);
+	free(p);
+}
+
 #if RF_TEST_HOOKS
 static void cut_in_half(const char *path)
 {
@@ -447,3 +546,142 @@ Test(parquet_source, a_folder_of_parquet_and_tar_is_refused)
 	free(mix);
 	free(plain);
 }
+
+/* ---- files the real writers write (tests/parquet_writers.py) ----
+ * Each writer's files are written once, by one python, for its test (a
+ * python start with `datasets` costs seconds); the tree is read once per
+ * mode, then every file in index order (the file read front to back in
+ * chunks) and shuffled (a page read a sample): each sample's pixels and
+ * label as the tree's, and, raw, the first file's bytes as the tree's. */
+
+/* out's file rel as a string (tu_read's bytes end with no NUL). */
+static char *read_text(const char *rel)
+{
+	size_t len;
+	uint8_t *b = tu_read(out, rel, &len);
+	char *text = malloc(len + 1);
+	cr_assert(text);
+	memcpy(text, b, len);
+	text[len] = '\0';
+	free(b);
+	return text;
+}
+
+static void read_rows(void)
+{
+	char *text = read_text("rows.txt");
+	char *save = NULL, *line = strtok_r(text, "\n", &save);
+	for (int i = 0; i < N && line; i++, line = strtok_r(NULL, "\n", &save))
+		rows[i] = strdup(line);
+	free(text);
+	cr_assert(rows[N - 1], "rows.txt lists fewer than %d rows", N);
+}
+
+/* writer's files from a tree, and files.txt ("REL<TAB>what" a line); the
+ * test skips, saying why, without the python or the writer. */
+static char *write_with(const char *writer)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "'%s' -c 'import pyarrow' 2>/dev/null", python());
+	if (access(python(), X_OK) != 0 || system(cmd) != 0)
+		cr_skip_test("no python with pyarrow at %s (scripts/parquet_venv.sh makes it; "
+			     "RINGFEED_PARQUET_PYTHON names another)", python());
+	tree = tu_tree("pqw", CLASSES, PER_CLASS);
+	out = tu_tmpdir("pqw");
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' '%s' '%s' > '%s/said' 2>&1", python(),
+		 RF_PQ_WRITERS, tree, out, writer, out);
+	int rc = system(cmd);
+	char *said = read_text("said");
+	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 3) {
+		said[strcspn(said, "\n")] = '\0'; /* its line says why */
+		cr_skip_test("%s", said);
+	}
+	cr_assert_eq(rc, 0, "parquet_writers.py %s: %s", writer, said);
+	free(said);
+	read_rows();
+	return read_text("files.txt");
+}
+
+static void tree_seen(int raw, int shuffle, seen *want)
+{
+	rf_config cfg;
+	tu_config(&cfg, tree);
+	cfg.shuffle = shuffle;
+	cfg.epochs = 1;
+	cfg.raw = raw;
+	run(&cfg, want, NULL);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(want[i].times, 1, "tree: %s delivered %d times", rows[i], want[i].times);
+}
+
+static void assert_like(const char *rel, const char *what, int raw, int shuffle,
+			const seen *want)
+{
+	rf_config cfg;
+	seen got[N];
+	rf_stats st;
+	char *source = at(rel);
+	tu_config(&cfg, source);
+	cfg.shuffle = shuffle;
+	cfg.epochs = 1;
+	cfg.raw = raw;
+	run(&cfg, got, &st);
+	cr_assert_eq(st.bad_samples, 0, "%s (%s): %llu bad samples", rel, what,
+		     (unsigned long long)st.bad_samples);
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(got[i].times, 1, "%s (%s), %s: row %d (%s) delivered %d times", rel, what,
+			     shuffle ? "shuffled" : "in order", i, rows[i], got[i].times);
+		cr_assert_eq(got[i].label, want[i].label, "%s (%s): row %d: label %d, the tree's %d",
+			     rel, what, i, got[i].label, want[i].label);
+		cr_assert_eq(got[i].hash, want[i].hash, "%s (%s), %s: row %d (%s): other %s", rel, what,
+			     shuffle ? "shuffled" : "in order", i, rows[i], raw ? "bytes" : "pixels");
+	}
+	free(source);
+}
+
+/* A ClassLabel's names, as `datasets` wrote them: the tree's classes. */
+static void assert_class_names(const char *rel)
+{
+	rf_config cfg;
+	char *p = at(rel), err[512], want[16];
+	tu_config(&cfg, p);
+	rf_loader *l;
+	cr_assert_eq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0, "%s", err);
+	for (int c = 0; c < CLASSES; c++) {
+		const char *name = rf_loader_class_name(l, c);
+		snprintf(want, sizeof(want), "c%d", c);
+		cr_assert(name && !strcmp(name, want), "%s: class %d: %s", rel, c, name ? name : "(none)");
+	}
+	rf_loader_destroy(l);
+	free(p);
+}
+
+static void assert_writer(const char *writer)
+{
+	char *list = write_with(writer), *save = NULL;
+	seen want[2][N], want_raw[N];
+	tree_seen(0, 0, want[0]);
+	tree_seen(0, 1, want[1]);
+	tree_seen(1, 0, want_raw);
+	int files = 0;
+	for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *tab = strchr(line, '\t');
+		cr_assert(tab, "files.txt: %s", line);
+		*tab = '\0';
+		assert_like(line, tab + 1, 0, 0, want[0]);
+		assert_like(line, tab + 1, 0, 1, want[1]);
+		if (!files++)
+			assert_like(line, tab + 1, 1, 0, want_raw);
+		if (!strcmp(writer, "datasets"))
+			assert_class_names(line);
+	}
+	cr_assert_gt(files, 0, "%s wrote no files", writer);
+	free(list);
+}
+
+TestSuite(parquet_writers, .fini = teardown, .timeout = 240);
+
+Test(parquet_writers, pyarrow_pages_dictionary_page_index_row_groups) { assert_writer("pyarrow"); }
+Test(parquet_writers, datasets_to_parquet_and_push_to_hub_layout) { assert_writer("datasets"); }
+Test(parquet_writers, duckdb_copy_every_codec) { assert_writer("duckdb"); }
+Test(parquet_writers, polars_every_codec_and_statistics) { assert_writer("polars"); }

@@ -253,7 +253,8 @@ static int page_row(const rf_pq_table *t, const rf_pq_tpage *p, uint32_t leaf, c
 	if (ret)
 		return RF_EBADSAMPLE;
 	o->open = 1;
-	if (row >= o->pg.rows) {
+	if (o->pg.rows != p->rows || row >= o->pg.rows) { /* an index that lies: row would be
+							   * another's value */
 		rfi_fmt(reason, rlen, "column %s: the page holds %u rows, not the %u set-up found",
 			path, o->pg.rows, p->rows);
 		return RF_EBADSAMPLE;

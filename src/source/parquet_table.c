@@ -584,6 +584,13 @@ static int page_labels(builder *b, pq_file *pf, const rf_pq_meta *m, uint32_t g,
 	if (ret)
 		return ret;
 	uint64_t at = t->samples + (uint64_t)c->locs[k].first_row;
+	int64_t end = k + 1 < c->n ? c->locs[k + 1].first_row : m->groups[g].num_rows;
+	if ((int64_t)v.count != end - c->locs[k].first_row) { /* labels would shift */
+		rfi_fmt(err, errlen, "%s: column %s, row group %u: a page of %u rows where the "
+			"page index says %lld", pf->name, t->label_path, g, (unsigned)v.count,
+			(long long)(end - c->locs[k].first_row));
+		ret = RF_EINDEX;
+	}
 	for (uint32_t i = 0; !ret && i < v.count; i++) {
 		int bad = at + i >= b->labels_cap ? 1 : label_of(b, &v, i, &t->labels[at + i]);
 		if (bad > 0)
