@@ -57,6 +57,7 @@ UNITS = [
         "src/source/parquet_codec.c", "src/source/parquet_codec.h",
         "src/source/parquet_page.c", "src/source/parquet_page.h", "src/source/parquet_values.c",
         "src/source/parquet_hf.c", "src/source/parquet_hf.h",
+        "src/source/parquet_opened.c", "src/source/parquet_opened.h",
         "src/source/parquet_columns.c", "src/source/parquet_columns.h",
     ]),
     # The file row is the local file system: the read engine's own paths

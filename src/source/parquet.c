@@ -23,6 +23,7 @@
 
 #include "index/index_build.h"
 #include "source/parquet_columns.h"
+#include "source/parquet_opened.h"
 #include "source/parquet_table.h"
 #include "source/source.h"
 #include "util/hash.h"
@@ -203,7 +204,9 @@ static void cut_short(const rf_source *s, const rf_source_read *r, int got, char
 /* A compute thread's page: open until its next sample (the value's bytes
  * point into it, or into the read it was opened from). */
 typedef struct pq_open {
-	rf_pq_page pg;
+	rf_pq_page pg;                 /* opened here, or zeroed (kept by the set) */
+	const rf_pq_page *shared;      /* the set's page held instead, or NULL */
+	rf_pq_opened *set;             /* where shared is given back */
 	rf_pq_values vals;
 	int open;
 	char text[32]; /* a number's decimal text (a field) */
@@ -220,6 +223,9 @@ static void open_close(pq_open *o)
 	if (!o->open)
 		return;
 	rfi_pq_values_free(&o->vals);
+	if (o->shared)
+		rfi_pq_opened_release(o->set, o->shared);
+	o->shared = NULL;
 	rfi_pq_page_close(&o->pg);
 	o->open = 0;
 }
@@ -238,12 +244,21 @@ static void scratch_free(void *scratch)
 	free(scratch);
 }
 
-/* Row `row` of page p of column `path` (leaf of p's file) out of its read
- * (data[len]) into o, opened. 0, or RF_EBADSAMPLE with reason set. */
-static int page_row(const rf_pq_table *t, const rf_pq_tpage *p, uint32_t leaf, const char *path,
-		    uint32_t row, const uint8_t *data, size_t len, pq_open *o, char *reason,
-		    size_t rlen)
+/* Page p of column `path` (leaf of p's file) opened into o from its read
+ * (data[len]); with share (the image column), the page the table's set
+ * holds, or this one kept there: the rows of a page then decompress it
+ * once between them. 0, or RF_EBADSAMPLE with reason set. */
+static int page_open(const rf_pq_table *t, const rf_pq_tpage *p, uint32_t leaf, const char *path,
+		     const uint8_t *data, size_t len, int share, pq_open *o, char *reason,
+		     size_t rlen)
 {
+	share = share && t->opened;
+	uint64_t key = share ? (uint64_t)(p - t->pages) : 0; /* p is one of t->pages */
+	if (share && (o->shared = rfi_pq_opened_get(t->opened, key))) {
+		o->set = t->opened;
+		o->open = 1;
+		return 0;
+	}
 	int ret = rfi_pq_page_open(t->metas[p->file], p->group, leaf, data, len, &o->pg, reason,
 				   rlen);
 	if (ret == 1) {
@@ -253,14 +268,35 @@ static int page_row(const rf_pq_table *t, const rf_pq_tpage *p, uint32_t leaf, c
 	if (ret)
 		return RF_EBADSAMPLE;
 	o->open = 1;
-	if (o->pg.rows != p->rows || row >= o->pg.rows) { /* an index that lies: row would be
-							   * another's value */
+	if (o->pg.rows != p->rows) { /* an index that lies: a row would be another's value */
 		rfi_fmt(reason, rlen, "column %s: the page holds %u rows, not the %u set-up found",
 			path, o->pg.rows, p->rows);
 		return RF_EBADSAMPLE;
 	}
+	/* only a page that owns its bytes: an uncompressed one points into
+	 * its read, which goes with the sample */
+	if (share && o->pg.owned && (o->shared = rfi_pq_opened_put(t->opened, key, &o->pg)))
+		o->set = t->opened;
+	return 0;
+}
+
+/* Row `row` of page p of column `path` (leaf of p's file) out of its read
+ * (data[len]) into o, opened (share: as page_open). 0, or RF_EBADSAMPLE
+ * with reason set. */
+static int page_row(const rf_pq_table *t, const rf_pq_tpage *p, uint32_t leaf, const char *path,
+		    uint32_t row, const uint8_t *data, size_t len, int share, pq_open *o,
+		    char *reason, size_t rlen)
+{
+	int ret = page_open(t, p, leaf, path, data, len, share, o, reason, rlen);
+	if (ret)
+		return ret;
+	const rf_pq_page *pg = o->shared ? o->shared : &o->pg;
+	if (row >= pg->rows) {
+		rfi_fmt(reason, rlen, "column %s: row %u of a page of %u rows", path, row, pg->rows);
+		return RF_EBADSAMPLE;
+	}
 	const rf_pq_dict *d = p->dict == RF_PQ_NO_DICT ? NULL : &t->dicts[p->dict];
-	if (rfi_pq_page_rows(&o->pg, d, row, row + 1, &o->vals, reason, rlen))
+	if (rfi_pq_page_rows(pg, d, row, row + 1, &o->vals, reason, rlen))
 		return RF_EBADSAMPLE;
 	return 0;
 }
@@ -283,7 +319,7 @@ static int extract(const rf_source *s, uint64_t i, const uint8_t *data, size_t l
 	const rf_pq_tpage *p = rfi_pq_table_page(t, i);
 	pq_open *o = &x->at[0];
 	int ret = page_row(t, p, t->leaf[p->file], t->image_path, (uint32_t)(i - p->first), data,
-			   len, o, reason, rlen);
+			   len, 1, o, reason, rlen);
 	if (ret)
 		return ret;
 	if (!o->vals.present[0] || !o->vals.ptr[0] || !o->vals.len[0]) {
@@ -337,7 +373,7 @@ static int field_extract(const rf_source *s, uint64_t i, uint32_t k, int id,
 	}
 	pq_open *o = &x->at[1 + k];
 	int ret = page_row(t, p, (uint32_t)fc->leaf[p->file], fc->path, (uint32_t)(i - p->first),
-			   data, len, o, reason, rlen);
+			   data, len, 0, o, reason, rlen);
 	if (ret)
 		return ret;
 	*present = o->vals.present[0];

@@ -23,6 +23,7 @@
 #include "decode/image.h"
 #include "source/parquet_columns.h"
 #include "source/parquet_hf.h"
+#include "source/parquet_opened.h"
 #include "util/util.h"
 
 #define LABEL_COLUMN "label"
@@ -839,6 +840,7 @@ int rfi_pq_table_build(rf_index *idx, int raw, const char *columns, rf_pq_table 
 		rfi_pq_table_free(t);
 		return ret;
 	}
+	t->opened = rfi_pq_opened_new(); /* NULL: rows open their own pages */
 	*out = t;
 	return 0;
 }
@@ -1089,6 +1091,7 @@ void rfi_pq_table_free(rf_pq_table *t)
 	free(t->pages);
 	free(t->dicts);
 	free(t->labels);
+	rfi_pq_opened_free(t->opened);
 	for (uint32_t k = 0; k < t->nfields; k++) {
 		free(t->fields[k].path);
 		free(t->fields[k].leaf);
@@ -1108,6 +1111,7 @@ size_t rfi_pq_table_memory(const rf_pq_table *t)
 		n += t->fields[k].npages * sizeof(rf_pq_tpage) + t->nfiles * sizeof(int32_t) +
 		     (t->fields[k].off ? t->samples * (sizeof(uint64_t) + 1) : 0) +
 		     t->fields[k].kept_cap;
+	n += t->opened ? rfi_pq_opened_bytes(t->opened) : 0;
 	return n + (t->labels ? t->samples * sizeof(*t->labels) : 0);
 }
 

@@ -4,7 +4,7 @@
  * its page (header and body); its value is cut out of it on a compute
  * thread (parquet.c's extract), with the chunk's dictionary, loaded here.
  * The kind's private state (rf_source.priv); read-only once built and
- * shared by every thread without locks. Private to the Parquet kind. */
+ * shared by every thread without locks (but `opened`, which locks itself). Private to the Parquet kind. */
 #ifndef RF_PARQUET_TABLE_H
 #define RF_PARQUET_TABLE_H
 
@@ -79,6 +79,10 @@ typedef struct rf_pq_table {
 	int32_t *labels;      /* each sample's, or NULL (no label column) */
 	uint64_t samples;
 	uint32_t largest_page;
+	/* The image column's pages opened once for the rows the compute
+	 * threads cut out (parquet_opened.h), or NULL: each row opens its own.
+	 * The one part of the table threads change; it locks itself. */
+	struct rf_pq_opened *opened;
 } rf_pq_table;
 
 /* Builds *out from the files idx lists (root and shards: local files),
