@@ -314,6 +314,12 @@ static void print_stages(const rf_config *cfg, const rf_stats *st, const bench_f
 		       "%.1f ms per 10,000, %.1f%% of one core\n", st->io_depth, f->ring_us, f->ring_us * 10,
 		       f->secs > 0 ? 100.0 * (double)st->ns_ring_cpu * 1e-9 / f->secs : 0.0);
 		printf("  consumer waiting for batches %5.1f%% of the run\n", f->wait_pct);
+	} else if (cfg->raw && st->threads) { /* a kind's stage cuts raw samples out */
+		printf("  raw mode: each sample's bytes cut out of its read by %s (the source's "
+		       "own stage: a Parquet row out of its page); the ring thread %.2f us of its "
+		       "CPU per sample (io_depth %u)\n", cli_count(st->threads, "compute thread", 0),
+		       f->ring_us, st->io_depth);
+		printf("  consumer waiting for batches %5.1f%% of the run\n", f->wait_pct);
 	} else if (cfg->raw) { /* no compute stage: the ring thread lands every read */
 		printf("  raw mode: no compute threads; the ring thread reads and lands every file "
 		       "(io_depth %u): %.2f us of its CPU per file, %.1f%% of one core\n", st->io_depth,
