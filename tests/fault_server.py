@@ -306,6 +306,8 @@ def main(argv):
             rng_hdr = self.headers.get("Range")
             if rng_hdr and rng_hdr.startswith("bytes="):
                 lo, _, hi = rng_hdr[6:].partition("-")
+                if lo == "":  # a suffix range: the last hi bytes
+                    lo, hi = str(max(size - int(hi), 0)), ""
                 start = int(lo)
                 end = min(int(hi), size - 1) if hi else size - 1
                 status = 206

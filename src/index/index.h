@@ -87,6 +87,9 @@ typedef struct rf_shard_names {
 	const char *shown;           /* the names as messages say them: ".x or .y" */
 	int class_folders;           /* a folder with no shards of its own may hold
 	                              * them in its class folders (labelled by folder) */
+	int any_depth;               /* a remote listing's shards at any depth, in name
+	                              * order (a dataset's CONFIG/SPLIT/ files), not
+	                              * only the folder's own */
 } rf_shard_names;
 
 /* Is name (its first n bytes) one of these shards' names? */

@@ -3,7 +3,10 @@
  * WebP bytes, or the `datasets` Image struct's `bytes`), its label the
  * integer column `label` (a ClassLabel's names from the `huggingface`
  * metadata). The files are one .parquet file, a folder of them, a glob or
- * brace pattern, or a list file; local only for now (a URL is refused).
+ * brace pattern, or a list file; or remote (http(s):// URLs, a list or
+ * a brace pattern of them, an s3:// or hf:// folder or glob, listed through
+ * the source's transport): set-up reads them through it, many at once
+ * (parquet_table.c, parquet_file.c).
  *
  * Random access: a sample's read is its page of the image column (header
  * and body, parquet_table.h's table, the kind's private state); the page
@@ -25,7 +28,9 @@
 #include "util/util.h"
 
 static const char *const pq_suffixes[] = { ".parquet", NULL };
-static const rf_shard_names pq_names = { .suffixes = pq_suffixes, .shown = ".parquet" };
+/* a remote listing's files at any depth: a dataset's CONFIG/SPLIT/NNNN files */
+static const rf_shard_names pq_names = { .suffixes = pq_suffixes, .shown = ".parquet",
+					 .any_depth = 1 };
 
 static const rf_pq_table *table_of(const rf_source *s)
 {
@@ -58,11 +63,6 @@ static int claims(const char *source, const struct stat *st, const rf_source_par
 /* The files listed, then read (footers, pages, labels). */
 static int read_files(rf_source *s, const char *source, char *err, size_t errlen)
 {
-	if (s->index.urls) {
-		rfi_fmt(err, errlen, "source '%s': remote Parquet files (http(s)://, s3://) are not "
-			"read yet: copy them here, or pack them as tar shards", source);
-		return -ENOTSUP;
-	}
 	rf_pq_table *t;
 	int ret = rfi_pq_table_build(&s->index, s->raw, &t, err, errlen);
 	if (ret)
@@ -104,6 +104,8 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	int ret;
 	if (!st) {
 		ret = rfi_index_shard_pattern(idx, source, &pq_names, err, errlen);
+		if (ret == 0) /* a bucket's folder or glob, a dataset's files */
+			ret = rfi_index_shard_bucket(idx, source, &pq_names, err, errlen);
 		if (ret == 0 && rfi_index_is_url(source))
 			ret = rfi_index_shard_file(idx, source, err, errlen);
 		if (ret == 0) {

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,9 @@
 #include <unistd.h>
 
 #include "decode/image.h"
+#include "source/parquet_file.h"
 #include "source/parquet_hf.h"
+#include "util/cancel.h"
 #include "util/util.h"
 
 #define LABEL_COLUMN "label"
@@ -30,19 +33,6 @@
 #define ROWS_PER_BYTE 8
 #define SNIFF_PAGES 4 /* pages of a binary column looked at for image bytes */
 
-/* A file being read at set-up: open, read with bounded pread()s into
- * buffers of its own (never mapped: a file truncated or rewritten while it
- * is read gives a short read, refused naming it, not a SIGBUS). */
-typedef struct pq_file {
-	char name[PATH_MAX]; /* as messages say it: root/shard */
-	int fd;
-	uint64_t size;       /* at open: the footer's checks hold the offsets to it */
-	uint8_t *win;        /* the page-header scan's window: bytes [win_off, +win_len) */
-	int64_t win_off;
-	size_t win_len, win_cap;
-	int read_failed;     /* a read failed or came back short */
-} pq_file;
-
 /* One column chunk's data pages and its dictionary page, located. */
 typedef struct pq_chunk {
 	rf_pq_page_loc *locs;
@@ -50,82 +40,18 @@ typedef struct pq_chunk {
 	int64_t dict_off; /* -1: none */
 } pq_chunk;
 
+typedef rf_pq_file pq_file;
+
 /* A page, a dictionary page or an OffsetIndex read whole: at most a page's
  * body and header (the parsers refuse more; a claim past it is not read). */
 #define READ_MAX (RF_PQ_PAGE_BYTES_MAX + RF_PQ_PAGE_HEADER_MAX)
 
-static int file_open(const rf_index *idx, uint32_t f, pq_file *pf, char *err, size_t errlen)
-{
-	memset(pf, 0, sizeof(*pf));
-	pf->fd = -1;
-	rfi_index_shard_shown(idx, f, pf->name, sizeof(pf->name));
-	int fd = rfi_open_regular(idx->root_fd, idx->shards[f], "Parquet file", err, errlen);
-	if (fd < 0)
-		return fd;
-	struct stat st;
-	if (fstat(fd, &st)) {
-		int ret = -errno;
-		rfi_fmt(err, errlen, "%s: %s", pf->name, strerror(-ret));
-		close(fd);
-		return ret;
-	}
-	if (st.st_size < 4 + RF_PQ_TAIL_BYTES) {
-		rfi_fmt(err, errlen, "%s: not a Parquet file (%lld bytes: too short)", pf->name,
-			(long long)st.st_size);
-		close(fd);
-		return RF_EINDEX;
-	}
-	pf->fd = fd;
-	pf->size = (uint64_t)st.st_size;
-	return 0;
-}
-
-static void file_close(pq_file *pf)
-{
-	if (pf->fd >= 0)
-		close(pf->fd);
-	pf->fd = -1;
-	free(pf->win);
-	pf->win = NULL;
-}
-
-/* n bytes at off into buf; a read that comes back short (the file shrank
- * since it was opened) is refused. why says so without the file's name
- * (the page-header scan's caller prefixes it). */
-static int pread_why(pq_file *pf, uint64_t off, size_t n, uint8_t *buf, char *why,
-		     size_t len)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(pf->fd, buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			pf->read_failed = 1;
-			rfi_fmt(why, len, "reading %zu bytes at offset %llu: %s", n,
-				(unsigned long long)off, strerror(e));
-			return -e;
-		}
-		if (r == 0) {
-			pf->read_failed = 1;
-			rfi_fmt(why, len, "%zu bytes at offset %llu: the file ends at %llu, it was %llu "
-				"bytes when opened (truncated or rewritten while ringfeed read it)", n,
-				(unsigned long long)off, (unsigned long long)(off + got),
-				(unsigned long long)pf->size);
-			return RF_EINDEX;
-		}
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-/* The same, err naming the file. */
+/* n bytes at off into buf, err naming the file. */
 static int file_pread(pq_file *pf, uint64_t off, size_t n, uint8_t *buf, char *err,
 		      size_t errlen)
 {
-	char why[256];
-	int ret = pread_why(pf, off, n, buf, why, sizeof(why));
+	char why[384];
+	int ret = rfi_pq_file_read(pf, off, n, buf, why, sizeof(why));
 	if (ret)
 		rfi_fmt(err, errlen, "%s: %s", pf->name, why);
 	return ret;
@@ -145,44 +71,14 @@ static int file_bytes(pq_file *pf, uint64_t off, uint64_t n, const char *what,
 	uint8_t *b = malloc(n ? (size_t)n : 1);
 	if (!b)
 		return -ENOMEM;
-	char why[256];
-	int ret = pread_why(pf, off, (size_t)n, b, why, sizeof(why));
+	char why[384];
+	int ret = rfi_pq_file_read(pf, off, (size_t)n, b, why, sizeof(why));
 	if (ret) {
 		rfi_fmt(err, errlen, "%s: %s: %s", pf->name, what, why);
 		free(b);
 		return ret;
 	}
 	*out = b;
-	return 0;
-}
-
-/* The page-header scan's reader (rf_pq_reader): bytes from the window when
- * it holds them (a chunk of small pages: one read for many headers), else
- * read into it. */
-static int scan_read(void *ctx, int64_t offset, size_t n, const uint8_t **p, char *why,
-		     size_t len)
-{
-	pq_file *pf = ctx;
-	if (pf->win && offset >= pf->win_off && (uint64_t)(offset - pf->win_off) <= pf->win_len &&
-	    n <= pf->win_len - (size_t)(offset - pf->win_off)) {
-		*p = pf->win + (offset - pf->win_off);
-		return 0;
-	}
-	if (n > pf->win_cap) {
-		uint8_t *w = realloc(pf->win, n);
-		if (!w) {
-			rfi_fmt(why, len, "out of memory");
-			return -1;
-		}
-		pf->win = w;
-		pf->win_cap = n;
-	}
-	pf->win_len = 0;
-	if (pread_why(pf, (uint64_t)offset, n, pf->win, why, len))
-		return -1;
-	pf->win_off = offset;
-	pf->win_len = n;
-	*p = pf->win;
 	return 0;
 }
 
@@ -235,7 +131,8 @@ static int chunk_locate(pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t l
 						&out->locs, &out->n, why, sizeof(why));
 		free(oi);
 	} else { /* its headers, one window each: the bodies are not read */
-		rf_pq_reader r = { scan_read, pf };
+		rf_pq_reader r = { rfi_pq_file_scan_read, pf };
+		pf->scan_end = (uint64_t)(c->start + c->compressed_size);
 		ret = rfi_pq_chunk_scan_read(&r, c, rows, &out->locs, &out->n, &out->dict_off, why,
 					     sizeof(why));
 	}
@@ -434,6 +331,26 @@ static int find_image(pq_file *pf, const rf_pq_meta *m, int raw, char **path, ch
 	return *path ? 0 : -ENOMEM;
 }
 
+/* One row group of a file, as read: its image chunk's pages, its
+ * dictionary. */
+typedef struct pq_group {
+	pq_chunk c;
+	rf_pq_dict d;
+	int has_dict;
+} pq_group;
+
+/* One file, read (on a helper thread, every file at once up to
+ * PARALLEL_*): what goes into the table, in the files' order, after. */
+typedef struct pq_ready {
+	rf_pq_meta *meta;
+	uint32_t leaf;
+	pq_group *groups;   /* meta->ngroups */
+	int32_t *labels;    /* meta->num_rows, or NULL (no label column) */
+	uint32_t requests;  /* remote: requests made */
+	int ret;
+	char *err;          /* ret's message (malloc'd), or NULL */
+} pq_ready;
+
 /* The builder: the table and its arrays' room. */
 typedef struct builder {
 	rf_index *idx;
@@ -458,8 +375,9 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t size)
 	return 0;
 }
 
-/* Keeps the image chunk's dictionary d: its number in *id. */
-static int keep_dict(builder *b, pq_file *pf, rf_pq_dict *d, uint32_t *id, char *err,
+/* Keeps the image chunk's dictionary d (the table owns it now): its number
+ * in *id. */
+static int keep_dict(builder *b, const char *file, rf_pq_dict *d, uint32_t *id, char *err,
 		     size_t errlen)
 {
 	rf_pq_table *t = b->t;
@@ -475,47 +393,46 @@ static int keep_dict(builder *b, pq_file *pf, rf_pq_dict *d, uint32_t *id, char 
 	if (t->dict_bytes > RF_PQ_DICT_TOTAL_MAX) {
 		rfi_fmt(err, errlen, "%s: column %s: its dictionaries take more than %zu MiB kept for "
 			"the run; write the image column without one (pyarrow: use_dictionary=False, "
-			"or a list of the other columns)", pf->name, t->image_path,
+			"or a list of the other columns)", file, t->image_path,
 			RF_PQ_DICT_TOTAL_MAX >> 20);
 		return RF_EINDEX;
 	}
 	return 0;
 }
 
-/* Group g's image pages into the table (its samples start at t->samples). */
-static int add_pages(builder *b, pq_file *pf, uint32_t f, uint32_t g, char *err,
+/* Group g of file f's image pages into the table (its samples start at
+ * t->samples); its dictionary moves into the table. */
+static int add_pages(builder *b, uint32_t f, uint32_t g, pq_group *pg, char *err,
 		     size_t errlen)
 {
 	rf_pq_table *t = b->t;
 	const rf_pq_meta *m = t->metas[f];
-	uint32_t leaf = t->leaf[f];
-	pq_chunk c;
-	int ret = chunk_locate(pf, m, g, leaf, &c, err, errlen);
-	if (ret)
-		return ret;
+	const pq_chunk *c = &pg->c;
 	uint32_t dict = RF_PQ_NO_DICT;
-	rf_pq_dict d;
-	ret = chunk_dict(pf, m, g, leaf, &c, &d, err, errlen);
-	if (ret > 0)
-		ret = keep_dict(b, pf, &d, &dict, err, errlen);
+	int ret = 0;
+	if (pg->has_dict) {
+		pg->has_dict = 0;
+		char name[PATH_MAX];
+		rfi_index_shard_shown(b->idx, f, name, sizeof(name));
+		ret = keep_dict(b, name, &pg->d, &dict, err, errlen);
+	}
 	if (!ret)
-		ret = grow((void **)&t->pages, &b->pages_cap, t->npages + c.n, sizeof(*t->pages));
+		ret = grow((void **)&t->pages, &b->pages_cap, t->npages + c->n, sizeof(*t->pages));
 	const rf_pq_row_group *rg = &m->groups[g];
-	for (uint32_t k = 0; !ret && k < c.n; k++) {
-		int64_t end = k + 1 < c.n ? c.locs[k + 1].first_row : rg->num_rows;
-		if (end <= c.locs[k].first_row)
+	for (uint32_t k = 0; !ret && k < c->n; k++) {
+		int64_t end = k + 1 < c->n ? c->locs[k + 1].first_row : rg->num_rows;
+		if (end <= c->locs[k].first_row)
 			continue;
 		t->pages[t->npages++] = (rf_pq_tpage){
-			.offset = (uint64_t)c.locs[k].offset, .size = (uint32_t)c.locs[k].size,
-			.first = t->samples + (uint64_t)c.locs[k].first_row,
-			.row = (uint64_t)(rg->first_row + c.locs[k].first_row),
-			.rows = (uint32_t)(end - c.locs[k].first_row), .file = f, .group = g,
+			.offset = (uint64_t)c->locs[k].offset, .size = (uint32_t)c->locs[k].size,
+			.first = t->samples + (uint64_t)c->locs[k].first_row,
+			.row = (uint64_t)(rg->first_row + c->locs[k].first_row),
+			.rows = (uint32_t)(end - c->locs[k].first_row), .file = f, .group = g,
 			.dict = dict,
 		};
-		if ((uint32_t)c.locs[k].size > t->largest_page)
-			t->largest_page = (uint32_t)c.locs[k].size;
+		if ((uint32_t)c->locs[k].size > t->largest_page)
+			t->largest_page = (uint32_t)c->locs[k].size;
 	}
-	chunk_free(&c);
 	return ret;
 }
 
@@ -532,14 +449,20 @@ static int label_of(const rf_pq_values *v, uint32_t i, int32_t *out)
 	return 0;
 }
 
-/* Group g's labels into t->labels[t->samples ...]. */
-static int add_labels(builder *b, pq_file *pf, uint32_t f, uint32_t g, uint32_t leaf,
-		      char *err, size_t errlen)
+/* Group g's labels into labels[its rows in the file] (of m->num_rows). */
+static int read_labels(pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t leaf,
+		       const char *label_path, int32_t *labels, char *err, size_t errlen)
 {
-	rf_pq_table *t = b->t;
-	const rf_pq_meta *m = t->metas[f];
 	pq_chunk c;
-	int ret = chunk_locate(pf, m, g, leaf, &c, err, errlen);
+	const rf_pq_chunk *lc = &m->groups[g].chunks[leaf];
+	char why[384];
+	int ret = rfi_pq_file_hold(pf, (uint64_t)lc->start, (uint64_t)lc->compressed_size, why,
+				   sizeof(why)); /* remote: the chunk in one request */
+	if (ret) {
+		rfi_fmt(err, errlen, "%s: row group %u, column %s: %s", pf->name, g, label_path, why);
+		return ret;
+	}
+	ret = chunk_locate(pf, m, g, leaf, &c, err, errlen);
 	if (ret)
 		return ret;
 	rf_pq_dict d;
@@ -552,13 +475,12 @@ static int add_labels(builder *b, pq_file *pf, uint32_t f, uint32_t g, uint32_t 
 		int opened = page_values(pf, m, g, leaf, &c, k, dict > 0 ? &d : NULL, UINT32_MAX,
 					 &pg, &v, &bytes, err, errlen);
 		ret = opened;
-		uint64_t at = t->samples + (uint64_t)c.locs[k].first_row;
+		uint64_t at = (uint64_t)(m->groups[g].first_row + c.locs[k].first_row);
 		for (uint32_t i = 0; !ret && i < v.count; i++) {
-			if (at + i >= b->labels_cap || label_of(&v, i, &t->labels[at + i])) {
-				rfi_fmt(err, errlen, "%s: column %s, row %lld: not a label (an integer "
-					"from 0 to %d, or null)", pf->name, t->label_path,
-					(long long)(m->groups[g].first_row + c.locs[k].first_row + i),
-					INT32_MAX);
+			if (at + i >= (uint64_t)m->num_rows || label_of(&v, i, &labels[at + i])) {
+				rfi_fmt(err, errlen, "%s: column %s, row %llu: not a label (an integer "
+					"from 0 to %d, or null)", pf->name, label_path,
+					(unsigned long long)(at + i), INT32_MAX);
 				ret = RF_EINDEX;
 			}
 		}
@@ -633,43 +555,186 @@ void rfi_pq_table_set_test_hook(void (*fn)(const char *path))
 #define AFTER_FOOTER(pf) ((void)0)
 #endif
 
-/* File f: footer, columns, pages, labels. */
-static int add_file(builder *b, uint32_t f, char *err, size_t errlen)
+/* File f's columns (the first file's found), its rows' claim checked, its
+ * labels' room. */
+static int file_columns(builder *b, pq_file *pf, pq_ready *r, int32_t *label, char *err,
+			size_t errlen)
 {
 	rf_pq_table *t = b->t;
-	pq_file pf;
-	int ret = file_open(b->idx, f, &pf, err, errlen);
+	const rf_pq_meta *m = r->meta;
+	int ret = pf->f == 0 ? first_file(b, pf, m, err, errlen) : 0;
+	int32_t leaf = -1;
+	*label = -1;
 	if (!ret)
-		ret = read_footer(&pf, &t->metas[f], err, errlen);
-	if (!ret)
-		AFTER_FOOTER(&pf);
-	const rf_pq_meta *m = t->metas[f];
-	if (!ret && f == 0)
-		ret = first_file(b, &pf, m, err, errlen);
-	int32_t leaf = -1, label = -1;
-	if (!ret)
-		ret = file_column(&pf, m, t->image_path, 0, &leaf, err, errlen);
+		ret = file_column(pf, m, t->image_path, 0, &leaf, err, errlen);
 	if (!ret && t->label_path)
-		ret = file_column(&pf, m, t->label_path, 1, &label, err, errlen);
-	if (!ret && (uint64_t)m->num_rows > pf.size * ROWS_PER_BYTE) {
-		rfi_fmt(err, errlen, "%s: its footer claims %lld rows in %llu bytes", pf.name,
-			(long long)m->num_rows, (unsigned long long)pf.size);
+		ret = file_column(pf, m, t->label_path, 1, label, err, errlen);
+	if (!ret && (uint64_t)m->num_rows > pf->size * ROWS_PER_BYTE) {
+		rfi_fmt(err, errlen, "%s: its footer claims %lld rows in %llu bytes", pf->name,
+			(long long)m->num_rows, (unsigned long long)pf->size);
 		ret = RF_EINDEX;
 	}
+	r->leaf = (uint32_t)leaf;
+	r->groups = ret ? NULL : calloc(RF_MAX(m->ngroups, 1u), sizeof(*r->groups));
 	if (!ret && t->label_path)
+		r->labels = malloc(RF_MAX((size_t)m->num_rows, 1) * sizeof(*r->labels));
+	if (!ret && (!r->groups || (t->label_path && !r->labels)))
+		ret = -ENOMEM;
+	for (uint64_t i = 0; !ret && r->labels && i < (uint64_t)m->num_rows; i++)
+		r->labels[i] = -1; /* rows no label page covers: none */
+	return ret;
+}
+
+/* File f read: footer, columns, pages, dictionaries, labels (on any
+ * thread: nothing shared is written but the first file's columns, read
+ * before any other file is). */
+static int read_file(builder *b, uint32_t f, pq_ready *r, char *err, size_t errlen)
+{
+	const rf_pq_table *t = b->t;
+	pq_file pf;
+	int ret = rfi_pq_file_open(b->idx, f, &pf, err, errlen);
+	if (!ret)
+		ret = read_footer(&pf, &r->meta, err, errlen);
+	if (!ret)
+		AFTER_FOOTER(&pf);
+	int32_t label = -1;
+	if (!ret)
+		ret = file_columns(b, &pf, r, &label, err, errlen);
+	const rf_pq_meta *m = r->meta;
+	for (uint32_t g = 0; !ret && g < m->ngroups; g++) {
+		pq_group *pg = &r->groups[g];
+		ret = chunk_locate(&pf, m, g, r->leaf, &pg->c, err, errlen);
+		int dict = ret ? 0 : chunk_dict(&pf, m, g, r->leaf, &pg->c, &pg->d, err, errlen);
+		pg->has_dict = dict > 0;
+		ret = ret ? ret : dict < 0 ? dict : 0;
+		if (!ret && label >= 0)
+			ret = read_labels(&pf, m, g, (uint32_t)label, t->label_path, r->labels, err,
+					  errlen);
+	}
+	r->requests = pf.requests;
+	rfi_pq_file_close(&pf);
+	return ret;
+}
+
+static void ready_free(pq_ready *r)
+{
+	for (uint32_t g = 0; r->groups && r->meta && g < r->meta->ngroups; g++) {
+		chunk_free(&r->groups[g].c);
+		if (r->groups[g].has_dict)
+			rfi_pq_dict_free(&r->groups[g].d);
+	}
+	free(r->groups);
+	free(r->labels);
+	free(r->err);
+	rfi_pq_meta_free(r->meta); /* NULL once the table took it */
+	memset(r, 0, sizeof(*r));
+}
+
+/* Files read at once, each on a helper thread: remote ones wait on the
+ * network (a round trip a request), local ones on the disk. */
+#define PARALLEL_REMOTE 16
+#define PARALLEL_LOCAL 4
+
+/* The files after the first, read by helper threads: each takes the next
+ * file not taken; none is taken once one failed (those before it were all
+ * taken, so the first failure in the files' order is always found). */
+typedef struct pool {
+	builder *b;
+	pq_ready *ready;
+	uint32_t next, n;
+	int failed;
+	const volatile int *cancel; /* the creating thread's flag (util/cancel.h) */
+} pool;
+
+static void read_one(builder *b, uint32_t f, pq_ready *r)
+{
+	char err[1024] = "";
+	r->ret = read_file(b, f, r, err, sizeof(err));
+	if (r->ret == -ENOMEM && !err[0])
+		rfi_fmt(err, sizeof(err), "Parquet set-up: out of memory");
+	if (r->ret)
+		r->err = strdup(err);
+}
+
+static void *pool_worker(void *arg)
+{
+	pool *p = arg;
+	rfi_cancel_begin(p->cancel);
+	for (;;) {
+		if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE))
+			break;
+		uint32_t f = __atomic_fetch_add(&p->next, 1, __ATOMIC_ACQ_REL);
+		if (f >= p->n)
+			break;
+		read_one(p->b, f, &p->ready[f]);
+		if (p->ready[f].ret)
+			__atomic_store_n(&p->failed, 1, __ATOMIC_RELEASE);
+	}
+	rfi_cancel_end();
+	return NULL;
+}
+
+/* Files [1, n) read, width at once (the calling thread one of them). */
+static void read_rest(builder *b, pq_ready *ready, uint32_t n)
+{
+	pool p = { .b = b, .ready = ready, .next = 1, .n = n, .cancel = rfi_cancel_flag() };
+	uint32_t width = b->idx->urls ? PARALLEL_REMOTE : PARALLEL_LOCAL;
+	width = RF_MIN(width, n > 1 ? n - 1 : 0);
+	pthread_t th[PARALLEL_REMOTE];
+	uint32_t started = 0;
+	while (started + 1 < width && !pthread_create(&th[started], NULL, pool_worker, &p))
+		started++;
+	pool_worker(&p); /* this thread too; its cancel flag then ends: set again */
+	rfi_cancel_begin(p.cancel);
+	for (uint32_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
+/* File f's reading into the table, in the files' order. */
+static int add_ready(builder *b, uint32_t f, pq_ready *r, char *err, size_t errlen)
+{
+	rf_pq_table *t = b->t;
+	t->metas[f] = r->meta;
+	t->leaf[f] = r->leaf;
+	const rf_pq_meta *m = r->meta;
+	r->meta = NULL;
+	int ret = 0;
+	if (r->labels)
 		ret = grow((void **)&t->labels, &b->labels_cap, t->samples + (uint64_t)m->num_rows,
 			   sizeof(*t->labels));
-	for (uint64_t i = 0; !ret && t->label_path && i < (uint64_t)m->num_rows; i++)
-		t->labels[t->samples + i] = -1; /* rows no label page covers: none */
-	if (!ret)
-		t->leaf[f] = (uint32_t)leaf;
+	if (!ret && r->labels)
+		memcpy(t->labels + t->samples, r->labels, (size_t)m->num_rows * sizeof(*r->labels));
 	for (uint32_t g = 0; !ret && g < m->ngroups; g++) {
-		ret = add_pages(b, &pf, f, g, err, errlen);
-		if (!ret && label >= 0)
-			ret = add_labels(b, &pf, f, g, (uint32_t)label, err, errlen);
+		ret = add_pages(b, f, g, &r->groups[g], err, errlen);
 		t->samples += (uint64_t)m->groups[g].num_rows;
 	}
-	file_close(&pf);
+	t->setup_requests += r->requests;
+	return ret;
+}
+
+static int build_files(builder *b, char *err, size_t errlen)
+{
+	rf_pq_table *t = b->t;
+	uint32_t n = t->nfiles;
+	pq_ready *ready = calloc(RF_MAX(n, 1u), sizeof(*ready));
+	if (!ready)
+		return -ENOMEM;
+	int ret = 0;
+	if (n) { /* the first file alone: its columns are every file's */
+		read_one(b, 0, &ready[0]);
+		if (!ready[0].ret)
+			read_rest(b, ready, n);
+	}
+	for (uint32_t f = 0; !ret && f < n; f++) {
+		ret = ready[f].ret;
+		if (ret)
+			rfi_fmt(err, errlen, "%s", ready[f].err ? ready[f].err : "out of memory");
+		else
+			ret = add_ready(b, f, &ready[f], err, errlen);
+	}
+	for (uint32_t f = 0; f < n; f++)
+		ready_free(&ready[f]);
+	free(ready);
 	return ret;
 }
 
@@ -687,8 +752,8 @@ int rfi_pq_table_build(rf_index *idx, int raw, rf_pq_table **out, char *err, siz
 		t->leaf = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->leaf));
 		ret = t->metas && t->leaf ? 0 : -ENOMEM;
 	}
-	for (uint32_t f = 0; !ret && f < t->nfiles; f++)
-		ret = add_file(&b, f, err, errlen);
+	if (!ret)
+		ret = build_files(&b, err, errlen);
 	if (ret) {
 		if (ret == -ENOMEM)
 			rfi_fmt(err, errlen, "Parquet set-up: out of memory");

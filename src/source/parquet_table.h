@@ -48,6 +48,7 @@ typedef struct rf_pq_table {
 	int32_t *labels;      /* each sample's, or NULL (no label column) */
 	uint64_t samples;
 	uint32_t largest_page;
+	uint64_t setup_requests; /* remote: the requests set-up made (all files) */
 } rf_pq_table;
 
 /* Builds *out from the files idx lists (root and shards: local files),

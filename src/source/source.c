@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "remote/transport.h"
 #include "source/token_windows.h"
 #include "util/util.h"
 
@@ -18,7 +19,10 @@
  * loose files (a folder walk, or a manifest). A walked folder that holds
  * only the shards of a kind with take_folder (tar, Parquet) is handed to that kind
  * (rfi_source_hand_over), the kinds asked in this order; one that holds the
- * shards of two of them is refused (files.c: a source is one kind). */
+ * shards of two of them is refused (files.c: a source is one kind). A
+ * remote folder whose name says no kind (s3://BUCKET/PREFIX/, a dataset on
+ * the Hub) is listed first, and goes the same way to the one kind whose
+ * shards it holds (probe_listing). */
 static const rf_source_ops *const probe_table[] = {
 	&rf_source_tokens,
 	&rf_source_parquet,
@@ -99,10 +103,71 @@ static void source_init(rf_source *s, const rf_source_params *p)
 	s->raw = (p->mode & RF_INDEX_RAW) != 0;
 }
 
+/* A remote listing's names counted by the kinds with take_folder. */
+typedef struct listing_count {
+	uint64_t n[NKINDS];
+} listing_count;
+
+static int count_listed(void *user, const char *name, uint64_t size)
+{
+	(void)size;
+	listing_count *c = user;
+	for (size_t i = 0; i < NKINDS; i++)
+		if (probe_table[i]->take_folder &&
+		    rfi_shard_named(probe_table[i]->shard_names, name, strlen(name)))
+			c->n[i]++;
+	return 0;
+}
+
+/* Does the location's last part end as some kind's shards do (a glob of
+ * .tar, a .parquet file)? Then its name says the kind. */
+static int named_by_suffix(const char *source)
+{
+	size_t n = strcspn(source, "?#");
+	for (size_t i = 0; i < NKINDS; i++)
+		if (probe_table[i]->shard_names && rfi_shard_named(probe_table[i]->shard_names,
+								    source, n))
+			return 1;
+	return 0;
+}
+
+/* A remote folder whose name says no kind: the one kind with take_folder
+ * whose shards its listing holds, or NULL (none, two, a listing that
+ * failed: the kinds are asked as for any source, and say why). */
+static const rf_source_ops *probe_listing(const char *source, const rf_source_params *p)
+{
+	char *folder = NULL;
+	if ((p->mode & rfi_source_kind_modes()) || p->seq_len || !rfi_transport_is_remote(source) ||
+	    named_by_suffix(source) || rfi_transport_listed_folder(source, &folder) != 1) {
+		free(folder);
+		return NULL;
+	}
+	free(folder);
+	rf_transport *t;
+	char err[512];
+	listing_count c = { { 0 } };
+	if (rfi_transport_open(&t, source, err, sizeof(err)))
+		return NULL;
+	int ret = rfi_transport_list(t, source, count_listed, &c, p->remote_timeout_ms, err,
+				     sizeof(err));
+	rfi_transport_free(t);
+	const rf_source_ops *only = NULL;
+	for (size_t i = 0; !ret && i < NKINDS; i++) {
+		if (c.n[i] && only)
+			return NULL;
+		if (c.n[i])
+			only = probe_table[i];
+	}
+	return ret ? NULL : only;
+}
+
 /* The kind of source (stat'ed as st, or NULL when no such path exists). */
 static const rf_source_ops *probe(const char *source, const struct stat *st,
 				  const rf_source_params *p)
 {
+	const rf_source_ops *listed = st ? NULL : probe_listing(source, p);
+	if (listed)
+		return listed;
 	for (size_t i = 0; i < NKINDS; i++)
 		if (probe_table[i]->claims(source, st, p))
 			return probe_table[i];
