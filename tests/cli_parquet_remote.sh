@@ -86,8 +86,8 @@ lie() {
 	local name=$1 file=$2
 	shift 2
 	serve "$name" "$T/pq" "$@"
-	local got
 	got=$(sum "http://127.0.0.1:$port/$file")
+	echo "$name: $got"
 	case $got in
 	FAILED\(1[3-9][0-9]\)* | FAILED\(2[0-9][0-9]\)*) bad "$name: a crash: $got" ;;
 	FAILED*) check "$name: refused naming the file: $got" grep -q "$file" <<<"$got" ;;
@@ -100,6 +100,13 @@ lie short-window dict.parquet --short-window 1
 lie changed plain.parquet --new-etag-after 1
 lie gzip hf.parquet --gzip 1
 lie eof plain.parquet --eof-at 20000
+lie grow plain.parquet --grow-after 1
+check "a file whose size changes between requests is refused saying so: $got" \
+	grep -q "plain.parquet.*changed.*bytes, then" <<<"$got"
+# lies to a page read of the run (set-up's requests answered honestly):
+# bad samples or a failure naming the file, never a crash
+lie run-etag plain.parquet --lie-once etag@20
+lie run-416 plain.parquet --lie-once empty416@20
 serve changed2 "$T/pq" --new-etag-after 1
 got=$(sum "http://127.0.0.1:$port/dict.parquet")
 check "a file that changes after its first answer is refused as changed: $got" \

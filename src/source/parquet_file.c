@@ -73,10 +73,16 @@ static int remote_get(rf_pq_file *pf, uint64_t off, size_t n, int tail, rf_fetch
 	if (res->status == 200)
 		rfi_fmt(why, len, "HTTP 200 to a range from byte %llu: the server must serve byte "
 			"ranges (a 206 to a Range request)", (unsigned long long)off);
+	if (res->status == 416 && tail)
+		rfi_fmt(why, len, "HTTP 416 to its last %zu bytes: the server serves no end of it", n);
+	else if (res->status == 416)
+		rfi_fmt(why, len, "HTTP 416 to bytes %llu-%llu: the server says the file ends before "
+			"them, though it said it is %llu bytes", (unsigned long long)off,
+			(unsigned long long)(off + n - 1), (unsigned long long)pf->size);
 	if (res->status == 412)
 		rfi_fmt(why, len, "it changed on the server while ringfeed read it (another ETag "
 			"than %s)", etag);
-	ret = res->status == 200 ? -EPROTO : status_code(res->status);
+	ret = res->status == 200 ? -EPROTO : res->status == 416 ? -ESTALE : status_code(res->status);
 	rfi_fetch_result_free(res);
 	return ret;
 }
