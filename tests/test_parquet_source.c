@@ -11,6 +11,8 @@
  * the column and the codec. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +140,9 @@ static void run(rf_config *cfg, seen *s, rf_stats *st)
 	rf_loader_destroy(l);
 }
 
+/* The index cache the source's runs use (cfg.cache), or NULL. */
+static const char *use_cache;
+
 /* source delivers what the tree does, image by image: in index order (the
  * files read front to back in chunks) and shuffled (a page read a sample). */
 static void assert_as_tree_in(const char *source, int raw, int shuffle)
@@ -150,6 +155,7 @@ static void assert_as_tree_in(const char *source, int raw, int shuffle)
 	cfg.raw = raw;
 	run(&cfg, want, NULL);
 	cfg.source = source;
+	cfg.index_cache = use_cache;
 	rf_stats st;
 	run(&cfg, got, &st);
 	cr_assert_eq(st.bad_samples, 0, "%s: %llu bad samples", source,
@@ -326,21 +332,88 @@ Test(parquet_source, in_order_reads_the_file_in_chunks)
 }
 
 /* What Parquet does not give yet is refused at create, saying so: fields
- * (no index records to find them in), an index of records to write. */
-Test(parquet_source, fields_and_index_refused)
+ * (no index records to find them in). */
+Test(parquet_source, fields_refused)
 {
 	rf_config cfg;
-	char *p = at("plain.parquet"), *ix = at("plain.index"), err[512];
+	char *p = at("plain.parquet"), err[512];
 	tu_config(&cfg, p);
 	cfg.fields = "caption?";
 	rf_loader *l;
 	cr_assert_neq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0);
 	cr_assert(strstr(err, "fields") && strstr(err, "Parquet"), "%s", err);
-	cr_assert_neq(rf_index_write(p, 0, ix, NULL, NULL, NULL, err, sizeof(err)), 0);
-	cr_assert(strstr(err, "Parquet files keep their samples"), "%s", err);
-	cr_assert(access(ix, F_OK) != 0, "an index was written");
+	free(p);
+}
+
+#if RF_TEST_HOOKS
+static int footers; /* footers read (the hook: set-up's helper threads call it) */
+static void count_footer(const char *path)
+{
+	(void)path;
+	__atomic_add_fetch(&footers, 1, __ATOMIC_RELAXED);
+}
+
+/* source (of nfiles files) through the index cache ix: the first create
+ * reads every footer and writes the cache; the second reads none and
+ * delivers the same; a file touched (its mtime) is read again. */
+static void assert_cached(const char *name, int nfiles, const char *touch)
+{
+	/* not in the files' folder: a file written there changes its mtime,
+	 * which the cache's stamp of a single file's folder is */
+	char *caches = tu_tmpdir("pqcache"), *ix, *p = at(name), *t = at(touch);
+	cr_assert(asprintf(&ix, "%s/%s.idx", caches, name) > 0);
+	unlink(ix);
+	use_cache = ix;
+	rfi_pq_table_set_test_hook(count_footer);
+	footers = 0;
+	assert_as_tree_in(p, 0, 1);
+	cr_assert_eq(footers, nfiles, "%s: %d footers read, not %d", name, footers, nfiles);
+	cr_assert(access(ix, F_OK) == 0, "%s: no cache written", name);
+	footers = 0;
+	assert_as_tree_in(p, 0, 1);
+	assert_as_tree_in(p, 0, 0);
+	cr_assert_eq(footers, 0, "%s: %d footers read with the cache", name, footers);
+	struct timespec later[2] = { { 0, UTIME_OMIT }, { time(NULL) + 100, 0 } };
+	cr_assert(utimensat(AT_FDCWD, t, later, 0) == 0);
+	assert_as_tree_in(p, 0, 1);
+	cr_assert_eq(footers, nfiles, "%s: %d footers read after %s changed", name, footers, touch);
+	rfi_pq_table_set_test_hook(NULL);
+	use_cache = NULL;
+	tu_rmrf(caches);
+	free(caches);
 	free(p);
 	free(ix);
+	free(t);
+}
+#endif
+
+/* The table in the index cache (cfg.cache) and in `ringfeed index`'s
+ * object: a second create reads no footer (nor scans a page header, nor
+ * reads a label page: the footer hook fires before those) and delivers
+ * the same; a changed file is read again. */
+Test(parquet_source, index_cache_keeps_the_table)
+{
+#if RF_TEST_HOOKS
+	assert_cached("split", 3, "split/part-1.parquet");
+	assert_cached("dict.parquet", 1, "dict.parquet"); /* dictionary, headers scanned */
+	assert_cached("hf.parquet", 1, "hf.parquet");     /* ClassLabel names kept */
+	char *caches = tu_tmpdir("pqcache"), *p = at("plain.parquet"), *ix, err[512];
+	cr_assert(asprintf(&ix, "%s/plain.index", caches) > 0);
+	cr_assert_eq(rf_index_write(p, 0, ix, NULL, NULL, NULL, err, sizeof(err)), 0, "%s", err);
+	use_cache = ix;
+	rfi_pq_table_set_test_hook(count_footer);
+	footers = 0;
+	assert_as_tree_in(p, 0, 1);
+	cr_assert_eq(footers, 0, "%d footers read with `ringfeed index`'s object", footers);
+	rfi_pq_table_set_test_hook(NULL);
+	use_cache = NULL;
+	tu_rmrf(caches);
+	free(caches);
+	free(p);
+	free(ix);
+#else
+	cr_skip_test("the set-up's hook is compiled into test builds only (meson -Dtest_hooks=true)");
+#endif
 }
 
 /* A file whose footer claims chunks past a cut (the file's middle cut

@@ -273,6 +273,29 @@ static size_t memory(const rf_source *s)
 	return rfi_index_memory(&s->index) + rfi_pq_table_memory(table_of(s));
 }
 
+/* (rf_source_ops.save) The table into the index cache's kind part. */
+static int save(rf_source *s, char *err, size_t errlen)
+{
+	int ret = rfi_pq_table_save(table_of(s), &s->index);
+	if (ret)
+		rfi_fmt(err, errlen, "Parquet table for the index cache: out of memory");
+	return ret;
+}
+
+/* (rf_source_ops.restore) The table from the index cache: no footer read,
+ * no page header scanned (the dictionaries' pages read again). */
+static int restore(rf_source *s, char *err, size_t errlen)
+{
+	rf_pq_table *t;
+	int ret = rfi_pq_table_restore(&s->index, s->raw, &t, err, errlen);
+	free(s->index.kind_blob); /* the table holds it now */
+	s->index.kind_blob = NULL;
+	s->index.kind_blob_len = 0;
+	if (!ret)
+		s->priv = t;
+	return ret;
+}
+
 static void free_table(rf_source *s)
 {
 	rfi_pq_table_free(s->priv);
@@ -300,6 +323,11 @@ const rf_source_ops rf_source_parquet = {
 	.scratch_free = scratch_free,
 	.shard_names = &pq_names,
 	.take_folder = take_folder,
+	/* the table (footers, page locations, labels) kept in the index cache
+	 * and in `ringfeed index`'s object (parquet_cache.c) */
+	.cached = 1,
+	.save = save,
+	.restore = restore,
 	/* in index order its samples walk its files' pages front to back: the
 	 * sequential sampler reads the files in chunks (each page lies in the
 	 * chunk it starts in, with the overlap of the largest page), not a page

@@ -164,6 +164,9 @@ static int local_open(rf_pq_file *pf, char *err, size_t errlen)
 	}
 	pf->fd = fd;
 	pf->size = (uint64_t)st.st_size;
+	pf->mtime_sec = st.st_mtim.tv_sec;
+	pf->mtime_nsec = st.st_mtim.tv_nsec;
+	pf->ino = (uint64_t)st.st_ino;
 	return 0;
 }
 

@@ -26,12 +26,15 @@
 /* The page-header scan's window over a remote file (local: RF_PQ_SCAN_WINDOW). */
 #define RF_PQ_REMOTE_WINDOW ((size_t)4 << 20)
 
-typedef struct rf_pq_file {
+typedef struct rf_pq_file rf_pq_file;
+struct rf_pq_file {
 	char name[PATH_MAX]; /* as messages say it: root/shard, or the URL (no query) */
 	rf_index *idx;       /* remote: idx->urls[f], idx->transport, idx->etags[f] set */
 	uint32_t f;
 	int fd;              /* local; -1 for a remote file */
 	uint64_t size;       /* at open: every offset is checked against it */
+	int64_t mtime_sec, mtime_nsec; /* local: at open */
+	uint64_t ino;
 	uint8_t *tail;       /* remote: the bytes [tail_off, size) the first request gave */
 	uint64_t tail_off;
 	uint8_t *win;        /* the page-header scan's window: bytes [win_off, +win_len) */
@@ -40,7 +43,7 @@ typedef struct rf_pq_file {
 	uint64_t scan_end;   /* the chunk being scanned ends here: no window reads past it */
 	int read_failed;     /* a read failed, came back short, or the file changed */
 	uint32_t requests;   /* remote: requests made (set-up's cost) */
-} rf_pq_file;
+};
 
 /* Opens shard f of idx (a local file, or idx->urls[f]: its tail fetched).
  * @return : 0, or a negative code with err set (naming the file). */

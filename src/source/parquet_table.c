@@ -346,6 +346,7 @@ typedef struct pq_ready {
 	uint32_t leaf;
 	pq_group *groups;   /* meta->ngroups */
 	int32_t *labels;    /* meta->num_rows, or NULL (no label column) */
+	rf_pq_stamp stamp;
 	uint32_t requests;  /* remote: requests made */
 	int ret;
 	char *err;          /* ret's message (malloc'd), or NULL */
@@ -375,18 +376,20 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t size)
 	return 0;
 }
 
-/* Keeps the image chunk's dictionary d (the table owns it now): its number
- * in *id. */
-static int keep_dict(builder *b, const char *file, rf_pq_dict *d, uint32_t *id, char *err,
-		     size_t errlen)
+/* Keeps the image chunk's dictionary d (the table owns it now), its page
+ * at loc: its number in *id. */
+static int keep_dict(builder *b, const char *file, rf_pq_dict *d, const rf_pq_dloc *loc,
+		     uint32_t *id, char *err, size_t errlen)
 {
 	rf_pq_table *t = b->t;
-	uint64_t cap = b->dicts_cap;
-	if (grow((void **)&t->dicts, &cap, (uint64_t)t->ndicts + 1, sizeof(*t->dicts))) {
+	uint64_t cap = b->dicts_cap, lcap = b->dicts_cap;
+	if (grow((void **)&t->dicts, &cap, (uint64_t)t->ndicts + 1, sizeof(*t->dicts)) ||
+	    grow((void **)&t->dlocs, &lcap, (uint64_t)t->ndicts + 1, sizeof(*t->dlocs))) {
 		rfi_pq_dict_free(d);
 		return -ENOMEM;
 	}
 	b->dicts_cap = (uint32_t)cap;
+	t->dlocs[t->ndicts] = *loc;
 	t->dict_bytes += d->data_len + (size_t)d->count * (sizeof(*d->ptr) + sizeof(*d->len));
 	*id = t->ndicts;
 	t->dicts[t->ndicts++] = *d;
@@ -414,7 +417,9 @@ static int add_pages(builder *b, uint32_t f, uint32_t g, pq_group *pg, char *err
 		pg->has_dict = 0;
 		char name[PATH_MAX];
 		rfi_index_shard_shown(b->idx, f, name, sizeof(name));
-		ret = keep_dict(b, name, &pg->d, &dict, err, errlen);
+		rf_pq_dloc loc = { .offset = (uint64_t)c->dict_off, .file = f, .group = g,
+				   .bytes = (uint64_t)(c->locs[0].offset - c->dict_off) };
+		ret = keep_dict(b, name, &pg->d, &loc, &dict, err, errlen);
 	}
 	if (!ret)
 		ret = grow((void **)&t->pages, &b->pages_cap, t->npages + c->n, sizeof(*t->pages));
@@ -612,6 +617,8 @@ static int read_file(builder *b, uint32_t f, pq_ready *r, char *err, size_t errl
 					  errlen);
 	}
 	r->requests = pf.requests;
+	r->stamp = (rf_pq_stamp){ .size = pf.size, .mtime_sec = pf.mtime_sec,
+				  .mtime_nsec = pf.mtime_nsec, .ino = pf.ino };
 	rfi_pq_file_close(&pf);
 	return ret;
 }
@@ -696,6 +703,7 @@ static int add_ready(builder *b, uint32_t f, pq_ready *r, char *err, size_t errl
 	rf_pq_table *t = b->t;
 	t->metas[f] = r->meta;
 	t->leaf[f] = r->leaf;
+	t->stamps[f] = r->stamp;
 	const rf_pq_meta *m = r->meta;
 	r->meta = NULL;
 	int ret = 0;
@@ -750,7 +758,8 @@ int rfi_pq_table_build(rf_index *idx, int raw, rf_pq_table **out, char *err, siz
 		t->nfiles = (uint32_t)idx->nshards;
 		t->metas = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->metas));
 		t->leaf = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->leaf));
-		ret = t->metas && t->leaf ? 0 : -ENOMEM;
+		t->stamps = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->stamps));
+		ret = t->metas && t->leaf && t->stamps ? 0 : -ENOMEM;
 	}
 	if (!ret)
 		ret = build_files(&b, err, errlen);
@@ -774,6 +783,8 @@ void rfi_pq_table_free(rf_pq_table *t)
 		rfi_pq_dict_free(&t->dicts[i]);
 	free(t->metas);
 	free(t->leaf);
+	free(t->stamps);
+	free(t->dlocs);
 	free(t->image_path);
 	free(t->label_path);
 	free(t->pages);
@@ -789,6 +800,28 @@ size_t rfi_pq_table_memory(const rf_pq_table *t)
 	for (uint32_t f = 0; f < t->nfiles; f++)
 		n += t->metas[f] ? sizeof(rf_pq_meta) + t->metas[f]->footer_len : 0;
 	return n + (t->labels ? t->samples * sizeof(*t->labels) : 0);
+}
+
+int rfi_pq_table_dict_read(rf_pq_table *t, rf_pq_file *pf, uint32_t id, char *err,
+			   size_t errlen)
+{
+	const rf_pq_dloc *l = &t->dlocs[id];
+	const rf_pq_meta *m = t->metas[l->file];
+	uint8_t *page;
+	char what[320];
+	rfi_fmt(what, sizeof(what), "row group %u, column %s: a dictionary page", l->group,
+		m->leaves[t->leaf[l->file]].path);
+	int ret = file_bytes(pf, l->offset, l->bytes, what, &page, err, errlen);
+	if (ret)
+		return ret;
+	ret = rfi_pq_dict_load(m, l->group, t->leaf[l->file], page, (size_t)l->bytes, &t->dicts[id],
+			       err, errlen) ? RF_EINDEX : 0;
+	free(page);
+	if (!ret)
+		t->dict_bytes += t->dicts[id].data_len +
+				 (size_t)t->dicts[id].count * (sizeof(*t->dicts[id].ptr) +
+								sizeof(*t->dicts[id].len));
+	return ret;
 }
 
 const rf_pq_tpage *rfi_pq_table_page(const rf_pq_table *t, uint64_t i)

@@ -34,6 +34,21 @@ typedef struct rf_pq_tpage {
 	uint32_t dict;    /* its chunk's dictionary (dicts[]), or RF_PQ_NO_DICT */
 } rf_pq_tpage;
 
+/* A file as set-up found it: what tells whether it changed since (the
+ * index cache keeps it, parquet_cache.c). */
+typedef struct rf_pq_stamp {
+	uint64_t size;
+	int64_t mtime_sec, mtime_nsec; /* local files; 0 for remote ones (their ETag:
+	                                * the index's etags) */
+	uint64_t ino;
+} rf_pq_stamp;
+
+/* Where dicts[i]'s page is (the cache keeps this, not the decoded values). */
+typedef struct rf_pq_dloc {
+	uint64_t offset, bytes;
+	uint32_t file, group;
+} rf_pq_dloc;
+
 typedef struct rf_pq_table {
 	rf_pq_meta **metas;   /* each file's footer, index.shards' order */
 	uint32_t *leaf;       /* each file's image column (a leaf of its schema) */
@@ -43,7 +58,9 @@ typedef struct rf_pq_table {
 	rf_pq_tpage *pages;
 	uint64_t npages;
 	rf_pq_dict *dicts;
+	rf_pq_dloc *dlocs;    /* each dictionary's page */
 	uint32_t ndicts;
+	rf_pq_stamp *stamps;  /* each file's */
 	size_t dict_bytes;
 	int32_t *labels;      /* each sample's, or NULL (no label column) */
 	uint64_t samples;
@@ -60,6 +77,21 @@ typedef struct rf_pq_table {
  * and the feature. @return : 0, or a negative code with err set (*out then
  * NULL). */
 int rfi_pq_table_build(rf_index *idx, int raw, rf_pq_table **out, char *err, size_t errlen);
+
+/* The table into idx->kind_blob (the index cache's kind part: footers,
+ * page locations, dictionaries' places, labels, the files' stamps).
+ * @return : 0 or -ENOMEM. */
+int rfi_pq_table_save(const rf_pq_table *t, rf_index *idx);
+/* The table back from idx->kind_blob, each file's stamp checked (local:
+ * size, mtime, inode; remote: size, the ETag idx holds), footers parsed
+ * from their bytes (none read), dictionary pages read again. @return : 0,
+ * 1 with why set (a file changed, or a blob not of this build: build it
+ * again), or a negative code with why set. */
+int rfi_pq_table_restore(rf_index *idx, int raw, rf_pq_table **out, char *why, size_t len);
+/* A dictionary page read and loaded: dicts[id] from dlocs[id], file pf. */
+struct rf_pq_file;
+int rfi_pq_table_dict_read(rf_pq_table *t, struct rf_pq_file *pf, uint32_t id, char *err,
+			   size_t errlen);
 void rfi_pq_table_free(rf_pq_table *t);
 size_t rfi_pq_table_memory(const rf_pq_table *t);
 

@@ -226,7 +226,24 @@ static int load_cache(rf_source *s, const char *source, const rf_source_params *
 	s->kind = ops->kind;
 	s->ops = ops;
 	s->cached = 1;
-	return 0;
+	int ret = ops->restore ? ops->restore(s, why, sizeof(why)) : 0;
+	if (ret == 1) { /* a file changed: built again */
+		rfi_log(p->log_level, RF_LOG_INFO, "index cache '%s': %s: reading the source",
+			p->cache, why);
+		rfi_source_free(s);
+		source_init(s, p);
+	} else if (ret < 0) {
+		rfi_fmt(err, errlen, "index cache '%s': %s", p->cache, why);
+		rfi_source_free(s);
+		source_init(s, p);
+	}
+	return ret;
+}
+
+/* The kind's own part of the cache (its save), into s->index. */
+static int save_kind(rf_source *s, char *err, size_t errlen)
+{
+	return s->ops->save && !s->index.kind_blob ? s->ops->save(s, err, errlen) : 0;
 }
 
 int rfi_source_open(rf_source *s, const char *source, const rf_source_params *p, char *err,
@@ -251,8 +268,12 @@ int rfi_source_open(rf_source *s, const char *source, const rf_source_params *p,
 		/* kept for the next run, unless it came from there (a remote
 		 * source's index object) or is a URL (read-only) */
 		if (p->cache && s->ops->cached && !s->cached && !rfi_index_is_url(p->cache) &&
-		    rfi_index_cache_write(&s->index, source, p->cache, why, sizeof(why)))
+		    (save_kind(s, why, sizeof(why)) ||
+		     rfi_index_cache_write(&s->index, source, p->cache, why, sizeof(why))))
 			rfi_log(p->log_level, RF_LOG_WARN, "%s", why);
+		free(s->index.kind_blob); /* written: not kept for the run */
+		s->index.kind_blob = NULL;
+		s->index.kind_blob_len = 0;
 	}
 	if (!s->ops->zstd_dict)
 		return 0;
@@ -289,6 +310,13 @@ int rfi_index_build_progress(rf_index *idx, const char *source, int any_name, rf
 		rfi_source_free(&s);
 		return -ENOTSUP;
 	}
+	ret = save_kind(&s, err, errlen); /* a table kind's own part goes with them */
+	if (ret) {
+		rfi_source_free(&s);
+		return ret;
+	}
+	if (s.ops->free) /* its state is in the blob now */
+		s.ops->free(&s);
 	*idx = s.index; /* the records move out; a records kind holds nothing else */
 	return 0;
 }

@@ -180,6 +180,13 @@ typedef struct rf_source_ops {
 	int (*take_folder)(rf_source *s, const char *source, const rf_source_seen *seen,
 			   const rf_source_params *p, char *err, size_t errlen);
 	int cached;        /* its index may come from and go to an index cache */
+	/* A kind whose samples live in its own state (priv), not in records,
+	 * and that keeps it in the cache: save puts what a later create needs
+	 * into s->index.kind_blob (index_file.c writes it), restore builds the
+	 * state back from it after a cache load: 0, 1 stale (a file changed:
+	 * the source is built again), negative with err set. NULL both: none. */
+	int (*save)(rf_source *s, char *err, size_t errlen);
+	int (*restore)(rf_source *s, char *err, size_t errlen);
 	int zstd_dict;     /* its zstd members may use a dictionary (cfg.zstd_dict,
 	                    * or zstd.dict beside the shards) */
 	int in_order_tiles; /* its samples in index order tile its shards (windows
