@@ -100,17 +100,36 @@ lie short-window dict.parquet --short-window 1
 lie changed plain.parquet --new-etag-after 1
 lie gzip hf.parquet --gzip 1
 lie eof plain.parquet --eof-at 20000
-lie grow plain.parquet --grow-after 1
+# (request 1: the index object beside the files, none there; 2: the tail)
+lie grow plain.parquet --grow-after 2
 check "a file whose size changes between requests is refused saying so: $got" \
 	grep -q "plain.parquet.*changed.*bytes, then" <<<"$got"
 # lies to a page read of the run (set-up's requests answered honestly):
 # bad samples or a failure naming the file, never a crash
 lie run-etag plain.parquet --lie-once etag@20
 lie run-416 plain.parquet --lie-once empty416@20
-serve changed2 "$T/pq" --new-etag-after 1
+serve changed2 "$T/pq" --new-etag-after 2
 got=$(sum "http://127.0.0.1:$port/dict.parquet")
 check "a file that changes after its first answer is refused as changed: $got" \
 	grep -q "dict.parquet.*changed" <<<"$got"
+
+# 2b. the index cache of a remote source (and `ringfeed index`'s object):
+# the second create makes no set-up request (every GET is a page read of
+# the run: bench --json's http_requests)
+serve cached "$T/pq" --log-headers "$T/cached.log"
+src="http://127.0.0.1:$port/split/part-{0..2}.parquet"
+want=$(sum "$T/pq/split")
+got=$(sum "$src" --index-cache "$T/remote.idx")
+check "http with an index cache (written): '$got' vs '$want'" [ "$got" = "$want" ]
+: >"$T/cached.log"
+reads=$("$RF" bench --source "$src" --index-cache "$T/remote.idx" $common --json 2>"$T/err" |
+	python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print(j['http_requests'], j['checksum'])")
+gets=$(grep -c '^GET' "$T/cached.log")
+check "the cache read again: no set-up request ($gets GETs, the run's: ${reads% *}), same batches" \
+	[ "$gets" = "${reads% *}" -a "${reads#* }" = "${want%% *}" ]
+"$RF" index "$src" -o "$T/object.idx" >/dev/null 2>"$T/err" || bad "ringfeed index of remote Parquet: $(cat "$T/err")"
+got=$(sum "$src" --index-cache "$T/object.idx")
+check "\`ringfeed index\`'s object: '$got' vs '$want'" [ "$got" = "$want" ]
 
 # 3. the stand-in Hub: a folder (listed: the Parquet kind by its names), a
 # glob, the dataset alone (its Parquet conversion)

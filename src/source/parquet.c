@@ -17,6 +17,7 @@
  * each sample's page served from its chunk. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -96,6 +97,38 @@ static int take_folder(rf_source *s, const char *source, const rf_source_seen *s
 	return read_files(s, source, err, errlen);
 }
 
+static int restore(rf_source *s, char *err, size_t errlen);
+
+/* Remote files: the table from an index object rather than their footers,
+ * the one named (index_cache), else the one beside them
+ * (DIR/ringfeed.index), when it lists these files in this mode. Its ETags
+ * are asked for by every read (If-Match): a file changed since fails its
+ * reads, as a tar shard's do. @return : 0 adopted, 1 none (or of other
+ * files: logged), negative with err set (the one named failed). */
+static int adopt_object(rf_source *s, const rf_source_params *p, char *err, size_t errlen)
+{
+	rf_index *idx = &s->index;
+	char beside[PATH_MAX], why[512];
+	const char *object = p->cache;
+	if (!object && rfi_index_is_url(idx->root)) {
+		rfi_fmt(beside, sizeof(beside), "%s/%s", idx->root, RF_INDEX_OBJECT_NAME);
+		object = beside;
+	}
+	if (!object)
+		return 1;
+	int ret = rfi_index_cache_adopt(idx, p->mode, object, why, sizeof(why));
+	if (ret < 0 && object == p->cache) {
+		rfi_fmt(err, errlen, "config: index_cache: %s", why);
+		return ret;
+	}
+	if (!ret)
+		ret = restore(s, why, sizeof(why));
+	if (ret)
+		rfi_log(p->log_level, RF_LOG_INFO, "%s: reading the files' footers", why);
+	s->cached = ret == 0;
+	return ret < 0 && object == p->cache ? ret : ret != 0;
+}
+
 static int build(rf_source *s, const char *source, const struct stat *st,
 		 const rf_source_params *p, char *err, size_t errlen)
 {
@@ -118,6 +151,8 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 		ret = rfi_index_shard_list(idx, source, &pq_names, err, errlen);
 	}
 	if (ret < 0)
+		return ret;
+	if (idx->urls && (ret = adopt_object(s, p, err, errlen)) <= 0)
 		return ret;
 	return read_files(s, source, err, errlen);
 }

@@ -100,7 +100,13 @@ int rfi_pq_table_save(const rf_pq_table *t, rf_index *idx)
 	put(&o, t->dlocs, t->ndicts * sizeof(*t->dlocs));
 	if (t->labels)
 		put(&o, t->labels, t->samples * sizeof(*t->labels));
-	if (!o.ok) {
+	/* each file's size beside its ETag: a remote source adopting the
+	 * object checks them (rfi_index_cache_adopt) */
+	if (!idx->shard_sizes && t->nfiles &&
+	    (idx->shard_sizes = calloc(t->nfiles, sizeof(uint64_t))))
+		for (uint32_t f = 0; f < t->nfiles; f++)
+			idx->shard_sizes[f] = t->stamps[f].size;
+	if (!o.ok || (t->nfiles && !idx->shard_sizes)) {
 		free(o.p);
 		return -ENOMEM;
 	}
