@@ -279,6 +279,11 @@ int rfi_pq_file_scan_read(void *ctx, int64_t offset, size_t n, const uint8_t **p
 {
 	rf_pq_file *pf = ctx;
 	uint64_t off = (uint64_t)offset;
+	if (offset != pf->scan_prev) { /* the next header: the last page's size is known */
+		pf->scan_small = pf->scan_prev >= 0 && offset > pf->scan_prev &&
+				 (uint64_t)(offset - pf->scan_prev) < RF_PQ_SMALL_PAGE;
+		pf->scan_prev = offset;
+	}
 	if (pf->tail && off >= pf->tail_off && off <= pf->size && n <= pf->size - off) {
 		*p = pf->tail + (off - pf->tail_off);
 		return 0;
@@ -288,9 +293,16 @@ int rfi_pq_file_scan_read(void *ctx, int64_t offset, size_t n, const uint8_t **p
 		*p = pf->win + (offset - pf->win_off);
 		return 0;
 	}
-	/* a window from offset: larger than asked for a remote file (the next
-	 * headers in the same request), never past the chunk */
-	size_t want = pf->fd >= 0 ? n : RF_MAX(n, RF_PQ_REMOTE_WINDOW);
+	/* a window from offset, never past the chunk: for a remote file, the
+	 * rest of the chunk when it is at most RF_PQ_REMOTE_WINDOW (one request
+	 * for its headers and its dictionary page), a window that large when
+	 * its pages are small (the last one under RF_PQ_SMALL_PAGE: many
+	 * headers a request); else what the scan asks (a header's: a request a
+	 * page, its body not read) */
+	uint64_t rest = pf->scan_end > off ? pf->scan_end - off : 0;
+	size_t want = n;
+	if (pf->fd < 0 && (pf->scan_small || rest <= RF_PQ_REMOTE_WINDOW))
+		want = RF_MAX(n, RF_PQ_REMOTE_WINDOW);
 	if (pf->scan_end > off && want > pf->scan_end - off)
 		want = RF_MAX(n, (size_t)(pf->scan_end - off));
 	if (window_fill(pf, off, want, why, len))

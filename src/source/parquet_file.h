@@ -5,9 +5,11 @@
  * the first answer gave them). A remote file's first request is its last
  * RF_PQ_TAIL_FETCH bytes (a suffix range: its size, its ETag, its tail,
  * its footer and, pyarrow writing them before it, its OffsetIndexes, in
- * one round trip); the page-header scan reads through a window that is
- * large for a remote file (RF_PQ_REMOTE_WINDOW: a chunk of small pages in
- * few requests). A file that changes between two requests (another size,
+ * one round trip); the page-header scan of a remote file reads a window of
+ * RF_PQ_SCAN_WINDOW at each header where pages are large (a request a
+ * page, not its body), RF_PQ_REMOTE_WINDOW where they are small or the
+ * chunk's rest is no larger (many headers a request: the bodies between
+ * them cost less than the requests). A file that changes between two requests (another size,
  * another ETag, a short read) is refused naming it. Private to the Parquet
  * kind; one thread a file (set-up reads many files at once, each on one
  * helper thread). */
@@ -23,8 +25,11 @@
 
 /* A remote file's first request: its last this many bytes. */
 #define RF_PQ_TAIL_FETCH ((size_t)64 << 10)
-/* The page-header scan's window over a remote file (local: RF_PQ_SCAN_WINDOW). */
+/* The page-header scan's window over a remote file's small pages (those
+ * under RF_PQ_SMALL_PAGE apart) or the rest of a chunk this small (local
+ * files and large pages: RF_PQ_SCAN_WINDOW). */
 #define RF_PQ_REMOTE_WINDOW ((size_t)4 << 20)
+#define RF_PQ_SMALL_PAGE ((uint64_t)256 << 10)
 
 typedef struct rf_pq_file rf_pq_file;
 struct rf_pq_file {
@@ -41,6 +46,9 @@ struct rf_pq_file {
 	int64_t win_off;
 	size_t win_len, win_cap;
 	uint64_t scan_end;   /* the chunk being scanned ends here: no window reads past it */
+	int64_t scan_prev;   /* the header asked before (-1: none yet in this chunk): the
+	                      * distance to the next is the page's size */
+	int scan_small;      /* the last page was under RF_PQ_SMALL_PAGE */
 	int read_failed;     /* a read failed, came back short, or the file changed */
 	uint32_t requests;   /* remote: requests made (set-up's cost) */
 };

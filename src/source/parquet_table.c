@@ -133,6 +133,8 @@ static int chunk_locate(pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t l
 	} else { /* its headers, one window each: the bodies are not read */
 		rf_pq_reader r = { rfi_pq_file_scan_read, pf };
 		pf->scan_end = (uint64_t)(c->start + c->compressed_size);
+		pf->scan_prev = -1;
+		pf->scan_small = 0;
 		ret = rfi_pq_chunk_scan_read(&r, c, rows, &out->locs, &out->n, &out->dict_off, why,
 					     sizeof(why));
 	}
