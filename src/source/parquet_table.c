@@ -3,9 +3,12 @@
  * look or by the `datasets` Image struct; the label column by name), the
  * image column's data pages located (its OffsetIndex where it has one,
  * else its pages' headers), its dictionaries loaded, the labels read.
- * Local files, read with bounded pread()s (never mapped: a file that
- * shrinks while it is read is refused naming it, not a SIGBUS), the chunks
- * without an OffsetIndex header by header, never whole.
+ * Files read through parquet_file.h (local: bounded pread()s, never
+ * mapped, a file that shrinks while it is read refused naming it, not a
+ * SIGBUS; remote: the source's transport, every answer checked), the
+ * chunks without an OffsetIndex header by header, never whole; the first
+ * file alone (its columns are every file's), then the rest many at once
+ * on helper threads, put into the table in the files' order.
  * Cold path: allocations here are sized by what the file's bytes justify
  * (rows bounded by the file's size, pages by their headers). */
 #define _GNU_SOURCE

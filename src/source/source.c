@@ -21,8 +21,8 @@
  * (rfi_source_hand_over), the kinds asked in this order; one that holds the
  * shards of two of them is refused (files.c: a source is one kind). A
  * remote folder whose name says no kind (s3://BUCKET/PREFIX/, a dataset on
- * the Hub) is listed first, and goes the same way to the one kind whose
- * shards it holds (probe_listing). */
+ * the Hub) that holds none of the probed kind's shards goes the same way to
+ * the next kind with take_folder that finds its own there (build_listed). */
 static const rf_source_ops *const probe_table[] = {
 	&rf_source_tokens,
 	&rf_source_parquet,
@@ -103,75 +103,48 @@ static void source_init(rf_source *s, const rf_source_params *p)
 	s->raw = (p->mode & RF_INDEX_RAW) != 0;
 }
 
-/* A remote listing's names counted by the kinds with take_folder. */
-typedef struct listing_count {
-	uint64_t n[NKINDS];
-} listing_count;
-
-static int count_listed(void *user, const char *name, uint64_t size)
-{
-	(void)size;
-	listing_count *c = user;
-	for (size_t i = 0; i < NKINDS; i++)
-		if (probe_table[i]->take_folder &&
-		    rfi_shard_named(probe_table[i]->shard_names, name, strlen(name)))
-			c->n[i]++;
-	return 0;
-}
-
-/* Does the location's last part end as some kind's shards do (a glob of
- * .tar, a .parquet file)? Then its name says the kind. */
-static int named_by_suffix(const char *source)
-{
-	size_t n = strcspn(source, "?#");
-	for (size_t i = 0; i < NKINDS; i++)
-		if (probe_table[i]->shard_names && rfi_shard_named(probe_table[i]->shard_names,
-								    source, n))
-			return 1;
-	return 0;
-}
-
-/* A remote folder whose name says no kind: the one kind with take_folder
- * whose shards its listing holds, or NULL (none, two, a listing that
- * failed: the kinds are asked as for any source, and say why). */
-static const rf_source_ops *probe_listing(const char *source, const rf_source_params *p)
-{
-	char *folder = NULL;
-	if ((p->mode & rfi_source_kind_modes()) || p->seq_len || !rfi_transport_is_remote(source) ||
-	    named_by_suffix(source) || rfi_transport_listed_folder(source, &folder) != 1) {
-		free(folder);
-		return NULL;
-	}
-	free(folder);
-	rf_transport *t;
-	char err[512];
-	listing_count c = { { 0 } };
-	if (rfi_transport_open(&t, source, err, sizeof(err)))
-		return NULL;
-	int ret = rfi_transport_list(t, source, count_listed, &c, p->remote_timeout_ms, err,
-				     sizeof(err));
-	rfi_transport_free(t);
-	const rf_source_ops *only = NULL;
-	for (size_t i = 0; !ret && i < NKINDS; i++) {
-		if (c.n[i] && only)
-			return NULL;
-		if (c.n[i])
-			only = probe_table[i];
-	}
-	return ret ? NULL : only;
-}
-
 /* The kind of source (stat'ed as st, or NULL when no such path exists). */
 static const rf_source_ops *probe(const char *source, const struct stat *st,
 				  const rf_source_params *p)
 {
-	const rf_source_ops *listed = st ? NULL : probe_listing(source, p);
-	if (listed)
-		return listed;
 	for (size_t i = 0; i < NKINDS; i++)
 		if (probe_table[i]->claims(source, st, p))
 			return probe_table[i];
 	return &rf_source_files; /* unreachable: files claims anything */
+}
+
+/* A remote folder whose listing held none of the probed kind's shards
+ * (s3://BUCKET/PREFIX/, a dataset on the Hub: its name says no kind): the
+ * other kinds with take_folder build it in turn, each listing it as its
+ * own, the first that finds its shards keeping it (a local folder's walk
+ * hands over the same way). None: the first kind's refusal (ret, err). */
+static int build_listed(rf_source *s, const char *source, const rf_source_params *p, int ret,
+			char *err, size_t errlen)
+{
+	char *folder = NULL;
+	const rf_source_ops *first = s->ops;
+	if ((p->mode & rfi_source_kind_modes()) || p->seq_len || !rfi_transport_is_remote(source) ||
+	    rfi_transport_listed_folder(source, &folder) != 1) {
+		free(folder);
+		return ret;
+	}
+	free(folder);
+	char *said = strdup(err);
+	for (size_t i = 0; said && i < NKINDS && ret == RF_EEMPTY; i++) {
+		const rf_source_ops *ops = probe_table[i];
+		if (ops == first || !ops->take_folder)
+			continue;
+		rfi_source_free(s);
+		source_init(s, p);
+		s->ops = ops;
+		s->kind = ops->kind;
+		s->index.kind = s->kind;
+		ret = ops->build(s, source, NULL, p, err, errlen);
+	}
+	if (said && ret == RF_EEMPTY) /* none of them: the probed kind's words */
+		rfi_fmt(err, errlen, "%s", said);
+	free(said);
+	return ret;
 }
 
 static int build(rf_source *s, const char *source, const rf_source_params *p, char *err,
@@ -192,6 +165,8 @@ static int build(rf_source *s, const char *source, const rf_source_params *p, ch
 	s->kind = s->ops->kind; /* a walked folder may still go to another kind */
 	s->index.kind = s->kind; /* an index object adopted must be of it */
 	int ret = s->ops->build(s, source, exists ? &st : NULL, p, err, errlen);
+	if (ret == RF_EEMPTY && !exists)
+		ret = build_listed(s, source, p, ret, err, errlen);
 	s->index.kind = s->kind; /* what the cache keeps */
 	return ret;
 }
@@ -315,7 +290,7 @@ int rfi_index_build_progress(rf_index *idx, const char *source, int any_name, rf
 		rfi_source_free(&s);
 		return ret;
 	}
-	if (s.ops->free) /* its state is in the blob now */
+	if (s.ops->save && s.ops->free) /* its state is in the blob now */
 		s.ops->free(&s);
 	*idx = s.index; /* the records move out; a records kind holds nothing else */
 	return 0;
