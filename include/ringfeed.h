@@ -328,7 +328,8 @@ RF_API double rf_sample_uniform(rf_sample_view *s);
  *   tar shards: shard_access, shuffle_block, zstd_dict;
  *   token shards: seq_len (which makes the source one), stride, token_dtype;
  *   remote sources (http(s)://, s3://): remote_timeout_ms, cache_dir,
- *   cache_bytes, cache_group.
+ *   cache_bytes, cache_group;
+ *   sources of columns (Parquet files): columns.
  * Diagnostic knobs, for measuring and for working around a system; the
  * defaults are what to run with:
  *   io_path, pread_threads, no_direct_io: how files are read (the same
@@ -566,7 +567,11 @@ typedef struct rf_config {
 	 * list of member extensions, such as "txt,json": in a WebDataset shard
 	 * the members KEY.txt, KEY.json of the sample; in a loose tree the files
 	 * beside the image with its key (img2dataset's "files" layout:
-	 * 00000/000000123.jpg, 000000123.txt, 000000123.json). Up to
+	 * 00000/000000123.jpg, 000000123.txt, 000000123.json); in Parquet
+	 * files, other columns by name ("caption,url"): strings and bytes as
+	 * they are, integers as their decimal text, booleans "true"/"false", a
+	 * null as a sample lacking the member (each row's value read with its
+	 * page of that column, beside the image's). Up to
 	 * RF_MAX_FIELDS, compared without case. A sample that lacks one is a bad
 	 * sample (on_error), naming the member, unless its name ends in '?'
 	 * ("txt?": optional, then delivered empty and marked absent). Each value
@@ -624,6 +629,23 @@ typedef struct rf_config {
 	 * A saved state does not record the hook: resume with the same one. */
 	rf_sample_fn sample_fn;
 	void *sample_user;
+
+	/* ---- per kind: sources of columns (Parquet files) --------------------- */
+
+	/* Which column is which, overriding what the source finds by itself:
+	 * "image=NAME,label=NAME" (either or both; NAME a column, a struct's
+	 * leaf as "img.bytes", or a struct whose `bytes` leaf is the image).
+	 * "label=" (nothing) = no label column: labels -1. A column the files
+	 * lack is refused at create, naming the file and the columns it has.
+	 * The image column holds the samples' encoded bytes (or, with raw, any
+	 * bytes); the label column is an integer (any width; a ClassLabel's
+	 * names from the `huggingface` metadata) or a string (the classes are
+	 * its distinct values, sorted; a label is the index of its value). A
+	 * null label is -1 (unlabelled, as Hugging Face's test splits write
+	 * it), not a bad sample. NULL or "" (default): as found. Refused for a
+	 * source without columns (tar, files, tokens). The string is copied.
+	 * Other columns are fields (cfg.fields, by column name). */
+	const char *columns;
 
 	uint8_t reserved[8];          /* zeroed by rf_config_default(); must stay zero:
 	                                * rf_loader_create() refuses other bytes (a caller
@@ -935,7 +957,17 @@ typedef struct rf_stats {
 	 * stuck 2 s, a range larger than the staging memory): fetched again
 	 * when next read. Counted as they happen; 0 without a cache. */
 	uint64_t cache_fill_waits, cache_fill_drops;
-	uint64_t reserved[4];     /* zero; later counters come from here */
+	/* Read amplification: bytes the sample reads brought in, each read
+	 * counted once however many samples it served (a chunk of a shard read
+	 * front to back, a Parquet page shared by its rows in flight) and
+	 * again when tried again; the samples' own bytes (a file's, a member's,
+	 * a Parquet row's value); and samples served by a read another sample
+	 * started instead of a read of their own. bytes_fetched / bytes_used
+	 * is the amplification (random access to a Parquet page of N rows
+	 * reads it once a row unless they are in flight together). bytes_read
+	 * counts each sample's read whole (a Parquet page per row). */
+	uint64_t bytes_fetched, bytes_used, reads_shared;
+	uint64_t reserved[1];     /* zero; later counters come from here */
 } rf_stats;
 
 /* Copies the loader's counters into *out; callable at any time from the

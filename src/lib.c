@@ -74,10 +74,11 @@ RF_API unsigned rf_image_formats(void)
 }
 
 /* New fields come out of the reserved tails: the structs keep their sizes.
- * rf_config grew once, from 352 to 368 bytes, for sample_fn and sample_user
- * (16 bytes, more than its 8-byte tail): RF_ABI_CHECK() tells a caller
- * built against the older header. */
-_Static_assert(sizeof(rf_config) == 368, "rf_config changed size: take new fields from reserved");
+ * rf_config grew twice: from 352 to 368 bytes, for sample_fn and sample_user
+ * (16 bytes, more than its 8-byte tail), then to 376 for columns (its last
+ * 8 bytes kept reserved, for the next one): RF_ABI_CHECK() tells a caller
+ * built against an older header. */
+_Static_assert(sizeof(rf_config) == 376, "rf_config changed size: take new fields from reserved");
 
 RF_API int rf_abi_check(size_t config, size_t batch, size_t stats, size_t order, size_t state)
 {

@@ -7,7 +7,8 @@
 # rel="next") and by a glob; the token goes to the Hub's port only, never
 # to the CDN's; each file is resolved once while its CDN URL lives, and
 # again when the CDN refuses a kept URL (expired); 429s are waited out,
-# Retry-After honoured; a private dataset is refused at create naming it,
+# Retry-After honoured (seconds or an HTTP-date); hf://models/ and
+# hf://spaces/ refused (datasets only); a private dataset is refused at create naming it,
 # and read with HF_TOKEN or the token file (a token file writable by
 # others, or a symbolic link, is refused); the dataset alone is read at
 # its Parquet conversion's revision, and @REVISION url-encoded too.
@@ -131,6 +132,25 @@ print(int(t[1]-t[0] >= 0.95 and t[2]-t[1] >= 0.95))" "$T/busy.log")
 check "Retry-After: 1 was honoured between set-up's requests" [ "$gap" = 1 ]
 check "429s were answered during the run ($(count "$T/busy.log" "j['status']==429"))" \
 	[ "$(count "$T/busy.log" "j['status']==429")" -gt 2 ]
+
+# Retry-After as an HTTP-date (RFC 9110), 2 s after the 429's Date line:
+# waited out like its seconds form
+hub busydate --first429 2 --retry-after 2 --retry-after-date --page 100
+got=$(sum "hf://datasets/org/ds/data/" HF_ENDPOINT="$ep")
+check "429s with a dated Retry-After waited out, same batches: '$got' vs '$local_all'" \
+	[ "$got" = "$local_all" ]
+gap=$(python3 -c "
+import json,sys
+t=[j['t'] for j in map(json.loads, open(sys.argv[1])) if j['server']=='hub']
+print(int(t[1]-t[0] >= 1.9 and t[2]-t[1] >= 1.9))" "$T/busydate.log")
+check "Retry-After: DATE (2 s on) was honoured between set-up's requests" [ "$gap" = 1 ]
+
+# only datasets are read: a model's or a Space's location is refused at
+# create, saying so
+for kind in models spaces; do
+	got=$(sum "hf://$kind/org/ds/data/" HF_ENDPOINT="$ep")
+	check "hf://$kind/ is refused: $got" grep -q "ringfeed reads only datasets" <<<"$got"
+done
 
 # 5. a private dataset: refused naming it; read with HF_TOKEN or the token file
 hub private --private org/private --token hf_PrIvAtE --page 100

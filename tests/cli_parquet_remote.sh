@@ -10,7 +10,10 @@
 # short windows, a file that changes, gzip, a file that ends early) are
 # refused at create naming the file or give bad samples, never a crash; the
 # requests each file costs at set-up over hf:// are counted (the Hub's own
-# guidance is to make few) and printed as "hf set-up requests per file: N".
+# guidance is to make few) and printed as "hf set-up requests per file: N";
+# --column and --fields (string labels of two files, a field one file
+# lacks) over http as locally, and the index cache of a remote source kept
+# for its columns only.
 # usage: cli_parquet_remote.sh RINGFEED   (skips, exit 77, without python3,
 # the parquet venv or libcurl)
 set -uo pipefail
@@ -130,6 +133,55 @@ check "the cache read again: no set-up request ($gets GETs, the run's: ${reads% 
 "$RF" index "$src" -o "$T/object.idx" >/dev/null 2>"$T/err" || bad "ringfeed index of remote Parquet: $(cat "$T/err")"
 got=$(sum "$src" --index-cache "$T/object.idx")
 check "\`ringfeed index\`'s object: '$got' vs '$want'" [ "$got" = "$want" ]
+
+# 2c. --column and --fields over http (tests/parquet_columns.py's files):
+# the image column named, string labels (classes: every file's strings),
+# fields kept in memory, a file without the optional field; the same
+# checksum and field bytes as the same files read locally. The index cache
+# keeps a table for its columns only: other columns build it again.
+"$PQPY" "$here/parquet_columns.py" "$T/tree" "$T/cols" >/dev/null || bad "parquet_columns.py failed"
+# sumf SOURCE [bench options...]: "CHECKSUM SAMPLES BAD FIELD_BYTES", or FAILED: why
+sumf() {
+	local src=$1 out
+	shift
+	if out=$("$RF" bench --source "$src" $common --json "$@" 2>"$T/err"); then
+		printf '%s\n' "$out" | python3 -c "import json,sys; j=json.loads(sys.stdin.read()); \
+c=j.get('counters', {}); print(j['checksum'], j['samples'], j['bad_samples'], \
+j.get('field_bytes', c.get('field_bytes')))"
+	else
+		echo "FAILED($?): $(head -c 400 "$T/err")"
+	fi
+}
+serve cols "$T/cols"
+colopts="--column image=alt,label=name --fields caption,note?"
+printf '%s\n' "$T/cols/two/a.parquet" "$T/cols/two/b.parquet" >"$T/two.list"
+printf '%s\n' "http://127.0.0.1:$port/two/a.parquet" "http://127.0.0.1:$port/two/b.parquet" \
+	>"$T/two_urls.list"
+for src in cols.parquet two; do
+	for order in "" --no-shuffle; do
+		local_src=$T/cols/$src remote_src=http://127.0.0.1:$port/$src
+		[ "$src" = two ] && local_src=$T/two.list remote_src=$T/two_urls.list
+		want=$(sumf "$local_src" $colopts $order)
+		got=$(sumf "$remote_src" $colopts $order)
+		check "http $src --column --fields ${order:-shuffled}: '$got' vs local '$want'" \
+			[ "$got" = "$want" -a "${want#FAILED}" = "$want" ]
+	done
+done
+# (a pattern of URLs: its index object is the cache, adopted)
+mkdir -p "$T/cols/parts"
+cp "$T/cols/two/a.parquet" "$T/cols/parts/part-0.parquet"
+cp "$T/cols/two/b.parquet" "$T/cols/parts/part-1.parquet"
+src="http://127.0.0.1:$port/parts/part-{0..1}.parquet"
+plain=$(sumf "$T/two.list")
+want=$(sumf "$T/two.list" $colopts)
+got=$(sumf "$src" --index-cache "$T/cols.idx")
+check "http cache written (no columns): '$got' vs '$plain'" [ "$got" = "$plain" ]
+got=$(sumf "$src" --index-cache "$T/cols.idx" $colopts --verbose)
+check "http cache of other columns built again: '$got' vs '$want'" [ "$got" = "$want" ]
+check "... saying so: $(grep "other columns" "$T/err")" grep -q "of other columns" "$T/err"
+got=$(sumf "$src" --index-cache "$T/cols.idx" $colopts --verbose)
+check "http cache of these columns, fields read after it: '$got' vs '$want'" [ "$got" = "$want" ]
+check "... no footer read: $(grep "footers" "$T/err")" [ -z "$(grep "footers" "$T/err")" ]
 
 # 3. the stand-in Hub: a folder (listed: the Parquet kind by its names), a
 # glob, the dataset alone (its Parquet conversion)

@@ -6,6 +6,7 @@ on, so this answers the Hub's documented endpoints the way the Hub does, on
 
     hub_server.py ROOT [--lifetime 120] [--page 2] [--expires 3600]
                   [--cdn-uses 0] [--every429 0] [--first429 0] [--retry-after 1]
+                  [--retry-after-date]
                   [--private ORG/NAME] [--token TOKEN] [--log FILE]
 
 ROOT/ORG/NAME/ holds dataset ORG/NAME's files at revision main;
@@ -28,7 +29,9 @@ A dataset named by --private answers 401 to requests without
 "Authorization: Bearer TOKEN" (--token), as the Hub answers a private or
 gated one. --every429 N answers every N-th Hub request 429 with
 "Retry-After: --retry-after" (the N-th, 2N-th...); --first429 N the
-first N of them.
+first N of them. --retry-after-date sends that wait as an HTTP-date (RFC
+9110: "Retry-After: Fri, 31 Dec 1999 23:59:59 GMT", now + the seconds)
+instead, with a Date line of the same second.
 
 The CDN serves the bytes (200, 206 for a Range, 416 past the end, an ETag)
 only at a URL the Hub signed whose Expires has not passed: else 403 (an
@@ -42,6 +45,7 @@ listens and stops by itself after --lifetime seconds (or when killed): a
 test never leaves it behind.
 """
 import argparse
+import email.utils
 import hashlib
 import hmac
 import json
@@ -108,6 +112,10 @@ class Server(BaseHTTPRequestHandler):
 
 class Hub(Server):
     role = "hub"
+    pinned = None
+
+    def date_time_string(self, timestamp=None):
+        return super().date_time_string(timestamp if timestamp is not None else self.pinned)
 
     def error(self, status, msg):
         self.answer(status, json.dumps({"error": msg}).encode(),
@@ -115,11 +123,18 @@ class Hub(Server):
 
     def do_GET(self):
         a = self.args
+        self.pinned = None  # a kept-alive connection's handler answers again
         with LOCK:
             STATE["hub_requests"] += 1
             n = STATE["hub_requests"]
         if n <= a.first429 or (a.every429 and n % a.every429 == 0):
-            return self.answer(429, b"rate limited", [("Retry-After", str(a.retry_after))])
+            wait = str(a.retry_after)
+            if a.retry_after_date:
+                # the Date line (send_response's) and the Retry-After date
+                # from one clock reading: the wait is exactly --retry-after
+                self.pinned = time.time()
+                wait = email.utils.formatdate(int(self.pinned) + a.retry_after, usegmt=True)
+            return self.answer(429, b"rate limited", [("Retry-After", wait)])
         url = urllib.parse.urlsplit(self.path)
         parts = [urllib.parse.unquote(p) for p in url.path.split("/")]
         if parts[1:3] == ["api", "datasets"] and len(parts) >= 7:
@@ -232,6 +247,7 @@ def main():
     ap.add_argument("--every429", type=int, default=0)
     ap.add_argument("--first429", type=int, default=0)
     ap.add_argument("--retry-after", type=int, default=1)
+    ap.add_argument("--retry-after-date", action="store_true")
     ap.add_argument("--private", action="append", default=[])
     ap.add_argument("--token", default="")
     ap.add_argument("--log")

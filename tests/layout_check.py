@@ -58,17 +58,19 @@ UNITS = [
         "src/source/parquet_codec.c", "src/source/parquet_codec.h",
         "src/source/parquet_page.c", "src/source/parquet_page.h", "src/source/parquet_values.c",
         "src/source/parquet_hf.c", "src/source/parquet_hf.h",
+        "src/source/parquet_opened.c", "src/source/parquet_opened.h",
+        "src/source/parquet_columns.c", "src/source/parquet_columns.h",
     ]),
     # The file row is the local file system: the read engine's own paths
     # (pread, io_uring), every source's; it has no code of its own outside
     # its row. A "file://" scheme would be its name.
     ("transport", "file", [r"\"file://"], []),
     ("transport", "http", [
-        r"\brfi?_http_\w+", r"\bRF_HTTP_\w+", r"\"remote/http(?:_check)?\.h\"",
+        r"\brfi?_http_\w+", r"\bRF_HTTP_\w+", r"\"remote/http(?:_check|_date)?\.h\"",
         r"\"https?://", r"\bcurl_\w+", r"\bCURL\w*", r"<curl/",
     ], [
         "src/remote/http.c", "src/remote/http.h", "src/remote/http_check.c",
-        "src/remote/http_check.h",
+        "src/remote/http_check.h", "src/remote/http_date.c", "src/remote/http_date.h",
         # set-up requests (rf_fetch): HTTP requests through libcurl
         "src/remote/fetch.c", "src/remote/fetch.h",
     ]),

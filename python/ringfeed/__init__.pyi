@@ -116,6 +116,7 @@ class Loader:
         cache_dir: Optional[_Path] = None,
         cache_bytes: int = 0,
         cache_group: Optional[str] = None,
+        columns: Optional[str] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     @property

@@ -118,6 +118,11 @@ HELP = {
     "token_dtype": "The rows' element type; 'stored' = as the shards store them.",
     "source_kind": "What a source folder holds: 'auto' decides from its contents (a folder "
                    "with both .tar files and loose files is refused), 'files' or 'tar' says.",
+    "columns": "Parquet files: which column is which, 'image=NAME,label=NAME' (either or "
+               "both; 'label=' = no labels). A label column is an integer (a ClassLabel's "
+               "names are the classes) or a string (its sorted distinct values are the "
+               "classes); a null label is -1. None = the image column found by its bytes, "
+               "the label column 'label'. Other columns are fields: fields=('caption',).",
 }
 
 

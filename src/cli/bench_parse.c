@@ -31,6 +31,12 @@ static const char *const usage_parts[] = {
 	"                    loose files is refused, naming both), or said\n"
 	"  --zstd-dict FILE  dictionary of the shards' .zst members (default: zstd.dict\n"
 	"                    beside the shards, when there is one)\n"
+	"  --column image=NAME,label=NAME   Parquet files: which column is which\n"
+	"                    (default: the image column found by its bytes or the\n"
+	"                    datasets Image struct, the label column 'label'); a\n"
+	"                    label column is an integer (a ClassLabel's names) or a\n"
+	"                    string (its sorted distinct values are the classes, as\n"
+	"                    folder names are); a null label is -1; label= is none\n"
 	"  --shard-access random|sequential   shards: a ranged read per sample, global\n"
 	"                    shuffle (default); or front to back in 1 MiB chunks,\n"
 	"                    shard order shuffled per epoch, samples shuffled within\n"
@@ -68,7 +74,9 @@ static const char *const usage_parts[] = {
 	/* other members of a sample, remote reads, the node cache */
 	"  --fields LIST     deliver these members of each sample with its batch, such\n"
 	"                    as txt,json (a shard's KEY.txt, KEY.json; in a loose tree\n"
-	"                    the files beside the image with its key); a sample\n"
+	"                    the files beside the image with its key; Parquet: other\n"
+	"                    columns, such as caption,url: strings and bytes as they\n"
+	"                    are, numbers as decimal text, a null absent); a sample\n"
 	"                    without one is a bad sample, unless it is marked\n"
 	"                    optional: 'txt?'. The report counts their bytes\n"
 	"  --field-max KIB   largest field value, KiB (default 64): larger is a bad sample\n"
@@ -156,7 +164,7 @@ enum {
 	O_UNORDERED, O_IOPATH, O_RAW, O_RAWMAX, O_ICACHE, O_ZDICT, O_STEP, O_LOG, O_PROGRESS,
 	O_NOPROGRESS, O_DIAGNOSE, O_REPORT, O_TUNE, O_TUNEBATCH, O_DEVICE, O_DEVCONV, O_DECODE,
 	O_HIDDEN, O_ACCESS, O_BLOCK, O_TOKENS, O_SEQ, O_STRIDE, O_TOKDTYPE, O_KIND, O_FIELDS,
-	O_FIELDMAX, O_REMOTE_TIMEOUT, O_CACHE_DIR, O_CACHE_SIZE, O_CACHE_GROUP,
+	O_FIELDMAX, O_REMOTE_TIMEOUT, O_CACHE_DIR, O_CACHE_SIZE, O_CACHE_GROUP, O_COLUMNS,
 	/* Order, ranks and resume (issue 6). */
 	O_SAMPLER = 512, O_SPE, O_RANK, O_WORLD, O_TAIL, O_IDS, O_SAVE, O_AFTER, O_RESUME
 };
@@ -197,6 +205,7 @@ static const struct option opts[] = {
 	{ "stride", required_argument, 0, O_STRIDE },
 	{ "token-dtype", required_argument, 0, O_TOKDTYPE },
 	{ "fields", required_argument, 0, O_FIELDS },
+	{ "column", required_argument, 0, O_COLUMNS },
 	{ "field-max", required_argument, 0, O_FIELDMAX },
 	{ "remote-timeout", required_argument, 0, O_REMOTE_TIMEOUT },
 	{ "cache-dir", required_argument, 0, O_CACHE_DIR },
@@ -236,6 +245,7 @@ static int parse_source(int c, const char *arg, bench_opts *o)
 	case 's': cfg->source = arg; break;
 	case O_KIND: ENUM("--source-kind", RF_ENUM_SOURCE_KIND, cfg->source_kind); break;
 	case O_ZDICT: cfg->zstd_dict = arg; break;
+	case O_COLUMNS: cfg->columns = arg; break;
 	case O_ACCESS: ENUM("--shard-access", RF_ENUM_SHARD_ACCESS, cfg->shard_access); break;
 	case O_BLOCK:
 		if (cli_int("--shuffle-block", arg, 1, 1 << 24, &v)) return 2;

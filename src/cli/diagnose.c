@@ -112,7 +112,10 @@ static void fetch_figures_of(const stage_result *s, fetch_figures *f)
 	const rf_stats *a = &s->warm, *b = &s->st;
 	double span = s->steady_s > 0 ? s->steady_s : 0;
 	f->remote = b->http_requests > 0;
-	uint64_t bytes = f->remote ? b->http_bytes - a->http_bytes : b->bytes_read - a->bytes_read;
+	/* the bytes storage gave: a read shared by many samples (a chunk, a
+	 * Parquet page) once */
+	uint64_t bytes = f->remote ? b->http_bytes - a->http_bytes
+				   : b->bytes_fetched - a->bytes_fetched;
 	uint64_t reads = f->remote ? b->http_requests - a->http_requests
 				   : b->reads_submitted - a->reads_submitted;
 	if (!reads || !bytes) { /* a run so short that its reads were all ahead of the
@@ -120,7 +123,7 @@ static void fetch_figures_of(const stage_result *s, fetch_figures *f)
 		static const rf_stats zero;
 		a = &zero;
 		span = s->secs;
-		bytes = f->remote ? b->http_bytes : b->bytes_read;
+		bytes = f->remote ? b->http_bytes : b->bytes_fetched;
 		reads = f->remote ? b->http_requests : b->reads_submitted;
 	}
 	f->mb_s = span > 0 ? (double)bytes / span / 1e6 : 0;
@@ -589,6 +592,12 @@ static void print_json(const rf_config *cfg, const diagnosis *d)
 	printf("},\"fetch\":{\"mb_per_s\":%.3f,\"%s_per_s\":%.2f,", ff->mb_s,
 	       ff->remote ? "requests" : "reads", ff->reads_s);
 	json_num("read_latency_ms", ff->latency_ms, ff->latency_ms >= 0);
+	const rf_stats *fs = &d->full.st; /* the full run's reads against its samples' bytes */
+	printf(",\"bytes_fetched\":%llu,\"bytes_used\":%llu,\"reads_shared\":%llu,",
+	       (unsigned long long)fs->bytes_fetched, (unsigned long long)fs->bytes_used,
+	       (unsigned long long)fs->reads_shared);
+	json_num("read_amplification", fs->bytes_used ? (double)fs->bytes_fetched / (double)fs->bytes_used
+						      : 0, fs->bytes_used > 0);
 	printf(",\"reads_in_flight_mean\":%.2f,\"latency_note\":\"Little's law: reads in flight "
 	       "over reads per second\"},\"step_ms\":%.3f,\"consumer_wait_ms_per_batch\":%.3f,"
 	       "\"accelerator_idle_pct\":%.2f,\"threads\":%u,\"io_depth\":%u,\"batches_per_stage\":%lld,"
@@ -644,6 +653,19 @@ static void print_trainer_run(const trainer_run *r)
 	printf("  %s\n", trainer_run_line(r, b, sizeof(b)));
 }
 
+/* Read amplification in the full run, where reads are not one a sample
+ * and their own bytes: shared (chunks, Parquet pages) or larger than the
+ * samples (a Parquet page a row). */
+static void print_amplification(const rf_stats *st)
+{
+	if (!st->bytes_used || (!st->reads_shared && st->bytes_fetched < st->bytes_used / 10 * 11))
+		return;
+	printf("  reads (full pipeline)       %10.2fx the samples' own bytes (%.1f MB read for "
+	       "%.1f MB; %llu samples served by a shared read)\n",
+	       (double)st->bytes_fetched / (double)st->bytes_used, (double)st->bytes_fetched / 1e6,
+	       (double)st->bytes_used / 1e6, (unsigned long long)st->reads_shared);
+}
+
 static void print_text(const rf_config *cfg, const diagnosis *d)
 {
 	double prep = d->prep, step = d->step, idle = d->cons.wait_frac;
@@ -658,6 +680,7 @@ static void print_text(const rf_config *cfg, const diagnosis *d)
 	       d->full.st.io_depth);
 	printf("  fetch (reads only)          %10.0f samples/s; %s\n", d->fetch.rate,
 	       fetch_detail(&d->ff, det, sizeof(det)));
+	print_amplification(&d->full.st);
 	if (!d->compute)
 		printf("  prep (compute)                      none: %s\n",
 		       cfg->raw ? "raw mode decodes nothing" : "token windows are not decoded");

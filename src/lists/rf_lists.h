@@ -107,6 +107,7 @@
 	 * would serialise them: the package offers batch_transform instead */            \
 	X(sample_fn, PTR, NONE, FREE)                                                      \
 	X(sample_user, PTR, NONE, FREE)                                                    \
+	X(columns, STR, KEYWORD, DATASET)       /* which column is which */                \
 	X(reserved, RESERVED, NONE, FREE)
 
 /* ---- rf_stats ------------------------------------------------------------
@@ -173,6 +174,9 @@
 	X(cache_evictions, COUNT, cache_evictions)                    \
 	X(cache_fill_waits, COUNT, cache_fill_waits)                  \
 	X(cache_fill_drops, COUNT, cache_fill_drops)                  \
+	X(bytes_fetched, COUNT, bytes_fetched)                        \
+	X(bytes_used, COUNT, bytes_used)                              \
+	X(reads_shared, COUNT, reads_shared)                          \
 	X(reserved, RESERVED, reserved)
 
 

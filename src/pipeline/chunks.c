@@ -8,7 +8,13 @@
  *
  * Chunks live in the read pool, in a table of pool / 2 chunks: a chunk that
  * no request uses any more stays until its entry is needed (least recently
- * wanted first), so samples that come a little later still find it. Ring
+ * wanted first), so samples that come a little later still find it.
+ *
+ * The same table serves random access to a kind whose samples share reads
+ * (rf_source_ops.shared_reads: a Parquet page holds many rows, and each
+ * row's read is its page): with page_units its unit is a sample's read
+ * itself, keyed by (shard, offset), so the rows of a page in flight
+ * together, or while the page is still held, land from one read. Ring
  * thread only. */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -19,7 +25,20 @@
 #include "pipeline/feeder_state.h"
 #include "util/util.h"
 
-int rfi_chunks_init(struct rf_feeder *f)
+/* Pages (page_units): as many entries as the pool holds of the largest
+ * read (an idle page is let go when room is wanted), at most this many
+ * (each sample's read looks through them). */
+#define PAGE_ENTRIES_MAX 512u
+
+static void size_pages(struct rf_feeder *f)
+{
+	uint64_t unit = RF_MAX(f->overlap_bytes, 4096u);
+	f->nchunks = (uint32_t)RF_MIN(RF_MAX(2u, f->pool.cap / unit), PAGE_ENTRIES_MAX);
+	f->chunk_bytes = 0; /* no aligned chunks: each entry says its range */
+	f->chunk_overlap = 0;
+}
+
+static void size_chunks(struct rf_feeder *f)
 {
 	/* half the pool: the other half serves members read alone */
 	f->chunk_bytes = RF_CHUNK_BYTES;
@@ -31,6 +50,14 @@ int rfi_chunks_init(struct rf_feeder *f)
 	 * read alone for the window across each boundary held its batch, and
 	 * in order every batch behind it: a 2 KiB read's latency every 1 MiB) */
 	f->chunk_overlap = f->overlap_bytes;
+}
+
+int rfi_chunks_init(struct rf_feeder *f)
+{
+	if (f->page_units)
+		size_pages(f);
+	else
+		size_chunks(f);
 	f->chunks = calloc(f->nchunks, sizeof(*f->chunks));
 	if (!f->chunks)
 		return -ENOMEM;
@@ -93,8 +120,8 @@ static rf_chunk *free_entry(struct rf_feeder *f)
 static int point_into(const rf_loader *l, const struct rf_feeder *f, const rf_chunk *c,
 		      rf_request *q)
 {
-	(void)l;
-	uint64_t at = q->read_offset - c->index * f->chunk_bytes;
+	(void)l, (void)f;
+	uint64_t at = q->read_offset - c->offset;
 	uint32_t len = q->expect;
 	if (at + len > c->got)
 		return 1;
@@ -114,8 +141,8 @@ static void cut_short(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request
 	rfi_feeder_place_failed(l, f, &p, sample, RF_EBADSAMPLE, reason);
 }
 
-/* Starts the read of chunk index of shard, for place p (NULL: read
- * ahead): an entry (a free one, or the least recently wanted idle one),
+/* Starts the read of chunk index of shard (len bytes from offset), for
+ * place p (NULL: read ahead): an entry (a free one, or the least recently wanted idle one),
  * pool room (idle chunks make way), engine room. A chunk another process
  * is fetching (or this one, its record not written yet) is waited for as
  * a sample read waits, for p (counted, looked at again in 5 ms; fetched
@@ -123,12 +150,10 @@ static void cut_short(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request
  * @return : the chunk, READING; NULL when something is short or the chunk
  * is waited for (the entry stays free). */
 static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64_t index,
-		       const rf_place *p)
+		       uint64_t offset, uint32_t len, const rf_place *p)
 {
 	int ahead = !p;
-	uint64_t cb = f->chunk_bytes;
-	uint32_t len = (uint32_t)cb + f->chunk_overlap;
-	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = index * cb,
+	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = offset,
 			  .len = len };
 	rfi_feeder_shard_read(l, f, shard, &rd);
 	rf_cached cached = { 0 };
@@ -166,7 +191,8 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 	rd.buf = c->buf;
 	rd.tag = CHUNK_TAG | (uint64_t)(c - f->chunks);
 	assert(c->state == CHUNK_FREE); /* FREE -> READING */
-	*c = (rf_chunk){ .state = CHUNK_READING, .shard = shard, .index = index, .buf = c->buf,
+	*c = (rf_chunk){ .state = CHUNK_READING, .shard = shard, .index = index, .offset = offset,
+			 .len = len, .buf = c->buf,
 			 .ticket = c->ticket, .waiting = NO_CHUNK, .used = ++f->tick,
 			 .cache = cached };
 	rfi_io_submit(f->io, &rd);
@@ -174,6 +200,23 @@ static rf_chunk *start(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 		rfi_feeder_cache_submitted(l, &cached);
 	atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
 	return c;
+}
+
+/* What chunk index of shard reads: [index * cb, + cb) and the overlap, or
+ * the kind's tile of it (every read starting in it, whole: Parquet pages);
+ * *len 0 when no read starts in it. */
+static void chunk_range(const rf_loader *l, const struct rf_feeder *f, uint32_t shard,
+			uint64_t index, uint64_t *offset, uint32_t *len)
+{
+	uint64_t cb = f->chunk_bytes, start, end;
+	if (!l->src.ops->tile) {
+		*offset = index * cb;
+		*len = (uint32_t)cb + f->chunk_overlap;
+		return;
+	}
+	l->src.ops->tile(&l->src, shard, index * cb, (index + 1) * cb, &start, &end);
+	*offset = start;
+	*len = (uint32_t)(end - start);
 }
 
 /* Token windows in llm.c's order: the chunks after this one in its shard
@@ -195,9 +238,14 @@ static void read_ahead(rf_loader *l, struct rf_feeder *f, uint32_t shard, uint64
 		return;
 	uint32_t ahead = RF_MAX(1u, f->nchunks / 4);
 	for (uint64_t k = index + 1; k <= index + ahead && k * cb < size; k++) {
+		uint64_t offset;
+		uint32_t len;
 		if (find(f, shard, k))
 			continue;
-		rf_chunk *c = start(l, f, shard, k, NULL);
+		chunk_range(l, f, shard, k, &offset, &len);
+		if (!len)
+			continue; /* no read starts in it */
+		rf_chunk *c = start(l, f, shard, k, offset, len, NULL);
 		if (!c)
 			return;
 		c->ahead = 1;
@@ -208,20 +256,34 @@ int rfi_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
 		   const rf_source_read *r)
 {
 	const rf_source_read m = *r;
-	uint64_t cb = f->chunk_bytes, index = m.offset / cb;
-	if (m.offset + m.len > (index + 1) * cb + f->chunk_overlap)
-		return -1;
+	uint64_t index = f->page_units ? m.offset : m.offset / f->chunk_bytes, offset = m.offset;
+	uint32_t len = m.len;
 	rf_chunk *c = find(f, m.shard, index);
 	if (c && c->state == CHUNK_READY && !c->got && !c->refs) {
 		rfi_chunk_drop(f, c); /* its read failed: read it again */
 		c = NULL;
 	}
-	if (!c && !(c = start(l, f, m.shard, index, &tmpl->place)))
+	if (c) {
+		offset = c->offset;
+		len = c->len;
+	} else if (!f->page_units) {
+		chunk_range(l, f, m.shard, index, &offset, &len);
+	}
+	if (m.offset < offset || m.offset + m.len > offset + len)
+		return -1; /* it does not lie in one chunk: read alone */
+	if (c) /* served by a read made or started before (stats) */
+		atomic_fetch_add_explicit(&l->st.reads_shared, 1, memory_order_relaxed);
+	else if (!(c = start(l, f, m.shard, index, offset, len, &tmpl->place)))
 		return 0; /* no room now (requests and buffers come back), or waits for
 		           * another process's fetch (looked at again in 5 ms) */
 	c->used = ++f->tick;
 	c->ahead = 0;
-	read_ahead(l, f, m.shard, index);
+	if (!f->page_units) {
+		c->refs++; /* held: read-ahead must not take its entry (an idle chunk
+			    * found here is the least recently wanted of a small table) */
+		read_ahead(l, f, m.shard, index);
+		c->refs--;
+	}
 	assert(f->nfree > 0); /* issue() calls only with a free request */
 	uint32_t id = f->free_reqs[--f->nfree];
 	rf_request *q = &l->req[id];
@@ -248,9 +310,8 @@ int rfi_chunk_issue(rf_loader *l, struct rf_feeder *f, const rf_request *tmpl,
  * fails as a failed read does). */
 static int refetch(rf_loader *l, struct rf_feeder *f, rf_chunk *c, uint32_t span)
 {
-	uint64_t cb = f->chunk_bytes;
-	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = c->index * cb,
-			  .len = RF_MIN((uint32_t)cb + f->chunk_overlap, span), .buf = c->buf,
+	rf_io_read rd = { .dirfd = l->src.index.root_fd, .file = -1, .offset = c->offset,
+			  .len = RF_MIN(c->len, span), .buf = c->buf,
 			  .tag = CHUNK_TAG | (uint64_t)(c - f->chunks) };
 	rfi_feeder_shard_read(l, f, c->shard, &rd);
 	if (!rfi_io_ready(f->io, span))

@@ -87,12 +87,50 @@ static int unzstd(rf_loader *l, worker *w, rf_request *q)
 		return err;
 	q->data = out;
 	q->len = (uint32_t)len;
+	atomic_fetch_add_explicit(&l->st.bytes_used, len, memory_order_relaxed);
+	return 0;
+}
+
+/* Fields that are columns (cfg.fields of a kind with columns): each value
+ * cut out of its page, read beside the sample's, by the kind; then held
+ * as an inline value until the place lands. A null is absent, or a bad
+ * sample when the field is not optional, as a member a sample lacks. */
+static int kind_fields(rf_loader *l, worker *w, rf_request *q)
+{
+	for (uint32_t k = 0; k < l->fields.n; k++) {
+		rf_req_field *d = &q->field[k];
+		const rf_field_spec *spec = &l->fields.spec[k];
+		if (d->where != RF_FIELD_KIND_PART)
+			continue;
+		const uint8_t *out;
+		size_t len;
+		int present;
+		int err = l->src.ops->field_extract(&l->src, q->sample, k, spec->id, d->data, d->len,
+						    &w->kind_scratch, &out, &len, &present, q->reason,
+						    sizeof(q->reason));
+		if (err)
+			return err;
+		if (!present && !spec->optional) {
+			rfi_fmt(q->reason, sizeof(q->reason), "its '%s' field is null (fields asks for "
+				"it; '%s?' would make it optional)", spec->name, spec->name);
+			return RF_EBADSAMPLE;
+		}
+		if (len > l->fields.max) {
+			rfi_fmt(q->reason, sizeof(q->reason), "its '%s' field is %zu bytes, more than "
+				"field_max (--field-max: %u bytes)", spec->name, len, l->fields.max);
+			return RF_EBADSAMPLE;
+		}
+		*d = present ? (rf_req_field){ .where = RF_FIELD_INLINE, .data = out,
+					       .len = (uint32_t)len }
+			     : (rf_req_field){ .where = RF_FIELD_ABSENT };
+	}
 	return 0;
 }
 
 /* The kind's own stage (rf_source_ops.extract): the sample's bytes cut out
  * of what was read (a Parquet row's value out of its page) become the
- * request's data, valid until this thread's next sample. */
+ * request's data, valid until this thread's next sample; and its fields
+ * that are columns read as pages, their values. */
 static int kind_extract(rf_loader *l, worker *w, rf_request *q)
 {
 	uint64_t t0 = rfi_now_ns();
@@ -100,6 +138,8 @@ static int kind_extract(rf_loader *l, worker *w, rf_request *q)
 	size_t len;
 	int err = l->src.ops->extract(&l->src, q->sample, q->data, q->len, &w->kind_scratch, &out,
 				      &len, q->reason, sizeof(q->reason));
+	if (!err && l->fields.n && l->src.ops->field_extract)
+		err = kind_fields(l, w, q);
 	w->ns_decode += rfi_now_ns() - t0;
 	if (err)
 		return err;
@@ -111,6 +151,7 @@ static int kind_extract(rf_loader *l, worker *w, rf_request *q)
 	}
 	q->data = out;
 	q->len = (uint32_t)len;
+	atomic_fetch_add_explicit(&l->st.bytes_used, len, memory_order_relaxed);
 	return 0;
 }
 

@@ -183,6 +183,9 @@ int rfi_loader_stats(const rf_loader *l, rf_stats *out)
 	out->cache_evictions = atomic_load_explicit(&l->st.cache_evictions, memory_order_relaxed);
 	out->cache_fill_waits = atomic_load_explicit(&l->st.cache_fill_waits, memory_order_relaxed);
 	out->cache_fill_drops = atomic_load_explicit(&l->st.cache_fill_drops, memory_order_relaxed);
+	out->bytes_fetched = atomic_load_explicit(&l->st.bytes_fetched, memory_order_relaxed);
+	out->bytes_used = atomic_load_explicit(&l->st.bytes_used, memory_order_relaxed);
+	out->reads_shared = atomic_load_explicit(&l->st.reads_shared, memory_order_relaxed);
 	out->ns_consumer_wait = l->ns_wait;
 	out->bytes_read = atomic_load_explicit(&l->st.bytes_read, memory_order_relaxed);
 	out->bad_samples = atomic_load_explicit(&l->st.bad_samples, memory_order_relaxed);

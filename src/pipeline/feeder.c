@@ -168,8 +168,9 @@ static int plan_fields(rf_loader *l, const struct rf_feeder *f, rf_request *t, r
 		if (d->where == RF_FIELD_IN_READ) {
 			lo = RF_MIN(lo, d->at);
 			hi = RF_MAX(hi, d->at + d->len);
-		} else if (d->where == RF_FIELD_OWN_FILE) {
-			if (l->cfg.raw) { /* the read lands in the batch: no room for parts */
+		} else if (d->where == RF_FIELD_OWN_FILE || d->where == RF_FIELD_KIND_PART) {
+			if (t->stage == RF_STAGE_RAW) { /* the read lands in the batch: no room
+							  * for parts */
 				rfi_fmt(reason, len, "its '%s' field is a file of its own, which raw mode "
 				       "does not read", l->fields.spec[i].name);
 				return RF_EBADSAMPLE;
@@ -199,12 +200,23 @@ static int plan_fields(rf_loader *l, const struct rf_feeder *f, rf_request *t, r
 	return 0;
 }
 
-/* Submits the reads of request id's fields that are files of their own,
- * each into its own piece of the request's buffer (laid out by issue()). */
+/* Submits the reads of request id's fields that are files of their own or
+ * pages of its shard, each into its own piece of the request's buffer
+ * (laid out by issue()). */
 static void submit_parts(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_request *q)
 {
 	for (uint32_t i = 0; i < l->fields.n; i++) {
 		const rf_req_field *d = &q->field[i];
+		if (d->where == RF_FIELD_KIND_PART) {
+			rf_io_read rd;
+			engine_read(l, f, &(rf_source_read){ .shard = d->shard, .offset = d->from,
+							     .len = d->len, .expect = d->len }, &rd);
+			rd.buf = q->buf + d->at;
+			rd.tag = id | (uint64_t)d->part << 32;
+			rfi_io_submit(f->io, &rd);
+			atomic_fetch_add_explicit(&l->st.reads_submitted, 1, memory_order_relaxed);
+			continue;
+		}
 		if (d->where != RF_FIELD_OWN_FILE)
 			continue;
 		/* one byte past its size, as a loose file's read: a file that grew shows */
@@ -296,9 +308,10 @@ static size_t lay_out_parts(rf_loader *l, struct rf_feeder *f, rf_request *t, si
 	*widest = span;
 	for (uint32_t i = 0; i < l->fields.n && t->parts_left > 1; i++) {
 		rf_req_field *d = &t->field[i];
-		if (d->where != RF_FIELD_OWN_FILE)
+		if (d->where != RF_FIELD_OWN_FILE && d->where != RF_FIELD_KIND_PART)
 			continue;
-		size_t part = rfi_io_span(f->io, 0, d->len + 1);
+		size_t part = d->where == RF_FIELD_KIND_PART ? rfi_io_span(f->io, d->from, d->len)
+							      : rfi_io_span(f->io, 0, d->len + 1);
 		need = RF_ALIGN_UP(need, align);
 		d->at = need; /* its piece of the buffer */
 		need += part;
@@ -431,7 +444,8 @@ static int system_short(int res)
 static rf_req_field *field_of_part(const rf_loader *l, rf_request *q, unsigned part)
 {
 	for (uint32_t i = 0; i < l->fields.n; i++)
-		if (q->field[i].where == RF_FIELD_OWN_FILE && q->field[i].part == part)
+		if ((q->field[i].where == RF_FIELD_OWN_FILE ||
+		     q->field[i].where == RF_FIELD_KIND_PART) && q->field[i].part == part)
 			return &q->field[i];
 	assert(!"a read part no field has");
 	return &q->field[0];
@@ -509,7 +523,11 @@ static int verdict(rf_loader *l, const rf_io_done *d, const rf_request *q,
 	if (err && fld) { /* name the field's file */
 		char what[RF_REASON_LEN];
 		memcpy(what, reason, sizeof(what));
-		rfi_fmt(reason, RF_REASON_LEN, "its field file %s: %s", fld->path, what);
+		if (fld->path)
+			rfi_fmt(reason, RF_REASON_LEN, "its field file %s: %s", fld->path, what);
+		else
+			rfi_fmt(reason, RF_REASON_LEN, "its field '%s' (a read at %llu): %s",
+			       l->fields.spec[fld - q->field].name, (unsigned long long)fld->from, what);
 	}
 	return err;
 }
@@ -571,6 +589,8 @@ static void read_failed(rf_loader *l, struct rf_feeder *f, uint32_t id, rf_reque
  * files) is judged when its last part is in. */
 static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 {
+	if (d->res > 0)
+		atomic_fetch_add_explicit(&l->st.bytes_fetched, (uint64_t)d->res, memory_order_relaxed);
 	if (d->tag & CHUNK_TAG) {
 		rfi_chunk_done(l, f, d);
 		return;
@@ -591,6 +611,8 @@ static void judge(rf_loader *l, struct rf_feeder *f, const rf_io_done *d)
 			fld->data = q->buf + fld->at + d->skip;
 		else
 			q->data = q->buf + d->skip;
+		if (fld && fld->where == RF_FIELD_KIND_PART) /* a column's page: bytes read too */
+			atomic_fetch_add_explicit(&l->st.bytes_read, fld->len, memory_order_relaxed);
 	}
 	if (parts_pending(q, &err, &again, reason))
 		return;

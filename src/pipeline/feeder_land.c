@@ -55,6 +55,9 @@ void rfi_feeder_landed(rf_loader *l, struct rf_feeder *f, uint32_t id)
 	atomic_fetch_add_explicit(&s->read_bytes, q->len, memory_order_relaxed);
 	if (l->fields.n)
 		carve_fields(l, q);
+	if (q->stage != RF_STAGE_KIND_RAW && q->stage != RF_STAGE_KIND_IMAGE)
+		/* a kind's extract counts its value's bytes (compute.c) */
+		atomic_fetch_add_explicit(&l->st.bytes_used, q->len, memory_order_relaxed);
 	atomic_store_explicit(&s->t_last_read, rfi_now_ns(), memory_order_relaxed); /* one writer: this thread */
 	rf_place p = q->place;
 	uint64_t sample = q->sample;

@@ -26,20 +26,28 @@
  * http). The pool this takes: twice (the block's span in chunks, plus two
  * for the edges and a few being read), at most 1 GiB; 0 for random access
  * or token windows (read in llm.c's order, without a block shuffle). A
- * shard order is only ever made for a kind of shard members (its
+ * shard order is only ever made for a kind whose samples lie in shards (its
  * sequential_shards capability: plan.c refuses shard_access = sequential
- * to the rest), so the records are those members. */
+ * to the rest): the bytes per sample are the shards' (shard_bytes, Parquet)
+ * where the kind knows them, else the records' (tar members). */
 static size_t sequential_pool(const rf_loader *l)
 {
 	const rf_index *idx = &l->src.index;
-	if (!l->shard_order || !idx->count || l->shard_order->block <= 1)
+	uint64_t n = rfi_source_samples(&l->src);
+	if (!l->shard_order || !n || l->shard_order->block <= 1)
 		return 0;
 	uint64_t bytes = 0;
-	for (size_t i = 0; i < idx->count; i++)
+	for (size_t s = 0; s < idx->nshards; s++)
+		bytes += l->src.ops->shard_bytes(&l->src, (uint32_t)s);
+	int shards_known = bytes > 0;
+	for (size_t i = 0; !shards_known && i < idx->count; i++)
 		bytes += idx->entries[i].size > 0 ? (uint64_t)idx->entries[i].size : 0;
-	uint64_t span = bytes / idx->count * l->shard_order->block;
+	uint64_t span = bytes / n * l->shard_order->block;
 	uint64_t chunks = span / RF_CHUNK_BYTES + 2 + 8;
-	return (size_t)RF_MIN(2 * chunks * RF_CHUNK_BYTES, (uint64_t)1 << 30);
+	/* a chunk's read runs on by up to the largest read (a Parquet page
+	 * starting in it, the kind's tile) */
+	uint64_t unit = RF_CHUNK_BYTES + l->src.ops->largest_read(&l->src);
+	return (size_t)RF_MIN(2 * chunks * unit, (uint64_t)1 << 30);
 }
 
 /* Shards are kept open (a ranged read per sample, no open or close) while
@@ -170,8 +178,11 @@ static int setup_requests(rf_loader *l, struct rf_feeder *f, char *err, size_t e
 	 * in llm.c's order, which tile the shards */
 	int chunked = l->shard_order ||
 		      (l->src.ops->in_order_tiles && l->order.kind == RF_SAMPLER_SEQUENTIAL);
+	/* else, random access to a kind whose samples share reads (Parquet's
+	 * rows a page): the table keyed by the reads themselves */
+	f->page_units = !chunked && l->src.ops->shared_reads;
 	f->overlap_bytes = (uint32_t)RF_ALIGN_UP(l->src.ops->largest_read(&l->src), 4096);
-	if (chunked && rfi_chunks_init(f)) {
+	if ((chunked || f->page_units) && rfi_chunks_init(f)) {
 		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
 	}

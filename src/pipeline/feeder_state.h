@@ -47,7 +47,10 @@ enum rf_chunk_state { CHUNK_FREE = 0, CHUNK_READING, CHUNK_READY };
 typedef struct rf_chunk {
 	int state;          /* enum rf_chunk_state */
 	uint32_t shard;
-	uint64_t index;     /* offset in the shard / RF_CHUNK_BYTES */
+	uint64_t index;     /* its key: offset in the shard / chunk_bytes, or with
+	                     * page_units the read's offset */
+	uint64_t offset;    /* what its read reads: from offset in the shard, */
+	uint32_t len;       /* len bytes */
 	uint8_t *buf;       /* its pool allocation (ticket), the chunk at buf + skip */
 	uint32_t ticket, skip, got; /* got: bytes read (less at the shard's end) */
 	uint32_t refs;      /* requests that wait for it or use its bytes */
@@ -86,6 +89,10 @@ struct rf_feeder {
 	uint32_t overlap_bytes; /* set before rfi_chunks_init: how far a chunk read runs on
 	                         * past its end (token windows: the largest window read) */
 	uint32_t chunk_overlap; /* in use */
+	int page_units;        /* set before rfi_chunks_init: the table's unit is a
+	                        * sample's read itself (a Parquet page, shared by the
+	                        * rows in flight on it: random access), keyed by its
+	                        * offset, not an aligned chunk */
 	uint64_t tick;
 	/* the node-local cache (cfg.cache_dir, remote sources), or NULL */
 	rf_cache *cache;

@@ -77,10 +77,24 @@ static const char *own_ext(const char *name)
 	return dot ? dot + 1 : "";
 }
 
+/* Fields that are columns of the source's rows: the kind finds them. */
+static int resolve_columns(rf_fields *f, const rf_source *src, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < f->n; i++) {
+		int ret = src->ops->field_column(src, f->spec[i].name, f->spec[i].optional,
+						 &f->spec[i].id, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int rfi_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t errlen)
 {
 	const rf_index *idx = &src->index;
-	if (f->n && !idx->entries) { /* samples kept in a kind's own table (Parquet's) */
+	if (f->n && src->ops->field_column)
+		return resolve_columns(f, src, err, errlen);
+	if (f->n && !idx->entries) { /* samples kept in a kind's own table, no columns */
 		rfi_fmt(err, errlen, "config: fields: a source of %s gives no fields yet",
 			src->ops->name);
 		return RF_ECONFIG;
@@ -111,10 +125,46 @@ int rfi_fields_resolve(rf_fields *f, const rf_source *src, char *err, size_t err
 	return 0;
 }
 
+/* Fields that are columns: each a value the kind keeps, or the sample's
+ * page of its column, a read of its own (absent when the column is not in
+ * the sample's file). A null, or no column, in a field that is not
+ * optional: a bad sample, as a member a sample lacks. */
+static int locate_columns(const rf_fields *f, const rf_source *src, uint64_t sample,
+			  rf_req_field *fld, char *reason, size_t len)
+{
+	for (uint32_t i = 0; i < f->n; i++) {
+		const rf_field_spec *s = &f->spec[i];
+		rf_source_read r = { .len = 0 };
+		const uint8_t *value = NULL;
+		uint32_t n = 0;
+		int how = s->id >= 0 ? src->ops->field_read(src, sample, s->id, &r, &value, &n)
+				     : RF_FIELD_READ;
+		if (how == RF_FIELD_KEPT)
+			fld[i] = (rf_req_field){ .where = RF_FIELD_INLINE, .data = value, .len = n };
+		else
+			fld[i] = (rf_req_field){ .where = r.len ? RF_FIELD_KIND_PART : RF_FIELD_ABSENT,
+						 .from = r.offset, .len = r.len, .shard = r.shard };
+		if (fld[i].where == RF_FIELD_ABSENT && !s->optional) {
+			rfi_fmt(reason, len, "its '%s' field is %s (fields asks for it; '%s?' would "
+			       "make it optional)", s->name, how == RF_FIELD_NULL ? "null"
+			       : "a column its file lacks", s->name);
+			return RF_EBADSAMPLE;
+		}
+		if (how == RF_FIELD_KEPT && n > f->max) {
+			rfi_fmt(reason, len, "its '%s' field is %u bytes, more than field_max "
+			       "(--field-max: %u bytes)", s->name, n, f->max);
+			return RF_EBADSAMPLE;
+		}
+	}
+	return 0;
+}
+
 int rfi_fields_locate(const rf_fields *f, const rf_source *src, uint64_t sample,
 		     const rf_source_read *r, rf_req_field *fld, char *reason, size_t len)
 {
 	const rf_index *idx = &src->index;
+	if (src->ops->field_read)
+		return locate_columns(f, src, sample, fld, reason, len);
 	uint32_t nx;
 	const rf_index_extra *x = rfi_index_extras_of(idx, sample, &nx);
 	const char *own = NULL;
@@ -220,13 +270,16 @@ void rfi_slot_fields_store(rf_slot_fields *sf, const rf_fields *f, uint32_t batc
 			  uint32_t index, const rf_req_field *fld)
 {
 	size_t total = 0;
+	/* a column's page its kind did not cut a value out of (fetch_only
+	 * reads it, nothing decodes it): delivered absent */
+#define STORED(x) ((x).where != RF_FIELD_ABSENT && (x).where != RF_FIELD_KIND_PART)
 	for (uint32_t i = 0; i < f->n; i++)
-		total += fld[i].where != RF_FIELD_ABSENT ? fld[i].len : 0;
+		total += STORED(fld[i]) ? fld[i].len : 0;
 	/* each place lands once and takes at most n * max: never past cap */
 	size_t at = atomic_fetch_add_explicit(&sf->used, total, memory_order_relaxed);
 	for (uint32_t i = 0; i < f->n; i++) {
 		size_t k = (size_t)i * batch_size + index;
-		if (fld[i].where == RF_FIELD_ABSENT) {
+		if (!STORED(fld[i])) {
 			sf->stage_len[k] = 0;
 			sf->present[k] = 0;
 			continue;
@@ -237,6 +290,7 @@ void rfi_slot_fields_store(rf_slot_fields *sf, const rf_fields *f, uint32_t batc
 		sf->present[k] = 1;
 		at += fld[i].len;
 	}
+#undef STORED
 }
 
 void rfi_slot_fields_pack(rf_slot_fields *sf, const rf_fields *f, uint32_t batch_size,

@@ -6,8 +6,11 @@
  * Where a field's bytes come from: a member of the sample's shard (its read
  * is widened to one span over the image and those members: the members of
  * one sample lie together, so this costs a few KiB and no extra read), the
- * sample's own bytes (a field named by its own extension), or a file of its
- * own beside a loose image (one more read, issued with the image's). */
+ * sample's own bytes (a field named by its own extension), a file of its
+ * own beside a loose image (one more read, issued with the image's), or,
+ * for a kind whose samples are rows of columns (Parquet), the sample's page
+ * of the field's column (one more read of its shard, issued with the
+ * image's; the kind cuts the value out on a compute thread). */
 #ifndef RF_FIELDS_H
 #define RF_FIELDS_H
 
@@ -28,7 +31,8 @@ typedef struct rf_field_spec {
 	int optional;                /* "txt?": a sample without it is not bad */
 	int id;                      /* its id among the index's extra names, or -1:
 	                              * no sample has such a member (only its own
-	                              * bytes can be it) */
+	                              * bytes can be it); a kind with columns: the
+	                              * kind's number for its column, or -1: none */
 } rf_field_spec;
 
 typedef struct rf_fields {
@@ -56,6 +60,10 @@ enum rf_field_where {
 	RF_FIELD_IN_READ,    /* inside the sample's own read, `at` bytes from its start */
 	RF_FIELD_OWN_FILE,   /* a file of its own: read `part`, at `at` in the buffer */
 	RF_FIELD_INLINE,     /* in the index (a manifest's column): data set at once */
+	RF_FIELD_KIND_PART,  /* a read of its own of the sample's shard (`from`, len:
+	                      * its column's page): read `part`, at `at` in the
+	                      * buffer; then the kind's field_extract makes data
+	                      * and len the value (a compute thread) */
 };
 typedef struct rf_req_field {
 	const uint8_t *data;  /* its bytes, once landed */
@@ -67,6 +75,8 @@ typedef struct rf_req_field {
 	uint8_t part;         /* RF_FIELD_OWN_FILE: its read, 1.. */
 	uint16_t path_len;
 	const char *path;     /* RF_FIELD_OWN_FILE: relative to the root (index arena) */
+	uint64_t from;        /* RF_FIELD_KIND_PART: its read's offset in shard */
+	uint32_t shard;
 } rf_req_field;
 
 /* Where sample's fields lie, for its read r (the sample's own, as the

@@ -70,6 +70,8 @@ static int copy_config(rf_loader *l, const rf_config *cfg, rf_state_info *resume
 		return -ENOMEM;
 	if (cfg->cache_group && !(l->cfg.cache_group = l->cache_group = strdup(cfg->cache_group)))
 		return -ENOMEM;
+	if (cfg->columns && !(l->cfg.columns = l->columns = strdup(cfg->columns)))
+		return -ENOMEM;
 	l->cfg.fields = NULL; /* the caller's string: kept parsed, in l->fields */
 	int ret = rfi_fields_parse(&l->fields, cfg->fields, cfg->field_max, err, errlen);
 	if (ret)
@@ -104,6 +106,7 @@ static int open_source(rf_loader *l, char *err, size_t errlen)
 		.cache_dir = !l->fields.n && l->cfg.shard_access == RF_SHARD_RANDOM
 			     ? l->cfg.cache_dir : NULL,
 		.cache_group = l->cfg.cache_group, .cache_bytes = l->cfg.cache_bytes,
+		.columns = l->cfg.columns,
 	};
 	int ret = rfi_source_open(&l->src, l->source, &p, err, errlen);
 	if (!ret)
@@ -124,7 +127,7 @@ static int open_shard_order(rf_loader *l, char *err, size_t errlen)
 	l->shard_order = calloc(1, sizeof(*l->shard_order));
 	uint32_t block = l->cfg.shuffle_block ? l->cfg.shuffle_block : 1024;
 	if (!l->shard_order ||
-	    rfi_shard_order_init(l->shard_order, &l->src.index, l->cfg.seed,
+	    rfi_shard_order_init(l->shard_order, &l->src, l->cfg.seed,
 				l->order.kind == RF_SAMPLER_SHUFFLE, block)) {
 		rfi_fmt(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -485,6 +488,7 @@ void rfi_loader_destroy(rf_loader *l)
 	free(l->cache_path);
 	free(l->cache_dir);
 	free(l->cache_group);
+	free(l->columns);
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->ready);
 	pthread_mutex_destroy(&l->init_mu);

@@ -147,6 +147,10 @@ typedef struct rf_counters {
 	atomic_uint_fast64_t cache_hits, cache_hit_bytes, cache_misses, cache_written_bytes,
 		cache_waits, cache_evictions, /* the ring thread's cache (feeder.c) */
 		cache_fill_waits, cache_fill_drops;
+	/* read amplification: the ring thread's reads (feeder.c judge), the
+	 * samples' own bytes (landed, or a kind's extract on a compute thread),
+	 * samples served by another's read (chunks.c, page_share.c) */
+	atomic_uint_fast64_t bytes_fetched, bytes_used, reads_shared;
 	atomic_uint_fast64_t cpu_decodes, gpu_decodes, ns_gpu_decode, ns_gpu_host;
 } rf_counters;
 
@@ -194,6 +198,7 @@ struct rf_loader {
 	char *cache_path;      /* owned copy of cfg.index_cache, or NULL */
 	char *cache_dir;       /* owned copy of cfg.cache_dir, or NULL */
 	char *cache_group;     /* owned copy of cfg.cache_group, or NULL */
+	char *columns;         /* owned copy of cfg.columns, or NULL */
 	uint64_t lost_spans, lost_bytes; /* damaged spans in the index (rf_stats); read-only
 	                                  * after create */
 	rf_source src;         /* the samples: their kind, records, reads, stages;

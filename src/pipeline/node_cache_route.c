@@ -208,13 +208,14 @@ int rfi_feeder_cache_done(rf_loader *l, struct rf_feeder *f, rf_cached *cd, cons
 }
 
 /* rf_cache_need_fn: the segments the next LOOKAHEAD places read from, each
- * with how far ahead it is first read. Sample reads only (a chunk of
+ * with how far ahead it is first read. Sample reads only (shared pages are
+ * those; a chunk of
  * sequential access is not looked for: those are evicted by age). */
 void rfi_feeder_cache_need(void *ctx, rf_cache *c, uint64_t *need, uint32_t nseg)
 {
 	rf_loader *l = ctx;
 	struct rf_feeder *f = l->feeder;
-	if (!f || f->chunks)
+	if (!f || (f->chunks && !f->page_units))
 		return;
 	uint64_t b = f->next_batch;
 	uint32_t i = f->next_index;

@@ -89,8 +89,16 @@ static int parse(const char *location, hf_loc *l, char *err, size_t errlen)
 	*l = (hf_loc){ .rev = "main" };
 	const char *p = location + strlen(PREFIX), *why = NULL;
 	if (strncmp(location, PREFIX, strlen(PREFIX))) {
-		why = "hf:// reads datasets: hf://datasets/ORG/NAME[@REVISION][/PATH]";
-		goto bad;
+		/* huggingface_hub's hf:// names models (bare ORG/NAME too) and
+		 * Spaces as well: say which was named and that it is not read */
+		why = !strncmp(location, "hf://models/", 12)   ? "a model repository: "
+		      : !strncmp(location, "hf://spaces/", 12) ? "a Space: "
+		      : !strncmp(location, "hf://datasets", 13) ? ""
+								: "a model repository (no "
+								  "datasets/ prefix): ";
+		rfi_fmt(err, errlen, "'%s': %sringfeed reads only datasets from the Hub: "
+				     "hf://datasets/ORG/NAME[@REVISION][/PATH]", location, why);
+		return -EINVAL;
 	}
 	size_t org = strcspn(p, "/"), name = p[org] ? strcspn(p + org + 1, "/@") : 0;
 	if (!name_ok(p, org) || !name_ok(p + org + 1, name)) {
@@ -391,8 +399,8 @@ int rfi_hf_folder_of(const char *location, char **folder)
 	*folder = NULL;
 	hf_loc l;
 	char err[8], base[RF_HF_PATH_MAX];
-	if (parse(location, &l, err, sizeof(err)))
-		return 0; /* open says what is wrong with it */
+	if (parse(location, &l, err, sizeof(err))) /* a listing to open: open says */
+		return (*folder = strdup(location)) ? 1 : -ENOMEM; /* what is wrong */
 	size_t n = strlen(l.path);
 	if (!l.bare && n && l.path[n - 1] != '/' && !strpbrk(l.path, "*?["))
 		return 0; /* one file */

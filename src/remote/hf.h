@@ -54,6 +54,8 @@ int rfi_hf_read_url(const rf_hf *hf, const char *location, char **out, char *err
 /* When location names many files (the dataset alone, a folder ending in
  * '/', a glob), the folder they are named relative to, as a location
  * ending in '/' with its revision spelt out (malloc'd) into *folder.
+ * A location that is not one (hf://models/...) is its own "folder": the
+ * transport's open then refuses it, saying why.
  * @return : 1, 0 (one file), or -ENOMEM. */
 int rfi_hf_folder_of(const char *location, char **folder);
 

@@ -62,6 +62,11 @@ uint64_t rfi_http_throttle_until(void)
 /* A transfer that receives nothing for this long has stalled: given up
  * and tried again (within the read's budget). */
 #define HTTP_STALL_S 15L
+/* Presigned URLs one read may see refused (expired early, revoked) and
+ * ask the store again: a URL just given can be refused too when the
+ * reads sharing it spent it (a store that limits its uses), so not only
+ * a kept one; bounded, for a store that refuses every URL it gives. */
+#define HTTP_REFUSALS_MAX 4u
 /* Where a CA bundle lies on the distributions a wheel may land on, asked
  * when the environment names none and libcurl's own default is missing
  * (a libcurl built on Debian looks where RHEL keeps nothing). */
@@ -84,6 +89,7 @@ typedef struct http_read {
 	                      * the transfer is cut at the first byte over) */
 	rf_http_seen seen;   /* what this transfer's header lines said */
 	unsigned redirects;  /* followed for this read (a signed client's, one at most) */
+	unsigned refusals;   /* presigned URLs refused for this read (HTTP_REFUSALS_MAX) */
 	int leg;             /* where this transfer goes: enum leg */
 	int active;          /* started and not reported (in curl, or waiting to retry) */
 	const char *url;     /* the caller's, valid until the read is reported */
@@ -603,9 +609,11 @@ static void reap(rf_http *h)
 			 * bucket's name spreads, passes; a lasting one fails the read
 			 * saying where it pointed */
 			res = -EPROTO, step = RF_IO_STEP_OPEN, fault = 1;
-		} else if (r->leg == LEG_KEPT && m->data.result == CURLE_OK && refused_there(status)) {
-			/* a kept presigned URL refused (expired early, revoked): the
-			 * store is asked again, signed */
+		} else if (r->leg != LEG_ASKED && m->data.result == CURLE_OK && refused_there(status) &&
+			   r->refusals < HTTP_REFUSALS_MAX) {
+			/* a presigned URL refused (expired early, revoked, spent by
+			 * the reads that shared it): the store is asked again, signed */
+			r->refusals++;
 			curl_multi_remove_handle(h->multi, r->easy);
 			rfi_presigned_forget(h->client.sign->presigned, r->url);
 			go_asked(r);

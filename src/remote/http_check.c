@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "io/engine.h" /* enum rf_io_step */
+#include "remote/http_date.h"
 #include "util/util.h"
 
 /* The value of header line[len] when its name is name (case aside):
@@ -173,19 +175,50 @@ static void etag(rf_http_seen *s, const char *v, size_t n)
 	}
 }
 
-/* Retry-After: a count of seconds (a 429's or 503's wait), kept up to a
- * day; its HTTP-date form is not read (no clock here: the caller's backoff
- * stands). */
+/* Retry-After's date form measured, once its date and what it is measured
+ * against are known: the response's Date (the server's own clock: no skew
+ * between the two machines counts), or, when the headers ended without one
+ * (at_end), this machine's clock. A date past is a wait of 0. */
+static void retry_settle(rf_http_seen *s, int at_end)
+{
+	if (!s->retry_at || (!s->date && !at_end))
+		return;
+	int64_t from = s->date ? s->date : (int64_t)time(NULL);
+	int64_t wait = s->retry_at > from ? s->retry_at - from : 0;
+	s->retry_after_s = (uint32_t)RF_MIN(wait, (int64_t)86400);
+	s->has_retry_after = 1;
+	s->retry_at = 0;
+}
+
+/* Retry-After (a 429's or 503's wait): a count of seconds, kept up to a
+ * day, or an HTTP-date (RFC 9110 section 10.2.3), measured by
+ * retry_settle. Anything else is not read (the caller's backoff stands). */
 static void retry_after(rf_http_seen *s, const char *v, size_t n)
 {
 	uint64_t secs = 0;
 	size_t i = 0;
+	int64_t at;
 	for (; i < n && v[i] >= '0' && v[i] <= '9' && secs <= 86400; i++)
 		secs = secs * 10 + (uint64_t)(v[i] - '0');
+	if (i == 0 && !rfi_http_date_parse(v, n, &at)) {
+		s->retry_at = RF_MAX(at, (int64_t)1);
+		retry_settle(s, 0);
+		return;
+	}
 	if (i == 0 || i < n)
 		return;
 	s->retry_after_s = (uint32_t)RF_MIN(secs, 86400ull);
 	s->has_retry_after = 1;
+}
+
+/* Date's value v[n]: what a Retry-After date is measured against. */
+static void date(rf_http_seen *s, const char *v, size_t n)
+{
+	int64_t t;
+	if (!rfi_http_date_parse(v, n, &t)) {
+		s->date = RF_MAX(t, (int64_t)1);
+		retry_settle(s, 0);
+	}
 }
 
 void rfi_http_seen_line(rf_http_seen *s, const char *line, size_t len)
@@ -194,8 +227,10 @@ void rfi_http_seen_line(rf_http_seen *s, const char *line, size_t len)
 	size_t n;
 	if (len >= 5 && !strncmp(line, "HTTP/", 5))
 		status_line(s, line, len);
-	else if ((len == 2 && line[0] == '\r' && line[1] == '\n') || (len == 1 && line[0] == '\n'))
+	else if ((len == 2 && line[0] == '\r' && line[1] == '\n') || (len == 1 && line[0] == '\n')) {
 		s->in_headers = 0;
+		retry_settle(s, 1);
+	}
 	else if ((v = value_of(line, len, "content-range", &n)))
 		content_range(s, v, n);
 	else if ((v = value_of(line, len, "content-length", &n)))
@@ -208,6 +243,8 @@ void rfi_http_seen_line(rf_http_seen *s, const char *line, size_t len)
 		etag(s, v, n);
 	else if ((v = value_of(line, len, "retry-after", &n)))
 		retry_after(s, v, n);
+	else if ((v = value_of(line, len, "date", &n)))
+		date(s, v, n);
 }
 
 uint64_t rfi_http_seen_size(const rf_http_seen *s, const rf_http_ask *a)

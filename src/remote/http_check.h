@@ -51,8 +51,14 @@ typedef struct rf_http_seen {
 	                       * with a byte that is not printable ASCII */
 	char etag[RF_IO_ETAG_MAX]; /* the ETag as sent (W/ included), when etag_state 1 */
 	char range_text[48];  /* Content-Range's value (printable bytes, cut), for messages */
-	int has_retry_after;  /* a Retry-After in seconds came (a 429's, a 503's): */
-	uint32_t retry_after_s; /* that many (at most a day) */
+	int has_retry_after;  /* a Retry-After came (a 429's, a 503's): */
+	uint32_t retry_after_s; /* its seconds (at most a day); for its date form,
+	                       * the date less the response's Date, or less this
+	                       * machine's clock where no Date came (once the
+	                       * headers end), 0 for a date past */
+	int64_t retry_at;     /* Retry-After's date form not yet measured (epoch
+	                       * seconds), 0: none */
+	int64_t date;         /* the response's Date (epoch seconds), 0: none */
 } rf_http_seen;
 
 /* Takes one header line (line[len], CRLF or not, no NUL needed). A status

@@ -7,23 +7,26 @@
 #include <string.h>
 
 #include "sample/order.h"
+#include "source/source.h"
 
-int rfi_shard_order_init(rf_shard_order *o, const rf_index *idx, uint64_t seed, int shuffle,
+int rfi_shard_order_init(rf_shard_order *o, const rf_source *src, uint64_t seed, int shuffle,
 			uint32_t block)
 {
 	memset(o, 0, sizeof(*o));
-	o->n = idx->count;
+	o->n = rfi_source_samples(src);
 	o->seed = seed;
 	o->shuffle = shuffle;
 	o->block = shuffle && block > 1 ? block : 1;
-	o->nshards = (uint32_t)idx->nshards;
+	o->nshards = (uint32_t)src->index.nshards;
 	o->first = calloc(o->nshards, sizeof(uint64_t));
 	o->len = calloc(o->nshards, sizeof(uint64_t));
 	if (!o->first || !o->len)
 		goto nomem;
-	/* samples are numbered in shard order: each shard is one run of ids */
-	for (uint64_t i = idx->count; i-- > 0;) {
-		uint32_t s = idx->members[i].shard;
+	/* samples are numbered in shard order: each shard is one run of ids,
+	 * which the kind tells (tar: its members' shards; Parquet: its rows'
+	 * files) */
+	for (uint64_t i = o->n; i-- > 0;) {
+		uint32_t s = src->ops->shard_of(src, i);
 		o->first[s] = i;
 		o->len[s]++;
 	}

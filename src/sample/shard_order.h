@@ -36,9 +36,12 @@ typedef struct rf_shard_order {
 	uint32_t next_evict;
 } rf_shard_order;
 
-/* Over idx (a shard source). @return : 0, or -ENOMEM. */
-int rfi_shard_order_init(rf_shard_order *o, const rf_index *idx, uint64_t seed, int shuffle,
-			uint32_t block);
+struct rf_source;
+
+/* Over src, a source whose kind has sequential_shards (its shard_of tells
+ * each sample's shard). @return : 0, or -ENOMEM. */
+int rfi_shard_order_init(rf_shard_order *o, const struct rf_source *src, uint64_t seed,
+			int shuffle, uint32_t block);
 void rfi_shard_order_free(rf_shard_order *o);
 
 /* The sample at global position g (< n) of epoch. */

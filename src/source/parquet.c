@@ -12,9 +12,12 @@
  * and body, parquet_table.h's table, the kind's private state); the page
  * is decompressed and the row's value cut out on a compute thread
  * (extract, the kind's stage), then decoded (or, raw, delivered) as any
- * image. The ring thread only reads. The sequential sampler (in index
+ * image. The rows of a page in flight together (or while its read is still
+ * held) share one read (shared_reads). The ring thread only reads. The sequential sampler (in index
  * order) reads the files front to back in chunks instead (in_order_tiles),
- * each sample's page served from its chunk. */
+ * each sample's page served from its chunk; so does shard_access =
+ * sequential (sequential_shards), with the files in a seeded order and the
+ * block shuffle. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -23,6 +26,8 @@
 #include <sys/stat.h>
 
 #include "index/index_build.h"
+#include "source/parquet_columns.h"
+#include "source/parquet_opened.h"
 #include "source/parquet_table.h"
 #include "source/source.h"
 #include "util/hash.h"
@@ -61,11 +66,13 @@ static int claims(const char *source, const struct stat *st, const rf_source_par
 	       (names_parquet(source) || rfi_index_is_shard_list(source, &pq_names));
 }
 
-/* The files listed, then read (footers, pages, labels). */
-static int read_files(rf_source *s, const char *source, char *err, size_t errlen)
+/* The files listed, then read (footers, pages, labels), the columns as
+ * cfg.columns says. */
+static int read_files(rf_source *s, const char *source, const rf_source_params *p, char *err,
+		      size_t errlen)
 {
 	rf_pq_table *t;
-	int ret = rfi_pq_table_build(&s->index, s->raw, &t, err, errlen);
+	int ret = rfi_pq_table_build(&s->index, s->raw, p->columns, &t, err, errlen);
 	if (ret)
 		return ret;
 	s->priv = t;
@@ -81,7 +88,6 @@ static int read_files(rf_source *s, const char *source, char *err, size_t errlen
 static int take_folder(rf_source *s, const char *source, const rf_source_seen *seen,
 		       const rf_source_params *p, char *err, size_t errlen)
 {
-	(void)p;
 	rf_index *idx = &s->index;
 	int ret = rfi_index_shard_folder(idx, source, &pq_names, err, errlen);
 	if (ret < 0)
@@ -94,7 +100,7 @@ static int take_folder(rf_source *s, const char *source, const rf_source_seen *s
 			(unsigned long long)seen->n);
 		return RF_EINDEX;
 	}
-	return read_files(s, source, err, errlen);
+	return read_files(s, source, p, err, errlen);
 }
 
 static int restore(rf_source *s, char *err, size_t errlen);
@@ -132,7 +138,6 @@ static int adopt_object(rf_source *s, const rf_source_params *p, char *err, size
 static int build(rf_source *s, const char *source, const struct stat *st,
 		 const rf_source_params *p, char *err, size_t errlen)
 {
-	(void)p;
 	rf_index *idx = &s->index;
 	int ret;
 	if (!st) {
@@ -154,7 +159,7 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 		return ret;
 	if (idx->urls && (ret = adopt_object(s, p, err, errlen)) <= 0)
 		return ret;
-	return read_files(s, source, err, errlen);
+	return read_files(s, source, p, err, errlen);
 }
 
 static const char *name(const rf_source *s, uint64_t i, char *buf, size_t len)
@@ -185,6 +190,40 @@ static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
 			       .expect = pg->size };
 }
 
+/* (rf_source_ops.shard_of) Its row's file: a file's rows are one run of
+ * samples (shard_access = sequential reads the files front to back). */
+static uint32_t shard_of(const rf_source *s, uint64_t i)
+{
+	return rfi_pq_table_page(table_of(s), i)->file;
+}
+
+/* (rf_source_ops.tile) The pages of file `shard` that start in [from,
+ * to): from the first one's header to the last one's end (a file's pages
+ * lie in offset order: row groups and pages as written; chunks.c checks
+ * each page lies in its chunk's read, and reads one that does not alone). */
+static void tile(const rf_source *s, uint32_t shard, uint64_t from, uint64_t to,
+		 uint64_t *start, uint64_t *end)
+{
+	const rf_pq_table *t = table_of(s);
+	uint64_t lo = 0, hi = t->npages; /* the first page at (shard, >= from) */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		const rf_pq_tpage *p = &t->pages[mid];
+		if (p->file < shard || (p->file == shard && p->offset < from))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*start = *end = from;
+	for (uint64_t k = lo; k < t->npages && t->pages[k].file == shard &&
+			      t->pages[k].offset < to; k++) {
+		const rf_pq_tpage *p = &t->pages[k];
+		if (k == lo)
+			*start = p->offset;
+		*end = RF_MAX(*end, p->offset + p->size);
+	}
+}
+
 static rf_stage stage(const rf_source *s, uint64_t i)
 {
 	(void)i;
@@ -201,19 +240,37 @@ static void cut_short(const rf_source *s, const rf_source_read *r, int got, char
 
 /* A compute thread's page: open until its next sample (the value's bytes
  * point into it, or into the read it was opened from). */
-typedef struct pq_scratch {
-	rf_pq_page pg;
+typedef struct pq_open {
+	rf_pq_page pg;                 /* opened here, or zeroed (kept by the set) */
+	const rf_pq_page *shared;      /* the set's page held instead, or NULL */
+	rf_pq_opened *set;             /* where shared is given back */
 	rf_pq_values vals;
 	int open;
+	char text[32]; /* a number's decimal text (a field) */
+} pq_open;
+
+/* The image's page [0] and each field's [1 + k]: all open until the
+ * thread's next sample (extract closes them). */
+typedef struct pq_scratch {
+	pq_open at[1 + RF_PQ_FIELDS_MAX];
 } pq_scratch;
+
+static void open_close(pq_open *o)
+{
+	if (!o->open)
+		return;
+	rfi_pq_values_free(&o->vals);
+	if (o->shared)
+		rfi_pq_opened_release(o->set, o->shared);
+	o->shared = NULL;
+	rfi_pq_page_close(&o->pg);
+	o->open = 0;
+}
 
 static void scratch_close(pq_scratch *x)
 {
-	if (!x->open)
-		return;
-	rfi_pq_values_free(&x->vals);
-	rfi_pq_page_close(&x->pg);
-	x->open = 0;
+	for (size_t k = 0; k < sizeof(x->at) / sizeof(x->at[0]); k++)
+		open_close(&x->at[k]);
 }
 
 static void scratch_free(void *scratch)
@@ -222,6 +279,63 @@ static void scratch_free(void *scratch)
 		return;
 	scratch_close(scratch);
 	free(scratch);
+}
+
+/* Page p of column `path` (leaf of p's file) opened into o from its read
+ * (data[len]); with share (the image column), the page the table's set
+ * holds, or this one kept there: the rows of a page then decompress it
+ * once between them. 0, or RF_EBADSAMPLE with reason set. */
+static int page_open(const rf_pq_table *t, const rf_pq_tpage *p, uint32_t leaf, const char *path,
+		     const uint8_t *data, size_t len, int share, pq_open *o, char *reason,
+		     size_t rlen)
+{
+	share = share && t->opened;
+	uint64_t key = share ? (uint64_t)(p - t->pages) : 0; /* p is one of t->pages */
+	if (share && (o->shared = rfi_pq_opened_get(t->opened, key))) {
+		o->set = t->opened;
+		o->open = 1;
+		return 0;
+	}
+	int ret = rfi_pq_page_open(t->metas[p->file], p->group, leaf, data, len, &o->pg, reason,
+				   rlen);
+	if (ret == 1) {
+		rfi_pq_page_close(&o->pg);
+		rfi_fmt(reason, rlen, "column %s: not a data page where set-up found one", path);
+	}
+	if (ret)
+		return RF_EBADSAMPLE;
+	o->open = 1;
+	if (o->pg.rows != p->rows) { /* an index that lies: a row would be another's value */
+		rfi_fmt(reason, rlen, "column %s: the page holds %u rows, not the %u set-up found",
+			path, o->pg.rows, p->rows);
+		return RF_EBADSAMPLE;
+	}
+	/* only a page that owns its bytes: an uncompressed one points into
+	 * its read, which goes with the sample */
+	if (share && o->pg.owned && (o->shared = rfi_pq_opened_put(t->opened, key, &o->pg)))
+		o->set = t->opened;
+	return 0;
+}
+
+/* Row `row` of page p of column `path` (leaf of p's file) out of its read
+ * (data[len]) into o, opened (share: as page_open). 0, or RF_EBADSAMPLE
+ * with reason set. */
+static int page_row(const rf_pq_table *t, const rf_pq_tpage *p, uint32_t leaf, const char *path,
+		    uint32_t row, const uint8_t *data, size_t len, int share, pq_open *o,
+		    char *reason, size_t rlen)
+{
+	int ret = page_open(t, p, leaf, path, data, len, share, o, reason, rlen);
+	if (ret)
+		return ret;
+	const rf_pq_page *pg = o->shared ? o->shared : &o->pg;
+	if (row >= pg->rows) {
+		rfi_fmt(reason, rlen, "column %s: row %u of a page of %u rows", path, row, pg->rows);
+		return RF_EBADSAMPLE;
+	}
+	const rf_pq_dict *d = p->dict == RF_PQ_NO_DICT ? NULL : &t->dicts[p->dict];
+	if (rfi_pq_page_rows(pg, d, row, row + 1, &o->vals, reason, rlen))
+		return RF_EBADSAMPLE;
+	return 0;
 }
 
 /* (rf_source_ops.extract) Sample i's value out of its page (data[len], as
@@ -240,32 +354,71 @@ static int extract(const rf_source *s, uint64_t i, const uint8_t *data, size_t l
 	}
 	scratch_close(x);
 	const rf_pq_tpage *p = rfi_pq_table_page(t, i);
-	uint32_t row = (uint32_t)(i - p->first);
-	int ret = rfi_pq_page_open(t->metas[p->file], p->group, t->leaf[p->file], data, len, &x->pg,
-				   reason, rlen);
-	if (ret == 1) {
-		rfi_pq_page_close(&x->pg);
-		rfi_fmt(reason, rlen, "column %s: not a data page where set-up found one",
-			t->image_path);
-	}
+	pq_open *o = &x->at[0];
+	int ret = page_row(t, p, t->leaf[p->file], t->image_path, (uint32_t)(i - p->first), data,
+			   len, 1, o, reason, rlen);
 	if (ret)
-		return RF_EBADSAMPLE;
-	x->open = 1;
-	if (row >= x->pg.rows) {
-		rfi_fmt(reason, rlen, "column %s: the page holds %u rows, not the %u set-up found",
-			t->image_path, x->pg.rows, p->rows);
-		return RF_EBADSAMPLE;
-	}
-	const rf_pq_dict *d = p->dict == RF_PQ_NO_DICT ? NULL : &t->dicts[p->dict];
-	if (rfi_pq_page_rows(&x->pg, d, row, row + 1, &x->vals, reason, rlen))
-		return RF_EBADSAMPLE;
-	if (!x->vals.present[0] || !x->vals.ptr[0] || !x->vals.len[0]) {
+		return ret;
+	if (!o->vals.present[0] || !o->vals.ptr[0] || !o->vals.len[0]) {
 		rfi_fmt(reason, rlen, "column %s: %s", t->image_path,
-			x->vals.present[0] ? "an empty value" : "null");
+			o->vals.present[0] ? "an empty value" : "null");
 		return RF_EBADSAMPLE;
 	}
-	*out = x->vals.ptr[0];
-	*out_len = x->vals.len[0];
+	*out = o->vals.ptr[0];
+	*out_len = o->vals.len[0];
+	return 0;
+}
+
+/* (rf_source_ops.field_column) A field (cfg.fields) is a column. */
+static int field_column(const rf_source *s, const char *name, int optional, int *id, char *err,
+			size_t errlen)
+{
+	rf_pq_table *t = s->priv; /* create: no thread reads it yet */
+	/* a remote file opened again writes its ETag into the index: the one
+	 * it holds (If-Match asked for it), before any thread reads it */
+	return rfi_pq_table_add_field(t, (rf_index *)&s->index, name, optional, id, err, errlen);
+}
+
+/* (rf_source_ops.field_read) Sample i's value of field column id, kept,
+ * or else its page of that column. */
+static int field_read(const rf_source *s, uint64_t i, int id, rf_source_read *r,
+		      const uint8_t **value, uint32_t *len)
+{
+	const rf_pq_table *t = table_of(s);
+	const rf_pq_tfield *fc = &t->fields[id];
+	if (fc->kept || fc->off)
+		return rfi_pq_table_kept(fc, i, value, len) ? RF_FIELD_KEPT : RF_FIELD_NULL;
+	const rf_pq_tpage *p = rfi_pq_table_field_page(t, fc, i);
+	*r = p ? (rf_source_read){ .shard = p->file, .offset = p->offset, .len = p->size,
+				   .expect = p->size }
+	       : (rf_source_read){ .shard = RF_NO_SHARD };
+	return RF_FIELD_READ;
+}
+
+/* (rf_source_ops.field_extract) Field k's value (column id) of sample i out
+ * of its page: bytes as they are, numbers as decimal text; a null is not
+ * present. After extract (which closed the thread's pages). */
+static int field_extract(const rf_source *s, uint64_t i, uint32_t k, int id,
+			 const uint8_t *data, size_t len, void **scratch, const uint8_t **out,
+			 size_t *out_len, int *present, char *reason, size_t rlen)
+{
+	const rf_pq_table *t = table_of(s);
+	const rf_pq_tfield *fc = &t->fields[id];
+	const rf_pq_tpage *p = rfi_pq_table_field_page(t, fc, i);
+	pq_scratch *x = *scratch;
+	if (!p || !x || k >= RF_PQ_FIELDS_MAX) { /* field_read gave no read; extract ran first */
+		rfi_fmt(reason, rlen, "column %s: no page for this row", fc->path);
+		return RF_EBADSAMPLE;
+	}
+	pq_open *o = &x->at[1 + k];
+	int ret = page_row(t, p, (uint32_t)fc->leaf[p->file], fc->path, (uint32_t)(i - p->first),
+			   data, len, 0, o, reason, rlen);
+	if (ret)
+		return ret;
+	*present = o->vals.present[0];
+	rfi_pq_value_bytes((rf_pq_text)fc->text, o->vals.ptr ? o->vals.ptr[0] : NULL,
+			   o->vals.len ? o->vals.len[0] : 0, o->vals.num ? o->vals.num[0] : 0,
+			   o->text, out, out_len);
 	return 0;
 }
 
@@ -291,9 +444,16 @@ static uint64_t samples(const rf_source *s)
 	return table_of(s)->samples;
 }
 
+/* The largest image page, and with fields the largest page of each field's
+ * column, read beside it (each with its alignment, as the feeder lays
+ * them out). */
 static uint64_t largest_read(const rf_source *s)
 {
-	return table_of(s)->largest_page;
+	const rf_pq_table *t = table_of(s);
+	uint64_t n = t->largest_page;
+	for (uint32_t k = 0; k < t->nfields; k++)
+		n += t->fields[k].off ? 0 : (uint64_t)t->fields[k].largest + 8192; /* kept: none */
+	return n;
 }
 
 /* A file's bytes: read ahead stops there (samples in index order read the
@@ -322,7 +482,7 @@ static int save(rf_source *s, char *err, size_t errlen)
 static int restore(rf_source *s, char *err, size_t errlen)
 {
 	rf_pq_table *t;
-	int ret = rfi_pq_table_restore(&s->index, s->raw, &t, err, errlen);
+	int ret = rfi_pq_table_restore(&s->index, s->raw, s->columns, &t, err, errlen);
 	free(s->index.kind_blob); /* the table holds it now */
 	s->index.kind_blob = NULL;
 	s->index.kind_blob_len = 0;
@@ -356,6 +516,10 @@ const rf_source_ops rf_source_parquet = {
 	.free = free_table,
 	.extract = extract,
 	.scratch_free = scratch_free,
+	.field_column = field_column,
+	.field_read = field_read,
+	.field_extract = field_extract,
+	.columns = 1,
 	.shard_names = &pq_names,
 	.take_folder = take_folder,
 	/* the table (footers, page locations, labels) kept in the index cache
@@ -368,4 +532,12 @@ const rf_source_ops rf_source_parquet = {
 	 * chunk it starts in, with the overlap of the largest page), not a page
 	 * per sample */
 	.in_order_tiles = 1,
+	/* shard_access = sequential: the files in a seeded order, each front
+	 * to back with the block shuffle, read in chunks as tar shards are */
+	.sequential_shards = 1,
+	.shard_of = shard_of,
+	/* random access: a row's read is its page, shared by the page's rows
+	 * in flight (or still held) together */
+	.shared_reads = 1,
+	.tile = tile,
 };

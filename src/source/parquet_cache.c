@@ -6,7 +6,8 @@
  *
  *   "RFPQTAB" + u8 version, u32 nfiles, u32 ndicts, u64 npages, u64 samples,
  *   u32 has_labels, u32 largest_page, u32 raw, strings (u32 length + bytes)
- *   image_path and label_path ("" none); per file its stamp (u64 size,
+ *   image_path, label_path ("" none) and (version 2) columns (cfg.columns it
+ *   was built for, "" none); per file its stamp (u64 size,
  *   i64 mtime_sec, i64 mtime_nsec, u64 ino), u32 leaf, u32 footer_len and
  *   the footer's bytes; npages rf_pq_tpage, ndicts rf_pq_dloc; samples i32
  *   labels when has_labels. Native byte order, as the cache is.
@@ -25,10 +26,11 @@
 #include <sys/stat.h>
 
 #include "source/parquet_file.h"
+#include "source/parquet_opened.h"
 #include "source/parquet_table.h"
 #include "util/util.h"
 
-#define BLOB_MAGIC "RFPQTAB\001"
+#define BLOB_MAGIC "RFPQTAB\002"
 
 typedef struct out {
 	uint8_t *p;
@@ -86,6 +88,7 @@ int rfi_pq_table_save(const rf_pq_table *t, rf_index *idx)
 	put_u32(&o, (idx->any_name & RF_INDEX_RAW) != 0);
 	put_str(&o, t->image_path);
 	put_str(&o, t->label_path);
+	put_str(&o, t->columns);
 	for (uint32_t f = 0; f < t->nfiles; f++) {
 		const rf_pq_stamp *s = &t->stamps[f];
 		put_u64(&o, s->size);
@@ -270,7 +273,19 @@ static int read_dicts(rf_index *idx, rf_pq_table *t, char *why, size_t len)
 	return ret;
 }
 
-int rfi_pq_table_restore(rf_index *idx, int raw, rf_pq_table **outp, char *why, size_t len)
+/* Was t built for other columns than cfg.columns (NULL, "": none)? Then
+ * why says so: a table of other image or label columns is built again. */
+static int other_columns(const rf_pq_table *t, const char *columns, char *why, size_t len)
+{
+	const char *was = t->columns ? t->columns : "", *now = columns ? columns : "";
+	if (!strcmp(was, now))
+		return 0;
+	rfi_fmt(why, len, "its Parquet table is of other columns ('%s', now '%s')", was, now);
+	return 1;
+}
+
+int rfi_pq_table_restore(rf_index *idx, int raw, const char *columns, rf_pq_table **outp,
+			 char *why, size_t len)
 {
 	*outp = NULL;
 	in r = { idx->kind_blob, idx->kind_blob + idx->kind_blob_len, 1 };
@@ -287,12 +302,15 @@ int rfi_pq_table_restore(rf_index *idx, int raw, rf_pq_table **outp, char *why, 
 	uint32_t was_raw = (uint32_t)get_u(&r, 4);
 	t->image_path = get_str(&r);
 	t->label_path = get_str(&r);
+	t->columns = get_str(&r);
 	int ret = 1;
 	rfi_fmt(why, len, "its Parquet table is of another build or damaged");
 	if (!magic || memcmp(magic, BLOB_MAGIC, 8) || !r.ok || t->nfiles != idx->nshards ||
 	    was_raw != (raw != 0) || !t->image_path || has_labels > 1 ||
 	    (has_labels != 0) != (t->label_path != NULL) ||
 	    ndicts > (uint64_t)(r.end - r.p) / sizeof(rf_pq_dloc))
+		goto fail;
+	if (other_columns(t, columns, why, len))
 		goto fail;
 	t->metas = calloc(RF_MAX(t->nfiles, 1u), sizeof(*t->metas));
 	t->leaf = calloc(RF_MAX(t->nfiles, 1u), sizeof(*t->leaf));
@@ -312,6 +330,7 @@ int rfi_pq_table_restore(rf_index *idx, int raw, rf_pq_table **outp, char *why, 
 		ret = read_dicts(idx, t, why, len);
 	if (ret)
 		goto fail;
+	t->opened = rfi_pq_opened_new(); /* NULL: rows open their own pages */
 	*outp = t;
 	return 0;
 fail:

@@ -38,8 +38,7 @@ int rfi_pq_column_check(const rf_pq_meta *m, uint32_t leaf, char *why, size_t le
 	if (l->max_rep > 0)
 		return col_fail(m, leaf, why, len, "a repeated column (a list), which ringfeed "
 				"does not read");
-	if (l->type != RF_PQ_BOOLEAN && l->type != RF_PQ_INT32 && l->type != RF_PQ_INT64 &&
-	    l->type != RF_PQ_BYTE_ARRAY && l->type != RF_PQ_FIXED_LEN_BYTE_ARRAY)
+	if (l->type < RF_PQ_BOOLEAN || l->type > RF_PQ_FIXED_LEN_BYTE_ARRAY || l->type == RF_PQ_INT96)
 		return col_fail(m, leaf, why, len, "of type %s, which ringfeed does not read",
 				rfi_pq_type_name(l->type));
 	if (l->type == RF_PQ_FIXED_LEN_BYTE_ARRAY &&
@@ -101,19 +100,22 @@ static uint8_t *inflate_body(const rf_pq_meta *m, uint32_t g, uint32_t leaf, con
 static int dict_values(const rf_pq_leaf *l, size_t n, rf_pq_dict *d)
 {
 	const uint8_t *p = d->data, *end = d->data + n;
-	size_t min = l->type == RF_PQ_BYTE_ARRAY ? 4 : l->type == RF_PQ_INT32 ? 4 :
-		     l->type == RF_PQ_INT64 ? 8 : l->type == RF_PQ_FIXED_LEN_BYTE_ARRAY ?
-		     (size_t)l->type_length : 0;
+	int number = l->type == RF_PQ_INT32 || l->type == RF_PQ_INT64 || l->type == RF_PQ_FLOAT ||
+		     l->type == RF_PQ_DOUBLE;
+	size_t min = l->type == RF_PQ_BYTE_ARRAY || l->type == RF_PQ_INT32 || l->type == RF_PQ_FLOAT
+			     ? 4
+		     : l->type == RF_PQ_INT64 || l->type == RF_PQ_DOUBLE ? 8
+		     : l->type == RF_PQ_FIXED_LEN_BYTE_ARRAY ? (size_t)l->type_length : 0;
 	if (min == 0 || (uint64_t)d->count * min > n)
 		return -1;
-	if (l->type == RF_PQ_INT32 || l->type == RF_PQ_INT64) {
+	if (number) { /* FLOAT, DOUBLE: their bits */
 		d->num = calloc(d->count + 1, sizeof(*d->num));
 		if (!d->num)
 			return -1;
 		for (uint32_t i = 0; i < d->count; i++, p += min) {
 			int64_t v = 0;
 			memcpy(&v, p, min); /* little-endian hosts only (the library's) */
-			d->num[i] = min == 4 ? (int64_t)(int32_t)v : v;
+			d->num[i] = l->type == RF_PQ_INT32 ? (int64_t)(int32_t)v : v;
 		}
 		return 0;
 	}

@@ -33,7 +33,7 @@ typedef struct rf_pq_dict {
 	size_t data_len;       /* ...of this many bytes */
 	const uint8_t **ptr;   /* BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY: value i's bytes */
 	uint32_t *len;
-	int64_t *num;          /* INT32 / INT64 */
+	int64_t *num;          /* INT32 / INT64; FLOAT / DOUBLE: their bits */
 } rf_pq_dict;
 
 /* Loads the dictionary page page[n] (its header and body) of chunk
@@ -74,7 +74,8 @@ typedef struct rf_pq_values {
 	uint8_t *present;      /* 1: a value; 0: a null */
 	const uint8_t **ptr;   /* BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY: the row's bytes (NULL: null) */
 	uint32_t *len;
-	int64_t *num;          /* BOOLEAN (0/1), INT32, INT64 */
+	int64_t *num;          /* BOOLEAN (0/1), INT32, INT64; FLOAT, DOUBLE: their IEEE
+	                        * bits (zero-extended) */
 	uint8_t *arena;        /* DELTA_BYTE_ARRAY's values, rebuilt */
 	size_t arena_len, arena_cap;
 } rf_pq_values;

@@ -50,8 +50,9 @@ typedef struct cursor {
 static int plain_next(cursor *c, value *v)
 {
 	const rf_pq_leaf *l = c->leaf;
-	size_t w = l->type == RF_PQ_INT32 ? 4 : l->type == RF_PQ_INT64 ? 8 :
-		   l->type == RF_PQ_FIXED_LEN_BYTE_ARRAY ? (size_t)l->type_length : 0;
+	size_t w = l->type == RF_PQ_INT32 || l->type == RF_PQ_FLOAT    ? 4
+		   : l->type == RF_PQ_INT64 || l->type == RF_PQ_DOUBLE ? 8
+		   : l->type == RF_PQ_FIXED_LEN_BYTE_ARRAY ? (size_t)l->type_length : 0;
 	if (l->type == RF_PQ_BOOLEAN) {
 		if (c->k / 8 >= (uint64_t)(c->end - c->p))
 			return c->err = "PLAIN booleans end before the page's values", -1;
@@ -73,7 +74,7 @@ static int plain_next(cursor *c, value *v)
 	if (l->type != RF_PQ_FIXED_LEN_BYTE_ARRAY) {
 		int64_t x = 0;
 		memcpy(&x, c->p, w);
-		v->num = w == 4 ? (int64_t)(int32_t)x : x;
+		v->num = l->type == RF_PQ_INT32 ? (int64_t)(int32_t)x : x; /* FLOAT, DOUBLE: bits */
 	}
 	c->p += w;
 	return 0;

@@ -101,6 +101,7 @@ static void source_init(rf_source *s, const rf_source_params *p)
 	s->index.scan_cache_group = p->cache_group;
 	s->index.scan_cache_bytes = p->cache_bytes;
 	s->raw = (p->mode & RF_INDEX_RAW) != 0;
+	s->columns = p->columns;
 }
 
 /* The kind of source (stat'ed as st, or NULL when no such path exists). */
@@ -249,6 +250,13 @@ int rfi_source_open(rf_source *s, const char *source, const rf_source_params *p,
 		free(s->index.kind_blob); /* written: not kept for the run */
 		s->index.kind_blob = NULL;
 		s->index.kind_blob_len = 0;
+	}
+	if (p->columns && p->columns[0] && !s->ops->columns) {
+		rfi_fmt(err, errlen, "config: columns '%s': source '%s' is %s, which have no "
+			"columns (columns name a source's columns: image=NAME,label=NAME)", p->columns,
+			source, s->ops->name);
+		rfi_source_free(s);
+		return RF_ECONFIG;
 	}
 	if (!s->ops->zstd_dict)
 		return 0;

@@ -56,6 +56,9 @@ typedef enum rf_stage {
 	RF_STAGE_KIND_IMAGE,   /* the kind's extract, then as IMAGE */
 } rf_stage;
 
+/* rf_source_ops.field_read's answers. */
+enum { RF_FIELD_READ = 0, RF_FIELD_KEPT = 1, RF_FIELD_NULL = 2 };
+
 /* What a source is built with (from rf_config). */
 typedef struct rf_source_params {
 	int mode;          /* RF_INDEX_RAW | RF_INDEX_HIDDEN | RF_INDEX_FILES | RF_INDEX_TAR */
@@ -70,6 +73,8 @@ typedef struct rf_source_params {
 	const char *cache_dir;   /* the node cache a remote scan fills (cfg.cache_dir), or NULL */
 	const char *cache_group; /* ... cfg.cache_group */
 	uint64_t cache_bytes;    /* ... cfg.cache_bytes */
+	const char *columns;     /* cfg.columns ("image=NAME,label=NAME"), or NULL: read
+	                          * by a kind with columns; refused for the others */
 } rf_source_params;
 
 /* The read that fetches a sample's bytes: a file of its own (path, relative
@@ -161,6 +166,26 @@ typedef struct rf_source_ops {
 		       void **scratch, const uint8_t **out, size_t *out_len, char *reason,
 		       size_t rlen);
 	void (*scratch_free)(void *scratch);
+	/* Fields that are columns of its rows (cfg.fields; a kind with
+	 * columns), else NULL and fields are index records' members.
+	 * field_column, at create: field `name`'s column, its number in *id (-1:
+	 * optional and no file has it). 0, or RF_ECONFIG with err naming the
+	 * columns there are. The kind keeps what it needs to read it. */
+	int (*field_column)(const rf_source *s, const char *name, int optional, int *id,
+			    char *err, size_t errlen);
+	/* Column id's value for sample i: RF_FIELD_READ, r the read that gives
+	 * it (its page: a read of the sample's shard; r->len 0: the sample's
+	 * file lacks the column); RF_FIELD_KEPT, the value is in memory
+	 * (*value, *len: no read); RF_FIELD_NULL, kept, and a null. */
+	int (*field_read)(const rf_source *s, uint64_t i, int id, rf_source_read *r,
+			  const uint8_t **value, uint32_t *len);
+	/* On a compute thread, after extract (same scratch; the value lives as
+	 * long as extract's): field k's (its place in cfg.fields, column id)
+	 * value for sample i out of what its read gave (data[len]): *out,
+	 * *out_len, *present (0: a null). 0, or RF_EBADSAMPLE with reason set. */
+	int (*field_extract)(const rf_source *s, uint64_t i, uint32_t k, int id,
+			     const uint8_t *data, size_t len, void **scratch, const uint8_t **out,
+			     size_t *out_len, int *present, char *reason, size_t rlen);
 	/* The names of its shards, for the shard listing (src/index/shards.c:
 	 * suffixes, whether class folders hold them); NULL for a kind without
 	 * shards. */
@@ -179,6 +204,8 @@ typedef struct rf_source_ops {
 	 * go). NULL: a folder is never this kind's by its look. */
 	int (*take_folder)(rf_source *s, const char *source, const rf_source_seen *seen,
 			   const rf_source_params *p, char *err, size_t errlen);
+	int columns;       /* its samples are rows of columns: cfg.columns says which
+	                    * column is which (others refuse a set columns) */
 	int cached;        /* its index may come from and go to an index cache */
 	/* A kind whose samples live in its own state (priv), not in records,
 	 * and that keeps it in the cache: save puts what a later create needs
@@ -191,9 +218,26 @@ typedef struct rf_source_ops {
 	                    * or zstd.dict beside the shards) */
 	int in_order_tiles; /* its samples in index order tile its shards (windows
 	                    * of stride <= seq_len): read in chunks when in order */
-	int sequential_shards; /* shard_access = sequential: its records are members
-	                    * of shards (index.members), which ranks can read as
-	                    * runs of whole shards, front to back */
+	int sequential_shards; /* shard_access = sequential: its samples lie in
+	                    * shards, each shard one run of ids (shard_of says
+	                    * which), which ranks can read as runs of whole
+	                    * shards, front to back */
+	int shared_reads;  /* many samples' reads are the same range (a Parquet
+	                    * page holds many rows): random access shares one read
+	                    * among the samples in flight on it (chunks.c,
+	                    * page_units) */
+	/* Reads in chunks (shard_access = sequential, in_order_tiles) of a kind
+	 * whose reads may be larger than a chunk's slack (a Parquet page of
+	 * 1 MiB or more): [*start, *end), the bytes of shard that hold every
+	 * read starting in [from, to) (none: *start = *end = from), so that a
+	 * chunk's read holds its samples' reads whole and no byte is read by
+	 * two chunks. NULL: a chunk is [from, to) and the largest read past it
+	 * (token windows), or a member across two chunks is read alone (tar). */
+	void (*tile)(const rf_source *s, uint32_t shard, uint64_t from, uint64_t to,
+		     uint64_t *start, uint64_t *end);
+	/* With sequential_shards: the shard sample i lies in (tar: its
+	 * member's; Parquet: its row's file). NULL for the other kinds. */
+	uint32_t (*shard_of)(const rf_source *s, uint64_t i);
 } rf_source_ops;
 
 struct rf_source {
@@ -201,6 +245,9 @@ struct rf_source {
 	const rf_source_ops *ops;  /* the kind's row of the table */
 	rf_index index;            /* the records; root, shards, stamps */
 	int raw;                   /* samples are bytes, not images (RF_INDEX_RAW) */
+	const char *columns;       /* cfg.columns (rf_source_params'), or NULL: read
+	                            * while it is opened (a kind's restore compares
+	                            * what its cached state was built for) */
 	int any_zstd;              /* some sample is zstd (the compute pool decompresses) */
 	int cached;                /* the index came from the cache */
 	void *priv;                /* the kind's own state, or NULL: read by its

@@ -167,6 +167,12 @@ static void read_of(const rf_source *s, uint64_t i, rf_source_read *r)
 			       .expect = size };
 }
 
+/* (rf_source_ops.shard_of) Its member's shard. */
+static uint32_t shard_of(const rf_source *s, uint64_t i)
+{
+	return s->index.members[i].shard;
+}
+
 static rf_stage stage(const rf_source *s, uint64_t i)
 {
 	if (s->index.members[i].flags & RF_MEMBER_ZSTD)
@@ -205,5 +211,6 @@ const rf_source_ops rf_source_tar = {
 	.take_folder = take_folder,
 	.cached = 1,
 	.sequential_shards = 1,
+	.shard_of = shard_of,
 	.zstd_dict = 1,
 };
