@@ -68,6 +68,9 @@ with the faults above (--lie-range, --gzip, --huge-header: probabilities):
                     307 to the same path under /moved/ on 127.0.0.1:PORT
                     (0: this server); a path under /moved/ is served as the
                     path without it (by any instance of this server)
+  --grow-after N    files carry no ETag (a server that sends none), and after N
+                    requests every file is 4096 bytes longer (zeros appended):
+                    a file that changes size between two requests
   --log-headers FILE  each request's line and header lines are appended to
                     FILE (a blank line after each): what a client sent
 """
@@ -108,6 +111,7 @@ def main(argv):
     p.add_argument("--gzip", type=float, default=0.0)
     p.add_argument("--huge-header", type=float, default=0.0)
     p.add_argument("--new-etag-after", type=int, default=-1)
+    p.add_argument("--grow-after", type=int, default=-1)
     p.add_argument("--redirect-to", type=int, default=-1)
     p.add_argument("--log-headers", default=None)
     p.add_argument("--short-window", type=float, default=0.0)
@@ -284,6 +288,11 @@ def main(argv):
             st = os.stat(path)
             size = st.st_size
             etag = '"%x-%x"' % (int(st.st_mtime), size)  # as nginx makes it
+            grown = a.grow_after >= 0 and served[0] > a.grow_after
+            if a.grow_after >= 0:
+                etag = None
+            if grown:
+                size += 4096
             if lie == "empty416":
                 self.send_response(416)
                 self.send_header("Content-Range", "bytes */%s" % rng_start)
@@ -297,7 +306,7 @@ def main(argv):
                     counts["new-etag"] += 1
                 etag = '"%x-%x-new"' % (int(st.st_mtime), size)
             match = None if replaced else self.headers.get("If-Match")
-            if match and match.strip() != "*" and etag not in [m.strip() for m in match.split(",")]:
+            if match and etag and match.strip() != "*" and etag not in [m.strip() for m in match.split(",")]:
                 self.send_response(412)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -306,6 +315,8 @@ def main(argv):
             rng_hdr = self.headers.get("Range")
             if rng_hdr and rng_hdr.startswith("bytes="):
                 lo, _, hi = rng_hdr[6:].partition("-")
+                if lo == "":  # a suffix range: the last hi bytes
+                    lo, hi = str(max(size - int(hi), 0)), ""
                 start = int(lo)
                 end = min(int(hi), size - 1) if hi else size - 1
                 status = 206
@@ -359,6 +370,8 @@ def main(argv):
             with open(path, "rb") as f:
                 f.seek(start)
                 data = f.read(n)
+            if grown:
+                data = data.ljust(n, b"\0")
             if replaced:
                 data = bytes(b ^ 0x5a for b in data)
             encoded = fault == "gzip" and status == 206
@@ -367,7 +380,8 @@ def main(argv):
             self.send_response(status)
             if status == 206:
                 self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
-            self.send_header("ETag", etag)
+            if etag:
+                self.send_header("ETag", etag)
             if encoded:
                 self.send_header("Content-Encoding", "gzip")
             if fault == "huge-header":

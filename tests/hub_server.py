@@ -228,6 +228,8 @@ class Cdn(Server):
         if not rng:
             return self.answer(200, data, [("ETag", etag)])
         a, _, b = rng.split("=", 1)[1].partition("-")
+        if a == "":  # a suffix range: the last b bytes
+            a, b = str(max(len(data) - int(b), 0)), ""
         start, end = int(a), min(int(b) if b else len(data) - 1, len(data) - 1)
         if start >= len(data):
             return self.answer(416, b"", [("Content-Range", "bytes */%d" % len(data))])

@@ -51,6 +51,7 @@ UNITS = [
         r"\"[^\"\n]*\.parquet\b[^\"\n]*\"",   # a string naming a .parquet file
     ], [
         "src/source/parquet.c", "src/source/parquet_table.c", "src/source/parquet_table.h",
+        "src/source/parquet_file.c", "src/source/parquet_file.h", "src/source/parquet_cache.c",
         "src/source/parquet_thrift.c", "src/source/parquet_thrift.h",
         "src/source/parquet_meta.c", "src/source/parquet_meta.h", "src/source/parquet_pages.c",
         "src/source/parquet_encoding.c", "src/source/parquet_encoding.h",

@@ -13,7 +13,9 @@
  * test hook sets the bound to 0; builds without hooks test the first
  * alone); a column the files lack is
  * refused naming the file and its columns, and columns for a source
- * without columns is refused. */
+ * without columns is refused. The same over http (tests/fault_server.py);
+ * string labels of two files merged; the index cache keeps a table for
+ * its columns only (other columns build it again). */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -116,10 +118,13 @@ static void teardown(void)
 	tree = out = NULL;
 }
 
+/* The files' place: the fixture's folder, or (remote tests) its URL. */
+static char *base;
+
 static char *at(const char *rel)
 {
 	char *p;
-	cr_assert(asprintf(&p, "%s/%s", out, rel) > 0);
+	cr_assert(asprintf(&p, "%s/%s", base ? base : out, rel) > 0);
 	return p;
 }
 
@@ -228,6 +233,9 @@ static void tree_run(seen *t, int shuffle)
 	run(&cfg, t, NULL);
 }
 
+/* The index cache assert_rows' runs use (cfg.index_cache), or NULL. */
+static const char *cache;
+
 /* source with columns and fields delivers row i's pixels as the tree's
  * image image_of(i) and label label_of(i), no bad sample; both orders. */
 static void assert_rows(const char *rel, const char *columns, const char *fields, int alt,
@@ -243,6 +251,7 @@ static void assert_rows(const char *rel, const char *columns, const char *fields
 		cfg.epochs = 1;
 		cfg.columns = columns;
 		cfg.fields = fields;
+		cfg.index_cache = cache;
 		rf_stats st;
 		run(&cfg, got, &st);
 		cr_assert_eq(st.bad_samples, 0, "%s (columns %s, fields %s): %llu bad samples", rel,
@@ -491,3 +500,54 @@ static void null_fields(void)
 }
 
 Test(parquet_columns, null_fields_and_a_file_without_the_column) { both_ways(null_fields); }
+
+/* String labels of files read on helper threads at once: each file's
+ * strings merged (two/a and two/b hold some classes each) into the sorted
+ * names of all of them. */
+Test(parquet_columns, string_labels_of_several_files)
+{
+	assert_rows("two", "label=name", NULL, 0, NULL);
+	assert_rows("two", "image=alt,label=name", "caption", 1, NULL);
+}
+
+/* The index cache keeps the table of the columns it was built for: other
+ * columns build it again (not another column's images or labels), fields
+ * are added to a table restored from it. */
+Test(parquet_columns, the_index_cache_is_of_its_columns)
+{
+	char *ix = at("cols.idx");
+	cache = ix;
+	for (int i = 0; i < 2; i++) {
+		assert_rows("two", NULL, NULL, 0, NULL);
+		assert_rows("two", "image=alt,label=name", NULL, 1, NULL);
+		assert_rows("two", "image=alt,label=name", "caption", 1, NULL);
+		assert_rows("cols.parquet", "label=name_null", "caption,note?", 0, name_null_label);
+	}
+	cr_assert(access(ix, F_OK) == 0, "no cache written");
+	cache = NULL;
+	free(ix);
+}
+
+static void remote_rows(void)
+{
+	assert_rows("cols.parquet", "image=alt,label=name", "caption,note?,n,small?,flag,blob", 1,
+		    NULL);
+	assert_rows("cols_v2.parquet", "label=name_null", "caption,score?,meta.source?", 0,
+		    name_null_label);
+}
+
+/* The same over http (tests/fault_server.py serving the files): the image
+ * column named, string labels, fields kept and (test builds) read per
+ * sample, their pages and dictionaries read through the transport. */
+Test(parquet_columns, remote_columns_and_fields)
+{
+	tu_fault srv;
+	int port = tu_fault_server_start(&srv, out, "");
+	if (!port)
+		cr_skip_test("no python3 for tests/fault_server.py");
+	cr_assert(asprintf(&base, "http://127.0.0.1:%d", port) > 0);
+	both_ways(remote_rows);
+	free(base);
+	base = NULL;
+	tu_fault_stop(&srv);
+}

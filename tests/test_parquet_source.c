@@ -14,6 +14,8 @@
  * pyarrow's grid, `datasets`, DuckDB, Polars), a test a writer. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +157,9 @@ static void run(rf_config *cfg, seen *s, rf_stats *st)
 	rf_loader_destroy(l);
 }
 
+/* The index cache the source's runs use (cfg.cache), or NULL. */
+static const char *use_cache;
+
 /* source delivers what the tree does, image by image: in index order (the
  * files read front to back in chunks: in the tree's order), shuffled (a
  * page read a sample) and with shard_access = sequential (the files in a
@@ -170,6 +175,7 @@ static void assert_as_tree_in(const char *source, int raw, int shuffle, rf_shard
 	cfg.raw = raw;
 	run(&cfg, want, NULL);
 	cfg.source = source;
+	cfg.index_cache = use_cache;
 	cfg.shard_access = access;
 	rf_stats st;
 	run(&cfg, got, &st);
@@ -356,23 +362,90 @@ Test(parquet_source, in_order_reads_the_file_in_chunks)
 }
 
 /* A field the files have no column for is refused at create, naming it
- * (fields of columns: test_parquet_columns.c); Parquet gives no index of
- * records to write, saying so. */
-Test(parquet_source, missing_field_and_index_refused)
+ * (fields of columns: test_parquet_columns.c); Parquet's index of records
+ * is written now (index_cache_keeps_the_table). */
+Test(parquet_source, missing_field_refused)
 {
 	rf_config cfg;
-	char *p = at("plain.parquet"), *ix = at("plain.index"), err[512];
+	char *p = at("plain.parquet"), err[512];
 	tu_config(&cfg, p);
 	cfg.fields = "caption";
 	rf_loader *l;
 	cr_assert_neq(rf_loader_create(&l, &cfg, err, sizeof(err)), 0);
 	cr_assert(strstr(err, "fields") && strstr(err, "no column 'caption'") &&
 		  strstr(err, "its columns: label, image"), "%s", err);
-	cr_assert_neq(rf_index_write(p, 0, ix, NULL, NULL, NULL, err, sizeof(err)), 0);
-	cr_assert(strstr(err, "Parquet files keep their samples"), "%s", err);
-	cr_assert(access(ix, F_OK) != 0, "an index was written");
+	free(p);
+}
+
+#if RF_TEST_HOOKS
+static int footers; /* footers read (the hook: set-up's helper threads call it) */
+static void count_footer(const char *path)
+{
+	(void)path;
+	__atomic_add_fetch(&footers, 1, __ATOMIC_RELAXED);
+}
+
+/* source (of nfiles files) through the index cache ix: the first create
+ * reads every footer and writes the cache; the second reads none and
+ * delivers the same; a file touched (its mtime) is read again. */
+static void assert_cached(const char *name, int nfiles, const char *touch)
+{
+	/* not in the files' folder: a file written there changes its mtime,
+	 * which the cache's stamp of a single file's folder is */
+	char *caches = tu_tmpdir("pqcache"), *ix, *p = at(name), *t = at(touch);
+	cr_assert(asprintf(&ix, "%s/%s.idx", caches, name) > 0);
+	unlink(ix);
+	use_cache = ix;
+	rfi_pq_table_set_test_hook(count_footer);
+	footers = 0;
+	assert_as_tree_in(p, 0, 1, RF_SHARD_RANDOM);
+	cr_assert_eq(footers, nfiles, "%s: %d footers read, not %d", name, footers, nfiles);
+	cr_assert(access(ix, F_OK) == 0, "%s: no cache written", name);
+	footers = 0;
+	assert_as_tree_in(p, 0, 1, RF_SHARD_RANDOM);
+	assert_as_tree_in(p, 0, 0, RF_SHARD_RANDOM);
+	cr_assert_eq(footers, 0, "%s: %d footers read with the cache", name, footers);
+	struct timespec later[2] = { { 0, UTIME_OMIT }, { time(NULL) + 100, 0 } };
+	cr_assert(utimensat(AT_FDCWD, t, later, 0) == 0);
+	assert_as_tree_in(p, 0, 1, RF_SHARD_RANDOM);
+	cr_assert_eq(footers, nfiles, "%s: %d footers read after %s changed", name, footers, touch);
+	rfi_pq_table_set_test_hook(NULL);
+	use_cache = NULL;
+	tu_rmrf(caches);
+	free(caches);
 	free(p);
 	free(ix);
+	free(t);
+}
+#endif
+
+/* The table in the index cache (cfg.cache) and in `ringfeed index`'s
+ * object: a second create reads no footer (nor scans a page header, nor
+ * reads a label page: the footer hook fires before those) and delivers
+ * the same; a changed file is read again. */
+Test(parquet_source, index_cache_keeps_the_table)
+{
+#if RF_TEST_HOOKS
+	assert_cached("split", 3, "split/part-1.parquet");
+	assert_cached("dict.parquet", 1, "dict.parquet"); /* dictionary, headers scanned */
+	assert_cached("hf.parquet", 1, "hf.parquet");     /* ClassLabel names kept */
+	char *caches = tu_tmpdir("pqcache"), *p = at("plain.parquet"), *ix, err[512];
+	cr_assert(asprintf(&ix, "%s/plain.index", caches) > 0);
+	cr_assert_eq(rf_index_write(p, 0, ix, NULL, NULL, NULL, err, sizeof(err)), 0, "%s", err);
+	use_cache = ix;
+	rfi_pq_table_set_test_hook(count_footer);
+	footers = 0;
+	assert_as_tree_in(p, 0, 1, RF_SHARD_RANDOM);
+	cr_assert_eq(footers, 0, "%d footers read with `ringfeed index`'s object", footers);
+	rfi_pq_table_set_test_hook(NULL);
+	use_cache = NULL;
+	tu_rmrf(caches);
+	free(caches);
+	free(p);
+	free(ix);
+#else
+	cr_skip_test("the set-up's hook is compiled into test builds only (meson -Dtest_hooks=true)");
+#endif
 }
 
 /* A file whose footer claims chunks past a cut (the file's middle cut

@@ -189,6 +189,7 @@ void rfi_index_free(rf_index *idx)
 	free(idx->urls);
 	free(idx->etags);
 	free(idx->shard_sizes);
+	free(idx->kind_blob);
 	rfi_transport_free(idx->transport);
 	free(idx->root);
 	if (idx->root_fd >= 0)

@@ -87,6 +87,9 @@ typedef struct rf_shard_names {
 	const char *shown;           /* the names as messages say them: ".x or .y" */
 	int class_folders;           /* a folder with no shards of its own may hold
 	                              * them in its class folders (labelled by folder) */
+	int any_depth;               /* a remote listing's shards at any depth, in name
+	                              * order (a dataset's CONFIG/SPLIT/ files), not
+	                              * only the folder's own */
 } rf_shard_names;
 
 /* Is name (its first n bytes) one of these shards' names? */
@@ -163,6 +166,11 @@ typedef struct rf_index {
 	 * field's name can be). The first of each, as messages name it. */
 	uint64_t unkept[2];
 	char unkept_first[2][256];
+	/* The kind's own part of an index cache (rf_source_ops.save/restore: a
+	 * Parquet table), as the cache holds it; NULL when none. Written and
+	 * judged by its kind alone. */
+	uint8_t *kind_blob;
+	size_t kind_blob_len;
 } rf_index;
 #define RF_UNKEPT_NAMES 0
 #define RF_UNKEPT_LONG 1

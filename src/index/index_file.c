@@ -17,7 +17,10 @@
  * each shard's label its ETag (a string; "" for local shards) and its size
  * (u64). Version 9 adds, after any_name, the source kind that built the
  * index (rf_index.kind): what it is comes from there, never from its
- * records. (Older versions are walked again and rewritten.)
+ * records. Version 10 adds, after nextras, u64 kind_blob_len, and after
+ * the extras that many bytes: the kind's own part (rf_index.kind_blob: a
+ * Parquet table, written and judged by its kind alone). (Older versions
+ * are walked again and rewritten.)
  *
  * Remote shards (http(s)://, s3://): the cache is the index object a
  * source fetches instead of scanning its shards (rfi_index_cache_adopt):
@@ -62,8 +65,9 @@
  * as samples without an image), so it is walked again; 7: a sample's other
  * members (extras: KEY.txt, KEY.json), which version 6 did not keep; 8:
  * each shard's ETag (remote shards); 9: the source kind (a version-8 cache
- * left it to be guessed from its shards) */
-#define CACHE_VERSION 9u
+ * left it to be guessed from its shards); 10: the kind's own bytes (a
+ * Parquet table: footers, page locations, labels) */
+#define CACHE_VERSION 10u
 
 static int read_at(int fd, void *p, size_t n, off_t off);
 
@@ -224,6 +228,7 @@ static void put_header(writer *w, const rf_index *idx, const char *source)
 	uint32_t has_weights = idx->weights != NULL;
 	uint32_t nsh = (uint32_t)idx->nshards, nxn = idx->nextra_names;
 	uint64_t nx = idx->extra_first ? idx->nextras : 0;
+	uint64_t blob = idx->kind_blob_len;
 	put(w, CACHE_MAGIC, 8);
 	put(w, &version, 4);
 	put(w, &any, 4);
@@ -236,6 +241,7 @@ static void put_header(writer *w, const rf_index *idx, const char *source)
 	put(w, &nsh, 4);
 	put(w, &nxn, 4);
 	put(w, &nx, 8);
+	put(w, &blob, 8);
 	put_url(w, canon ? canon : source);
 	free(canon);
 	put_url(w, idx->root);
@@ -283,6 +289,8 @@ static void put_records(writer *w, const rf_index *idx)
 		put_bulk(w, idx->extra_first, count * sizeof(uint32_t));
 		put_bulk(w, idx->extras, nx * sizeof(rf_index_extra));
 	}
+	if (idx->kind_blob_len)
+		put_bulk(w, idx->kind_blob, idx->kind_blob_len);
 }
 
 /* Ends the file w writes: its checksum, on disk, named tmp (when unnamed),
@@ -382,6 +390,7 @@ static int header_fits(reader *r)
 	get_u(r, 4); /* has_weights */
 	uint32_t nsh = (uint32_t)get_u(r, 4), nxn = (uint32_t)get_u(r, 4);
 	get_u(r, 8); /* nextras */
+	get_u(r, 8); /* kind_blob_len */
 	for (uint32_t i = 0; r->ok && i < 2 + ncl; i++)
 		get(r, (uint32_t)get_u(r, 4), 0);
 	for (uint32_t i = 0; r->ok && i < nst; i++) {
@@ -495,6 +504,7 @@ typedef struct cache_shape {
 	uint32_t ncl, nst, has_weights, nsh, nxn;
 	size_t off;                 /* where the records start */
 	size_t ebytes, wbytes, mbytes, fbytes, xbytes; /* entries, weights, members, extra_first, extras */
+	size_t bbytes;              /* the kind's own bytes */
 } cache_shape;
 
 /* The header: the first 1 MiB of the file (size bytes), more only if its
@@ -595,6 +605,9 @@ static int read_bulk(int fd, rf_index *t, const cache_shape *c, uint64_t sum_so_
 		t->weights = malloc(wbytes ? wbytes : 1);
 	if (c->nsh)
 		t->members = malloc(mbytes ? mbytes : 1);
+	if (c->bbytes && !(t->kind_blob = malloc(c->bbytes)))
+		return -ENOMEM;
+	t->kind_blob_len = c->bbytes;
 	if (!t->entries || !t->paths || (c->has_weights && !t->weights) || (c->nsh && !t->members))
 		return -ENOMEM;
 	/* in the file's order; an array the cache has not is NULL, and takes
@@ -602,6 +615,7 @@ static int read_bulk(int fd, rf_index *t, const cache_shape *c, uint64_t sum_so_
 	const struct { void *p; size_t n; } part[] = {
 		{ t->entries, ebytes }, { t->paths, plen }, { t->weights, wbytes },
 		{ t->members, mbytes }, { t->extra_first, fbytes }, { t->extras, xbytes },
+		{ t->kind_blob, c->bbytes },
 	};
 	uint64_t total = sum_so_far, sum;
 	size_t at = off;
@@ -657,6 +671,7 @@ static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_
 	c.nsh = (uint32_t)get_u(&r, 4);
 	c.nxn = (uint32_t)get_u(&r, 4);
 	c.nx = get_u(&r, 8);
+	uint64_t blob = get_u(&r, 8);
 	*src = get_str(&r);
 	t->root = get_str(&r);
 	t->any_name = (int)*any;
@@ -666,13 +681,15 @@ static int cache_read(int fd, const char *path, rf_index *t, char **src, uint32_
 	c.ebytes = (size_t)c.count * sizeof(rf_index_entry);
 	c.wbytes = c.has_weights ? (size_t)c.count * sizeof(double) : 0;
 	c.mbytes = c.nsh ? (size_t)c.count * sizeof(rf_index_member) : 0;
-	if (c.nx >= UINT32_MAX || c.count >= (1ull << 40))
+	if (c.nx >= UINT32_MAX || c.count >= (1ull << 40) || blob >= (1ull << 40) ||
+	    blob > (uint64_t)st.st_size)
 		goto corrupt;
+	c.bbytes = (size_t)blob;
 	c.fbytes = c.nx ? (size_t)c.count * sizeof(uint32_t) : 0;
 	c.xbytes = (size_t)c.nx * sizeof(rf_index_extra);
 	if (!r.ok || !t->root || !*src || c.plen >= (1ull << 40) || c.has_weights > 1 ||
 	    (uint64_t)st.st_size != c.off + c.ebytes + c.plen + c.wbytes + c.mbytes + c.fbytes +
-					    c.xbytes + 8)
+					    c.xbytes + c.bbytes + 8)
 		goto corrupt;
 	ret = read_bulk(fd, t, &c, r.sum);
 	if (ret == RF_EINDEX)

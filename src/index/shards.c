@@ -434,7 +434,7 @@ static int add_listed(rf_index *idx, const char *source, listing *l, char *err, 
 	}
 	if (top || !classes) { /* the folder's own (a kind without class folders: only those) */
 		for (size_t i = 0; i < l->n; i++)
-			if (!strchr(l->names[i], '/')) {
+			if (l->shard_names->any_depth || !strchr(l->names[i], '/')) {
 				int ret = add_shard(idx, l->names[i], -1);
 				if (ret)
 					return ret;

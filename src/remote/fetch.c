@@ -217,7 +217,10 @@ static void set_request(CURL *e, const rf_fetch *f, struct curl_slist *hl, gathe
 			long timeout, char *range)
 {
 	curl_easy_setopt(e, CURLOPT_URL, f->url);
-	if (f->len) {
+	if (f->len && f->tail) {
+		snprintf(range, 48, "-%llu", (unsigned long long)f->len);
+		curl_easy_setopt(e, CURLOPT_RANGE, range);
+	} else if (f->len) {
 		snprintf(range, 48, "%llu-%llu", (unsigned long long)f->offset,
 			 (unsigned long long)(f->offset + f->len - 1));
 		curl_easy_setopt(e, CURLOPT_RANGE, range);
@@ -296,6 +299,46 @@ static int follow_redirect(CURL *e, const rf_fetch *f, const rf_http_client *cli
 /* The try's result from how its transfer ended (code) and what came (g):
  * 0, or a negative errno with err set; *fault when the response broke one
  * of rfi_http_check's rules or a header was over libcurl's limit. */
+/* A tail request's answer (f->tail): a 206 whose Content-Range is the
+ * object's last min(len, size) bytes, its body exactly those; or a 200 of
+ * the whole object (a server that ignores Range), no longer than its
+ * Content-Length says. out->size and out->offset set from it. @return : 0,
+ * or -EPROTO with *fault set and err saying what came. */
+static int tail_check(const rf_fetch *f, const gather *g, rf_fetch_result *out, int *fault,
+		      char *err, size_t errlen)
+{
+	const rf_http_seen *s = &g->seen;
+	uint64_t n = out->body_len;
+	if ((s->status == 200 || s->status == 206) && s->encoding[0]) {
+		*fault = 1;
+		rfi_fmt(err, errlen, "%s: the server sent its bytes encoded (%s)", f->url, s->encoding);
+		return -EPROTO;
+	}
+	if (s->status == 200) {
+		if (s->has_length && s->length != n)
+			goto bad;
+		out->offset = 0;
+		out->size = n;
+		return 0;
+	}
+	if (s->status != 206)
+		return 0; /* the caller judges other statuses */
+	if (s->range != RF_HTTP_RANGE_BYTES || s->total == RF_HTTP_NO_TOTAL || !s->total ||
+	    s->end != s->total - 1 || s->start > s->end ||
+	    s->start != s->total - RF_MIN(f->len, s->total) || n != s->end - s->start + 1)
+		goto bad;
+	out->offset = s->start;
+	out->size = s->total;
+	return 0;
+bad:
+	*fault = 1;
+	rfi_fmt(err, errlen, "%s: asked its last %llu bytes, the server sent %zu bytes with %s%s "
+		"(HTTP %ld)", f->url, (unsigned long long)f->len, out->body_len,
+		s->range == RF_HTTP_RANGE_NONE ? "no Content-Range" : "Content-Range ",
+		s->range == RF_HTTP_RANGE_NONE ? "" : s->range_text, s->status);
+	return -EPROTO;
+}
+
 static int verdict(const rf_fetch *f, const rf_http_ask *ask, const gather *g, CURLcode code,
 		   int *fault, char *err, size_t errlen)
 {
@@ -320,6 +363,8 @@ static int verdict(const rf_fetch *f, const rf_http_ask *ask, const gather *g, C
 		       "verify against)" : "");
 		return ret;
 	}
+	if (f->tail && f->len)
+		return tail_check(f, g, g->out, fault, err, errlen);
 	if ((!f->method || !strcmp(f->method, "GET")) &&
 	    (g->seen.status == 200 || g->seen.status == 206 || g->seen.status == 416)) {
 		/* the bytes asked, as they are: checked as a read's are (other
@@ -389,8 +434,9 @@ static int try_once(const rf_fetch *f, const rf_http_client *client, long timeou
 		rfi_http_throttle_note(g.seen.retry_after_s); /* every request waits */
 	if (ret)
 		goto out;
+	if (!f->tail)
+		out->size = rfi_http_seen_size(&g.seen, &ask);
 	ret = verdict(f, &ask, &g, code, fault, err, errlen);
-	out->size = rfi_http_seen_size(&g.seen, &ask);
 	rfi_http_seen_etag(&g.seen, out->etag);
 out:
 	curl_slist_free_all(hl);

@@ -23,6 +23,11 @@ typedef struct rf_fetch {
 	const char *const *headers;  /* extra header lines, NULL-terminated, or NULL */
 	const rf_io_sign *sign;      /* how to sign it, or NULL */
 	uint64_t offset, len;        /* len > 0: only bytes [offset, offset + len) */
+	int tail;                    /* with len > 0: the object's last len bytes (a
+	                              * suffix range, offset unused): its size unknown
+	                              * yet, one request gives it and its tail; the
+	                              * answer's Content-Range is checked to be that
+	                              * (out->offset says where the bytes start) */
 	size_t max_body;             /* a longer body fails the call (0: 64 MiB) */
 	long timeout_ms;             /* each try (0: 30 s) */
 	int tries;                   /* 0: 4 */
@@ -40,6 +45,7 @@ typedef struct rf_fetch_result {
 	size_t body_len;
 	uint64_t size;               /* the object's bytes: Content-Range's total, or a
 	                              * 200's Content-Length; 0 when unsaid */
+	uint64_t offset;             /* a tail request's: where its body starts */
 	char etag[RF_IO_ETAG_MAX];   /* its ETag, "" when it gave none (or a weak one) */
 	char *kept;                  /* f->keep_header's value in the last response
 	                              * (malloc'd), or NULL: none came */

@@ -3,7 +3,10 @@
  * WebP bytes, or the `datasets` Image struct's `bytes`), its label the
  * integer column `label` (a ClassLabel's names from the `huggingface`
  * metadata). The files are one .parquet file, a folder of them, a glob or
- * brace pattern, or a list file; local only for now (a URL is refused).
+ * brace pattern, or a list file; or remote (http(s):// URLs, a list or
+ * a brace pattern of them, an s3:// or hf:// folder or glob, listed through
+ * the source's transport): set-up reads them through it, many at once
+ * (parquet_table.c, parquet_file.c).
  *
  * Random access: a sample's read is its page of the image column (header
  * and body, parquet_table.h's table, the kind's private state); the page
@@ -17,6 +20,7 @@
  * block shuffle. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,7 +34,9 @@
 #include "util/util.h"
 
 static const char *const pq_suffixes[] = { ".parquet", NULL };
-static const rf_shard_names pq_names = { .suffixes = pq_suffixes, .shown = ".parquet" };
+/* a remote listing's files at any depth: a dataset's CONFIG/SPLIT/NNNN files */
+static const rf_shard_names pq_names = { .suffixes = pq_suffixes, .shown = ".parquet",
+					 .any_depth = 1 };
 
 static const rf_pq_table *table_of(const rf_source *s)
 {
@@ -65,11 +71,6 @@ static int claims(const char *source, const struct stat *st, const rf_source_par
 static int read_files(rf_source *s, const char *source, const rf_source_params *p, char *err,
 		      size_t errlen)
 {
-	if (s->index.urls) {
-		rfi_fmt(err, errlen, "source '%s': remote Parquet files (http(s)://, s3://) are not "
-			"read yet: copy them here, or pack them as tar shards", source);
-		return -ENOTSUP;
-	}
 	rf_pq_table *t;
 	int ret = rfi_pq_table_build(&s->index, s->raw, p->columns, &t, err, errlen);
 	if (ret)
@@ -102,6 +103,38 @@ static int take_folder(rf_source *s, const char *source, const rf_source_seen *s
 	return read_files(s, source, p, err, errlen);
 }
 
+static int restore(rf_source *s, char *err, size_t errlen);
+
+/* Remote files: the table from an index object rather than their footers,
+ * the one named (index_cache), else the one beside them
+ * (DIR/ringfeed.index), when it lists these files in this mode. Its ETags
+ * are asked for by every read (If-Match): a file changed since fails its
+ * reads, as a tar shard's do. @return : 0 adopted, 1 none (or of other
+ * files: logged), negative with err set (the one named failed). */
+static int adopt_object(rf_source *s, const rf_source_params *p, char *err, size_t errlen)
+{
+	rf_index *idx = &s->index;
+	char beside[PATH_MAX], why[512];
+	const char *object = p->cache;
+	if (!object && rfi_index_is_url(idx->root)) {
+		rfi_fmt(beside, sizeof(beside), "%s/%s", idx->root, RF_INDEX_OBJECT_NAME);
+		object = beside;
+	}
+	if (!object)
+		return 1;
+	int ret = rfi_index_cache_adopt(idx, p->mode, object, why, sizeof(why));
+	if (ret < 0 && object == p->cache) {
+		rfi_fmt(err, errlen, "config: index_cache: %s", why);
+		return ret;
+	}
+	if (!ret)
+		ret = restore(s, why, sizeof(why));
+	if (ret)
+		rfi_log(p->log_level, RF_LOG_INFO, "%s: reading the files' footers", why);
+	s->cached = ret == 0;
+	return ret < 0 && object == p->cache ? ret : ret != 0;
+}
+
 static int build(rf_source *s, const char *source, const struct stat *st,
 		 const rf_source_params *p, char *err, size_t errlen)
 {
@@ -109,6 +142,8 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 	int ret;
 	if (!st) {
 		ret = rfi_index_shard_pattern(idx, source, &pq_names, err, errlen);
+		if (ret == 0) /* a bucket's folder or glob, a dataset's files */
+			ret = rfi_index_shard_bucket(idx, source, &pq_names, err, errlen);
 		if (ret == 0 && rfi_index_is_url(source))
 			ret = rfi_index_shard_file(idx, source, err, errlen);
 		if (ret == 0) {
@@ -121,6 +156,8 @@ static int build(rf_source *s, const char *source, const struct stat *st,
 		ret = rfi_index_shard_list(idx, source, &pq_names, err, errlen);
 	}
 	if (ret < 0)
+		return ret;
+	if (idx->urls && (ret = adopt_object(s, p, err, errlen)) <= 0)
 		return ret;
 	return read_files(s, source, p, err, errlen);
 }
@@ -337,7 +374,9 @@ static int field_column(const rf_source *s, const char *name, int optional, int 
 			size_t errlen)
 {
 	rf_pq_table *t = s->priv; /* create: no thread reads it yet */
-	return rfi_pq_table_add_field(t, &s->index, name, optional, id, err, errlen);
+	/* a remote file opened again writes its ETag into the index: the one
+	 * it holds (If-Match asked for it), before any thread reads it */
+	return rfi_pq_table_add_field(t, (rf_index *)&s->index, name, optional, id, err, errlen);
 }
 
 /* (rf_source_ops.field_read) Sample i's value of field column id, kept,
@@ -429,6 +468,29 @@ static size_t memory(const rf_source *s)
 	return rfi_index_memory(&s->index) + rfi_pq_table_memory(table_of(s));
 }
 
+/* (rf_source_ops.save) The table into the index cache's kind part. */
+static int save(rf_source *s, char *err, size_t errlen)
+{
+	int ret = rfi_pq_table_save(table_of(s), &s->index);
+	if (ret)
+		rfi_fmt(err, errlen, "Parquet table for the index cache: out of memory");
+	return ret;
+}
+
+/* (rf_source_ops.restore) The table from the index cache: no footer read,
+ * no page header scanned (the dictionaries' pages read again). */
+static int restore(rf_source *s, char *err, size_t errlen)
+{
+	rf_pq_table *t;
+	int ret = rfi_pq_table_restore(&s->index, s->raw, s->columns, &t, err, errlen);
+	free(s->index.kind_blob); /* the table holds it now */
+	s->index.kind_blob = NULL;
+	s->index.kind_blob_len = 0;
+	if (!ret)
+		s->priv = t;
+	return ret;
+}
+
 static void free_table(rf_source *s)
 {
 	rfi_pq_table_free(s->priv);
@@ -460,6 +522,11 @@ const rf_source_ops rf_source_parquet = {
 	.columns = 1,
 	.shard_names = &pq_names,
 	.take_folder = take_folder,
+	/* the table (footers, page locations, labels) kept in the index cache
+	 * and in `ringfeed index`'s object (parquet_cache.c) */
+	.cached = 1,
+	.save = save,
+	.restore = restore,
 	/* in index order its samples walk its files' pages front to back: the
 	 * sequential sampler reads the files in chunks (each page lies in the
 	 * chunk it starts in, with the overlap of the largest page), not a page

@@ -3,9 +3,16 @@
  * look or by the `datasets` Image struct; the label column by name), the
  * image column's data pages located (its OffsetIndex where it has one,
  * else its pages' headers), its dictionaries loaded, the labels read.
- * Local files, read with bounded pread()s (never mapped: a file that
- * shrinks while it is read is refused naming it, not a SIGBUS), the chunks
- * without an OffsetIndex header by header, never whole.
+ * Files read through parquet_file.h (local: bounded pread()s, never
+ * mapped, a file that shrinks while it is read refused naming it, not a
+ * SIGBUS; remote: the source's transport, every answer checked), the
+ * chunks without an OffsetIndex header by header, never whole; the first
+ * file alone (its columns are every file's), then the rest many at once
+ * on helper threads, put into the table in the files' order (a string
+ * label column's values, gathered per file on its thread, merged there:
+ * the classes are every file's). Fields (rfi_pq_table_add_field) read the
+ * files again through the same reader, after the table is built or
+ * restored from the index cache (parquet_cache.c).
  * Cold path: allocations here are sized by what the file's bytes justify
  * (rows bounded by the file's size, pages by their headers). */
 #define _GNU_SOURCE
@@ -13,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +30,10 @@
 
 #include "decode/image.h"
 #include "source/parquet_columns.h"
+#include "source/parquet_file.h"
 #include "source/parquet_hf.h"
 #include "source/parquet_opened.h"
+#include "util/cancel.h"
 #include "util/util.h"
 
 #define LABEL_COLUMN "label"
@@ -32,19 +42,6 @@
 #define ROWS_PER_BYTE 8
 #define SNIFF_PAGES 4 /* pages of a binary column looked at for image bytes */
 
-/* A file being read at set-up: open, read with bounded pread()s into
- * buffers of its own (never mapped: a file truncated or rewritten while it
- * is read gives a short read, refused naming it, not a SIGBUS). */
-typedef struct pq_file {
-	char name[PATH_MAX]; /* as messages say it: root/shard */
-	int fd;
-	uint64_t size;       /* at open: the footer's checks hold the offsets to it */
-	uint8_t *win;        /* the page-header scan's window: bytes [win_off, +win_len) */
-	int64_t win_off;
-	size_t win_len, win_cap;
-	int read_failed;     /* a read failed or came back short */
-} pq_file;
-
 /* One column chunk's data pages and its dictionary page, located. */
 typedef struct pq_chunk {
 	rf_pq_page_loc *locs;
@@ -52,82 +49,18 @@ typedef struct pq_chunk {
 	int64_t dict_off; /* -1: none */
 } pq_chunk;
 
+typedef rf_pq_file pq_file;
+
 /* A page, a dictionary page or an OffsetIndex read whole: at most a page's
  * body and header (the parsers refuse more; a claim past it is not read). */
 #define READ_MAX (RF_PQ_PAGE_BYTES_MAX + RF_PQ_PAGE_HEADER_MAX)
 
-static int file_open(const rf_index *idx, uint32_t f, pq_file *pf, char *err, size_t errlen)
-{
-	memset(pf, 0, sizeof(*pf));
-	pf->fd = -1;
-	rfi_index_shard_shown(idx, f, pf->name, sizeof(pf->name));
-	int fd = rfi_open_regular(idx->root_fd, idx->shards[f], "Parquet file", err, errlen);
-	if (fd < 0)
-		return fd;
-	struct stat st;
-	if (fstat(fd, &st)) {
-		int ret = -errno;
-		rfi_fmt(err, errlen, "%s: %s", pf->name, strerror(-ret));
-		close(fd);
-		return ret;
-	}
-	if (st.st_size < 4 + RF_PQ_TAIL_BYTES) {
-		rfi_fmt(err, errlen, "%s: not a Parquet file (%lld bytes: too short)", pf->name,
-			(long long)st.st_size);
-		close(fd);
-		return RF_EINDEX;
-	}
-	pf->fd = fd;
-	pf->size = (uint64_t)st.st_size;
-	return 0;
-}
-
-static void file_close(pq_file *pf)
-{
-	if (pf->fd >= 0)
-		close(pf->fd);
-	pf->fd = -1;
-	free(pf->win);
-	pf->win = NULL;
-}
-
-/* n bytes at off into buf; a read that comes back short (the file shrank
- * since it was opened) is refused. why says so without the file's name
- * (the page-header scan's caller prefixes it). */
-static int pread_why(pq_file *pf, uint64_t off, size_t n, uint8_t *buf, char *why,
-		     size_t len)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(pf->fd, buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			pf->read_failed = 1;
-			rfi_fmt(why, len, "reading %zu bytes at offset %llu: %s", n,
-				(unsigned long long)off, strerror(e));
-			return -e;
-		}
-		if (r == 0) {
-			pf->read_failed = 1;
-			rfi_fmt(why, len, "%zu bytes at offset %llu: the file ends at %llu, it was %llu "
-				"bytes when opened (truncated or rewritten while ringfeed read it)", n,
-				(unsigned long long)off, (unsigned long long)(off + got),
-				(unsigned long long)pf->size);
-			return RF_EINDEX;
-		}
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-/* The same, err naming the file. */
+/* n bytes at off into buf, err naming the file. */
 static int file_pread(pq_file *pf, uint64_t off, size_t n, uint8_t *buf, char *err,
 		      size_t errlen)
 {
-	char why[256];
-	int ret = pread_why(pf, off, n, buf, why, sizeof(why));
+	char why[384];
+	int ret = rfi_pq_file_read(pf, off, n, buf, why, sizeof(why));
 	if (ret)
 		rfi_fmt(err, errlen, "%s: %s", pf->name, why);
 	return ret;
@@ -147,44 +80,14 @@ static int file_bytes(pq_file *pf, uint64_t off, uint64_t n, const char *what,
 	uint8_t *b = malloc(n ? (size_t)n : 1);
 	if (!b)
 		return -ENOMEM;
-	char why[256];
-	int ret = pread_why(pf, off, (size_t)n, b, why, sizeof(why));
+	char why[384];
+	int ret = rfi_pq_file_read(pf, off, (size_t)n, b, why, sizeof(why));
 	if (ret) {
 		rfi_fmt(err, errlen, "%s: %s: %s", pf->name, what, why);
 		free(b);
 		return ret;
 	}
 	*out = b;
-	return 0;
-}
-
-/* The page-header scan's reader (rf_pq_reader): bytes from the window when
- * it holds them (a chunk of small pages: one read for many headers), else
- * read into it. */
-static int scan_read(void *ctx, int64_t offset, size_t n, const uint8_t **p, char *why,
-		     size_t len)
-{
-	pq_file *pf = ctx;
-	if (pf->win && offset >= pf->win_off && (uint64_t)(offset - pf->win_off) <= pf->win_len &&
-	    n <= pf->win_len - (size_t)(offset - pf->win_off)) {
-		*p = pf->win + (offset - pf->win_off);
-		return 0;
-	}
-	if (n > pf->win_cap) {
-		uint8_t *w = realloc(pf->win, n);
-		if (!w) {
-			rfi_fmt(why, len, "out of memory");
-			return -1;
-		}
-		pf->win = w;
-		pf->win_cap = n;
-	}
-	pf->win_len = 0;
-	if (pread_why(pf, (uint64_t)offset, n, pf->win, why, len))
-		return -1;
-	pf->win_off = offset;
-	pf->win_len = n;
-	*p = pf->win;
 	return 0;
 }
 
@@ -237,7 +140,10 @@ static int chunk_locate(pq_file *pf, const rf_pq_meta *m, uint32_t g, uint32_t l
 						&out->locs, &out->n, why, sizeof(why));
 		free(oi);
 	} else { /* its headers, one window each: the bodies are not read */
-		rf_pq_reader r = { scan_read, pf };
+		rf_pq_reader r = { rfi_pq_file_scan_read, pf };
+		pf->scan_end = (uint64_t)(c->start + c->compressed_size);
+		pf->scan_prev = -1;
+		pf->scan_small = 0;
 		ret = rfi_pq_chunk_scan_read(&r, c, rows, &out->locs, &out->n, &out->dict_off, why,
 					     sizeof(why));
 	}
@@ -436,13 +342,38 @@ static int find_image(pq_file *pf, const rf_pq_meta *m, int raw, char **path, ch
 	return *path ? 0 : -ENOMEM;
 }
 
+/* One row group of a file, as read: its image chunk's pages, its
+ * dictionary. */
+typedef struct pq_group {
+	pq_chunk c;
+	rf_pq_dict d;
+	int has_dict;
+} pq_group;
+
+/* One file, read (on a helper thread, every file at once up to
+ * PARALLEL_*): what goes into the table, in the files' order, after. */
+typedef struct pq_ready {
+	rf_pq_meta *meta;
+	uint32_t leaf;
+	int32_t label_leaf; /* -1: no label column */
+	pq_group *groups;   /* meta->ngroups */
+	int32_t *labels;    /* meta->num_rows, or NULL (no label column); string
+	                     * labels: ids in strings */
+	rf_pq_strset strings; /* a string label column's values in this file */
+	rf_pq_stamp stamp;
+	uint32_t requests;  /* remote: requests made */
+	int ret;
+	char *err;          /* ret's message (malloc'd), or NULL */
+} pq_ready;
+
 /* The builder: the table and its arrays' room. */
 typedef struct builder {
 	rf_index *idx;
 	rf_pq_table *t;
 	int raw;
 	rf_pq_columns cols;   /* cfg.columns */
-	rf_pq_strset strings; /* a string label column's values, ids as first seen */
+	rf_pq_strset strings; /* a string label column's values (every file's),
+	                       * ids as first merged (add_ready) */
 	uint64_t pages_cap, labels_cap;
 } builder;
 
@@ -461,27 +392,40 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t size)
 	return 0;
 }
 
-/* Keeps column path's chunk's dictionary d: its number in *id. */
-static int keep_dict(rf_pq_table *t, pq_file *pf, const char *path, rf_pq_dict *d,
-		     uint32_t *id, char *err, size_t errlen)
+/* Keeps a chunk's dictionary d of column path (the table owns it now), its
+ * page at loc: its number in *id. file names the file in a refusal. */
+static int keep_dict(rf_pq_table *t, const char *file, const char *path, rf_pq_dict *d,
+		     const rf_pq_dloc *loc, uint32_t *id, char *err, size_t errlen)
 {
-	uint64_t cap = t->dicts_cap;
-	if (grow((void **)&t->dicts, &cap, (uint64_t)t->ndicts + 1, sizeof(*t->dicts))) {
+	uint64_t cap = t->dicts_cap, lcap = t->dicts_cap;
+	if (grow((void **)&t->dicts, &cap, (uint64_t)t->ndicts + 1, sizeof(*t->dicts)) ||
+	    grow((void **)&t->dlocs, &lcap, (uint64_t)t->ndicts + 1, sizeof(*t->dlocs))) {
 		rfi_pq_dict_free(d);
 		return -ENOMEM;
 	}
 	t->dicts_cap = (uint32_t)cap;
+	t->dlocs[t->ndicts] = *loc;
 	t->dict_bytes += d->data_len + (size_t)d->count * (sizeof(*d->ptr) + sizeof(*d->len));
 	*id = t->ndicts;
 	t->dicts[t->ndicts++] = *d;
 	if (t->dict_bytes > RF_PQ_DICT_TOTAL_MAX) {
 		rfi_fmt(err, errlen, "%s: column %s: its dictionaries take more than %zu MiB kept for "
 			"the run; write the column without one (pyarrow: use_dictionary=False, "
-			"or a list of the other columns)", pf->name, path,
-			RF_PQ_DICT_TOTAL_MAX >> 20);
+			"or a list of the other columns)", file, path, RF_PQ_DICT_TOTAL_MAX >> 20);
 		return RF_EINDEX;
 	}
 	return 0;
+}
+
+/* Chunk c's dictionary d (group g of file f, column leaf) kept: its number
+ * in *dict. */
+static int chunk_keep_dict(rf_pq_table *t, const char *file, uint32_t f, uint32_t g,
+			   uint32_t leaf, const pq_chunk *c, rf_pq_dict *d, uint32_t *dict,
+			   char *err, size_t errlen)
+{
+	rf_pq_dloc loc = { .offset = (uint64_t)c->dict_off, .file = f, .group = g,
+			   .bytes = (uint64_t)(c->locs[0].offset - c->dict_off) };
+	return keep_dict(t, file, t->metas[f]->leaves[leaf].path, d, &loc, dict, err, errlen);
 }
 
 /* A list of a column's data pages being built (the image's, a field's). */
@@ -490,9 +434,56 @@ typedef struct page_list {
 	uint64_t *n, *cap;
 } page_list;
 
-/* Group g's pages of column leaf into list (its samples start at first). */
-static int add_pages(rf_pq_table *t, pq_file *pf, uint32_t f, uint32_t g, uint32_t leaf,
-		     uint64_t first, page_list list, char *err, size_t errlen)
+/* Chunk c's pages (group g of file f, its dictionary dict) onto list, its
+ * samples from first. */
+static int list_pages(const rf_pq_meta *m, uint32_t f, uint32_t g, const pq_chunk *c,
+		      uint32_t dict, uint64_t first, page_list list)
+{
+	int ret = grow((void **)list.pages, list.cap, *list.n + c->n, sizeof(**list.pages));
+	const rf_pq_row_group *rg = &m->groups[g];
+	for (uint32_t k = 0; !ret && k < c->n; k++) {
+		int64_t end = k + 1 < c->n ? c->locs[k + 1].first_row : rg->num_rows;
+		if (end <= c->locs[k].first_row)
+			continue;
+		(*list.pages)[(*list.n)++] = (rf_pq_tpage){
+			.offset = (uint64_t)c->locs[k].offset, .size = (uint32_t)c->locs[k].size,
+			.first = first + (uint64_t)c->locs[k].first_row,
+			.row = (uint64_t)(rg->first_row + c->locs[k].first_row),
+			.rows = (uint32_t)(end - c->locs[k].first_row), .file = f, .group = g,
+			.dict = dict,
+		};
+	}
+	return ret;
+}
+
+/* Group g of file f's image pages into the table (its samples start at
+ * t->samples); its dictionary moves into the table. */
+static int add_image_pages(builder *b, uint32_t f, uint32_t g, pq_group *pg, char *err,
+			   size_t errlen)
+{
+	rf_pq_table *t = b->t;
+	uint32_t dict = RF_PQ_NO_DICT;
+	int ret = 0;
+	if (pg->has_dict) {
+		pg->has_dict = 0;
+		char name[PATH_MAX];
+		rfi_index_shard_shown(b->idx, f, name, sizeof(name));
+		ret = chunk_keep_dict(t, name, f, g, t->leaf[f], &pg->c, &pg->d, &dict, err, errlen);
+	}
+	uint64_t from = t->npages;
+	if (!ret)
+		ret = list_pages(t->metas[f], f, g, &pg->c, dict, t->samples,
+				 (page_list){ &t->pages, &t->npages, &b->pages_cap });
+	for (uint64_t k = from; !ret && k < t->npages; k++)
+		if (t->pages[k].size > t->largest_page)
+			t->largest_page = t->pages[k].size;
+	return ret;
+}
+
+/* Group g's pages of field column leaf (file f, open as pf) into fc's
+ * list (its samples start at first); its dictionary kept. */
+static int add_field_pages(rf_pq_table *t, pq_file *pf, uint32_t f, uint32_t g, uint32_t leaf,
+			   uint64_t first, rf_pq_tfield *fc, char *err, size_t errlen)
 {
 	const rf_pq_meta *m = t->metas[f];
 	pq_chunk c;
@@ -503,52 +494,27 @@ static int add_pages(rf_pq_table *t, pq_file *pf, uint32_t f, uint32_t g, uint32
 	rf_pq_dict d;
 	ret = chunk_dict(pf, m, g, leaf, &c, &d, err, errlen);
 	if (ret > 0)
-		ret = keep_dict(t, pf, m->leaves[leaf].path, &d, &dict, err, errlen);
+		ret = chunk_keep_dict(t, pf->name, f, g, leaf, &c, &d, &dict, err, errlen);
 	if (!ret)
-		ret = grow((void **)list.pages, list.cap, *list.n + c.n, sizeof(**list.pages));
-	const rf_pq_row_group *rg = &m->groups[g];
-	for (uint32_t k = 0; !ret && k < c.n; k++) {
-		int64_t end = k + 1 < c.n ? c.locs[k + 1].first_row : rg->num_rows;
-		if (end <= c.locs[k].first_row)
-			continue;
-		(*list.pages)[(*list.n)++] = (rf_pq_tpage){
-			.offset = (uint64_t)c.locs[k].offset, .size = (uint32_t)c.locs[k].size,
-			.first = first + (uint64_t)c.locs[k].first_row,
-			.row = (uint64_t)(rg->first_row + c.locs[k].first_row),
-			.rows = (uint32_t)(end - c.locs[k].first_row), .file = f, .group = g,
-			.dict = dict,
-		};
-	}
+		ret = list_pages(m, f, g, &c, dict, first,
+				 (page_list){ &fc->pages, &fc->npages, &fc->pages_cap });
 	chunk_free(&c);
 	return ret;
 }
 
-/* Group g's image pages into the table (its samples start at t->samples). */
-static int add_image_pages(builder *b, pq_file *pf, uint32_t f, uint32_t g, char *err,
-			   size_t errlen)
-{
-	rf_pq_table *t = b->t;
-	uint64_t from = t->npages;
-	int ret = add_pages(t, pf, f, g, t->leaf[f], t->samples,
-			    (page_list){ &t->pages, &t->npages, &b->pages_cap }, err, errlen);
-	for (uint64_t k = from; !ret && k < t->npages; k++)
-		if (t->pages[k].size > t->largest_page)
-			t->largest_page = t->pages[k].size;
-	return ret;
-}
-
-/* A label value: an integer that fits, or a string's id in b->strings (the
- * order first seen: the classes are sorted once every file is read); a
- * null is -1 (no label). 0, 1 not a label, -ENOMEM. */
-static int label_of(builder *b, const rf_pq_values *v, uint32_t i, int32_t *out)
+/* A label value: an integer that fits, or (strings not NULL) a string's id
+ * in strings (the file's, in the order first seen: the classes are sorted
+ * once every file is read); a null is -1 (no label). 0, 1 not a label,
+ * -ENOMEM. */
+static int label_of(rf_pq_strset *strings, const rf_pq_values *v, uint32_t i, int32_t *out)
 {
 	if (!v->present[i]) {
 		*out = -1;
 		return 0;
 	}
-	if (b->t->label_strings) {
+	if (strings) {
 		uint32_t id;
-		int ret = rfi_pq_strset_add(&b->strings, v->ptr[i], v->len[i], &id);
+		int ret = rfi_pq_strset_add(strings, v->ptr[i], v->len[i], &id);
 		*out = (int32_t)id;
 		return ret;
 	}
@@ -558,33 +524,35 @@ static int label_of(builder *b, const rf_pq_values *v, uint32_t i, int32_t *out)
 	return 0;
 }
 
-/* A value of the label column that is not a label, row `row` of pf. */
-static int not_a_label(const builder *b, const pq_file *pf, long long row, char *err,
+/* A value of the label column that is not a label, row `row` of file. */
+static int not_a_label(const rf_pq_table *t, const char *file, long long row, char *err,
 		       size_t errlen)
 {
-	if (b->t->label_strings)
+	if (t->label_strings)
 		rfi_fmt(err, errlen, "%s: column %s, row %lld: more than %u distinct strings or %zu "
-			"MiB of them: not a column of class names", pf->name, b->t->label_path, row,
+			"MiB of them: not a column of class names", file, t->label_path, row,
 			RF_PQ_CLASSES_MAX, RF_PQ_CLASS_BYTES_MAX >> 20);
 	else
 		rfi_fmt(err, errlen, "%s: column %s, row %lld: not a label (an integer from 0 to %d, "
-			"or null)", pf->name, b->t->label_path, row, INT32_MAX);
+			"or null)", file, t->label_path, row, INT32_MAX);
 	return RF_EINDEX;
 }
 
-/* Page k's labels (rows from its first) into t->labels[at ...]. */
-static int page_labels(builder *b, pq_file *pf, const rf_pq_meta *m, uint32_t g,
-		       uint32_t leaf, const pq_chunk *c, uint32_t k, const rf_pq_dict *d,
-		       char *err, size_t errlen)
+/* Page k's labels (group g of r's file, open as pf) into r->labels[their
+ * rows in the file]. */
+static int page_labels(const rf_pq_table *t, pq_file *pf, pq_ready *r, uint32_t g,
+		       const pq_chunk *c, uint32_t k, const rf_pq_dict *d, char *err,
+		       size_t errlen)
 {
-	rf_pq_table *t = b->t;
+	const rf_pq_meta *m = r->meta;
 	rf_pq_page pg;
 	rf_pq_values v = { 0 };
 	uint8_t *bytes;
-	int ret = page_values(pf, m, g, leaf, c, k, d, UINT32_MAX, &pg, &v, &bytes, err, errlen);
+	int ret = page_values(pf, m, g, (uint32_t)r->label_leaf, c, k, d, UINT32_MAX, &pg, &v,
+			      &bytes, err, errlen);
 	if (ret)
 		return ret;
-	uint64_t at = t->samples + (uint64_t)c->locs[k].first_row;
+	uint64_t at = (uint64_t)(m->groups[g].first_row + c->locs[k].first_row);
 	int64_t end = k + 1 < c->n ? c->locs[k + 1].first_row : m->groups[g].num_rows;
 	if ((int64_t)v.count != end - c->locs[k].first_row) { /* labels would shift */
 		rfi_fmt(err, errlen, "%s: column %s, row group %u: a page of %u rows where the "
@@ -592,13 +560,12 @@ static int page_labels(builder *b, pq_file *pf, const rf_pq_meta *m, uint32_t g,
 			(long long)(end - c->locs[k].first_row));
 		ret = RF_EINDEX;
 	}
+	rf_pq_strset *strings = t->label_strings ? &r->strings : NULL;
 	for (uint32_t i = 0; !ret && i < v.count; i++) {
-		int bad = at + i >= b->labels_cap ? 1 : label_of(b, &v, i, &t->labels[at + i]);
-		if (bad > 0)
-			ret = not_a_label(b, pf, (long long)(m->groups[g].first_row +
-							     c->locs[k].first_row + i), err, errlen);
-		else
-			ret = bad;
+		int bad = at + i >= (uint64_t)m->num_rows
+				  ? 1
+				  : label_of(strings, &v, i, &r->labels[at + i]);
+		ret = bad > 0 ? not_a_label(t, pf->name, (long long)(at + i), err, errlen) : bad;
 	}
 	rfi_pq_values_free(&v);
 	rfi_pq_page_close(&pg);
@@ -606,20 +573,30 @@ static int page_labels(builder *b, pq_file *pf, const rf_pq_meta *m, uint32_t g,
 	return ret;
 }
 
-/* Group g's labels into t->labels[t->samples ...]. */
-static int add_labels(builder *b, pq_file *pf, uint32_t f, uint32_t g, uint32_t leaf,
-		      char *err, size_t errlen)
+/* Group g's labels into r->labels[its rows in the file]. */
+static int read_labels(const rf_pq_table *t, pq_file *pf, pq_ready *r, uint32_t g, char *err,
+		       size_t errlen)
 {
-	const rf_pq_meta *m = b->t->metas[f];
+	const rf_pq_meta *m = r->meta;
+	uint32_t leaf = (uint32_t)r->label_leaf;
 	pq_chunk c;
-	int ret = chunk_locate(pf, m, g, leaf, &c, err, errlen);
+	const rf_pq_chunk *lc = &m->groups[g].chunks[leaf];
+	char why[384];
+	int ret = rfi_pq_file_hold(pf, (uint64_t)lc->start, (uint64_t)lc->compressed_size, why,
+				   sizeof(why)); /* remote: the chunk in one request */
+	if (ret) {
+		rfi_fmt(err, errlen, "%s: row group %u, column %s: %s", pf->name, g, t->label_path,
+			why);
+		return ret;
+	}
+	ret = chunk_locate(pf, m, g, leaf, &c, err, errlen);
 	if (ret)
 		return ret;
 	rf_pq_dict d;
 	int dict = chunk_dict(pf, m, g, leaf, &c, &d, err, errlen);
 	ret = dict < 0 ? dict : 0;
 	for (uint32_t k = 0; !ret && k < c.n; k++)
-		ret = page_labels(b, pf, m, g, leaf, &c, k, dict > 0 ? &d : NULL, err, errlen);
+		ret = page_labels(t, pf, r, g, &c, k, dict > 0 ? &d : NULL, err, errlen);
 	if (dict > 0)
 		rfi_pq_dict_free(&d);
 	chunk_free(&c);
@@ -773,43 +750,212 @@ void rfi_pq_table_set_test_hook(void (*fn)(const char *path))
 #define AFTER_FOOTER(pf) ((void)0)
 #endif
 
-/* File f: footer, columns, pages, labels. */
-static int add_file(builder *b, uint32_t f, char *err, size_t errlen)
+/* File f's columns (the first file's found), its rows' claim checked, its
+ * labels' room. */
+static int file_columns(builder *b, pq_file *pf, pq_ready *r, char *err, size_t errlen)
 {
 	rf_pq_table *t = b->t;
-	pq_file pf;
-	int ret = file_open(b->idx, f, &pf, err, errlen);
+	const rf_pq_meta *m = r->meta;
+	int ret = pf->f == 0 ? first_file(b, pf, m, err, errlen) : 0;
+	int32_t leaf = -1;
+	r->label_leaf = -1;
 	if (!ret)
-		ret = read_footer(&pf, &t->metas[f], err, errlen);
-	if (!ret)
-		AFTER_FOOTER(&pf);
-	const rf_pq_meta *m = t->metas[f];
-	if (!ret && f == 0)
-		ret = first_file(b, &pf, m, err, errlen);
-	int32_t leaf = -1, label = -1;
-	if (!ret)
-		ret = file_column(t, &pf, m, t->image_path, COLUMN_IMAGE, &leaf, err, errlen);
+		ret = file_column(t, pf, m, t->image_path, COLUMN_IMAGE, &leaf, err, errlen);
 	if (!ret && t->label_path)
-		ret = file_column(t, &pf, m, t->label_path, COLUMN_LABEL, &label, err, errlen);
-	if (!ret && (uint64_t)m->num_rows > pf.size * ROWS_PER_BYTE) {
-		rfi_fmt(err, errlen, "%s: its footer claims %lld rows in %llu bytes", pf.name,
-			(long long)m->num_rows, (unsigned long long)pf.size);
+		ret = file_column(t, pf, m, t->label_path, COLUMN_LABEL, &r->label_leaf, err, errlen);
+	if (!ret && (uint64_t)m->num_rows > pf->size * ROWS_PER_BYTE) {
+		rfi_fmt(err, errlen, "%s: its footer claims %lld rows in %llu bytes", pf->name,
+			(long long)m->num_rows, (unsigned long long)pf->size);
 		ret = RF_EINDEX;
 	}
+	r->leaf = (uint32_t)leaf;
+	r->groups = ret ? NULL : calloc(RF_MAX(m->ngroups, 1u), sizeof(*r->groups));
 	if (!ret && t->label_path)
+		r->labels = malloc(RF_MAX((size_t)m->num_rows, 1) * sizeof(*r->labels));
+	if (!ret && (!r->groups || (t->label_path && !r->labels)))
+		ret = -ENOMEM;
+	for (uint64_t i = 0; !ret && r->labels && i < (uint64_t)m->num_rows; i++)
+		r->labels[i] = -1; /* rows no label page covers: none */
+	return ret;
+}
+
+/* File f read: footer, columns, pages, dictionaries, labels (on any
+ * thread: nothing shared is written but the first file's columns, read
+ * before any other file is). */
+static int read_file(builder *b, uint32_t f, pq_ready *r, char *err, size_t errlen)
+{
+	pq_file pf;
+	int ret = rfi_pq_file_open(b->idx, f, &pf, err, errlen);
+	if (!ret)
+		ret = read_footer(&pf, &r->meta, err, errlen);
+	if (!ret)
+		AFTER_FOOTER(&pf);
+	if (!ret)
+		ret = file_columns(b, &pf, r, err, errlen);
+	const rf_pq_meta *m = r->meta;
+	for (uint32_t g = 0; !ret && g < m->ngroups; g++) {
+		pq_group *pg = &r->groups[g];
+		ret = chunk_locate(&pf, m, g, r->leaf, &pg->c, err, errlen);
+		int dict = ret ? 0 : chunk_dict(&pf, m, g, r->leaf, &pg->c, &pg->d, err, errlen);
+		pg->has_dict = dict > 0;
+		ret = ret ? ret : dict < 0 ? dict : 0;
+		if (!ret && r->label_leaf >= 0)
+			ret = read_labels(b->t, &pf, r, g, err, errlen);
+	}
+	r->requests = pf.requests;
+	r->stamp = (rf_pq_stamp){ .size = pf.size, .mtime_sec = pf.mtime_sec,
+				  .mtime_nsec = pf.mtime_nsec, .ino = pf.ino };
+	rfi_pq_file_close(&pf);
+	return ret;
+}
+
+static void ready_free(pq_ready *r)
+{
+	for (uint32_t g = 0; r->groups && r->meta && g < r->meta->ngroups; g++) {
+		chunk_free(&r->groups[g].c);
+		if (r->groups[g].has_dict)
+			rfi_pq_dict_free(&r->groups[g].d);
+	}
+	free(r->groups);
+	free(r->labels);
+	rfi_pq_strset_free(&r->strings);
+	free(r->err);
+	rfi_pq_meta_free(r->meta); /* NULL once the table took it */
+	memset(r, 0, sizeof(*r));
+}
+
+
+/* Files read at once, each on a helper thread: remote ones wait on the
+ * network (a round trip a request), local ones on the disk. */
+#define PARALLEL_REMOTE 16
+#define PARALLEL_LOCAL 4
+
+/* The files after the first, read by helper threads: each takes the next
+ * file not taken; none is taken once one failed (those before it were all
+ * taken, so the first failure in the files' order is always found). */
+typedef struct pool {
+	builder *b;
+	pq_ready *ready;
+	uint32_t next, n;
+	int failed;
+	const volatile int *cancel; /* the creating thread's flag (util/cancel.h) */
+} pool;
+
+static void read_one(builder *b, uint32_t f, pq_ready *r)
+{
+	char err[1024] = "";
+	r->ret = read_file(b, f, r, err, sizeof(err));
+	if (r->ret == -ENOMEM && !err[0])
+		rfi_fmt(err, sizeof(err), "Parquet set-up: out of memory");
+	if (r->ret)
+		r->err = strdup(err);
+}
+
+static void *pool_worker(void *arg)
+{
+	pool *p = arg;
+	rfi_cancel_begin(p->cancel);
+	for (;;) {
+		if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE))
+			break;
+		uint32_t f = __atomic_fetch_add(&p->next, 1, __ATOMIC_ACQ_REL);
+		if (f >= p->n)
+			break;
+		read_one(p->b, f, &p->ready[f]);
+		if (p->ready[f].ret)
+			__atomic_store_n(&p->failed, 1, __ATOMIC_RELEASE);
+	}
+	rfi_cancel_end();
+	return NULL;
+}
+
+/* Files [1, n) read, width at once (the calling thread one of them). */
+static void read_rest(builder *b, pq_ready *ready, uint32_t n)
+{
+	pool p = { .b = b, .ready = ready, .next = 1, .n = n, .cancel = rfi_cancel_flag() };
+	uint32_t width = b->idx->urls ? PARALLEL_REMOTE : PARALLEL_LOCAL;
+	width = RF_MIN(width, n > 1 ? n - 1 : 0);
+	pthread_t th[PARALLEL_REMOTE];
+	uint32_t started = 0;
+	while (started + 1 < width && !pthread_create(&th[started], NULL, pool_worker, &p))
+		started++;
+	pool_worker(&p); /* this thread too; its cancel flag then ends: set again */
+	rfi_cancel_begin(p.cancel);
+	for (uint32_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
+/* File f's string labels: its ids (its values in the order it holds them)
+ * made the builder's, whose values are every file's. */
+static int merge_strings(builder *b, uint32_t f, pq_ready *r, char *err, size_t errlen)
+{
+	uint32_t *map = malloc(RF_MAX(r->strings.n, 1u) * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	int ret = 0;
+	for (uint32_t i = 0; !ret && i < r->strings.n; i++)
+		ret = rfi_pq_strset_add(&b->strings, (const uint8_t *)r->strings.names[i],
+					r->strings.lens[i], &map[i]);
+	for (uint64_t i = 0; !ret && i < (uint64_t)r->meta->num_rows; i++)
+		if (r->labels[i] >= 0)
+			r->labels[i] = (int32_t)map[r->labels[i]];
+	free(map);
+	if (ret > 0) { /* the files together pass the bound */
+		char name[PATH_MAX];
+		rfi_index_shard_shown(b->idx, f, name, sizeof(name));
+		ret = not_a_label(b->t, name, 0, err, errlen);
+	}
+	return ret;
+}
+
+/* File f's reading into the table, in the files' order. */
+static int add_ready(builder *b, uint32_t f, pq_ready *r, char *err, size_t errlen)
+{
+	rf_pq_table *t = b->t;
+	int ret = r->labels && t->label_strings ? merge_strings(b, f, r, err, errlen) : 0;
+	if (ret)
+		return ret;
+	t->metas[f] = r->meta;
+	t->leaf[f] = r->leaf;
+	t->stamps[f] = r->stamp;
+	const rf_pq_meta *m = r->meta;
+	r->meta = NULL;
+	if (r->labels)
 		ret = grow((void **)&t->labels, &b->labels_cap, t->samples + (uint64_t)m->num_rows,
 			   sizeof(*t->labels));
-	for (uint64_t i = 0; !ret && t->label_path && i < (uint64_t)m->num_rows; i++)
-		t->labels[t->samples + i] = -1; /* rows no label page covers: none */
-	if (!ret)
-		t->leaf[f] = (uint32_t)leaf;
+	if (!ret && r->labels)
+		memcpy(t->labels + t->samples, r->labels, (size_t)m->num_rows * sizeof(*r->labels));
 	for (uint32_t g = 0; !ret && g < m->ngroups; g++) {
-		ret = add_image_pages(b, &pf, f, g, err, errlen);
-		if (!ret && label >= 0)
-			ret = add_labels(b, &pf, f, g, (uint32_t)label, err, errlen);
+		ret = add_image_pages(b, f, g, &r->groups[g], err, errlen);
 		t->samples += (uint64_t)m->groups[g].num_rows;
 	}
-	file_close(&pf);
+	t->setup_requests += r->requests;
+	return ret;
+}
+
+static int build_files(builder *b, char *err, size_t errlen)
+{
+	rf_pq_table *t = b->t;
+	uint32_t n = t->nfiles;
+	pq_ready *ready = calloc(RF_MAX(n, 1u), sizeof(*ready));
+	if (!ready)
+		return -ENOMEM;
+	int ret = 0;
+	if (n) { /* the first file alone: its columns are every file's */
+		read_one(b, 0, &ready[0]);
+		if (!ready[0].ret)
+			read_rest(b, ready, n);
+	}
+	for (uint32_t f = 0; !ret && f < n; f++) {
+		ret = ready[f].ret;
+		if (ret)
+			rfi_fmt(err, errlen, "%s", ready[f].err ? ready[f].err : "out of memory");
+		else
+			ret = add_ready(b, f, &ready[f], err, errlen);
+	}
+	for (uint32_t f = 0; f < n; f++)
+		ready_free(&ready[f]);
+	free(ready);
 	return ret;
 }
 
@@ -823,13 +969,15 @@ int rfi_pq_table_build(rf_index *idx, int raw, const char *columns, rf_pq_table 
 	if (!ret && idx->nshards > UINT32_MAX / 2)
 		ret = -E2BIG;
 	if (!ret) {
+		t->columns = strdup(columns ? columns : ""); /* the index cache compares it */
 		t->nfiles = (uint32_t)idx->nshards;
 		t->metas = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->metas));
 		t->leaf = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->leaf));
-		ret = t->metas && t->leaf ? 0 : -ENOMEM;
+		t->stamps = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->stamps));
+		ret = t->columns && t->metas && t->leaf && t->stamps ? 0 : -ENOMEM;
 	}
-	for (uint32_t f = 0; !ret && f < t->nfiles; f++)
-		ret = add_file(&b, f, err, errlen);
+	if (!ret)
+		ret = build_files(&b, err, errlen);
 	if (!ret && t->label_strings)
 		ret = string_classes(&b);
 	rfi_pq_columns_free(&b.cols);
@@ -844,6 +992,7 @@ int rfi_pq_table_build(rf_index *idx, int raw, const char *columns, rf_pq_table 
 	*out = t;
 	return 0;
 }
+
 
 /* Appends n bytes to fc's kept values (within the bound, else 1). */
 static int kept_add(rf_pq_table *t, rf_pq_tfield *fc, const uint8_t *p, size_t n)
@@ -990,7 +1139,7 @@ int rfi_pq_table_kept(const rf_pq_tfield *fc, uint64_t i, const uint8_t **p, uin
 
 /* File f's pages of field column fc (its samples start at first): its leaf
  * found (or, optional, -1), of the first file's type, readable. */
-static int field_file(rf_pq_table *t, const rf_index *idx, rf_pq_tfield *fc, uint32_t f,
+static int field_file(rf_pq_table *t, rf_index *idx, rf_pq_tfield *fc, uint32_t f,
 		      uint64_t first, int optional, char *err, size_t errlen)
 {
 	const rf_pq_meta *m = t->metas[f];
@@ -999,7 +1148,7 @@ static int field_file(rf_pq_table *t, const rf_index *idx, rf_pq_tfield *fc, uin
 	if (leaf < 0 && optional)
 		return 0;
 	pq_file pf;
-	int ret = file_open(idx, f, &pf, err, errlen);
+	int ret = rfi_pq_file_open(idx, f, &pf, err, errlen); /* local or remote */
 	if (ret)
 		return ret;
 	if (leaf < 0 || m->leaves[leaf].type != fc->type) {
@@ -1014,8 +1163,8 @@ static int field_file(rf_pq_table *t, const rf_index *idx, rf_pq_tfield *fc, uin
 	}
 	uint64_t from = fc->npages;
 	for (uint32_t g = 0; !ret && g < m->ngroups; g++)
-		ret = add_pages(t, &pf, f, g, (uint32_t)leaf, first + (uint64_t)m->groups[g].first_row,
-				(page_list){ &fc->pages, &fc->npages, &fc->pages_cap }, err, errlen);
+		ret = add_field_pages(t, &pf, f, g, (uint32_t)leaf,
+				      first + (uint64_t)m->groups[g].first_row, fc, err, errlen);
 	for (uint64_t k = from; !ret && fc->off && k < fc->npages; k++) {
 		ret = keep_page(t, &pf, fc, k, err, errlen);
 		if (ret == 1) { /* past the bound after all: read per sample */
@@ -1023,11 +1172,11 @@ static int field_file(rf_pq_table *t, const rf_index *idx, rf_pq_tfield *fc, uin
 			ret = 0;
 		}
 	}
-	file_close(&pf);
+	rfi_pq_file_close(&pf);
 	return ret;
 }
 
-int rfi_pq_table_add_field(rf_pq_table *t, const rf_index *idx, const char *name,
+int rfi_pq_table_add_field(rf_pq_table *t, rf_index *idx, const char *name,
 			   int optional, int *id, char *err, size_t errlen)
 {
 	*id = -1;
@@ -1086,6 +1235,9 @@ void rfi_pq_table_free(rf_pq_table *t)
 		rfi_pq_dict_free(&t->dicts[i]);
 	free(t->metas);
 	free(t->leaf);
+	free(t->stamps);
+	free(t->dlocs);
+	free(t->columns);
 	free(t->image_path);
 	free(t->label_path);
 	free(t->pages);
@@ -1104,7 +1256,8 @@ void rfi_pq_table_free(rf_pq_table *t)
 size_t rfi_pq_table_memory(const rf_pq_table *t)
 {
 	size_t n = sizeof(*t) + t->dict_bytes + t->npages * sizeof(*t->pages) +
-		   t->nfiles * (sizeof(*t->metas) + sizeof(*t->leaf));
+		   t->nfiles * (sizeof(*t->metas) + sizeof(*t->leaf) + sizeof(*t->stamps)) +
+		   t->ndicts * sizeof(*t->dlocs);
 	for (uint32_t f = 0; f < t->nfiles; f++)
 		n += t->metas[f] ? sizeof(rf_pq_meta) + t->metas[f]->footer_len : 0;
 	for (uint32_t k = 0; k < t->nfields; k++)
@@ -1114,6 +1267,29 @@ size_t rfi_pq_table_memory(const rf_pq_table *t)
 	n += t->opened ? rfi_pq_opened_bytes(t->opened) : 0;
 	return n + (t->labels ? t->samples * sizeof(*t->labels) : 0);
 }
+
+int rfi_pq_table_dict_read(rf_pq_table *t, rf_pq_file *pf, uint32_t id, char *err,
+			   size_t errlen)
+{
+	const rf_pq_dloc *l = &t->dlocs[id];
+	const rf_pq_meta *m = t->metas[l->file];
+	uint8_t *page;
+	char what[320];
+	rfi_fmt(what, sizeof(what), "row group %u, column %s: a dictionary page", l->group,
+		m->leaves[t->leaf[l->file]].path);
+	int ret = file_bytes(pf, l->offset, l->bytes, what, &page, err, errlen);
+	if (ret)
+		return ret;
+	ret = rfi_pq_dict_load(m, l->group, t->leaf[l->file], page, (size_t)l->bytes, &t->dicts[id],
+			       err, errlen) ? RF_EINDEX : 0;
+	free(page);
+	if (!ret)
+		t->dict_bytes += t->dicts[id].data_len +
+				 (size_t)t->dicts[id].count * (sizeof(*t->dicts[id].ptr) +
+								sizeof(*t->dicts[id].len));
+	return ret;
+}
+
 
 /* The last of pages[n] whose first <= i. */
 static uint64_t page_at(const rf_pq_tpage *pages, uint64_t n, uint64_t i)

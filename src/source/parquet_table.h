@@ -34,6 +34,21 @@ typedef struct rf_pq_tpage {
 	uint32_t dict;    /* its chunk's dictionary (dicts[]), or RF_PQ_NO_DICT */
 } rf_pq_tpage;
 
+/* A file as set-up found it: what tells whether it changed since (the
+ * index cache keeps it, parquet_cache.c). */
+typedef struct rf_pq_stamp {
+	uint64_t size;
+	int64_t mtime_sec, mtime_nsec; /* local files; 0 for remote ones (their ETag:
+	                                * the index's etags) */
+	uint64_t ino;
+} rf_pq_stamp;
+
+/* Where dicts[i]'s page is (the cache keeps this, not the decoded values). */
+typedef struct rf_pq_dloc {
+	uint64_t offset, bytes;
+	uint32_t file, group;
+} rf_pq_dloc;
+
 /* A column delivered as a field (cfg.fields): its data pages, as the
  * image column's (first: the sample of the page's first row), each
  * sample's page read beside its image's; or, when all the field columns'
@@ -66,6 +81,8 @@ typedef struct rf_pq_table {
 	uint32_t nfiles;
 	char *image_path;     /* the image column, as found in the first file: "image.bytes" */
 	char *label_path;     /* the label column ("label"), or NULL: none */
+	char *columns;        /* cfg.columns it was built for ("": none): the index
+	                       * cache keeps a table for these columns only */
 	int label_strings;    /* its values are strings: the classes are their
 	                       * distinct values, sorted (index.classes) */
 	rf_pq_tfield fields[RF_PQ_FIELDS_MAX];
@@ -73,36 +90,61 @@ typedef struct rf_pq_table {
 	rf_pq_tpage *pages;
 	uint64_t npages;
 	rf_pq_dict *dicts;
-	uint32_t ndicts, dicts_cap; /* dicts_cap: their room (set-up) */
+	rf_pq_dloc *dlocs;    /* each dictionary's page */
+	uint32_t ndicts, dicts_cap; /* dicts_cap: their room (dicts' and dlocs') */
+	rf_pq_stamp *stamps;  /* each file's */
 	uint64_t kept_bytes;  /* the kept fields' values, all together */
 	size_t dict_bytes;
 	int32_t *labels;      /* each sample's, or NULL (no label column) */
 	uint64_t samples;
 	uint32_t largest_page;
+	uint64_t setup_requests; /* remote: the requests set-up made (all files) */
 	/* The image column's pages opened once for the rows the compute
 	 * threads cut out (parquet_opened.h), or NULL: each row opens its own.
 	 * The one part of the table threads change; it locks itself. */
 	struct rf_pq_opened *opened;
 } rf_pq_table;
 
-/* Builds *out from the files idx lists (root and shards: local files),
- * reading each one's footer, the image column's page locations (its
- * OffsetIndex, or its pages' headers), its dictionaries, and the label
- * column. raw: the image column may be any binary column when none holds
- * images. idx->classes gets a ClassLabel's names when the first file's
- * `huggingface` metadata gives them. Refusals name the file, the column
+/* Builds *out from the files idx lists (root and shards: local files, or
+ * idx->urls: remote ones), reading each one's footer, the image column's
+ * page locations (its OffsetIndex, or its pages' headers), its
+ * dictionaries, and the label column; the columns as columns (cfg.columns,
+ * or NULL) names them. raw: the image column may be any binary column when
+ * none holds images. idx->classes gets a ClassLabel's names when the first
+ * file's `huggingface` metadata gives them, or a string label column's
+ * distinct values (every file's), sorted. Refusals name the file, the column
  * and the feature. @return : 0, or a negative code with err set (*out then
  * NULL). */
 int rfi_pq_table_build(rf_index *idx, int raw, const char *columns, rf_pq_table **out,
 		       char *err, size_t errlen);
+
+/* The table into idx->kind_blob (the index cache's kind part: footers,
+ * page locations, dictionaries' places, labels, the files' stamps, the
+ * columns it was built for). Before any field is added (create saves it
+ * first). @return : 0 or -ENOMEM. */
+int rfi_pq_table_save(const rf_pq_table *t, rf_index *idx);
+/* The table back from idx->kind_blob, each file's stamp checked (local:
+ * size, mtime, inode; remote: size, the ETag idx holds), footers parsed
+ * from their bytes (none read), dictionary pages read again. A table
+ * built for other columns (cfg.columns, "" none) or another raw is not
+ * restored. @return : 0, 1 with why set (a file changed, other columns, or
+ * a blob not of this build: build it again), or a negative code with why
+ * set. */
+int rfi_pq_table_restore(rf_index *idx, int raw, const char *columns, rf_pq_table **out,
+			 char *why, size_t len);
+/* A dictionary page read and loaded: dicts[id] from dlocs[id], file pf. */
+struct rf_pq_file;
+int rfi_pq_table_dict_read(rf_pq_table *t, struct rf_pq_file *pf, uint32_t id, char *err,
+			   size_t errlen);
 /* Field `name` (cfg.fields) as a column of the files: found (as
  * rfi_pq_column_named finds it) in the first file, then each file's data
  * pages of it located and its dictionaries loaded (the files opened
- * again), its number in t->fields in *id. A column the first file lacks:
- * *id -1 when optional, else RF_ECONFIG naming the file and its columns;
- * a later file that lacks a column that is not optional is refused too.
- * Before any thread reads t (create). */
-int rfi_pq_table_add_field(rf_pq_table *t, const rf_index *idx, const char *name,
+ * again: local or remote, through parquet_file.h), its number in t->fields
+ * in *id. A column the first file lacks: *id -1 when optional, else
+ * RF_ECONFIG naming the file and its columns; a later file that lacks a
+ * column that is not optional is refused too. Before any thread reads t
+ * (create; after a restore too). */
+int rfi_pq_table_add_field(rf_pq_table *t, rf_index *idx, const char *name,
 			   int optional, int *id, char *err, size_t errlen);
 void rfi_pq_table_free(rf_pq_table *t);
 size_t rfi_pq_table_memory(const rf_pq_table *t);

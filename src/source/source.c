@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "remote/transport.h"
 #include "source/token_windows.h"
 #include "util/util.h"
 
@@ -18,7 +19,10 @@
  * loose files (a folder walk, or a manifest). A walked folder that holds
  * only the shards of a kind with take_folder (tar, Parquet) is handed to that kind
  * (rfi_source_hand_over), the kinds asked in this order; one that holds the
- * shards of two of them is refused (files.c: a source is one kind). */
+ * shards of two of them is refused (files.c: a source is one kind). A
+ * remote folder whose name says no kind (s3://BUCKET/PREFIX/, a dataset on
+ * the Hub) that holds none of the probed kind's shards goes the same way to
+ * the next kind with take_folder that finds its own there (build_listed). */
 static const rf_source_ops *const probe_table[] = {
 	&rf_source_tokens,
 	&rf_source_parquet,
@@ -97,6 +101,7 @@ static void source_init(rf_source *s, const rf_source_params *p)
 	s->index.scan_cache_group = p->cache_group;
 	s->index.scan_cache_bytes = p->cache_bytes;
 	s->raw = (p->mode & RF_INDEX_RAW) != 0;
+	s->columns = p->columns;
 }
 
 /* The kind of source (stat'ed as st, or NULL when no such path exists). */
@@ -107,6 +112,40 @@ static const rf_source_ops *probe(const char *source, const struct stat *st,
 		if (probe_table[i]->claims(source, st, p))
 			return probe_table[i];
 	return &rf_source_files; /* unreachable: files claims anything */
+}
+
+/* A remote folder whose listing held none of the probed kind's shards
+ * (s3://BUCKET/PREFIX/, a dataset on the Hub: its name says no kind): the
+ * other kinds with take_folder build it in turn, each listing it as its
+ * own, the first that finds its shards keeping it (a local folder's walk
+ * hands over the same way). None: the first kind's refusal (ret, err). */
+static int build_listed(rf_source *s, const char *source, const rf_source_params *p, int ret,
+			char *err, size_t errlen)
+{
+	char *folder = NULL;
+	const rf_source_ops *first = s->ops;
+	if ((p->mode & rfi_source_kind_modes()) || p->seq_len || !rfi_transport_is_remote(source) ||
+	    rfi_transport_listed_folder(source, &folder) != 1) {
+		free(folder);
+		return ret;
+	}
+	free(folder);
+	char *said = strdup(err);
+	for (size_t i = 0; said && i < NKINDS && ret == RF_EEMPTY; i++) {
+		const rf_source_ops *ops = probe_table[i];
+		if (ops == first || !ops->take_folder)
+			continue;
+		rfi_source_free(s);
+		source_init(s, p);
+		s->ops = ops;
+		s->kind = ops->kind;
+		s->index.kind = s->kind;
+		ret = ops->build(s, source, NULL, p, err, errlen);
+	}
+	if (said && ret == RF_EEMPTY) /* none of them: the probed kind's words */
+		rfi_fmt(err, errlen, "%s", said);
+	free(said);
+	return ret;
 }
 
 static int build(rf_source *s, const char *source, const rf_source_params *p, char *err,
@@ -127,6 +166,8 @@ static int build(rf_source *s, const char *source, const rf_source_params *p, ch
 	s->kind = s->ops->kind; /* a walked folder may still go to another kind */
 	s->index.kind = s->kind; /* an index object adopted must be of it */
 	int ret = s->ops->build(s, source, exists ? &st : NULL, p, err, errlen);
+	if (ret == RF_EEMPTY && !exists)
+		ret = build_listed(s, source, p, ret, err, errlen);
 	s->index.kind = s->kind; /* what the cache keeps */
 	return ret;
 }
@@ -161,7 +202,24 @@ static int load_cache(rf_source *s, const char *source, const rf_source_params *
 	s->kind = ops->kind;
 	s->ops = ops;
 	s->cached = 1;
-	return 0;
+	int ret = ops->restore ? ops->restore(s, why, sizeof(why)) : 0;
+	if (ret == 1) { /* a file changed: built again */
+		rfi_log(p->log_level, RF_LOG_INFO, "index cache '%s': %s: reading the source",
+			p->cache, why);
+		rfi_source_free(s);
+		source_init(s, p);
+	} else if (ret < 0) {
+		rfi_fmt(err, errlen, "index cache '%s': %s", p->cache, why);
+		rfi_source_free(s);
+		source_init(s, p);
+	}
+	return ret;
+}
+
+/* The kind's own part of the cache (its save), into s->index. */
+static int save_kind(rf_source *s, char *err, size_t errlen)
+{
+	return s->ops->save && !s->index.kind_blob ? s->ops->save(s, err, errlen) : 0;
 }
 
 int rfi_source_open(rf_source *s, const char *source, const rf_source_params *p, char *err,
@@ -186,8 +244,12 @@ int rfi_source_open(rf_source *s, const char *source, const rf_source_params *p,
 		/* kept for the next run, unless it came from there (a remote
 		 * source's index object) or is a URL (read-only) */
 		if (p->cache && s->ops->cached && !s->cached && !rfi_index_is_url(p->cache) &&
-		    rfi_index_cache_write(&s->index, source, p->cache, why, sizeof(why)))
+		    (save_kind(s, why, sizeof(why)) ||
+		     rfi_index_cache_write(&s->index, source, p->cache, why, sizeof(why))))
 			rfi_log(p->log_level, RF_LOG_WARN, "%s", why);
+		free(s->index.kind_blob); /* written: not kept for the run */
+		s->index.kind_blob = NULL;
+		s->index.kind_blob_len = 0;
 	}
 	if (p->columns && p->columns[0] && !s->ops->columns) {
 		rfi_fmt(err, errlen, "config: columns '%s': source '%s' is %s, which have no "
@@ -231,6 +293,13 @@ int rfi_index_build_progress(rf_index *idx, const char *source, int any_name, rf
 		rfi_source_free(&s);
 		return -ENOTSUP;
 	}
+	ret = save_kind(&s, err, errlen); /* a table kind's own part goes with them */
+	if (ret) {
+		rfi_source_free(&s);
+		return ret;
+	}
+	if (s.ops->save && s.ops->free) /* its state is in the blob now */
+		s.ops->free(&s);
 	*idx = s.index; /* the records move out; a records kind holds nothing else */
 	return 0;
 }

@@ -207,6 +207,13 @@ typedef struct rf_source_ops {
 	int columns;       /* its samples are rows of columns: cfg.columns says which
 	                    * column is which (others refuse a set columns) */
 	int cached;        /* its index may come from and go to an index cache */
+	/* A kind whose samples live in its own state (priv), not in records,
+	 * and that keeps it in the cache: save puts what a later create needs
+	 * into s->index.kind_blob (index_file.c writes it), restore builds the
+	 * state back from it after a cache load: 0, 1 stale (a file changed:
+	 * the source is built again), negative with err set. NULL both: none. */
+	int (*save)(rf_source *s, char *err, size_t errlen);
+	int (*restore)(rf_source *s, char *err, size_t errlen);
 	int zstd_dict;     /* its zstd members may use a dictionary (cfg.zstd_dict,
 	                    * or zstd.dict beside the shards) */
 	int in_order_tiles; /* its samples in index order tile its shards (windows
@@ -238,6 +245,9 @@ struct rf_source {
 	const rf_source_ops *ops;  /* the kind's row of the table */
 	rf_index index;            /* the records; root, shards, stamps */
 	int raw;                   /* samples are bytes, not images (RF_INDEX_RAW) */
+	const char *columns;       /* cfg.columns (rf_source_params'), or NULL: read
+	                            * while it is opened (a kind's restore compares
+	                            * what its cached state was built for) */
 	int any_zstd;              /* some sample is zstd (the compute pool decompresses) */
 	int cached;                /* the index came from the cache */
 	void *priv;                /* the kind's own state, or NULL: read by its

@@ -19,3 +19,8 @@ int rfi_cancelled(void)
 {
 	return cancel_flag && __atomic_load_n(cancel_flag, __ATOMIC_RELAXED) != 0;
 }
+
+const volatile int *rfi_cancel_flag(void)
+{
+	return cancel_flag;
+}

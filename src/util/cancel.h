@@ -15,6 +15,10 @@
 void rfi_cancel_begin(const volatile int *flag);
 void rfi_cancel_end(void);
 
+/* The flag this thread watches (NULL: none): a helper thread of set-up
+ * (parallel reads) watches it too, with rfi_cancel_begin(). */
+const volatile int *rfi_cancel_flag(void);
+
 /* @return : 1 when this thread's set-up was called off, else 0. */
 int rfi_cancelled(void);
 
