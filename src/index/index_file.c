@@ -103,7 +103,7 @@ static uint64_t checksum(uint64_t sum, const void *p, size_t n, int bulk)
 static void put_as(writer *w, const void *p, size_t n, int bulk)
 {
 	w->sum = checksum(w->sum, p, n, bulk);
-	if (w->ok && fwrite(p, 1, n, w->f) != n)
+	if (n && w->ok && fwrite(p, 1, n, w->f) != n) /* n 0: p may be NULL (no records) */
 		w->ok = 0;
 }
 

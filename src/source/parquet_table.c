@@ -356,7 +356,8 @@ typedef struct pq_ready {
 	rf_pq_meta *meta;
 	uint32_t leaf;
 	int32_t label_leaf; /* -1: no label column */
-	pq_group *groups;   /* meta->ngroups */
+	pq_group *groups;   /* ngroups (meta->ngroups: kept when the table takes meta) */
+	uint32_t ngroups;
 	int32_t *labels;    /* meta->num_rows, or NULL (no label column); string
 	                     * labels: ids in strings */
 	rf_pq_strset strings; /* a string label column's values in this file */
@@ -770,6 +771,7 @@ static int file_columns(builder *b, pq_file *pf, pq_ready *r, char *err, size_t 
 	}
 	r->leaf = (uint32_t)leaf;
 	r->groups = ret ? NULL : calloc(RF_MAX(m->ngroups, 1u), sizeof(*r->groups));
+	r->ngroups = r->groups ? m->ngroups : 0;
 	if (!ret && t->label_path)
 		r->labels = malloc(RF_MAX((size_t)m->num_rows, 1) * sizeof(*r->labels));
 	if (!ret && (!r->groups || (t->label_path && !r->labels)))
@@ -811,7 +813,7 @@ static int read_file(builder *b, uint32_t f, pq_ready *r, char *err, size_t errl
 
 static void ready_free(pq_ready *r)
 {
-	for (uint32_t g = 0; r->groups && r->meta && g < r->meta->ngroups; g++) {
+	for (uint32_t g = 0; r->groups && g < r->ngroups; g++) {
 		chunk_free(&r->groups[g].c);
 		if (r->groups[g].has_dict)
 			rfi_pq_dict_free(&r->groups[g].d);
@@ -1009,7 +1011,8 @@ static int kept_add(rf_pq_table *t, rf_pq_tfield *fc, const uint8_t *p, size_t n
 		fc->kept = k;
 		fc->kept_cap = cap;
 	}
-	memcpy(fc->kept + fc->kept_len, p, n);
+	if (n) /* an empty value, maybe before anything is kept (kept NULL) */
+		memcpy(fc->kept + fc->kept_len, p, n);
 	fc->kept_len += n;
 	t->kept_bytes += n;
 	return 0;
