@@ -100,8 +100,8 @@ int cmd_index(int argc, char **argv)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	char *shown = rfi_redact_dup(argv[optind]); /* a URL's password is never printed */
-	printf("indexed %llu files of %s in %.3f s into %s (peak RSS %ld KiB)\n",
-	       (unsigned long long)files, shown ? shown : "the source",
+	printf("indexed %s of %s in %.3f s into %s (peak RSS %ld KiB)\n",
+	       cli_count(files, "file", 0), shown ? shown : "the source",
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9, out,
 	       ru.ru_maxrss);
 	free(shown);

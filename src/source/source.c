@@ -321,8 +321,8 @@ int rfi_index_write(const char *source, int raw, const char *path, uint64_t *fil
 	ret = rfi_index_cache_write(&idx, source, path, err, errlen);
 	if (ret)
 		rfi_redact(err, err, errlen);
-	if (files)
-		*files = idx.count;
+	if (files) /* records; a table kind's (Parquet: no records), its files */
+		*files = idx.count ? idx.count : idx.nshards;
 	rfi_index_free(&idx);
 	return ret;
 }
