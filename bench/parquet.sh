@@ -35,7 +35,9 @@
 #   link    the Parquet file over http from nginx in a network namespace
 #           behind `tc tbf` at RATE_MBIT (400) (as bench/remote.sh): curl's
 #           MB/s (the link, every round) against ringfeed in sequential
-#           access (the file's bytes over the run); ringfeed's runs skipped,
+#           access over LINK_COPIES (10) copies of the file (their bytes over
+#           the run: one file alone is mostly set-up and the pipeline's fill
+#           and drain); ringfeed's runs skipped,
 #           "remote Parquet not in this build", where it refuses the URL at
 #           create.
 #   hub     the Parquet file as a Hub dataset (tests/hub_server.py, the
@@ -46,7 +48,7 @@
 #           where remote Parquet is refused, the listing's before it).
 # Needs root (drop_caches, the namespace). Settings by environment: ROUNDS
 # (3), PARTS ("local link hub"), COUNT, CODEC (snappy), THREADS (2),
-# RATE_MBIT, DATA_DIR (bench/data), RINGFEED (rel/ringfeed, built by
+# RATE_MBIT, LINK_COPIES, DATA_DIR (bench/data), RINGFEED (rel/ringfeed, built by
 # scripts/build.sh rel --buildtype=release when it is that one), OUT_JSON.
 # Usage: bench/parquet.sh [--help]
 set -euo pipefail
@@ -61,6 +63,7 @@ COUNT=${COUNT:-3200}
 CODEC=${CODEC:-snappy}
 THREADS=${THREADS:-2}
 RATE_MBIT=${RATE_MBIT:-400}
+LINK_COPIES=${LINK_COPIES:-10}
 DATA_DIR=${DATA_DIR:-$ROOT/bench/data}
 RF=${RINGFEED:-$ROOT/rel/ringfeed}
 PY=/usr/bin/python3
@@ -200,6 +203,15 @@ EOF
 	REL=${PQ#"$(realpath "$DATA_DIR")"/}
 	[ "$REL" != "$PQ" ] || REL=${PQ#"$DATA_DIR"/}
 	PQURL=$URL/bench/$REL
+	# ringfeed reads LINK_COPIES copies of the file (links to it), so that
+	# a run lasts long enough for its fixed costs (set-up, the pipeline's
+	# fill and the last shuffle block's drain: about half a second) not to
+	# be what is measured: one 128 MB file is 2.7 s of a 400 Mbit link
+	mkdir -p "$WORK/www/copies"
+	for c in $(seq 0 $((LINK_COPIES - 1))); do
+		ln -s "$(realpath "$PQ")" "$WORK/www/copies/part-$c.parquet"
+	done
+	PQURLS="$URL/copies/part-{0..$((LINK_COPIES - 1))}.parquet"
 	cat "$PQ" > /dev/null # the server's side warm: the link is the limit
 	# the link's rate: curl, every round, whatever ringfeed accepts
 	probe=$("$RF" bench --source "$PQURL" --shard-access sequential --batches 1 --threads 1 --json 2>&1 >/dev/null) || true
@@ -211,8 +223,8 @@ EOF
 		x=$("$PY" -c 'import json,sys,time; s=time.time()-float(sys.argv[1]); print(json.dumps({"samples_per_s": 0, "mb_per_s": int(sys.argv[2])/1e6/s}))' "$t0" "$PQBYTES")
 		record curl_link "$r" "$x"; echo "  curl (the link)            $("$PY" -c 'import json,sys; print("%.1f MB/s" % json.loads(sys.argv[1])["mb_per_s"])' "$x")"
 		[ "$ok" = 1 ] || continue
-		x=$("$RF" bench --source "$PQURL" $AUG --shard-access sequential --seed "$r" --json || echo '{}')
-		x=$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); d["file_mb_per_s"]=int(sys.argv[2])/1e6/d["seconds"] if d.get("seconds") else 0; d.setdefault("samples_per_s", 0); print(json.dumps(d))' "$x" "$PQBYTES")
+		x=$("$RF" bench --source "$PQURLS" $AUG --shard-access sequential --seed "$r" --json || echo '{}')
+		x=$("$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); d["file_mb_per_s"]=int(sys.argv[2])/1e6/d["seconds"] if d.get("seconds") else 0; d.setdefault("samples_per_s", 0); print(json.dumps(d))' "$x" "$((PQBYTES * LINK_COPIES))")
 		record rf_link_seq "$r" "$x"; show "ringfeed http sequential" "$x"
 	done
 	[ "$ok" = 1 ] || echo "link: ringfeed: remote Parquet not in this build ($(head -c 200 <<<"$probe"))"
