@@ -26,21 +26,11 @@
 
 static char *out;
 
-static const char *python(void)
-{
-	const char *py = getenv("RINGFEED_PARQUET_PYTHON");
-	return py && *py ? py : "/root/.cache/ringfeed-parquet-venv/bin/python";
-}
-
 static void setup(void)
 {
-	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "'%s' -c 'import pyarrow' 2>/dev/null", python());
-	if (access(python(), X_OK) != 0 || system(cmd) != 0)
-		cr_skip_test("no python with pyarrow at %s (scripts/parquet_venv.sh makes it; "
-			     "RINGFEED_PARQUET_PYTHON names another)", python());
+	tu_parquet_python(); /* or the test skips, saying why */
 	out = tu_tmpdir("pqaccess");
-	tu_run("'%s' '%s' '%s'", python(), RF_PQ_ROWS, out);
+	tu_run("'%s' '%s' '%s'", tu_parquet_python(), RF_PQ_ROWS, out);
 }
 
 static void teardown(void)
@@ -79,14 +69,6 @@ static uint64_t seq_bytes(void)
 	return n;
 }
 
-static uint64_t fnv(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* What a run delivered: each epoch's rows in order (by label), each row's
  * bytes' hash, the counters. */
 typedef struct run_of {
@@ -111,7 +93,7 @@ static void run(const rf_config *cfg, run_of *r)
 		for (uint32_t i = 0; i < b->count; i++) {
 			int32_t k = b->labels[i];
 			cr_assert(k >= 0 && k < ROWS, "label %d", k);
-			uint64_t h = fnv(b->data + b->offsets[i], b->sizes[i]);
+			uint64_t h = tu_fnv1a(b->data + b->offsets[i], b->sizes[i]);
 			cr_assert(!r->hash[k] || r->hash[k] == h, "row %d: other bytes", k);
 			r->hash[k] = h;
 			r->times[b->epoch][k]++;

@@ -46,12 +46,6 @@ static char *rows[N];
 static uint8_t *want[N][NFIELDS];
 static size_t want_len[N][NFIELDS];
 
-static const char *python(void)
-{
-	const char *py = getenv("RINGFEED_PARQUET_PYTHON");
-	return py && *py ? py : "/root/.cache/ringfeed-parquet-venv/bin/python";
-}
-
 static uint8_t *unhex(const char *s, size_t *n)
 {
 	*n = strlen(s) / 2;
@@ -80,14 +74,10 @@ static void read_lines(const char *name, char **line, int n)
 
 static void setup(void)
 {
-	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "'%s' -c 'import pyarrow' 2>/dev/null", python());
-	if (access(python(), X_OK) != 0 || system(cmd) != 0)
-		cr_skip_test("no python with pyarrow at %s (scripts/parquet_venv.sh makes it; "
-			     "RINGFEED_PARQUET_PYTHON names another)", python());
+	tu_parquet_python(); /* or the test skips, saying why */
 	tree = tu_tree("pqcol", CLASSES, PER_CLASS);
 	out = tu_tmpdir("pqcolout");
-	tu_run("'%s' '%s' '%s' '%s'", python(), RF_PQ_COLUMNS, tree, out);
+	tu_run("'%s' '%s' '%s' '%s'", tu_parquet_python(), RF_PQ_COLUMNS, tree, out);
 	read_lines("rows.txt", rows, N);
 	char *line[N * NFIELDS];
 	read_lines("fields.txt", line, N * NFIELDS);
@@ -126,14 +116,6 @@ static char *at(const char *rel)
 	char *p;
 	cr_assert(asprintf(&p, "%s/%s", base ? base : out, rel) > 0);
 	return p;
-}
-
-static uint64_t fnv(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
 }
 
 /* What one epoch delivered of each row (or tree image). */
@@ -209,8 +191,8 @@ static void run(rf_config *cfg, seen *s, rf_stats *st)
 			cr_assert(k >= 0 && k < N, "%s: a sample of no row", name);
 			s[k].times++;
 			s[k].label = b->labels[i];
-			s[k].hash = cfg->raw ? fnv(b->data + b->offsets[i], b->sizes[i])
-					     : fnv(b->data + i * b->sample_bytes, b->sample_bytes);
+			s[k].hash = cfg->raw ? tu_fnv1a(b->data + b->offsets[i], b->sizes[i])
+					     : tu_fnv1a(b->data + i * b->sample_bytes, b->sample_bytes);
 			for (int f = 0; f < NFIELDS; f++)
 				if (asks(cfg->fields, field_names[f]))
 					assert_field(b, i, field_names[f], f, k);

@@ -40,22 +40,12 @@
 static char *tree, *out;
 static char *rows[N + 3]; /* row N of the files: its image, relative to tree */
 
-static const char *python(void)
-{
-	const char *py = getenv("RINGFEED_PARQUET_PYTHON");
-	return py && *py ? py : "/root/.cache/ringfeed-parquet-venv/bin/python";
-}
-
 static void setup(void)
 {
-	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "'%s' -c 'import pyarrow' 2>/dev/null", python());
-	if (access(python(), X_OK) != 0 || system(cmd) != 0)
-		cr_skip_test("no python with pyarrow at %s (scripts/parquet_venv.sh makes it; "
-			     "RINGFEED_PARQUET_PYTHON names another)", python());
+	tu_parquet_python(); /* or the test skips, saying why */
 	tree = tu_tree("pqsrc", CLASSES, PER_CLASS);
 	out = tu_tmpdir("pqout");
-	tu_run("'%s' '%s' '%s' '%s'", python(), RF_PQ_IMAGES, tree, out);
+	tu_run("'%s' '%s' '%s' '%s'", tu_parquet_python(), RF_PQ_IMAGES, tree, out);
 	size_t len;
 	char *text = (char *)tu_read(out, "rows.txt", &len);
 	char *save = NULL, *line = strtok_r(text, "\n", &save);
@@ -85,14 +75,6 @@ static char *at(const char *rel)
 	char *p;
 	cr_assert(asprintf(&p, "%s/%s", out, rel) > 0);
 	return p;
-}
-
-static uint64_t fnv(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
 }
 
 /* What a run delivered of each image (row N's, or the tree's file). */
@@ -146,8 +128,8 @@ static void run(rf_config *cfg, seen *s, rf_stats *st)
 			s[k].times++;
 			s[k].at = delivered++;
 			s[k].label = b->labels[i];
-			s[k].hash = cfg->raw ? fnv(b->data + b->offsets[i], b->sizes[i])
-					     : fnv(b->data + i * b->sample_bytes, b->sample_bytes);
+			s[k].hash = cfg->raw ? tu_fnv1a(b->data + b->offsets[i], b->sizes[i])
+					     : tu_fnv1a(b->data + i * b->sample_bytes, b->sample_bytes);
 		}
 		rf_batch_release(l, b);
 	}
@@ -334,7 +316,7 @@ Test(parquet_source, no_image_column_is_refused_naming_the_columns)
 	char *p = at("names.parquet"), err[512];
 	tu_run("'%s' -c 'import pyarrow as pa, pyarrow.parquet as pq; "
 	       "pq.write_table(pa.table({\"caption\": [b\"a\", b\"b\"], \"url\": [b\"x\", b\"y\"]}), "
-	       "\"%s\")'", python(), p);
+	       "\"%s\")'", tu_parquet_python(), p);
 	rf_config cfg;
 	tu_config(&cfg, p);
 	rf_loader *l;
@@ -464,7 +446,7 @@ Test(parquet_source, chunks_past_a_cut_are_refused)
 	tu_run("'%s' -c 'import sys; b = open(sys.argv[1], \"rb\").read(); "
 	       "n = int.from_bytes(b[-8:-4], \"little\"); "
 	       "open(sys.argv[2], \"wb\").write(b[:len(b) // 3] + b[-8 - n:])' '%s' '%s'",
-	       python(), src, p);
+	       tu_parquet_python(), src, p);
 	rf_config cfg;
 	tu_config(&cfg, p);
 	rf_loader *l;
@@ -486,7 +468,7 @@ static char *lying_index_file(const char *column)
 	       "t = pq.read_table(sys.argv[1]); "
 	       "pq.write_table(t, sys.argv[2], compression=\"none\", use_dictionary=False, "
 	       "data_page_size=1, write_batch_size=2, write_page_index=True)' '%s' '%s'",
-	       python(), src, p);
+	       tu_parquet_python(), src, p);
 	size_t n;
 	uint8_t *b = tu_read(out, rel, &n);
 	uint32_t flen;
@@ -663,13 +645,10 @@ static void read_rows(void)
 static char *write_with(const char *writer)
 {
 	char cmd[8192];
-	snprintf(cmd, sizeof(cmd), "'%s' -c 'import pyarrow' 2>/dev/null", python());
-	if (access(python(), X_OK) != 0 || system(cmd) != 0)
-		cr_skip_test("no python with pyarrow at %s (scripts/parquet_venv.sh makes it; "
-			     "RINGFEED_PARQUET_PYTHON names another)", python());
+	tu_parquet_python(); /* or the test skips, saying why */
 	tree = tu_tree("pqw", CLASSES, PER_CLASS);
 	out = tu_tmpdir("pqw");
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' '%s' '%s' > '%s/said' 2>&1", python(),
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' '%s' '%s' > '%s/said' 2>&1", tu_parquet_python(),
 		 RF_PQ_WRITERS, tree, out, writer, out);
 	int rc = system(cmd);
 	char *said = read_text("said");

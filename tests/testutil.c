@@ -143,7 +143,23 @@ void tu_config(rf_config *cfg, const char *source)
 	cfg->world_size = 1;
 }
 
-static uint64_t fnv1a(const uint8_t *p, size_t n)
+const char *tu_parquet_python(void)
+{
+	static int usable = -1;
+	const char *py = getenv("RINGFEED_PARQUET_PYTHON");
+	py = py && *py ? py : "/root/.cache/ringfeed-parquet-venv/bin/python";
+	if (usable < 0) {
+		char cmd[4096];
+		snprintf(cmd, sizeof(cmd), "'%s' -c 'import pyarrow' 2>/dev/null", py);
+		usable = access(py, X_OK) == 0 && system(cmd) == 0;
+	}
+	if (!usable)
+		cr_skip_test("no python with pyarrow at %s (scripts/parquet_venv.sh makes it; "
+			     "RINGFEED_PARQUET_PYTHON names another)", py);
+	return py;
+}
+
+uint64_t tu_fnv1a(const uint8_t *p, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (size_t i = 0; i < n; i++)
@@ -165,7 +181,7 @@ size_t tu_take(rf_loader *l, size_t max, tu_batch **out)
 		t->epoch = b->epoch;
 		t->count = b->count;
 		t->replaced = b->replaced;
-		t->data_hash = fnv1a(b->data, (size_t)b->count * b->sample_bytes);
+		t->data_hash = tu_fnv1a(b->data, (size_t)b->count * b->sample_bytes);
 		t->ids = malloc(b->count * sizeof(*t->ids));
 		t->labels = malloc(b->count * sizeof(*t->labels));
 		memcpy(t->ids, b->ids, b->count * sizeof(*t->ids));

@@ -72,6 +72,14 @@ typedef struct tu_bad_log {
 } tu_bad_log;
 void tu_on_bad(void *user, const char *path, int err, const char *reason);
 
+/* The Parquet writers' python (RINGFEED_PARQUET_PYTHON, else the venv
+ * scripts/parquet_venv.sh makes); skips the test, saying so, when it
+ * cannot import pyarrow (checked once a process). */
+const char *tu_parquet_python(void);
+
+/* FNV-1a of p[n]: a sample's bytes or pixels, compared between runs. */
+uint64_t tu_fnv1a(const uint8_t *p, size_t n);
+
 /* Runs a shell command line (printf-style); asserts it succeeded. */
 void tu_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
