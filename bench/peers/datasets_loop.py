@@ -19,6 +19,8 @@ import os
 import sys
 import time
 
+from timed_loop import run_epochs
+
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -50,23 +52,13 @@ def main(argv):
     ds = ds.with_transform(transform)
     dl = torch.utils.data.DataLoader(ds, batch_size=a.batch, shuffle=True, num_workers=a.workers,
                                      collate_fn=collate, persistent_workers=a.workers > 0)
-    samples = batches = 0
-    startup = None
-    start = time.perf_counter()
-    for _ in range(a.epochs):
-        for x, y in dl:
-            if startup is None:
-                startup = time.perf_counter() - start
-            samples += x.shape[0]
-            batches += 1
-    seconds = time.perf_counter() - start
+    run = run_epochs(dl, a.epochs)
     cache = sum(os.path.getsize(f["filename"]) for f in ds.cache_files)
-    out = {"loader": "datasets", "workers": a.workers, "samples": samples, "batches": batches,
-           "seconds": round(seconds, 3), "samples_per_s": round(samples / seconds, 2),
-           "startup_s": round(startup or 0, 3), "load_s": round(load_s, 3),
-           "arrow_cache_bytes": cache, "datasets": datasets.__version__}
-    print(json.dumps(out) if a.json else
-          "datasets: %d samples in %.2f s, %.1f samples/s" % (samples, seconds, samples / seconds))
+    out = {"loader": "datasets", "workers": a.workers, **run,
+           "load_s": round(load_s, 3), "arrow_cache_bytes": cache,
+           "datasets": datasets.__version__}
+    print(json.dumps(out) if a.json else "datasets: %d samples in %.2f s, %.1f samples/s" % (
+        run["samples"], run["seconds"], run["samples_per_s"]))
     return 0
 
 

@@ -15,7 +15,8 @@ import io
 import json
 import os
 import sys
-import time
+
+from timed_loop import run_epochs
 
 
 def main(argv):
@@ -58,21 +59,10 @@ def main(argv):
 
     dl = torch.utils.data.DataLoader(Rows(), batch_size=a.batch, num_workers=a.workers,
                                      persistent_workers=a.workers > 0)
-    samples = batches = 0
-    startup = None
-    start = time.perf_counter()
-    for _ in range(a.epochs):
-        for x, y in dl:
-            if startup is None:
-                startup = time.perf_counter() - start
-            samples += x.shape[0]
-            batches += 1
-    seconds = time.perf_counter() - start
-    out = {"loader": "pyarrow", "workers": a.workers, "samples": samples, "batches": batches,
-           "seconds": round(seconds, 3), "samples_per_s": round(samples / seconds, 2),
-           "startup_s": round(startup or 0, 3), "pyarrow": pyarrow.__version__}
-    print(json.dumps(out) if a.json else
-          "pyarrow: %d samples in %.2f s, %.1f samples/s" % (samples, seconds, samples / seconds))
+    run = run_epochs(dl, a.epochs)
+    out = {"loader": "pyarrow", "workers": a.workers, **run, "pyarrow": pyarrow.__version__}
+    print(json.dumps(out) if a.json else "pyarrow: %d samples in %.2f s, %.1f samples/s" % (
+        run["samples"], run["seconds"], run["samples_per_s"]))
     return 0
 
 
