@@ -528,9 +528,8 @@ const rf_source_ops rf_source_parquet = {
 	.save = save,
 	.restore = restore,
 	/* in index order its samples walk its files' pages front to back: the
-	 * sequential sampler reads the files in chunks (each page lies in the
-	 * chunk it starts in, with the overlap of the largest page), not a page
-	 * per sample */
+	 * sequential sampler reads the files in chunks (each chunk the pages
+	 * that start in it, whole: tile), not a page per sample */
 	.in_order_tiles = 1,
 	/* shard_access = sequential: the files in a seeded order, each front
 	 * to back with the block shuffle, read in chunks as tar shards are */
